@@ -1,0 +1,167 @@
+"""The error hierarchy: one root, one stable `code` per class, messages that say what to do next.
+
+Layer: core. Knows nothing of any provider. Codes appear in `error` events, in `HarnessResult.error` and,
+through `exit_status`, in CLI exit statuses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from harness_core.events import ErrorInfo
+
+__all__ = [
+    "AuthFailedError",
+    "CliNotFoundError",
+    "CliVersionUnsupportedError",
+    "HarnessError",
+    "IdleTimeoutError",
+    "InterruptedRunError",
+    "InvalidSpecError",
+    "MessageTooLargeError",
+    "ModelError",
+    "ProcessExitedError",
+    "ProtocolError",
+    "ProviderNotFoundError",
+    "RateLimitedError",
+    "SpawnFailedError",
+    "UnsupportedFeatureError",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "EXIT_USAGE",
+    "truncate",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNAVAILABLE = 3
+EXIT_INTERRUPTED = 130
+
+_MAX_QUOTED = 500
+
+
+def truncate(text: str, limit: int = _MAX_QUOTED) -> str:
+    """Shorten `text` for a message, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
+class HarnessError(Exception):
+    """Root of every error Harness raises on purpose."""
+
+    code: ClassVar[str] = "harness_error"
+    exit_status: ClassVar[int] = EXIT_FAILED
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = {k: v for k, v in details.items() if v is not None}
+
+    def to_info(self) -> ErrorInfo:
+        return ErrorInfo(code=self.code, message=self.message, retryable=self.retryable, details=self.details)
+
+
+class ProviderNotFoundError(HarnessError):
+    code = "provider_not_found"
+    exit_status = EXIT_USAGE
+
+    def __init__(self, name: str, installed: list[str]) -> None:
+        have = ", ".join(installed) if installed else "none"
+        super().__init__(
+            f"no provider named {name!r}; installed providers: {have}. "
+            "Pick one with --provider NAME, or install its distribution (e.g. `pip install harness-claude`).",
+            provider=name,
+            installed=installed,
+        )
+
+
+class UnsupportedFeatureError(HarnessError):
+    code = "unsupported_feature"
+    exit_status = EXIT_USAGE
+
+    def __init__(self, provider: str, feature: str, providers_with_it: list[str], why: str = "") -> None:
+        alt = (
+            f"providers that have it: {', '.join(providers_with_it)} (use --provider NAME)"
+            if providers_with_it
+            else "no installed provider has it"
+        )
+        reason = f" ({why})" if why else ""
+        super().__init__(
+            f"provider {provider!r} does not support {feature!r}{reason}; {alt}. Nothing was started.",
+            provider=provider,
+            feature=feature,
+            providers_with_it=providers_with_it,
+        )
+
+
+class InvalidSpecError(HarnessError):
+    code = "invalid_spec"
+    exit_status = EXIT_USAGE
+
+
+class CliNotFoundError(HarnessError):
+    code = "cli_not_found"
+    exit_status = EXIT_UNAVAILABLE
+
+
+class CliVersionUnsupportedError(HarnessError):
+    code = "cli_version_unsupported"
+    exit_status = EXIT_UNAVAILABLE
+
+
+class SpawnFailedError(HarnessError):
+    code = "spawn_failed"
+    exit_status = EXIT_UNAVAILABLE
+
+
+class AuthFailedError(HarnessError):
+    code = "auth_failed"
+
+
+class ModelError(HarnessError):
+    code = "model_error"
+
+
+class RateLimitedError(HarnessError):
+    code = "rate_limited"
+    retryable = True
+
+
+class ProcessExitedError(HarnessError):
+    code = "process_exited"
+
+    def __init__(self, message: str, *, exit_code: int | None, stderr_tail: str = "", **details: Any) -> None:
+        tail = stderr_tail.strip()
+        full = message if not tail else f"{message}\n--- last stderr lines ---\n{truncate(tail, 2000)}"
+        super().__init__(full, exit_code=exit_code, stderr_tail=tail or None, **details)
+        self.exit_code = exit_code
+        self.stderr_tail = tail
+
+
+class ProtocolError(HarnessError):
+    code = "protocol_error"
+
+    def __init__(self, message: str, *, line: str | bytes | None = None, **details: Any) -> None:
+        quoted = None
+        if line is not None:
+            text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+            quoted = truncate(text, 300)
+        super().__init__(message if quoted is None else f"{message}: {quoted}", line=quoted, **details)
+
+
+class MessageTooLargeError(HarnessError):
+    code = "message_too_large"
+
+
+class IdleTimeoutError(HarnessError):
+    code = "idle_timeout"
+
+
+class InterruptedRunError(HarnessError):
+    code = "interrupted"
+    exit_status = EXIT_INTERRUPTED

@@ -1,0 +1,277 @@
+"""The typed event stream of a run: one small model per event type, joined in one discriminated union.
+
+Layer: core model. Knows nothing of providers or wire protocols. Events are frozen for everyone who
+receives them; providers build them without the envelope fields (`run_id`, `seq`, `ts`), which the runner
+stamps exactly once, before any observer sees the event (see `harness_core.runner`).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from harness_core.capabilities import Capability
+
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "ContextUsage",
+    "Done",
+    "ErrorEvent",
+    "ErrorInfo",
+    "EVENT_ADAPTER",
+    "HarnessEvent",
+    "HarnessResult",
+    "HarnessToolDetails",
+    "ProviderRaw",
+    "ReasoningDelta",
+    "RunStarted",
+    "RunStatus",
+    "SessionStarted",
+    "TextDelta",
+    "ToolKind",
+    "ToolResult",
+    "ToolStatus",
+    "ToolSummary",
+    "ToolUse",
+    "Usage",
+    "parse_event",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolKind(str, enum.Enum):
+    READ = "read"
+    WRITE = "write"
+    EDIT = "edit"
+    SEARCH = "search"
+    SHELL = "shell"
+    MCP = "mcp"
+    WEB = "web"
+    AGENT = "agent"
+    UNKNOWN = "unknown"
+
+
+class ToolStatus(str, enum.Enum):
+    STARTED = "started"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    DECLINED = "declined"
+
+
+class RunStatus(str, enum.Enum):
+    SUCCESS = "success"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class ApprovalDecision(str, enum.Enum):
+    APPROVE = "approve"
+    """Let the agent do it."""
+    DENY = "deny"
+    """Refuse this action; the turn goes on."""
+    ABORT = "abort"
+    """Refuse and stop the turn."""
+
+
+class HarnessToolDetails(BaseModel):
+    """Provider-neutral description of one tool action, ready to display ("Reading file src/x.py")."""
+
+    model_config = _FROZEN
+
+    kind: ToolKind = ToolKind.UNKNOWN
+    title: str = Field(description='Human label: "Reading file", "Running command", "Editing file", ...')
+    path: str | None = None
+    command: str | None = None
+    cwd: str | None = None
+    status: ToolStatus = ToolStatus.STARTED
+    exit_code: int | None = None
+    duration_ms: int | None = None
+    summary: str | None = Field(default=None, description="Short output summary (bounded).")
+    raw: dict[str, Any] | None = Field(default=None, description="The provider's own fields, for tools.")
+
+
+class Usage(BaseModel):
+    """Token usage of one run (not cumulative over a provider thread)."""
+
+    model_config = _FROZEN
+
+    input_tokens: int = Field(default=0, ge=0)
+    cached_input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    reasoning_tokens: int = Field(default=0, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class ErrorInfo(BaseModel):
+    """A failure in stable, machine-readable form (`code` from `harness_core.errors`)."""
+
+    model_config = _FROZEN
+
+    code: str
+    message: str
+    retryable: bool = False
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class HarnessResult(BaseModel):
+    """The outcome of a run; carried by the final `done` event."""
+
+    model_config = _FROZEN
+
+    status: RunStatus
+    final_text: str = ""
+    session_id: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    duration_ms: int = Field(default=0, ge=0)
+    error: ErrorInfo | None = None
+    run_id: str = ""
+    provider: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is RunStatus.SUCCESS
+
+
+class _Event(BaseModel):
+    model_config = _FROZEN
+
+    run_id: str = ""
+    seq: int = -1
+    ts: float = 0.0
+
+
+class RunStarted(_Event):
+    """Always the first event: who runs, with what, and the (redacted) spec."""
+
+    type: Literal["run_started"] = "run_started"
+    provider: str
+    provider_version: str
+    cli_version: str | None = None
+    capabilities: list[Capability] = Field(default_factory=list)
+    spec: dict[str, Any] = Field(default_factory=dict, description="The spec, secrets redacted.")
+
+
+class SessionStarted(_Event):
+    type: Literal["session_started"] = "session_started"
+    session_id: str
+    resumed: bool = False
+    model: str | None = None
+
+
+class TextDelta(_Event):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+    item_id: str | None = None
+
+
+class ReasoningDelta(_Event):
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+    item_id: str | None = None
+
+
+class ToolUse(_Event):
+    type: Literal["tool_use"] = "tool_use"
+    tool_id: str
+    name: str
+    display: HarnessToolDetails
+    input: dict[str, Any] | None = None
+
+
+class ToolResult(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    tool_id: str
+    name: str
+    display: HarnessToolDetails
+    output: str | None = Field(default=None, description="Output, truncated to a bounded size.")
+    is_error: bool = False
+
+
+class ToolSummary(_Event):
+    """Progress of a tool or the turn: coalesced command output, a plan, a diff."""
+
+    type: Literal["tool_summary"] = "tool_summary"
+    tool_id: str | None = None
+    kind: Literal["output", "plan", "diff", "todo", "note"] = "output"
+    text: str
+
+
+class ApprovalRequested(_Event):
+    type: Literal["approval_requested"] = "approval_requested"
+    request_id: str
+    tool_id: str | None = None
+    display: HarnessToolDetails
+    reason: str | None = None
+
+
+class ApprovalResolved(_Event):
+    type: Literal["approval_resolved"] = "approval_resolved"
+    request_id: str
+    decision: ApprovalDecision
+    decided_by: Literal["callback", "hook", "default", "runner"] = "callback"
+    reason: str | None = None
+
+
+class ContextUsage(_Event):
+    type: Literal["context_usage"] = "context_usage"
+    usage: Usage
+    cumulative: bool = Field(
+        default=False, description="True when the figures are the provider's thread totals, not this run's."
+    )
+    context_window: int | None = None
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    error: ErrorInfo
+
+
+class ProviderRaw(_Event):
+    """A provider message with no mapping, kept so nothing is lost."""
+
+    type: Literal["provider_raw"] = "provider_raw"
+    method: str | None = None
+    payload: Any = None
+
+
+class Done(_Event):
+    """Always the last event, exactly once."""
+
+    type: Literal["done"] = "done"
+    result: HarnessResult
+
+
+HarnessEvent = Annotated[
+    Union[
+        RunStarted,
+        SessionStarted,
+        TextDelta,
+        ReasoningDelta,
+        ToolUse,
+        ToolResult,
+        ToolSummary,
+        ApprovalRequested,
+        ApprovalResolved,
+        ContextUsage,
+        ErrorEvent,
+        ProviderRaw,
+        Done,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent)
+
+
+def parse_event(line: str | bytes) -> HarnessEvent:
+    """Parse one run-log line into its typed event (raises `pydantic.ValidationError`)."""
+    return EVENT_ADAPTER.validate_json(line)

@@ -1,0 +1,183 @@
+"""The plugin manager: loads `harness` entry points, applies allow/block lists, keeps the provider registry.
+
+Layer: plugin host. Knows providers only as classes registered through `harness_register_providers`; never
+imports a provider package by name. A plugin that fails to import or register is recorded as broken (shown by
+`harness providers` and `harness doctor`) and every other plugin keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from harness_core import hookspecs
+from harness_core.capabilities import Capability
+from harness_core.errors import ProviderNotFoundError
+from harness_core.provider import Provider
+
+__all__ = [
+    "DEFAULT_PROVIDER",
+    "ENTRY_POINT_GROUP",
+    "BrokenPlugin",
+    "PluginHost",
+    "RegisteredProvider",
+    "get_host",
+    "reset_host",
+]
+
+ENTRY_POINT_GROUP = "harness"
+DEFAULT_PROVIDER = "codex-appserver"
+ENV_PROVIDER = "HARNESS_PROVIDER"
+ENV_LOAD = "HARNESS_LOAD_PLUGINS"
+ENV_DISABLE = "HARNESS_DISABLE_PLUGINS"
+
+
+@dataclass(frozen=True)
+class RegisteredProvider:
+    name: str
+    cls: type[Provider]
+    plugin: str
+    distribution: str | None
+    distribution_version: str | None
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    plugin: str
+    distribution: str | None
+    error: str
+
+
+def _names(value: str | None) -> set[str] | None:
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+@dataclass
+class PluginHost:
+    """A pluggy manager plus the provider registry built from it."""
+
+    pm: pluggy.PluginManager
+    providers: dict[str, RegisteredProvider] = field(default_factory=dict)
+    broken: list[BrokenPlugin] = field(default_factory=list)
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        entry_points: bool = True,
+        plugins: Iterable[tuple[str, Any]] = (),
+        env: dict[str, str] | None = None,
+    ) -> PluginHost:
+        """Build a host. `plugins` are extra (name, module-or-object) pairs, e.g. in tests."""
+        environ = os.environ if env is None else env
+        pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
+        host = cls(pm)
+        allow = _names(environ.get(ENV_LOAD))
+        block = _names(environ.get(ENV_DISABLE)) or set()
+        for name in block:
+            pm.set_blocked(name)
+        if entry_points:
+            host._load_entry_points(allow, block)
+        for name, plugin in plugins:
+            host._register_plugin(name, plugin, None, None)
+        return host
+
+    def _load_entry_points(self, allow: set[str] | None, block: set[str]) -> None:
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in block or (allow is not None and ep.name not in allow):
+                continue
+            if self.pm.has_plugin(ep.name):
+                continue
+            dist = ep.dist.metadata["name"] if ep.dist is not None else None
+            version = ep.dist.version if ep.dist is not None else None
+            try:
+                plugin = ep.load()
+            except Exception as exc:  # noqa: BLE001 - any import failure is reported, never fatal
+                self.broken.append(BrokenPlugin(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+                continue
+            self._register_plugin(ep.name, plugin, dist, version)
+
+    def _register_plugin(self, name: str, plugin: Any, dist: str | None, version: str | None) -> None:
+        try:
+            self.pm.register(plugin, name=name)
+            self.pm.check_pending()
+        except Exception as exc:  # noqa: BLE001 - a bad plugin is reported, the rest keep working
+            if self.pm.is_registered(plugin):
+                self.pm.unregister(plugin)
+            self.broken.append(BrokenPlugin(name, dist, f"{type(exc).__name__}: {exc}"))
+            return
+
+        def register(provider_cls: type[Provider]) -> None:
+            if not (isinstance(provider_cls, type) and issubclass(provider_cls, Provider)):
+                raise TypeError(f"{provider_cls!r} is not a harness_core.provider.Provider subclass")
+            info = getattr(provider_cls, "info", None)
+            if info is None:
+                raise TypeError(f"{provider_cls.__name__} has no `info` (a ProviderInfo)")
+            existing = self.providers.get(info.name)
+            if existing is not None and existing.cls is not provider_cls:
+                raise ValueError(
+                    f"provider name {info.name!r} is already registered by plugin {existing.plugin!r}"
+                )
+            self.providers[info.name] = RegisteredProvider(info.name, provider_cls, name, dist, version)
+
+        hook = self.pm.subset_hook_caller("harness_register_providers", remove_plugins=[
+            p for p in self.pm.get_plugins() if p is not plugin
+        ])
+        try:
+            hook(register=register)
+        except Exception as exc:  # noqa: BLE001
+            self.broken.append(BrokenPlugin(name, dist, f"{type(exc).__name__}: {exc}"))
+
+    # --- lookups ---------------------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        return sorted(self.providers)
+
+    def default_name(self, env: dict[str, str] | None = None) -> str:
+        environ = os.environ if env is None else env
+        return environ.get(ENV_PROVIDER) or DEFAULT_PROVIDER
+
+    def get(self, name: str | None = None) -> RegisteredProvider:
+        """The registered provider `name` (default: `HARNESS_PROVIDER` or codex-appserver).
+
+        Raises:
+            ProviderNotFoundError: nothing registered under that name; the message lists what is.
+        """
+        wanted = name or self.default_name()
+        found = self.providers.get(wanted)
+        if found is None:
+            raise ProviderNotFoundError(wanted, self.names())
+        return found
+
+    def providers_with(self, capability: Capability) -> list[str]:
+        return sorted(n for n, p in self.providers.items() if capability in p.cls.info.capabilities)
+
+    @property
+    def observes_events(self) -> bool:
+        """Whether any plugin implements `harness_on_event` (lets the runner skip the call per event)."""
+        return bool(self.pm.hook.harness_on_event.get_hookimpls())
+
+
+_HOST: PluginHost | None = None
+
+
+def get_host() -> PluginHost:
+    """The process-wide host, built on first use from the installed entry points."""
+    global _HOST
+    if _HOST is None:
+        _HOST = PluginHost.create()
+    return _HOST
+
+
+def reset_host(host: PluginHost | None = None) -> None:
+    """Replace (or drop) the process-wide host; for tests and embedding applications."""
+    global _HOST
+    _HOST = host

@@ -1,0 +1,181 @@
+"""One scenario vocabulary for every fake CLI, every scripted model backend and the contract suite.
+
+Layer: testing. Knows no provider's wire format: each fake CLI and each scripted backend translates these
+steps into its own protocol (Codex: `exec_command`/`apply_patch`; Claude: Bash/Read/Write/Edit tools). A step
+is one model response: the model says or thinks something, or calls one tool, or the API fails or stalls.
+Tool steps are executed for real by real CLIs; fakes simulate them and report `output`.
+
+Pure data: importing this module starts nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+__all__ = [
+    "EditFile",
+    "Expected",
+    "ExpectedTool",
+    "Fail",
+    "ReadFile",
+    "RunCommand",
+    "SCENARIOS",
+    "Say",
+    "Scenario",
+    "Stall",
+    "Step",
+    "TakeLong",
+    "Think",
+    "WriteFile",
+]
+
+
+@dataclass(frozen=True)
+class Say:
+    """The model streams `text` (split into `chunks` deltas) and ends its turn."""
+
+    text: str
+    chunks: int = 3
+    delay: float = 0.0
+    """Seconds between chunks (a slowly streaming model, for interrupts while streaming)."""
+
+
+@dataclass(frozen=True)
+class Think:
+    """The model streams reasoning text before the next step (same model response as the next step)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """The model runs a shell command; `output`/`exit_code` are what fakes report (real CLIs run it)."""
+
+    command: str
+    output: str = ""
+    exit_code: int = 0
+
+
+@dataclass(frozen=True)
+class ReadFile:
+    """The model reads a file (Codex: `cat PATH`; Claude: the Read tool). `path` is relative to the cwd."""
+
+    path: str
+    content: str = ""
+
+
+@dataclass(frozen=True)
+class WriteFile:
+    """The model creates a file with `content` (Codex: apply_patch Add File; Claude: Write)."""
+
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class EditFile:
+    """The model replaces `old` by `new` in an existing file (Codex: apply_patch Update; Claude: Edit)."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Fail:
+    """The model API answers this HTTP status (e.g. 500, 401, 429) instead of a stream."""
+
+    status: int
+    message: str = "scripted failure"
+
+
+@dataclass(frozen=True)
+class Stall:
+    """The model API starts a stream and then sends nothing for `seconds` (a hung backend)."""
+
+    seconds: float = 3600.0
+
+
+@dataclass(frozen=True)
+class TakeLong:
+    """The model API waits `seconds` before answering the next step (a slow turn, for interrupts)."""
+
+    seconds: float
+
+
+Step = Union[Say, Think, RunCommand, ReadFile, WriteFile, EditFile, Fail, Stall, TakeLong]
+
+
+@dataclass(frozen=True)
+class ExpectedTool:
+    kind: Literal["read", "write", "edit", "search", "shell", "mcp", "web", "agent", "unknown"]
+    path: str | None = None
+    command_contains: str | None = None
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The outline of the events a scenario must produce, whatever the provider."""
+
+    status: Literal["success", "failed", "interrupted"] = "success"
+    final_text: str | None = None
+    tools: tuple[ExpectedTool, ...] = ()
+    error_code: str | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    steps: tuple[Step, ...]
+    expected: Expected = field(default_factory=Expected)
+    files: dict[str, str] = field(default_factory=dict)
+    """Files to create in the workspace before the run (relative path → content)."""
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("say", (Say("Hello from the scripted model."),), Expected(final_text="Hello from the scripted model.")),
+        Scenario(
+            "tools",
+            (
+                RunCommand("echo harness-ok", output="harness-ok\n"),
+                ReadFile("notes.txt", content="alpha\n"),
+                EditFile("notes.txt", old="alpha", new="beta"),
+                WriteFile("new.txt", content="fresh\n"),
+                Say("All four tools ran."),
+            ),
+            Expected(
+                final_text="All four tools ran.",
+                tools=(
+                    ExpectedTool("shell", command_contains="echo harness-ok", exit_code=0),
+                    ExpectedTool("read", path="notes.txt"),
+                    ExpectedTool("edit", path="notes.txt"),
+                    ExpectedTool("write", path="new.txt"),
+                ),
+            ),
+            files={"notes.txt": "alpha\n"},
+        ),
+        Scenario(
+            "think",
+            (Think("Let me consider the question."), Say("Thought it through.")),
+            Expected(final_text="Thought it through."),
+        ),
+        Scenario("fail_500", (Fail(500, "internal error"),), Expected(status="failed", error_code="model_error")),
+        Scenario("fail_401", (Fail(401, "invalid api key"),), Expected(status="failed", error_code="auth_failed")),
+        Scenario("fail_429", (Fail(429, "slow down"),), Expected(status="failed", error_code="rate_limited")),
+        Scenario("stall", (Stall(),), Expected(status="failed", error_code="idle_timeout")),
+        Scenario(
+            "slow_command",
+            (RunCommand("sleep 30", output=""), Say("done sleeping")),
+            Expected(status="interrupted"),
+        ),
+        Scenario(
+            "slow_text",
+            (Say("a slow answer " * 20, chunks=40, delay=1.0),),
+            Expected(status="interrupted"),
+        ),
+    )
+}
