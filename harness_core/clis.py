@@ -1,0 +1,242 @@
+"""Agent-CLI discovery: find a CLI binary, read its version, check it against a minimum.
+
+Layer: core, shared by every provider. Knows no specific CLI: names, install hints, option names and the
+globs that lead from a node wrapper to its native binary all come from the caller.
+
+Why native binaries: npm-installed CLIs are often a node wrapper that *spawns* the real binary. Killing the
+wrapper orphans the native child and its stdout never reaches EOF, and going native also saves start-up time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import structlog
+
+from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError, truncate
+from harness_core.provider import CliInfo
+
+__all__ = ["cli_version", "clear_probe_cache", "locate_cli", "probe_cli", "require_min_version"]
+
+log = structlog.get_logger(__name__)
+
+_VERSION_OUTPUT_LIMIT = 64 * 1024
+_DEFAULT_PATTERN = r"(\d+\.\d+\.\d+)"
+
+
+def _is_executable_file(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _native_binary(found: Path, native_globs: Sequence[str]) -> Path | None:
+    """The first executable match of `native_globs` next to the node_modules tree `found` resolves into.
+
+    Globs are relative to a directory that contains a `node_modules` directory on the resolved path; the
+    innermost such directory is tried first (nested installs), then outwards up to the npm prefix.
+    """
+    if not native_globs:
+        return None
+    try:
+        resolved = found.resolve(strict=True)
+    except OSError:
+        return None
+    parts = resolved.parts
+    prefixes = [Path(*parts[:i]) for i, part in enumerate(parts) if part == "node_modules" and i > 0]
+    for prefix in reversed(prefixes):
+        for pattern in native_globs:
+            for match in sorted(prefix.glob(pattern)):
+                if _is_executable_file(match):
+                    return match
+    return None
+
+
+def locate_cli(
+    name: str,
+    explicit: str | None,
+    *,
+    install_hint: str,
+    option_name: str,
+    native_globs: Sequence[str] = (),
+) -> Path:
+    """Find the CLI `name`: `explicit` (a provider option) if given, else `shutil.which(name)`.
+
+    If the path found resolves (through symlinks) into a `node_modules` tree and one of `native_globs`
+    matches an executable relative to the directory holding that `node_modules`, that native binary is
+    returned instead of the node wrapper.
+
+    Raises:
+        CliNotFoundError: `explicit` does not exist or is not executable, or `name` is not on PATH.
+    """
+    if explicit is not None:
+        found = Path(explicit).expanduser()
+        if not _is_executable_file(found):
+            raise CliNotFoundError(
+                f"{option_name}={explicit} does not exist or is not executable; point -o {option_name}=PATH "
+                f"at the {name} binary, or drop the option to use {name} from PATH "
+                f"(install it with `{install_hint}`)",
+                cli=name,
+                path=explicit,
+            )
+    else:
+        which = shutil.which(name)
+        if which is None:
+            raise CliNotFoundError(
+                f"{name} not found on PATH; install it with `{install_hint}` or set -o {option_name}=PATH",
+                cli=name,
+            )
+        found = Path(which)
+    native = _native_binary(found, native_globs)
+    if native is not None:
+        log.debug("cli_native_binary", cli=name, wrapper=str(found), native=str(native))
+        return native
+    return found
+
+
+async def cli_version(
+    path: Path,
+    *,
+    timeout: float = 15.0,  # noqa: ASYNC109 - the deadline is part of the documented API
+    pattern: str = _DEFAULT_PATTERN,
+) -> str:
+    """Run `path --version` and return the first match of `pattern` (its first group if it has one).
+
+    The child runs in its own session under a deadline and is always reaped (its group is killed if it
+    outlives the deadline).
+
+    Raises:
+        CliNotFoundError: `path` does not exist.
+        SpawnFailedError: it could not be started, timed out, failed, or printed no version.
+    """
+    argv = [str(path), "--version"]
+    shown = " ".join(argv)
+    try:
+        proc = await anyio.open_process(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise CliNotFoundError(
+            f"{path} does not exist; reinstall the CLI or point the provider's binary option at it",
+            path=str(path),
+        ) from None
+    except OSError as exc:
+        raise SpawnFailedError(
+            f"could not run `{shown}`: {exc.strerror or exc}; check the file is an executable for this "
+            "machine (chmod +x, right architecture)",
+            path=str(path),
+        ) from None
+
+    output = bytearray()
+    timed_out = False
+    try:
+        with anyio.move_on_after(timeout) as scope:
+            assert proc.stdout is not None
+            async for chunk in proc.stdout:
+                if len(output) < _VERSION_OUTPUT_LIMIT:
+                    output += chunk[: _VERSION_OUTPUT_LIMIT - len(output)]
+            await proc.wait()
+        timed_out = scope.cancelled_caught
+    finally:
+        with anyio.CancelScope(shield=True):
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            await proc.aclose()
+
+    text = output.decode("utf-8", "replace").strip()
+    if timed_out:
+        raise SpawnFailedError(
+            f"`{shown}` did not finish within {timeout:g}s; check that the CLI runs at all from a terminal. "
+            f"Output so far: {truncate(text) or '(none)'}",
+            path=str(path),
+        )
+    if proc.returncode != 0:
+        raise SpawnFailedError(
+            f"`{shown}` exited with status {proc.returncode}; reinstall the CLI or check it runs from a "
+            f"terminal. Output: {truncate(text) or '(none)'}",
+            path=str(path),
+            exit_code=proc.returncode,
+        )
+    match = re.search(pattern, text)
+    if match is None:
+        raise SpawnFailedError(
+            f"`{shown}` printed no version (expected something matching {pattern!r}); is {path} the right "
+            f"binary? Output: {truncate(text) or '(none)'}",
+            path=str(path),
+        )
+    return match.group(1) if match.groups() else match.group(0)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+def require_min_version(cli: str, found: str, minimum: str, *, install_hint: str) -> None:
+    """Check `found` >= `minimum`, comparing dotted numbers numerically (1.10.0 > 1.9.9).
+
+    Raises:
+        CliVersionUnsupportedError: `found` is older than `minimum`.
+    """
+    have, need = _version_tuple(found), _version_tuple(minimum)
+    width = max(len(have), len(need))
+    if have + (0,) * (width - len(have)) < need + (0,) * (width - len(need)):
+        raise CliVersionUnsupportedError(
+            f"{cli} {found} is too old; Harness needs {cli} >= {minimum}. Upgrade it with `{install_hint}`",
+            cli=cli,
+            found=found,
+            minimum=minimum,
+        )
+
+
+_version_cache: dict[tuple[str, int, str], str] = {}
+
+
+def clear_probe_cache() -> None:
+    """Forget every version `probe_cli` has read (tests, or after an upgrade in the same process)."""
+    _version_cache.clear()
+
+
+async def probe_cli(
+    name: str,
+    explicit: str | None,
+    *,
+    install_hint: str,
+    option_name: str,
+    minimum: str,
+    native_globs: Sequence[str] = (),
+    timeout: float = 15.0,  # noqa: ASYNC109 - passed to cli_version
+    pattern: str = _DEFAULT_PATTERN,
+) -> CliInfo:
+    """`locate_cli` + `cli_version` + `require_min_version`, with the version cached by resolved path and
+    mtime so repeated runs do not re-spawn `--version`.
+
+    Raises:
+        CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError: as the three functions do.
+    """
+    path = locate_cli(
+        name, explicit, install_hint=install_hint, option_name=option_name, native_globs=native_globs
+    )
+    try:
+        resolved = path.resolve(strict=True)
+        key = (str(resolved), resolved.stat().st_mtime_ns, pattern)
+    except OSError:
+        key = None
+    version = _version_cache.get(key) if key is not None else None
+    if version is None:
+        version = await cli_version(path, timeout=timeout, pattern=pattern)
+        if key is not None:
+            _version_cache[key] = version
+    require_min_version(name, version, minimum, install_hint=install_hint)
+    return CliInfo(path=str(path), version=version)
