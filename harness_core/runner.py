@@ -1,0 +1,474 @@
+"""The provider-neutral run: pre-flight checks, stamping, the run log, approvals, idle timeout, interrupt.
+
+Layer: core runtime. Knows the `Provider` interface and the plugin host; knows nothing of any concrete
+provider, wire protocol or rendering.
+
+Guarantees, whatever the provider does (returns, raises, hangs, or its child dies):
+- nothing is spawned unless the provider exists, its options validate, it declares every capability the spec
+  needs, and its CLI probe passes (`open_run` raises the `HarnessError` instead);
+- `run_started` is the first event and exactly one `done` is the last, in the stream and in the run log;
+- `seq` is gap-free from 0 and every event is logged (and flushed) before anyone else sees it;
+- an interrupt asks the provider to stop the turn, and after `interrupt_grace` seconds stops it hard.
+
+Events flow provider → `emit` (stamp, log, observers) → a bounded stream → the consumer. When the consumer
+is slow, `emit` waits, the provider stops reading its child's pipe, and the child blocks: memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from harness_core import __version__
+from harness_core.capabilities import Capability, missing_capabilities
+from harness_core.errors import (
+    HarnessError,
+    IdleTimeoutError,
+    InterruptedRunError,
+    UnsupportedFeatureError,
+)
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    ApprovalResolved,
+    ContextUsage,
+    Done,
+    ErrorEvent,
+    ErrorInfo,
+    HarnessEvent,
+    HarnessResult,
+    RunStarted,
+    RunStatus,
+    SessionStarted,
+    Usage,
+)
+from harness_core.plugins import PluginHost, RegisteredProvider, get_host
+from harness_core.provider import CliInfo, Provider, ProviderOptions
+from harness_core.spec import AgentRunSpec
+from harness_core.store import LogWriter, log_path, new_run_id, redact, resolve_runs_dir, wire_path
+
+__all__ = ["Approver", "LiveRun", "open_run", "run", "run_sync", "preflight"]
+
+_log = structlog.get_logger(__name__)
+
+Approver = Callable[[ApprovalRequested], "ApprovalDecision | Awaitable[ApprovalDecision]"]
+EventCallback = Callable[[HarnessEvent], "None | Awaitable[None]"]
+
+_CAPABILITY_WHY = {
+    Capability.SESSION: "the spec resumes a session",
+    Capability.APPROVALS: "the spec's approval policy asks before acting",
+}
+_NO_APPROVER = (
+    "no approver decided: pass approver= to run(), answer interactively with `harness run --approval "
+    "on-request` on a terminal, install a harness_approve plugin, or use --approval never"
+)
+_stamp = object.__setattr__
+
+
+def preflight(
+    spec: AgentRunSpec, provider: str | None, host: PluginHost
+) -> tuple[RegisteredProvider, Provider, ProviderOptions]:
+    """Resolve the provider, validate its options and check capabilities; spawns nothing.
+
+    Raises:
+        ProviderNotFoundError: no provider by that name.
+        UnsupportedFeatureError: the spec needs a capability the provider does not declare.
+        InvalidSpecError: `provider_options` do not validate.
+    """
+    registered = host.get(provider)
+    instance = registered.cls()
+    declared = registered.cls.info.capabilities
+    missing = missing_capabilities(spec.needed_capabilities(), declared)
+    if missing:
+        cap = missing[0]
+        why = _CAPABILITY_WHY.get(cap, "the operation requires it")
+        if cap is Capability.APPROVALS:
+            why = f"approval policy {spec.approval.value!r} needs it"
+        raise UnsupportedFeatureError(registered.name, cap.value, host.providers_with(cap), why)
+    options = instance.parse_options(spec.provider_options)
+    return registered, instance, options
+
+
+class _Context:
+    """The `RunContext` handed to the provider, and the runner's own bookkeeping for one run."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        spec: AgentRunSpec,
+        provider_name: str,
+        host: PluginHost,
+        send: MemoryObjectSendStream[HarnessEvent],
+        writer: LogWriter | None,
+        wire: LogWriter | None,
+        approver: Approver | None,
+        on_event: EventCallback | None,
+    ) -> None:
+        self._run_id = run_id
+        self._spec = spec
+        self._host = host
+        self._send = send
+        self._writer = writer
+        self._wire = wire
+        self._approver = approver
+        self._on_event = on_event
+        self._observe = host.observes_events
+        self._seq = 0
+        self._consumer_gone = False
+        self._interrupt = anyio.Event()
+        self._log = structlog.get_logger("harness.run").bind(run_id=run_id, provider=provider_name)
+        self.cli = CliInfo()
+        self.last_event = time.monotonic()
+        self.pending_approvals = 0
+        self.session_id: str | None = None
+        self.last_usage: Usage | None = None
+        self.idle_fired = False
+
+    # --- RunContext protocol -----------------------------------------------------------------------------
+
+    @property
+    def run_id(self) -> str:
+        return self._run_id
+
+    @property
+    def log(self) -> Any:
+        return self._log
+
+    @property
+    def interrupt_requested(self) -> anyio.Event:
+        return self._interrupt
+
+    async def emit(self, event: HarnessEvent) -> None:
+        if isinstance(event, (RunStarted, Done)):
+            self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
+            return
+        await self.publish(event)
+
+    async def publish(self, event: HarnessEvent) -> None:
+        """Stamp, log, observe and deliver one event (the runner's own path; `emit` is the provider's)."""
+        _stamp(event, "run_id", self._run_id)
+        _stamp(event, "seq", self._seq)
+        _stamp(event, "ts", time.time())
+        self._seq += 1
+        self.last_event = time.monotonic()
+        if self._writer is not None:
+            self._writer.write_line(event.__pydantic_serializer__.to_json(event))
+        if isinstance(event, SessionStarted):
+            self.session_id = event.session_id
+        elif isinstance(event, ContextUsage) and not event.cumulative:
+            self.last_usage = event.usage
+        if self._observe:
+            try:
+                self._host.pm.hook.harness_on_event(event=event)
+            except Exception:  # noqa: BLE001 - observers must not break runs
+                self._log.exception("harness_on_event plugin raised; ignored")
+        if self._on_event is not None:
+            outcome = self._on_event(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        if self._consumer_gone:
+            return
+        try:
+            self._send.send_nowait(event)
+        except anyio.WouldBlock:
+            try:
+                await self._send.send(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._consumer_gone = True
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._consumer_gone = True
+
+    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        self.pending_approvals += 1
+        try:
+            await self.emit(request)
+            decision, by, reason = await self._decide(request)
+            await self.emit(
+                ApprovalResolved(request_id=request.request_id, decision=decision, decided_by=by, reason=reason)
+            )
+            return decision
+        finally:
+            self.pending_approvals -= 1
+            self.last_event = time.monotonic()
+
+    async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, Any, str | None]:
+        if self._approver is not None:
+            try:
+                outcome = self._approver(request)
+                decision = await outcome if inspect.isawaitable(outcome) else outcome
+                return ApprovalDecision(decision), "callback", None
+            except Exception as exc:  # noqa: BLE001 - a broken approver denies, it does not crash the run
+                self._log.exception("approver raised; denying")
+                return ApprovalDecision.DENY, "callback", f"the approver raised {type(exc).__name__}: {exc}"
+        try:
+            hooked = self._host.pm.hook.harness_approve(request=request, spec=self._spec)
+        except Exception as exc:  # noqa: BLE001
+            self._log.exception("harness_approve plugin raised; denying")
+            return ApprovalDecision.DENY, "hook", f"a harness_approve plugin raised {type(exc).__name__}: {exc}"
+        if hooked is not None:
+            return ApprovalDecision(hooked), "hook", None
+        return ApprovalDecision.DENY, "default", _NO_APPROVER
+
+    def record_wire(self, direction: str, line: bytes | str) -> None:
+        if self._wire is None:
+            return
+        raw = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        record = {"dir": direction, "t": round(time.time(), 6), "line": raw}
+        self._wire.write_line(json.dumps(record, ensure_ascii=False).encode())
+
+
+class LiveRun:
+    """A run in progress: iterate it for events; `interrupt()` to stop the turn; `result` once done."""
+
+    def __init__(self, ctx: _Context, receive: MemoryObjectReceiveStream[HarnessEvent], log_file: Path | None,
+                 provider: str, grace: float, tg: TaskGroup) -> None:
+        self._ctx = ctx
+        self._receive = receive
+        self._grace = grace
+        self._tg = tg
+        self._hard_stop: anyio.CancelScope | None = None
+        self._stopped_hard = False
+        self.run_id = ctx.run_id
+        self.provider = provider
+        self.log_path = log_file
+        self.result: HarnessResult | None = None
+        self.finished = anyio.Event()
+
+    def __aiter__(self) -> AsyncIterator[HarnessEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[HarnessEvent]:
+        receive = self._receive
+        while True:
+            try:
+                event = receive.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    event = await receive.receive()
+                except anyio.EndOfStream:
+                    return
+            except anyio.EndOfStream:
+                return
+            yield event
+
+    def interrupt(self) -> None:
+        """Ask the provider to stop the turn; stop it hard if it has not finished after the grace period."""
+        if self.finished.is_set() or self._ctx.interrupt_requested.is_set():
+            return
+        self._ctx.interrupt_requested.set()
+        self._tg.start_soon(self._stop_after_grace)
+
+    async def _stop_after_grace(self) -> None:
+        with anyio.move_on_after(self._grace):
+            await self.finished.wait()
+        if not self.finished.is_set() and self._hard_stop is not None:
+            self._stopped_hard = True
+            self._hard_stop.cancel()
+
+    async def wait(self) -> HarnessResult:
+        """Drain the remaining events and return the result."""
+        async for _ in self:
+            pass
+        await self.finished.wait()
+        assert self.result is not None
+        return self.result
+
+
+@asynccontextmanager
+async def open_run(
+    spec: AgentRunSpec,
+    provider: str | None = None,
+    *,
+    approver: Approver | None = None,
+    on_event: EventCallback | None = None,
+    runs_dir: str | Path | None = None,
+    run_log: bool = True,
+    record_wire: bool = False,
+    host: PluginHost | None = None,
+    run_id: str | None = None,
+    buffer: int = 256,
+    interrupt_grace: float = 5.0,
+) -> AsyncIterator[LiveRun]:
+    """Start a run and give it to the caller live.
+
+    Raises (before anything is spawned): ProviderNotFoundError, UnsupportedFeatureError, InvalidSpecError,
+    CliNotFoundError, CliVersionUnsupportedError. Everything after that ends in the `done` event's result.
+    """
+    host = host or get_host()
+    registered, instance, options = preflight(spec, provider, host)
+    cli = await instance.probe(options)
+    rid = run_id or new_run_id()
+    writer = wire = None
+    directory = resolve_runs_dir(runs_dir)
+    if run_log:
+        writer = LogWriter(log_path(directory, rid))
+        if record_wire:
+            wire = LogWriter(wire_path(directory, rid))
+    send, receive = anyio.create_memory_object_stream[HarnessEvent](buffer)
+    ctx = _Context(run_id=rid, spec=spec, provider_name=registered.name, host=host, send=send, writer=writer,
+                   wire=wire, approver=approver, on_event=on_event)
+    ctx.cli = cli
+    try:
+        async with anyio.create_task_group() as tg:
+            live = LiveRun(ctx, receive, writer.path if writer else None, registered.name, interrupt_grace, tg)
+            tg.start_soon(_drive, live, ctx, instance, registered, spec, options, send)
+            try:
+                yield live
+            finally:
+                receive.close()  # the consumer is gone: events still go to the log
+                if not live.finished.is_set():
+                    live.interrupt()
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(interrupt_grace + 5):
+                        await live.finished.wait()
+    finally:
+        for w in (writer, wire):
+            if w is not None:
+                w.close()
+
+
+async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: RegisteredProvider,
+                 spec: AgentRunSpec, options: ProviderOptions, send: MemoryObjectSendStream[HarnessEvent]) -> None:
+    started = time.monotonic()
+    provider_result: HarnessResult | None = None
+    error: ErrorInfo | None = None
+    idle_fired = False
+    try:
+        await ctx.publish(RunStarted(
+            provider=registered.name,
+            provider_version=registered.distribution_version or registered.cls.info.version,
+            cli_version=ctx.cli.version,
+            capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
+            spec=_redacted_spec(spec, __version__),
+        ))
+        with anyio.CancelScope() as scope:
+            live._hard_stop = scope
+            async with anyio.create_task_group() as inner:
+                if spec.idle_timeout is not None:
+                    inner.start_soon(_watchdog, ctx, spec.idle_timeout, scope)
+                try:
+                    provider_result = await instance.run(spec, options, ctx)
+                except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
+                    exc = _unwrap(raised)
+                    if isinstance(exc, HarnessError):
+                        error = exc.to_info()
+                    else:
+                        ctx.log.error("provider crashed", exc_info=raised)
+                        error = ErrorInfo(
+                            code="provider_error",
+                            message=f"provider {registered.name!r} crashed: {type(exc).__name__}: {exc}. This is a "
+                                    "bug in the provider; please report it with the run log.")
+                inner.cancel_scope.cancel()
+        if scope.cancelled_caught:
+            idle_fired = ctx.idle_fired
+            if idle_fired:
+                error = IdleTimeoutError(
+                    f"no event for {spec.idle_timeout:g} s; the run was stopped. Raise --idle-timeout if the "
+                    "agent legitimately works that long in silence."
+                ).to_info()
+            elif error is None:
+                error = InterruptedRunError("the run was interrupted and stopped").to_info()
+    finally:
+        with anyio.CancelScope(shield=True):
+            result = _final_result(ctx, provider_result, error, idle_fired, started, registered.name)
+            if error is not None and (provider_result is None or provider_result.error is None):
+                await _emit_quietly(ctx, ErrorEvent(error=error))
+            await _emit_quietly(ctx, Done(result=result))
+            live.result = result
+            live.finished.set()
+            send.close()
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The meaningful error inside (nested) exception groups: the first `HarnessError`, else the first leaf."""
+    leaves: list[BaseException] = []
+    stack = [exc]
+    while stack:
+        current = stack.pop(0)
+        inner = getattr(current, "exceptions", None)
+        if isinstance(inner, (list, tuple)) and isinstance(current, BaseException) and inner:
+            stack.extend(inner)
+        else:
+            leaves.append(current)
+    for leaf in leaves:
+        if isinstance(leaf, HarnessError):
+            return leaf
+    return leaves[0] if leaves else exc
+
+
+async def _emit_quietly(ctx: _Context, event: HarnessEvent) -> None:
+    try:
+        await ctx.publish(event)
+    except Exception:  # noqa: BLE001 - the log must still get its `done`
+        ctx.log.exception("failed to deliver a final event")
+
+
+def _final_result(ctx: _Context, provider_result: HarnessResult | None, error: ErrorInfo | None,
+                  idle_fired: bool, started: float, provider: str) -> HarnessResult:
+    duration_ms = int((time.monotonic() - started) * 1000)
+    if provider_result is not None and error is None:
+        status = provider_result.status
+        return provider_result.model_copy(update={
+            "run_id": ctx.run_id, "provider": provider, "duration_ms": duration_ms,
+            "session_id": provider_result.session_id or ctx.session_id,
+            "status": status,
+        })
+    if error is None:  # cancelled from outside (the caller's scope), not by us
+        error = InterruptedRunError("the run was cancelled by its caller").to_info()
+    interrupted = not idle_fired and (error.code == "interrupted" or ctx.interrupt_requested.is_set())
+    return HarnessResult(
+        status=RunStatus.INTERRUPTED if interrupted else RunStatus.FAILED,
+        session_id=ctx.session_id,
+        usage=ctx.last_usage or Usage(),
+        duration_ms=duration_ms,
+        error=error,
+        run_id=ctx.run_id,
+        provider=provider,
+    )
+
+
+async def _watchdog(ctx: _Context, timeout: float, scope: anyio.CancelScope) -> None:
+    while True:
+        if ctx.pending_approvals:
+            await anyio.sleep(timeout)  # a human may take their time; the clock restarts after
+            continue
+        remaining = ctx.last_event + timeout - time.monotonic()
+        if remaining <= 0:
+            ctx.idle_fired = True
+            scope.cancel()
+            return
+        await anyio.sleep(remaining)
+
+
+def _redacted_spec(spec: AgentRunSpec, harness_version: str) -> dict[str, Any]:
+    data = spec.model_dump(mode="json")
+    data["env"] = redact(data.get("env", {}), all_values=True)
+    data["provider_options"] = redact(data.get("provider_options", {}))
+    data["harness_version"] = harness_version
+    return data
+
+
+async def run(spec: AgentRunSpec, provider: str | None = None, **kwargs: Any) -> HarnessResult:
+    """Run `spec` to the end and return its result (keyword arguments as for `open_run`)."""
+    async with open_run(spec, provider, **kwargs) as live:
+        return await live.wait()
+
+
+def run_sync(spec: AgentRunSpec, provider: str | None = None, *, backend: str = "asyncio",
+             **kwargs: Any) -> HarnessResult:
+    """Blocking convenience for scripts: `run_sync(AgentRunSpec(prompt="..."))`."""
+
+    async def main() -> HarnessResult:
+        return await run(spec, provider, **kwargs)
+
+    return anyio.run(main, backend=backend)

@@ -1,0 +1,205 @@
+"""The run store: where run logs live, how they are written, read, listed and followed.
+
+Layer: core storage. Knows events and the file layout `<runs-dir>/<run_id>.jsonl` (+ `.wire.jsonl`); knows
+nothing of providers or rendering. Logs are private (0600 files in a 0700 directory), written one event per
+line and flushed as it happens; readers tolerate a torn last line (a run still being written, or a crash).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness_core.errors import InvalidSpecError
+from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
+
+__all__ = [
+    "ENV_RUNS_DIR",
+    "LogWriter",
+    "RunSummary",
+    "list_runs",
+    "log_path",
+    "new_run_id",
+    "read_events",
+    "redact",
+    "resolve_runs_dir",
+    "summarize",
+    "validate_run_id",
+    "wire_path",
+]
+
+ENV_RUNS_DIR = "HARNESS_RUNS_DIR"
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_SECRET_NAME = re.compile(r"(key|token|secret|passw|credential|auth|cookie|session_?id)", re.IGNORECASE)
+REDACTED = "***"
+
+
+def resolve_runs_dir(explicit: str | Path | None = None, env: dict[str, str] | None = None) -> Path:
+    """`--runs-dir` > `HARNESS_RUNS_DIR` > `$XDG_STATE_HOME/harness/runs` > `~/.local/state/harness/runs`."""
+    environ = os.environ if env is None else env
+    if explicit:
+        return Path(explicit).expanduser()
+    if environ.get(ENV_RUNS_DIR):
+        return Path(environ[ENV_RUNS_DIR]).expanduser()
+    state = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state).expanduser() / "harness" / "runs"
+
+
+def new_run_id() -> str:
+    """Sortable by start time, unique enough for one machine: `20261130T012520-3f9a1c2b`."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
+
+
+def validate_run_id(run_id: str) -> str:
+    """Raises `InvalidSpecError` unless `run_id` is a plain name (no separators, no traversal)."""
+    if not _RUN_ID.match(run_id) or ".." in run_id:
+        raise InvalidSpecError(
+            f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' only "
+            "(see `harness runs` for the ids of your runs)",
+            run_id=run_id,
+        )
+    return run_id
+
+
+def log_path(runs_dir: Path, run_id: str) -> Path:
+    return runs_dir / f"{validate_run_id(run_id)}.jsonl"
+
+
+def wire_path(runs_dir: Path, run_id: str) -> Path:
+    return runs_dir / f"{validate_run_id(run_id)}.wire.jsonl"
+
+
+def _ensure_private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+class LogWriter:
+    """Append-only JSONL file, created 0600 (never overwriting), one unbuffered write per line."""
+
+    def __init__(self, path: Path) -> None:
+        _ensure_private_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        self.path = path
+        self._fd: int | None = fd
+
+    def write_line(self, data: bytes) -> None:
+        """Write `data` plus a newline in one system call (so a reader sees whole lines or a torn tail)."""
+        if self._fd is None:
+            return
+        os.write(self._fd, data + b"\n")
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def redact(value: Any, *, all_values: bool = False) -> Any:
+    """Copy of a JSON-able value with secrets replaced: every value when `all_values`, else values whose key
+    looks like a key, token, secret, password or credential."""
+    if isinstance(value, dict):
+        return {
+            k: (REDACTED if (all_values or _SECRET_NAME.search(str(k))) and not isinstance(v, dict)
+                else redact(v, all_values=all_values))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact(v, all_values=all_values) for v in value]
+    return value
+
+
+def read_events(path: Path) -> Iterator[HarnessEvent]:
+    """The events of a run log. A torn last line (no newline yet) is skipped; a bad line elsewhere raises
+    `InvalidSpecError` naming the file and line number."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n"):
+                return  # torn tail: the writer is mid-line or died mid-line
+            try:
+                yield parse_event(raw)
+            except ValidationError as exc:
+                raise InvalidSpecError(
+                    f"{path}:{number} is not a valid Harness event ({exc.error_count()} problems); "
+                    "was it written by a newer Harness?"
+                ) from None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    path: Path
+    started: RunStarted | None
+    done: Done | None
+    mtime: float
+
+    @property
+    def status(self) -> str:
+        if self.done is not None:
+            return self.done.result.status.value
+        return "running"
+
+    def as_json(self) -> dict[str, Any]:
+        result = self.done.result if self.done else None
+        return {
+            "run_id": self.run_id,
+            "provider": self.started.provider if self.started else None,
+            "model": (self.started.spec.get("model") if self.started else None),
+            "status": self.status,
+            "started_at": self.started.ts if self.started else None,
+            "duration_ms": result.duration_ms if result else None,
+            "prompt": (self.started.spec.get("prompt") if self.started else None),
+            "session_id": result.session_id if result else None,
+            "path": str(self.path),
+        }
+
+
+def _first_and_last_lines(path: Path) -> tuple[bytes | None, bytes | None]:
+    with path.open("rb") as fh:
+        first = fh.readline()
+        if not first.endswith(b"\n"):
+            return None, None
+        size = fh.seek(0, os.SEEK_END)
+        block = min(size, 1 << 20)
+        fh.seek(size - block)
+        tail = fh.read(block)
+    lines = tail.split(b"\n")
+    # the last complete line is the one before the final newline (lines[-1] is b"" or a torn fragment)
+    last = lines[-2] if len(lines) >= 2 else None
+    return first, last
+
+
+def summarize(path: Path) -> RunSummary:
+    """Read only the first and last lines of a run log: cheap for `harness runs` over many long logs."""
+    run_id = path.name.removesuffix(".jsonl")
+    started: RunStarted | None = None
+    done: Done | None = None
+    first, last = _first_and_last_lines(path)
+    for raw in (first, last):
+        if not raw:
+            continue
+        try:
+            event = parse_event(raw)
+        except (ValidationError, json.JSONDecodeError):
+            continue
+        if isinstance(event, RunStarted):
+            started = event
+        elif isinstance(event, Done):
+            done = event
+    return RunSummary(run_id, path, started, done, path.stat().st_mtime)
+
+
+def list_runs(runs_dir: Path) -> list[RunSummary]:
+    """Every run in `runs_dir`, newest first."""
+    if not runs_dir.is_dir():
+        return []
+    logs = [p for p in runs_dir.glob("*.jsonl") if not p.name.endswith(".wire.jsonl")]
+    return sorted((summarize(p) for p in logs), key=lambda s: s.run_id, reverse=True)

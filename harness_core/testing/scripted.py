@@ -1,0 +1,177 @@
+"""An in-process provider that plays a `Scenario` with no child process: for tests of the core and of
+operations built on Harness (deterministic, instant, no CLI needed).
+
+Layer: testing. Uses only the public provider interface, as a third party would. Tool steps are simulated
+(nothing touches the disk); approvals, interrupts, failures and stalls behave as a real provider's would.
+Register it in a test with `PluginHost.create(plugins=[("scripted", harness_core.testing.scripted)])`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import anyio
+
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.errors import AuthFailedError, ModelError, RateLimitedError
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    ContextUsage,
+    HarnessResult,
+    HarnessToolDetails,
+    ReasoningDelta,
+    RunStatus,
+    SessionStarted,
+    TextDelta,
+    ToolKind,
+    ToolResult,
+    ToolStatus,
+    ToolUse,
+    Usage,
+)
+from harness_core.hookspecs import hookimpl
+from harness_core.provider import Provider, ProviderOptions, RunContext
+from harness_core.spec import AgentRunSpec, ApprovalPolicy
+from harness_core.testing.scenarios import (
+    SCENARIOS,
+    EditFile,
+    Fail,
+    ReadFile,
+    RunCommand,
+    Say,
+    Scenario,
+    Stall,
+    Step,
+    TakeLong,
+    Think,
+    WriteFile,
+)
+
+__all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
+
+
+class ScriptedOptions(ProviderOptions):
+    scenario: str = "say"
+    """Name of a scenario in `harness_core.testing.scenarios.SCENARIOS`."""
+    crash: bool = False
+    """Raise an unexpected exception mid-run (to test the runner's safety net)."""
+    ignore_interrupt: bool = False
+    """Pretend to be a provider that cannot stop cleanly (the runner must stop it hard)."""
+
+
+def tool_details(step: Step, status: ToolStatus = ToolStatus.STARTED) -> tuple[str, HarnessToolDetails]:
+    """The tool name and display a well-behaved provider would give for a scenario tool step."""
+    if isinstance(step, RunCommand):
+        return "shell", HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command=step.command,
+                                           status=status)
+    if isinstance(step, ReadFile):
+        return "read", HarnessToolDetails(kind=ToolKind.READ, title="Reading file", path=step.path, status=status)
+    if isinstance(step, WriteFile):
+        return "write", HarnessToolDetails(kind=ToolKind.WRITE, title="Writing file", path=step.path,
+                                           status=status)
+    if isinstance(step, EditFile):
+        return "edit", HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path=step.path, status=status)
+    raise TypeError(f"not a tool step: {step!r}")
+
+
+class ScriptedProvider(Provider):
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="scripted",
+        version="1.0",
+        capabilities=frozenset(Capability),
+        description="In-process scenario player for tests (no CLI).",
+    )
+    Options: ClassVar[type[ProviderOptions]] = ScriptedOptions
+
+    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
+        assert isinstance(options, ScriptedOptions)
+        scenario = SCENARIOS[options.scenario] if options.scenario in SCENARIOS else None
+        if scenario is None:
+            raise ModelError(f"unknown scenario {options.scenario!r}; known: {', '.join(SCENARIOS)}")
+        session = spec.resume_session or f"scripted-{ctx.run_id}"
+        await ctx.emit(SessionStarted(session_id=session, resumed=spec.resume_session is not None))
+        with anyio.CancelScope() as scope:
+            if not options.ignore_interrupt:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_cancel_on_interrupt, ctx, scope)
+                    result = await self._play(scenario, spec, options, ctx, session)
+                    tg.cancel_scope.cancel()
+                    return result
+            return await self._play(scenario, spec, options, ctx, session)
+        return HarnessResult(status=RunStatus.INTERRUPTED, session_id=session)
+
+    async def _play(self, scenario: Scenario, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext,
+                    session: str) -> HarnessResult:
+        final_text = ""
+        usage = Usage(input_tokens=100, output_tokens=20)
+        for index, step in enumerate(scenario.steps):
+            if options.crash and index == len(scenario.steps) - 1:
+                raise RuntimeError("scripted crash")
+            if isinstance(step, Say):
+                size = max(1, -(-len(step.text) // max(1, step.chunks)))
+                for start in range(0, len(step.text), size):
+                    if step.delay:
+                        await anyio.sleep(step.delay)
+                    await ctx.emit(TextDelta(text=step.text[start:start + size]))
+                final_text = step.text
+            elif isinstance(step, Think):
+                await ctx.emit(ReasoningDelta(text=step.text))
+            elif isinstance(step, (RunCommand, ReadFile, WriteFile, EditFile)):
+                outcome = await self._tool(step, index, spec, ctx)
+                if outcome is ApprovalDecision.ABORT:
+                    return HarnessResult(status=RunStatus.INTERRUPTED, session_id=session, final_text=final_text)
+            elif isinstance(step, Fail):
+                raise _classified(step)
+            elif isinstance(step, Stall):
+                await anyio.sleep(step.seconds)
+            elif isinstance(step, TakeLong):
+                await anyio.sleep(step.seconds)
+        await ctx.emit(ContextUsage(usage=usage, context_window=200_000))
+        return HarnessResult(status=RunStatus.SUCCESS, final_text=final_text, session_id=session, usage=usage)
+
+    async def _tool(self, step: Step, index: int, spec: AgentRunSpec, ctx: RunContext) -> ApprovalDecision:
+        name, display = tool_details(step)
+        tool_id = f"call_{index}"
+        await ctx.emit(ToolUse(tool_id=tool_id, name=name, display=display))
+        asks = spec.approval is ApprovalPolicy.UNTRUSTED or (
+            spec.approval is ApprovalPolicy.ON_REQUEST and not isinstance(step, ReadFile)
+        )
+        decision = ApprovalDecision.APPROVE
+        if asks:
+            decision = await ctx.request_approval(
+                ApprovalRequested(request_id=f"approval_{index}", tool_id=tool_id, display=display)
+            )
+        if decision is not ApprovalDecision.APPROVE:
+            done = display.model_copy(update={"status": ToolStatus.DECLINED})
+            await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, is_error=True))
+            return decision
+        output = step.output if isinstance(step, RunCommand) else getattr(step, "content", "")
+        failed = isinstance(step, RunCommand) and step.exit_code != 0
+        done = display.model_copy(update={
+            "status": ToolStatus.FAILED if failed else ToolStatus.COMPLETED,
+            "exit_code": step.exit_code if isinstance(step, RunCommand) else None,
+            "duration_ms": 1,
+            "summary": output[:200] or None,
+        })
+        await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, output=output, is_error=failed))
+        return decision
+
+
+def _classified(step: Fail) -> Exception:
+    if step.status in (401, 403):
+        return AuthFailedError(f"the model API refused the credentials (HTTP {step.status}: {step.message}); "
+                               "check the API key", status=step.status)
+    if step.status == 429:
+        return RateLimitedError(f"rate limited (HTTP 429: {step.message}); retry later", status=429)
+    return ModelError(f"the model API failed (HTTP {step.status}: {step.message})", status=step.status)
+
+
+async def _cancel_on_interrupt(ctx: RunContext, scope: anyio.CancelScope) -> None:
+    await ctx.interrupt_requested.wait()
+    scope.cancel()
+
+
+@hookimpl
+def harness_register_providers(register: object) -> None:
+    register(ScriptedProvider)  # type: ignore[operator]
