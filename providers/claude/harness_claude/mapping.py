@@ -1,0 +1,452 @@
+"""Claude Code stream-json output lines → `HarnessEvent`s (and the turn's outcome).
+
+Layer: provider (pure mapping). Works on already-parsed JSON objects, one stdout line at a time, and keeps
+only the state the protocol forces on it (what was already streamed, which tools are open). It knows nothing
+of processes, stdin, the runner or time: no I/O, no clocks (durations come from the lines' own timestamps).
+Never relies on key order. Tested against recorded real transcripts (tests/transcripts/).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from harness_core.errors import (
+    AuthFailedError,
+    HarnessError,
+    IdleTimeoutError,
+    ModelError,
+    RateLimitedError,
+)
+from harness_core.events import (
+    ApprovalRequested,
+    ContextUsage,
+    ErrorEvent,
+    HarnessEvent,
+    HarnessResult,
+    ProviderRaw,
+    ReasoningDelta,
+    RunStatus,
+    SessionStarted,
+    TextDelta,
+    ToolResult,
+    ToolStatus,
+    ToolUse,
+    Usage,
+)
+
+from harness_claude.display import summarize, tool_display
+
+__all__ = ["ClaudeMapper", "Mapped", "TurnEnd", "approval_request", "classify_api_error"]
+
+OUTPUT_LIMIT = 16_000
+"""Characters of tool output kept in `tool_result.output`."""
+
+_IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response"})
+_IGNORED_STREAM = frozenset({"message_start", "message_delta", "message_stop", "content_block_stop"})
+_EXIT_CODE = re.compile(r"^Exit code (\d+)")
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """What the `result` line says about the turn. `error` is set when `status` is failed."""
+
+    status: RunStatus
+    final_text: str
+    session_id: str | None
+    usage: Usage
+    duration_ms: int
+    error: HarnessError | None = None
+    terminal_reason: str | None = None
+
+    def to_result(self) -> HarnessResult:
+        return HarnessResult(
+            status=self.status,
+            final_text=self.final_text,
+            session_id=self.session_id,
+            usage=self.usage,
+            duration_ms=max(self.duration_ms, 0),
+            error=self.error.to_info() if self.error is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class Mapped:
+    events: list[HarnessEvent] = field(default_factory=list)
+    end: TurnEnd | None = None
+
+
+@dataclass
+class _Block:
+    kind: str
+    text: str = ""
+    consumed: bool = False
+
+
+@dataclass
+class _Tool:
+    name: str
+    input: dict[str, Any]
+    started: datetime | None
+
+
+def _ts(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _text_of(content: Any) -> str:
+    """Flatten a tool_result `content` (a string or a list of blocks) to text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif isinstance(block, dict) and block.get("type") == "image":
+                parts.append("[image]")
+        return "\n".join(parts)
+    return ""
+
+
+def classify_api_error(status: int | None, message: str, *, retrying: bool = False) -> HarnessError:
+    """Map an API failure reported by Claude Code to the Harness error it stands for."""
+    detail = message.strip() or "no message"
+    where = f"HTTP {status}" if status is not None else "no HTTP status"
+    if status in (401, 403):
+        return AuthFailedError(
+            f"the model API refused the credentials ({where}: {detail}); check ANTHROPIC_API_KEY "
+            "(or run `claude /login`) and ANTHROPIC_BASE_URL",
+            status=status,
+        )
+    if status == 429:
+        return RateLimitedError(
+            f"the model API is rate limiting ({where}: {detail}); wait and retry, or raise -o max_retries=N",
+            status=status,
+        )
+    hint = "Claude Code is retrying" if retrying else "retry later, or raise -o max_retries=N"
+    return ModelError(f"the model API failed ({where}: {detail}); {hint}", status=status)
+
+
+def usage_from_result(msg: dict[str, Any]) -> tuple[Usage, int | None]:
+    """Per-turn usage (the `usage` of a `result` is since the last result) and the context window."""
+    raw = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
+    fresh, created, read = (
+        _int(raw.get("input_tokens")),
+        _int(raw.get("cache_creation_input_tokens")),
+        _int(raw.get("cache_read_input_tokens")),
+    )
+    details = raw.get("output_tokens_details") if isinstance(raw.get("output_tokens_details"), dict) else {}
+    cost = msg.get("total_cost_usd")
+    usage = Usage(
+        input_tokens=fresh + created + read,
+        cached_input_tokens=read,
+        output_tokens=_int(raw.get("output_tokens")),
+        reasoning_tokens=_int(details.get("thinking_tokens")),
+        cost_usd=float(cost) if isinstance(cost, (int, float)) and cost >= 0 else None,
+    )
+    window = None
+    model_usage = msg.get("modelUsage")
+    if isinstance(model_usage, dict):
+        windows = [_int(m.get("contextWindow")) for m in model_usage.values() if isinstance(m, dict)]
+        window = max(windows, default=0) or None
+    return usage, window
+
+
+def approval_request(request_id: str, request: dict[str, Any], cwd: str | None) -> ApprovalRequested:
+    """A `can_use_tool` control request as an `approval_requested` event."""
+    name = request.get("tool_name") if isinstance(request.get("tool_name"), str) else "tool"
+    tool_input = request.get("input") if isinstance(request.get("input"), dict) else {}
+    reason = request.get("decision_reason") or request.get("description")
+    tool_id = request.get("tool_use_id")
+    return ApprovalRequested(
+        request_id=request_id,
+        tool_id=tool_id if isinstance(tool_id, str) else None,
+        display=tool_display(name, tool_input, cwd),
+        reason=reason if isinstance(reason, str) else None,
+    )
+
+
+class ClaudeMapper:
+    """Feeds stdout lines (parsed) in order; returns the events each one stands for.
+
+    Set `interrupt_sent` once the provider has asked the CLI to stop the turn: an aborted `result` is then
+    an `interrupted` outcome rather than a failure.
+    """
+
+    def __init__(self, cwd: str | None = None, *, resumed: bool = False) -> None:
+        self.cwd = cwd
+        self.resumed = resumed
+        self.interrupt_sent = False
+        self.session_id: str | None = None
+        self.model: str | None = None
+        self._session_announced = False
+        self._blocks: dict[tuple[str, int], _Block] = {}
+        self._tools: dict[str, _Tool] = {}
+        self._resulted: set[str] = set()
+        self._block_count: dict[str, int] = {}
+        self._text: list[str] = []
+
+    @property
+    def streamed_text(self) -> str:
+        """All assistant text seen so far (the final text when no `result` arrives)."""
+        return "".join(self._text)
+
+    def feed(self, msg: dict[str, Any]) -> Mapped:
+        kind = msg.get("type")
+        sid = msg.get("session_id")
+        if isinstance(sid, str) and sid:
+            self.session_id = sid
+        if kind == "system":
+            return self._system(msg)
+        if kind == "stream_event":
+            return Mapped(self._stream_event(msg))
+        if kind == "assistant":
+            return Mapped(self._assistant(msg))
+        if kind == "user":
+            return Mapped(self._user(msg))
+        if kind == "result":
+            return self._result(msg)
+        if kind in ("control_request", "control_response", "control_cancel_request", "keep_alive"):
+            return Mapped()
+        return Mapped([ProviderRaw(method=str(kind), payload=msg)])
+
+    # --- system -----------------------------------------------------------------------------------
+
+    def _system(self, msg: dict[str, Any]) -> Mapped:
+        sub = msg.get("subtype")
+        if sub == "init":
+            model = msg.get("model")
+            self.model = model if isinstance(model, str) else None
+            if self._session_announced or self.session_id is None:
+                return Mapped()
+            self._session_announced = True
+            return Mapped(
+                [SessionStarted(session_id=self.session_id, resumed=self.resumed, model=self.model)]
+            )
+        if sub == "api_retry":
+            status = msg.get("error_status") if isinstance(msg.get("error_status"), int) else None
+            err = classify_api_error(status, str(msg.get("error") or ""), retrying=True)
+            info = err.to_info().model_copy(
+                update={
+                    "retryable": True,
+                    "message": f"{err.message} (attempt {msg.get('attempt')} of {msg.get('max_retries')})",
+                    "details": {
+                        **err.details,
+                        "attempt": msg.get("attempt"),
+                        "max_retries": msg.get("max_retries"),
+                        "retry_delay_ms": msg.get("retry_delay_ms"),
+                    },
+                }
+            )
+            return Mapped([ErrorEvent(error=info)])
+        if sub == "permission_denied":
+            tool_id = msg.get("tool_use_id")
+            if not isinstance(tool_id, str) or tool_id in self._resulted:
+                return Mapped()
+            return Mapped([self._declined(tool_id, msg.get("tool_name"), str(msg.get("message") or ""))])
+        if sub in _IGNORED_SYSTEM:
+            return Mapped()
+        return Mapped([ProviderRaw(method=f"system/{sub}", payload=msg)])
+
+    def _declined(self, tool_id: str, name: Any, message: str) -> ToolResult:
+        self._resulted.add(tool_id)
+        tool = self._tools.get(tool_id)
+        tool_name = tool.name if tool else (name if isinstance(name, str) else "tool")
+        display = tool_display(tool_name, tool.input if tool else None, self.cwd, status=ToolStatus.DECLINED)
+        display = display.model_copy(update={"summary": summarize(message)})
+        return ToolResult(
+            tool_id=tool_id, name=tool_name, display=display, output=message or None, is_error=True
+        )
+
+    # --- streaming --------------------------------------------------------------------------------
+
+    def _stream_event(self, msg: dict[str, Any]) -> list[HarnessEvent]:
+        event = msg.get("event") if isinstance(msg.get("event"), dict) else {}
+        etype = event.get("type")
+        mid = msg.get("api_message_id")
+        index = event.get("index")
+        key = (mid if isinstance(mid, str) else "", index if isinstance(index, int) else -1)
+        if etype == "content_block_start":
+            block = event.get("content_block") if isinstance(event.get("content_block"), dict) else {}
+            self._blocks[key] = _Block(kind=str(block.get("type")))
+            return []
+        if etype == "content_block_delta":
+            delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+            dtype = delta.get("type")
+            item = f"{key[0]}:{key[1]}" if key[0] else None
+            if dtype == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
+                self._blocks.setdefault(key, _Block("text")).text += delta["text"]
+                self._text.append(delta["text"])
+                return [TextDelta(text=delta["text"], item_id=item)]
+            if dtype == "thinking_delta" and isinstance(delta.get("thinking"), str) and delta["thinking"]:
+                self._blocks.setdefault(key, _Block("thinking")).text += delta["thinking"]
+                return [ReasoningDelta(text=delta["thinking"], item_id=item)]
+            return []
+        if etype in _IGNORED_STREAM:
+            return []
+        return [ProviderRaw(method=f"stream_event/{etype}", payload=msg)]
+
+    def _unstreamed(self, mid: str, index: int, kind: str, full: str) -> str:
+        """The part of a complete block not already sent as deltas (consumes the matching stream)."""
+        exact = self._blocks.get((mid, index))
+        candidates = [exact] if exact is not None and exact.kind == kind else []
+        candidates += [self._blocks[k] for k in sorted(k for k in self._blocks if k[0] == mid)]
+        for block in candidates:
+            if block.kind == kind and not block.consumed:
+                block.consumed = True
+                return full[len(block.text) :] if full.startswith(block.text) else ""
+        return full
+
+    # --- complete messages ------------------------------------------------------------------------
+
+    def _assistant(self, msg: dict[str, Any]) -> list[HarnessEvent]:
+        message = msg.get("message") if isinstance(msg.get("message"), dict) else {}
+        if msg.get("is_api_error_message") or message.get("model") == "<synthetic>":
+            return []  # the CLI's own error text; the `result` line carries the classified failure
+        mid = message.get("id") if isinstance(message.get("id"), str) else ""
+        events: list[HarnessEvent] = []
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            index = self._block_count.get(mid, 0)
+            self._block_count[mid] = index + 1
+            item = f"{mid}:{index}" if mid else None
+            if btype == "text" and isinstance(block.get("text"), str):
+                rest = self._unstreamed(mid, index, "text", block["text"])
+                if rest:
+                    self._text.append(rest)
+                    events.append(TextDelta(text=rest, item_id=item))
+            elif btype == "thinking" and isinstance(block.get("thinking"), str):
+                rest = self._unstreamed(mid, index, "thinking", block["thinking"])
+                if rest:
+                    events.append(ReasoningDelta(text=rest, item_id=item))
+            elif btype == "tool_use" and isinstance(block.get("id"), str):
+                name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+                tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                self._tools[block["id"]] = _Tool(name, tool_input, _ts(msg.get("timestamp")))
+                events.append(
+                    ToolUse(
+                        tool_id=block["id"],
+                        name=name,
+                        display=tool_display(name, tool_input, self.cwd),
+                        input=tool_input,
+                    )
+                )
+            elif btype not in ("redacted_thinking",):
+                events.append(ProviderRaw(method=f"assistant/{btype}", payload=block))
+        return events
+
+    def _user(self, msg: dict[str, Any]) -> list[HarnessEvent]:
+        message = msg.get("message") if isinstance(msg.get("message"), dict) else {}
+        content = message.get("content")
+        if not isinstance(content, list):
+            return []  # an echoed prompt
+        meta = {m.get("id"): m for m in msg.get("tool_result_meta") or [] if isinstance(m, dict)}
+        events: list[HarnessEvent] = []
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            tool_id = block.get("tool_use_id")
+            if not isinstance(tool_id, str) or tool_id in self._resulted:
+                continue
+            events.append(self._tool_result(tool_id, block, meta.get(tool_id) or {}, msg))
+        return events
+
+    def _tool_result(
+        self, tool_id: str, block: dict[str, Any], meta: dict[str, Any], msg: dict[str, Any]
+    ) -> ToolResult:
+        self._resulted.add(tool_id)
+        tool = self._tools.get(tool_id)
+        name = tool.name if tool else "tool"
+        text = _text_of(block.get("content"))
+        is_error = block.get("is_error") is True
+        decision = (
+            meta.get("permission_decision") if isinstance(meta.get("permission_decision"), dict) else {}
+        )
+        if decision.get("decision") == "reject" or meta.get("non_execution_kind") == "permission-rule":
+            status = ToolStatus.DECLINED
+        else:
+            status = ToolStatus.FAILED if is_error else ToolStatus.COMPLETED
+        display = tool_display(name, tool.input if tool else None, self.cwd, status=status)
+        update: dict[str, Any] = {"summary": summarize(text)}
+        ended = _ts(msg.get("timestamp"))
+        if tool is not None and tool.started is not None and ended is not None:
+            update["duration_ms"] = max(int((ended - tool.started).total_seconds() * 1000), 0)
+        if name == "Bash" and status is not ToolStatus.DECLINED:
+            rich = msg.get("tool_use_result")
+            interrupted = isinstance(rich, dict) and rich.get("interrupted") is True
+            code = _EXIT_CODE.match(text)
+            if code:
+                update["exit_code"] = int(code.group(1))
+            elif not is_error and not interrupted:
+                update["exit_code"] = 0
+        output = text if len(text) <= OUTPUT_LIMIT else f"{text[:OUTPUT_LIMIT]}… [truncated]"
+        return ToolResult(
+            tool_id=tool_id,
+            name=name,
+            display=display.model_copy(update=update),
+            output=output,
+            is_error=is_error,
+        )
+
+    # --- end of turn ------------------------------------------------------------------------------
+
+    def _result(self, msg: dict[str, Any]) -> Mapped:
+        usage, window = usage_from_result(msg)
+        sub = msg.get("subtype")
+        reason = msg.get("terminal_reason") if isinstance(msg.get("terminal_reason"), str) else None
+        text = msg.get("result") if isinstance(msg.get("result"), str) else ""
+        errors = [e for e in msg.get("errors") or [] if isinstance(e, str)]
+        status = RunStatus.SUCCESS
+        error: HarnessError | None = None
+        if sub == "success" and msg.get("is_error") is not True:
+            pass
+        elif sub == "error_during_execution" and self.interrupt_sent:
+            status, text = RunStatus.INTERRUPTED, self.streamed_text
+        elif sub == "success" or reason == "api_error" or msg.get("api_error_status") is not None:
+            api_status = msg.get("api_error_status")
+            code = api_status if isinstance(api_status, int) else None
+            error = classify_api_error(code, text or "; ".join(errors))
+            if code is None and "timeout" in text.lower():
+                error = IdleTimeoutError(
+                    f"the model API stream stalled ({text.strip()}); raise -o stream_idle_timeout_ms "
+                    "or check the backend at ANTHROPIC_BASE_URL"
+                )
+            status, text = RunStatus.FAILED, ""
+        elif sub == "error_max_turns":
+            error = ModelError(
+                f"the agent stopped after its maximum number of turns ({'; '.join(errors) or sub}); "
+                "raise -o max_turns=N or split the task",
+                terminal_reason=reason,
+            )
+            status, text = RunStatus.FAILED, ""
+        else:
+            error = ModelError(
+                f"Claude Code ended the turn with {sub} ({reason or 'no reason'}): "
+                f"{'; '.join(errors) or text or 'no details'}",
+                terminal_reason=reason,
+            )
+            status, text = RunStatus.FAILED, ""
+        end = TurnEnd(
+            status=status,
+            final_text=text,
+            session_id=self.session_id,
+            usage=usage,
+            duration_ms=_int(msg.get("duration_ms")),
+            error=error,
+            terminal_reason=reason,
+        )
+        return Mapped([ContextUsage(usage=usage, context_window=window)], end)

@@ -1,0 +1,214 @@
+"""Golden tests of the pure mapping: recorded real Claude Code transcripts → HarnessEvents.
+
+Regenerate the golden files after an intended mapping change with HARNESS_UPDATE_GOLDEN=1 and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness_core.events import RunStatus, ToolKind, ToolStatus
+
+from harness_claude.display import tool_display
+from harness_claude.mapping import ClaudeMapper, approval_request, classify_api_error
+
+HERE = Path(__file__).parent
+TRANSCRIPTS = HERE / "transcripts"
+GOLDEN = HERE / "golden"
+ALL = sorted(p for p in TRANSCRIPTS.rglob("*.jsonl") if not p.name.endswith(".stdin.jsonl"))
+
+
+def _cwd_of(lines: list[dict[str, Any]]) -> str | None:
+    for msg in lines:
+        if msg.get("type") == "system" and msg.get("subtype") == "init":
+            return str(msg.get("cwd"))
+    return None
+
+
+def map_transcript(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    stdin = path.with_name(path.name.replace(".jsonl", ".stdin.jsonl"))
+    sent_interrupt = "interrupt" in path.name or "sigint" in path.name
+    if stdin.exists():
+        sent_interrupt = '"interrupt"' in stdin.read_text()
+    mapper = ClaudeMapper(_cwd_of(lines))
+    mapper.interrupt_sent = sent_interrupt
+    events, ends = [], []
+    for msg in lines:
+        mapped = mapper.feed(msg)
+        events += [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in mapped.events]
+        if mapped.end is not None:
+            ends.append(mapped.end.to_result().model_dump(mode="json", exclude={"run_id", "provider"}))
+    return events, ends
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_golden(path: Path) -> None:
+    events, ends = map_transcript(path)
+    got = {"events": events, "results": ends}
+    golden = GOLDEN / path.parent.name / f"{path.stem}.json"
+    if os.environ.get("HARNESS_UPDATE_GOLDEN") or not golden.exists():
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+    assert got == json.loads(golden.read_text())
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_streamed_text_is_never_repeated(path: Path) -> None:
+    """The deltas of a turn add up to the `result` text exactly (no block emitted twice)."""
+    events, ends = map_transcript(path)
+    if not ends or ends[0]["status"] != "success":
+        return
+    first_result_at = next(i for i, e in enumerate(events) if e["type"] == "context_usage")
+    text = "".join(e["text"] for e in events[:first_result_at] if e["type"] == "text_delta")
+    assert text.endswith(ends[0]["final_text"])
+    assert len(text) <= 2 * len(ends[0]["final_text"]) + 200  # only earlier messages precede it
+
+
+def _events(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    return map_transcript(TRANSCRIPTS / "shared" / f"transcript-{name}.jsonl")
+
+
+def test_bash_turn_with_partial_messages() -> None:
+    events, ends = _events("bash-partial")
+    types = [e["type"] for e in events]
+    assert types[0] == "session_started"
+    assert types.count("tool_use") == 1 and types.count("tool_result") == 1
+    use = next(e for e in events if e["type"] == "tool_use")
+    assert use["display"]["kind"] == "shell" and use["display"]["command"] == "echo hello"
+    res = next(e for e in events if e["type"] == "tool_result")
+    assert res["display"]["status"] == "completed" and res["display"]["exit_code"] == 0
+    assert res["display"]["duration_ms"] is not None and res["output"] == "hello"
+    assert len(ends) == 1 and ends[0]["final_text"] == "The command printed: hello. Done."
+    usage = next(e for e in events if e["type"] == "context_usage")["usage"]
+    assert usage["input_tokens"] == 200 and usage["output_tokens"] == 24 and usage["cost_usd"] > 0
+
+
+def test_thinking_maps_to_reasoning_once() -> None:
+    events, _ = _events("think")
+    assert [e["text"] for e in events if e["type"] == "reasoning_delta"] == ["Let me think about this."]
+
+
+@pytest.mark.parametrize(("name", "code"), [("err401-r2", "auth_failed"), ("err500-r2", "model_error")])
+def test_api_errors_are_classified(name: str, code: str) -> None:
+    events, ends = _events(name)
+    retries = [e for e in events if e["type"] == "error"]
+    assert len(retries) == 2 and all(e["error"]["retryable"] for e in retries)
+    assert ends[0]["status"] == "failed" and ends[0]["error"]["code"] == code
+    assert not any(e["type"] == "text_delta" for e in events), (
+        "the CLI's synthetic error text is not agent text"
+    )
+
+
+def test_interrupt_results_are_interrupted_only_after_our_interrupt() -> None:
+    _, ends = _events("sj-interrupt_tool")
+    assert ends[0]["status"] == "interrupted"
+    lines = [json.loads(x) for x in (TRANSCRIPTS / "shared/transcript-sj-interrupt_tool.jsonl").open()]
+    mapper = ClaudeMapper("/tmp/e2e/ws")  # no interrupt sent by us
+    end = next(m.end for m in map(mapper.feed, lines) if m.end)
+    assert end.status is RunStatus.FAILED and end.error is not None and "aborted_tools" in end.error.message
+
+
+def test_max_turns_fails_with_a_hint() -> None:
+    _, ends = _events("maxturns")
+    assert ends[0]["status"] == "failed" and "max_turns" in ends[0]["error"]["message"]
+
+
+def test_denied_approval_is_a_declined_tool_result() -> None:
+    events, ends = _events("sj-deny")
+    res = next(e for e in events if e["type"] == "tool_result")
+    assert res["display"]["status"] == "declined" and res["is_error"]
+    assert ends[0]["status"] == "success"
+
+
+def test_permission_denied_line_declines_once() -> None:
+    mapper = ClaudeMapper("/ws")
+    denied = {
+        "type": "system",
+        "subtype": "permission_denied",
+        "tool_name": "Bash",
+        "tool_use_id": "t1",
+        "message": "needs approval",
+        "session_id": "s",
+    }
+    late = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "needs approval", "is_error": True}
+            ],
+        },
+    }
+    first = mapper.feed(denied).events
+    assert len(first) == 1 and first[0].type == "tool_result"
+    assert first[0].display.status is ToolStatus.DECLINED
+    assert mapper.feed(late).events == []
+
+
+def test_unknown_lines_are_kept_raw() -> None:
+    mapper = ClaudeMapper()
+    out = mapper.feed({"subtype": "x", "type": "brand_new", "session_id": "s"}).events
+    assert out[0].type == "provider_raw" and out[0].payload["type"] == "brand_new"
+    assert mapper.feed({"type": "system", "subtype": "novel"}).events[0].type == "provider_raw"
+
+
+def test_assistant_text_without_stream_events_is_emitted_once() -> None:
+    mapper = ClaudeMapper()
+    msg = {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "hi"}]}}
+    assert [e.text for e in mapper.feed(msg).events] == ["hi"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("name", "inp", "kind", "title", "path"),
+    [
+        ("Read", {"file_path": "/ws/a/b.py"}, ToolKind.READ, "Reading file", "a/b.py"),
+        ("Write", {"file_path": "/elsewhere/x"}, ToolKind.WRITE, "Writing file", "/elsewhere/x"),
+        ("Edit", {"file_path": "/ws/x"}, ToolKind.EDIT, "Editing file", "x"),
+        ("MultiEdit", {"file_path": "/ws/x", "edits": []}, ToolKind.EDIT, "Editing file", "x"),
+        ("Grep", {"pattern": "foo"}, ToolKind.SEARCH, "Searching", None),
+        ("Glob", {"pattern": "*.py"}, ToolKind.SEARCH, "Searching", None),
+        ("LS", {"path": "/ws/src"}, ToolKind.READ, "Listing files", "src"),
+        ("WebFetch", {"url": "http://x"}, ToolKind.WEB, "Fetching web page", None),
+        ("WebSearch", {"query": "q"}, ToolKind.WEB, "Searching the web", None),
+        ("Task", {"description": "d"}, ToolKind.AGENT, "Running agent", None),
+        ("Agent", {}, ToolKind.AGENT, "Running agent", None),
+        ("mcp__git__status", {}, ToolKind.MCP, "MCP git: status", None),
+        ("Frobnicate", {}, ToolKind.UNKNOWN, "Frobnicate", None),
+    ],
+)
+def test_tool_display(name: str, inp: dict[str, Any], kind: ToolKind, title: str, path: str | None) -> None:
+    d = tool_display(name, inp, "/ws")
+    assert (d.kind, d.title, d.path) == (kind, title, path)
+
+
+def test_bash_display_and_approval_request() -> None:
+    req = {
+        "subtype": "can_use_tool",
+        "tool_name": "Bash",
+        "input": {"command": "touch f"},
+        "tool_use_id": "toolu_1",
+        "decision_reason": "This command requires approval",
+    }
+    ev = approval_request("r1", req, "/ws")
+    assert ev.request_id == "r1" and ev.tool_id == "toolu_1"
+    assert ev.display.kind is ToolKind.SHELL and ev.display.command == "touch f"
+    assert ev.reason == "This command requires approval"
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (401, "auth_failed"),
+        (403, "auth_failed"),
+        (429, "rate_limited"),
+        (500, "model_error"),
+        (None, "model_error"),
+    ],
+)
+def test_classify(status: int | None, code: str) -> None:
+    assert classify_api_error(status, "x").code == code
