@@ -1,0 +1,339 @@
+"""Codex app-server thread items → provider-neutral tool details (`HarnessToolDetails`).
+
+Layer: provider mapping, pure. Knows the shapes of Codex `ThreadItem`s (commandExecution, fileChange,
+mcpToolCall, dynamicToolCall, webSearch, imageView, collabAgentToolCall) and nothing of processes, JSON-RPC
+or the runner. Every function here takes plain dicts and returns new values; nothing is awaited or stored.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
+
+__all__ = [
+    "SUMMARY_CHARS",
+    "TOOL_ITEM_TYPES",
+    "ToolCall",
+    "bounded_tail",
+    "tool_calls",
+    "unwrap_shell",
+]
+
+SUMMARY_CHARS = 2_000
+"""Longest `display.summary` (the tail of a command's output, a diff, an error)."""
+OUTPUT_CHARS = 64_000
+"""Longest `tool_result.output`."""
+
+TOOL_ITEM_TYPES = frozenset(
+    {
+        "commandExecution",
+        "fileChange",
+        "mcpToolCall",
+        "dynamicToolCall",
+        "webSearch",
+        "imageView",
+        "collabAgentToolCall",
+    }
+)
+
+_STATUS = {
+    "inProgress": ToolStatus.STARTED,
+    "completed": ToolStatus.COMPLETED,
+    "failed": ToolStatus.FAILED,
+    "declined": ToolStatus.DECLINED,
+    "interrupted": ToolStatus.FAILED,
+}
+
+_ACTION_KIND = {
+    "read": (ToolKind.READ, "Reading file"),
+    "listFiles": (ToolKind.SEARCH, "Listing files"),
+    "search": (ToolKind.SEARCH, "Searching"),
+}
+
+_SHELLS = ("bash", "sh", "zsh", "dash")
+
+
+def bounded_tail(text: str | None, limit: int = SUMMARY_CHARS) -> str | None:
+    """The last `limit` characters of `text`, marked when cut (a summary: the end of output matters most)."""
+    if not text:
+        return None
+    if len(text) <= limit:
+        return text
+    return f"[… {len(text) - limit} earlier characters cut]\n{text[-limit:]}"
+
+
+def bounded_head(text: str | None, limit: int = OUTPUT_CHARS) -> str | None:
+    if text is None:
+        return None
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[… {len(text) - limit} more characters cut]"
+
+
+def unwrap_shell(command: str) -> str:
+    """`/bin/bash -lc 'ls -la'` → `ls -la`: the script the model wrote, not Codex's wrapper."""
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return command
+    if len(parts) == 3 and parts[0].rsplit("/", 1)[-1] in _SHELLS and parts[1] in ("-c", "-lc"):
+        return parts[2]
+    return command
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool action derived from an item (a fileChange with several files gives several)."""
+
+    tool_id: str
+    name: str
+    display: HarnessToolDetails
+    input: dict[str, Any] | None = None
+    output: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        d = self.display
+        return d.status in (ToolStatus.FAILED, ToolStatus.DECLINED) or (d.exit_code not in (None, 0))
+
+
+def _status(item: dict[str, Any]) -> ToolStatus:
+    return _STATUS.get(str(item.get("status")), ToolStatus.STARTED)
+
+
+def _command(item: dict[str, Any]) -> list[ToolCall]:
+    command = str(item.get("command") or "")
+    script = unwrap_shell(command)
+    actions = [a for a in item.get("commandActions") or [] if isinstance(a, dict)]
+    kinds = {a.get("type") for a in actions}
+    kind, title, path = ToolKind.SHELL, "Running command", None
+    if len(kinds) == 1 and (only := next(iter(kinds))) in _ACTION_KIND:
+        kind, title = _ACTION_KIND[str(only)]
+        path = next((a.get("path") for a in actions if a.get("path")), None)
+    output = item.get("aggregatedOutput")
+    display = HarnessToolDetails(
+        kind=kind,
+        title=title,
+        path=path,
+        command=script,
+        cwd=item.get("cwd"),
+        status=_status(item),
+        exit_code=item.get("exitCode"),
+        duration_ms=item.get("durationMs"),
+        summary=bounded_tail(output),
+        raw={"command": command, "commandActions": actions, "processId": item.get("processId")},
+    )
+    return [
+        ToolCall(
+            str(item["id"]),
+            "shell",
+            display,
+            {"command": script, "cwd": item.get("cwd")},
+            bounded_head(output),
+        )
+    ]
+
+
+_CHANGE_KIND = {
+    "add": (ToolKind.WRITE, "Writing file"),
+    "update": (ToolKind.EDIT, "Editing file"),
+    "delete": (ToolKind.WRITE, "Deleting file"),
+}
+
+
+def _file_change(item: dict[str, Any]) -> list[ToolCall]:
+    changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
+    item_id = str(item["id"])
+    calls = []
+    for index, change in enumerate(changes):
+        kind_obj = change.get("kind") or {}
+        change_type = kind_obj.get("type") if isinstance(kind_obj, dict) else str(kind_obj)
+        kind, title = _CHANGE_KIND.get(str(change_type), (ToolKind.EDIT, "Editing file"))
+        move_path = kind_obj.get("move_path") if isinstance(kind_obj, dict) else None
+        if move_path:
+            title = "Moving file"
+        display = HarnessToolDetails(
+            kind=kind,
+            title=title,
+            path=change.get("path"),
+            status=_status(item),
+            summary=bounded_tail(change.get("diff")),
+            raw={"kind": kind_obj, "move_path": move_path} if move_path else {"kind": kind_obj},
+        )
+        tool_id = item_id if len(changes) == 1 else f"{item_id}#{index}"
+        calls.append(
+            ToolCall(tool_id, "apply_patch", display, {"path": change.get("path"), "kind": change_type})
+        )
+    if not calls:  # a patch whose changes are not known yet still shows up once
+        display = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing files", status=_status(item))
+        calls.append(ToolCall(item_id, "apply_patch", display))
+    return calls
+
+
+_DYNAMIC_HINTS: tuple[tuple[tuple[str, ...], ToolKind, str], ...] = (
+    (("shell", "exec", "bash", "command", "terminal", "run"), ToolKind.SHELL, "Running command"),
+    (("search", "grep", "find", "glob"), ToolKind.SEARCH, "Searching"),
+    (("list", "ls"), ToolKind.SEARCH, "Listing files"),
+    (("read", "view", "cat", "open", "get_file"), ToolKind.READ, "Reading file"),
+    (("edit", "patch", "replace", "update"), ToolKind.EDIT, "Editing file"),
+    (("write", "create", "save"), ToolKind.WRITE, "Writing file"),
+    (("web", "fetch", "http", "browse", "url"), ToolKind.WEB, "Fetching"),
+    (("agent", "task", "delegate"), ToolKind.AGENT, "Delegating to agent"),
+)
+
+
+def infer_kind(tool_name: str) -> tuple[ToolKind, str]:
+    """Guess what a dynamic tool does from its name (`read_file` → read). Unknown names stay unknown."""
+    lowered = tool_name.lower()
+    words = set(lowered.replace("-", "_").replace("/", "_").replace(".", "_").split("_"))
+    for hints, kind, title in _DYNAMIC_HINTS:
+        if words & set(hints) or any(len(h) > 3 and h in lowered for h in hints):
+            return kind, title
+    return ToolKind.UNKNOWN, f"Calling {tool_name}"
+
+
+def _json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _args(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    return None if value is None else {"arguments": value}
+
+
+def _mcp(item: dict[str, Any]) -> list[ToolCall]:
+    server, tool = str(item.get("server") or ""), str(item.get("tool") or "")
+    error = item.get("error") or {}
+    result_text = _json_text((item.get("result") or {}).get("content"))
+    summary = error.get("message") if isinstance(error, dict) and error else result_text
+    display = HarnessToolDetails(
+        kind=ToolKind.MCP,
+        title=f"Calling {server}.{tool}" if server else f"Calling {tool}",
+        status=_status(item),
+        duration_ms=item.get("durationMs"),
+        summary=bounded_tail(summary),
+        raw={"server": server, "tool": tool},
+    )
+    return [
+        ToolCall(
+            str(item["id"]),
+            f"{server}.{tool}" if server else tool,
+            display,
+            _args(item.get("arguments")),
+            bounded_head(result_text),
+        )
+    ]
+
+
+def _dynamic(item: dict[str, Any]) -> list[ToolCall]:
+    tool = str(item.get("tool") or "")
+    kind, title = infer_kind(tool)
+    args = _args(item.get("arguments"))
+    status = _status(item)
+    if item.get("success") is False and status is ToolStatus.COMPLETED:
+        status = ToolStatus.FAILED
+    text = _json_text(item.get("contentItems"))
+    path = next((str(args[k]) for k in ("path", "file", "file_path") if args and args.get(k)), None)
+    display = HarnessToolDetails(
+        kind=kind,
+        title=title,
+        path=path,
+        status=status,
+        duration_ms=item.get("durationMs"),
+        summary=bounded_tail(text),
+        raw={"tool": tool, "namespace": item.get("namespace")},
+    )
+    return [ToolCall(str(item["id"]), tool, display, args, bounded_head(text))]
+
+
+def _web(item: dict[str, Any]) -> list[ToolCall]:
+    action = item.get("action") or {}
+    url = action.get("url") if isinstance(action, dict) else None
+    query = item.get("query") or ""
+    title = "Opening page" if url else "Searching the web"
+    done = ToolStatus.COMPLETED if item.get("_completed") else ToolStatus.STARTED
+    display = HarnessToolDetails(
+        kind=ToolKind.WEB,
+        title=title,
+        path=url,
+        command=query or None,
+        status=done,
+        summary=bounded_tail(query or url),
+        raw={"action": action} if action else None,
+    )
+    return [ToolCall(str(item["id"]), "web_search", display, {"query": query})]
+
+
+def _image(item: dict[str, Any]) -> list[ToolCall]:
+    done = ToolStatus.COMPLETED if item.get("_completed") else ToolStatus.STARTED
+    display = HarnessToolDetails(
+        kind=ToolKind.READ, title="Viewing image", path=item.get("path"), status=done
+    )
+    return [ToolCall(str(item["id"]), "view_image", display, {"path": item.get("path")})]
+
+
+_COLLAB_TITLES = {
+    "spawnAgent": "Starting agent",
+    "sendInput": "Messaging agent",
+    "sendMessage": "Messaging agent",
+    "resumeAgent": "Resuming agent",
+    "wait": "Waiting for agents",
+    "closeAgent": "Closing agent",
+    "followupTask": "Delegating to agent",
+    "interruptAgent": "Interrupting agent",
+    "listAgents": "Listing agents",
+}
+
+
+def _collab(item: dict[str, Any]) -> list[ToolCall]:
+    tool = str(item.get("tool") or "")
+    receivers = item.get("receiverThreadIds") or []
+    display = HarnessToolDetails(
+        kind=ToolKind.AGENT,
+        title=_COLLAB_TITLES.get(tool, "Delegating to agent"),
+        status=_status(item),
+        summary=bounded_tail(item.get("prompt")),
+        raw={"tool": tool, "receiverThreadIds": receivers, "model": item.get("model")},
+    )
+    return [ToolCall(str(item["id"]), tool, display, {"prompt": item.get("prompt")})]
+
+
+_BUILDERS = {
+    "commandExecution": _command,
+    "fileChange": _file_change,
+    "mcpToolCall": _mcp,
+    "dynamicToolCall": _dynamic,
+    "webSearch": _web,
+    "imageView": _image,
+    "collabAgentToolCall": _collab,
+}
+
+
+def tool_calls(item: dict[str, Any], *, completed: bool) -> list[ToolCall]:
+    """The tool actions of one tool item (see `TOOL_ITEM_TYPES`). Items without a status of their own
+    (webSearch, imageView) count as completed when `completed` is true."""
+    builder = _BUILDERS[str(item.get("type"))]
+    if "status" not in item:
+        item = {**item, "_completed": completed}
+    calls = builder(item)
+    if completed:
+        return [
+            c if c.display.status is not ToolStatus.STARTED else _with_status(c, ToolStatus.COMPLETED)
+            for c in calls
+        ]
+    return calls
+
+
+def _with_status(call: ToolCall, status: ToolStatus) -> ToolCall:
+    return ToolCall(
+        call.tool_id, call.name, call.display.model_copy(update={"status": status}), call.input, call.output
+    )

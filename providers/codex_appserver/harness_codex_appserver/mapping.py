@@ -1,0 +1,417 @@
+"""Codex app-server notifications → `HarnessEvent`s: one small stateful mapper per turn, no I/O.
+
+Layer: provider mapping, pure. Knows the app-server's notification methods and payloads (codex-cli 0.169.0,
+see PROTOCOL-NOTES.md and `generate-json-schema`) and the harness event types; knows nothing of processes,
+JSON-RPC framing, clocks (the caller passes `now`) or the runner. Events are built without `run_id`, `seq`
+and `ts`: the runner stamps them.
+
+Rules worth knowing:
+
+- Text: `item/agentMessage/delta` → `text_delta`. A message that arrives whole (`item/completed` without
+  deltas) is emitted as one `text_delta` so no text is lost. The final text is the last completed
+  `agentMessage` whose phase is `final_answer`, else the last completed `agentMessage` of the turn.
+- Command output (`item/commandExecution/outputDelta`) is coalesced per item: emitted as one `tool_summary`
+  when `flush_bytes` have piled up, when `flush_interval` seconds passed since the last flush of that item
+  (checked when a delta arrives), and at the item's end. Never more than `max_streamed_chars` per item are
+  streamed; beyond that one note says how much was held back (the `tool_result` has the bounded tail).
+- Token usage: Codex reports `total` (cumulative over the thread) and `last` (the latest model call). The
+  per-run figure is `total - baseline`. The baseline is the `total` of an update that arrives before our turn
+  starts (the replay `thread/resume` sends); failing that, `total - last` of the first update of the turn
+  (that update's `last` is this run's first call, so everything before it belonged to earlier turns). Updates
+  before the turn are emitted with `cumulative=True`.
+- Errors: `error` → `error` (retryable = `willRetry`), classified from `codexErrorInfo`: HTTP 401/403 or
+  `unauthorized` → `auth_failed`; HTTP 429, `rateLimitExceeded`, `usageLimitExceeded`,
+  `responseTooManyFailedAttempts` with 429 → `rate_limited`; everything else → `model_error` (with the HTTP
+  status when known).
+- Items that never complete (a command still running when the turn is interrupted) get a `tool_result`
+  with status `failed` at `turn/completed`, so every `tool_use` has its result.
+- Known bookkeeping notifications (`IGNORED`) produce nothing, deliberately; anything else unmapped becomes
+  `provider_raw`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_core.events import (
+    ContextUsage,
+    ErrorEvent,
+    ErrorInfo,
+    HarnessEvent,
+    ProviderRaw,
+    ReasoningDelta,
+    RunStatus,
+    TextDelta,
+    ToolResult,
+    ToolStatus,
+    ToolSummary,
+    ToolUse,
+    Usage,
+)
+
+from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, bounded_tail, tool_calls
+
+__all__ = ["IGNORED", "TurnMapper", "TurnOutcome", "classify_error", "usage_from_wire"]
+
+IGNORED = frozenset(
+    {
+        "thread/started",  # the provider emits session_started from the thread/start|resume response
+        "turn/started",  # turn id is taken from the turn/start response; tracked here too
+        "thread/status/changed",  # active/idle bookkeeping, implied by the turn events
+        "serverRequest/resolved",  # approvals are settled (and reported) by the provider and the runner
+        "item/reasoning/summaryPartAdded",  # a section break; the next summaryTextDelta carries the text
+    }
+)
+
+_STATUS = {"completed": RunStatus.SUCCESS, "interrupted": RunStatus.INTERRUPTED, "failed": RunStatus.FAILED}
+
+_RATE = {"rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"}
+_AUTH = {"unauthorized"}
+_STATUS_OF = {"internalServerError": 500, "badRequest": 400, "unauthorized": 401, "rateLimitExceeded": 429}
+
+_NEXT = {
+    "auth_failed": "check the model provider's API key (the `env_key` variable of a custom provider, or "
+    "`codex login`) and run again",
+    "rate_limited": "the model API is rate limiting; wait a little and run again",
+    "model_error": "the model API failed; run again, or check the provider status and `-o config.model=...`",
+}
+
+
+def classify_error(info: Any) -> tuple[str, int | None]:
+    """`codexErrorInfo` → (harness error code, HTTP status if known)."""
+    status: int | None = None
+    name = ""
+    if isinstance(info, str):
+        name = info
+        status = _STATUS_OF.get(info)
+    elif isinstance(info, dict) and info:
+        name = next(iter(info))
+        inner = info[name]
+        if isinstance(inner, dict) and isinstance(inner.get("httpStatusCode"), int):
+            status = inner["httpStatusCode"]
+    if status in (401, 403) or name in _AUTH:
+        return "auth_failed", status
+    if status == 429 or name in _RATE:
+        return "rate_limited", status
+    return "model_error", status
+
+
+def error_info(error: dict[str, Any], *, retryable: bool = False) -> ErrorInfo:
+    """A Codex `TurnError` as `ErrorInfo`, saying what to do next."""
+    code, status = classify_error(error.get("codexErrorInfo"))
+    message = str(error.get("message") or "the turn failed")
+    extra = error.get("additionalDetails")
+    text = f"{message} ({extra})" if extra else message
+    if not retryable:
+        text = f"{text}; {_NEXT[code]}"
+    details = {"codex_error_info": error.get("codexErrorInfo"), "http_status": status}
+    return ErrorInfo(
+        code=code,
+        message=text,
+        retryable=retryable or code == "rate_limited",
+        details={k: v for k, v in details.items() if v is not None},
+    )
+
+
+def usage_from_wire(breakdown: dict[str, Any] | None) -> Usage:
+    b = breakdown or {}
+    return Usage(
+        input_tokens=max(0, int(b.get("inputTokens") or 0)),
+        cached_input_tokens=max(0, int(b.get("cachedInputTokens") or 0)),
+        output_tokens=max(0, int(b.get("outputTokens") or 0)),
+        reasoning_tokens=max(0, int(b.get("reasoningOutputTokens") or 0)),
+    )
+
+
+def _minus(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        input_tokens=max(0, a.input_tokens - b.input_tokens),
+        cached_input_tokens=max(0, a.cached_input_tokens - b.cached_input_tokens),
+        output_tokens=max(0, a.output_tokens - b.output_tokens),
+        reasoning_tokens=max(0, a.reasoning_tokens - b.reasoning_tokens),
+    )
+
+
+@dataclass
+class _Buffer:
+    parts: list[str] = field(default_factory=list)
+    size: int = 0
+    streamed: int = 0
+    held_back: int = 0
+    last_flush: float | None = None
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """What `turn/completed` said, plus what the mapper collected on the way."""
+
+    status: RunStatus
+    final_text: str
+    usage: Usage
+    error: ErrorInfo | None
+
+
+class TurnMapper:
+    """Maps the notifications of one thread's turn, in order. Feed every notification to `map`."""
+
+    def __init__(
+        self,
+        *,
+        thread_id: str | None = None,
+        flush_bytes: int = 4096,
+        flush_interval: float = 0.5,
+        max_streamed_chars: int = 256_000,
+    ) -> None:
+        self.thread_id = thread_id
+        self.turn_id: str | None = None
+        self.outcome: TurnOutcome | None = None
+        self.usage = Usage()
+        self._flush_bytes = flush_bytes
+        self._flush_interval = flush_interval
+        self._max_streamed = max_streamed_chars
+        self._baseline: Usage | None = None
+        self._buffers: dict[tuple[str, str], _Buffer] = {}
+        self._streamed_items: set[str] = set()
+        self._open: dict[str, list[ToolCall]] = {}
+        self._messages: list[tuple[str | None, str]] = []
+        self._last_error: ErrorInfo | None = None
+        self._last_diff: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.outcome is not None
+
+    def start_turn(self, turn_id: str) -> None:
+        """Tell the mapper the id of its turn (from the `turn/start` response)."""
+        self.turn_id = turn_id
+
+    # --- dispatch ---------------------------------------------------------------------------------------
+
+    def map(self, method: str, params: Any, *, now: float = 0.0) -> list[HarnessEvent]:
+        """The events for one notification (possibly none, never silently: see `IGNORED`)."""
+        p: dict[str, Any] = params if isinstance(params, dict) else {}
+        if self._foreign(method, p):
+            return [ProviderRaw(method=method, payload=params)]
+        handler = _HANDLERS.get(method)
+        if handler is not None:
+            return handler(self, p, now)
+        if method in IGNORED:
+            if method == "turn/started":
+                self.turn_id = self.turn_id or (p.get("turn") or {}).get("id")
+            return []
+        return [ProviderRaw(method=method, payload=params)]
+
+    def _foreign(self, method: str, p: dict[str, Any]) -> bool:
+        """A notification about another thread or turn (a sub-agent, a stale turn): kept raw. Token usage
+        of earlier turns is not foreign: it is the baseline of the per-run figures."""
+        if self.thread_id and p.get("threadId") not in (None, self.thread_id):
+            return True
+        if method == "turn/completed":
+            turn_id = (p.get("turn") or {}).get("id")
+            return bool(self.turn_id and turn_id not in (None, self.turn_id))
+        if method == "thread/tokenUsage/updated":
+            return False
+        return bool(self.turn_id and p.get("turnId") not in (None, self.turn_id))
+
+    # --- text and reasoning -----------------------------------------------------------------------------
+
+    def _text_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        item_id = p.get("itemId")
+        if item_id:
+            self._streamed_items.add(str(item_id))
+        return [TextDelta(text=str(p.get("delta") or ""), item_id=item_id)] if p.get("delta") else []
+
+    def _reasoning_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        item_id = p.get("itemId")
+        if item_id:
+            self._streamed_items.add(str(item_id))
+        return [ReasoningDelta(text=str(p.get("delta") or ""), item_id=item_id)] if p.get("delta") else []
+
+    # --- items ------------------------------------------------------------------------------------------
+
+    def _item_started(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        item = p.get("item") or {}
+        kind = item.get("type")
+        if kind in TOOL_ITEM_TYPES:
+            calls = tool_calls(item, completed=False)
+            self._open[str(item.get("id"))] = calls
+            return [ToolUse(tool_id=c.tool_id, name=c.name, display=c.display, input=c.input) for c in calls]
+        if kind in ("userMessage", "agentMessage", "reasoning", "plan"):
+            return []  # their content arrives as deltas or with item/completed
+        return [ProviderRaw(method="item/started", payload=p)]
+
+    def _item_completed(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        item = p.get("item") or {}
+        kind, item_id = item.get("type"), str(item.get("id"))
+        if kind in TOOL_ITEM_TYPES:
+            events = self._flush(("output", item_id), force=True)
+            events += self._finish_tool(item_id, tool_calls(item, completed=True))
+            return events
+        if kind == "agentMessage":
+            text = str(item.get("text") or "")
+            self._messages.append((item.get("phase"), text))
+            if item_id not in self._streamed_items and text:
+                return [TextDelta(text=text, item_id=item_id)]
+            return []
+        if kind == "reasoning":
+            if item_id in self._streamed_items:
+                return []
+            parts = [str(s) for s in (item.get("summary") or [])] + [
+                str(c) for c in (item.get("content") or [])
+            ]
+            text = "\n\n".join(part for part in parts if part)
+            return [ReasoningDelta(text=text, item_id=item_id)] if text else []
+        if kind == "plan":
+            events = self._flush(("plan", item_id), force=True)
+            if item_id not in self._streamed_items and item.get("text"):
+                events.append(ToolSummary(tool_id=item_id, kind="plan", text=str(item["text"])))
+            return events
+        if kind == "userMessage":
+            return []  # the echo of our own prompt
+        return [ProviderRaw(method="item/completed", payload=p)]
+
+    def _finish_tool(self, item_id: str, calls: list[ToolCall]) -> list[HarnessEvent]:
+        self._open.pop(item_id, None)
+        return [
+            ToolResult(
+                tool_id=c.tool_id, name=c.name, display=c.display, output=c.output, is_error=c.is_error
+            )
+            for c in calls
+        ]
+
+    # --- coalesced output -------------------------------------------------------------------------------
+
+    def _output_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        return self._buffer(("output", str(p.get("itemId"))), str(p.get("delta") or ""), now)
+
+    def _plan_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        item_id = str(p.get("itemId"))
+        self._streamed_items.add(item_id)
+        return self._buffer(("plan", item_id), str(p.get("delta") or ""), now)
+
+    def _buffer(self, key: tuple[str, str], delta: str, now: float) -> list[HarnessEvent]:
+        buf = self._buffers.setdefault(key, _Buffer(last_flush=now))
+        room = self._max_streamed - buf.streamed - buf.size
+        if room <= 0:
+            buf.held_back += len(delta)
+            return []
+        if len(delta) > room:
+            buf.held_back += len(delta) - room
+            delta = delta[:room]
+        buf.parts.append(delta)
+        buf.size += len(delta)
+        due = buf.last_flush is not None and now - buf.last_flush >= self._flush_interval
+        if buf.size >= self._flush_bytes or due:
+            return self._flush(key, now=now)
+        return []
+
+    def _flush(self, key: tuple[str, str], *, force: bool = False, now: float = 0.0) -> list[HarnessEvent]:
+        buf = self._buffers.get(key)
+        if buf is None:
+            return []
+        events: list[HarnessEvent] = []
+        kind, item_id = key
+        if buf.parts:
+            text = "".join(buf.parts)
+            buf.parts, buf.streamed, buf.size = [], buf.streamed + buf.size, 0
+            buf.last_flush = now
+            events.append(
+                ToolSummary(tool_id=item_id, kind="output" if kind == "output" else "plan", text=text)
+            )
+        if force:
+            if buf.held_back:
+                events.append(
+                    ToolSummary(
+                        tool_id=item_id,
+                        kind="note",
+                        text=f"[{buf.held_back} more characters of output not streamed]",
+                    )
+                )
+            del self._buffers[key]
+        return events
+
+    # --- turn-level -------------------------------------------------------------------------------------
+
+    def _plan_updated(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        marks = {"completed": "[x]", "inProgress": "[~]", "pending": "[ ]"}
+        lines = [str(p["explanation"])] if p.get("explanation") else []
+        lines += [f"{marks.get(s.get('status'), '[ ]')} {s.get('step')}" for s in p.get("plan") or []]
+        return [ToolSummary(kind="plan", text="\n".join(lines))] if lines else []
+
+    def _diff_updated(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        diff = str(p.get("diff") or "")
+        if diff == self._last_diff or not diff:
+            return []
+        self._last_diff = diff
+        return [ToolSummary(kind="diff", text=bounded_tail(diff, 64_000) or "")]
+
+    def _token_usage(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        usage = p.get("tokenUsage") or {}
+        total = usage_from_wire(usage.get("total"))
+        window = usage.get("modelContextWindow")
+        ours = self.turn_id is not None and p.get("turnId", self.turn_id) == self.turn_id
+        if not ours:
+            self._baseline = total
+            return [ContextUsage(usage=total, cumulative=True, context_window=window)]
+        if self._baseline is None:
+            self._baseline = _minus(total, usage_from_wire(usage.get("last")))
+        self.usage = _minus(total, self._baseline)
+        return [ContextUsage(usage=self.usage, cumulative=False, context_window=window)]
+
+    def _error(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        retry = bool(p.get("willRetry"))
+        info = error_info(p.get("error") or {}, retryable=retry)
+        if not retry:
+            self._last_error = info
+        return [ErrorEvent(error=info)]
+
+    def _turn_completed(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        turn = p.get("turn") or {}
+        events: list[HarnessEvent] = []
+        for key in list(self._buffers):
+            events += self._flush(key, force=True)
+        for item_id, calls in list(self._open.items()):
+            ended = [
+                ToolCall(
+                    c.tool_id,
+                    c.name,
+                    c.display.model_copy(
+                        update={"status": ToolStatus.FAILED, "summary": "the turn ended before this finished"}
+                    ),
+                    c.input,
+                )
+                for c in calls
+            ]
+            events += self._finish_tool(item_id, ended)
+        status = _STATUS.get(str(turn.get("status")), RunStatus.FAILED)
+        error = self._last_error
+        if status is RunStatus.FAILED and isinstance(turn.get("error"), dict):
+            error = error_info(turn["error"])
+        elif status is RunStatus.FAILED and error is None:
+            error = ErrorInfo(
+                code="model_error", message=f"the turn ended with status {turn.get('status')!r}"
+            )
+        if status is not RunStatus.FAILED:
+            error = None
+        final = next((t for ph, t in reversed(self._messages) if ph == "final_answer"), None)
+        if final is None:
+            final = self._messages[-1][1] if self._messages else ""
+        self.outcome = TurnOutcome(status=status, final_text=final, usage=self.usage, error=error)
+        return events
+
+
+_HANDLERS = {
+    "item/agentMessage/delta": TurnMapper._text_delta,
+    "item/reasoning/summaryTextDelta": TurnMapper._reasoning_delta,
+    "item/reasoning/textDelta": TurnMapper._reasoning_delta,
+    "item/started": TurnMapper._item_started,
+    "item/completed": TurnMapper._item_completed,
+    "item/commandExecution/outputDelta": TurnMapper._output_delta,
+    "item/plan/delta": TurnMapper._plan_delta,
+    "turn/plan/updated": TurnMapper._plan_updated,
+    "turn/diff/updated": TurnMapper._diff_updated,
+    "thread/tokenUsage/updated": TurnMapper._token_usage,
+    "error": TurnMapper._error,
+    "turn/completed": TurnMapper._turn_completed,
+}

@@ -1,0 +1,100 @@
+"""Feed a recorded app-server conversation back through the mapping: transcripts → events, offline.
+
+Layer: provider mapping, pure (no process, no clock). Used by the golden tests and by anything that replays a
+wire log (`{"dir": "in"|"out", "t": seconds, "msg": {...}}` per line; lines without `msg`, such as
+`{"case": ...}` markers, start a new conversation). Knows the lifecycle only as far as needed to know which
+thread and turn a notification belongs to.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness_core.events import HarnessEvent, SessionStarted
+
+from harness_codex_appserver.mapping import TurnMapper, TurnOutcome
+
+__all__ = ["Conversation", "conversations", "load_transcript", "replay"]
+
+
+@dataclass
+class Conversation:
+    """One app-server process's traffic (a `case` of a multi-case transcript)."""
+
+    case: str | None
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+
+def load_transcript(path: str | Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def conversations(lines: Iterable[dict[str, Any]]) -> Iterator[Conversation]:
+    """Split a transcript into conversations: at `case` markers, and where the clock starts again."""
+    current = Conversation(None)
+    last_t = 0.0
+    for line in lines:
+        if "msg" not in line:
+            if current.lines:
+                yield current
+            current = Conversation(str(line.get("case")) if "case" in line else None)
+            last_t = 0.0
+            continue
+        t = float(line.get("t") or 0.0)
+        if t < last_t and current.lines:
+            yield current
+            current = Conversation(current.case)
+        last_t = t
+        current.lines.append(line)
+    if current.lines:
+        yield current
+
+
+def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[TurnOutcome]]:
+    """The events (and turn outcomes) the provider's mapping makes of one recorded conversation."""
+    events: list[HarnessEvent] = []
+    outcomes: list[TurnOutcome] = []
+    pending: dict[Any, str] = {}
+    mapper: TurnMapper | None = None
+    clock = 0.0
+    for line in conversation.lines:
+        msg = line["msg"]
+        clock = float(line.get("t") or clock)
+        if not isinstance(msg, dict):
+            continue
+        if line["dir"] == "out":
+            if "method" in msg and "id" in msg:
+                pending[msg["id"]] = str(msg["method"])
+            continue
+        if "method" not in msg and "id" in msg:  # a response to one of our requests
+            method = pending.pop(msg["id"], "")
+            result = msg.get("result")
+            if not isinstance(result, dict):
+                continue
+            if method in ("thread/start", "thread/resume"):
+                thread = result.get("thread") or {}
+                mapper = TurnMapper(thread_id=thread.get("id"))
+                events.append(
+                    SessionStarted(
+                        session_id=str(thread.get("id")),
+                        resumed=method == "thread/resume",
+                        model=result.get("model"),
+                    )
+                )
+            elif method == "turn/start" and mapper is not None:
+                mapper.start_turn(str((result.get("turn") or {}).get("id")))
+            continue
+        if "id" in msg:  # a server request (approvals): the provider's business, not the mapping's
+            continue
+        if mapper is None:
+            mapper = TurnMapper()
+        events += mapper.map(str(msg["method"]), msg.get("params"), now=clock)
+        if mapper.outcome is not None:
+            outcomes.append(mapper.outcome)
+            mapper = TurnMapper(thread_id=mapper.thread_id)
+    return events, outcomes
