@@ -1,0 +1,286 @@
+"""The loopback HTTP server and step cursor shared by every scripted model backend.
+
+Layer: testing. Knows HTTP, Server-Sent Events framing and the scenario vocabulary; knows nothing of any
+provider's wire format (subclasses translate steps into OpenAI Responses or Anthropic Messages streams) and
+nothing of Harness providers, runners or events. Stdlib only: it runs a `ThreadingHTTPServer` in a daemon
+thread, so it can be used from sync code, asyncio and trio alike.
+
+Every blocking wait (a `Stall`, a `TakeLong`, a slow `Say`) waits on one `threading.Event` that `stop()` sets,
+so stopping never hangs on an open stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, ClassVar
+
+from harness_core.testing.scenarios import Fail, Say, Scenario, Step, TakeLong, Think
+
+__all__ = ["FINISHED_TEXT", "Exchange", "Handler", "ScriptedBackend", "Turn", "split_chunks"]
+
+FINISHED_TEXT = "(scenario finished)"
+"""What a backend says once the scenario's steps are exhausted, so a CLI never hangs waiting."""
+
+_JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model response to play: the reasoning that precedes it and the step itself."""
+
+    index: int
+    """0-based count of turn requests answered before this one (drives deterministic ids and usage)."""
+    thinks: tuple[str, ...]
+    step: Step
+    delay: float = 0.0
+    """Seconds to wait (interruptibly) before answering: the sum of the `TakeLong` steps before it."""
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One HTTP request as received, for assertions: method, path (with query), parsed JSON body or None."""
+
+    method: str
+    path: str
+    body: _JSON | None
+    turn: bool
+    """Whether it played a scenario step (a model turn) or was a side request answered on the side."""
+
+
+def split_chunks(text: str, chunks: int) -> list[str]:
+    """Split `text` into at most `chunks` non-empty consecutive pieces (at least one, even for "")."""
+    n = max(1, min(chunks, len(text)))
+    size, extra = divmod(len(text), n)
+    pieces: list[str] = []
+    pos = 0
+    for i in range(n):
+        end = pos + size + (1 if i < extra else 0)
+        pieces.append(text[pos:end])
+        pos = end
+    return pieces
+
+
+class ScriptedBackend:
+    """A scripted model API on 127.0.0.1 (ephemeral port) that plays a `Scenario`, one step per request.
+
+    Consecutive `Think` steps attach to the following step's response; `TakeLong` delays the next one;
+    every other step is one model response. When the steps are exhausted it answers `FINISHED_TEXT`; a
+    `Fail` that is the last step keeps failing (a down API stays down, so CLI retries fail too).
+
+    Use as a context manager (`with Backend(scenario) as b: ... b.url ...`) or `start()`/`stop()`.
+    """
+
+    turn_path: ClassVar[str] = "/"
+    """The POST path (without query) of a model turn request; subclasses set it."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.requests: list[_JSON] = []
+        """Parsed JSON bodies of the turn requests received, in order."""
+        self.exchanges: list[Exchange] = []
+        """Every request received (turns and side requests), in order."""
+        self._cursor = 0
+        self._turns = 0
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def start(self) -> ScriptedBackend:
+        """Bind 127.0.0.1 on an ephemeral port and serve in a daemon thread. Returns self."""
+        if self._server is not None:
+            raise RuntimeError("backend already started")
+        server = _Server(("127.0.0.1", 0), Handler)
+        server.backend = self
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"{type(self).__name__}:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Release every stalled or waiting stream, stop serving and close the socket. Idempotent."""
+        self._stopped.set()
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedBackend:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("backend not started")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. `http://127.0.0.1:PORT` (subclasses may add the API prefix)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- the step cursor -------------------------------------------------------------------------------
+
+    @property
+    def remaining(self) -> int:
+        """Steps not yet played."""
+        with self._lock:
+            return len(self.scenario.steps) - self._cursor
+
+    def next_turn(self) -> Turn:
+        """Take the next model response off the script (thread-safe; does not wait for delays)."""
+        steps = self.scenario.steps
+        with self._lock:
+            index = self._turns
+            self._turns += 1
+            thinks: list[str] = []
+            delay = 0.0
+            while self._cursor < len(steps):
+                step = steps[self._cursor]
+                self._cursor += 1
+                if isinstance(step, Think):
+                    thinks.append(step.text)
+                elif isinstance(step, TakeLong):
+                    delay += step.seconds
+                else:
+                    return Turn(index, tuple(thinks), step, delay)
+            if steps and isinstance(steps[-1], Fail) and not thinks and not delay:
+                return Turn(index, (), steps[-1])
+            return Turn(index, tuple(thinks), Say(FINISHED_TEXT, chunks=1), delay)
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`, waking early when the backend stops. Returns True if stopped."""
+        if seconds <= 0:
+            return self._stopped.is_set()
+        return self._stopped.wait(seconds)
+
+    # -- subclass interface ----------------------------------------------------------------------------
+
+    def is_turn_request(self, path: str, body: _JSON | None) -> bool:
+        """Whether this POST plays a scenario step. Subclasses refine it to recognise side requests."""
+        return path.split("?", 1)[0] == self.turn_path
+
+    def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
+        raise NotImplementedError
+
+    def answer_side(self, http: Handler, method: str, path: str, body: _JSON | None) -> None:
+        """Answer a request that is not a model turn (default: a JSON 404)."""
+        http.send_json(404, {"error": {"message": f"no such endpoint: {method} {path}", "type": "not_found"}})
+
+    # -- request dispatch (called on the server's handler threads) -------------------------------------
+
+    def _dispatch(self, http: Handler, method: str) -> None:
+        body: _JSON | None = None
+        length = int(http.headers.get("Content-Length") or 0)
+        raw = http.rfile.read(length) if length else b""
+        if raw:
+            try:
+                parsed = json.loads(raw)
+            except ValueError:
+                parsed = None
+            body = parsed if isinstance(parsed, dict) else None
+        turn = method == "POST" and body is not None and self.is_turn_request(http.path, body)
+        with self._lock:
+            self.exchanges.append(Exchange(method, http.path, body, turn))
+            if turn and body is not None:
+                self.requests.append(body)
+        if turn and body is not None:
+            step = self.next_turn()
+            if self.wait(step.delay):
+                http.close_connection = True
+                return
+            self.answer_turn(http, step, body)
+        else:
+            self.answer_side(http, method, http.path, body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    backend: ScriptedBackend
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One connection; every response closes it (HTTP/1.0 style), so a stream ends at EOF at the latest."""
+
+    server: _Server
+    server_version = "HarnessScriptedBackend/1"
+
+    def do_POST(self) -> None:
+        self._run("POST")
+
+    def do_GET(self) -> None:
+        self._run("GET")
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _run(self, method: str) -> None:
+        # The client may go away mid-stream (an interrupt or a killed CLI): then there is nothing to answer.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.server.backend._dispatch(self, method)
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: requests are recorded in ScriptedBackend.exchanges
+
+    # -- response helpers ------------------------------------------------------------------------------
+
+    def send_json(self, status: int, payload: Mapping[str, Any], headers: Mapping[str, str] = {}) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def start_sse(self, headers: Mapping[str, str] = {}) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.flush()
+
+    def send_event(self, event: Mapping[str, Any]) -> None:
+        """One SSE frame: `event: <type>` and `data: <json>` (the type is also inside the data)."""
+        frame = f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
+        self.wfile.write(frame.encode())
+        self.wfile.flush()
+
+    def send_events(self, events: Iterator[Mapping[str, Any]]) -> None:
+        for event in events:
+            self.send_event(event)

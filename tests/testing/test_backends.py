@@ -1,0 +1,349 @@
+"""Scripted model backends over plain HTTP (urllib): SSE framing, step sequencing, errors, stop. No CLIs."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import anyio
+import pytest
+
+from harness_core.testing.backends import FINISHED_TEXT, MessagesBackend, ResponsesBackend
+from harness_core.testing.backends.http import split_chunks
+from harness_core.testing.backends.messages import find_cwd
+from harness_core.testing.backends.responses import apply_patch_text
+from harness_core.testing.scenarios import (
+    SCENARIOS,
+    EditFile,
+    Fail,
+    Say,
+    Scenario,
+    Stall,
+    TakeLong,
+    WriteFile,
+)
+
+TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
+
+
+def post(url: str, body: dict[str, Any], timeout: float = 5) -> tuple[int, str, bytes]:
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, resp.headers["Content-Type"], resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers["Content-Type"], err.read()
+
+
+def sse(raw: bytes) -> list[dict[str, Any]]:
+    """Parse SSE frames; check each `event:` name matches the data's `type`."""
+    events = []
+    for frame in raw.decode().split("\n\n"):
+        if not frame.strip():
+            continue
+        fields = dict(line.split(": ", 1) for line in frame.split("\n"))
+        data = json.loads(fields["data"])
+        assert fields["event"] == data["type"]
+        events.append(data)
+    assert raw.endswith(b"\n\n")
+    return events
+
+
+def responses_turn(backend: ResponsesBackend) -> list[dict[str, Any]]:
+    status, ctype, raw = post(
+        f"{backend.base_url}/responses", {"model": "gpt-5.5", "stream": True, "input": []}
+    )
+    assert (status, ctype) == (200, "text/event-stream")
+    return sse(raw)
+
+
+def items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["item"] for e in events if e["type"] == "response.output_item.done"]
+
+
+def messages_turn(backend: MessagesBackend, stream: bool = True, **extra: Any) -> Any:
+    body = {"model": "claude-sonnet-4-5", "stream": stream, "tools": TOOLS, "messages": [], **extra}
+    status, _, raw = post(f"{backend.url}/v1/messages?beta=true", body)
+    assert status == 200
+    return sse(raw) if stream else json.loads(raw)
+
+
+# -- Responses (Codex) --------------------------------------------------------------------------------
+
+
+def test_responses_say_streams_deltas_then_the_item_then_completed() -> None:
+    with ResponsesBackend(SCENARIOS["say"]) as backend:
+        events = responses_turn(backend)
+    types = [e["type"] for e in events]
+    assert types[0] == "response.created" and types[-1] == "response.completed"
+    deltas = [e["delta"] for e in events if e["type"] == "response.output_text.delta"]
+    assert len(deltas) == 3 and "".join(deltas) == "Hello from the scripted model."
+    assert types.index("response.output_text.delta") < types.index("response.output_item.done")
+    (message,) = items(events)
+    assert message["content"][0]["text"] == "Hello from the scripted model."
+    completed = events[-1]["response"]
+    assert completed["id"] and completed["usage"]["input_tokens"] == 100
+    assert completed["usage"]["output_tokens"] == 20
+
+
+def test_responses_tools_play_one_step_per_request_then_finish(tmp_path: Any) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    with ResponsesBackend(SCENARIOS["tools"], cwd=tmp_path) as backend:
+        played = [items(responses_turn(backend))[0] for _ in range(6)]
+        assert len(backend.requests) == 6 and backend.remaining == 0
+    shell, read, edit, write, say, finished = played
+    assert (shell["type"], shell["name"], json.loads(shell["arguments"])) == (
+        "function_call",
+        "exec_command",
+        {"cmd": "echo harness-ok"},
+    )
+    assert json.loads(read["arguments"]) == {"cmd": "cat notes.txt"}
+    assert (edit["type"], edit["name"]) == ("custom_tool_call", "apply_patch")
+    assert edit["input"] == "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+beta\n*** End Patch\n"
+    assert write["input"] == "*** Begin Patch\n*** Add File: new.txt\n+fresh\n*** End Patch\n"
+    assert len({i["call_id"] for i in (shell, read, edit, write)}) == 4
+    assert say["content"][0]["text"] == "All four tools ran."
+    assert finished["content"][0]["text"] == FINISHED_TEXT
+
+
+def test_responses_usage_grows_per_request() -> None:
+    with ResponsesBackend(SCENARIOS["say"]) as backend:
+        usages = [responses_turn(backend)[-1]["response"]["usage"]["input_tokens"] for _ in range(3)]
+    assert usages == [100, 110, 120]
+
+
+def test_responses_think_attaches_to_the_next_step() -> None:
+    with ResponsesBackend(SCENARIOS["think"]) as backend:
+        events = responses_turn(backend)
+    reasoning, message = items(events)
+    assert reasoning["summary"][0]["text"] == "Let me consider the question."
+    summary = [e["delta"] for e in events if e["type"] == "response.reasoning_summary_text.delta"]
+    assert "".join(summary) == "Let me consider the question."
+    assert message["content"][0]["text"] == "Thought it through."
+
+
+@pytest.mark.parametrize(
+    ("status", "code"), [(500, None), (401, "invalid_api_key"), (429, "rate_limit_exceeded")]
+)
+def test_responses_fail_answers_the_status_with_an_openai_error(status: int, code: str | None) -> None:
+    with ResponsesBackend(Scenario("f", (Fail(status, "boom"),))) as backend:
+        for _ in range(2):  # a trailing Fail keeps failing: retries fail too
+            got, ctype, raw = post(f"{backend.base_url}/responses", {"stream": True})
+            assert (got, ctype) == (status, "application/json")
+            error = json.loads(raw)["error"]
+            assert error["message"] == "boom" and error["code"] == code and error["type"]
+
+
+def test_fail_then_say_recovers() -> None:
+    with ResponsesBackend(Scenario("f", (Fail(500), Say("ok")))) as backend:
+        assert post(f"{backend.base_url}/responses", {})[0] == 500
+        assert items(responses_turn(backend))[0]["content"][0]["text"] == "ok"
+
+
+def test_codex_overrides_name_the_loopback_provider() -> None:
+    with ResponsesBackend(SCENARIOS["say"]) as backend:
+        overrides = backend.codex_config_overrides()
+        assert overrides[0] == 'model_provider="mock"' and overrides[-1] == 'model="gpt-5.5"'
+        assert f'base_url="http://127.0.0.1:{backend.port}/v1"' in overrides[1]
+        assert "request_max_retries=0" in overrides[1] and "stream_max_retries=0" in overrides[1]
+        assert 'env_key="HARNESS_MOCK_API_KEY"' in overrides[1]
+        assert backend.codex_env() == {"HARNESS_MOCK_API_KEY": "harness-offline"}
+        assert backend.codex_args()[:4] == [
+            "--disable",
+            "unbounded_connection_retries",
+            "--disable",
+            "plugins",
+        ]
+
+
+def test_apply_patch_edit_of_part_of_a_line_uses_the_whole_line() -> None:
+    step = EditFile("a.py", old="1", new="2")
+    patch = apply_patch_text(step, "x = 1\ny = 3\n")
+    assert patch == "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    assert apply_patch_text(WriteFile("b", "one\ntwo")).count("\n+") == 2
+
+
+# -- Messages (Claude Code) ---------------------------------------------------------------------------
+
+
+def test_messages_tools_stream_tool_use_with_split_json_and_absolute_paths(tmp_path: Any) -> None:
+    with MessagesBackend(SCENARIOS["tools"], cwd=tmp_path) as backend:
+        turns = [messages_turn(backend) for _ in range(5)]
+    calls = []
+    for events in turns[:4]:
+        types = [e["type"] for e in events]
+        assert types[0] == "message_start" and types[-2:] == ["message_delta", "message_stop"]
+        assert events[0]["message"]["id"].startswith("msg_")
+        start = next(e for e in events if e["type"] == "content_block_start")["content_block"]
+        parts = [e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta"]
+        assert len(parts) >= 2 and start["input"] == {} and start["id"].startswith("toolu_")
+        assert events[-2]["delta"]["stop_reason"] == "tool_use"
+        calls.append((start["name"], json.loads("".join(parts))))
+    assert calls[0] == ("Bash", {"command": "echo harness-ok", "description": "Run a scripted command"})
+    assert calls[1] == ("Read", {"file_path": str(tmp_path / "notes.txt")})
+    assert calls[2] == (
+        "Edit",
+        {"file_path": str(tmp_path / "notes.txt"), "old_string": "alpha", "new_string": "beta"},
+    )
+    assert calls[3] == ("Write", {"file_path": str(tmp_path / "new.txt"), "content": "fresh\n"})
+    text = [e["delta"]["text"] for e in turns[4] if e["type"] == "content_block_delta"]
+    assert "".join(text) == "All four tools ran." and turns[4][-2]["delta"]["stop_reason"] == "end_turn"
+
+
+def test_messages_think_streams_thinking_then_text() -> None:
+    with MessagesBackend(SCENARIOS["think"]) as backend:
+        events = messages_turn(backend)
+    starts = [e["content_block"]["type"] for e in events if e["type"] == "content_block_start"]
+    assert starts == ["thinking", "text"]
+    deltas = [e["delta"] for e in events if e["type"] == "content_block_delta" and e["index"] == 0]
+    assert "".join(d.get("thinking", "") for d in deltas) == "Let me consider the question."
+    assert deltas[-1]["type"] == "signature_delta"
+
+
+def test_messages_non_streaming_request_gets_a_json_message() -> None:
+    with MessagesBackend(SCENARIOS["tools"], cwd="/ws") as backend:
+        message = messages_turn(backend, stream=False)
+    assert message["type"] == "message" and message["stop_reason"] == "tool_use"
+    assert message["content"][0]["name"] == "Bash"
+
+
+def test_messages_side_requests_do_not_consume_steps() -> None:
+    with MessagesBackend(SCENARIOS["say"]) as backend:
+        status, _, raw = post(f"{backend.url}/v1/messages/count_tokens?beta=true", {"messages": []})
+        assert status == 200 and json.loads(raw)["input_tokens"] > 0
+        status, _, raw = post(f"{backend.url}/v1/messages?beta=true", {"messages": [], "max_tokens": 50})
+        assert status == 200 and json.loads(raw)["content"][0]["type"] == "text"
+        assert backend.remaining == 1 and backend.requests == []
+        events = messages_turn(backend)
+        assert backend.remaining == 0 and len(backend.requests) == 1
+        assert [e.turn for e in backend.exchanges] == [False, False, True]
+    text = "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta")
+    assert text == "Hello from the scripted model."
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(500, "api_error"), (401, "authentication_error"), (429, "rate_limit_error"), (529, "overloaded_error")],
+)
+def test_messages_fail_answers_an_anthropic_error(status: int, kind: str) -> None:
+    with MessagesBackend(Scenario("f", (Fail(status, "nope"),))) as backend:
+        got, _, raw = post(f"{backend.url}/v1/messages?beta=true", {"stream": True, "tools": TOOLS})
+    assert got == status
+    assert json.loads(raw) == {"type": "error", "error": {"type": kind, "message": "nope"}}
+
+
+def test_find_cwd_reads_bare_system_prompt_and_environment_reminder() -> None:
+    assert find_cwd({"system": [{"type": "text", "text": "CWD: /w/x\nDate: today"}]}) == "/w/x"
+    reminder = "<system-reminder>\n - Primary working directory: /w/y\n - Is a git repository: false"
+    assert (
+        find_cwd({"messages": [{"role": "user", "content": [{"type": "text", "text": reminder}]}]}) == "/w/y"
+    )
+    assert find_cwd({"messages": []}) is None
+
+
+# -- lifecycle ----------------------------------------------------------------------------------------
+
+
+def _read_first_line_then_rest(
+    url: str, body: dict[str, Any], got: list[bytes], started: threading.Event
+) -> None:
+    req = urllib.request.Request(url, data=json.dumps(body).encode())
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        got.append(resp.readline())
+        started.set()
+        got.append(resp.read())
+
+
+@pytest.mark.parametrize("kind", ["responses", "messages"])
+def test_stop_releases_a_stalled_stream_at_once(kind: str) -> None:
+    backend = (ResponsesBackend if kind == "responses" else MessagesBackend)(Scenario("s", (Stall(),)))
+    backend.start()
+    path = "/v1/responses" if kind == "responses" else "/v1/messages"
+    got: list[bytes] = []
+    started = threading.Event()
+    reader = threading.Thread(
+        target=_read_first_line_then_rest,
+        args=(backend.url + path, {"stream": True, "tools": TOOLS}, got, started),
+    )
+    reader.start()
+    assert started.wait(5)
+    assert got[0].startswith(b"event: ")  # headers and one event arrived, then nothing
+    t0 = time.monotonic()
+    backend.stop()
+    reader.join(5)
+    assert not reader.is_alive() and time.monotonic() - t0 < 2
+    assert b"completed" not in got[1] and b"message_stop" not in got[1]
+
+
+def test_stall_with_seconds_ends_the_stream_without_completing() -> None:
+    with ResponsesBackend(Scenario("s", (Stall(0.2),))) as backend:
+        events = responses_turn(backend)
+    assert [e["type"] for e in events] == ["response.created"]
+
+
+def test_take_long_delays_the_next_step_and_stop_interrupts_it() -> None:
+    with ResponsesBackend(Scenario("t", (TakeLong(0.3), Say("late")))) as backend:
+        t0 = time.monotonic()
+        assert items(responses_turn(backend))[0]["content"][0]["text"] == "late"
+        assert time.monotonic() - t0 >= 0.3
+    backend = ResponsesBackend(Scenario("t", (TakeLong(60), Say("never")))).start()
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            post(f"{backend.base_url}/responses", {}, timeout=10)
+        except OSError as err:  # the connection closes without an answer
+            errors.append(err)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    deadline = time.monotonic() + 5
+    while not backend.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    backend.stop()
+    caller.join(5)
+    assert not caller.is_alive() and time.monotonic() - t0 < 2 and errors
+
+
+def test_slow_say_spaces_its_chunks() -> None:
+    with ResponsesBackend(Scenario("slow", (Say("abcd", chunks=4, delay=0.1),))) as backend:
+        t0 = time.monotonic()
+        events = responses_turn(backend)
+    assert time.monotonic() - t0 >= 0.3
+    assert [e["delta"] for e in events if e["type"] == "response.output_text.delta"] == list("abcd")
+
+
+def test_split_chunks_keeps_the_text() -> None:
+    assert split_chunks("abcdefg", 3) == ["abc", "de", "fg"]
+    assert split_chunks("ab", 5) == ["a", "b"]
+    assert split_chunks("", 3) == [""]
+
+
+def test_lifecycle_errors_and_idempotent_stop() -> None:
+    backend = MessagesBackend(SCENARIOS["say"])
+    with pytest.raises(RuntimeError):
+        _ = backend.url
+    backend.start()
+    with pytest.raises(RuntimeError):
+        backend.start()
+    backend.stop()
+    backend.stop()
+    assert backend.stopped
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+def test_usable_from_async_code(anyio_backend: str) -> None:
+    async def main() -> dict[str, Any]:
+        with MessagesBackend(SCENARIOS["say"]) as backend:
+            with anyio.fail_after(10):
+                return await anyio.to_thread.run_sync(lambda: messages_turn(backend, stream=False))
+
+    message = anyio.run(main, backend=anyio_backend)
+    assert message["content"] == [{"type": "text", "text": "Hello from the scripted model."}]
