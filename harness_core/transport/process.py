@@ -1,0 +1,266 @@
+"""A child process in its own session, with line-framed stdout, a bounded stderr tail and bounded shutdown.
+
+Layer: transport. Knows nothing of JSON-RPC or of any CLI. Works under asyncio and trio (anyio).
+
+Shutdown (`aclose`, shielded from cancellation, every step bounded): snapshot the child's descendants →
+close stdin → wait → SIGTERM the process group → wait → SIGKILL the group → reap → SIGKILL descendants from
+the snapshot that escaped the group (they may run in their own session) → stop the stderr drain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import anyio
+import structlog
+from anyio.abc import ByteReceiveStream, Process, TaskGroup
+
+from harness_core.errors import ProcessExitedError, SpawnFailedError
+from harness_core.transport.framing import LineReader
+from harness_core.transport.proctree import descendants, kill_entries
+
+__all__ = ["ChildProcess"]
+
+log = structlog.get_logger(__name__)
+
+_SEND_ERRORS = (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError, ConnectionResetError)
+_STDERR_SETTLE = 0.5  # how long to let stderr reach EOF after the child exits, so error tails are complete
+
+
+class ChildProcess:
+    """An agent CLI (or any program) run as a child; use as an async context manager."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        max_line_bytes: int = 64 * 1024 * 1024,
+        stderr_tail_bytes: int = 64 * 1024,
+        stdin: bool = True,
+        term_timeout: float = 2.0,
+        kill_timeout: float = 2.0,
+        stdin_close_timeout: float = 2.0,
+        on_line: Callable[[str, bytes], None] | None = None,
+    ) -> None:
+        if not argv:
+            raise ValueError("argv must name a program")
+        self.argv = [str(a) for a in argv]
+        self._env = env
+        self._cwd = cwd
+        self._max_line_bytes = max_line_bytes
+        self._stderr_tail_bytes = stderr_tail_bytes
+        self._want_stdin = stdin
+        self._term_timeout = term_timeout
+        self._kill_timeout = kill_timeout
+        self._stdin_close_timeout = stdin_close_timeout
+        self._on_line = on_line
+        self._proc: Process | None = None
+        self._tg: TaskGroup | None = None
+        self._stderr = bytearray()
+        self._stderr_done = anyio.Event()
+        self._send_lock = anyio.Lock()
+        self._reader: LineReader | None = None
+        self._closed = False
+        self._closing = False
+
+    # -- lifecycle -----------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> ChildProcess:
+        await self._spawn()
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        tg.start_soon(self._drain_stderr)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            await self.aclose()
+        finally:
+            # Exited here, outside aclose's shielded scope, so cancel scopes stay properly nested. The
+            # stderr drain has ended: aclose closed the stream. The body's own exception is not passed in, so
+            # it propagates as is instead of wrapped in an exception group.
+            tg, self._tg = self._tg, None
+            if tg is not None:
+                await tg.__aexit__(None, None, None)
+
+    async def _spawn(self) -> None:
+        try:
+            self._proc = await anyio.open_process(
+                self.argv,
+                stdin=subprocess.PIPE if self._want_stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._cwd,
+                env=self._env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise _spawn_error(exc, self.argv, self._cwd) from exc
+        log.debug("child_spawned", pid=self._proc.pid, program=self.argv[0])
+
+    @property
+    def pid(self) -> int:
+        return self._require().pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._require().returncode
+
+    def _require(self) -> Process:
+        if self._proc is None:
+            raise RuntimeError("ChildProcess is not started; use `async with ChildProcess(...)`")
+        return self._proc
+
+    # -- I/O -----------------------------------------------------------------------------------------------
+
+    async def send_line(self, data: bytes | str) -> None:
+        """Write `data` and a newline to the child's stdin.
+
+        Raises:
+            ValueError: `data` contains a newline.
+            ProcessExitedError: the child's stdin is closed (it exited); carries exit code and stderr tail.
+        """
+        raw = data.encode() if isinstance(data, str) else data
+        if b"\n" in raw:
+            raise ValueError("send_line data must not contain a newline")
+        proc = self._require()
+        if proc.stdin is None:
+            raise RuntimeError("this ChildProcess was started with stdin=False")
+        try:
+            async with self._send_lock:
+                await proc.stdin.send(raw + b"\n")
+        except _SEND_ERRORS:
+            # The child is likely exiting: give it a moment so the error has its exit code and stderr.
+            with anyio.move_on_after(1.0):
+                await self.wait()
+            raise self.exit_error("the child closed its input") from None
+        if self._on_line is not None:
+            self._on_line("out", raw)
+
+    async def close_stdin(self) -> None:
+        proc = self._require()
+        if proc.stdin is not None:
+            with contextlib.suppress(*_SEND_ERRORS, OSError):
+                await proc.stdin.aclose()
+
+    def lines(self) -> LineReader:
+        """The child's stdout as lines (newline stripped), or `MessageTooLargeError` instances for lines over
+        `max_line_bytes`. One reader per process: calling again returns the same iterator."""
+        if self._reader is None:
+            stdout = self._require().stdout
+            assert stdout is not None
+            self._reader = LineReader(stdout, max_line_bytes=self._max_line_bytes, on_line=self._on_line)
+        return self._reader
+
+    def stderr_tail(self) -> str:
+        """The last `stderr_tail_bytes` of the child's stderr."""
+        return bytes(self._stderr[-self._stderr_tail_bytes :]).decode("utf-8", "replace")
+
+    async def _drain_stderr(self) -> None:
+        stream: ByteReceiveStream | None = self._require().stderr
+        try:
+            if stream is None:
+                return
+            limit = self._stderr_tail_bytes
+            buf = self._stderr
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                async for chunk in stream:
+                    buf += chunk
+                    if len(buf) > 2 * limit:
+                        del buf[:-limit]
+        finally:
+            self._stderr_done.set()
+
+    async def wait(self) -> int:
+        """Wait for the child to exit (and its stderr to settle, briefly) and return its exit code."""
+        code = await self._require().wait()
+        with anyio.move_on_after(_STDERR_SETTLE):
+            await self._stderr_done.wait()
+        return code
+
+    def exit_error(self, what: str) -> ProcessExitedError:
+        """A `ProcessExitedError` saying `what`, with the exit code (if known) and the stderr tail."""
+        code = self._proc.returncode if self._proc is not None else None
+        status = "still running" if code is None else _describe_status(code)
+        return ProcessExitedError(
+            f"{self.argv[0]}: {what} ({status})", exit_code=code, stderr_tail=self.stderr_tail()
+        )
+
+    # -- shutdown ------------------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop the child and everything it started, in bounded steps; idempotent, shielded from
+        cancellation, always reaps."""
+        if self._closed or self._closing or self._proc is None:
+            return
+        self._closing = True
+        proc = self._proc
+        with anyio.CancelScope(shield=True):
+            try:
+                tree = descendants(proc.pid) if proc.returncode is None else []
+                await self.close_stdin()
+                if not await self._wait_for(self._stdin_close_timeout):
+                    self._signal_group(signal.SIGTERM)
+                    if not await self._wait_for(self._term_timeout):
+                        self._signal_group(signal.SIGKILL)
+                        if not await self._wait_for(self._kill_timeout):
+                            log.warning("child_unkillable", pid=proc.pid)
+                            await proc.wait()
+                # Group members and escaped descendants outlive a leader that exited on its own.
+                self._signal_group(signal.SIGKILL)
+                killed = kill_entries(tree)
+                if killed:
+                    log.debug("killed_descendants", pid=proc.pid, pids=killed)
+                with anyio.move_on_after(_STDERR_SETTLE):
+                    await self._stderr_done.wait()
+            finally:
+                await proc.aclose()  # closes stdin/stdout/stderr (ending the stderr drain) and reaps
+                self._closed = True
+        log.debug("child_closed", pid=proc.pid, returncode=proc.returncode)
+
+    async def _wait_for(self, seconds: float) -> bool:
+        proc = self._require()
+        with anyio.move_on_after(seconds):
+            await proc.wait()
+        return proc.returncode is not None
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._require().pid, sig)
+
+
+def _describe_status(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _spawn_error(exc: OSError, argv: list[str], cwd: str | Path | None) -> SpawnFailedError:
+    program = argv[0]
+    if isinstance(exc, FileNotFoundError):
+        if cwd is not None and not os.path.isdir(cwd):
+            what = f"working directory {cwd} does not exist; create it or pass an existing cwd"
+        else:
+            what = f"{program} not found; check the path or install the program"
+    elif isinstance(exc, PermissionError):
+        what = (
+            f"permission denied; make it executable (chmod +x {program}) or check the working directory "
+            "is accessible"
+        )
+    else:
+        what = f"{exc.strerror or exc}; check it is an executable for this machine"
+    return SpawnFailedError(f"cannot start {program}: {what}", argv=argv)

@@ -1,0 +1,77 @@
+"""Process-tree snapshots from /proc, so shutdown can kill descendants that left our process group.
+
+Layer: transport. Knows nothing of JSON-RPC or any CLI. Linux only; elsewhere every function is a no-op.
+Some CLIs run tools in their own session (Claude's Bash tool does), so killing our child's process group
+misses them; we snapshot the tree *before* signalling the leader (afterwards they are reparented and lost)
+and SIGKILL what is left once the leader is gone. The start time read with each pid guards against pid reuse.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+__all__ = ["ProcEntry", "descendants", "kill_entries"]
+
+_PROC = Path("/proc")
+
+ProcEntry = tuple[int, int]
+"""(pid, start time in clock ticks since boot)."""
+
+
+def _stat(pid: int) -> tuple[int, int, str] | None:
+    """(ppid, starttime, state) of `pid`, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may itself contain ") ": split on the last one.
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[1]), int(fields[19]), fields[0].decode()
+    except (IndexError, ValueError):
+        return None
+
+
+def descendants(pid: int) -> list[ProcEntry]:
+    """Every live descendant of `pid` (not `pid` itself), found by walking /proc once."""
+    if not _PROC.is_dir():
+        return []
+    children: dict[int, list[ProcEntry]] = {}
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        info = _stat(int(name))
+        if info is not None and info[2] not in ("Z", "X"):
+            children.setdefault(info[0], []).append((int(name), info[1]))
+    found: list[ProcEntry] = []
+    stack = [pid]
+    while stack:
+        for entry in children.get(stack.pop(), ()):
+            found.append(entry)
+            stack.append(entry[0])
+    return found
+
+
+def kill_entries(entries: list[ProcEntry]) -> list[int]:
+    """SIGKILL each entry still alive with the same start time (so a reused pid is never hit).
+
+    Returns the pids signalled.
+    """
+    killed: list[int] = []
+    for pid, started in entries:
+        info = _stat(pid)
+        if info is None or info[1] != started or info[2] in ("Z", "X"):
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        killed.append(pid)
+    return killed
