@@ -1,0 +1,29 @@
+"""Fixtures for the core tests: a plugin host with the in-process scripted provider, a private runs dir."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import harness_core.testing.scripted as scripted
+from harness_core.plugins import PluginHost, reset_host
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def host() -> Iterator[PluginHost]:
+    built = PluginHost.create(entry_points=False, plugins=[("scripted", scripted)])
+    reset_host(built)
+    yield built
+    reset_host(None)
+
+
+@pytest.fixture
+def runs_dir(tmp_path: Path) -> Path:
+    return tmp_path / "runs"

@@ -1,0 +1,315 @@
+"""The runner's guarantees, with the in-process scripted provider, under asyncio and trio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import pytest
+
+import harness_core.testing.scripted as scripted
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.errors import (
+    InvalidSpecError,
+    ProviderNotFoundError,
+    UnsupportedFeatureError,
+)
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    Done,
+    HarnessEvent,
+    RunStarted,
+    RunStatus,
+    ToolResult,
+    ToolStatus,
+)
+from harness_core.hookspecs import hookimpl
+from harness_core.plugins import PluginHost
+from harness_core.provider import ProviderOptions, RunContext
+from harness_core.runner import open_run, run
+from harness_core.spec import AgentRunSpec
+from harness_core.store import read_events
+from harness_core.testing.scenarios import SCENARIOS
+
+pytestmark = pytest.mark.anyio
+
+
+def spec_for(scenario: str, **fields: Any) -> AgentRunSpec:
+    options = {"scenario": scenario, **fields.pop("options", {})}
+    return AgentRunSpec(prompt="do the task", provider_options=options, **fields)
+
+
+async def collect(spec: AgentRunSpec, host: PluginHost, runs_dir: Path, **kw: Any) -> tuple[list[HarnessEvent], Any]:
+    events: list[HarnessEvent] = []
+    with anyio.fail_after(20):
+        async with open_run(spec, "scripted", host=host, runs_dir=runs_dir, **kw) as live:
+            async for event in live:
+                events.append(event)
+    return events, live
+
+
+def assert_invariants(events: list[HarnessEvent], log: Path) -> None:
+    assert isinstance(events[0], RunStarted)
+    assert [e.seq for e in events] == list(range(len(events)))
+    assert sum(isinstance(e, Done) for e in events) == 1 and isinstance(events[-1], Done)
+    assert len({e.run_id for e in events}) == 1
+    logged = list(read_events(log))
+    assert logged == events
+    assert log.read_bytes().count(b"\n") == len(events)
+
+
+@pytest.mark.parametrize("name", ["say", "tools", "think", "fail_500", "fail_401", "fail_429"])
+async def test_invariants_hold_for_every_scenario(name: str, host: PluginHost, runs_dir: Path) -> None:
+    events, live = await collect(spec_for(name), host, runs_dir)
+    assert_invariants(events, live.log_path)
+    expected = SCENARIOS[name].expected
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == expected.status
+    assert result.run_id == live.run_id and result.provider == "scripted"
+    if expected.final_text is not None:
+        assert result.final_text == expected.final_text
+        assert "".join(e.text for e in events if e.type == "text_delta") == expected.final_text
+    if expected.error_code is not None:
+        assert result.error is not None and result.error.code == expected.error_code
+        assert [e.error.code for e in events if e.type == "error"] == [expected.error_code]
+    tools = [e for e in events if isinstance(e, ToolResult)]
+    assert [t.display.kind.value for t in tools] == [t.kind for t in expected.tools]
+
+
+async def test_provider_that_raises_still_ends_with_done(host: PluginHost, runs_dir: Path) -> None:
+    events, live = await collect(spec_for("tools", options={"crash": True}), host, runs_dir)
+    assert_invariants(events, live.log_path)
+    result = live.result
+    assert result.status is RunStatus.FAILED
+    assert result.error.code == "provider_error" and "scripted crash" in result.error.message
+
+
+async def test_idle_timeout_fails_a_stalled_run(host: PluginHost, runs_dir: Path) -> None:
+    events, live = await collect(spec_for("stall", idle_timeout=0.2), host, runs_dir)
+    assert_invariants(events, live.log_path)
+    assert live.result.status is RunStatus.FAILED
+    assert live.result.error.code == "idle_timeout"
+    assert "--idle-timeout" in live.result.error.message
+
+
+async def test_interrupt_is_clean_when_the_provider_cooperates(host: PluginHost, runs_dir: Path) -> None:
+    events: list[HarnessEvent] = []
+    with anyio.fail_after(10):
+        async with open_run(spec_for("slow_text"), "scripted", host=host, runs_dir=runs_dir) as live:
+            async for event in live:
+                events.append(event)
+                if event.type == "text_delta":
+                    live.interrupt()
+    assert_invariants(events, live.log_path)
+    assert live.result.status is RunStatus.INTERRUPTED
+    assert live.result.error is None
+
+
+async def test_interrupt_stops_hard_after_the_grace_period(host: PluginHost, runs_dir: Path) -> None:
+    events: list[HarnessEvent] = []
+    spec = spec_for("slow_text", options={"ignore_interrupt": True})
+    with anyio.fail_after(10):
+        async with open_run(spec, "scripted", host=host, runs_dir=runs_dir, interrupt_grace=0.2) as live:
+            async for event in live:
+                events.append(event)
+                if event.type == "text_delta":
+                    live.interrupt()
+    assert_invariants(events, live.log_path)
+    assert live.result.status is RunStatus.INTERRUPTED
+    assert live.result.error.code == "interrupted"
+
+
+async def test_consumer_leaving_early_still_completes_the_log(host: PluginHost, runs_dir: Path) -> None:
+    with anyio.fail_after(10):
+        async with open_run(spec_for("slow_text"), "scripted", host=host, runs_dir=runs_dir) as live:
+            async for event in live:
+                if event.type == "text_delta":
+                    break
+    logged = list(read_events(live.log_path))
+    assert isinstance(logged[-1], Done) and logged[-1].result.status is RunStatus.INTERRUPTED
+    assert [e.seq for e in logged] == list(range(len(logged)))
+
+
+async def test_cancelled_caller_still_gets_a_done_in_the_log(host: PluginHost, runs_dir: Path) -> None:
+    with anyio.move_on_after(0.3):
+        async with open_run(spec_for("slow_text"), "scripted", host=host, runs_dir=runs_dir) as live:
+            async for _ in live:
+                pass
+    logged = list(read_events(live.log_path))
+    assert isinstance(logged[-1], Done)
+    assert logged[-1].result.status is RunStatus.INTERRUPTED
+
+
+@pytest.mark.parametrize(
+    ("decision", "status", "tool_status"),
+    [
+        (ApprovalDecision.APPROVE, RunStatus.SUCCESS, ToolStatus.COMPLETED),
+        (ApprovalDecision.DENY, RunStatus.SUCCESS, ToolStatus.DECLINED),
+        (ApprovalDecision.ABORT, RunStatus.INTERRUPTED, ToolStatus.DECLINED),
+    ],
+)
+async def test_approvals_through_a_callback(decision: ApprovalDecision, status: RunStatus,
+                                            tool_status: ToolStatus, host: PluginHost, runs_dir: Path) -> None:
+    asked: list[ApprovalRequested] = []
+
+    async def approver(request: ApprovalRequested) -> ApprovalDecision:
+        asked.append(request)
+        await anyio.sleep(0)
+        return decision
+
+    events, live = await collect(spec_for("tools", approval="untrusted"), host, runs_dir, approver=approver)
+    assert_invariants(events, live.log_path)
+    assert live.result.status is status
+    resolved = [e for e in events if e.type == "approval_resolved"]
+    assert resolved and all(e.decision is decision and e.decided_by == "callback" for e in resolved)
+    first_tool = next(e for e in events if isinstance(e, ToolResult))
+    assert first_tool.display.status is tool_status
+    assert asked[0].display.command == "echo harness-ok"
+
+
+async def test_approvals_through_the_hook_then_the_default(runs_dir: Path) -> None:
+    class Policy:
+        @hookimpl
+        def harness_approve(self, request: ApprovalRequested, spec: AgentRunSpec) -> ApprovalDecision | None:
+            return ApprovalDecision.APPROVE if request.display.kind.value == "shell" else None
+
+    host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("policy", Policy())])
+    events, live = await collect(spec_for("tools", approval="untrusted"), host, runs_dir)
+    resolved = [(e.decision, e.decided_by) for e in events if e.type == "approval_resolved"]
+    assert resolved[0] == (ApprovalDecision.APPROVE, "hook")
+    assert all(r == (ApprovalDecision.DENY, "default") for r in resolved[1:])
+    default = next(e for e in events if e.type == "approval_resolved" and e.decided_by == "default")
+    assert "--approval never" in default.reason
+
+
+async def test_a_raising_approver_denies_instead_of_crashing(host: PluginHost, runs_dir: Path) -> None:
+    def approver(request: ApprovalRequested) -> ApprovalDecision:
+        raise RuntimeError("boom")
+
+    events, live = await collect(spec_for("tools", approval="untrusted"), host, runs_dir, approver=approver)
+    assert live.result.status is RunStatus.SUCCESS
+    assert all(e.decision is ApprovalDecision.DENY for e in events if e.type == "approval_resolved")
+
+
+class _Limited(scripted.ScriptedProvider):
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="limited", version="1", capabilities=frozenset())
+    spawned: ClassVar[int] = 0
+
+    async def probe(self, options: ProviderOptions) -> Any:
+        type(self).spawned += 1
+        return await super().probe(options)
+
+
+class _LimitedPlugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(_Limited)
+
+
+@pytest.mark.parametrize(
+    ("fields", "feature"),
+    [
+        ({"requires": ["interrupt"]}, "interrupt"),
+        ({"resume_session": "abc"}, "session"),
+        ({"approval": "on-request"}, "approvals"),
+    ],
+)
+async def test_unsupported_capability_is_refused_before_anything_starts(
+    fields: dict[str, Any], feature: str, runs_dir: Path
+) -> None:
+    host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("limited", _LimitedPlugin())])
+    _Limited.spawned = 0
+    with pytest.raises(UnsupportedFeatureError) as caught:
+        await run(AgentRunSpec(prompt="x", **fields), "limited", host=host, runs_dir=runs_dir)
+    message = str(caught.value)
+    assert "'limited'" in message and repr(feature) in message and "scripted" in message
+    assert _Limited.spawned == 0
+    assert not runs_dir.exists()
+
+
+async def test_unknown_provider_and_bad_options(host: PluginHost, runs_dir: Path) -> None:
+    with pytest.raises(ProviderNotFoundError, match="installed providers: scripted"):
+        await run(AgentRunSpec(prompt="x"), "nope", host=host, runs_dir=runs_dir)
+    with pytest.raises(InvalidSpecError, match="Valid options: crash, ignore_interrupt, scenario"):
+        await run(AgentRunSpec(prompt="x", provider_options={"colour": "red"}), "scripted", host=host,
+                  runs_dir=runs_dir)
+
+
+async def test_observer_hook_sees_every_event_and_cannot_break_the_run(runs_dir: Path) -> None:
+    seen: list[str] = []
+
+    class Observer:
+        @hookimpl
+        def harness_on_event(self, event: HarnessEvent) -> None:
+            seen.append(event.type)
+            raise RuntimeError("observer bug")
+
+    host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("obs", Observer())])
+    events, live = await collect(spec_for("say"), host, runs_dir)
+    assert seen == [e.type for e in events]
+    assert live.result.status is RunStatus.SUCCESS
+
+
+async def test_a_slow_consumer_holds_the_provider_back(host: PluginHost, runs_dir: Path) -> None:
+    """Backpressure: with a buffer of 2, the provider is never more than a few events ahead."""
+    produced: list[int] = []
+
+    class Counting(scripted.ScriptedProvider):
+        async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+            from harness_core.events import HarnessResult, TextDelta
+
+            for i in range(50):
+                await ctx.emit(TextDelta(text=str(i)))
+                produced.append(i)
+            return HarnessResult(status=RunStatus.SUCCESS)
+
+    class Plugin:
+        @hookimpl
+        def harness_register_providers(self, register: Any) -> None:
+            Counting.info = ProviderInfo(name="counting", version="1")
+            register(Counting)
+
+    host = PluginHost.create(entry_points=False, plugins=[("counting", Plugin())])
+    lead = 0
+    with anyio.fail_after(10):
+        async with open_run(AgentRunSpec(prompt="x"), "counting", host=host, runs_dir=runs_dir, buffer=2) as live:
+            consumed = 0
+            async for event in live:
+                if event.type == "text_delta":
+                    consumed += 1
+                    lead = max(lead, len(produced) - consumed)
+                    await anyio.sleep(0.001)
+    assert consumed == 50
+    assert lead <= 4
+
+
+async def test_secrets_are_redacted_in_run_started(host: PluginHost, runs_dir: Path) -> None:
+    spec = spec_for("say", env={"OPENAI_API_KEY": "sk-live", "PLAIN": "visible-but-redacted"},
+                    options={})
+    spec = spec.model_copy(update={"provider_options": {"scenario": "say"}})
+    events, live = await collect(spec, host, runs_dir)
+    text = live.log_path.read_text()
+    assert "sk-live" not in text and "visible-but-redacted" not in text
+    assert events[0].spec["env"] == {"OPENAI_API_KEY": "***", "PLAIN": "***"}
+
+
+async def test_wire_recording_writes_a_second_log(host: PluginHost, runs_dir: Path) -> None:
+    class Wired(scripted.ScriptedProvider):
+        async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+            ctx.record_wire("in", b'{"hello": 1}')
+            return await super().run(spec, options, ctx)
+
+    class Plugin:
+        @hookimpl
+        def harness_register_providers(self, register: Any) -> None:
+            Wired.info = ProviderInfo(name="wired", version="1")
+            register(Wired)
+
+    host2 = PluginHost.create(entry_points=False, plugins=[("wired", Plugin())])
+    async with open_run(spec_for("say"), "wired", host=host2, runs_dir=runs_dir, record_wire=True) as live:
+        await live.wait()
+    wire = live.log_path.with_name(f"{live.run_id}.wire.jsonl")
+    assert '"dir": "in"' in wire.read_text()
+    assert oct(wire.stat().st_mode & 0o777) == "0o600"
