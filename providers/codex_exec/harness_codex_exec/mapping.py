@@ -1,0 +1,348 @@
+"""Pure mapping from `codex exec --json` lines to `HarnessEvent`s.
+
+Layer: provider (codex-exec), pure. No I/O, no clock, no processes: `ExecMapping.feed` takes one decoded
+line and returns the events it means; the provider owns the child, the runner owns stamping. Knows the exec
+JSONL shapes (`thread.started`, `turn.*`, `item.*`, `error`) and the event model, nothing of transport.
+
+Usage: `turn.completed.usage` is the thread's running total (it keeps growing across `resume`). Given the
+total before this run (`previous_total`: zero for a new thread, read from the session log for a resume) the
+mapping reports this run's figures with `cumulative=False`; when the previous total is unknown it reports
+the thread totals as they are with `cumulative=True`, and the run's `Usage` carries those totals too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from harness_codex_exec.commands import classify_command
+from harness_core.errors import (
+    AuthFailedError,
+    HarnessError,
+    InvalidSpecError,
+    ModelError,
+    RateLimitedError,
+    truncate,
+)
+from harness_core.events import (
+    ContextUsage,
+    ErrorEvent,
+    HarnessEvent,
+    HarnessToolDetails,
+    ProviderRaw,
+    ReasoningDelta,
+    SessionStarted,
+    TextDelta,
+    ToolKind,
+    ToolResult,
+    ToolStatus,
+    ToolSummary,
+    ToolUse,
+    Usage,
+)
+
+__all__ = ["ExecMapping", "classify_error", "parse_usage", "usage_since"]
+
+SUMMARY_CHARS = 2_000
+"""Longest `display.summary` (same bound as codex-appserver)."""
+OUTPUT_CHARS = 64_000
+"""Longest `tool_result.output`."""
+_TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+_STATUS = {
+    "in_progress": ToolStatus.STARTED,
+    "completed": ToolStatus.COMPLETED,
+    "failed": ToolStatus.FAILED,
+    "declined": ToolStatus.DECLINED,
+}
+_CHANGE_LABELS = {
+    "add": (ToolKind.WRITE, "Writing file"),
+    "update": (ToolKind.EDIT, "Editing file"),
+    "delete": (ToolKind.WRITE, "Deleting file"),
+}
+_HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden|Too Many Requests)\b")
+
+
+def classify_error(message: str) -> HarnessError:
+    """A codex error message as the Harness error it is (auth, rate limit, or other model failures)."""
+    lower = message.lower()
+    match = _HTTP_STATUS.search(message)
+    status = int(next(g for g in match.groups() if g)) if match else None
+    if status in (401, 403) or "unauthorized" in lower or "missing environment variable" in lower:
+        return AuthFailedError(
+            f"the model API refused the credentials: {truncate(message)}. Check the API key codex uses "
+            "(`codex login`, or the env_key of your model provider) and try again.",
+            status=status,
+        )
+    if status == 429 or "rate limit" in lower or "too many requests" in lower or "usage limit" in lower:
+        return RateLimitedError(
+            f"the model API is rate limiting: {truncate(message)}. Wait a moment and retry.", status=status
+        )
+    return ModelError(f"the model turn failed: {truncate(message)}", status=status)
+
+
+def parse_usage(raw: Mapping[str, Any] | None) -> Usage:
+    raw = raw or {}
+
+    def num(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and value >= 0 else 0
+
+    return Usage(
+        input_tokens=num("input_tokens"),
+        cached_input_tokens=num("cached_input_tokens"),
+        output_tokens=num("output_tokens"),
+        reasoning_tokens=num("reasoning_output_tokens"),
+    )
+
+
+def usage_since(total: Usage, previous: Usage) -> Usage | None:
+    """`total - previous`, or None if any figure went down (the previous total was not this thread's)."""
+    fields = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+    diff = {f: getattr(total, f) - getattr(previous, f) for f in fields}
+    if any(v < 0 for v in diff.values()):
+        return None
+    return Usage(**diff)
+
+
+def bounded_tail(text: str | None, limit: int = SUMMARY_CHARS) -> str | None:
+    """The last `limit` characters of `text`, marked when cut (the end of output matters most)."""
+    if not text:
+        return None
+    if len(text) <= limit:
+        return text
+    return f"[… {len(text) - limit} earlier characters cut]\n{text[-limit:]}"
+
+
+def bounded_head(text: str | None, limit: int = OUTPUT_CHARS) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[… {len(text) - limit} more characters cut]"
+
+
+class ExecMapping:
+    """Maps one `codex exec --json` run, line by line. Holds only what the lines themselves said."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str | None = None,
+        model: str | None = None,
+        resume_session: str | None = None,
+        previous_total: Usage | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.model = model
+        self.resume_session = resume_session
+        self.previous_total = previous_total
+        self.session_id: str | None = None
+        self.final_text = ""
+        self.usage = Usage()
+        self.usage_cumulative = False
+        self.completed = False
+        self.failure: HarnessError | None = None
+        self._errors_seen: set[str] = set()
+        self._started: set[str] = set()
+        self._todo_text: dict[str, str] = {}
+
+    @property
+    def finished(self) -> bool:
+        """Whether a terminal line (`turn.completed` or `turn.failed`) arrived."""
+        return self.completed or self.failure is not None
+
+    def feed_all(self, messages: Iterable[Mapping[str, Any]]) -> list[HarnessEvent]:
+        return [event for msg in messages for event in self.feed(msg)]
+
+    def feed(self, msg: Mapping[str, Any]) -> list[HarnessEvent]:
+        kind = msg.get("type")
+        if kind == "thread.started" and isinstance(msg.get("thread_id"), str):
+            return self._thread(msg["thread_id"])
+        if kind == "turn.started":
+            return []
+        if kind == "turn.completed":
+            self.completed = True
+            return [self._usage(msg.get("usage"))]
+        if kind == "error":
+            return self._error(str(msg.get("message") or "codex reported an error"), fatal=False)
+        if kind == "turn.failed":
+            error = msg.get("error")
+            message = str(error.get("message") if isinstance(error, Mapping) else error or "the turn failed")
+            events = self._error(message, fatal=True)
+            self.failure = classify_error(message)
+            return events
+        item = msg.get("item")
+        if kind in ("item.started", "item.updated", "item.completed") and isinstance(item, Mapping):
+            return self._item(str(kind), item, msg)
+        return [ProviderRaw(method=str(kind) if kind is not None else None, payload=dict(msg))]
+
+    # --- pieces ----------------------------------------------------------------------------------------
+
+    def _thread(self, thread_id: str) -> list[HarnessEvent]:
+        self.session_id = thread_id
+        resumed = self.resume_session is not None and thread_id == self.resume_session
+        events: list[HarnessEvent] = [SessionStarted(session_id=thread_id, resumed=resumed, model=self.model)]
+        if self.resume_session is not None and not resumed:
+            # codex takes an id it cannot parse as a UUID for a thread *name*, and starts a new thread.
+            self.previous_total = Usage()
+            warning = InvalidSpecError(
+                f"codex started a new session {thread_id} instead of resuming {self.resume_session!r}; pass "
+                "the session id exactly as a previous run reported it",
+                requested=self.resume_session,
+            ).to_info()
+            events.append(
+                ErrorEvent(error=warning.model_copy(update={"details": {**warning.details, "fatal": False}}))
+            )
+        return events
+
+    def _usage(self, raw: Any) -> ContextUsage:
+        total = parse_usage(raw if isinstance(raw, Mapping) else None)
+        per_run = usage_since(total, self.previous_total) if self.previous_total is not None else None
+        self.usage_cumulative = per_run is None
+        self.usage = total if per_run is None else per_run
+        return ContextUsage(usage=self.usage, cumulative=self.usage_cumulative)
+
+    def _error(self, message: str, *, fatal: bool) -> list[HarnessEvent]:
+        if message in self._errors_seen:
+            return []
+        self._errors_seen.add(message)
+        info = classify_error(message).to_info()
+        if not fatal:
+            info = info.model_copy(update={"details": {**info.details, "fatal": False}})
+        return [ErrorEvent(error=info)]
+
+    def _absolute(self, path: str | None) -> str | None:
+        """A path from a command line, resolved against the cwd (as the app-server reports read paths)."""
+        if path is None or os.path.isabs(path) or not self.cwd:
+            return path
+        return os.path.normpath(os.path.join(self.cwd, path))
+
+    def _item(self, phase: str, item: Mapping[str, Any], msg: Mapping[str, Any]) -> list[HarnessEvent]:
+        item_type = item.get("type")
+        item_id = str(item.get("id", ""))
+        if item_type == "agent_message":
+            if phase != "item.completed":
+                return []
+            text = str(item.get("text") or "")
+            self.final_text = text
+            return [TextDelta(text=text, item_id=item_id)] if text else []
+        if item_type == "reasoning":
+            text = str(item.get("text") or "")
+            return [ReasoningDelta(text=text, item_id=item_id)] if phase == "item.completed" and text else []
+        if item_type == "todo_list":
+            return self._todo(item_id, item.get("items"))
+        if item_type == "error":
+            if phase != "item.completed":
+                return []
+            return self._error(str(item.get("message") or "codex reported an error"), fatal=False)
+        if item_type in _TOOL_ITEMS and phase != "item.updated":
+            return self._tool(phase, str(item_type), item_id, item)
+        return [ProviderRaw(method=f"{phase}/{item_type}", payload=dict(msg))]
+
+    def _todo(self, item_id: str, entries: Any) -> list[HarnessEvent]:
+        lines = []
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, Mapping):
+                mark = "x" if entry.get("completed") else " "
+                lines.append(f"[{mark}] {entry.get('text', '')}")
+        text = "\n".join(lines)
+        if not text or self._todo_text.get(item_id) == text:
+            return []
+        self._todo_text[item_id] = text
+        return [ToolSummary(tool_id=item_id, kind="todo", text=text)]
+
+    def _tool(self, phase: str, item_type: str, item_id: str, item: Mapping[str, Any]) -> list[HarnessEvent]:
+        status = _STATUS.get(str(item.get("status")), ToolStatus.COMPLETED)
+        if phase == "item.started":
+            status = ToolStatus.STARTED
+        events: list[HarnessEvent] = []
+        for tool_id, name, display, tool_input, output in self._describe(item_type, item_id, item, status):
+            if phase == "item.started" or tool_id not in self._started:
+                self._started.add(tool_id)
+                started = display.model_copy(
+                    update={"status": ToolStatus.STARTED, "exit_code": None, "summary": None}
+                )
+                events.append(ToolUse(tool_id=tool_id, name=name, display=started, input=tool_input))
+            if phase == "item.completed":
+                failed = status in (ToolStatus.FAILED, ToolStatus.DECLINED)
+                is_error = failed or display.exit_code not in (None, 0)
+                events.append(
+                    ToolResult(tool_id=tool_id, name=name, display=display, output=output, is_error=is_error)
+                )
+        return events
+
+    def _describe(
+        self, item_type: str, item_id: str, item: Mapping[str, Any], status: ToolStatus
+    ) -> Iterable[tuple[str, str, HarnessToolDetails, dict[str, Any] | None, str | None]]:
+        if item_type == "command_execution":
+            command = str(item.get("command") or "")
+            action = classify_command(command)
+            output = item.get("aggregated_output")
+            output = output if isinstance(output, str) and output else None
+            exit_code = item.get("exit_code")
+            display = HarnessToolDetails(
+                kind=action.kind,
+                title=action.title,
+                path=self._absolute(action.path),
+                command=action.command,
+                cwd=self.cwd,
+                status=status,
+                exit_code=exit_code if isinstance(exit_code, int) else None,
+                summary=bounded_tail(output),
+                raw={"command": command},
+            )
+            tool_input = {"command": action.command, "cwd": self.cwd}
+            yield item_id, "shell", display, tool_input, bounded_head(output)
+        elif item_type == "file_change":
+            changes = [c for c in item.get("changes") or [] if isinstance(c, Mapping)]
+            for index, change in enumerate(changes):
+                change_kind = str(change.get("kind"))
+                kind, title = _CHANGE_LABELS.get(change_kind, (ToolKind.EDIT, "Editing file"))
+                path = str(change.get("path", ""))
+                tool_id = item_id if len(changes) == 1 else f"{item_id}#{index}"
+                display = HarnessToolDetails(
+                    kind=kind, title=title, path=path, status=status, raw={"kind": change_kind}
+                )
+                yield tool_id, "apply_patch", display, {"path": path, "kind": change_kind}, None
+            if not changes:
+                display = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing files", status=status)
+                yield item_id, "apply_patch", display, None, None
+        elif item_type == "mcp_tool_call":
+            server, tool = str(item.get("server") or ""), str(item.get("tool") or "")
+            args = item.get("arguments")
+            output = _mcp_output(item)
+            display = HarnessToolDetails(
+                kind=ToolKind.MCP,
+                title=f"Calling {server}.{tool}" if server else f"Calling {tool}",
+                status=status,
+                summary=bounded_tail(output),
+                raw={"server": server, "tool": tool},
+            )
+            name = f"{server}.{tool}" if server else tool
+            tool_args = args if isinstance(args, dict) else (None if args is None else {"arguments": args})
+            yield item_id, name, display, tool_args, bounded_head(output)
+        else:  # web_search
+            query = str(item.get("query") or "")
+            action = item.get("action")
+            url = action.get("url") if isinstance(action, Mapping) else None
+            display = HarnessToolDetails(
+                kind=ToolKind.WEB,
+                title="Opening page" if url else "Searching the web",
+                path=url,
+                command=query or None,
+                status=status,
+                summary=bounded_tail(query or url),
+                raw={"action": dict(action)} if isinstance(action, Mapping) else None,
+            )
+            yield item_id, "web_search", display, {"query": query}, None
+
+
+def _mcp_output(item: Mapping[str, Any]) -> str | None:
+    error = item.get("error")
+    if isinstance(error, Mapping) and error.get("message"):
+        return str(error["message"])
+    result = item.get("result")
+    if not isinstance(result, Mapping) or result.get("content") is None:
+        return None
+    return json.dumps(result["content"], ensure_ascii=False, default=str)
