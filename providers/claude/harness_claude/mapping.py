@@ -44,7 +44,7 @@ __all__ = ["ClaudeMapper", "Mapped", "TurnEnd", "approval_request", "classify_ap
 OUTPUT_LIMIT = 16_000
 """Characters of tool output kept in `tool_result.output`."""
 
-_IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response"})
+_IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response", "ui_invalidate"})
 _IGNORED_STREAM = frozenset({"message_start", "message_delta", "message_stop", "content_block_stop"})
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
 
