@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -347,3 +348,22 @@ def test_usable_from_async_code(anyio_backend: str) -> None:
 
     message = anyio.run(main, backend=anyio_backend)
     assert message["content"] == [{"type": "text", "text": "Hello from the scripted model."}]
+
+
+def test_messages_turn_without_tools_still_plays_the_scenario() -> None:
+    # `claude --tools ""` sends `"tools": []`: it is still the agent loop, not a side request
+    with MessagesBackend(SCENARIOS["say"]) as backend:
+        body = {"model": "m", "stream": False, "tools": [], "messages": []}
+        status, _, raw = post(f"{backend.url}/v1/messages?beta=true", body)
+    assert status == 200 and json.loads(raw)["content"][0]["text"] == "Hello from the scripted model."
+
+
+def test_chunked_request_bodies_are_read() -> None:
+    with ResponsesBackend(SCENARIOS["say"]) as backend:
+        conn = http.client.HTTPConnection("127.0.0.1", backend.port, timeout=5)
+        body = [b'{"model": "gpt-5.5", ', b'"input": []}']
+        conn.request("POST", "/v1/responses", body=iter(body), encode_chunked=True)
+        resp = conn.getresponse()
+        assert resp.status == 200 and sse(resp.read())[-1]["type"] == "response.completed"
+        conn.close()
+        assert backend.requests == [{"model": "gpt-5.5", "input": []}]

@@ -196,8 +196,7 @@ class ScriptedBackend:
 
     def _dispatch(self, http: Handler, method: str) -> None:
         body: _JSON | None = None
-        length = int(http.headers.get("Content-Length") or 0)
-        raw = http.rfile.read(length) if length else b""
+        raw = http.read_body()
         if raw:
             try:
                 parsed = json.loads(raw)
@@ -250,6 +249,19 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: requests are recorded in ScriptedBackend.exchanges
+
+    def read_body(self) -> bytes:
+        """The request body, sized by Content-Length or sent with chunked transfer encoding."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            parts: list[bytes] = []
+            while size := int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(parts)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
 
     # -- response helpers ------------------------------------------------------------------------------
 

@@ -4,7 +4,11 @@ Layer: testing. Knows the Messages streaming events Claude Code consumes and its
 knows nothing of Harness providers, the stream-json output of `claude -p`, or `HarnessEvent`s. Stdlib only.
 
 Point Claude Code at it with `claude_env(home)`. Side requests that are not model turns (token counting, and
-any request that offers no tools, e.g. a title or summary) are answered without consuming a scenario step.
+any call without the agent loop's `tools`/`thinking` keys, e.g. a title or summary) are answered without
+consuming a scenario step. Observed with 2.1.328 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: `claude -p`
+(plain, `--bare`, `--setting-sources ""`, stream-json input over two turns) sends no side requests at all;
+the only extra call is a non-streaming retry of a turn after a broken stream, which is a turn (same body,
+`stream` false) and gets a JSON message.
 """
 
 from __future__ import annotations
@@ -114,8 +118,11 @@ class MessagesBackend(ScriptedBackend):
     # -- routing ---------------------------------------------------------------------------------------
 
     def is_turn_request(self, path: str, body: _JSON | None) -> bool:
-        """A model turn is a `/v1/messages` call that offers tools; anything else is a side request."""
-        return path.split("?", 1)[0] == self.turn_path and bool((body or {}).get("tools"))
+        """A model turn is a `/v1/messages` call carrying the agent loop's `tools` (even `[]`, as with
+        `--tools ""`) or `thinking` keys; anything else (token counting, a bare title/summary call) is a side
+        request."""
+        body = body or {}
+        return path.split("?", 1)[0] == self.turn_path and ("tools" in body or "thinking" in body)
 
     def answer_side(self, http: Handler, method: str, path: str, body: _JSON | None) -> None:
         route = path.split("?", 1)[0]
