@@ -294,6 +294,12 @@ class ClaudeMapper:
                 self._blocks.setdefault(key, _Block("thinking")).text += delta["thinking"]
                 return [ReasoningDelta(text=delta["thinking"], item_id=item)]
             return []
+        if etype == "message_stop" and msg.get("abandoned_blocks"):
+            stalled = IdleTimeoutError(
+                "the model API stream stalled past CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS; Claude Code "
+                "abandoned it and retries without streaming (tune with -o stream_idle_timeout_ms)"
+            ).to_info()
+            return [ErrorEvent(error=stalled.model_copy(update={"retryable": True}))]
         if etype in _IGNORED_STREAM:
             return []
         return [ProviderRaw(method=f"stream_event/{etype}", payload=msg)]
