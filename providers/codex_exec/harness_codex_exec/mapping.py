@@ -165,11 +165,12 @@ class ExecMapping:
             self.completed = True
             return [self._usage(msg.get("usage"))]
         if kind == "error":
-            return self._error(str(msg.get("message") or "codex reported an error"), fatal=False)
+            # A stream error: fatal when `turn.failed` follows (with the same message), else a retry notice.
+            return self._error(str(msg.get("message") or "codex reported an error"))
         if kind == "turn.failed":
             error = msg.get("error")
             message = str(error.get("message") if isinstance(error, Mapping) else error or "the turn failed")
-            events = self._error(message, fatal=True)
+            events = self._error(message)
             self.failure = classify_error(message)
             return events
         item = msg.get("item")
@@ -203,12 +204,12 @@ class ExecMapping:
         self.usage = total if per_run is None else per_run
         return ContextUsage(usage=self.usage, cumulative=self.usage_cumulative)
 
-    def _error(self, message: str, *, fatal: bool) -> list[HarnessEvent]:
+    def _error(self, message: str, *, warning: bool = False) -> list[HarnessEvent]:
         if message in self._errors_seen:
             return []
         self._errors_seen.add(message)
         info = classify_error(message).to_info()
-        if not fatal:
+        if warning:
             info = info.model_copy(update={"details": {**info.details, "fatal": False}})
         return [ErrorEvent(error=info)]
 
@@ -235,7 +236,7 @@ class ExecMapping:
         if item_type == "error":
             if phase != "item.completed":
                 return []
-            return self._error(str(item.get("message") or "codex reported an error"), fatal=False)
+            return self._error(str(item.get("message") or "codex reported an error"), warning=True)
         if item_type in _TOOL_ITEMS and phase != "item.updated":
             return self._tool(phase, str(item_type), item_id, item)
         return [ProviderRaw(method=f"{phase}/{item_type}", payload=dict(msg))]
