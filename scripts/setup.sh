@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Set up a development checkout: .venv with harness-core, the three providers and tox; the pinned agent CLIs
+# in .tools/. Idempotent: rerunning only fills in what is missing.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+source scripts/pythons.sh
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $(python3 --version)"
+  python3 -m venv .venv
+fi
+echo "setup: installing Python packages into .venv"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install --quiet --disable-pip-version-check \
+  -e ".[test]" -e providers/codex_appserver -e providers/codex_exec -e providers/claude "tox>=4.11"
+echo "setup: installing the pinned agent CLIs"
+bash scripts/install-clis.sh "$root/.tools"
+echo "setup: done. Put the CLIs on PATH with: export PATH=\"$root/.tools/bin:\$PATH\""
