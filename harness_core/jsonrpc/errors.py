@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from harness_core.errors import MessageTooLargeError
+from harness_core.errors import MessageTooLargeError, truncate
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -33,7 +33,7 @@ class JsonRpcError(Exception):
     handler to send an error reply."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{message} (JSON-RPC error {code})")
+        super().__init__(f"{truncate(message)} (JSON-RPC error {code})")
         self.code = code
         self.message = message
         self.data = data

@@ -8,7 +8,7 @@ consumer asks for the next line, so nothing unbounded is buffered.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import cast
 
 import anyio
@@ -26,11 +26,12 @@ _EOF_ERRORS = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourc
 class LineReader:
     """Async iterator of the lines of `stream` (newline stripped); an oversized line is skipped and yielded
     as a `MessageTooLargeError` instance (not raised), so the reader survives it. Ends at EOF; a final line
-    without a newline is still yielded."""
+    without a newline is still yielded. `on_eof` is awaited once before iteration ends."""
 
     __slots__ = (
         "_done",
         "_max",
+        "_on_eof",
         "_on_line",
         "_partial",
         "_partial_len",
@@ -46,8 +47,10 @@ class LineReader:
         *,
         max_line_bytes: int,
         on_line: Callable[[str, bytes], None] | None = None,
+        on_eof: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._stream = stream
+        self._on_eof = on_eof
         self._max = max_line_bytes
         self._on_line = on_line
         self._ready: list[bytes | MessageTooLargeError] = []
@@ -71,6 +74,9 @@ class LineReader:
             if self._ready:
                 self._pos = 1
                 return self._ready[0]
+        if self._on_eof is not None:
+            on_eof, self._on_eof = self._on_eof, None
+            await on_eof()
         raise StopAsyncIteration
 
     def _too_large(self, size: int) -> MessageTooLargeError:

@@ -30,6 +30,7 @@ __all__ = ["ChildProcess"]
 log = structlog.get_logger(__name__)
 
 _SEND_ERRORS = (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError, ConnectionResetError)
+_EOF_SETTLE = 1.0  # how long the end of `lines()` waits for the child to exit after stdout EOF
 _STDERR_SETTLE = 0.5  # how long to let stderr reach EOF after the child exits, so error tails are complete
 
 
@@ -156,12 +157,24 @@ class ChildProcess:
 
     def lines(self) -> LineReader:
         """The child's stdout as lines (newline stripped), or `MessageTooLargeError` instances for lines over
-        `max_line_bytes`. One reader per process: calling again returns the same iterator."""
+        `max_line_bytes`. One reader per process: calling again returns the same iterator. At EOF it waits
+        briefly for the child to exit before ending, so `returncode` and `stderr_tail()` are final."""
         if self._reader is None:
             stdout = self._require().stdout
             assert stdout is not None
-            self._reader = LineReader(stdout, max_line_bytes=self._max_line_bytes, on_line=self._on_line)
+            self._reader = LineReader(
+                stdout,
+                max_line_bytes=self._max_line_bytes,
+                on_line=self._on_line,
+                on_eof=self._settle_after_eof,
+            )
         return self._reader
+
+    async def _settle_after_eof(self) -> None:
+        # Stdout EOF almost always means the child is exiting: give it a moment, so that whoever reacts to the
+        # EOF (e.g. failing pending requests with `exit_error`) sees the exit code and the whole stderr.
+        with anyio.move_on_after(_EOF_SETTLE):
+            await self.wait()
 
     def stderr_tail(self) -> str:
         """The last `stderr_tail_bytes` of the child's stderr."""
