@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -23,8 +25,10 @@ if TYPE_CHECKING:
 
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
     from harness_core.spec import AgentRunSpec
+    from harness_core.testing.backends import ScriptedBackend
+    from harness_core.testing.scenarios import Scenario
 
-__all__ = ["CliInfo", "NoOptions", "Provider", "ProviderOptions", "RunContext"]
+__all__ = ["CliInfo", "NoOptions", "OfflineSetup", "Provider", "ProviderOptions", "RunContext"]
 
 
 class ProviderOptions(BaseModel):
@@ -44,6 +48,19 @@ class CliInfo(BaseModel):
 
     path: str | None = None
     version: str | None = None
+
+
+@dataclass
+class OfflineSetup:
+    """How to run a provider's real CLI against an embedded scripted model backend on 127.0.0.1.
+
+    The caller starts `backend` (a context manager) before the run and merges `provider_options` and `env`
+    into the spec. Used by `harness run --offline`, `harness demo` and the contract suite's real mode.
+    """
+
+    backend: ScriptedBackend
+    provider_options: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
 
 
 class RunContext(Protocol):
@@ -115,6 +132,11 @@ class Provider(abc.ABC):
             CliVersionUnsupportedError: the CLI is older than `info.min_cli_version`.
         """
         return CliInfo()
+
+    def offline_setup(self, scenario: Scenario, workdir: Path) -> OfflineSetup | None:
+        """Point this provider's real CLI at a scripted model backend playing `scenario` (files and state the
+        CLI needs go under `workdir`). Return None when the provider cannot run offline (the default)."""
+        return None
 
     @abc.abstractmethod
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResultLike:
