@@ -29,9 +29,9 @@ def load_cases(name: str) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     return cases
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
