@@ -1,0 +1,135 @@
+"""The provider end to end through the runner, against the fake claude CLI (fast, no Node, no model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_spec
+from harness_core.clis import clear_probe_cache
+from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, InvalidSpecError
+from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
+from harness_core.plugins import PluginHost
+from harness_core.runner import open_run
+from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
+
+
+def spec_for(tmp_path: Path, fake: Path, prompt: str, **kw: object) -> AgentRunSpec:
+    opts = {"claude_bin": str(fake), **kw.pop("options", {})}  # type: ignore[dict-item]
+    return AgentRunSpec(prompt=prompt, cwd=tmp_path, provider_options=opts, **kw)  # type: ignore[arg-type]
+
+
+async def test_tools_turn(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:tools"), host)
+    assert out.result.status.value == "success" and out.result.final_text == "All four tools ran."
+    kinds = [(e.display.kind, e.display.path) for e in out.of("tool_use")]
+    assert kinds == [
+        (ToolKind.SHELL, None),
+        (ToolKind.READ, "notes.txt"),
+        (ToolKind.EDIT, "notes.txt"),
+        (ToolKind.WRITE, "new.txt"),
+    ]
+    assert [e.display.status for e in out.of("tool_result")] == [ToolStatus.COMPLETED] * 4
+    assert "".join(e.text for e in out.of("text_delta")) == "All four tools ran."
+    assert out.of("session_started")[0].session_id == out.result.session_id
+    assert out.result.usage.output_tokens > 0 and out.result.usage.cost_usd
+
+
+async def test_thinking(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:think"), host)
+    assert [e.text for e in out.of("reasoning_delta")] == ["Let me consider the question."]
+
+
+@pytest.mark.parametrize(
+    ("name", "code"), [("fail_500", "model_error"), ("fail_401", "auth_failed"), ("fail_429", "rate_limited")]
+)
+async def test_api_errors(tmp_path: Path, fake_bin: Path, host: PluginHost, name: str, code: str) -> None:
+    out = await run_spec(spec_for(tmp_path, fake_bin, f"SCENARIO:{name}"), host)
+    assert out.result.status.value == "failed" and out.result.error is not None
+    assert out.result.error.code == code
+
+
+@pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
+async def test_approvals(
+    tmp_path: Path, fake_bin: Path, host: PluginHost, decision: ApprovalDecision
+) -> None:
+    spec = spec_for(tmp_path, fake_bin, "SCENARIO:tools", approval=ApprovalPolicy.UNTRUSTED)
+    seen = []
+    out = await run_spec(spec, host, approver=lambda r: seen.append(r) or decision)
+    assert [r.display.kind for r in seen] == [ToolKind.SHELL, ToolKind.EDIT, ToolKind.WRITE]
+    resolved = out.of("approval_resolved")
+    assert len(resolved) == 3 and all(e.decision is decision for e in resolved)
+    want = ToolStatus.COMPLETED if decision is ApprovalDecision.APPROVE else ToolStatus.DECLINED
+    assert out.of("tool_result")[0].display.status is want
+    assert out.result.status.value == "success"
+
+
+async def test_abort_decision_interrupts(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    spec = spec_for(tmp_path, fake_bin, "SCENARIO:tools", approval=ApprovalPolicy.UNTRUSTED)
+    out = await run_spec(spec, host, approver=lambda r: ApprovalDecision.ABORT)
+    assert out.result.status.value == "interrupted"
+
+
+async def test_interrupt_while_streaming(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    out = await run_spec(
+        spec_for(tmp_path, fake_bin, "SCENARIO:slow_text"), host, interrupt_on="text_delta", timeout=10
+    )
+    assert out.result.status.value == "interrupted"
+    assert out.result.final_text and "a slow answer".startswith(out.result.final_text[:6])
+
+
+async def test_interrupt_while_tool_runs(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    out = await run_spec(
+        spec_for(tmp_path, fake_bin, "SCENARIO:slow_command"), host, interrupt_on="tool_use", timeout=10
+    )
+    assert out.result.status.value == "interrupted"
+    assert out.of("tool_result")[0].display.status is ToolStatus.FAILED
+
+
+async def test_resume_keeps_session(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:say", resume_session="sess-1"), host)
+    assert out.result.session_id == "sess-1" and out.of("session_started")[0].resumed
+
+
+async def test_read_only_denies_writers(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:tools", sandbox=SandboxMode.READ_ONLY), host)
+    statuses = {e.name: e.display.status for e in out.of("tool_result")}
+    assert statuses == {
+        "Bash": ToolStatus.FAILED,
+        "Read": ToolStatus.COMPLETED,
+        "Edit": ToolStatus.FAILED,
+        "Write": ToolStatus.FAILED,
+    }
+
+
+async def test_process_death_is_process_exited(
+    tmp_path: Path, fake_bin: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = spec_for(tmp_path, fake_bin, "SCENARIO:slow_text", env={"HARNESS_FAKE_CLAUDE_CRASH": "1"})
+    out = await run_spec(spec, host, timeout=10)
+    err = out.result.error
+    assert out.result.status.value == "failed" and err is not None and err.code == "process_exited"
+    assert "simulated crash" in err.message and err.details["exit_code"] == 3
+
+
+async def test_missing_and_old_cli(
+    tmp_path: Path, fake_bin: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(CliNotFoundError, match="claude_bin"):
+        async with open_run(spec_for(tmp_path, tmp_path / "nope", "hi"), "claude", host=host, run_log=False):
+            pass
+    clear_probe_cache()
+    monkeypatch.setenv("HARNESS_FAKE_CLAUDE_VERSION", "2.0.1")
+    with pytest.raises(CliVersionUnsupportedError, match=r"2\.1\.328"):
+        async with open_run(spec_for(tmp_path, fake_bin, "hi"), "claude", host=host, run_log=False):
+            pass
+    clear_probe_cache()
+
+
+async def test_bad_option_lists_valid_ones(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    with pytest.raises(InvalidSpecError, match="stream_idle_timeout_ms"):
+        spec = spec_for(tmp_path, fake_bin, "hi", options={"stream_idle_timeout_ms": 5})
+        async with open_run(spec, "claude", host=host, run_log=False):
+            pass
