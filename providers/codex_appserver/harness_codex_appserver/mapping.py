@@ -182,6 +182,10 @@ class TurnMapper:
     def finished(self) -> bool:
         return self.outcome is not None
 
+    def open_calls(self, item_id: str) -> list[ToolCall]:
+        """The tool actions of an item that started and has not completed (for approval displays)."""
+        return list(self._open.get(item_id, []))
+
     def start_turn(self, turn_id: str) -> None:
         """Tell the mapper the id of its turn (from the `turn/start` response)."""
         self.turn_id = turn_id
