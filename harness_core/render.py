@@ -1,0 +1,473 @@
+"""Foreground rendering of a run: turns `HarnessEvent`s, one at a time, into text for a human.
+
+Layer: presentation. Knows the event models only: nothing of providers, the runner, the CLI or the run store.
+Pure apart from writing to the stream it is given; time comes from an injectable clock.
+
+What it prints:
+
+- assistant text, streamed as it arrives (a text line is always ended before any other line);
+- one line per tool action, printed when the action completes: ``[tool] ✓ Running command pytest -q (exit 0,
+  1.2 s)``, ``✗`` for a failure, ``⊘`` for a declined action. The start line (``[tool] Running command pytest
+  -q …``) is printed only when the result is not immediate: when something else has to be printed first, or
+  when `tick` finds the action still running after `START_LINE_AFTER` seconds. A quick tool is one line, a
+  slow one is two, and a reader of a pipe always knows what is running;
+- approvals once decided (``[approval] Running command rm -rf build — approved by callback``), errors
+  (``[error] auth_failed: ...``) and a final status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out ·
+  session abc``);
+- with ``verbose``: the run header, session, token usage updates and command output summaries (indented,
+  at most `SUMMARY_LINES` lines).
+
+On a terminal (`Renderer.for_stream`): colour, and a live status line at the bottom (spinner, elapsed time,
+what the run is waiting for), redrawn by `tick` with ``\\r`` and erased before every normal line. Off a
+terminal, with ``NO_COLOR`` set or ``TERM=dumb``: plain text with no control codes at all.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from typing import TextIO
+
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    ApprovalResolved,
+    ContextUsage,
+    Done,
+    ErrorEvent,
+    HarnessEvent,
+    HarnessResult,
+    HarnessToolDetails,
+    ReasoningDelta,
+    RunStarted,
+    RunStatus,
+    SessionStarted,
+    TextDelta,
+    ToolResult,
+    ToolStatus,
+    ToolSummary,
+    ToolUse,
+    Usage,
+)
+
+__all__ = [
+    "START_LINE_AFTER",
+    "SUMMARY_LINES",
+    "Renderer",
+    "format_duration",
+    "format_tokens",
+    "tool_label",
+    "tool_line",
+    "use_plain",
+]
+
+START_LINE_AFTER = 1.0
+"""Seconds a tool may run before its start line is printed (by `tick`)."""
+SUMMARY_LINES = 6
+"""Most output lines shown per summary with ``verbose``."""
+_SUMMARY_WIDTH = 160
+_CMD_WIDTH = 200
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_DIM = "\x1b[2m"
+_RED = "\x1b[31m"
+_GREEN = "\x1b[32m"
+_YELLOW = "\x1b[33m"
+_CYAN = "\x1b[36m"
+_ERASE_LINE = "\r\x1b[2K"
+
+_UNICODE_MARKS = {"ok": "✓", "fail": "✗", "declined": "⊘", "stop": "■", "more": "…", "sep": "·", "dash": "—"}
+_ASCII_MARKS = {
+    "ok": "ok",
+    "fail": "FAIL",
+    "declined": "declined",
+    "stop": "stopped",
+    "more": "...",
+    "sep": "|",
+    "dash": "-",
+}
+_SPINNER_UNICODE = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_SPINNER_ASCII = "|/-\\"
+
+_DECIDED = {
+    ApprovalDecision.APPROVE: "approved",
+    ApprovalDecision.DENY: "denied",
+    ApprovalDecision.ABORT: "aborted",
+}
+
+
+def use_plain(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
+    """True when `stream` must get plain text: not a terminal, ``NO_COLOR`` set, or ``TERM=dumb``."""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return not (isatty is not None and isatty())
+
+
+def _can_encode(stream: TextIO, text: str) -> bool:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def format_duration(ms: int | float | None) -> str:
+    """``350 ms``, ``1.2 s``, ``42 s``, ``3 m 05 s``."""
+    if ms is None:
+        return "?"
+    if ms < 1000:
+        return f"{int(ms)} ms"
+    seconds = ms / 1000
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{int(seconds)} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} m {rest:02d} s"
+
+
+def format_tokens(usage: Usage) -> str:
+    """``1,234 tokens in / 56 out`` (cached input noted when there is any)."""
+    cached = f" ({usage.cached_input_tokens:,} cached)" if usage.cached_input_tokens else ""
+    return f"{usage.input_tokens:,} tokens in{cached} / {usage.output_tokens:,} out"
+
+
+def _one_line(text: str, limit: int, more: str = "…") -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + more
+
+
+def tool_label(display: HarnessToolDetails, more: str = "…") -> str:
+    """``Running command pytest -q``: the title and its target (command, else path)."""
+    target = display.command or display.path
+    if not target:
+        return display.title
+    return f"{display.title} {_one_line(target, _CMD_WIDTH, more)}"
+
+
+def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = _UNICODE_MARKS) -> str:
+    """The completion text of one tool action, without the ``[tool]`` tag: ``✓ Running command x (exit 0,
+    1.2 s)``. Used by the renderer and by `harness show`."""
+    status = display.status
+    mark = {
+        ToolStatus.COMPLETED: marks["ok"],
+        ToolStatus.FAILED: marks["fail"],
+        ToolStatus.DECLINED: marks["declined"],
+    }.get(status, "")
+    facts: list[str] = []
+    if status is ToolStatus.DECLINED:
+        facts.append("declined")
+    elif status is ToolStatus.FAILED and display.exit_code is None:
+        facts.append("failed")
+    if display.exit_code is not None:
+        facts.append(f"exit {display.exit_code}")
+    if display.duration_ms is not None:
+        facts.append(format_duration(display.duration_ms))
+    label = tool_label(display, marks["more"])
+    text = f"{mark} {label}" if mark else label
+    return f"{text} ({', '.join(facts)})" if facts else text
+
+
+def _phase_of(display: HarnessToolDetails) -> str:
+    label = tool_label(display)
+    return label[:1].lower() + label[1:]
+
+
+class Renderer:
+    """Render one run's events to `out`. Feed events in order with `feed`; call `tick` periodically."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        *,
+        color: bool = False,
+        live: bool = False,
+        verbose: bool = False,
+        unicode: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        width: Callable[[], int] | None = None,
+    ) -> None:
+        self.out = out
+        self.color = color
+        self.live = live
+        self.verbose = verbose
+        self._clock = clock
+        self._width = width or (lambda: shutil.get_terminal_size((80, 24)).columns)
+        self._marks = _UNICODE_MARKS if unicode else _ASCII_MARKS
+        self._spinner = _SPINNER_UNICODE if unicode else _SPINNER_ASCII
+        self._frame = 0
+        self._started = clock()
+        self._mid_line = False
+        self._status_shown = False
+        self._held = False
+        self._phase = "starting"
+        self._pending: dict[str, tuple[HarnessToolDetails, float, bool]] = {}
+        self._summarized: set[str] = set()
+        self._waiting_approval = 0
+        self._approval_displays: dict[str, HarnessToolDetails] = {}
+        self._usage: Usage | None = None
+        self.result: HarnessResult | None = None
+
+    @classmethod
+    def for_stream(
+        cls,
+        out: TextIO,
+        *,
+        verbose: bool = False,
+        environ: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> Renderer:
+        """A renderer suited to `out`: colour and a live status line on a terminal, plain text otherwise."""
+        fancy = not use_plain(out, environ)
+        return cls(
+            out, color=fancy, live=fancy, verbose=verbose, unicode=_can_encode(out, "✓⠋·—…⊘■"), clock=clock
+        )
+
+    # --- the event path ----------------------------------------------------------------------------------
+
+    def feed(self, event: HarnessEvent) -> None:
+        """Render one event. Text deltas cost one write (and a flush); everything else a few lines."""
+        if isinstance(event, TextDelta):
+            if self._status_shown:
+                self._erase_status()
+            self.out.write(event.text)
+            self._mid_line = not event.text.endswith("\n")
+            self.out.flush()
+            self._phase = "writing"
+            return
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+            self.out.flush()
+
+    def _run_started(self, event: RunStarted) -> None:
+        self._phase = "waiting for model"
+        if self.verbose:
+            model = event.spec.get("model") or "default model"
+            cli = f" (cli {event.cli_version})" if event.cli_version else ""
+            self._line(
+                f"[run] {event.run_id} {self._marks['sep']} {event.provider} "
+                f"{event.provider_version}{cli} {self._marks['sep']} {model}",
+                _DIM,
+            )
+
+    def _session_started(self, event: SessionStarted) -> None:
+        if self.verbose:
+            resumed = " (resumed)" if event.resumed else ""
+            model = f" {self._marks['sep']} model {event.model}" if event.model else ""
+            self._line(f"[session] {event.session_id}{resumed}{model}", _DIM)
+
+    def _reasoning(self, event: ReasoningDelta) -> None:
+        self._phase = "thinking"
+
+    def _tool_use(self, event: ToolUse) -> None:
+        self._end_text()
+        self._pending[event.tool_id] = (event.display, self._clock(), False)
+        self._phase = _phase_of(event.display)
+
+    def _tool_result(self, event: ToolResult) -> None:
+        self._flush_pending(except_id=event.tool_id)
+        self._pending.pop(event.tool_id, None)
+        mark_color = {
+            ToolStatus.COMPLETED: _GREEN,
+            ToolStatus.FAILED: _RED,
+            ToolStatus.DECLINED: _YELLOW,
+        }.get(event.display.status, "")
+        self._line(f"[tool] {tool_line(event.display, self._marks)}", mark_color, tag=True)
+        summary = event.display.summary
+        if self.verbose and summary and event.tool_id not in self._summarized:
+            self._summary(summary)
+        self._summarized.discard(event.tool_id)
+        self._phase = self._idle_phase()
+
+    def _tool_summary(self, event: ToolSummary) -> None:
+        if not self.verbose:
+            return
+        self._flush_pending()
+        if event.tool_id is not None:
+            self._summarized.add(event.tool_id)
+        if event.kind != "output":
+            self._line(f"[{event.kind}]", _DIM)
+        self._summary(event.text)
+
+    def _approval_requested(self, event: ApprovalRequested) -> None:
+        self._end_text()
+        self._approval_displays[event.request_id] = event.display
+        self._waiting_approval += 1
+        self._phase = "waiting for approval"
+
+    def _approval_resolved(self, event: ApprovalResolved) -> None:
+        self._waiting_approval = max(0, self._waiting_approval - 1)
+        display = self._display_for(event.request_id)
+        what = tool_label(display, self._marks["more"]) if display else f"request {event.request_id}"
+        approved = event.decision is ApprovalDecision.APPROVE
+        reason = f" ({event.reason})" if event.reason and not approved else ""
+        colour = _GREEN if approved else _YELLOW
+        self._line(
+            f"[approval] {what} {self._marks['dash']} {_DECIDED[event.decision]} by "
+            f"{event.decided_by}{reason}",
+            colour,
+            tag=True,
+        )
+        self._phase = self._idle_phase()
+
+    def _context_usage(self, event: ContextUsage) -> None:
+        if not event.cumulative:
+            self._usage = event.usage
+        if self.verbose:
+            window = ""
+            if event.context_window:
+                share = 100 * (event.usage.input_tokens + event.usage.output_tokens) / event.context_window
+                window = f" {self._marks['sep']} {share:.1f}% of {event.context_window:,} context"
+            total = " (thread total)" if event.cumulative else ""
+            self._line(f"[usage] {format_tokens(event.usage)}{total}{window}", _DIM)
+
+    def _error(self, event: ErrorEvent) -> None:
+        self._flush_pending()
+        first, *rest = event.error.message.splitlines() or [""]
+        self._line(f"[error] {event.error.code}: {first}", _RED, tag=True)
+        for extra in rest:
+            self._line(f"        {extra}", _RED)
+
+    def _done(self, event: Done) -> None:
+        self._flush_pending()
+        self.result = event.result
+        self._phase = "done"
+        self._line(self.final_line(event.result), _STATUS_COLOR[event.result.status], bold=True)
+
+    # --- pieces ------------------------------------------------------------------------------------------
+
+    def final_line(self, result: HarnessResult) -> str:
+        """``✓ success in 3.4 s · 1,234 tokens in / 56 out · session abc``."""
+        sep = f" {self._marks['sep']} "
+        mark = {
+            RunStatus.SUCCESS: self._marks["ok"],
+            RunStatus.FAILED: self._marks["fail"],
+            RunStatus.INTERRUPTED: self._marks["stop"],
+        }[result.status]
+        parts = [f"{mark} {result.status.value} in {format_duration(result.duration_ms)}"]
+        usage = result.usage if (result.usage.input_tokens or result.usage.output_tokens) else self._usage
+        if usage is not None:
+            parts.append(format_tokens(usage))
+        if result.error is not None and result.status is not RunStatus.SUCCESS:
+            parts.append(result.error.code)
+        if result.session_id:
+            parts.append(f"session {result.session_id}")
+        return sep.join(parts)
+
+    def _summary(self, text: str) -> None:
+        lines = [line for line in text.splitlines() if line.strip()]
+        for line in lines[:SUMMARY_LINES]:
+            self._line(f"    {_one_line(line, _SUMMARY_WIDTH, self._marks['more'])}", _DIM)
+        if len(lines) > SUMMARY_LINES:
+            self._line(f"    {self._marks['more']} {len(lines) - SUMMARY_LINES} more lines", _DIM)
+
+    def _display_for(self, request_id: str) -> HarnessToolDetails | None:
+        return self._approval_displays.pop(request_id, None)
+
+    def _idle_phase(self) -> str:
+        if self._waiting_approval:
+            return "waiting for approval"
+        if self._pending:
+            display = next(reversed(self._pending.values()))[0]
+            return _phase_of(display)
+        return "waiting for model"
+
+    def _flush_pending(self, except_id: str | None = None) -> None:
+        """Print the start line of every running tool not shown yet (something else is about to print)."""
+        for tool_id, (display, since, shown) in list(self._pending.items()):
+            if not shown and tool_id != except_id:
+                more = self._marks["more"]
+                self._line(f"[tool] {tool_label(display, more)} {more}", tag=True)
+                self._pending[tool_id] = (display, since, True)
+
+    def _end_text(self) -> None:
+        if self._mid_line:
+            self._erase_status()
+            self.out.write("\n")
+            self._mid_line = False
+
+    def _line(self, text: str, colour: str = "", *, tag: bool = False, bold: bool = False) -> None:
+        """Write one whole line: end streamed text first, erase the status line, colour if enabled."""
+        self._erase_status()
+        if self._mid_line:
+            self.out.write("\n")
+            self._mid_line = False
+        if self.color and (colour or bold):
+            start = (_BOLD if bold else "") + colour
+            if tag and text.startswith("["):
+                close = text.index("]") + 1
+                text = f"{_DIM}{text[:close]}{_RESET}{start}{text[close:]}"
+            text = f"{start}{text}{_RESET}"
+        self.out.write(text + "\n")
+
+    # --- the live status line ----------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Periodic work, off the event path: show start lines of slow tools; redraw the status line."""
+        now = self._clock()
+        if any(not shown and now - since >= START_LINE_AFTER for _, since, shown in self._pending.values()):
+            self._flush_pending()
+            self.out.flush()
+        if not self.live or self._held or self._mid_line or self.result is not None:
+            return
+        self._frame = (self._frame + 1) % len(self._spinner)
+        elapsed = format_duration((now - self._started) * 1000)
+        sep = self._marks["sep"]
+        status = f"{self._spinner[self._frame]} {elapsed} {sep} {self._phase}"
+        if self._usage is not None:
+            status += f" {sep} {self._usage.input_tokens + self._usage.output_tokens:,} tokens"
+        status = _one_line(status, max(10, self._width() - 1), self._marks["more"])
+        self.out.write(f"{_ERASE_LINE}{_CYAN}{status}{_RESET}")
+        self._status_shown = True
+        self.out.flush()
+
+    def _erase_status(self) -> None:
+        if self._status_shown:
+            self.out.write(_ERASE_LINE)
+            self._status_shown = False
+
+    def hold(self) -> None:
+        """Erase the status line, end any text line and stop redrawing (e.g. while a prompt is on screen)."""
+        self._held = True
+        self._erase_status()
+        self._end_text()
+        self.out.flush()
+
+    def release(self) -> None:
+        """Undo `hold`: the next `tick` redraws the status line."""
+        self._held = False
+
+    def note(self, text: str) -> None:
+        """Print one line of the CLI's own (e.g. "interrupting…"), in the same stream as the run."""
+        self._line(text, _YELLOW)
+        self.out.flush()
+
+    def close(self) -> None:
+        """Leave the terminal clean: no status line, no unterminated text line."""
+        self._erase_status()
+        self._end_text()
+        self.out.flush()
+
+
+_STATUS_COLOR = {RunStatus.SUCCESS: _GREEN, RunStatus.FAILED: _RED, RunStatus.INTERRUPTED: _YELLOW}
+
+_HANDLERS: dict[type, Callable[[Renderer, object], None]] = {
+    RunStarted: Renderer._run_started,  # type: ignore[dict-item]
+    SessionStarted: Renderer._session_started,  # type: ignore[dict-item]
+    ReasoningDelta: Renderer._reasoning,  # type: ignore[dict-item]
+    ToolUse: Renderer._tool_use,  # type: ignore[dict-item]
+    ToolResult: Renderer._tool_result,  # type: ignore[dict-item]
+    ToolSummary: Renderer._tool_summary,  # type: ignore[dict-item]
+    ApprovalRequested: Renderer._approval_requested,  # type: ignore[dict-item]
+    ApprovalResolved: Renderer._approval_resolved,  # type: ignore[dict-item]
+    ContextUsage: Renderer._context_usage,  # type: ignore[dict-item]
+    ErrorEvent: Renderer._error,  # type: ignore[dict-item]
+    Done: Renderer._done,  # type: ignore[dict-item]
+}
