@@ -49,6 +49,27 @@ def _default_closed_error() -> HarnessError:
     return ProtocolError("the JSON-RPC connection closed before a response arrived")
 
 
+# The decoder's C scanner (not in the type stubs): returns (value, end index) or raises StopIteration.
+_scan_once: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+
+
+def _loads(line: bytes) -> Any:
+    """`json.loads` for one line, about twice as fast on the usual compact message: it skips encoding
+    detection and the whitespace regexes, falling back to `json.loads` for anything unusual.
+
+    Raises:
+        ValueError: not valid JSON (or not UTF-8).
+    """
+    text = line.decode()
+    try:
+        obj, end = _scan_once(text, 0)
+    except StopIteration:
+        return json.loads(text)
+    if end != len(text):
+        return json.loads(text)
+    return obj
+
+
 def _dumps(msg: dict[str, Any]) -> bytes:
     return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -114,12 +135,13 @@ class JsonRpcPeer:
                 with anyio.move_on_after(timeout):
                     await waiter.event.wait()
                 if not waiter.event.is_set():
-                    self._abandon(rid, method)
                     raise TimeoutError(
                         f"no response to JSON-RPC request {method!r} (id {rid}) within {timeout:g}s"
                     )
         finally:
-            self._pending.pop(rid, None)
+            # Timed out or cancelled: remember the id so a late response is dropped, not reported as unknown.
+            if self._pending.pop(rid, None) is not None:
+                self._abandon(rid, method)
         if waiter.error is not None:
             raise waiter.error
         return waiter.result
@@ -169,7 +191,7 @@ class JsonRpcPeer:
                 await self._report(line)
                 continue
             try:
-                msg = json.loads(line)
+                msg = _loads(line)
             except ValueError:
                 await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
                 continue

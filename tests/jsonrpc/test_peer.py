@@ -306,3 +306,34 @@ async def test_notifications_delivered_in_order() -> None:
         assert [(await wire.notes.receive())[1] for _ in range(200)] == list(range(200))
         await peer.notify("initialized")
         assert await wire.sent() == {"jsonrpc": "2.0", "method": "initialized"}
+
+
+async def test_cancelled_request_late_response_is_not_an_error() -> None:
+    async with connected() as (peer, wire):
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(peer.request, "turn/start")
+                await wire.sent()
+                scope.cancel()
+        await wire.feed({"id": 1, "result": "late"})
+        await wire.feed({"method": "marker"})
+        assert (await wire.notes.receive())[0] == "marker"
+        assert wire.errors.statistics().current_buffer_used == 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b' {"method":"n","params":1} ', b'{"method":"n","params":1}\r', b'{"method": "n", "params": 1}'],
+)
+async def test_json_with_surrounding_whitespace_is_accepted(line: bytes) -> None:
+    async with connected() as (_peer, wire):
+        await wire.feed(line)
+        assert (await wire.notes.receive())[:2] == ("n", 1)
+
+
+@pytest.mark.parametrize("line", [b'{"method":"n"} trailing', b"\xff\xfe", b"", b'{"method":'])
+async def test_invalid_lines_are_protocol_errors(line: bytes) -> None:
+    async with connected() as (_peer, wire):
+        await wire.feed(line)
+        err = await wire.errors.receive()
+        assert isinstance(err, ProtocolError) and "not JSON" in str(err)
