@@ -22,6 +22,7 @@ __all__ = [
     "ModelError",
     "ProcessExitedError",
     "ProtocolError",
+    "ProviderCrashedError",
     "ProviderNotFoundError",
     "RateLimitedError",
     "SpawnFailedError",
@@ -160,6 +161,12 @@ class MessageTooLargeError(HarnessError):
 
 class IdleTimeoutError(HarnessError):
     code = "idle_timeout"
+
+
+class ProviderCrashedError(HarnessError):
+    """A provider raised something that is not a `HarnessError`: a bug in the provider."""
+
+    code = "provider_error"
 
 
 class InterruptedRunError(HarnessError):

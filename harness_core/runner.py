@@ -35,6 +35,7 @@ from harness_core.errors import (
     HarnessError,
     IdleTimeoutError,
     InterruptedRunError,
+    ProviderCrashedError,
     UnsupportedFeatureError,
 )
 from harness_core.events import (
@@ -364,10 +365,9 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
                         error = exc.to_info()
                     else:
                         ctx.log.error("provider crashed", exc_info=raised)
-                        error = ErrorInfo(
-                            code="provider_error",
-                            message=f"provider {registered.name!r} crashed: {type(exc).__name__}: {exc}. This is a "
-                                    "bug in the provider; please report it with the run log.")
+                        error = ProviderCrashedError(
+                            f"provider {registered.name!r} crashed: {type(exc).__name__}: {exc}. This is a bug in "
+                            "the provider; please report it with the run log.").to_info()
                 inner.cancel_scope.cancel()
         if scope.cancelled_caught:
             idle_fired = ctx.idle_fired
