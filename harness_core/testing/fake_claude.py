@@ -1,8 +1,8 @@
 """A fake `claude` CLI speaking `claude -p` bidirectional stream-json for a `Scenario` (no model, no Node).
 
 Layer: testing. Knows the stream-json line shapes of Claude Code 2.1.328 (copied from recorded real
-transcripts; `providers/claude/tests/test_fake_shapes.py` checks them against the recordings so the fake cannot
-drift) and the scenario vocabulary; knows nothing of Harness providers or events. Stdlib only.
+transcripts; `providers/claude/tests/test_fake_shapes.py` checks them against the recordings so the fake
+cannot drift) and the scenario vocabulary; knows nothing of Harness providers or events. Stdlib only.
 
 Run as `python -m harness_core.testing.fake_claude ARGS` (or through `write_fake_claude(dir)`):
 - `--version` prints `2.1.328 (Claude Code)`, or `$HARNESS_FAKE_CLAUDE_VERSION`.
@@ -54,6 +54,28 @@ _USAGE = {
     "cache_read_input_tokens": 0,
 }
 _INTERRUPT = object()
+_INIT_EXTRA: dict[str, Any] = {
+    "additional_directories": [],
+    "analytics_disabled": True,
+    "capabilities": [],
+    "fast_mode_state": "off",
+    "fast_mode_disabled_reason": "sdk_opt_in_required",
+    "per_turn_effort_active": True,
+    "product_feedback_disabled": True,
+    "terminal_slash_commands": [],
+    "ultrathink_available": False,
+    "ultrathink_typed_raises": False,
+    "view_mode": "default",
+}
+_RESULT_EXTRA: dict[str, Any] = {
+    "fast_mode_state": "off",
+    "fast_mode_disabled_reason": "sdk_opt_in_required",
+    "queued_turn_count": 0,
+    "result_index": 0,
+    "safety_stops": 0,
+    "subagent_stats": {},
+    "model_usage_since_last_result": {},
+}
 
 
 def write_fake_claude(directory: str | Path, name: str = "claude") -> Path:
@@ -97,7 +119,7 @@ class _Fake:
     def base(self) -> dict[str, Any]:
         return {"session_id": self.session, "uuid": str(uuid.uuid4())}
 
-    def stream(self, mid: str, event: dict[str, Any]) -> None:
+    def stream(self, mid: str, event: dict[str, Any], **extra: Any) -> None:
         self.emit(
             {
                 "type": "stream_event",
@@ -105,6 +127,7 @@ class _Fake:
                 **self.base(),
                 "parent_tool_use_id": None,
                 "api_message_id": mid,
+                **extra,
             }
         )
 
@@ -187,6 +210,7 @@ class _Fake:
                     "description": tool_input.get("description", name),
                     "permission_suggestions": [],
                     "tool_use_id": tool_id,
+                    "blocked_path": self.cwd,
                 },
             }
         )
@@ -241,6 +265,10 @@ class _Fake:
                 "agents": [],
                 "skills": [],
                 "plugins": [],
+                "original_cwd": self.cwd,
+                "memory_paths": {},
+                "messaging_socket_path": "",
+                **_INIT_EXTRA,
             }
         )
         code = self.play(scenario)
@@ -272,7 +300,17 @@ class _Fake:
                 )
             if isinstance(step, Say):
                 final = step.text
-        self.result(start, "success", is_error=False, result=final, terminal_reason="completed")
+        self.result(
+            start,
+            "success",
+            is_error=False,
+            result=final,
+            terminal_reason="completed",
+            api_error_status=None,
+            ttft_ms=10,
+            ttft_stream_ms=10,
+            time_to_request_ms=5,
+        )
         return 0
 
     def respond(self, step: Step, thinking: list[str]) -> object:
@@ -294,6 +332,8 @@ class _Fake:
                     "usage": _USAGE,
                 },
             },
+            ttft_ms=10,
+            thinking_display="updates",
         )
         index = 0
         for thought in thinking:
@@ -313,7 +353,12 @@ class _Fake:
                     "delta": {"type": "thinking_delta", "thinking": thought},
                 },
             )
-            self.assistant(mid, {"type": "thinking", "thinking": thought, "signature": "sig"})
+            self.assistant(
+                mid,
+                {"type": "thinking", "thinking": thought, "signature": "sig"},
+                thinking_duration_ms=1,
+                thinking_display="updates",
+            )
             self.stream(mid, {"type": "content_block_stop", "index": index})
             index += 1
         if isinstance(step, Say):
@@ -421,9 +466,9 @@ class _Fake:
                     ],
                 )
                 return _INTERRUPT if answer.get("interrupt") else None
-        if isinstance(step, RunCommand) and step.command.startswith("sleep "):
-            if not self.wait(float(step.command.split()[1])):
-                return self.tool_interrupted(tool_id)
+        sleeps = isinstance(step, RunCommand) and step.command.startswith("sleep ")
+        if sleeps and not self.wait(float(step.command.split()[1])):  # type: ignore[union-attr]
+            return self.tool_interrupted(tool_id)
         is_error = isinstance(step, RunCommand) and step.exit_code != 0
         content = f"Exit code {step.exit_code}\n{output}" if is_error else output  # type: ignore[union-attr]
         rich = {
@@ -488,6 +533,7 @@ class _Fake:
                 },
                 "permission_denials": [],
                 "uuid": str(uuid.uuid4()),
+                **_RESULT_EXTRA,
                 **fields,
             }
         )
@@ -507,6 +553,8 @@ class _Fake:
         message = {
             "id": str(uuid.uuid4()),
             "model": "<synthetic>",
+            "stop_sequence": "",
+            "context_management": None,
             "role": "assistant",
             "type": "message",
             "stop_reason": "stop_sequence",
@@ -531,6 +579,7 @@ class _Fake:
             is_error=True,
             result=text,
             api_error_status=step.status,
+            api_error_type="api_error",
             terminal_reason="api_error",
         )
         return 1

@@ -54,7 +54,7 @@ async def run_spec(
     *,
     approver: Callable[[Any], ApprovalDecision] | None = None,
     interrupt_on: str | None = None,
-    timeout: float = 30,
+    timeout: float = 30,  # noqa: ASYNC109 - the helper's own deadline, applied with fail_after
 ) -> Outcome:
     out = Outcome()
     with anyio.fail_after(timeout):
