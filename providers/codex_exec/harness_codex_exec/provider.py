@@ -16,6 +16,7 @@ import os
 from typing import ClassVar
 
 import anyio
+import structlog
 
 from harness_codex_exec import __version__
 from harness_codex_exec.argv import CodexExecOptions, build_argv
@@ -28,6 +29,9 @@ from harness_core.events import ErrorEvent, HarnessResult, ProviderRaw, RunStatu
 from harness_core.provider import CliInfo, Provider, ProviderOptions, RunContext
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
+from harness_core.transport.proctree import ProcEntry, descendants, kill_entries
+
+log = structlog.get_logger(__name__)
 
 __all__ = ["CodexExecProvider", "MIN_CODEX_VERSION", "NATIVE_GLOBS"]
 
@@ -85,13 +89,14 @@ class CodexExecProvider(Provider):
         )
         ctx.log.debug("codex_exec_spawn", argv=argv[:-1])
         interrupted = False
+        seen: set[ProcEntry] = set()
         async with ChildProcess(
             argv, env=env, cwd=spec.cwd, stdin=False, stdin_close_timeout=0.1, on_line=ctx.record_wire
         ) as child:
             with anyio.CancelScope() as reading:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_cancel_on_interrupt, ctx, reading)
-                    await _pump(child, mapping, ctx)
+                    await _pump(child, mapping, ctx, seen)
                     tg.cancel_scope.cancel()
             if reading.cancelled_caught:
                 interrupted = True  # leaving the block stops the group: SIGTERM, then SIGKILL
@@ -99,14 +104,16 @@ class CodexExecProvider(Provider):
                 with anyio.move_on_after(_EXIT_WAIT):
                     await child.wait()
                 if not mapping.finished:
+                    _kill_leftovers(seen)
                     raise child.exit_error(
                         "codex exec ended before its turn finished; see its stderr below, rerun with "
                         "`--record-wire` to keep every line it printed"
                     )
+        _kill_leftovers(seen)
         return _result(mapping, interrupted)
 
 
-async def _pump(child: ChildProcess, mapping: ExecMapping, ctx: RunContext) -> None:
+async def _pump(child: ChildProcess, mapping: ExecMapping, ctx: RunContext, seen: set[ProcEntry]) -> None:
     async for line in child.lines():
         if isinstance(line, MessageTooLargeError):
             await ctx.emit(ErrorEvent(error=line.to_info()))
@@ -122,8 +129,20 @@ async def _pump(child: ChildProcess, mapping: ExecMapping, ctx: RunContext) -> N
             ctx.log.warning("codex_exec_non_json_line", line=text[:300])
             await ctx.emit(ProviderRaw(method=None, payload=text))
             continue
+        if msg.get("type") == "item.started":
+            seen.update(await anyio.to_thread.run_sync(descendants, child.pid))
         for event in mapping.feed(msg):
             await ctx.emit(event)
+
+
+def _kill_leftovers(seen: set[ProcEntry]) -> None:
+    """Kill what codex started that outlived it. The transport snapshots the tree when it shuts the child
+    down, but when codex dies on its own (killed, crashed) its helpers (login-shell snapshot, commands in
+    their own session) are already reparented by then; these snapshots, taken as tools start, still know them.
+    """
+    killed = kill_entries(sorted(seen))
+    if killed:
+        log.debug("codex_exec_killed_leftovers", pids=killed)
 
 
 async def _cancel_on_interrupt(ctx: RunContext, scope: anyio.CancelScope) -> None:
