@@ -325,8 +325,8 @@ class ExecMapping:
             yield item_id, name, display, tool_args, bounded_head(output)
         else:  # web_search
             query = str(item.get("query") or "")
-            action = item.get("action")
-            url = action.get("url") if isinstance(action, Mapping) else None
+            web_action = item.get("action")
+            url = web_action.get("url") if isinstance(web_action, Mapping) else None
             display = HarnessToolDetails(
                 kind=ToolKind.WEB,
                 title="Opening page" if url else "Searching the web",
@@ -334,7 +334,7 @@ class ExecMapping:
                 command=query or None,
                 status=status,
                 summary=bounded_tail(query or url),
-                raw={"action": dict(action)} if isinstance(action, Mapping) else None,
+                raw={"action": dict(web_action)} if isinstance(web_action, Mapping) else None,
             )
             yield item_id, "web_search", display, {"query": query}, None
 
