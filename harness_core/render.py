@@ -211,6 +211,7 @@ class Renderer:
         self._summarized: set[str] = set()
         self._waiting_approval = 0
         self._approval_displays: dict[str, HarnessToolDetails] = {}
+        self._reasons_shown: set[str] = set()
         self._usage: Usage | None = None
         self.result: HarnessResult | None = None
 
@@ -307,7 +308,11 @@ class Renderer:
         display = self._display_for(event.request_id)
         what = tool_label(display, self._marks["more"]) if display else f"request {event.request_id}"
         approved = event.decision is ApprovalDecision.APPROVE
-        reason = f" ({event.reason})" if event.reason and not approved else ""
+        reason = ""
+        if event.reason and not approved:
+            seen = event.reason in self._reasons_shown
+            reason = " (same reason as above)" if seen else f" ({event.reason})"
+            self._reasons_shown.add(event.reason)
         colour = _GREEN if approved else _YELLOW
         self._line(
             f"[approval] {what} {self._marks['dash']} {_DECIDED[event.decision]} by "
@@ -418,7 +423,8 @@ class Renderer:
         if not self.live or self._held or self._mid_line or self.result is not None:
             return
         self._frame = (self._frame + 1) % len(self._spinner)
-        elapsed = format_duration((now - self._started) * 1000)
+        seconds = now - self._started
+        elapsed = f"{seconds:.1f} s" if seconds < 60 else format_duration(seconds * 1000)
         sep = self._marks["sep"]
         status = f"{self._spinner[self._frame]} {elapsed} {sep} {self._phase}"
         if self._usage is not None:
