@@ -54,11 +54,12 @@ class CliInfo(BaseModel):
 class OfflineSetup:
     """How to run a provider's real CLI against an embedded scripted model backend on 127.0.0.1.
 
-    The caller starts `backend` (a context manager) before the run and merges `provider_options` and `env`
-    into the spec. Used by `harness run --offline`, `harness demo` and the contract suite's real mode.
+    The caller starts `backend` (a context manager) before the run, if there is one, and merges
+    `provider_options` and `env` into the spec. Used by `harness run --offline`, `harness demo` and the
+    contract suite (which also uses it, without a backend, to point a provider at its fake CLI).
     """
 
-    backend: ScriptedBackend
+    backend: ScriptedBackend | None = None
     provider_options: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
 
@@ -133,9 +134,10 @@ class Provider(abc.ABC):
         """
         return CliInfo()
 
-    def offline_setup(self, scenario: Scenario, workdir: Path) -> OfflineSetup | None:
-        """Point this provider's real CLI at a scripted model backend playing `scenario` (files and state the
-        CLI needs go under `workdir`). Return None when the provider cannot run offline (the default)."""
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup | None:
+        """Point this provider's real CLI at a scripted model backend playing `scenario` in `workspace` (the
+        run's cwd); the CLI's own state (home, config) goes under `state_dir`. Return None when the provider
+        cannot run offline (the default)."""
         return None
 
     @abc.abstractmethod

@@ -51,6 +51,9 @@ from harness_core.events import (
     RunStarted,
     RunStatus,
     SessionStarted,
+    ToolResult,
+    ToolStatus,
+    ToolUse,
     Usage,
 )
 from harness_core.plugins import PluginHost, RegisteredProvider, get_host
@@ -135,6 +138,7 @@ class _Context:
         self.session_id: str | None = None
         self.last_usage: Usage | None = None
         self.idle_fired = False
+        self.open_tools: dict[str, ToolUse] = {}
 
     # --- RunContext protocol -----------------------------------------------------------------------------
 
@@ -165,7 +169,11 @@ class _Context:
         self.last_event = time.monotonic()
         if self._writer is not None:
             self._writer.write_line(event.__pydantic_serializer__.to_json(event))
-        if isinstance(event, SessionStarted):
+        if isinstance(event, ToolUse):
+            self.open_tools[event.tool_id] = event
+        elif isinstance(event, ToolResult):
+            self.open_tools.pop(event.tool_id, None)
+        elif isinstance(event, SessionStarted):
             self.session_id = event.session_id
         elif isinstance(event, ContextUsage) and not event.cumulative:
             self.last_usage = event.usage
@@ -381,6 +389,10 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
     finally:
         with anyio.CancelScope(shield=True):
             result = _final_result(ctx, provider_result, error, idle_fired, started, registered.name)
+            for use in list(ctx.open_tools.values()):  # every tool_use gets its tool_result, even when cut short
+                display = use.display.model_copy(update={
+                    "status": ToolStatus.FAILED, "summary": f"the run ended ({result.status.value}) before it finished"})
+                await _emit_quietly(ctx, ToolResult(tool_id=use.tool_id, name=use.name, display=display, is_error=True))
             if error is not None and (provider_result is None or provider_result.error is None):
                 await _emit_quietly(ctx, ErrorEvent(error=error))
             await _emit_quietly(ctx, Done(result=result))

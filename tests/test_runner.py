@@ -313,3 +313,18 @@ async def test_wire_recording_writes_a_second_log(host: PluginHost, runs_dir: Pa
     wire = live.log_path.with_name(f"{live.run_id}.wire.jsonl")
     assert '"dir": "in"' in wire.read_text()
     assert oct(wire.stat().st_mode & 0o777) == "0o600"
+
+
+async def test_a_tool_cut_short_still_gets_its_result(host: PluginHost, runs_dir: Path) -> None:
+    events: list[HarnessEvent] = []
+    with anyio.fail_after(10):
+        async with open_run(spec_for("slow_command"), "scripted", host=host, runs_dir=runs_dir) as live:
+            async for event in live:
+                events.append(event)
+                if event.type == "tool_use":
+                    live.interrupt()
+    assert_invariants(events, live.log_path)
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert len(results) == 1 and results[0].display.status is ToolStatus.FAILED
+    assert "interrupted" in (results[0].display.summary or "")
+    assert events.index(results[0]) < len(events) - 1

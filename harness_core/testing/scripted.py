@@ -146,6 +146,8 @@ class ScriptedProvider(Provider):
             done = display.model_copy(update={"status": ToolStatus.DECLINED})
             await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, is_error=True))
             return decision
+        if isinstance(step, RunCommand) and step.command.startswith("sleep "):
+            await anyio.sleep(float(step.command.split()[1]))  # simulate a long-running command
         output = step.output if isinstance(step, RunCommand) else getattr(step, "content", "")
         failed = isinstance(step, RunCommand) and step.exit_code != 0
         done = display.model_copy(update={

@@ -1,0 +1,390 @@
+"""The behavioural contract every Harness provider must pass, shipped for third parties.
+
+Layer: testing. Knows the public runner API and the scenario vocabulary; knows no concrete provider. A
+provider's whole contract test is one subclass (not named `Test*` here, so pytest collects it only through
+a subclass):
+
+    from harness_core.testing.contract import ProviderContract
+
+    class TestMyProviderContract(ProviderContract):
+        provider_name = "my-provider"
+
+The provider is found only through its `harness` entry point. Fake mode (the default) plays scenarios through
+`setup_run`, which a provider with a CLI overrides to point itself at its fake CLI; `--harness-real` plays
+them through the provider's own `offline_setup` (the real CLI against a scripted model backend on 127.0.0.1).
+Tests of capabilities the provider does not declare check the refusal instead.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import pytest
+
+from harness_core.capabilities import Capability
+from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, UnsupportedFeatureError
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    Done,
+    HarnessEvent,
+    HarnessResult,
+    RunStarted,
+    RunStatus,
+    SessionStarted,
+    ToolResult,
+    ToolStatus,
+    ToolUse,
+)
+from harness_core.plugins import PluginHost, RegisteredProvider
+from harness_core.provider import OfflineSetup
+from harness_core.runner import open_run
+from harness_core.spec import AgentRunSpec
+from harness_core.store import read_events
+from harness_core.testing.scenarios import SCENARIOS, Scenario
+
+__all__ = ["Played", "ProviderContract", "descendants"]
+
+Approver = Callable[[ApprovalRequested], ApprovalDecision]
+
+
+@dataclass
+class Played:
+    events: list[HarnessEvent]
+    result: HarnessResult
+    log_path: Path
+
+    def of_type(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+    @property
+    def text(self) -> str:
+        return "".join(e.text for e in self.of_type("text_delta"))
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Live (non-zombie) descendants of `pid` (default: this process), from /proc. Empty elsewhere."""
+    root = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] == "Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+class ProviderContract:
+    """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI."""
+
+    provider_name: ClassVar[str]
+    scenarios: ClassVar[tuple[str, ...]] = ("say", "tools", "think")
+    """The success scenarios this provider can play."""
+    failures: ClassVar[tuple[str, ...]] = ("fail_500", "fail_401", "fail_429")
+    """The API-failure scenarios this provider can play."""
+    interrupt_within: ClassVar[float] = 15.0
+    """Seconds an interrupt may take, from the request to `done`."""
+    run_deadline: ClassVar[float] = 90.0
+
+    # --- the hook a provider overrides ---------------------------------------------------------------------
+
+    def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
+                  fault: str | None = None) -> OfflineSetup | None:
+        """How to run `scenario`. `fault` is None, "too_old" (a CLI below the supported version) or "crash"
+        (the CLI dies mid-turn). Return None to skip (e.g. a fault a real CLI cannot be made to show).
+
+        Default: real mode uses the provider's `offline_setup`; fake mode runs the provider as it is (right
+        for in-process providers that read the scenario from their options: they get `scenario=<name>`)."""
+        if fault is not None:
+            return None
+        if real:
+            return self._provider().cls().offline_setup(scenario, workspace, state_dir)
+        return OfflineSetup(provider_options={"scenario": scenario.name})
+
+    def missing_cli_options(self, state_dir: Path) -> dict[str, Any] | None:
+        """Options pointing the provider at a CLI that does not exist (None: it has no CLI)."""
+        cli = self._provider().cls.info.cli_name
+        if cli is None:
+            return None
+        return {f"{cli}_bin": str(state_dir / "no-such-dir" / cli)}
+
+    # --- fixtures ------------------------------------------------------------------------------------------
+
+    @pytest.fixture
+    def anyio_backend(self) -> str:
+        return "asyncio"
+
+    @pytest.fixture
+    def harness_real(self, request: pytest.FixtureRequest) -> bool:
+        return bool(request.config.getoption("--harness-real", default=False))
+
+    @pytest.fixture(autouse=True)
+    def _no_process_left_alive(self) -> Iterator[None]:
+        before = descendants()
+        yield
+        deadline = time.monotonic() + 5
+        left = descendants() - before
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = descendants() - before
+        assert not left, f"processes left alive after the run: {sorted(left)}"
+
+    _host: ClassVar[PluginHost | None] = None
+
+    def _provider(self) -> RegisteredProvider:
+        if ProviderContract._host is None:
+            ProviderContract._host = PluginHost.create()
+        return ProviderContract._host.get(self.provider_name)
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return self._provider().cls.info.capabilities
+
+    def _require(self, capability: Capability) -> None:
+        if capability not in self.capabilities:
+            pytest.skip(f"{self.provider_name} does not declare {capability.value!r} (refusal tested instead)")
+
+    @pytest.fixture
+    def play(self, tmp_path: Path, harness_real: bool) -> Callable[..., Awaitable[Played]]:
+        async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
+                       on_event: Callable[[HarnessEvent, Any], None] | None = None, **spec_fields: Any) -> Played:
+            scenario = SCENARIOS[name]
+            workspace = tmp_path / "ws"
+            state = tmp_path / "state"
+            for path in (workspace, state):
+                path.mkdir(exist_ok=True)
+            for rel, content in scenario.files.items():
+                (workspace / rel).write_text(content)
+            setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=fault)
+            if setup is None:
+                pytest.skip(f"{self.provider_name} cannot play {name!r}"
+                            f"{' with fault ' + fault if fault else ''} in this mode")
+            options = {**setup.provider_options, **spec_fields.pop("provider_options", {})}
+            env = {**setup.env, **spec_fields.pop("env", {})}
+            spec = AgentRunSpec(prompt=f"contract scenario {name}", cwd=workspace, provider_options=options,
+                                env=env, **spec_fields)
+            events: list[HarnessEvent] = []
+            with ExitStack() as stack:
+                if setup.backend is not None:
+                    stack.enter_context(setup.backend)
+                with anyio.fail_after(self.run_deadline):
+                    async with open_run(spec, self.provider_name, host=self._provider_host(),
+                                        runs_dir=tmp_path / "runs", approver=approver) as live:
+                        async for event in live:
+                            events.append(event)
+                            if on_event is not None:
+                                on_event(event, live)
+            assert live.result is not None
+            return Played(events, live.result, live.log_path or Path())
+
+        return play
+
+    def _provider_host(self) -> PluginHost:
+        self._provider()
+        assert ProviderContract._host is not None
+        return ProviderContract._host
+
+    # --- invariants ----------------------------------------------------------------------------------------
+
+    def check_invariants(self, played: Played) -> None:
+        events = played.events
+        assert isinstance(events[0], RunStarted), "run_started must come first"
+        assert events[0].provider == self.provider_name
+        assert [e.seq for e in events] == list(range(len(events))), "seq must be gap-free from 0"
+        assert sum(isinstance(e, Done) for e in events) == 1 and isinstance(events[-1], Done)
+        assert list(read_events(played.log_path)) == events, "the run log must hold exactly the events"
+        uses = [e for e in events if isinstance(e, ToolUse)]
+        results = [e for e in events if isinstance(e, ToolResult)]
+        use_ids = [u.tool_id for u in uses]
+        assert len(use_ids) == len(set(use_ids)), f"a tool_use was emitted twice: {use_ids}"
+        result_ids = [r.tool_id for r in results]
+        assert sorted(result_ids) == sorted(use_ids), (
+            f"every tool_use needs exactly one tool_result: uses {use_ids}, results {result_ids}")
+        usage = played.result.usage
+        assert min(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.reasoning_tokens) >= 0
+
+    # --- scenarios -----------------------------------------------------------------------------------------
+
+    def test_found_through_its_entry_point(self) -> None:
+        registered = self._provider()
+        assert registered.distribution, f"{self.provider_name} was not registered through an entry point"
+        assert registered.cls.info.name == self.provider_name
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("name", ["say", "tools", "think"])
+    async def test_scenario(self, name: str, play: Callable[..., Awaitable[Played]]) -> None:
+        if name not in self.scenarios:
+            pytest.skip(f"{self.provider_name} does not play {name!r}")
+        played = await play(name)
+        self.check_invariants(played)
+        expected = SCENARIOS[name].expected
+        assert played.result.status.value == expected.status, played.result.error
+        if expected.final_text is not None:
+            assert played.result.final_text.strip() == expected.final_text
+            assert played.text.strip() == expected.final_text, "text deltas must rebuild the final text"
+        results = [e for e in played.events if isinstance(e, ToolResult)]
+        assert len(results) == len(expected.tools), [r.display for r in results]
+        for got, want in zip(results, expected.tools):
+            display = got.display
+            assert display.kind.value == want.kind, display
+            if want.path is not None:
+                assert display.path is not None and display.path.endswith(want.path), display
+            if want.command_contains is not None:
+                assert display.command is not None and want.command_contains in display.command, display
+            if want.exit_code is not None:
+                assert display.exit_code == want.exit_code, display
+            assert display.status is ToolStatus.COMPLETED, display
+        if Capability.SESSION in self.capabilities:
+            assert played.result.session_id, "a provider with `session` must report the session id"
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("name", ["fail_500", "fail_401", "fail_429"])
+    async def test_api_failure_is_classified(self, name: str, play: Callable[..., Awaitable[Played]]) -> None:
+        if name not in self.failures:
+            pytest.skip(f"{self.provider_name} does not play {name!r}")
+        played = await play(name)
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.FAILED
+        assert played.result.error is not None
+        assert played.result.error.code == SCENARIOS[name].expected.error_code, played.result.error
+
+    @pytest.mark.anyio
+    async def test_stall_is_caught_by_idle_timeout(self, play: Callable[..., Awaitable[Played]]) -> None:
+        started = time.monotonic()
+        played = await play("stall", idle_timeout=3.0)
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.FAILED
+        assert played.result.error is not None and played.result.error.code == "idle_timeout"
+        assert time.monotonic() - started < 30
+
+    # --- capabilities --------------------------------------------------------------------------------------
+
+    @pytest.mark.anyio
+    async def test_streaming_deltas_arrive_before_the_result(self, play: Callable[..., Awaitable[Played]]) -> None:
+        if Capability.STREAMING not in self.capabilities:
+            await self._assert_refused(play, requires=[Capability.STREAMING])
+            return
+        played = await play("say")
+        deltas = [e.seq for e in played.events if e.type == "text_delta"]
+        assert len(deltas) >= 2, "a streaming provider must deliver the text in more than one delta"
+        assert max(deltas) < played.events[-1].seq
+
+    @pytest.mark.anyio
+    async def test_resume_continues_the_session(self, play: Callable[..., Awaitable[Played]]) -> None:
+        if Capability.SESSION not in self.capabilities:
+            await self._assert_refused(play, resume_session="some-session")
+            return
+        first = await play("say")
+        session = first.result.session_id
+        assert session
+        second = await play("say", resume_session=session)
+        self.check_invariants(second)
+        assert second.result.status is RunStatus.SUCCESS, second.result.error
+        assert second.result.session_id == session
+        started = [e for e in second.events if isinstance(e, SessionStarted)]
+        assert started and started[0].session_id == session
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("name", ["slow_text", "slow_command"])
+    async def test_interrupt_ends_interrupted(self, name: str, play: Callable[..., Awaitable[Played]]) -> None:
+        if Capability.INTERRUPT not in self.capabilities:
+            await self._assert_refused(play, requires=[Capability.INTERRUPT])
+            return
+        asked: list[float] = []
+
+        def interrupt_when_busy(event: HarnessEvent, live: Any) -> None:
+            busy = event.type == "text_delta" if name == "slow_text" else event.type == "tool_use"
+            if busy and not asked:
+                asked.append(time.monotonic())
+                live.interrupt()
+
+        played = await play(name, on_event=interrupt_when_busy)
+        self.check_invariants(played)
+        assert asked, "the scenario never reached the point to interrupt"
+        assert played.result.status is RunStatus.INTERRUPTED, played.result
+        assert time.monotonic() - asked[0] < self.interrupt_within
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("decision", list(ApprovalDecision))
+    async def test_approvals(self, decision: ApprovalDecision, play: Callable[..., Awaitable[Played]]) -> None:
+        if Capability.APPROVALS not in self.capabilities:
+            await self._assert_refused(play, approval="untrusted")
+            return
+        asked: list[ApprovalRequested] = []
+
+        def approver(request: ApprovalRequested) -> ApprovalDecision:
+            asked.append(request)
+            return decision
+
+        played = await play("tools", approval="untrusted", approver=approver)
+        self.check_invariants(played)
+        assert asked, "approval 'untrusted' must ask before at least one action"
+        resolved = played.of_type("approval_resolved")
+        assert len(resolved) == len(played.of_type("approval_requested")) >= 1
+        assert all(r.decision is decision for r in resolved)
+        asked_tools = {a.tool_id for a in asked if a.tool_id}
+        results = {r.tool_id: r for r in played.events if isinstance(r, ToolResult)}
+        if decision is ApprovalDecision.APPROVE:
+            assert played.result.status is RunStatus.SUCCESS, played.result.error
+            assert all(results[t].display.status is ToolStatus.COMPLETED for t in asked_tools if t in results)
+        elif decision is ApprovalDecision.DENY:
+            assert all(results[t].display.status in (ToolStatus.DECLINED, ToolStatus.FAILED)
+                       for t in asked_tools if t in results)
+        else:
+            assert played.result.status is RunStatus.INTERRUPTED, played.result
+
+    async def _assert_refused(self, play: Callable[..., Awaitable[Played]], **fields: Any) -> None:
+        before = descendants()
+        with pytest.raises(UnsupportedFeatureError) as caught:
+            await play("say", **fields)
+        message = str(caught.value)
+        assert self.provider_name in message and "Nothing was started" in message
+        assert descendants() - before == set()
+
+    # --- faults --------------------------------------------------------------------------------------------
+
+    @pytest.mark.anyio
+    async def test_missing_cli_is_reported(self, tmp_path: Path, play: Callable[..., Awaitable[Played]]) -> None:
+        options = self.missing_cli_options(tmp_path)
+        if options is None:
+            pytest.skip(f"{self.provider_name} drives no CLI")
+        with pytest.raises(CliNotFoundError) as caught:
+            await play("say", provider_options=options)
+        assert "install" in str(caught.value).lower()
+
+    @pytest.mark.anyio
+    async def test_too_old_cli_is_refused(self, play: Callable[..., Awaitable[Played]]) -> None:
+        with pytest.raises(CliVersionUnsupportedError) as caught:
+            await play("say", fault="too_old")
+        minimum = self._provider().cls.info.min_cli_version
+        assert minimum is None or minimum in str(caught.value)
+
+    @pytest.mark.anyio
+    async def test_cli_crash_mid_turn_is_reported(self, play: Callable[..., Awaitable[Played]]) -> None:
+        played = await play("tools", fault="crash")
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.FAILED
+        assert played.result.error is not None and played.result.error.code == "process_exited"
