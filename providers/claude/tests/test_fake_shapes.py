@@ -1,4 +1,4 @@
-"""The fake claude CLI must speak the same line shapes as the real one (recorded transcripts), so it can't drift.
+"""The fake claude CLI must print the same line shapes as the real one (recorded transcripts): no drift.
 
 For every kind of line (type + subtype / stream event type / block type) the fake prints, the real CLI must
 print it too, every key the real CLI always sends must be there, and the fake must send no key the real CLI

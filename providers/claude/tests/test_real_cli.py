@@ -1,0 +1,140 @@
+"""End to end with the real pinned Claude Code against a scripted Anthropic Messages backend on 127.0.0.1.
+
+Fully isolated (own HOME / CLAUDE_CONFIG_DIR / CLAUDE_CODE_TMPDIR, nonessential traffic off, retries off).
+Skipped when the binary is missing (install it with scripts/install-clis.sh).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import Outcome, children_of, run_spec
+from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
+from harness_core.plugins import PluginHost
+from harness_core.runner import open_run
+from harness_core.spec import AgentRunSpec, ApprovalPolicy
+from harness_core.testing.backends.messages import MessagesBackend
+from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario, Stall
+
+CLAUDE = (
+    os.environ.get("HARNESS_CLAUDE_BIN")
+    or shutil.which("claude")
+    or str(Path(__file__).parents[3] / ".tools" / "bin" / "claude")
+)
+pytestmark = [
+    pytest.mark.real_cli,
+    pytest.mark.anyio,
+    pytest.mark.usefixtures("no_leftovers"),
+    pytest.mark.skipif(not os.access(CLAUDE, os.X_OK), reason="real claude CLI not installed"),
+]
+TOUCH = Scenario("touch", (RunCommand("touch touched.txt"), Say("after permission")))
+
+
+async def play(tmp_path: Path, host: PluginHost, scenario: Scenario, **kw: Any) -> tuple[Outcome, Path]:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir(exist_ok=True)
+    home.mkdir(exist_ok=True)
+    for rel, content in scenario.files.items():
+        (ws / rel).write_text(content)
+    run_kw = {k: kw.pop(k) for k in ("approver", "interrupt_on", "timeout") if k in kw}
+    options = {"claude_bin": CLAUDE, "max_retries": 0, **kw.pop("options", {})}
+    with MessagesBackend(scenario, cwd=ws) as backend:
+        spec = AgentRunSpec(
+            prompt=f"SCENARIO:{scenario.name}",
+            cwd=ws,
+            env=backend.claude_env(home),
+            provider_options=options,
+            **kw,
+        )
+        return await run_spec(spec, host, **run_kw), ws
+
+
+async def test_tools_turn(tmp_path: Path, host: PluginHost) -> None:
+    out, ws = await play(tmp_path, host, SCENARIOS["tools"])
+    assert out.result.status.value == "success" and out.result.final_text == "All four tools ran."
+    assert [e.display.kind for e in out.of("tool_use")] == [
+        ToolKind.SHELL,
+        ToolKind.READ,
+        ToolKind.EDIT,
+        ToolKind.WRITE,
+    ]
+    assert [e.display.status for e in out.of("tool_result")] == [ToolStatus.COMPLETED] * 4
+    assert out.of("tool_result")[0].display.exit_code == 0
+    assert (ws / "notes.txt").read_text() == "beta\n" and (ws / "new.txt").read_text() == "fresh\n"
+    assert "".join(e.text for e in out.of("text_delta")) == "All four tools ran."
+    assert out.result.usage.output_tokens > 0
+
+
+async def test_thinking(tmp_path: Path, host: PluginHost) -> None:
+    out, _ = await play(tmp_path, host, SCENARIOS["think"])
+    assert "".join(e.text for e in out.of("reasoning_delta")) == "Let me consider the question."
+
+
+@pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
+async def test_approvals(tmp_path: Path, host: PluginHost, decision: ApprovalDecision) -> None:
+    out, ws = await play(
+        tmp_path, host, TOUCH, approval=ApprovalPolicy.UNTRUSTED, approver=lambda _r: decision
+    )
+    assert [e.decision for e in out.of("approval_resolved")] == [decision]
+    assert (ws / "touched.txt").exists() is (decision is ApprovalDecision.APPROVE)
+    want = ToolStatus.COMPLETED if decision is ApprovalDecision.APPROVE else ToolStatus.DECLINED
+    assert out.of("tool_result")[0].display.status is want and out.result.status.value == "success"
+
+
+@pytest.mark.parametrize(("name", "on"), [("slow_text", "text_delta"), ("slow_command", "tool_use")])
+async def test_interrupt(tmp_path: Path, host: PluginHost, name: str, on: str) -> None:
+    out, _ = await play(tmp_path, host, SCENARIOS[name], interrupt_on=on, timeout=20)
+    assert out.result.status.value == "interrupted" and out.result.error is None
+
+
+async def test_resume(tmp_path: Path, host: PluginHost) -> None:
+    first, _ = await play(tmp_path, host, Scenario("one", (Say("first"),)))
+    sid = first.result.session_id
+    second, _ = await play(tmp_path, host, Scenario("two", (Say("second"),)), resume_session=sid)
+    assert second.result.status.value == "success" and second.result.session_id == sid
+    assert second.of("session_started")[0].resumed
+
+
+@pytest.mark.parametrize(("name", "code"), [("fail_500", "model_error"), ("fail_401", "auth_failed")])
+async def test_api_errors(tmp_path: Path, host: PluginHost, name: str, code: str) -> None:
+    out, _ = await play(tmp_path, host, SCENARIOS[name])
+    assert out.result.status.value == "failed" and out.result.error and out.result.error.code == code
+
+
+async def test_stalled_stream_ends_with_a_clear_error(tmp_path: Path, host: PluginHost) -> None:
+    stall = Scenario("stall2", (Stall(), Stall()))
+    out, _ = await play(
+        tmp_path, host, stall, idle_timeout=12, options={"stream_idle_timeout_ms": 10_000}, timeout=60
+    )
+    assert out.result.status.value == "failed" and out.result.error is not None
+    assert out.result.error.code in ("idle_timeout", "model_error")
+    assert any(e.error.code == "idle_timeout" for e in out.of("error"))
+
+
+async def test_killed_cli_is_process_exited(tmp_path: Path, host: PluginHost) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    out = Outcome()
+    with MessagesBackend(SCENARIOS["slow_text"], cwd=ws) as backend:
+        spec = AgentRunSpec(
+            prompt="SCENARIO:slow_text",
+            cwd=ws,
+            env=backend.claude_env(home),
+            provider_options={"claude_bin": CLAUDE},
+        )
+        with anyio.fail_after(30):
+            async with open_run(spec, "claude", host=host, run_log=False) as live:
+                async for event in live:
+                    out.events.append(event)
+                    if event.type == "text_delta" and len(out.of("text_delta")) == 1:
+                        for pid in children_of(os.getpid()):
+                            os.kill(pid, signal.SIGKILL)
+    err = out.result.error
+    assert out.result.status.value == "failed" and err is not None and err.code == "process_exited"
