@@ -7,6 +7,7 @@ temporary paths rewritten to /tmp/e2e). Then regenerate the goldens: HARNESS_UPD
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -69,7 +70,7 @@ async def main() -> None:
                 n = wire_to_transcript(
                     runs / f"{live.run_id}.wire.jsonl",
                     out,
-                    rewrite={str(root.resolve()): "/tmp/e2e", str(root): "/tmp/e2e", root.name: "e2e"},
+                    rewrite={os.path.realpath(root): "/tmp/e2e", str(root): "/tmp/e2e", root.name: "e2e"},  # noqa: ASYNC240
                 )
                 print(
                     f"{out.name}: {scenario_name} {fields} {decision}: {n} lines, {live.result.status.value}"
