@@ -131,12 +131,13 @@ def test_plain_snapshot_of_a_slow_tool_and_interleaved_text() -> None:
 
 def test_text_line_is_ended_before_any_other_line() -> None:
     shell = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command="ls")
+    declined = shell.model_copy(update={"status": ToolStatus.DECLINED})
     text = render([
         TextDelta(text="partial"),
         ToolUse(tool_id="t", name="shell", display=shell),
-        ToolResult(tool_id="t", name="shell", display=shell.model_copy(update={"status": ToolStatus.COMPLETED})),
+        ToolResult(tool_id="t", name="shell", display=declined),
     ])
-    assert text == "partial\n[tool] ✓ Running command ls\n"
+    assert text == "partial\n[tool] ⊘ Running command ls (declined)\n"
 
 
 def test_an_approval_names_the_action_and_who_decided() -> None:
