@@ -416,11 +416,13 @@ class Renderer:
 
     def tick(self) -> None:
         """Periodic work, off the event path: show start lines of slow tools; redraw the status line."""
+        if self._held:
+            return  # a prompt is on screen: print nothing until `release`
         now = self._clock()
         if any(not shown and now - since >= START_LINE_AFTER for _, since, shown in self._pending.values()):
             self._flush_pending()
             self.out.flush()
-        if not self.live or self._held or self._mid_line or self.result is not None:
+        if not self.live or self._mid_line or self.result is not None:
             return
         self._frame = (self._frame + 1) % len(self._spinner)
         seconds = now - self._started

@@ -116,13 +116,15 @@ class ProviderContract:
         """How to run `scenario`. `fault` is None, "too_old" (a CLI below the supported version) or "crash"
         (the CLI dies mid-turn). Return None to skip (e.g. a fault a real CLI cannot be made to show).
 
-        Default: real mode uses the provider's `offline_setup`; fake mode runs the provider as it is (right
-        for in-process providers that read the scenario from their options: they get `scenario=<name>`)."""
+        Default: the provider's own `offline_setup` (a scripted model backend); in fake mode, a provider
+        without one runs as it is, with `scenario=<name>` in its options (in-process providers). Providers
+        that drive a CLI override this for fake mode, to point themselves at their fake CLI."""
         if fault is not None:
             return None
-        if real:
-            return self._provider().cls().offline_setup(scenario, workspace, state_dir)
-        return OfflineSetup(provider_options={"scenario": scenario.name})
+        setup = self._provider().cls().offline_setup(scenario, workspace, state_dir)
+        if setup is None and not real:
+            return OfflineSetup(provider_options={"scenario": scenario.name})
+        return setup
 
     def missing_cli_options(self, state_dir: Path) -> dict[str, Any] | None:
         """Options pointing the provider at a CLI that does not exist (None: it has no CLI)."""

@@ -122,15 +122,18 @@ class _Session:
         return self.child.exit_error("codex app-server exited before answering")
 
     async def play(self) -> HarnessResult:
+        result: HarnessResult | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._read)
             tg.start_soon(self._watch_interrupt)
             try:
-                return await self._turn()
+                result = await self._turn()
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._settle_approvals("the run ended before a decision was made")
                 tg.cancel_scope.cancel()
+        assert result is not None  # _turn returns or raises
+        return result
 
     async def _read(self) -> None:
         try:
