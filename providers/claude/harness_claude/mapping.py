@@ -196,6 +196,7 @@ class ClaudeMapper:
         self._tools: dict[str, _Tool] = {}
         self._resulted: set[str] = set()
         self._block_count: dict[str, int] = {}
+        self._stalled = False
         self._text: list[str] = []
 
     @property
@@ -295,6 +296,7 @@ class ClaudeMapper:
                 return [ReasoningDelta(text=delta["thinking"], item_id=item)]
             return []
         if etype == "message_stop" and msg.get("abandoned_blocks"):
+            self._stalled = True
             stalled = IdleTimeoutError(
                 "the model API stream stalled past CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS; Claude Code "
                 "abandoned it and retries without streaming (tune with -o stream_idle_timeout_ms)"
@@ -426,7 +428,7 @@ class ClaudeMapper:
             api_status = msg.get("api_error_status")
             code = api_status if isinstance(api_status, int) else None
             error = classify_api_error(code, text or "; ".join(errors))
-            if code is None and "timeout" in text.lower():
+            if code is None and (self._stalled or "timeout" in text.lower()):
                 error = IdleTimeoutError(
                     f"the model API stream stalled ({text.strip()}); raise -o stream_idle_timeout_ms "
                     "or check the backend at ANTHROPIC_BASE_URL"
