@@ -10,7 +10,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,6 +31,7 @@ from harness_core.events import (
 from harness_core.render import Renderer, tool_label
 from harness_core.runner import Approver, LiveRun, open_run
 from harness_core.spec import AgentRunSpec
+from harness_core.store import read_events
 
 __all__ = ["RunRequest", "execute", "exit_status_for", "parse_option_pairs"]
 
@@ -106,6 +107,8 @@ async def execute(request: RunRequest, out: TextIO) -> int:
     """
     renderer = None if request.json else Renderer.for_stream(out, verbose=request.verbose > 0,
                                                               environ=request.environ)
+    json_out = _JsonLines(out)
+    handle = json_out.print if renderer is None else renderer.feed
     approver = _terminal_approver(renderer) if request.interactive else None
     live: LiveRun | None = None
     started = open_run(request.spec, request.provider, approver=approver, runs_dir=request.runs_dir,
@@ -115,9 +118,11 @@ async def execute(request: RunRequest, out: TextIO) -> int:
             tg.start_soon(_watch_signals, live, renderer, hard_stop)
             if renderer is not None:
                 tg.start_soon(_tick, renderer)
-            await _consume(live, renderer, out)
+            await _consume(live, handle)
             tg.cancel_scope.cancel()
     result = live.result if live is not None else None
+    if renderer is None and hard_stop.cancelled_caught and live is not None:
+        json_out.print_log_tail(live)
     if renderer is not None:
         if result is not None and renderer.result is None:
             renderer.feed(Done(result=result))  # the consumer was cancelled before `done` reached it
@@ -125,18 +130,31 @@ async def execute(request: RunRequest, out: TextIO) -> int:
     return EXIT_INTERRUPTED if hard_stop.cancelled_caught else exit_status_for(result)
 
 
-async def _consume(live: LiveRun, renderer: Renderer | None, out: TextIO) -> None:
-    if renderer is not None:
-        async for event in live:
-            renderer.feed(event)
-        return
+async def _consume(live: LiveRun, handle: Callable[[HarnessEvent], None]) -> None:
     async for event in live:
-        _print_json(event, out)
+        handle(event)
 
 
-def _print_json(event: HarnessEvent, out: TextIO) -> None:
-    out.write(event.model_dump_json() + "\n")
-    out.flush()
+class _JsonLines:
+    """`--json` output: each event as its run-log line; remembers the last `seq` printed."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.last_seq = -1
+
+    def print(self, event: HarnessEvent) -> None:
+        self.out.write(event.model_dump_json() + "\n")
+        self.out.flush()
+        self.last_seq = event.seq
+
+    def print_log_tail(self, live: LiveRun) -> None:
+        """After a hard stop the consumer missed the last events (at least `done`): copy them from the log,
+        so the output still equals the log."""
+        if live.log_path is None:
+            return
+        for event in read_events(live.log_path):
+            if event.seq > self.last_seq:
+                self.print(event)
 
 
 async def _tick(renderer: Renderer) -> None:
