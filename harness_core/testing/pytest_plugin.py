@@ -1,17 +1,26 @@
-"""The `harness` pytest plugin (registered through `pytest11`). Inert in unrelated projects: it only adds
-command-line options and a marker; no autouse fixtures.
+"""The `harness` pytest plugin (registered through `pytest11`). Inert in unrelated projects: it adds
+command-line options and markers, and no autouse fixtures.
 
-Layer: testing.
+Layer: testing. One behaviour beyond options: when `HARNESS_REQUIRE_REAL_CLIS=1` is set (the `-real` tox envs
+and CI do), a skipped test marked `real_cli` is reported as a failure, so a missing binary cannot turn a
+real-CLI run green by skipping everything.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator
+from typing import Any
+
 import pytest
+
+REQUIRE_REAL_ENV = "HARNESS_REQUIRE_REAL_CLIS"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("harness", "Harness provider contract suite")
-    group.addoption("--harness-provider", default=None, help="Run the contract suite only for this provider.")
+    group.addoption("--harness-provider", default=None,
+                    help="Run the contract suite only for this provider (others are skipped).")
     group.addoption(
         "--harness-real",
         action="store_true",
@@ -22,5 +31,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
+        "markers", "real_cli: needs a real pinned agent CLI (scripts/install-clis.sh installs them)"
+    )
+    config.addinivalue_line(
         "markers", "harness_capability(name): the test needs this provider capability (skipped otherwise)"
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    only = config.getoption("--harness-provider", default=None)
+    if not only:
+        return
+    for item in items:
+        name = getattr(getattr(item, "cls", None), "provider_name", None)
+        if name is not None and name != only:
+            item.add_marker(pytest.mark.skip(reason=f"--harness-provider={only}"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        report.skipped
+        and os.environ.get(REQUIRE_REAL_ENV) == "1"
+        and item.get_closest_marker("real_cli") is not None
+        and not hasattr(report, "wasxfail")
+    ):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"{REQUIRE_REAL_ENV}=1 but this real-CLI test was skipped: {reason}"
