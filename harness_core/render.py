@@ -46,6 +46,7 @@ from harness_core.events import (
     SessionStarted,
     TextDelta,
     ToolResult,
+    ToolKind,
     ToolStatus,
     ToolSummary,
     ToolUse,
@@ -143,15 +144,27 @@ def _one_line(text: str, limit: int, more: str = "…") -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + more
 
 
-def tool_label(display: HarnessToolDetails, more: str = "…") -> str:
-    """``Running command pytest -q``: the title and its target (command, else path)."""
-    target = display.command or display.path
+def tool_target(display: HarnessToolDetails, cwd: str | None = None) -> str | None:
+    """What a tool acted on: the command for shell actions, else the path (relative to `cwd` when inside
+    it), else the command."""
+    path = display.path
+    if path and cwd and path.startswith(cwd.rstrip("/") + "/"):
+        path = path[len(cwd.rstrip("/")) + 1:]
+    if display.kind is ToolKind.SHELL:
+        return display.command or path
+    return path or display.command
+
+
+def tool_label(display: HarnessToolDetails, more: str = "…", cwd: str | None = None) -> str:
+    """``Running command pytest -q``, ``Reading file src/app.py``: the title and its target."""
+    target = tool_target(display, cwd)
     if not target:
         return display.title
     return f"{display.title} {_one_line(target, _CMD_WIDTH, more)}"
 
 
-def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = _UNICODE_MARKS) -> str:
+def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = _UNICODE_MARKS,
+              cwd: str | None = None) -> str:
     """The completion text of one tool action, without the ``[tool]`` tag: ``✓ Running command x (exit 0,
     1.2 s)``. Used by the renderer and by `harness show`."""
     status = display.status
@@ -169,7 +182,7 @@ def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = _UNICODE_M
         facts.append(f"exit {display.exit_code}")
     if display.duration_ms is not None:
         facts.append(format_duration(display.duration_ms))
-    label = tool_label(display, marks["more"])
+    label = tool_label(display, marks["more"], cwd)
     text = f"{mark} {label}" if mark else label
     return f"{text} ({', '.join(facts)})" if facts else text
 
@@ -207,6 +220,7 @@ class Renderer:
         self._status_shown = False
         self._held = False
         self._phase = "starting"
+        self._cwd: str | None = None
         self._pending: dict[str, tuple[HarnessToolDetails, float, bool]] = {}
         self._summarized: set[str] = set()
         self._waiting_approval = 0
@@ -249,6 +263,8 @@ class Renderer:
 
     def _run_started(self, event: RunStarted) -> None:
         self._phase = "waiting for model"
+        cwd = event.spec.get("cwd")
+        self._cwd = cwd if isinstance(cwd, str) else None
         if self.verbose:
             model = event.spec.get("model") or "default model"
             cli = f" (cli {event.cli_version})" if event.cli_version else ""
@@ -280,7 +296,7 @@ class Renderer:
             ToolStatus.FAILED: _RED,
             ToolStatus.DECLINED: _YELLOW,
         }.get(event.display.status, "")
-        self._line(f"[tool] {tool_line(event.display, self._marks)}", mark_color, tag=True)
+        self._line(f"[tool] {tool_line(event.display, self._marks, self._cwd)}", mark_color, tag=True)
         summary = event.display.summary
         if self.verbose and summary and event.tool_id not in self._summarized:
             self._summary(summary)
@@ -306,7 +322,7 @@ class Renderer:
     def _approval_resolved(self, event: ApprovalResolved) -> None:
         self._waiting_approval = max(0, self._waiting_approval - 1)
         display = self._display_for(event.request_id)
-        what = tool_label(display, self._marks["more"]) if display else f"request {event.request_id}"
+        what = tool_label(display, self._marks["more"], self._cwd) if display else f"request {event.request_id}"
         approved = event.decision is ApprovalDecision.APPROVE
         reason = ""
         if event.reason and not approved:
@@ -389,7 +405,7 @@ class Renderer:
         for tool_id, (display, since, shown) in list(self._pending.items()):
             if not shown and tool_id != except_id:
                 more = self._marks["more"]
-                self._line(f"[tool] {tool_label(display, more)} {more}", tag=True)
+                self._line(f"[tool] {tool_label(display, more, self._cwd)} {more}", tag=True)
                 self._pending[tool_id] = (display, since, True)
 
     def _end_text(self) -> None:

@@ -202,4 +202,5 @@ def list_runs(runs_dir: Path) -> list[RunSummary]:
     if not runs_dir.is_dir():
         return []
     logs = [p for p in runs_dir.glob("*.jsonl") if not p.name.endswith(".wire.jsonl")]
-    return sorted((summarize(p) for p in logs), key=lambda s: s.run_id, reverse=True)
+    return sorted((summarize(p) for p in logs), key=lambda s: (s.started.ts if s.started else s.mtime, s.run_id),
+                  reverse=True)
