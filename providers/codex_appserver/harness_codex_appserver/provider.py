@@ -13,7 +13,8 @@ would replace Codex's own instructions, tool usage included.
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import anyio
 from harness_core.capabilities import Capability, ProviderInfo
@@ -32,7 +33,7 @@ from harness_core.events import (
     ToolKind,
 )
 from harness_core.jsonrpc import METHOD_NOT_FOUND, JsonRpcError, JsonRpcPeer
-from harness_core.provider import CliInfo, Provider, ProviderOptions, RunContext
+from harness_core.provider import CliInfo, OfflineSetup, Provider, ProviderOptions, RunContext
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 
@@ -40,6 +41,9 @@ from harness_codex_appserver import __version__
 from harness_codex_appserver.items import tool_calls
 from harness_codex_appserver.mapping import TurnMapper
 from harness_codex_appserver.options import CodexAppServerOptions, build_argv, build_env
+
+if TYPE_CHECKING:
+    from harness_core.testing.scenarios import Scenario
 
 __all__ = ["MIN_CODEX_VERSION", "NATIVE_GLOBS", "CodexAppServerProvider"]
 
@@ -84,6 +88,13 @@ class CodexAppServerProvider(Provider):
             minimum=MIN_CODEX_VERSION,
             native_globs=NATIVE_GLOBS,
         )
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+        """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under
+        `state_dir` (see `offline.py`)."""
+        from harness_codex_appserver.offline import offline_setup
+
+        return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
         opts = cast(CodexAppServerOptions, options)

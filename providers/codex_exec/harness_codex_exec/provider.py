@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 import anyio
 import structlog
@@ -26,10 +27,13 @@ from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.clis import probe_cli
 from harness_core.errors import InterruptedRunError, MessageTooLargeError
 from harness_core.events import ErrorEvent, HarnessResult, ProviderRaw, RunStatus, Usage
-from harness_core.provider import CliInfo, Provider, ProviderOptions, RunContext
+from harness_core.provider import CliInfo, OfflineSetup, Provider, ProviderOptions, RunContext
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 from harness_core.transport.proctree import ProcEntry, descendants, kill_entries
+
+if TYPE_CHECKING:
+    from harness_core.testing.scenarios import Scenario
 
 log = structlog.get_logger(__name__)
 
@@ -71,6 +75,13 @@ class CodexExecProvider(Provider):
             minimum=MIN_CODEX_VERSION,
             native_globs=NATIVE_GLOBS,
         )
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+        """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under
+        `state_dir` (see `offline.py`)."""
+        from harness_codex_exec.offline import offline_setup
+
+        return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
         assert isinstance(options, CodexExecOptions)
