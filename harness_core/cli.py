@@ -135,13 +135,19 @@ def cli() -> None:
               help="Fail the run after this long without any event.")
 @_RUNS_DIR_OPTION
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from the agent CLI.")
+@click.option("--offline", is_flag=True,
+              help="Run the real agent CLI against the embedded scripted model backend on 127.0.0.1 "
+                   "(no credentials, no network); the model plays --scenario instead of reading PROMPT.")
+@click.option("--scenario", default="tools", show_default=True, metavar="NAME",
+              help="With --offline: what the scripted model does (say, tools, think, fail_500, ...).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's events as JSON lines (as in its log).")
 @click.option("-v", "--verbose", count=True, help="-v: show output summaries and usage; -vv: debug logging.")
 @_handle_errors
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
         requires: tuple[str, ...], options: tuple[str, ...], idle_timeout: float | None,
-        runs_dir: Path | None, record_wire: bool, as_json: bool, verbose: int) -> None:
+        runs_dir: Path | None, record_wire: bool, offline: bool, scenario: str, as_json: bool,
+        verbose: int) -> None:
     """Run one agent turn on PROMPT (`-` reads it from stdin) and show it live.
 
     Exit status: 0 success, 1 the run failed, 2 usage error, 3 provider unavailable, 130 interrupted.
@@ -163,13 +169,53 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         "approval": approval, "resume_session": resume_session, "requires": frozenset(requires),
         "idle_timeout": idle_timeout, "provider_options": provider_options,
     }
+    if offline and cwd is None:
+        import tempfile
+
+        cwd = Path(tempfile.mkdtemp(prefix="harness-offline-ws-"))
+        click.echo(f"harness: offline workspace {cwd}", err=True)
     if cwd is not None:
         fields["cwd"] = cwd
     spec = AgentRunSpec(**fields)
     interactive = approval != "never" and sys.stdin.isatty() and sys.stderr.isatty()
-    request = RunRequest(spec=spec, provider=provider, runs_dir=runs_dir, record_wire=record_wire,
-                         json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ))
-    sys.exit(_run_async(execute, request, sys.stdout))
+    if not offline:
+        request = RunRequest(spec=spec, provider=provider, runs_dir=runs_dir, record_wire=record_wire,
+                             json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ))
+        sys.exit(_run_async(execute, request, sys.stdout))
+    from harness_core.offline import offline_spec, scenario_named, seed_workspace
+    from harness_core.plugins import get_host
+
+    played = scenario_named(scenario)
+    created = seed_workspace(played, spec.cwd)
+    if created:
+        click.echo(f"harness: created {', '.join(created)} in {spec.cwd} for scenario {scenario!r}", err=True)
+    with offline_spec(spec, provider, get_host(), played) as offline_run:
+        request = RunRequest(spec=offline_run, provider=provider, runs_dir=runs_dir, record_wire=record_wire,
+                             json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ))
+        status = _run_async(execute, request, sys.stdout)
+    sys.exit(status)
+
+
+@cli.command()
+@click.option("--provider", "-p", "providers", multiple=True, metavar="NAME",
+              help="Only these providers (repeatable; default: every installed provider that can run offline).")
+@click.option("--scenario", default="tools", show_default=True, metavar="NAME", help="What the scripted model does.")
+@_RUNS_DIR_OPTION
+@_JSON_OPTION
+@_handle_errors
+def demo(providers: tuple[str, ...], scenario: str, runs_dir: Path | None, as_json: bool) -> None:
+    """Play a short task through every installed provider's real CLI, offline, and compare them side by side.
+
+    Each provider runs against the embedded scripted model backend on 127.0.0.1 (no credentials, no network)
+    in its own temporary workspace; the runs are logged as usual (`harness show RUN_ID`).
+    """
+    configure_logging(0)
+    from harness_core.demo import format_summary, play_all
+    from harness_core.plugins import get_host
+
+    rows = _run_async(play_all, get_host(), list(providers), scenario, runs_dir, sys.stdout, as_json)
+    click.echo(_dumps(rows) if as_json else format_summary(rows))
+    sys.exit(0 if rows and all(r["status"] == "success" for r in rows) else 1)
 
 
 # --- information ------------------------------------------------------------------------------------------

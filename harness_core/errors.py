@@ -71,14 +71,15 @@ class ProviderNotFoundError(HarnessError):
     code = "provider_not_found"
     exit_status = EXIT_USAGE
 
-    def __init__(self, name: str, installed: list[str]) -> None:
+    def __init__(self, name: str, installed: list[str], broken: str | None = None) -> None:
         have = ", ".join(installed) if installed else "none"
-        super().__init__(
-            f"no provider named {name!r}; installed providers: {have}. "
-            "Pick one with --provider NAME, or install its distribution (e.g. `pip install harness-claude`).",
-            provider=name,
-            installed=installed,
-        )
+        if broken is not None:
+            message = (f"provider {name!r} is installed but its plugin failed to load ({broken}); fix or reinstall "
+                       f"its distribution (`harness doctor` shows details). Working providers: {have}.")
+        else:
+            message = (f"no provider named {name!r}; installed providers: {have}. Pick one with --provider NAME, "
+                       "or install its distribution (e.g. `pip install harness-claude`).")
+        super().__init__(message, provider=name, installed=installed, broken=broken)
 
 
 class UnsupportedFeatureError(HarnessError):

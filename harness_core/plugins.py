@@ -154,6 +154,9 @@ class PluginHost:
         wanted = name or self.default_name()
         found = self.providers.get(wanted)
         if found is None:
+            broken = next((b for b in self.broken if b.plugin == wanted), None)
+            if broken is not None:
+                raise ProviderNotFoundError(wanted, self.names(), broken=broken.error)
             raise ProviderNotFoundError(wanted, self.names())
         return found
 

@@ -93,3 +93,11 @@ def test_default_provider_and_override() -> None:
         host.get("nope")
     assert "installed providers: scripted" in str(caught.value)
     assert host.providers_with(Capability.INTERRUPT) == ["scripted"]
+
+
+@needs_test_plugins
+def test_asking_for_a_broken_provider_says_why() -> None:
+    host = PluginHost.create(env={})
+    with pytest.raises(ProviderNotFoundError) as caught:
+        host.get("broken")
+    assert "failed to load" in str(caught.value) and "not installed (simulated)" in str(caught.value)

@@ -1,0 +1,82 @@
+"""Offline runs: a provider's real CLI against an embedded scripted model backend on 127.0.0.1.
+
+Layer: CLI support (used by `harness run --offline` and `harness demo`). Knows the provider interface's
+`offline_setup` and the scenario vocabulary; knows no concrete provider. Needs no credentials and no network
+beyond loopback.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from harness_core.errors import InvalidSpecError
+from harness_core.plugins import PluginHost
+from harness_core.spec import AgentRunSpec
+from harness_core.testing.scenarios import SCENARIOS, Scenario
+
+__all__ = ["DEFAULT_SCENARIO", "offline_spec", "scenario_named", "seed_workspace"]
+
+DEFAULT_SCENARIO = "tools"
+
+
+def scenario_named(name: str) -> Scenario:
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise InvalidSpecError(
+            f"no offline scenario named {name!r}; choose one of: {', '.join(SCENARIOS)}"
+        ) from None
+
+
+def seed_workspace(scenario: Scenario, workspace: Path) -> list[str]:
+    """Create the files the scenario expects in `workspace` when they are missing; returns those created."""
+    created = []
+    for rel, content in scenario.files.items():
+        target = workspace / rel
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+            created.append(rel)
+    return created
+
+
+@contextmanager
+def offline_spec(spec: AgentRunSpec, provider: str | None, host: PluginHost,
+                 scenario: Scenario) -> Iterator[AgentRunSpec]:
+    """Start the provider's scripted backend for `scenario` and yield `spec` pointed at it.
+
+    The CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards; options and
+    environment given by the caller win over the offline ones.
+
+    Raises:
+        ProviderNotFoundError: no such provider.
+        InvalidSpecError: the provider cannot run offline.
+    """
+    registered = host.get(provider)
+    state = Path(tempfile.mkdtemp(prefix="harness-offline-"))
+    try:
+        setup = registered.cls().offline_setup(scenario, spec.cwd, state)
+        if setup is None or setup.backend is None:
+            able = [n for n, p in host.providers.items() if _can_run_offline(p.cls)]
+            raise InvalidSpecError(
+                f"provider {registered.name!r} cannot run offline (it has no scripted model backend); "
+                f"providers that can: {', '.join(sorted(able)) or 'none'}"
+            )
+        merged = spec.model_copy(update={
+            "provider_options": {**setup.provider_options, **spec.provider_options},
+            "env": {**setup.env, **spec.env},
+        })
+        with setup.backend:
+            yield merged
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _can_run_offline(cls: type) -> bool:
+    from harness_core.provider import Provider
+
+    return getattr(cls, "offline_setup", Provider.offline_setup) is not Provider.offline_setup
