@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ from anyio.abc import ByteReceiveStream, Process, TaskGroup
 
 from harness_core.errors import ProcessExitedError, SpawnFailedError
 from harness_core.transport.framing import LineReader
-from harness_core.transport.proctree import descendants, kill_entries
+from harness_core.transport.proctree import MARK_PREFIX, descendants, kill_entries, marked
 
 __all__ = ["ChildProcess"]
 
@@ -54,7 +55,8 @@ class ChildProcess:
         if not argv:
             raise ValueError("argv must name a program")
         self.argv = [str(a) for a in argv]
-        self._env = env
+        self._mark = secrets.token_hex(8)
+        self._env = {**(os.environ if env is None else env), f"{MARK_PREFIX}{self._mark}": "1"}
         self._cwd = cwd
         self._max_line_bytes = max_line_bytes
         self._stderr_tail_bytes = stderr_tail_bytes
@@ -233,6 +235,7 @@ class ChildProcess:
                 # Group members and escaped descendants outlive a leader that exited on its own.
                 self._signal_group(signal.SIGKILL)
                 killed = kill_entries(tree)
+                killed += kill_entries(marked(self._mark))  # escaped before the snapshot (reparented to init)
                 if killed:
                     log.debug("killed_descendants", pid=proc.pid, pids=killed)
                 with anyio.move_on_after(_STDERR_SETTLE):

@@ -12,7 +12,11 @@ import os
 import signal
 from pathlib import Path
 
-__all__ = ["ProcEntry", "descendants", "kill_entries"]
+__all__ = ["MARK_PREFIX", "ProcEntry", "descendants", "kill_entries", "marked"]
+
+MARK_PREFIX = "HARNESS_PROC_"
+"""Children get `HARNESS_PROC_<token>=1` in their environment; every descendant inherits it, so `marked`
+finds processes of a run even after they escaped the tree (reparented to init when their parent died)."""
 
 _PROC = Path("/proc")
 
@@ -75,3 +79,30 @@ def kill_entries(entries: list[ProcEntry]) -> list[int]:
             continue
         killed.append(pid)
     return killed
+
+
+def marked(token: str) -> list[ProcEntry]:
+    """Every live process whose initial environment carries `HARNESS_PROC_<token>=1` (one /proc walk)."""
+    if not _PROC.is_dir():
+        return []
+    needle = f"{MARK_PREFIX}{token}=1".encode()
+    me = os.getpid()
+    found: list[ProcEntry] = []
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if needle not in environ.split(b"\0"):
+            continue
+        info = _stat(int(name))
+        if info is not None and info[2] not in ("Z", "X"):
+            found.append((int(name), info[1]))
+    return found

@@ -13,6 +13,7 @@ import pytest
 
 from harness_core.errors import MessageTooLargeError, ProcessExitedError, SpawnFailedError
 from harness_core.transport import ChildProcess
+from harness_core.transport.proctree import descendants
 
 pytestmark = pytest.mark.anyio
 PY = sys.executable
@@ -197,3 +198,22 @@ async def test_spawn_failures_say_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(SpawnFailedError, match="permission denied; make it executable"):
         async with ChildProcess([str(not_executable)]):
             pass
+
+
+async def test_descendants_that_escaped_before_shutdown_are_killed_too() -> None:
+    """A grandchild whose parent already exited is reparented away from our tree, so a snapshot taken at
+    shutdown cannot see it; the environment mark every descendant inherits still finds it."""
+    code = (
+        "import subprocess, sys\n"
+        "out = subprocess.run(['sh', '-c', 'setsid sleep 60 >/dev/null 2>&1 & echo $!'], capture_output=True)\n"
+        "print(out.stdout.decode().strip(), flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    async with child(code) as proc:
+        with anyio.fail_after(10):
+            line = await proc.lines().__anext__()
+        assert isinstance(line, bytes)
+        orphan = int(line)
+        assert alive(orphan)
+        assert orphan not in {pid for pid, _ in descendants(proc.pid)}  # escaped: no snapshot can find it
+    await wait_dead(orphan)
