@@ -288,6 +288,54 @@ def test_stall_with_seconds_ends_the_stream_without_completing() -> None:
     assert [e["type"] for e in events] == ["response.created"]
 
 
+def test_a_trailing_stall_keeps_stalling_responses() -> None:
+    with ResponsesBackend(Scenario("s", (Stall(0.1),))) as backend:
+        for _ in range(3):  # a hung API stays hung: retries never reach FINISHED_TEXT
+            assert [e["type"] for e in responses_turn(backend)] == ["response.created"]
+        assert len(backend.requests) == 3
+
+
+def test_a_trailing_stall_keeps_stalling_messages_streamed_and_not() -> None:
+    # Claude Code retries a stalled stream once without streaming: that retry must hang too
+    with MessagesBackend(Scenario("s", (Stall(0.2),))) as backend:
+        assert [e["type"] for e in messages_turn(backend)] == ["message_start"]
+        t0 = time.monotonic()
+        with pytest.raises(OSError):  # no status line at all, then the connection closes
+            messages_turn(backend, stream=False)
+        assert time.monotonic() - t0 >= 0.2
+        assert [e["type"] for e in messages_turn(backend)] == ["message_start"]
+        assert len(backend.requests) == 3
+
+
+def test_a_stall_that_is_not_last_is_played_once() -> None:
+    with MessagesBackend(Scenario("s", (Stall(0.1), Say("recovered", chunks=1)))) as backend:
+        assert [e["type"] for e in messages_turn(backend)] == ["message_start"]
+        assert messages_turn(backend, stream=False)["content"][0]["text"] == "recovered"
+        assert messages_turn(backend, stream=False)["content"][0]["text"] == FINISHED_TEXT
+
+
+def test_stop_releases_a_stalled_non_streaming_request_at_once() -> None:
+    backend = MessagesBackend(SCENARIOS["stall"]).start()
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            messages_turn(backend, stream=False)
+        except OSError as err:
+            errors.append(err)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    deadline = time.monotonic() + 5
+    while not backend.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert backend.requests
+    t0 = time.monotonic()
+    backend.stop()
+    caller.join(5)
+    assert not caller.is_alive() and time.monotonic() - t0 < 2 and errors
+
+
 def test_take_long_delays_the_next_step_and_stop_interrupts_it() -> None:
     with ResponsesBackend(Scenario("t", (TakeLong(0.3), Say("late")))) as backend:
         t0 = time.monotonic()
@@ -329,14 +377,35 @@ def test_split_chunks_keeps_the_text() -> None:
 
 def test_lifecycle_errors_and_idempotent_stop() -> None:
     backend = MessagesBackend(SCENARIOS["say"])
-    with pytest.raises(RuntimeError):
-        _ = backend.url
     backend.start()
     with pytest.raises(RuntimeError):
         backend.start()
     backend.stop()
     backend.stop()
     assert backend.stopped
+    with pytest.raises(RuntimeError, match="stopped"):
+        _ = backend.url
+    with pytest.raises(RuntimeError, match="stopped"):
+        backend.start()
+
+
+def test_url_is_known_before_start_and_served_after() -> None:
+    # offline setups build the CLI's environment (which names the URL) before the caller starts the backend
+    backend = MessagesBackend(SCENARIOS["say"])
+    url = backend.url
+    assert url.startswith("http://127.0.0.1:") and backend.port > 0
+    with backend:
+        assert backend.url == url
+        message = messages_turn(backend, stream=False)
+    assert message["content"][0]["text"] == "Hello from the scripted model."
+
+
+def test_a_bound_backend_that_never_started_stops_at_once() -> None:
+    backend = ResponsesBackend(SCENARIOS["say"])
+    _ = backend.port
+    t0 = time.monotonic()
+    backend.stop()
+    assert time.monotonic() - t0 < 1 and backend.stopped
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])

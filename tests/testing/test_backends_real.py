@@ -352,3 +352,37 @@ def test_claude_stall_then_stop_does_not_hang(tmp_path: Path) -> None:
     stop_seconds, code = _stall_then_stop(backend, claude_cmd(), claude_env(backend, home), ws)
     assert stop_seconds < 2
     assert code == 1
+
+
+@needs_claude
+def test_claude_retry_of_a_stalled_stream_stalls_too(tmp_path: Path) -> None:
+    # Claude Code abandons a stream idle past CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS and retries it once without
+    # streaming; a trailing Stall must hang that retry too, or the stall scenario would end in success.
+    ws, home = workspace(tmp_path, SCENARIOS["stall"])
+    backend = MessagesBackend(SCENARIOS["stall"]).start()
+    env = {**claude_env(backend, home), "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "10000"}
+    proc = subprocess.Popen(
+        claude_cmd(),
+        cwd=ws,
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(backend.requests) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [r.get("stream") for r in backend.requests] == [True, False]
+        time.sleep(0.5)
+        assert proc.poll() is None, "the non-streaming retry was answered"
+        backend.stop()
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        backend.stop()
+        if proc.poll() is None:
+            _kill_group(proc)
+    results = [json.loads(line) for line in out.splitlines() if '"type":"result"' in line.replace(" ", "")]
+    assert proc.returncode == 1 and results and results[-1]["is_error"], results

@@ -7,6 +7,10 @@ thread, so it can be used from sync code, asyncio and trio alike.
 
 Every blocking wait (a `Stall`, a `TakeLong`, a slow `Say`) waits on one `threading.Event` that `stop()` sets,
 so stopping never hangs on an open stream.
+
+The listening socket is bound on first use of `port`/`url` (or by `start()`), so a caller can build the
+environment that points a CLI here before the backend starts serving; connections made in between wait in
+the listen backlog until `start()`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar
 
-from harness_core.testing.scenarios import Fail, Say, Scenario, Step, TakeLong, Think
+from harness_core.testing.scenarios import Fail, Say, Scenario, Stall, Step, TakeLong, Think
 
 __all__ = ["FINISHED_TEXT", "Exchange", "Handler", "ScriptedBackend", "Turn", "split_chunks"]
 
@@ -71,9 +75,11 @@ class ScriptedBackend:
 
     Consecutive `Think` steps attach to the following step's response; `TakeLong` delays the next one;
     every other step is one model response. When the steps are exhausted it answers `FINISHED_TEXT`; a
-    `Fail` that is the last step keeps failing (a down API stays down, so CLI retries fail too).
+    `Fail` or a `Stall` that is the last step is played again for every later turn request (a down API stays
+    down and a hung one stays hung, so a CLI's retries fail or hang too instead of meeting `FINISHED_TEXT`).
 
-    Use as a context manager (`with Backend(scenario) as b: ... b.url ...`) or `start()`/`stop()`.
+    Use as a context manager (`with Backend(scenario) as b: ... b.url ...`) or `start()`/`stop()`. `url`
+    may be read before `start()` (it binds the port then); a stopped backend cannot be started again.
     """
 
     turn_path: ClassVar[str] = "/"
@@ -94,13 +100,25 @@ class ScriptedBackend:
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
+    def _bind(self) -> _Server:
+        """The listening server, bound to 127.0.0.1 on an ephemeral port on first use."""
+        if self._stopped.is_set():
+            raise RuntimeError("backend stopped; create a new one")
+        if self._server is None:
+            server = _Server(("127.0.0.1", 0), Handler)
+            server.backend = self
+            self._server = server
+        return self._server
+
     def start(self) -> ScriptedBackend:
-        """Bind 127.0.0.1 on an ephemeral port and serve in a daemon thread. Returns self."""
-        if self._server is not None:
+        """Serve in a daemon thread (binding first if `url` was not read yet). Returns self.
+
+        Raises:
+            RuntimeError: the backend was already started, or was stopped.
+        """
+        server = self._bind()
+        if self._thread is not None:
             raise RuntimeError("backend already started")
-        server = _Server(("127.0.0.1", 0), Handler)
-        server.backend = self
-        self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -116,7 +134,8 @@ class ScriptedBackend:
         server, self._server = self._server, None
         if server is None:
             return
-        server.shutdown()
+        if self._thread is not None:
+            server.shutdown()  # only once serve_forever runs: it would wait forever otherwise
         server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -135,9 +154,12 @@ class ScriptedBackend:
 
     @property
     def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("backend not started")
-        return int(self._server.server_address[1])
+        """The bound port (binds on first use).
+
+        Raises:
+            RuntimeError: the backend was stopped.
+        """
+        return int(self._bind().server_address[1])
 
     @property
     def url(self) -> str:
@@ -169,7 +191,7 @@ class ScriptedBackend:
                     delay += step.seconds
                 else:
                     return Turn(index, tuple(thinks), step, delay)
-            if steps and isinstance(steps[-1], Fail) and not thinks and not delay:
+            if steps and isinstance(steps[-1], (Fail, Stall)) and not thinks and not delay:
                 return Turn(index, (), steps[-1])
             return Turn(index, tuple(thinks), Say(FINISHED_TEXT, chunks=1), delay)
 

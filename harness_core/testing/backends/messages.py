@@ -7,8 +7,10 @@ Point Claude Code at it with `claude_env(home)`. Side requests that are not mode
 any call without the agent loop's `tools`/`thinking` keys, e.g. a title or summary) are answered without
 consuming a scenario step. Observed with 2.1.328 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: `claude -p`
 (plain, `--bare`, `--setting-sources ""`, stream-json input over two turns) sends no side requests at all;
-the only extra call is a non-streaming retry of a turn after a broken stream, which is a turn (same body,
-`stream` false) and gets a JSON message.
+the only extra call is a non-streaming retry of a turn after a broken or stalled stream, which is a turn
+(same body, `stream` false) and gets a JSON message. A `Stall` that is the last step stalls that retry too
+(no status line, no body until `stop()`), so a stalled scenario fails instead of quietly ending in
+`FINISHED_TEXT`.
 """
 
 from __future__ import annotations
@@ -146,6 +148,9 @@ class MessagesBackend(ScriptedBackend):
             return
         model = str(body.get("model") or "claude-sonnet-4-5")
         if not body.get("stream"):
+            if isinstance(step, Stall):  # a hung API: not even a status line
+                self.wait(step.seconds)
+                return
             http.send_json(200, self._message(turn, body, model))
             return
         http.start_sse()

@@ -1,0 +1,60 @@
+"""Golden tests: recorded app-server transcripts (shared ones and our own) → the exact events we map.
+
+Regenerate after an intended mapping change with `HARNESS_UPDATE_GOLDEN=1 pytest tests/test_mapping_golden.py`
+and review the diff of tests/golden/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from harness_codex_appserver.replay import conversations, load_transcript, replay
+
+HERE = Path(__file__).parent
+SHARED = Path(os.environ.get("HARNESS_SHARED_TRANSCRIPTS", "/work/shared/transcripts/codex"))
+SOURCES = sorted(
+    [p for p in SHARED.glob("transcript-*.jsonl") if "exec" not in p.name]
+    + list((HERE / "transcripts").glob("*.jsonl"))
+)
+
+
+def _render(path: Path) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for index, conv in enumerate(conversations(load_transcript(path))):
+        events, outcomes = replay(conv)
+        out.append(
+            {
+                "conversation": index,
+                "case": conv.case,
+                "events": [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in events],
+                "outcomes": [
+                    {
+                        "status": o.status.value,
+                        "final_text": o.final_text,
+                        "usage": o.usage.model_dump(mode="json"),
+                        "error": o.error.model_dump(mode="json") if o.error else None,
+                    }
+                    for o in outcomes
+                ],
+            }
+        )
+    return out
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_transcript_maps_to_golden_events(source: Path) -> None:
+    golden = HERE / "golden" / f"{source.stem}.json"
+    actual = _render(source)
+    if os.environ.get("HARNESS_UPDATE_GOLDEN") or not golden.exists():
+        golden.write_text(json.dumps(actual, indent=1, ensure_ascii=False) + "\n")
+        if not os.environ.get("HARNESS_UPDATE_GOLDEN"):
+            pytest.fail(f"wrote missing golden file {golden}; review it and run again")
+    assert actual == json.loads(golden.read_text())
+
+
+def test_some_source_exists() -> None:
+    assert SOURCES, "no transcripts found: set HARNESS_SHARED_TRANSCRIPTS or record some (tests/record.py)"

@@ -1,0 +1,158 @@
+"""End-to-end: the real pinned codex app-server, offline against the scripted Responses backend.
+
+Skipped when the real binary is not installed (scripts/install-clis.sh). Each test has its own CODEX_HOME and
+workspace; the autouse leak check asserts no process is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import _children, real_codex
+from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind
+from harness_core.plugins import PluginHost
+from harness_core.testing.scenarios import SCENARIOS
+from realcodex import run_real
+
+CODEX = real_codex()
+pytestmark = [
+    pytest.mark.real_cli,
+    pytest.mark.anyio,
+    pytest.mark.skipif(CODEX is None, reason="real codex not installed (scripts/install-clis.sh)"),
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _run(name: str, ws: Path, home: Path, host: PluginHost, **kw: Any) -> list[HarnessEvent]:
+    assert CODEX is not None
+    with anyio.fail_after(60):
+        events, _ = await run_real(SCENARIOS[name], ws, home, CODEX, host, **kw)
+    return events
+
+
+async def test_command_read_edit_write_and_message(
+    workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    events = await _run("tools", workspace, codex_home, host)
+    results = [e for e in events if e.type == "tool_result"]
+    assert [(r.display.kind, r.display.title) for r in results] == [
+        (ToolKind.SHELL, "Running command"),
+        (ToolKind.READ, "Reading file"),
+        (ToolKind.EDIT, "Editing file"),
+        (ToolKind.WRITE, "Writing file"),
+    ]
+    assert results[0].display.exit_code == 0 and "harness-ok" in (results[0].display.summary or "")
+    assert results[1].display.path == str(workspace / "notes.txt")
+    assert (workspace / "notes.txt").read_text() == "beta\n" and (
+        workspace / "new.txt"
+    ).read_text() == "fresh\n"
+    assert "".join(e.text for e in events if e.type == "text_delta") == "All four tools ran."
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "success" and result.final_text == "All four tools ran."
+    assert result.session_id and result.usage.input_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("decision", "status"),
+    [
+        (ApprovalDecision.APPROVE, "success"),
+        (ApprovalDecision.DENY, "success"),
+        (ApprovalDecision.ABORT, "interrupted"),
+    ],
+)
+async def test_approvals(
+    workspace: Path, codex_home: Path, host: PluginHost, decision: ApprovalDecision, status: str
+) -> None:
+    asked: list[ApprovalRequested] = []
+
+    def approver(request: ApprovalRequested) -> ApprovalDecision:
+        asked.append(request)
+        return decision
+
+    events = await _run("tools", workspace, codex_home, host, approver=approver, approval="untrusted")
+    assert asked and asked[0].display.command == "echo harness-ok"
+    assert events[-1].result.status.value == status  # type: ignore[union-attr]
+    changed = (workspace / "notes.txt").read_text() == "beta\n"
+    assert changed is (decision is ApprovalDecision.APPROVE)
+    if decision is ApprovalDecision.APPROVE:
+        assert [a.display.kind for a in asked] == [
+            ToolKind.SHELL,
+            ToolKind.READ,
+            ToolKind.EDIT,
+            ToolKind.WRITE,
+        ]
+
+
+@pytest.mark.parametrize(("scenario", "trigger"), [("slow_command", "tool_use"), ("slow_text", "text_delta")])
+async def test_interrupt(
+    workspace: Path, codex_home: Path, host: PluginHost, scenario: str, trigger: str
+) -> None:
+    def on_event(event: HarnessEvent, live: Any) -> None:
+        if event.type == trigger:
+            live.interrupt()
+
+    with anyio.fail_after(30):
+        events = await _run(scenario, workspace, codex_home, host, on_event=on_event)
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "interrupted" and result.error is None
+
+
+async def test_resume_in_second_run(tmp_path: Path, codex_home: Path, host: PluginHost) -> None:
+    first_ws, second_ws = tmp_path / "a", tmp_path / "b"
+    first_ws.mkdir()
+    second_ws.mkdir()
+    first = await _run("say", first_ws, codex_home, host)
+    session = first[-1].result.session_id  # type: ignore[union-attr]
+    second = await _run("think", second_ws, codex_home, host, resume_session=session)
+    started = next(e for e in second if e.type == "session_started")
+    assert started.resumed and started.session_id == session
+    result = second[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "success" and result.final_text == "Thought it through."
+    before = first[-1].result.usage  # type: ignore[union-attr]
+    assert 0 < result.usage.output_tokens <= before.output_tokens + 20  # this run only, not the thread total
+
+
+@pytest.mark.parametrize(("scenario", "code"), [("fail_500", "model_error"), ("fail_401", "auth_failed")])
+async def test_backend_failures_classified(
+    workspace: Path, codex_home: Path, host: PluginHost, scenario: str, code: str
+) -> None:
+    events = await _run(scenario, workspace, codex_home, host)
+    assert [e.error.code for e in events if e.type == "error"] == [code]
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "failed" and result.error.code == code
+
+
+async def test_stalled_backend_caught_by_idle_timeout(
+    workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    events = await _run("stall", workspace, codex_home, host, idle_timeout=2.0)
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "failed" and result.error.code == "idle_timeout"
+
+
+async def test_app_server_killed_mid_turn(workspace: Path, codex_home: Path, host: PluginHost) -> None:
+    def on_event(event: HarnessEvent, live: Any) -> None:
+        if event.type == "tool_use":
+            for pid in _children():
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                        argv = fh.read().split(b"\0")
+                except OSError:
+                    continue
+                if len(argv) > 1 and argv[0].endswith(b"codex") and argv[1] == b"app-server":
+                    os.kill(pid, signal.SIGKILL)
+
+    with anyio.fail_after(30):
+        events = await _run("slow_command", workspace, codex_home, host, on_event=on_event)
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "failed" and result.error.code == "process_exited"
+    assert "SIGKILL" in result.error.message

@@ -1,0 +1,213 @@
+"""Golden tests: recorded real `codex exec --json` transcripts → the events the mapping gives."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import TRANSCRIPTS, load_cases
+
+from harness_codex_exec.mapping import ExecMapping, classify_error
+from harness_core.events import ErrorEvent, TextDelta, ToolResult, ToolSummary, ToolUse, Usage
+
+GOLDEN = sorted(p.name for p in TRANSCRIPTS.glob("*.jsonl") if not p.name.startswith("shared"))
+
+
+def _map(lines: list[dict[str, Any]], **kwargs: Any) -> tuple[ExecMapping, list[Any]]:
+    mapping = ExecMapping(cwd="/tmp/e2e/ws", **kwargs)
+    return mapping, mapping.feed_all(lines)
+
+
+def _dump(events: list[Any]) -> list[dict[str, Any]]:
+    return [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in events]
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_golden_events(name: str) -> None:
+    ((_header, lines),) = load_cases(name)
+    _, events = _map(lines, previous_total=Usage())
+    golden = TRANSCRIPTS / name.replace(".jsonl", ".events.json")
+    got = _dump(events)
+    if os.environ.get("UPDATE_GOLDEN") or not golden.exists():
+        golden.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+    assert got == json.loads(golden.read_text()), f"{name}: rerun with UPDATE_GOLDEN=1 if the change is right"
+
+
+def _tools(events: list[Any]) -> list[tuple[str, str, str | None, str | None]]:
+    return [
+        (e.display.kind.value, e.display.title, e.display.path, e.display.command)
+        for e in events
+        if isinstance(e, ToolUse)
+    ]
+
+
+def test_tools_get_the_app_server_labels() -> None:
+    ((_, lines),) = load_cases("tools.jsonl")
+    mapping, events = _map(lines, previous_total=Usage())
+    assert _tools(events) == [
+        ("shell", "Running command", None, "echo harness-ok"),
+        ("read", "Reading file", "/tmp/e2e/ws/notes.txt", "cat notes.txt"),
+        ("edit", "Editing file", "/tmp/e2e/ws/notes.txt", None),
+        ("write", "Writing file", "/tmp/e2e/ws/new.txt", None),
+    ]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [r.display.status.value for r in results] == ["completed"] * 4
+    assert results[0].display.exit_code == 0 and "harness-ok" in (results[0].output or "")
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["All four tools ran."]
+    assert mapping.final_text == "All four tools ran." and mapping.finished and mapping.failure is None
+
+
+def test_shared_transcript_cases() -> None:
+    cases = {h["case"]: lines for h, lines in load_cases("shared-exec.jsonl")}
+    m, events = _map(cases["shell_patch"])
+    assert _tools(events)[0][:2] == ("shell", "Running command")  # `cat x && echo y > z` is compound
+    assert _tools(events)[1][:2] == ("edit", "Editing file")
+    m, events = _map(cases["http401"])
+    assert m.failure is not None and m.failure.code == "auth_failed"
+    assert [e.error.code for e in events if isinstance(e, ErrorEvent)] == ["auth_failed"]  # once, not twice
+    m, _ = _map(cases["http500"])
+    assert m.failure is not None and m.failure.code == "model_error"
+    m, _ = _map(cases["sigint-midstream"])
+    assert not m.finished and m.session_id is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("fail_401.jsonl", "auth_failed"),
+        ("fail_429.jsonl", "rate_limited"),
+        ("fail_500.jsonl", "model_error"),
+    ],
+)
+def test_backend_failures_are_classified(name: str, code: str) -> None:
+    ((_, lines),) = load_cases(name)
+    mapping, events = _map(lines)
+    assert mapping.failure is not None and mapping.failure.code == code
+    assert [e.error.code for e in events if isinstance(e, ErrorEvent)] == [code]
+
+
+def test_classify_error_messages() -> None:
+    assert classify_error("Missing environment variable: `OPENAI_API_KEY`.").code == "auth_failed"
+    assert classify_error("unexpected status 403 Forbidden: no").details["status"] == 403
+    assert classify_error("rate limit reached for gpt").retryable is True
+    assert "Wait a moment" in classify_error("last status: 429 Too Many Requests").message
+
+
+def test_usage_is_per_run_when_the_previous_total_is_known() -> None:
+    ((_, first),) = load_cases("resume_first.jsonl")
+    ((_, second),) = load_cases("resume_second.jsonl")
+    m1, _ = _map(first, previous_total=Usage())
+    m2, events = _map(second, previous_total=m1.usage, resume_session=m1.session_id)
+    usage = next(e for e in events if e.type == "context_usage")
+    assert usage.cumulative is False and usage.usage.input_tokens == 100 and m2.usage.output_tokens == 20
+    _m3, events = _map(second, resume_session=m1.session_id)  # previous total unknown
+    usage = next(e for e in events if e.type == "context_usage")
+    assert usage.cumulative is True and usage.usage.input_tokens == 700
+
+
+def test_resume_that_started_a_new_thread_is_flagged() -> None:
+    ((_, lines),) = load_cases("say.jsonl")
+    _m, events = _map(lines, resume_session="not-a-uuid", previous_total=None)
+    assert events[0].type == "session_started" and events[0].resumed is False
+    assert events[1].type == "error" and events[1].error.details["fatal"] is False
+    assert next(e for e in events if e.type == "context_usage").cumulative is False
+
+
+def test_web_search_recorded_from_the_real_binary() -> None:
+    ((_, lines),) = load_cases("web_search.jsonl")
+    _, events = _map(lines)
+    uses = [e for e in events if isinstance(e, ToolUse)]
+    assert [(u.display.kind.value, u.display.title, u.display.command) for u in uses] == [
+        ("web", "Searching the web", "harness codex")
+    ]
+
+
+def test_mcp_todo_error_item_and_unknown_lines() -> None:
+    mcp = {
+        "id": "item_0",
+        "type": "mcp_tool_call",
+        "server": "fs",
+        "tool": "read_file",
+        "arguments": {"path": "/x"},
+        "result": None,
+        "error": None,
+        "status": "in_progress",
+    }
+    done = {
+        **mcp,
+        "result": {"content": [{"type": "text", "text": "hi"}], "structured_content": None},
+        "status": "completed",
+    }
+    todo = {
+        "id": "item_1",
+        "type": "todo_list",
+        "items": [{"text": "Read", "completed": True}, {"text": "Edit", "completed": False}],
+    }
+    lines = [
+        {"type": "item.started", "item": mcp},
+        {"type": "item.completed", "item": done},
+        {"type": "item.started", "item": todo},
+        {"type": "item.updated", "item": todo},  # unchanged: no second summary
+        {
+            "type": "item.completed",
+            "item": {
+                **todo,
+                "items": [{"text": "Read", "completed": True}, {"text": "Edit", "completed": True}],
+            },
+        },
+        {"type": "item.completed", "item": {"id": "item_2", "type": "error", "message": "heads up"}},
+        {"type": "item.completed", "item": {"id": "item_3", "type": "brand_new", "x": 1}},
+        {"type": "thread.renamed", "name": "x"},
+    ]
+    _, events = _map(lines)
+    assert [e.type for e in events] == [
+        "tool_use",
+        "tool_result",
+        "tool_summary",
+        "tool_summary",
+        "error",
+        "provider_raw",
+        "provider_raw",
+    ]
+    assert events[0].display.kind.value == "mcp" and events[0].display.title == "Calling fs.read_file"
+    assert events[1].name == "fs.read_file" and "hi" in (events[1].output or "")
+    summaries = [e for e in events if isinstance(e, ToolSummary)]
+    assert summaries[0].kind == "todo" and summaries[0].text == "[x] Read\n[ ] Edit"
+    assert events[4].error.details["fatal"] is False
+
+
+def test_completed_without_started_still_gives_a_tool_use() -> None:
+    item = {
+        "id": "item_0",
+        "type": "command_execution",
+        "command": "ls",
+        "aggregated_output": "a\n",
+        "exit_code": 2,
+        "status": "completed",
+    }
+    _, events = _map([{"type": "item.completed", "item": item}])
+    assert [e.type for e in events] == ["tool_use", "tool_result"]
+    assert events[1].is_error is True and events[1].display.title == "Listing files"
+
+
+def test_multi_file_patch_gives_one_tool_per_path() -> None:
+    item = {
+        "id": "item_4",
+        "type": "file_change",
+        "status": "completed",
+        "changes": [{"path": "/tmp/e2e/ws/a", "kind": "add"}, {"path": "/tmp/e2e/ws/b", "kind": "delete"}],
+    }
+    _, events = _map([{"type": "item.completed", "item": item}])
+    assert [(e.tool_id, e.display.title) for e in events if isinstance(e, ToolUse)] == [
+        ("item_4#0", "Writing file"),
+        ("item_4#1", "Deleting file"),
+    ]
+
+
+def test_mapping_module_is_pure() -> None:
+    source = (Path(__file__).parents[1] / "harness_codex_exec" / "mapping.py").read_text()
+    for forbidden in ("import anyio", "subprocess", "open(", "time."):
+        assert forbidden not in source

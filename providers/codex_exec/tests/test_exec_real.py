@@ -1,0 +1,183 @@
+"""End to end with the real pinned codex (0.169.0) against the scripted Responses backend, offline.
+
+Skipped when the binary is not installed (`scripts/install-clis.sh`). Each test gets its own CODEX_HOME and
+workspace; the backend listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from harness_core.events import HarnessEvent, RunStatus
+from harness_core.plugins import PluginHost
+from harness_core.runner import open_run
+from harness_core.spec import AgentRunSpec
+from harness_core.testing.backends.responses import CODEX_FLAGS, ResponsesBackend
+from harness_core.testing.scenarios import SCENARIOS, Say, Scenario
+
+ROOT = Path(__file__).resolve().parents[3]
+WRAPPER = ROOT / ".tools/bin/codex"
+CODEX = os.environ.get("HARNESS_CODEX_BIN") or (str(WRAPPER) if WRAPPER.exists() else shutil.which("codex"))
+
+pytestmark = [
+    pytest.mark.real_cli,
+    pytest.mark.anyio,
+    pytest.mark.skipif(CODEX is None, reason="real codex not installed (scripts/install-clis.sh)"),
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _spec(tmp_path: Path, backend: ResponsesBackend, scenario: Scenario, **kwargs: Any) -> AgentRunSpec:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir(exist_ok=True)
+    home.mkdir(exist_ok=True)
+    for rel, content in scenario.files.items():
+        if not (ws / rel).exists():
+            (ws / rel).write_text(content)
+    disable = [CODEX_FLAGS[i + 1] for i, flag in enumerate(CODEX_FLAGS) if flag == "--disable"]
+    options = {
+        "codex_bin": CODEX,
+        "codex_home": str(home),
+        "config": backend.codex_config_overrides(),
+        "disable": disable,
+    }
+    return AgentRunSpec(
+        prompt="do the scripted work", cwd=ws, env=backend.codex_env(), provider_options=options, **kwargs
+    )
+
+
+async def _run(host: PluginHost, spec: AgentRunSpec, on_event: Any = None) -> tuple[Any, list[HarnessEvent]]:
+    events: list[HarnessEvent] = []
+    with anyio.fail_after(60):
+        async with open_run(spec, "codex-exec", host=host, run_log=False) as live:
+            async for event in live:
+                events.append(event)
+                if on_event is not None:
+                    on_event(live, event)
+            return await live.wait(), events
+
+
+async def _left_running(ws: Path, settle: float = 3.0) -> list[str]:
+    """What still runs in the workspace once short-lived helpers had `settle` seconds to end on their own.
+
+    The login profile here (pyenv) forks tiny helpers such as `sleep 0.1` that may outlive codex by a moment;
+    a process with no event to wait on can only be polled, so this polls under a deadline.
+    """
+    found = _running_in(ws)
+    with anyio.move_on_after(settle):
+        while found:
+            await anyio.sleep(0.05)
+            found = _running_in(ws)
+    return found
+
+
+def _running_in(ws: Path) -> list[str]:
+    """Processes whose working directory is the workspace (codex and anything it ran)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == ws:
+                    found.append(f"{entry.name}: {(entry / 'cmdline').read_bytes()!r}")
+            except OSError:
+                continue
+    return found
+
+
+async def test_command_read_edit_write_and_message(host: PluginHost, tmp_path: Path) -> None:
+    scenario = SCENARIOS["tools"]
+    with ResponsesBackend(scenario, cwd=tmp_path / "ws") as backend:
+        spec = _spec(tmp_path, backend, scenario)
+        result, events = await _run(host, spec)
+    assert result.status is RunStatus.SUCCESS, result.error
+    assert result.final_text == "All four tools ran."
+    ws = spec.cwd
+    uses = [(e.display.kind.value, e.display.title, e.display.path) for e in events if e.type == "tool_use"]
+    assert uses == [
+        ("shell", "Running command", None),
+        ("read", "Reading file", str(ws / "notes.txt")),
+        ("edit", "Editing file", str(ws / "notes.txt")),
+        ("write", "Writing file", str(ws / "new.txt")),
+    ]
+    assert (ws / "notes.txt").read_text() == "beta\n" and (ws / "new.txt").read_text() == "fresh\n"
+    run_started = events[0]
+    assert run_started.type == "run_started" and run_started.cli_version == "0.169.0"
+    assert result.usage.input_tokens > 0 and not await _left_running(ws)
+
+
+async def test_resume_continues_the_thread(host: PluginHost, tmp_path: Path) -> None:
+    with ResponsesBackend(SCENARIOS["say"]) as backend:
+        first, _ = await _run(host, _spec(tmp_path, backend, SCENARIOS["say"], system_prompt="Be brief."))
+        first_request = str(backend.exchanges[0].body)
+    again = Scenario("again", (Say("Resumed and done."),))
+    with ResponsesBackend(again) as backend:
+        second, events = await _run(host, _spec(tmp_path, backend, again, resume_session=first.session_id))
+    assert second.status is RunStatus.SUCCESS and second.final_text == "Resumed and done."
+    assert second.session_id == first.session_id
+    started = next(e for e in events if e.type == "session_started")
+    usage = next(e for e in events if e.type == "context_usage")
+    assert started.resumed is True and usage.cumulative is False
+    assert 0 < second.usage.input_tokens < first.usage.input_tokens + second.usage.input_tokens
+    assert "Be brief." in first_request  # system_prompt → -c developer_instructions
+
+
+@pytest.mark.parametrize(
+    ("name", "code"), [("fail_401", "auth_failed"), ("fail_429", "rate_limited"), ("fail_500", "model_error")]
+)
+async def test_backend_failure_is_classified(host: PluginHost, tmp_path: Path, name: str, code: str) -> None:
+    with ResponsesBackend(SCENARIOS[name]) as backend:
+        result, events = await _run(host, _spec(tmp_path, backend, SCENARIOS[name]))
+    assert result.status is RunStatus.FAILED and result.error is not None and result.error.code == code
+    assert [e.error.code for e in events if e.type == "error"] == [code]
+
+
+async def test_interrupt_mid_command_leaves_nothing_running(host: PluginHost, tmp_path: Path) -> None:
+    scenario = SCENARIOS["slow_command"]
+
+    def stop_on_tool(live: Any, event: HarnessEvent) -> None:
+        if event.type == "tool_use":
+            live.interrupt()
+
+    with ResponsesBackend(scenario) as backend:
+        spec = _spec(tmp_path, backend, scenario)
+        started = anyio.current_time()
+        result, _ = await _run(host, spec, stop_on_tool)
+    assert result.status is RunStatus.INTERRUPTED and result.session_id is not None
+    assert anyio.current_time() - started < 15
+    assert not await _left_running(spec.cwd)
+
+
+async def test_codex_killed_mid_turn(host: PluginHost, tmp_path: Path) -> None:
+    scenario = SCENARIOS["slow_command"]
+    ws = tmp_path / "ws"
+
+    def kill_codex(live: Any, event: HarnessEvent) -> None:
+        if event.type != "tool_use":
+            return
+        for entry in Path("/proc").iterdir():
+            try:
+                if (
+                    entry.name.isdigit()
+                    and (entry / "comm").read_text().strip() == "codex"
+                    and Path(os.readlink(entry / "cwd")) == ws
+                ):
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except OSError:
+                continue
+
+    with ResponsesBackend(scenario) as backend:
+        result, _ = await _run(host, _spec(tmp_path, backend, scenario), kill_codex)
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.code == "process_exited" and result.error.details["exit_code"] == -9
+    assert not await _left_running(ws)
