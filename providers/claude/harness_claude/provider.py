@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -30,13 +31,16 @@ from harness_core.events import (
     ProviderRaw,
     RunStatus,
 )
-from harness_core.provider import CliInfo, Provider, ProviderOptions, RunContext
+from harness_core.provider import CliInfo, OfflineSetup, Provider, ProviderOptions, RunContext
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 from pydantic import Field, field_validator
 
 from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.permissions import plan_permissions
+
+if TYPE_CHECKING:
+    from harness_core.testing.scenarios import Scenario
 
 __all__ = ["ClaudeOptions", "ClaudeProvider", "build_argv", "build_env"]
 
@@ -148,6 +152,13 @@ class ClaudeProvider(Provider):
             minimum=MIN_VERSION,
             native_globs=NATIVE_GLOBS,
         )
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+        """The real CLI against a scripted Messages backend on 127.0.0.1 (`harness run --offline`, the demo,
+        the contract suite's real mode). See `harness_claude.offline`."""
+        from harness_claude.offline import offline_setup
+
+        return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
         opts = cast(ClaudeOptions, options)
