@@ -1,12 +1,16 @@
-"""Helpers to run the real codex app-server through the provider against the scripted Responses backend.
+"""Helpers shared by the codex-appserver tests (a uniquely named module, not `conftest`, so that several
+test directories can run in one pytest session): finding the real codex, listing this process's children,
+and running the real app-server through the provider against the scripted Responses backend.
 
-Used by the real-CLI tests and by `record.py`. Everything is local: the backend listens on 127.0.0.1 and
-CODEX_HOME is a fresh directory per run.
+Used by the real-CLI tests, the contract test and `record.py`. Everything is local: the backend listens on
+127.0.0.1 and CODEX_HOME is a fresh directory per run.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,15 +19,57 @@ from harness_core.events import HarnessEvent
 from harness_core.plugins import PluginHost
 from harness_core.runner import Approver, open_run
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.backends.responses import CODEX_FLAGS, ResponsesBackend
+from harness_core.testing.backends.responses import ResponsesBackend
 from harness_core.testing.scenarios import Scenario
+
+from harness_codex_appserver.offline import offline_options
+
+REPO = Path(__file__).resolve().parents[3]
+NATIVE_IN_TOOLS = "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+MISSING_CODEX = "real codex not installed: run scripts/install-clis.sh or set HARNESS_CODEX_BIN"
+
+
+def real_codex() -> Path | None:
+    """The pinned real codex if installed: $HARNESS_CODEX_BIN, the native binary under $HARNESS_TOOLS_DIR
+    (default: the repo's .tools), or `codex` on PATH."""
+    explicit = os.environ.get("HARNESS_CODEX_BIN")
+    if explicit:
+        return Path(explicit)
+    native = Path(os.environ.get("HARNESS_TOOLS_DIR") or REPO / ".tools") / NATIVE_IN_TOOLS
+    if native.exists():
+        return native
+    found = shutil.which("codex")
+    return Path(found) if found else None
+
+
+def children() -> set[int]:
+    """Live (non-zombie) descendants of this test process, from /proc."""
+    me = os.getpid()
+    out: set[int] = set()
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if fields[0] != "Z":
+            parents[int(entry)] = int(fields[1])
+    frontier = {me}
+    while frontier:
+        nxt = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in out}
+        out |= nxt
+        frontier = nxt
+    return out
 
 
 def backend_options(backend: ResponsesBackend, codex: Path, home: Path) -> dict[str, Any]:
-    """Provider options pointing the real codex at `backend` (its `-c` overrides and `CODEX_FLAGS`)."""
-    config = dict(value.split("=", 1) for value in backend.codex_config_overrides())
-    disable = [CODEX_FLAGS[i + 1] for i, flag in enumerate(CODEX_FLAGS) if flag == "--disable"]
-    return {"codex_bin": str(codex), "codex_home": str(home), "config": config, "disable": disable}
+    """Provider options pointing the real codex at `backend`: the provider's own offline options (the same
+    ones `harness run --offline` uses) with `home` as CODEX_HOME, plus `codex_bin`."""
+    return {**offline_options(backend, home), "codex_bin": str(codex)}
 
 
 def prepare(scenario: Scenario, ws: Path) -> None:

@@ -16,11 +16,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import real_codex
+from appserver_helpers import real_codex, run_real, wire_to_transcript
 from harness_core.events import ApprovalDecision
 from harness_core.plugins import PluginHost
 from harness_core.testing.scenarios import SCENARIOS
-from realcodex import run_real, wire_to_transcript
 
 import harness_codex_appserver
 

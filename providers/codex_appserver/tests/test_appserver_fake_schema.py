@@ -1,5 +1,6 @@
 """The fake app-server cannot drift: every message it emits validates against the JSON Schema that the
-installed real codex generates (`codex app-server generate-json-schema`). Skipped without the real binary.
+installed real codex generates (`codex app-server generate-json-schema`). Those tests are marked `real_cli`
+and skipped without the real binary.
 
 The same validator is first checked on the recorded real transcripts, so a failure here means the fake is
 wrong, not the validation.
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import real_codex
+from appserver_helpers import MISSING_CODEX, real_codex
 from harness_core.testing.fake_codex_appserver import write_fake_codex
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -29,7 +30,7 @@ HERE = Path(__file__).parent
 def schema_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     codex = real_codex()
     if codex is None:
-        pytest.skip("real codex not installed (scripts/install-clis.sh)")
+        pytest.skip(MISSING_CODEX)
     out = tmp_path_factory.mktemp("codex-schema")
     subprocess.run(
         [str(codex), "app-server", "generate-json-schema", "--out", str(out)],
@@ -83,6 +84,7 @@ def _transcript_messages(path: Path) -> Iterator[tuple[dict[str, Any], dict[Any,
             yield msg, methods
 
 
+@pytest.mark.real_cli
 def test_validator_accepts_real_transcripts(schema_dir: Path) -> None:
     paths = [p for p in SHARED.glob("transcript-*.jsonl") if "exec" not in p.name]
     paths += list((HERE / "transcripts").glob("*.jsonl"))
@@ -141,6 +143,7 @@ class _Client:
         self.proc.wait(timeout=10)
 
 
+@pytest.mark.real_cli
 @pytest.mark.parametrize(
     ("scenario", "approval", "decision"),
     [
@@ -193,6 +196,7 @@ def test_fake_runs_without_harness_on_path(tmp_path: Path) -> None:
     assert sys.executable in codex.read_text()
 
 
+@pytest.mark.real_cli
 def test_validator_rejects_a_wrong_shape(schema_dir: Path) -> None:
     bad = {
         "method": "item/started",

@@ -1,6 +1,6 @@
 """Golden tests: recorded app-server transcripts (shared ones and our own) → the exact events we map.
 
-Regenerate after an intended mapping change with `HARNESS_UPDATE_GOLDEN=1 pytest tests/test_mapping_golden.py`
+Regenerate after an intended mapping change with `HARNESS_UPDATE_GOLDEN=1 pytest tests/test_appserver_golden.py`
 and review the diff of tests/golden/.
 """
 

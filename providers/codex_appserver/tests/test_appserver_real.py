@@ -13,17 +13,16 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import _children, real_codex
+from appserver_helpers import MISSING_CODEX, children, real_codex, run_real
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind
 from harness_core.plugins import PluginHost
 from harness_core.testing.scenarios import SCENARIOS
-from realcodex import run_real
 
 CODEX = real_codex()
 pytestmark = [
     pytest.mark.real_cli,
     pytest.mark.anyio,
-    pytest.mark.skipif(CODEX is None, reason="real codex not installed (scripts/install-clis.sh)"),
+    pytest.mark.skipif(CODEX is None, reason=MISSING_CODEX),
 ]
 
 
@@ -142,7 +141,7 @@ async def test_stalled_backend_caught_by_idle_timeout(
 async def test_app_server_killed_mid_turn(workspace: Path, codex_home: Path, host: PluginHost) -> None:
     def on_event(event: HarnessEvent, live: Any) -> None:
         if event.type == "tool_use":
-            for pid in _children():
+            for pid in children():
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as fh:
                         argv = fh.read().split(b"\0")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TRANSCRIPTS, load_cases
+from exec_helpers import TRANSCRIPTS, load_cases
 
 from harness_core.testing.scenarios import SCENARIOS
 

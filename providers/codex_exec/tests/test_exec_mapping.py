@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TRANSCRIPTS, load_cases
+from exec_helpers import TRANSCRIPTS, load_cases
 
 from harness_codex_exec.mapping import ExecMapping, classify_error
 from harness_core.events import ErrorEvent, TextDelta, ToolResult, ToolSummary, ToolUse, Usage

@@ -7,29 +7,27 @@ workspace; the backend listens on 127.0.0.1 only.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from exec_helpers import MISSING_CODEX, backend_options, real_codex
 
 from harness_core.events import HarnessEvent, RunStatus
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.backends.responses import CODEX_FLAGS, ResponsesBackend
+from harness_core.testing.backends.responses import ResponsesBackend
 from harness_core.testing.scenarios import SCENARIOS, Say, Scenario
 
-ROOT = Path(__file__).resolve().parents[3]
-WRAPPER = ROOT / ".tools/bin/codex"
-CODEX = os.environ.get("HARNESS_CODEX_BIN") or (str(WRAPPER) if WRAPPER.exists() else shutil.which("codex"))
+CODEX = real_codex()
 
 pytestmark = [
     pytest.mark.real_cli,
     pytest.mark.anyio,
-    pytest.mark.skipif(CODEX is None, reason="real codex not installed (scripts/install-clis.sh)"),
+    pytest.mark.skipif(CODEX is None, reason=MISSING_CODEX),
 ]
 
 
@@ -45,15 +43,13 @@ def _spec(tmp_path: Path, backend: ResponsesBackend, scenario: Scenario, **kwarg
     for rel, content in scenario.files.items():
         if not (ws / rel).exists():
             (ws / rel).write_text(content)
-    disable = [CODEX_FLAGS[i + 1] for i, flag in enumerate(CODEX_FLAGS) if flag == "--disable"]
-    options = {
-        "codex_bin": CODEX,
-        "codex_home": str(home),
-        "config": backend.codex_config_overrides(),
-        "disable": disable,
-    }
+    assert CODEX is not None
     return AgentRunSpec(
-        prompt="do the scripted work", cwd=ws, env=backend.codex_env(), provider_options=options, **kwargs
+        prompt="do the scripted work",
+        cwd=ws,
+        env=backend.codex_env(),
+        provider_options=backend_options(backend, CODEX, home),
+        **kwargs,
     )
 
 
