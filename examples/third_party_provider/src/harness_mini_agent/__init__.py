@@ -1,0 +1,22 @@
+"""harness-mini-agent: a third-party Harness provider, found through the `harness` entry point.
+
+Layer: plugin registration only. Must not import httpx or do I/O at import time: Harness imports every
+installed plugin when it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from harness_core import hookimpl
+
+__all__ = ["harness_register_providers"]
+__version__ = "0.1.0"
+
+
+@hookimpl
+def harness_register_providers(register: Callable[[Any], None]) -> None:
+    from harness_mini_agent.provider import MiniAgentProvider
+
+    register(MiniAgentProvider)

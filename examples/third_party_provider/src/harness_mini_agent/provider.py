@@ -1,0 +1,65 @@
+"""`MiniAgentProvider`: the Harness-facing class — static info, options, the run, the offline setup.
+
+Layer: plugin. Knows the Harness `Provider` interface and the scripted backend used offline; must not know
+the Responses event shapes, the patch format or process handling (those live in `agent`, `wire`, `patch`,
+`tools`). Heavy imports (httpx) happen inside `run`, so `harness --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import anyio
+from harness_core import AgentRunSpec, Capability, HarnessResult, Provider, ProviderInfo, RunContext
+from harness_core.provider import OfflineSetup, ProviderOptions
+
+from harness_mini_agent.options import MiniAgentOptions, api_key
+
+if TYPE_CHECKING:
+    from harness_core.testing.scenarios import Scenario
+
+__all__ = ["MiniAgentProvider"]
+
+
+class MiniAgentProvider(Provider):
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="mini-agent",
+        version="0.1.0",
+        capabilities=frozenset(
+            {Capability.STREAMING, Capability.SESSION, Capability.INTERRUPT, Capability.APPROVALS}
+        ),
+        description="A small coding agent speaking the OpenAI Responses API over HTTP (no CLI).",
+    )
+    Options = MiniAgentOptions
+
+    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
+        from harness_mini_agent.agent import Agent, InterruptWatch
+        from harness_mini_agent.client import ResponsesClient
+
+        assert isinstance(options, MiniAgentOptions)
+        key = api_key(options, spec.env)
+        watch = InterruptWatch(ctx.interrupt_requested)
+        agent = Agent(spec, options, ctx, watch, options.api_key_env)
+        outcome: HarnessResult | Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch.watch)
+            try:
+                async with ResponsesClient(
+                    options.base_url, key, options.api_key_env, options.request_timeout, ctx.record_wire
+                ) as client:
+                    outcome = await agent.play(client)
+            except Exception as exc:  # noqa: BLE001 - re-raised below, outside the task group (no group)
+                outcome = exc
+            finally:
+                tg.cancel_scope.cancel()
+        if isinstance(outcome, Exception):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+        """Play `scenario` with the scripted Responses backend on 127.0.0.1 (no credentials, no network)."""
+        from harness_mini_agent.offline import offline_setup
+
+        return offline_setup(scenario, workspace)

@@ -1,0 +1,181 @@
+"""The two tools mini-agent offers the model: `exec_command` (a shell command) and `apply_patch`.
+
+Layer: tool execution. Knows processes (through `harness_core.transport.ChildProcess`), the workspace, the
+sandbox mode and how a tool action is displayed (`HarnessToolDetails`); must not know HTTP, the Responses
+wire, approvals or the event stream: `agent.py` decides when a tool runs and what is emitted.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness_core.errors import MessageTooLargeError, truncate
+from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
+from harness_core.spec import SandboxMode
+from harness_core.transport import ChildProcess
+
+from harness_mini_agent.patch import (
+    AddFile,
+    DeleteFile,
+    PatchError,
+    parse_patch,
+    plan_patch,
+    resolve_inside,
+    write_changes,
+)
+
+__all__ = [
+    "OUTPUT_LIMIT",
+    "ToolOutcome",
+    "command_display",
+    "command_env",
+    "patch_display",
+    "run_command",
+    "run_patch",
+]
+
+OUTPUT_LIMIT = 32 * 1024
+"""Bytes of command output kept for the model; the rest is cut from the middle."""
+_SUMMARY = 200
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool did: the text sent back to the model and the final display."""
+
+    output: str
+    display: HarnessToolDetails
+    is_error: bool = False
+
+
+def command_display(cmd: str, cwd: Path) -> HarnessToolDetails:
+    """ "Reading file PATH" for a plain `cat PATH`, else "Running command CMD"."""
+    try:
+        argv = shlex.split(cmd)
+    except ValueError:
+        argv = []
+    if len(argv) == 2 and argv[0] == "cat" and not argv[1].startswith("-"):
+        return HarnessToolDetails(
+            kind=ToolKind.READ, title="Reading file", path=argv[1], command=cmd, cwd=str(cwd)
+        )
+    return HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command=cmd, cwd=str(cwd))
+
+
+def patch_display(patch: str, cwd: Path) -> HarnessToolDetails:
+    """ "Writing file PATH" when the patch only adds files, else "Editing file PATH" (the first file)."""
+    try:
+        ops = parse_patch(patch)
+    except PatchError:
+        return HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", cwd=str(cwd))
+    adds = all(isinstance(op, AddFile) for op in ops)
+    deletes = all(isinstance(op, DeleteFile) for op in ops)
+    title = "Writing file" if adds else "Deleting file" if deletes else "Editing file"
+    return HarnessToolDetails(
+        kind=ToolKind.WRITE if adds else ToolKind.EDIT,
+        title=title,
+        path=ops[0].path,
+        cwd=str(cwd),
+        raw={"files": [op.path for op in ops]},
+    )
+
+
+def _bounded(chunks: list[bytes], dropped: int) -> str:
+    text = b"".join(chunks).decode("utf-8", "replace")
+    return text if not dropped else f"{text}\n… [{dropped} more bytes of output cut]"
+
+
+async def run_command(cmd: str, cwd: Path, env: Mapping[str, str], *, login: bool = True) -> ToolOutcome:
+    """Run `bash -lc cmd` (`bash -c` unless `login`) in `cwd`; keep `OUTPUT_LIMIT` bytes of stdout and
+    the stderr tail.
+
+    Cancelling it (an interrupt) kills the command's whole process group promptly (ChildProcess, shielded).
+    """
+    display = command_display(cmd, cwd)
+    started = time.monotonic()
+    kept: list[bytes] = []
+    size = dropped = 0
+    async with ChildProcess(
+        ["bash", "-lc" if login else "-c", cmd],
+        cwd=cwd,
+        env=dict(env),
+        stdin=False,
+        max_line_bytes=OUTPUT_LIMIT,
+        stderr_tail_bytes=8 * 1024,
+        stdin_close_timeout=0.1,
+        term_timeout=1.0,
+        kill_timeout=1.0,
+    ) as child:
+        async for line in child.lines():
+            piece = (
+                f"[{line.details.get('size')}-byte line cut]".encode()
+                if isinstance(line, MessageTooLargeError)
+                else line
+            ) + b"\n"
+            if size + len(piece) <= OUTPUT_LIMIT:
+                kept.append(piece)
+                size += len(piece)
+            else:
+                dropped += len(piece)
+        code = await child.wait()
+        stderr = child.stderr_tail()
+    output = _bounded(kept, dropped)
+    if stderr.strip():
+        output = f"{output}{stderr}" if output else stderr
+    duration = int((time.monotonic() - started) * 1000)
+    status = ToolStatus.COMPLETED if code == 0 else ToolStatus.FAILED
+    final = display.model_copy(
+        update={
+            "status": status,
+            "exit_code": code,
+            "duration_ms": duration,
+            "summary": truncate(output.strip(), _SUMMARY) or None,
+        }
+    )
+    return ToolOutcome(f"{output}\n[exit code {code}, {duration} ms]".lstrip("\n"), final, is_error=code != 0)
+
+
+def run_patch(patch: str, cwd: Path, sandbox: SandboxMode) -> ToolOutcome:
+    """Apply `patch` inside `cwd`; a read-only sandbox or a path outside `cwd` refuses it (no write)."""
+    display = patch_display(patch, cwd)
+    started = time.monotonic()
+
+    def read(rel: str) -> str | None:
+        path = resolve_inside(cwd, rel)
+        return path.read_text() if path.is_file() else None
+
+    try:
+        if sandbox is SandboxMode.READ_ONLY:
+            raise PatchError("the sandbox is read-only: no file may be changed in this run")
+        changes = plan_patch(parse_patch(patch), read)
+        write_changes(cwd, changes)
+    except (PatchError, OSError) as exc:
+        message = f"patch not applied: {exc}"
+        final = display.model_copy(
+            update={
+                "status": ToolStatus.FAILED,
+                "summary": truncate(message, _SUMMARY),
+                "duration_ms": int((time.monotonic() - started) * 1000),
+            }
+        )
+        return ToolOutcome(message, final, is_error=True)
+    done = ", ".join(f"{c.action} {c.path}" for c in changes)
+    final = display.model_copy(
+        update={
+            "status": ToolStatus.COMPLETED,
+            "summary": done,
+            "duration_ms": int((time.monotonic() - started) * 1000),
+        }
+    )
+    return ToolOutcome(f"Success. Updated the following files: {done}", final)
+
+
+def command_env(extra: Mapping[str, str], hide: str) -> dict[str, str]:
+    """The environment of a command: this process's plus `spec.env`, without the API key variable `hide`."""
+    env = {**os.environ, **extra}
+    env.pop(hide, None)
+    return env
