@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import run_spec
+from claude_helpers import run_spec
 from harness_core.clis import clear_probe_cache
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, InvalidSpecError
 from harness_core.events import ApprovalDecision, ToolKind, ToolStatus

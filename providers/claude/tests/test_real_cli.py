@@ -1,20 +1,20 @@
 """End to end with the real pinned Claude Code against a scripted Anthropic Messages backend on 127.0.0.1.
 
 Fully isolated (own HOME / CLAUDE_CONFIG_DIR / CLAUDE_CODE_TMPDIR, nonessential traffic off, retries off).
-Skipped when the binary is missing (install it with scripts/install-clis.sh).
+Marked `real_cli`; skipped with a reason when the binary is missing (install it with scripts/install-clis.sh),
+which fails instead under HARNESS_REQUIRE_REAL_CLIS=1. asyncio only: trio is covered by the fake tests.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import Outcome, children_of, run_spec
+from claude_helpers import CLAUDE, Outcome, children_of, needs_real_claude, run_spec
 from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
@@ -22,18 +22,13 @@ from harness_core.spec import AgentRunSpec, ApprovalPolicy
 from harness_core.testing.backends.messages import MessagesBackend
 from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario, Stall
 
-CLAUDE = (
-    os.environ.get("HARNESS_CLAUDE_BIN")
-    or shutil.which("claude")
-    or str(Path(__file__).parents[3] / ".tools" / "bin" / "claude")
-)
-pytestmark = [
-    pytest.mark.real_cli,
-    pytest.mark.anyio,
-    pytest.mark.usefixtures("no_leftovers"),
-    pytest.mark.skipif(not os.access(CLAUDE, os.X_OK), reason="real claude CLI not installed"),
-]
+pytestmark = [*needs_real_claude, pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 TOUCH = Scenario("touch", (RunCommand("touch touched.txt"), Say("after permission")))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
 
 
 async def play(tmp_path: Path, host: PluginHost, scenario: Scenario, **kw: Any) -> tuple[Outcome, Path]:
