@@ -1,0 +1,51 @@
+"""The shipped provider contract (`harness_core.testing.contract`) for codex-appserver.
+
+Fake mode plays each scenario on the fake app-server (`harness_core.testing.fake_codex_appserver`);
+`--harness-real` plays it on the real pinned codex through the provider's own `offline_setup`, with the
+binary from `appserver_helpers.real_codex` (a missing binary is a `real_cli` skip, a failure when
+HARNESS_REQUIRE_REAL_CLIS=1). The real CLI cannot be made too old or made to crash: those faults skip there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from appserver_helpers import MISSING_CODEX, real_codex
+from harness_core.provider import OfflineSetup
+from harness_core.testing.contract import ProviderContract
+from harness_core.testing.fake_codex_appserver import write_fake_codex
+from harness_core.testing.scenarios import Scenario
+
+from harness_codex_appserver.provider import CodexAppServerProvider
+
+
+class TestCodexAppServerContract(ProviderContract):
+    provider_name = "codex-appserver"
+
+    @pytest.fixture(autouse=True)
+    def _real_codex_installed(self, request: pytest.FixtureRequest, harness_real: bool) -> None:
+        if harness_real and real_codex() is None:
+            request.node.add_marker(pytest.mark.real_cli)
+            pytest.skip(MISSING_CODEX)
+
+    def setup_run(
+        self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool, fault: str | None = None
+    ) -> OfflineSetup | None:
+        if real:
+            if fault is not None:
+                return None
+            setup = CodexAppServerProvider().offline_setup(scenario, workspace, state_dir)
+            setup.provider_options["codex_bin"] = str(real_codex())
+            return setup
+        bin_dir = state_dir / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        codex = write_fake_codex(
+            bin_dir,
+            scenario.name,
+            version="0.1.0" if fault == "too_old" else None,
+            crash_mid_turn=fault == "crash",
+        )
+        home = state_dir / "codex-home"
+        home.mkdir(exist_ok=True)
+        return OfflineSetup(provider_options={"codex_bin": str(codex), "codex_home": str(home)})

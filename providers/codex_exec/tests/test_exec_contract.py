@@ -1,0 +1,50 @@
+"""The shipped provider contract (`harness_core.testing.contract`) for codex-exec.
+
+Fake mode plays each scenario on the fake `codex exec` (`harness_core.testing.fake_codex_exec`);
+`--harness-real` plays it on the real pinned codex through the provider's own `offline_setup`, with the
+binary from `exec_helpers.real_codex` (a missing binary is a `real_cli` skip, a failure when
+HARNESS_REQUIRE_REAL_CLIS=1). The real CLI cannot be made too old or made to crash: those faults skip there.
+codex-exec declares no streaming, interrupt or approvals: the contract checks that those are refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from exec_helpers import MISSING_CODEX, real_codex
+
+from harness_codex_exec.provider import CodexExecProvider
+from harness_core.provider import OfflineSetup
+from harness_core.testing.contract import ProviderContract
+from harness_core.testing.fake_codex_exec import write_fake_codex
+from harness_core.testing.scenarios import Scenario
+
+
+class TestCodexExecContract(ProviderContract):
+    provider_name = "codex-exec"
+
+    @pytest.fixture(autouse=True)
+    def _real_codex_installed(self, request: pytest.FixtureRequest, harness_real: bool) -> None:
+        if harness_real and real_codex() is None:
+            request.node.add_marker(pytest.mark.real_cli)
+            pytest.skip(MISSING_CODEX)
+
+    def setup_run(
+        self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool, fault: str | None = None
+    ) -> OfflineSetup | None:
+        if real:
+            if fault is not None:
+                return None
+            setup = CodexExecProvider().offline_setup(scenario, workspace, state_dir)
+            setup.provider_options["codex_bin"] = str(real_codex())
+            return setup
+        bin_dir = state_dir / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        codex = write_fake_codex(bin_dir, version="0.1.0" if fault == "too_old" else None)
+        home = state_dir / "codex-home"
+        home.mkdir(exist_ok=True)
+        env = {"HARNESS_FAKE_SCENARIO": scenario.name}
+        if fault == "crash":
+            env["HARNESS_FAKE_CODEX_CRASH"] = "fake codex: simulated crash in the middle of a turn"
+        return OfflineSetup(provider_options={"codex_bin": str(codex), "codex_home": str(home)}, env=env)
