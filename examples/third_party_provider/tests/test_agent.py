@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_core import AgentRunSpec, RunStatus, SandboxMode, run
 from harness_core.errors import AuthFailedError, InvalidSpecError, ModelError, RateLimitedError
-from harness_core.events import ToolResult, ToolStatus
+from harness_core.events import RunStatus, ToolResult, ToolStatus
+from harness_core.runner import open_run
+from harness_core.spec import AgentRunSpec, SandboxMode
+from harness_core.testing.contract import descendants
 from harness_core.testing.scenarios import SCENARIOS
 
 from harness_mini_agent import wire
@@ -21,7 +24,9 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def play(tmp_path: Path, name: str, **fields: Any) -> tuple[Any, list[Any], list[dict[str, Any]]]:
+async def play(
+    tmp_path: Path, name: str, interrupt_on: str | None = None, **fields: Any
+) -> tuple[Any, list[Any], list[dict[str, Any]]]:
     scenario = SCENARIOS[name]
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -38,8 +43,12 @@ async def play(tmp_path: Path, name: str, **fields: Any) -> tuple[Any, list[Any]
             env=setup.env,
             **fields,
         )
-        result = await run(spec, "mini-agent", runs_dir=tmp_path / "runs", on_event=events.append)
-        return result, events, backend.requests
+        async with open_run(spec, "mini-agent", runs_dir=tmp_path / "runs") as live:
+            async for event in live:
+                events.append(event)
+                if event.type == interrupt_on:
+                    live.interrupt()
+        return live.result, events, backend.requests
 
 
 @pytest.mark.anyio
@@ -80,6 +89,23 @@ async def test_read_only_sandbox_refuses_patches(tmp_path: Path) -> None:
     statuses = [e.display.status for e in events if isinstance(e, ToolResult)]
     assert statuses == [ToolStatus.COMPLETED, ToolStatus.COMPLETED, ToolStatus.FAILED, ToolStatus.FAILED]
     assert "read-only" in requests[3]["input"][0]["output"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("name", "busy"), [("slow_command", "tool_use"), ("slow_text", "text_delta")])
+async def test_interrupt_stops_the_command_or_the_stream_promptly(
+    tmp_path: Path, name: str, busy: str
+) -> None:
+    before, started = descendants(), time.monotonic()
+    result, events, _ = await play(tmp_path, name, interrupt_on=busy)
+    assert result.status is RunStatus.INTERRUPTED
+    assert time.monotonic() - started < 5
+    uses, results = (
+        [e for e in events if e.type == "tool_use"],
+        [e for e in events if e.type == "tool_result"],
+    )
+    assert len(uses) == len(results)
+    assert descendants() - before == set(), "the interrupted command must be killed"
 
 
 def test_base_url_is_required(monkeypatch: pytest.MonkeyPatch) -> None:

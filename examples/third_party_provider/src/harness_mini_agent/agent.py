@@ -14,15 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from harness_core import AgentRunSpec, ApprovalPolicy, HarnessResult, RunContext, RunStatus
 from harness_core.errors import HarnessError, InterruptedRunError, ModelError, truncate
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
     ContextUsage,
+    HarnessResult,
     HarnessToolDetails,
     ProviderRaw,
     ReasoningDelta,
+    RunStatus,
     SessionStarted,
     TextDelta,
     ToolKind,
@@ -31,6 +32,8 @@ from harness_core.events import (
     ToolUse,
     Usage,
 )
+from harness_core.provider import RunContext
+from harness_core.spec import AgentRunSpec, ApprovalPolicy
 
 from harness_mini_agent import tools, wire
 from harness_mini_agent.client import ResponsesClient

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from harness_core import ProviderOptions
+from harness_core.provider import ProviderOptions
 from pydantic import Field, field_validator, model_validator
 
 __all__ = ["BASE_URL_ENV", "MiniAgentOptions", "api_key"]

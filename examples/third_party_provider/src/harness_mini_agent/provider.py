@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import anyio
-from harness_core import AgentRunSpec, Capability, HarnessResult, Provider, ProviderInfo, RunContext
-from harness_core.provider import OfflineSetup, ProviderOptions
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.events import HarnessResult
+from harness_core.provider import OfflineSetup, Provider, ProviderOptions, RunContext
+from harness_core.spec import AgentRunSpec
 
 from harness_mini_agent.options import MiniAgentOptions, api_key
 
