@@ -111,7 +111,9 @@ class Agent:
         items: list[dict[str, Any]] = [wire.user_message(self.spec.prompt)]
         previous = self.spec.resume_session
         for _ in range(self.options.max_turns):
-            body = wire.request_body(self.model, items, previous, self.instructions)
+            body = wire.request_body(
+                self.model, items, previous, self.instructions, self.options.reasoning_summary
+            )
             turn = await self._respond(client, body)
             if not turn.completed:
                 return self._result(RunStatus.INTERRUPTED)

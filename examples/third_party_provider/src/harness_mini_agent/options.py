@@ -28,6 +28,10 @@ class MiniAgentOptions(ProviderOptions):
     )
     model: str = Field(default="gpt-5.5", min_length=1, description="Model, unless the spec names one.")
     max_turns: int = Field(default=50, ge=1, description="Most model requests in one run.")
+    reasoning_summary: str = Field(
+        default="auto",
+        description='Ask for reasoning summaries ("auto", "concise", "detailed"); "none": off.',
+    )
     login_shell: bool = Field(
         default=True, description="Run commands with `bash -lc` (reads your profile); false: `bash -c`."
     )

@@ -76,7 +76,13 @@ class ToolCall:
     """Why the call cannot run (bad arguments, unknown tool); sent back to the model as its output."""
 
 
-def request_body(model: str, items: list[JSON], previous_response_id: str | None, instructions: str) -> JSON:
+def request_body(
+    model: str,
+    items: list[JSON],
+    previous_response_id: str | None,
+    instructions: str,
+    reasoning_summary: str = "none",
+) -> JSON:
     body: JSON = {
         "model": model,
         "instructions": instructions,
@@ -88,6 +94,8 @@ def request_body(model: str, items: list[JSON], previous_response_id: str | None
     }
     if previous_response_id:
         body["previous_response_id"] = previous_response_id
+    if reasoning_summary and reasoning_summary != "none":
+        body["reasoning"] = {"summary": reasoning_summary}
     return body
 
 
