@@ -108,6 +108,15 @@ async def test_interrupt_stops_the_command_or_the_stream_promptly(
     assert descendants() - before == set(), "the interrupted command must be killed"
 
 
+@pytest.mark.anyio
+async def test_resume_sends_the_session_as_previous_response_id(tmp_path: Path) -> None:
+    result, events, requests = await play(tmp_path, "say", resume_session="resp_41")
+    assert requests[0]["previous_response_id"] == "resp_41"
+    started = [e for e in events if e.type == "session_started"]
+    assert len(started) == 1 and started[0].session_id == "resp_41" and started[0].resumed
+    assert result.session_id == "resp_0"  # the scripted backend's next response: resume from there next time
+
+
 def test_base_url_is_required(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness_mini_agent.provider import MiniAgentProvider
 
