@@ -76,7 +76,10 @@ _NO_APPROVER = (
     "no approver decided: pass approver= to run(), answer interactively with `harness run --approval "
     "on-request` on a terminal, install a harness_approve plugin, or use --approval never"
 )
-_stamp = object.__setattr__
+_RUNNER_OWNED = frozenset({RunStarted, Done})
+_TRACKED = frozenset({ToolUse, ToolResult, SessionStarted, ContextUsage})
+_wall_clock = time.time
+_monotonic = time.monotonic
 
 
 def preflight(
@@ -123,6 +126,8 @@ class _Context:
         self._spec = spec
         self._host = host
         self._send = send
+        self._send_nowait = send.send_nowait
+        self._tracks_idle = spec.idle_timeout is not None
         self._writer = writer
         self._wire = wire
         self._approver = approver
@@ -155,20 +160,73 @@ class _Context:
         return self._interrupt
 
     async def emit(self, event: HarnessEvent) -> None:
-        if isinstance(event, (RunStarted, Done)):
+        if type(event) in _RUNNER_OWNED:
             self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
             return
-        await self.publish(event)
+        if not self._record(event):
+            await self._deliver(event)
 
     async def publish(self, event: HarnessEvent) -> None:
         """Stamp, log, observe and deliver one event (the runner's own path; `emit` is the provider's)."""
-        _stamp(event, "run_id", self._run_id)
-        _stamp(event, "seq", self._seq)
-        _stamp(event, "ts", time.time())
+        if not self._record(event):
+            await self._deliver(event)
+
+    def _record(self, event: HarnessEvent) -> bool:
+        """The hot path of every run, synchronous on purpose: stamp, log, track, observe, and hand the event
+        to the consumer if there is room. Returns False when `_deliver` must finish the job (it waits)."""
+        fields = event.__dict__  # stamped in place, once, before anyone else sees the event
+        fields["run_id"] = self._run_id
+        fields["seq"] = self._seq
+        fields["ts"] = _wall_clock()
         self._seq += 1
-        self.last_event = time.monotonic()
+        if self._tracks_idle:
+            self.last_event = _monotonic()
         if self._writer is not None:
             self._writer.write_line(event.__pydantic_serializer__.to_json(event))
+        if type(event) in _TRACKED:
+            self._track(event)
+        if self._observe:
+            try:
+                self._host.pm.hook.harness_on_event(event=event)
+            except Exception:  # noqa: BLE001 - observers must not break runs
+                self._log.exception("harness_on_event plugin raised; ignored")
+        if self._on_event is not None:
+            return False
+        if self._consumer_gone:
+            self.flush()
+            return True
+        try:
+            self._send_nowait(event)
+        except anyio.WouldBlock:
+            return False
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._consumer_gone = True
+        return True
+
+    async def _deliver(self, event: HarnessEvent) -> None:
+        """The slow path: an awaitable `on_event` callback, or waiting for room (backpressure)."""
+        if self._on_event is not None:
+            outcome = self._on_event(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        if self._consumer_gone:
+            self.flush()
+            return
+        try:
+            self._send_nowait(event)
+            return
+        except anyio.WouldBlock:
+            pass
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._consumer_gone = True
+            return
+        self.flush()  # about to wait for the consumer: the log must be current while we do
+        try:
+            await self._send.send(event)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._consumer_gone = True
+
+    def _track(self, event: HarnessEvent) -> None:
         if isinstance(event, ToolUse):
             self.open_tools[event.tool_id] = event
         elif isinstance(event, ToolResult):
@@ -177,31 +235,19 @@ class _Context:
             self.session_id = event.session_id
         elif isinstance(event, ContextUsage) and not event.cumulative:
             self.last_usage = event.usage
-        if self._observe:
-            try:
-                self._host.pm.hook.harness_on_event(event=event)
-            except Exception:  # noqa: BLE001 - observers must not break runs
-                self._log.exception("harness_on_event plugin raised; ignored")
-        if self._on_event is not None:
-            outcome = self._on_event(event)
-            if inspect.isawaitable(outcome):
-                await outcome
-        if self._consumer_gone:
-            return
-        try:
-            self._send.send_nowait(event)
-        except anyio.WouldBlock:
-            try:
-                await self._send.send(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._consumer_gone = True
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._consumer_gone = True
+
+    def flush(self) -> None:
+        """Write out buffered log lines (called whenever the run is about to wait for anything)."""
+        if self._writer is not None:
+            self._writer.flush()
+        if self._wire is not None:
+            self._wire.flush()
 
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         self.pending_approvals += 1
         try:
             await self.emit(request)
+            self.flush()  # a human may take a while: the request must be in the log meanwhile
             decision, by, reason = await self._decide(request)
             await self.emit(
                 ApprovalResolved(request_id=request.request_id, decision=decision, decided_by=by, reason=reason)
@@ -263,6 +309,7 @@ class LiveRun:
             try:
                 event = receive.receive_nowait()
             except anyio.WouldBlock:
+                self._ctx.flush()  # caught up with the provider: the log is current while we wait
                 try:
                     event = await receive.receive()
                 except anyio.EndOfStream:
@@ -314,6 +361,7 @@ async def open_run(
     Raises (before anything is spawned): ProviderNotFoundError, UnsupportedFeatureError, InvalidSpecError,
     CliNotFoundError, CliVersionUnsupportedError. Everything after that ends in the `done` event's result.
     """
+    _quiet_logging_unless_configured()
     host = host or get_host()
     registered, instance, options = preflight(spec, provider, host)
     cli = await instance.probe(options)
@@ -344,6 +392,20 @@ async def open_run(
         for w in (writer, wire):
             if w is not None:
                 w.close()
+
+
+def _quiet_logging_unless_configured() -> None:
+    """structlog's unconfigured default prints every level to stdout, which would put debug lines in the
+    output of any program using Harness as a library. Unless the application configured structlog itself (the
+    CLI does), send only warnings and errors to stderr."""
+    if not structlog.is_configured():
+        import logging
+        import sys
+
+        structlog.configure(
+            wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        )
 
 
 async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: RegisteredProvider,
@@ -396,6 +458,7 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
             if error is not None and (provider_result is None or provider_result.error is None):
                 await _emit_quietly(ctx, ErrorEvent(error=error))
             await _emit_quietly(ctx, Done(result=result))
+            ctx.flush()
             live.result = result
             live.finished.set()
             send.close()
