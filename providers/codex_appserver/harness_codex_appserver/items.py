@@ -3,30 +3,31 @@
 Layer: provider mapping, pure. Knows the shapes of Codex `ThreadItem`s (commandExecution, fileChange,
 mcpToolCall, dynamicToolCall, webSearch, imageView, collabAgentToolCall) and nothing of processes, JSON-RPC
 or the runner. Every function here takes plain dicts and returns new values; nothing is awaited or stored.
+The provider-neutral parts (titles, unwrapping `bash -lc`, output bounds) come from `harness_core.tooldisplay`.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
+from harness_core.tooldisplay import (
+    EDITING_FILE,
+    LISTING_FILES,
+    READING_FILE,
+    RUNNING_COMMAND,
+    SEARCHING,
+    WRITING_FILE,
+    bounded_head,
+    bounded_tail,
+    command_display,
+    file_change_display,
+    unwrap_shell,
+)
 
-__all__ = [
-    "SUMMARY_CHARS",
-    "TOOL_ITEM_TYPES",
-    "ToolCall",
-    "bounded_tail",
-    "tool_calls",
-    "unwrap_shell",
-]
-
-SUMMARY_CHARS = 2_000
-"""Longest `display.summary` (the tail of a command's output, a diff, an error)."""
-OUTPUT_CHARS = 64_000
-"""Longest `tool_result.output`."""
+__all__ = ["TOOL_ITEM_TYPES", "ToolCall", "infer_kind", "tool_calls"]
 
 TOOL_ITEM_TYPES = frozenset(
     {
@@ -48,41 +49,8 @@ _STATUS = {
     "interrupted": ToolStatus.FAILED,
 }
 
-_ACTION_KIND = {
-    "read": (ToolKind.READ, "Reading file"),
-    "listFiles": (ToolKind.SEARCH, "Listing files"),
-    "search": (ToolKind.SEARCH, "Searching"),
-}
-
-_SHELLS = ("bash", "sh", "zsh", "dash")
-
-
-def bounded_tail(text: str | None, limit: int = SUMMARY_CHARS) -> str | None:
-    """The last `limit` characters of `text`, marked when cut (a summary: the end of output matters most)."""
-    if not text:
-        return None
-    if len(text) <= limit:
-        return text
-    return f"[… {len(text) - limit} earlier characters cut]\n{text[-limit:]}"
-
-
-def bounded_head(text: str | None, limit: int = OUTPUT_CHARS) -> str | None:
-    if text is None:
-        return None
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[… {len(text) - limit} more characters cut]"
-
-
-def unwrap_shell(command: str) -> str:
-    """`/bin/bash -lc 'ls -la'` → `ls -la`: the script the model wrote, not Codex's wrapper."""
-    try:
-        parts = shlex.split(command)
-    except ValueError:
-        return command
-    if len(parts) == 3 and parts[0].rsplit("/", 1)[-1] in _SHELLS and parts[1] in ("-c", "-lc"):
-        return parts[2]
-    return command
+_ACTION_KIND = {"read": "read", "listFiles": "list", "search": "search"}
+"""Codex `commandActions` types → the neutral command kinds of `harness_core.tooldisplay`."""
 
 
 @dataclass(frozen=True)
@@ -110,9 +78,9 @@ def _command(item: dict[str, Any]) -> list[ToolCall]:
     script = unwrap_shell(command)
     actions = [a for a in item.get("commandActions") or [] if isinstance(a, dict)]
     kinds = {a.get("type") for a in actions}
-    kind, title, path = ToolKind.SHELL, "Running command", None
+    kind, title, path = *command_display("shell"), None
     if len(kinds) == 1 and (only := next(iter(kinds))) in _ACTION_KIND:
-        kind, title = _ACTION_KIND[str(only)]
+        kind, title = command_display(_ACTION_KIND[str(only)])
         path = next((a.get("path") for a in actions if a.get("path")), None)
     output = item.get("aggregatedOutput")
     display = HarnessToolDetails(
@@ -138,13 +106,6 @@ def _command(item: dict[str, Any]) -> list[ToolCall]:
     ]
 
 
-_CHANGE_KIND = {
-    "add": (ToolKind.WRITE, "Writing file"),
-    "update": (ToolKind.EDIT, "Editing file"),
-    "delete": (ToolKind.WRITE, "Deleting file"),
-}
-
-
 def _file_change(item: dict[str, Any]) -> list[ToolCall]:
     changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
     item_id = str(item["id"])
@@ -152,7 +113,7 @@ def _file_change(item: dict[str, Any]) -> list[ToolCall]:
     for index, change in enumerate(changes):
         kind_obj = change.get("kind") or {}
         change_type = kind_obj.get("type") if isinstance(kind_obj, dict) else str(kind_obj)
-        kind, title = _CHANGE_KIND.get(str(change_type), (ToolKind.EDIT, "Editing file"))
+        kind, title = file_change_display(str(change_type))
         move_path = kind_obj.get("move_path") if isinstance(kind_obj, dict) else None
         if move_path:
             title = "Moving file"
@@ -175,12 +136,12 @@ def _file_change(item: dict[str, Any]) -> list[ToolCall]:
 
 
 _DYNAMIC_HINTS: tuple[tuple[tuple[str, ...], ToolKind, str], ...] = (
-    (("shell", "exec", "bash", "command", "terminal", "run"), ToolKind.SHELL, "Running command"),
-    (("search", "grep", "find", "glob"), ToolKind.SEARCH, "Searching"),
-    (("list", "ls"), ToolKind.SEARCH, "Listing files"),
-    (("read", "view", "cat", "open", "get_file"), ToolKind.READ, "Reading file"),
-    (("edit", "patch", "replace", "update"), ToolKind.EDIT, "Editing file"),
-    (("write", "create", "save"), ToolKind.WRITE, "Writing file"),
+    (("shell", "exec", "bash", "command", "terminal", "run"), ToolKind.SHELL, RUNNING_COMMAND),
+    (("search", "grep", "find", "glob"), ToolKind.SEARCH, SEARCHING),
+    (("list", "ls"), ToolKind.SEARCH, LISTING_FILES),
+    (("read", "view", "cat", "open", "get_file"), ToolKind.READ, READING_FILE),
+    (("edit", "patch", "replace", "update"), ToolKind.EDIT, EDITING_FILE),
+    (("write", "create", "save"), ToolKind.WRITE, WRITING_FILE),
     (("web", "fetch", "http", "browse", "url"), ToolKind.WEB, "Fetching"),
     (("agent", "task", "delegate"), ToolKind.AGENT, "Delegating to agent"),
 )

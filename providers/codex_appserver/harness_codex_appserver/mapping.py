@@ -49,8 +49,9 @@ from harness_core.events import (
     ToolUse,
     Usage,
 )
+from harness_core.tooldisplay import OUTPUT_CHARS, bounded_tail
 
-from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, bounded_tail, tool_calls
+from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, tool_calls
 
 __all__ = ["IGNORED", "TurnMapper", "TurnOutcome", "classify_error", "usage_from_wire"]
 
@@ -348,7 +349,7 @@ class TurnMapper:
         if diff == self._last_diff or not diff:
             return []
         self._last_diff = diff
-        return [ToolSummary(kind="diff", text=bounded_tail(diff, 64_000) or "")]
+        return [ToolSummary(kind="diff", text=bounded_tail(diff, OUTPUT_CHARS) or "")]
 
     def _token_usage(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
         usage = p.get("tokenUsage") or {}

@@ -18,7 +18,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness_codex_exec.commands import classify_command
 from harness_core.errors import (
     AuthFailedError,
     HarnessError,
@@ -43,24 +42,16 @@ from harness_core.events import (
     ToolUse,
     Usage,
 )
+from harness_core.tooldisplay import bounded_head, bounded_tail, classify_command, file_change_display
 
 __all__ = ["ExecMapping", "classify_error", "parse_usage", "usage_since"]
 
-SUMMARY_CHARS = 2_000
-"""Longest `display.summary` (same bound as codex-appserver)."""
-OUTPUT_CHARS = 64_000
-"""Longest `tool_result.output`."""
 _TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 _STATUS = {
     "in_progress": ToolStatus.STARTED,
     "completed": ToolStatus.COMPLETED,
     "failed": ToolStatus.FAILED,
     "declined": ToolStatus.DECLINED,
-}
-_CHANGE_LABELS = {
-    "add": (ToolKind.WRITE, "Writing file"),
-    "update": (ToolKind.EDIT, "Editing file"),
-    "delete": (ToolKind.WRITE, "Deleting file"),
 }
 _HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden|Too Many Requests)\b")
 
@@ -105,21 +96,6 @@ def usage_since(total: Usage, previous: Usage) -> Usage | None:
     if any(v < 0 for v in diff.values()):
         return None
     return Usage(**diff)
-
-
-def bounded_tail(text: str | None, limit: int = SUMMARY_CHARS) -> str | None:
-    """The last `limit` characters of `text`, marked when cut (the end of output matters most)."""
-    if not text:
-        return None
-    if len(text) <= limit:
-        return text
-    return f"[… {len(text) - limit} earlier characters cut]\n{text[-limit:]}"
-
-
-def bounded_head(text: str | None, limit: int = OUTPUT_CHARS) -> str | None:
-    if text is None or len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[… {len(text) - limit} more characters cut]"
 
 
 class ExecMapping:
@@ -299,7 +275,7 @@ class ExecMapping:
             changes = [c for c in item.get("changes") or [] if isinstance(c, Mapping)]
             for index, change in enumerate(changes):
                 change_kind = str(change.get("kind"))
-                kind, title = _CHANGE_LABELS.get(change_kind, (ToolKind.EDIT, "Editing file"))
+                kind, title = file_change_display(change_kind)
                 path = str(change.get("path", ""))
                 tool_id = item_id if len(changes) == 1 else f"{item_id}#{index}"
                 display = HarnessToolDetails(
