@@ -8,3 +8,13 @@ if command -v pyenv >/dev/null 2>&1; then
   PATH="${_dirs:+$_dirs:}$PATH"; export PATH
   unset _minor _dir _dirs
 fi
+# A `pyenv rehash` killed midway leaves its lock behind, and every login shell (`bash -l`, which agent CLIs
+# use to run commands) then waits 60 s on it. Clear a lock that is clearly stale.
+if command -v pyenv >/dev/null 2>&1; then
+  _lock="$(pyenv root)/shims/.pyenv-shim"
+  if [ -e "$_lock" ] && [ -n "$(find "$_lock" -mmin +10 2>/dev/null)" ]; then
+    echo "pythons.sh: removing a stale pyenv rehash lock ($_lock)" >&2
+    rm -f "$_lock"
+  fi
+  unset _lock
+fi
