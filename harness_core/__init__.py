@@ -40,20 +40,41 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from harness_core.capabilities import Capability, ProviderInfo
-    from harness_core.errors import HarnessError
-    from harness_core.events import (
-        ApprovalDecision,
-        HarnessEvent,
-        HarnessResult,
-        HarnessToolDetails,
-        RunStatus,
-        Usage,
+    from harness_core.capabilities import (
+        Capability as Capability,
+        ProviderInfo as ProviderInfo,
     )
-    from harness_core.hookspecs import hookimpl
-    from harness_core.provider import CliInfo, Provider, ProviderOptions, RunContext
-    from harness_core.runner import LiveRun, open_run, run, run_sync
-    from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
+    from harness_core.errors import (
+        HarnessError as HarnessError,
+    )
+    from harness_core.events import (
+        ApprovalDecision as ApprovalDecision,
+        HarnessEvent as HarnessEvent,
+        HarnessResult as HarnessResult,
+        HarnessToolDetails as HarnessToolDetails,
+        RunStatus as RunStatus,
+        Usage as Usage,
+    )
+    from harness_core.hookspecs import (
+        hookimpl as hookimpl,
+    )
+    from harness_core.provider import (
+        CliInfo as CliInfo,
+        Provider as Provider,
+        ProviderOptions as ProviderOptions,
+        RunContext as RunContext,
+    )
+    from harness_core.runner import (
+        LiveRun as LiveRun,
+        open_run as open_run,
+        run as run,
+        run_sync as run_sync,
+    )
+    from harness_core.spec import (
+        AgentRunSpec as AgentRunSpec,
+        ApprovalPolicy as ApprovalPolicy,
+        SandboxMode as SandboxMode,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -305,9 +305,11 @@ class ProviderContract:
         second = await play("say", resume_session=session)
         self.check_invariants(second)
         assert second.result.status is RunStatus.SUCCESS, second.result.error
-        assert second.result.session_id == session
+        assert second.result.session_id, "a resumed run must report the session id to continue from"
         started = [e for e in second.events if isinstance(e, SessionStarted)]
-        assert started and started[0].session_id == session
+        assert started, "a resumed run must emit session_started"
+        # Ids may stay (Codex threads, Claude sessions) or advance per run (chained API responses).
+        assert started[0].session_id == session or started[0].resumed, started[0]
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["slow_text", "slow_command"])
