@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
 import stat
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -78,11 +80,15 @@ _RESULT_EXTRA: dict[str, Any] = {
 }
 
 
-def write_fake_claude(directory: str | Path, name: str = "claude") -> Path:
+def write_fake_claude(
+    directory: str | Path, name: str = "claude", *, env: Mapping[str, str] | None = None
+) -> Path:
     """Write an executable `claude` wrapper running this fake with the current interpreter; return its path
-    (for `-o claude_bin=PATH`)."""
+    (for `-o claude_bin=PATH`). `env` is baked into the wrapper (e.g. `HARNESS_FAKE_CLAUDE_VERSION`, which
+    must hold for the `--version` probe too, where a run's environment does not reach)."""
     path = Path(directory) / name
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m harness_core.testing.fake_claude "$@"\n')
+    exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in (env or {}).items())
+    path.write_text(f'#!/bin/sh\n{exports}exec "{sys.executable}" -m harness_core.testing.fake_claude "$@"\n')
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 

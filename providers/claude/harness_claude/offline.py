@@ -1,8 +1,8 @@
 """How the real `claude` runs offline: against a scripted Anthropic Messages backend on 127.0.0.1.
 
 Layer: provider configuration. Knows what Claude Code needs to talk only to a loopback model API (the
-environment from `MessagesBackend.claude_env`, an isolated home, no retries, `--bare`); the backend itself
-lives in `harness_core.testing.backends`. Imported only by `ClaudeProvider.offline_setup`, so a normal run
+environment from `MessagesBackend.claude_env`, an isolated home, no retries, no settings files); the backend
+itself lives in `harness_core.testing.backends`. Imported only by `ClaudeProvider.offline_setup`, so a normal run
 never loads the testing backends.
 """
 
@@ -19,11 +19,11 @@ __all__ = ["OFFLINE_OPTIONS", "offline_setup"]
 
 OFFLINE_OPTIONS: dict[str, Any] = {
     "max_retries": 0,
-    "bare": True,
+    "setting_sources": "",
 }
-"""No retries (a scripted failure fails at once, not after ~3 minutes of backoff); `--bare` so no user or
-project settings, hooks, plugins or CLAUDE.md from the directories around the workspace take part (the
-backend's `ANTHROPIC_API_KEY` is the only credential it needs, which `--bare` accepts)."""
+"""No retries (a scripted failure fails at once, not after ~3 minutes of backoff), and no settings files, so
+hooks and permission rules from the directories around the workspace take no part. Not `--bare`: with it,
+Claude Code 2.1.328 offers no Write tool, and scenarios that write a file would fail."""
 
 
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:

@@ -65,7 +65,13 @@ class ClaudeOptions(ProviderOptions):
     bare: bool = Field(
         default=False,
         description="Pass --bare: skip user/project settings, hooks, plugins and CLAUDE.md discovery. Off by "
-        "default because --bare also ignores `claude /login` credentials (only ANTHROPIC_API_KEY works).",
+        "default because --bare also ignores `claude /login` credentials (only ANTHROPIC_API_KEY works) and "
+        "offers only the Bash, Edit and Read tools (no Write) in 2.1.328.",
+    )
+    setting_sources: str | None = Field(
+        default=None,
+        description='Pass --setting-sources: which settings to load, a comma list of user, project, local ("" '
+        "loads none, so no hooks or permission rules from the directories around the workspace).",
     )
     max_retries: int | None = Field(default=None, ge=0, le=50, description="CLAUDE_CODE_MAX_RETRIES.")
     stream_idle_timeout_ms: int = Field(
@@ -101,6 +107,8 @@ def build_argv(binary: str, spec: AgentRunSpec, opts: ClaudeOptions, *, is_root:
     argv = [binary, *BASE_ARGS]
     if opts.bare:
         argv.append("--bare")
+    if opts.setting_sources is not None:
+        argv += ["--setting-sources", opts.setting_sources]
     if spec.model:
         argv += ["--model", spec.model]
     if spec.system_prompt:

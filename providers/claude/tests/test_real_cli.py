@@ -20,7 +20,7 @@ from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec, ApprovalPolicy
 from harness_core.testing.backends.messages import MessagesBackend
-from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario, Stall
+from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario
 
 pytestmark = [*needs_real_claude, pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 TOUCH = Scenario("touch", (RunCommand("touch touched.txt"), Say("after permission")))
@@ -103,9 +103,14 @@ async def test_api_errors(tmp_path: Path, host: PluginHost, name: str, code: str
 
 
 async def test_stalled_stream_ends_with_a_clear_error(tmp_path: Path, host: PluginHost) -> None:
-    stall = Scenario("stall2", (Stall(), Stall()))
+    # Claude abandons the stream after 10 s and retries without streaming; the backend stalls the retry too
     out, _ = await play(
-        tmp_path, host, stall, idle_timeout=12, options={"stream_idle_timeout_ms": 10_000}, timeout=60
+        tmp_path,
+        host,
+        SCENARIOS["stall"],
+        idle_timeout=12,
+        options={"stream_idle_timeout_ms": 10_000},
+        timeout=60,
     )
     assert out.result.status.value == "failed" and out.result.error is not None
     assert out.result.error.code == "idle_timeout", out.result.error.message
