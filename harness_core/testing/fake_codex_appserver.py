@@ -2,7 +2,8 @@
 
 Layer: testing. Knows the app-server's JSON-RPC messages (shapes copied from real transcripts and checked
 against `codex app-server generate-json-schema` by the provider's tests) and the scenario vocabulary; knows
-nothing of Harness providers or events. Stdlib only, threads only: it must start fast and run anywhere.
+nothing of Harness providers or events. Stdlib only, threads only: it must start fast and run anywhere. The
+message shapes themselves are built in `fake_codex_appserver_shapes`.
 
     python -m harness_core.testing.fake_codex_appserver --scenario tools --version
     python -m harness_core.testing.fake_codex_appserver --scenario tools app-server --listen stdio://
@@ -23,11 +24,11 @@ import re
 import shlex
 import sys
 import threading
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
+from harness_core.testing import fake_codex_appserver_shapes as shapes
+from harness_core.testing.fake_codex_appserver_shapes import FAKE_VERSION
 from harness_core.testing.scenarios import (
     SCENARIOS,
     EditFile,
@@ -44,7 +45,6 @@ from harness_core.testing.scenarios import (
 
 __all__ = ["FAKE_VERSION", "main", "write_fake_codex"]
 
-FAKE_VERSION = "0.169.0"
 _ERROR_INFO: dict[int, Any] = {
     500: "internalServerError",
     401: {"httpConnectionFailed": {"httpStatusCode": 401}},
@@ -66,14 +66,6 @@ def write_fake_codex(
     return path
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _uuid() -> str:
-    return str(uuid.uuid4())
-
-
 class _Interrupted(Exception):
     pass
 
@@ -87,14 +79,7 @@ class FakeAppServer:
         self.initialized = False
         self.thread: dict[str, Any] | None = None
         self.settings: dict[str, Any] = {}
-        self.total = {
-            "totalTokens": 0,
-            "inputTokens": 0,
-            "cachedInputTokens": 0,
-            "cacheWriteInputTokens": 0,
-            "outputTokens": 0,
-            "reasoningOutputTokens": 0,
-        }
+        self.total = shapes.empty_total()
         self.turn_id: str | None = None
         self.turn_thread: threading.Thread | None = None
         self.interrupt = threading.Event()
@@ -110,7 +95,7 @@ class FakeAppServer:
             sys.stdout.flush()
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.send({"method": method, "params": params, "emittedAtMs": _now_ms()})
+        self.send({"method": method, "params": params, "emittedAtMs": shapes.now_ms()})
 
     def request(self, method: str, params: dict[str, Any]) -> Any:
         """A server→client request; blocks until the answer (or an interrupt)."""
@@ -150,9 +135,9 @@ class FakeAppServer:
             return
         self.send({"id": rid, "result": result})
         if method == "thread/start":
-            self.notify("thread/started", {"thread": self._thread_response()["thread"]})
+            self.notify("thread/started", {"thread": self._response()["thread"]})
         elif method == "thread/resume":
-            last_turn = (self.thread or {}).get("_lastTurn") or _uuid()
+            last_turn = (self.thread or {}).get("_lastTurn") or shapes.new_id()
             self.notify("thread/tokenUsage/updated", self._usage(str(last_turn), None))
         elif method == "turn/start":
             self.turn_thread = threading.Thread(target=self.play_turn, args=(params,), daemon=True)
@@ -174,9 +159,9 @@ class FakeAppServer:
             raise ValueError("Not initialized")
         if method == "thread/start":
             self.settings = params
-            self.thread = self._new_thread(params)
+            self.thread = shapes.new_thread(params, self.home)
             self._save()
-            return self._thread_response()
+            return self._response()
         if method == "thread/resume":
             stored = self.home / "fake-threads" / f"{params.get('threadId')}.json"
             if not stored.exists():
@@ -184,13 +169,13 @@ class FakeAppServer:
             saved = json.loads(stored.read_text())
             self.thread, self.total = saved["thread"], saved["total"]
             self.settings = params
-            return self._thread_response()
+            return self._response()
         if method == "turn/start":
             if self.thread is None or params.get("threadId") != self.thread_id:
                 raise ValueError(f"thread not found: {params.get('threadId')}")
             if "input" not in params:
                 raise ValueError("Invalid request: missing field `input`")
-            self.turn_id = _uuid()
+            self.turn_id = shapes.new_id()
             self.interrupt.clear()
             return {"turn": self._turn("inProgress", started=False)}
         if method == "turn/interrupt":
@@ -200,77 +185,9 @@ class FakeAppServer:
             return {}
         raise ValueError(f"Invalid request: unknown variant `{method}`")
 
-    def _new_thread(self, params: dict[str, Any]) -> dict[str, Any]:
-        tid, now, cwd = _uuid(), int(time.time()), str(params.get("cwd") or os.getcwd())
-        ephemeral = bool(params.get("ephemeral"))
-        return {
-            "id": tid,
-            "environments": [{"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}],
-            "extra": None,
-            "sessionId": tid,
-            "forkedFromId": None,
-            "attachedToThreadId": None,
-            "parentThreadId": None,
-            "preview": "",
-            "ephemeral": ephemeral,
-            "section": None,
-            "sectionEnteredAt": None,
-            "projectId": None,
-            "historyMode": "paginated",
-            "modelProvider": "mock",
-            "model": params.get("model") or "gpt-5.5",
-            "reasoningEffort": None,
-            "createdAt": now,
-            "updatedAt": now,
-            "recencyAt": now,
-            "status": {"type": "idle"},
-            "path": None if ephemeral else str(self.home / "sessions" / f"rollout-{tid}.jsonl"),
-            "cwd": cwd,
-            "cliVersion": FAKE_VERSION,
-            "originator": "harness",
-            "source": "vscode",
-            "canAcceptDirectInput": True,
-            "threadSource": None,
-            "agentNickname": None,
-            "agentRole": None,
-            "gitInfo": None,
-            "name": None,
-            "daybreakEnabled": None,
-            "turns": [],
-        }
-
-    def _thread_response(self) -> dict[str, Any]:
+    def _response(self) -> dict[str, Any]:
         assert self.thread is not None
-        thread = {k: v for k, v in self.thread.items() if not k.startswith("_")}
-        sandbox = {
-            "read-only": {"type": "readOnly", "networkAccess": False},
-            "danger-full-access": {"type": "dangerFullAccess"},
-        }.get(
-            str(self.settings.get("sandbox")),
-            {
-                "type": "workspaceWrite",
-                "writableRoots": [],
-                "networkAccess": False,
-                "excludeTmpdirEnvVar": False,
-                "excludeSlashTmp": False,
-            },
-        )
-        return {
-            "thread": thread,
-            "model": thread["model"],
-            "modelProvider": "mock",
-            "serviceTier": None,
-            "disabledPluginIds": [],
-            "cwd": thread["cwd"],
-            "runtimeWorkspaceRoots": [thread["cwd"]],
-            "instructionSources": [],
-            "approvalPolicy": self.settings.get("approvalPolicy") or "on-request",
-            "approvalsReviewer": "user",
-            "sandbox": sandbox,
-            "activePermissionProfile": None,
-            "reasoningEffort": None,
-            "multiAgentMode": "explicitRequestOnly",
-        }
+        return shapes.thread_response(self.thread, self.settings)
 
     def _save(self) -> None:
         if self.thread is None or self.thread.get("ephemeral"):
@@ -286,32 +203,13 @@ class FakeAppServer:
     def _turn(
         self, status: str, *, started: bool = True, error: Any = None, items: list[Any] | None = None
     ) -> dict[str, Any]:
-        done = status != "inProgress"
-        now = int(time.time())
-        return {
-            "id": self.turn_id,
-            "rootTurnId": self.turn_id,
-            "items": items or [],
-            "itemsView": "summary" if items else "notLoaded",
-            "status": status,
-            "error": error,
-            "startedAt": now if started else None,
-            "completedAt": now if done else None,
-            "durationMs": 1 if done else None,
-        }
+        return shapes.turn(self.turn_id, status, started=started, error=error, items=items)
 
     def _ids(self) -> dict[str, Any]:
         return {"threadId": self.thread_id, "turnId": self.turn_id}
 
     def _usage(self, turn_id: str, add: int | None) -> dict[str, Any]:
-        last = {
-            "totalTokens": 15,
-            "inputTokens": 10,
-            "cachedInputTokens": 0,
-            "cacheWriteInputTokens": 0,
-            "outputTokens": 5,
-            "reasoningOutputTokens": 0,
-        }
+        last = dict(shapes.LAST_USAGE)
         if add:
             for key in ("totalTokens", "inputTokens", "outputTokens"):
                 self.total[key] += last[key]
@@ -323,7 +221,7 @@ class FakeAppServer:
 
     def _item(self, kind: str, item: dict[str, Any], *, started: bool) -> None:
         key = "startedAtMs" if started else "completedAtMs"
-        body = {"item": item, **self._ids(), key: _now_ms()}
+        body = {"item": item, **self._ids(), key: shapes.now_ms()}
         self.notify("item/started" if started else "item/completed", body)
         if started and self.crash and item["type"] != "userMessage":
             sys.stderr.write("fake codex: simulated crash in the middle of a turn\n")
@@ -342,12 +240,7 @@ class FakeAppServer:
         )
         self.notify("turn/started", {"threadId": self.thread_id, "turn": self._turn("inProgress")})
         text = "".join(str(i.get("text", "")) for i in params.get("input") or [])
-        user = {
-            "type": "userMessage",
-            "id": _uuid(),
-            "clientId": None,
-            "content": [{"type": "text", "text": text, "text_elements": []}],
-        }
+        user = shapes.user_message(text)
         self._item("userMessage", user, started=True)
         self._item("userMessage", user, started=False)
         status, error, final = "completed", None, []
@@ -406,16 +299,7 @@ class FakeAppServer:
         raise ValueError(f"the fake app-server cannot play {step!r}")
 
     def _say(self, step: Say, item_id: str) -> dict[str, Any]:
-        base = {
-            "type": "agentMessage",
-            "moderation": None,
-            "id": item_id,
-            "text": "",
-            "phase": None,
-            "memoryCitation": None,
-            "delivery": None,
-            "questions": None,
-        }
+        base = shapes.agent_message(item_id)
         self._item("agentMessage", base, started=True)
         size = max(1, -(-len(step.text) // max(1, step.chunks)))
         for start in range(0, len(step.text), size):
@@ -430,59 +314,41 @@ class FakeAppServer:
         self.notify("thread/tokenUsage/updated", self._usage(str(self.turn_id), 1))
         return done
 
-    def _approval_policy(self) -> str:
-        return str(self.settings.get("approvalPolicy") or "on-request")
+    def _ask(self, method: str, params: dict[str, Any], item: dict[str, Any]) -> str | None:
+        """Under `untrusted`, ask the client about `item` and return its decision ("accept" otherwise); an
+        item not accepted completes as declined."""
+        if str(self.settings.get("approvalPolicy") or "on-request") != "untrusted":
+            return "accept"
+        ids = {**self._ids(), "itemId": item["id"], "startedAtMs": shapes.now_ms()}
+        answer = self.request(method, {**ids, **params})
+        decision = answer.get("decision") if isinstance(answer, dict) else None
+        if decision != "accept":
+            self._item(str(item["type"]), {**item, "status": "declined"}, started=False)
+        return str(decision) if decision is not None else None
 
     def _command(self, step: RunCommand | ReadFile, call: str) -> Any:
         cwd = str(self.settings.get("cwd") or self.thread["cwd"])  # type: ignore[index]
         if isinstance(step, ReadFile):
             script, output, code = f"cat {step.path}", step.content, 0
-            actions = [
-                {
-                    "type": "read",
-                    "command": script,
-                    "name": Path(step.path).name,
-                    "path": str(Path(cwd) / step.path),
-                }
-            ]
+            item = shapes.command_item(call, script, cwd, read_path=step.path)
         else:
             script, output, code = step.command, step.output, step.exit_code
-            actions = [{"type": "unknown", "command": script}]
-        item = {
-            "type": "commandExecution",
-            "id": call,
-            "pluginId": None,
-            "scriptPath": None,
-            "command": f"/bin/bash -lc {shlex.quote(script)}",
-            "cwd": cwd,
-            "processId": None,
-            "source": "agent",
-            "status": "inProgress",
-            "commandActions": actions,
-            "aggregatedOutput": None,
-            "exitCode": None,
-            "durationMs": None,
-        }
+            item = shapes.command_item(call, script, cwd)
         self._item("commandExecution", item, started=True)
-        if self._approval_policy() == "untrusted":
-            answer = self.request(
-                "item/commandExecution/requestApproval",
-                {
-                    "kind": "command",
-                    **self._ids(),
-                    "itemId": call,
-                    "startedAtMs": _now_ms(),
-                    "environmentId": "local",
-                    "command": item["command"],
-                    "cwd": cwd,
-                    "commandActions": actions,
-                    "availableDecisions": ["accept", "cancel"],
-                },
-            )
-            decision = (answer or {}).get("decision") if isinstance(answer, dict) else None
-            if decision != "accept":
-                self._item("commandExecution", {**item, "status": "declined"}, started=False)
-                return "cancel" if decision == "cancel" else None
+        decision = self._ask(
+            "item/commandExecution/requestApproval",
+            {
+                "kind": "command",
+                "environmentId": "local",
+                "command": item["command"],
+                "cwd": cwd,
+                "commandActions": item["commandActions"],
+                "availableDecisions": ["accept", "cancel"],
+            },
+            item,
+        )
+        if decision != "accept":
+            return "cancel" if decision == "cancel" else None
         sleep = re.fullmatch(r"sleep (\d+(?:\.\d+)?)", script.strip())
         if sleep:
             self._sleep(float(sleep.group(1)))
@@ -505,27 +371,13 @@ class FakeAppServer:
         cwd = str(self.settings.get("cwd") or self.thread["cwd"])  # type: ignore[index]
         path = str(Path(cwd) / step.path)
         if isinstance(step, WriteFile):
-            kind: dict[str, Any] = {"type": "add"}
-            diff = "".join(f"+{line}\n" for line in step.content.splitlines())
+            item, diff = shapes.file_change_item(call, path, content=step.content)
         else:
-            kind = {"type": "update", "move_path": None}
-            diff = f"@@ -1 +1 @@\n-{step.old}\n+{step.new}\n"
-        item = {
-            "type": "fileChange",
-            "id": call,
-            "changes": [{"path": path, "kind": kind, "diff": diff}],
-            "status": "inProgress",
-        }
+            item, diff = shapes.file_change_item(call, path, old=step.old, new=step.new)
         self._item("fileChange", item, started=True)
-        if self._approval_policy() == "untrusted":
-            answer = self.request(
-                "item/fileChange/requestApproval",
-                {**self._ids(), "itemId": call, "startedAtMs": _now_ms(), "reason": None, "grantRoot": None},
-            )
-            decision = (answer or {}).get("decision") if isinstance(answer, dict) else None
-            if decision != "accept":
-                self._item("fileChange", {**item, "status": "declined"}, started=False)
-                return "cancel" if decision == "cancel" else None
+        decision = self._ask("item/fileChange/requestApproval", {"reason": None, "grantRoot": None}, item)
+        if decision != "accept":
+            return "cancel" if decision == "cancel" else None
         self._item("fileChange", {**item, "status": "completed"}, started=False)
         self.notify(
             "turn/diff/updated", {**self._ids(), "diff": f"--- a/{step.path}\n+++ b/{step.path}\n{diff}"}

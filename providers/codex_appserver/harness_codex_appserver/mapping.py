@@ -19,10 +19,7 @@ Rules worth knowing:
   starts (the replay `thread/resume` sends); failing that, `total - last` of the first update of the turn
   (that update's `last` is this run's first call, so everything before it belonged to earlier turns). Updates
   before the turn are emitted with `cumulative=True`.
-- Errors: `error` → `error` (retryable = `willRetry`), classified from `codexErrorInfo`: HTTP 401/403 or
-  `unauthorized` → `auth_failed`; HTTP 429, `rateLimitExceeded`, `usageLimitExceeded`,
-  `responseTooManyFailedAttempts` with 429 → `rate_limited`; everything else → `model_error` (with the HTTP
-  status when known).
+- Errors: `error` → `error` (retryable = `willRetry`), classified from `codexErrorInfo` (see `payloads`).
 - Items that never complete (a command still running when the turn is interrupted) get a `tool_result`
   with status `failed` at `turn/completed`, so every `tool_use` has its result.
 - Known bookkeeping notifications (`IGNORED`) produce nothing, deliberately; anything else unmapped becomes
@@ -52,8 +49,9 @@ from harness_core.events import (
 from harness_core.tooldisplay import OUTPUT_CHARS, bounded_tail
 
 from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, tool_calls
+from harness_codex_appserver.payloads import error_info, usage_from_wire, usage_minus
 
-__all__ = ["IGNORED", "TurnMapper", "TurnOutcome", "classify_error", "usage_from_wire"]
+__all__ = ["IGNORED", "TurnMapper", "TurnOutcome"]
 
 IGNORED = frozenset(
     {
@@ -66,73 +64,6 @@ IGNORED = frozenset(
 )
 
 _STATUS = {"completed": RunStatus.SUCCESS, "interrupted": RunStatus.INTERRUPTED, "failed": RunStatus.FAILED}
-
-_RATE = {"rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"}
-_AUTH = {"unauthorized"}
-_STATUS_OF = {"internalServerError": 500, "badRequest": 400, "unauthorized": 401, "rateLimitExceeded": 429}
-
-_NEXT = {
-    "auth_failed": "check the model provider's API key (the `env_key` variable of a custom provider, or "
-    "`codex login`) and run again",
-    "rate_limited": "the model API is rate limiting; wait a little and run again",
-    "model_error": "the model API failed; run again, or check the provider status and `-o config.model=...`",
-}
-
-
-def classify_error(info: Any) -> tuple[str, int | None]:
-    """`codexErrorInfo` → (harness error code, HTTP status if known)."""
-    status: int | None = None
-    name = ""
-    if isinstance(info, str):
-        name = info
-        status = _STATUS_OF.get(info)
-    elif isinstance(info, dict) and info:
-        name = next(iter(info))
-        inner = info[name]
-        if isinstance(inner, dict) and isinstance(inner.get("httpStatusCode"), int):
-            status = inner["httpStatusCode"]
-    if status in (401, 403) or name in _AUTH:
-        return "auth_failed", status
-    if status == 429 or name in _RATE:
-        return "rate_limited", status
-    return "model_error", status
-
-
-def error_info(error: dict[str, Any], *, retryable: bool = False) -> ErrorInfo:
-    """A Codex `TurnError` as `ErrorInfo`, saying what to do next."""
-    code, status = classify_error(error.get("codexErrorInfo"))
-    message = str(error.get("message") or "the turn failed")
-    extra = error.get("additionalDetails")
-    text = f"{message} ({extra})" if extra else message
-    if not retryable:
-        text = f"{text}; {_NEXT[code]}"
-    details = {"codex_error_info": error.get("codexErrorInfo"), "http_status": status}
-    return ErrorInfo(
-        code=code,
-        message=text,
-        retryable=retryable or code == "rate_limited",
-        details={k: v for k, v in details.items() if v is not None},
-    )
-
-
-def usage_from_wire(breakdown: dict[str, Any] | None) -> Usage:
-    b = breakdown or {}
-    return Usage(
-        input_tokens=max(0, int(b.get("inputTokens") or 0)),
-        cached_input_tokens=max(0, int(b.get("cachedInputTokens") or 0)),
-        output_tokens=max(0, int(b.get("outputTokens") or 0)),
-        reasoning_tokens=max(0, int(b.get("reasoningOutputTokens") or 0)),
-    )
-
-
-def _minus(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        input_tokens=max(0, a.input_tokens - b.input_tokens),
-        cached_input_tokens=max(0, a.cached_input_tokens - b.cached_input_tokens),
-        output_tokens=max(0, a.output_tokens - b.output_tokens),
-        reasoning_tokens=max(0, a.reasoning_tokens - b.reasoning_tokens),
-    )
-
 
 @dataclass
 class _Buffer:
@@ -360,8 +291,8 @@ class TurnMapper:
             self._baseline = total
             return [ContextUsage(usage=total, cumulative=True, context_window=window)]
         if self._baseline is None:
-            self._baseline = _minus(total, usage_from_wire(usage.get("last")))
-        self.usage = _minus(total, self._baseline)
+            self._baseline = usage_minus(total, usage_from_wire(usage.get("last")))
+        self.usage = usage_minus(total, self._baseline)
         return [ContextUsage(usage=self.usage, cumulative=False, context_window=window)]
 
     def _error(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from harness_core.events import ToolKind
 
 from harness_codex_appserver.items import infer_kind
-from harness_codex_appserver.mapping import TurnMapper, classify_error
+from harness_codex_appserver.mapping import TurnMapper
+from harness_codex_appserver.payloads import classify_error
 
 IDS = {"threadId": "t", "turnId": "u"}
 
