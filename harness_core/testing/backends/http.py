@@ -95,7 +95,7 @@ class ScriptedBackend:
         self._turns = 0
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------

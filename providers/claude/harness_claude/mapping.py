@@ -13,31 +13,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from harness_core.errors import (
-    AuthFailedError,
-    HarnessError,
-    IdleTimeoutError,
-    ModelError,
-    RateLimitedError,
-)
+from harness_core.errors import IdleTimeoutError
 from harness_core.events import (
     ApprovalRequested,
     ContextUsage,
     ErrorEvent,
     HarnessEvent,
-    HarnessResult,
     ProviderRaw,
     ReasoningDelta,
-    RunStatus,
     SessionStarted,
     TextDelta,
     ToolResult,
     ToolStatus,
     ToolUse,
-    Usage,
 )
 
+from harness_claude._json import obj, string
 from harness_claude.display import summarize, tool_display
+from harness_claude.outcome import TurnEnd, classify_api_error, turn_end
 
 __all__ = ["ClaudeMapper", "Mapped", "TurnEnd", "approval_request", "classify_api_error"]
 
@@ -47,29 +40,6 @@ OUTPUT_LIMIT = 16_000
 _IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response", "ui_invalidate"})
 _IGNORED_STREAM = frozenset({"message_start", "message_delta", "message_stop", "content_block_stop"})
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
-
-
-@dataclass(frozen=True)
-class TurnEnd:
-    """What the `result` line says about the turn. `error` is set when `status` is failed."""
-
-    status: RunStatus
-    final_text: str
-    session_id: str | None
-    usage: Usage
-    duration_ms: int
-    error: HarnessError | None = None
-    terminal_reason: str | None = None
-
-    def to_result(self) -> HarnessResult:
-        return HarnessResult(
-            status=self.status,
-            final_text=self.final_text,
-            session_id=self.session_id,
-            usage=self.usage,
-            duration_ms=max(self.duration_ms, 0),
-            error=self.error.to_info() if self.error is not None else None,
-        )
 
 
 @dataclass(frozen=True)
@@ -101,10 +71,6 @@ def _ts(value: Any) -> datetime | None:
         return None
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def _text_of(content: Any) -> str:
     """Flatten a tool_result `content` (a string or a list of blocks) to text."""
     if isinstance(content, str):
@@ -120,54 +86,10 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def classify_api_error(status: int | None, message: str, *, retrying: bool = False) -> HarnessError:
-    """Map an API failure reported by Claude Code to the Harness error it stands for."""
-    detail = message.strip() or "no message"
-    where = f"HTTP {status}" if status is not None else "no HTTP status"
-    if status in (401, 403):
-        return AuthFailedError(
-            f"the model API refused the credentials ({where}: {detail}); check ANTHROPIC_API_KEY "
-            "(or run `claude /login`) and ANTHROPIC_BASE_URL",
-            status=status,
-        )
-    if status == 429:
-        return RateLimitedError(
-            f"the model API is rate limiting ({where}: {detail}); wait and retry, or raise -o max_retries=N",
-            status=status,
-        )
-    hint = "Claude Code is retrying" if retrying else "retry later, or raise -o max_retries=N"
-    return ModelError(f"the model API failed ({where}: {detail}); {hint}", status=status)
-
-
-def usage_from_result(msg: dict[str, Any]) -> tuple[Usage, int | None]:
-    """Per-turn usage (the `usage` of a `result` is since the last result) and the context window."""
-    raw = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
-    fresh, created, read = (
-        _int(raw.get("input_tokens")),
-        _int(raw.get("cache_creation_input_tokens")),
-        _int(raw.get("cache_read_input_tokens")),
-    )
-    details = raw.get("output_tokens_details") if isinstance(raw.get("output_tokens_details"), dict) else {}
-    cost = msg.get("total_cost_usd")
-    usage = Usage(
-        input_tokens=fresh + created + read,
-        cached_input_tokens=read,
-        output_tokens=_int(raw.get("output_tokens")),
-        reasoning_tokens=_int(details.get("thinking_tokens")),
-        cost_usd=float(cost) if isinstance(cost, (int, float)) and cost >= 0 else None,
-    )
-    window = None
-    model_usage = msg.get("modelUsage")
-    if isinstance(model_usage, dict):
-        windows = [_int(m.get("contextWindow")) for m in model_usage.values() if isinstance(m, dict)]
-        window = max(windows, default=0) or None
-    return usage, window
-
-
 def approval_request(request_id: str, request: dict[str, Any], cwd: str | None) -> ApprovalRequested:
     """A `can_use_tool` control request as an `approval_requested` event."""
-    name = request.get("tool_name") if isinstance(request.get("tool_name"), str) else "tool"
-    tool_input = request.get("input") if isinstance(request.get("input"), dict) else {}
+    name = string(request.get("tool_name"), "tool")
+    tool_input = obj(request.get("input"))
     reason = request.get("decision_reason") or request.get("description")
     tool_id = request.get("tool_use_id")
     return ApprovalRequested(
@@ -274,17 +196,17 @@ class ClaudeMapper:
     # --- streaming --------------------------------------------------------------------------------
 
     def _stream_event(self, msg: dict[str, Any]) -> list[HarnessEvent]:
-        event = msg.get("event") if isinstance(msg.get("event"), dict) else {}
+        event = obj(msg.get("event"))
         etype = event.get("type")
         mid = msg.get("api_message_id")
         index = event.get("index")
         key = (mid if isinstance(mid, str) else "", index if isinstance(index, int) else -1)
         if etype == "content_block_start":
-            block = event.get("content_block") if isinstance(event.get("content_block"), dict) else {}
+            block = obj(event.get("content_block"))
             self._blocks[key] = _Block(kind=str(block.get("type")))
             return []
         if etype == "content_block_delta":
-            delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+            delta = obj(event.get("delta"))
             dtype = delta.get("type")
             item = f"{key[0]}:{key[1]}" if key[0] else None
             if dtype == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
@@ -320,10 +242,10 @@ class ClaudeMapper:
     # --- complete messages ------------------------------------------------------------------------
 
     def _assistant(self, msg: dict[str, Any]) -> list[HarnessEvent]:
-        message = msg.get("message") if isinstance(msg.get("message"), dict) else {}
+        message = obj(msg.get("message"))
         if msg.get("is_api_error_message") or message.get("model") == "<synthetic>":
             return []  # the CLI's own error text; the `result` line carries the classified failure
-        mid = message.get("id") if isinstance(message.get("id"), str) else ""
+        mid = string(message.get("id"), "")
         events: list[HarnessEvent] = []
         for block in message.get("content") or []:
             if not isinstance(block, dict):
@@ -342,8 +264,8 @@ class ClaudeMapper:
                 if rest:
                     events.append(ReasoningDelta(text=rest, item_id=item))
             elif btype == "tool_use" and isinstance(block.get("id"), str):
-                name = block.get("name") if isinstance(block.get("name"), str) else "tool"
-                tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                name = string(block.get("name"), "tool")
+                tool_input = obj(block.get("input"))
                 self._tools[block["id"]] = _Tool(name, tool_input, _ts(msg.get("timestamp")))
                 events.append(
                     ToolUse(
@@ -358,7 +280,7 @@ class ClaudeMapper:
         return events
 
     def _user(self, msg: dict[str, Any]) -> list[HarnessEvent]:
-        message = msg.get("message") if isinstance(msg.get("message"), dict) else {}
+        message = obj(msg.get("message"))
         content = message.get("content")
         if not isinstance(content, list):
             return []  # an echoed prompt
@@ -382,7 +304,7 @@ class ClaudeMapper:
         text = _text_of(block.get("content"))
         is_error = block.get("is_error") is True
         decision = (
-            meta.get("permission_decision") if isinstance(meta.get("permission_decision"), dict) else {}
+            obj(meta.get("permission_decision"))
         )
         if decision.get("decision") == "reject" or meta.get("non_execution_kind") == "permission-rule":
             status = ToolStatus.DECLINED
@@ -413,48 +335,11 @@ class ClaudeMapper:
     # --- end of turn ------------------------------------------------------------------------------
 
     def _result(self, msg: dict[str, Any]) -> Mapped:
-        usage, window = usage_from_result(msg)
-        sub = msg.get("subtype")
-        reason = msg.get("terminal_reason") if isinstance(msg.get("terminal_reason"), str) else None
-        text = msg.get("result") if isinstance(msg.get("result"), str) else ""
-        errors = [e for e in msg.get("errors") or [] if isinstance(e, str)]
-        status = RunStatus.SUCCESS
-        error: HarnessError | None = None
-        if sub == "success" and msg.get("is_error") is not True:
-            pass
-        elif sub == "error_during_execution" and self.interrupt_sent:
-            status, text = RunStatus.INTERRUPTED, self.streamed_text
-        elif sub == "success" or reason == "api_error" or msg.get("api_error_status") is not None:
-            api_status = msg.get("api_error_status")
-            code = api_status if isinstance(api_status, int) else None
-            error = classify_api_error(code, text or "; ".join(errors))
-            if code is None and (self._stalled or "timeout" in text.lower()):
-                error = IdleTimeoutError(
-                    f"the model API stream stalled ({text.strip()}); raise -o stream_idle_timeout_ms "
-                    "or check the backend at ANTHROPIC_BASE_URL"
-                )
-            status, text = RunStatus.FAILED, ""
-        elif sub == "error_max_turns":
-            error = ModelError(
-                f"the agent stopped after its maximum number of turns ({'; '.join(errors) or sub}); "
-                "raise -o max_turns=N or split the task",
-                terminal_reason=reason,
-            )
-            status, text = RunStatus.FAILED, ""
-        else:
-            error = ModelError(
-                f"Claude Code ended the turn with {sub} ({reason or 'no reason'}): "
-                f"{'; '.join(errors) or text or 'no details'}",
-                terminal_reason=reason,
-            )
-            status, text = RunStatus.FAILED, ""
-        end = TurnEnd(
-            status=status,
-            final_text=text,
+        end, window = turn_end(
+            msg,
             session_id=self.session_id,
-            usage=usage,
-            duration_ms=_int(msg.get("duration_ms")),
-            error=error,
-            terminal_reason=reason,
+            interrupted=self.interrupt_sent,
+            stalled=self._stalled,
+            streamed_text=self.streamed_text,
         )
-        return Mapped([ContextUsage(usage=usage, context_window=window)], end)
+        return Mapped([ContextUsage(usage=end.usage, context_window=window)], end)

@@ -36,6 +36,7 @@ from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 from pydantic import Field, field_validator
 
+from harness_claude._json import obj
 from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.permissions import plan_permissions
 
@@ -256,7 +257,7 @@ class _Turn:
 
     async def _control_request(self, msg: dict[str, Any], tg: TaskGroup) -> None:
         request_id = str(msg.get("request_id"))
-        request = msg.get("request") if isinstance(msg.get("request"), dict) else {}
+        request = obj(msg.get("request"))
         if request.get("subtype") == "can_use_tool":
             tg.start_soon(self._approve, request_id, request)
             return
@@ -292,7 +293,7 @@ class _Turn:
         if decision is None:
             return
         if decision is ApprovalDecision.APPROVE:
-            tool_input = request.get("input") if isinstance(request.get("input"), dict) else {}
+            tool_input = obj(request.get("input"))
             await self._respond(request_id, {"behavior": "allow", "updatedInput": tool_input})
             return
         abort = decision is ApprovalDecision.ABORT

@@ -115,7 +115,9 @@ def test_interrupt_results_are_interrupted_only_after_our_interrupt() -> None:
 
 def test_max_turns_fails_with_a_hint() -> None:
     _, ends = _events("maxturns")
-    assert ends[0]["status"] == "failed" and "max_turns" in ends[0]["error"]["message"]
+    error = ends[0]["error"]
+    assert ends[0]["status"] == "failed" and error["code"] == "model_error"
+    assert "raise -o max_turns=N above 1" in error["message"] and error["details"]["max_turns"] == 1
 
 
 def test_denied_approval_is_a_declined_tool_result() -> None:

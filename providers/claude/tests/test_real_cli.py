@@ -138,3 +138,10 @@ async def test_killed_cli_is_process_exited(tmp_path: Path, host: PluginHost) ->
                             os.kill(pid, signal.SIGKILL)
     err = out.result.error
     assert out.result.status.value == "failed" and err is not None and err.code == "process_exited"
+
+
+async def test_max_turns_says_which_option_to_raise(tmp_path: Path, host: PluginHost) -> None:
+    out, _ = await play(tmp_path, host, SCENARIOS["tools"], options={"max_turns": 1})
+    err = out.result.error
+    assert out.result.status.value == "failed" and err is not None and err.code == "model_error"
+    assert "-o max_turns=N above 1" in err.message, err.message
