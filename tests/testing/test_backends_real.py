@@ -27,8 +27,9 @@ _NATIVE = "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linu
 CODEX = TOOLS / _NATIVE if (TOOLS / _NATIVE).exists() else TOOLS / "bin" / "codex"
 CLAUDE = TOOLS / "bin" / "claude"
 
-needs_codex = pytest.mark.skipif(not CODEX.exists(), reason=f"codex not installed under {TOOLS}")
-needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason=f"claude not installed under {TOOLS}")
+_INSTALL = "run scripts/install-clis.sh or set HARNESS_TOOLS_DIR"
+needs_codex = pytest.mark.skipif(not CODEX.exists(), reason=f"codex not installed under {TOOLS} ({_INSTALL})")
+needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason=f"claude not installed under {TOOLS} ({_INSTALL})")
 pytestmark = pytest.mark.real_cli
 
 DEADLINE = 60.0
