@@ -156,6 +156,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     from harness_core.cli_run import OptionSyntaxError, RunRequest, execute, parse_option_pairs
     from harness_core.spec import AgentRunSpec
 
+    if prompt is None and offline:
+        prompt = f"(offline scenario {scenario!r})"
     if prompt is None:
         raise click.UsageError("missing PROMPT: pass the task as an argument, or `-` to read it from stdin")
     if prompt == "-":

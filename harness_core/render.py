@@ -180,7 +180,7 @@ def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = _UNICODE_M
         facts.append("failed")
     if display.exit_code is not None:
         facts.append(f"exit {display.exit_code}")
-    if display.duration_ms is not None:
+    if display.duration_ms:  # Codex reports 0 for commands it did not time: say nothing rather than "0 ms"
         facts.append(format_duration(display.duration_ms))
     label = tool_label(display, marks["more"], cwd)
     text = f"{mark} {label}" if mark else label

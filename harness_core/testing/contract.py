@@ -225,6 +225,9 @@ class ProviderContract:
         result_ids = [r.tool_id for r in results]
         assert sorted(result_ids) == sorted(use_ids), (
             f"every tool_use needs exactly one tool_result: uses {use_ids}, results {result_ids}")
+        use_seq = {u.tool_id: u.seq for u in uses}
+        late = [r.tool_id for r in results if r.seq < use_seq[r.tool_id]]
+        assert not late, f"a tool_result came before its tool_use: {late}"
         usage = played.result.usage
         assert min(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.reasoning_tokens) >= 0
 

@@ -36,15 +36,26 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "harness_capability(name): the test needs this provider capability (skipped otherwise)"
     )
+    config.addinivalue_line(
+        "markers", "harness_contract: a test of the shipped provider contract suite (added automatically)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     only = config.getoption("--harness-provider", default=None)
-    if not only:
-        return
+    contract = None
     for item in items:
-        name = getattr(getattr(item, "cls", None), "provider_name", None)
-        if name is not None and name != only:
+        cls = getattr(item, "cls", None)
+        if cls is None:
+            continue
+        if contract is None:
+            from harness_core.testing.contract import ProviderContract
+
+            contract = ProviderContract
+        if not issubclass(cls, contract):
+            continue
+        item.add_marker(pytest.mark.harness_contract)
+        if only and getattr(cls, "provider_name", None) != only:
             item.add_marker(pytest.mark.skip(reason=f"--harness-provider={only}"))
 
 

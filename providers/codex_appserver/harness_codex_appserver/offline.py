@@ -29,4 +29,12 @@ def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, An
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
     options = offline_options(backend, state_dir / "codex-home")
-    return OfflineSetup(backend=backend, provider_options=options, env=backend.codex_env())
+    return OfflineSetup(backend=backend, provider_options=options, env={**backend.codex_env(), **_isolated_home(state_dir)})
+
+
+def _isolated_home(state_dir: Path) -> dict[str, str]:
+    """Codex runs every command as `bash -lc`: with the user's HOME, each command sources their dotfiles
+    (slow, noisy, and not reproducible). Offline and test runs get an empty home of their own."""
+    home = state_dir / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    return {"HOME": str(home)}
