@@ -11,7 +11,9 @@ Run as `python -m harness_core.testing.fake_claude ARGS` (or through `write_fake
   Write/Edit unless `--permission-mode acceptEdits`); `--disallowedTools` refuses tools; `--resume ID` keeps
   the session id; the `interrupt` control request stops the turn like the real CLI.
 - `$HARNESS_FAKE_CLAUDE_CRASH=1`: write to stderr and exit 3 in the middle of the turn.
-Tool steps are simulated: a command `sleep N` takes N seconds (interruptible); nothing touches the disk.
+Tool steps are simulated: a command running `sleep N` (alone or in a `;`/`&&` list, e.g. `echo waiting; sleep 30`,
+which the real CLI runs while it blocks a leading long `sleep`) takes N seconds (interruptible); nothing
+touches the disk.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shlex
 import stat
 import sys
@@ -56,6 +59,7 @@ _USAGE = {
     "cache_read_input_tokens": 0,
 }
 _INTERRUPT = object()
+_SLEEP = re.compile(r"(?:^|[;&|]\s*)sleep (\d+(?:\.\d+)?)\b")
 _INIT_EXTRA: dict[str, Any] = {
     "additional_directories": [],
     "analytics_disabled": True,
@@ -472,8 +476,8 @@ class _Fake:
                     ],
                 )
                 return _INTERRUPT if answer.get("interrupt") else None
-        sleeps = isinstance(step, RunCommand) and step.command.startswith("sleep ")
-        if sleeps and not self.wait(float(step.command.split()[1])):  # type: ignore[union-attr]
+        sleeps = _SLEEP.search(step.command) if isinstance(step, RunCommand) else None
+        if sleeps and not self.wait(float(sleeps.group(1))):
             return self.tool_interrupted(tool_id)
         is_error = isinstance(step, RunCommand) and step.exit_code != 0
         content = f"Exit code {step.exit_code}\n{output}" if is_error else output  # type: ignore[union-attr]
