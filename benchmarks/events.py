@@ -87,8 +87,9 @@ def slope(measure, small: int, large: int, repeats: int) -> float:
 
 def memory_child(output_mb: int, sleep: float) -> None:
     """Runs in a fresh interpreter so ru_maxrss measures this scenario only."""
-    import harness_core.runner  # noqa: F401 - import cost is not what we measure
     import harness_codex_appserver.provider  # noqa: F401
+
+    import harness_core.runner  # noqa: F401 - import cost is not what we measure
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     elapsed, events = harness_seconds(0, run_log=True, slow_consumer=sleep, output_mb=output_mb)

@@ -42,6 +42,8 @@ __all__ = ["__version__", *_EXPORTS]
 if TYPE_CHECKING:
     from harness_core.capabilities import (
         Capability as Capability,
+    )
+    from harness_core.capabilities import (
         ProviderInfo as ProviderInfo,
     )
     from harness_core.errors import (
@@ -49,10 +51,20 @@ if TYPE_CHECKING:
     )
     from harness_core.events import (
         ApprovalDecision as ApprovalDecision,
+    )
+    from harness_core.events import (
         HarnessEvent as HarnessEvent,
+    )
+    from harness_core.events import (
         HarnessResult as HarnessResult,
+    )
+    from harness_core.events import (
         HarnessToolDetails as HarnessToolDetails,
+    )
+    from harness_core.events import (
         RunStatus as RunStatus,
+    )
+    from harness_core.events import (
         Usage as Usage,
     )
     from harness_core.hookspecs import (
@@ -60,19 +72,35 @@ if TYPE_CHECKING:
     )
     from harness_core.provider import (
         CliInfo as CliInfo,
+    )
+    from harness_core.provider import (
         Provider as Provider,
+    )
+    from harness_core.provider import (
         ProviderOptions as ProviderOptions,
+    )
+    from harness_core.provider import (
         RunContext as RunContext,
     )
     from harness_core.runner import (
         LiveRun as LiveRun,
+    )
+    from harness_core.runner import (
         open_run as open_run,
+    )
+    from harness_core.runner import (
         run as run,
+    )
+    from harness_core.runner import (
         run_sync as run_sync,
     )
     from harness_core.spec import (
         AgentRunSpec as AgentRunSpec,
+    )
+    from harness_core.spec import (
         ApprovalPolicy as ApprovalPolicy,
+    )
+    from harness_core.spec import (
         SandboxMode as SandboxMode,
     )
 

@@ -66,7 +66,7 @@ __all__ = ["Approver", "LiveRun", "open_run", "run", "run_sync", "preflight"]
 _log = structlog.get_logger(__name__)
 
 Approver = Callable[[ApprovalRequested], "ApprovalDecision | Awaitable[ApprovalDecision]"]
-EventCallback = Callable[[HarnessEvent], "None | Awaitable[None]"]
+EventCallback = Callable[[HarnessEvent], "Awaitable[None] | None"]
 
 _CAPABILITY_WHY = {
     Capability.SESSION: "the spec resumes a session",
@@ -429,7 +429,7 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
                     inner.start_soon(_watchdog, ctx, spec.idle_timeout, scope)
                 try:
                     provider_result = await instance.run(spec, options, ctx)
-                except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
+                except Exception as raised:  # a crashing provider still gets a clean `done`
                     exc = _unwrap(raised)
                     if isinstance(exc, HarnessError):
                         error = exc.to_info()
@@ -453,7 +453,9 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
             result = _final_result(ctx, provider_result, error, idle_fired, started, registered.name)
             for use in list(ctx.open_tools.values()):  # every tool_use gets its tool_result, even when cut short
                 display = use.display.model_copy(update={
-                    "status": ToolStatus.FAILED, "summary": f"the run ended ({result.status.value}) before it finished"})
+                    "status": ToolStatus.FAILED,
+                    "summary": f"the run ended ({result.status.value}) before it finished",
+                })
                 await _emit_quietly(ctx, ToolResult(tool_id=use.tool_id, name=use.name, display=display, is_error=True))
             if error is not None and (provider_result is None or provider_result.error is None):
                 await _emit_quietly(ctx, ErrorEvent(error=error))
@@ -484,7 +486,7 @@ def _unwrap(exc: BaseException) -> BaseException:
 async def _emit_quietly(ctx: _Context, event: HarnessEvent) -> None:
     try:
         await ctx.publish(event)
-    except Exception:  # noqa: BLE001 - the log must still get its `done`
+    except Exception:  # the log must still get its `done`
         ctx.log.exception("failed to deliver a final event")
 
 
@@ -512,12 +514,12 @@ def _final_result(ctx: _Context, provider_result: HarnessResult | None, error: E
     )
 
 
-async def _watchdog(ctx: _Context, timeout: float, scope: anyio.CancelScope) -> None:
+async def _watchdog(ctx: _Context, idle_seconds: float, scope: anyio.CancelScope) -> None:
     while True:
         if ctx.pending_approvals:
-            await anyio.sleep(timeout)  # a human may take their time; the clock restarts after
+            await anyio.sleep(idle_seconds)  # a human may take their time; the clock restarts after
             continue
-        remaining = ctx.last_event + timeout - time.monotonic()
+        remaining = ctx.last_event + idle_seconds - time.monotonic()
         if remaining <= 0:
             ctx.idle_fired = True
             scope.cancel()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from harness_core.testing.contract import ProviderContract
 from tests.test_plugins import needs_test_plugins
 

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 import harness_core.testing.scripted as scripted
-from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.capabilities import ProviderInfo
 from harness_core.errors import (
     InvalidSpecError,
     ProviderNotFoundError,
@@ -156,7 +157,7 @@ async def test_approvals_through_a_callback(decision: ApprovalDecision, status: 
 
     async def approver(request: ApprovalRequested) -> ApprovalDecision:
         asked.append(request)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         return decision
 
     events, live = await collect(spec_for("tools", approval="untrusted"), host, runs_dir, approver=approver)
@@ -176,7 +177,7 @@ async def test_approvals_through_the_hook_then_the_default(runs_dir: Path) -> No
             return ApprovalDecision.APPROVE if request.display.kind.value == "shell" else None
 
     host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("policy", Policy())])
-    events, live = await collect(spec_for("tools", approval="untrusted"), host, runs_dir)
+    events, _ = await collect(spec_for("tools", approval="untrusted"), host, runs_dir)
     resolved = [(e.decision, e.decided_by) for e in events if e.type == "approval_resolved"]
     assert resolved[0] == (ApprovalDecision.APPROVE, "hook")
     assert all(r == (ApprovalDecision.DENY, "default") for r in resolved[1:])
@@ -226,7 +227,7 @@ async def test_unsupported_capability_is_refused_before_anything_starts(
     message = str(caught.value)
     assert "'limited'" in message and repr(feature) in message and "scripted" in message
     assert _Limited.spawned == 0
-    assert not runs_dir.exists()
+    assert not runs_dir.exists()  # noqa: ASYNC240 - a one-off check, not I/O worth offloading
 
 
 async def test_unknown_provider_and_bad_options(host: PluginHost, runs_dir: Path) -> None:

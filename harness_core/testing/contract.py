@@ -12,7 +12,9 @@ a subclass):
 The provider is found only through its `harness` entry point. Fake mode (the default) plays scenarios through
 `setup_run`, which a provider with a CLI overrides to point itself at its fake CLI; `--harness-real` plays
 them through the provider's own `offline_setup` (the real CLI against a scripted model backend on 127.0.0.1).
-Tests of capabilities the provider does not declare check the refusal instead.
+Tests of capabilities the provider does not declare check the refusal instead. In real mode, a CLI that is not
+on PATH can be named with `HARNESS_<CLI>_BIN` (e.g. `HARNESS_CODEX_BIN=/opt/codex/bin/codex`). Every test runs
+under asyncio and trio.
 """
 
 from __future__ import annotations
@@ -121,9 +123,13 @@ class ProviderContract:
         that drive a CLI override this for fake mode, to point themselves at their fake CLI."""
         if fault is not None:
             return None
+        info = self._provider().cls.info
         setup = self._provider().cls().offline_setup(scenario, workspace, state_dir)
         if setup is None and not real:
             return OfflineSetup(provider_options={"scenario": scenario.name})
+        cli_path = os.environ.get(f"HARNESS_{info.cli_name.upper().replace('-', '_')}_BIN") if info.cli_name else None
+        if setup is not None and cli_path:
+            setup.provider_options.setdefault(f"{info.cli_name}_bin", cli_path)
         return setup
 
     def missing_cli_options(self, state_dir: Path) -> dict[str, Any] | None:
@@ -135,9 +141,10 @@ class ProviderContract:
 
     # --- fixtures ------------------------------------------------------------------------------------------
 
-    @pytest.fixture
-    def anyio_backend(self) -> str:
-        return "asyncio"
+    @pytest.fixture(params=["asyncio", "trio"])
+    def anyio_backend(self, request: pytest.FixtureRequest) -> str:
+        """Every contract test runs under asyncio and trio: providers must be anyio-clean."""
+        return str(request.param)
 
     @pytest.fixture
     def harness_real(self, request: pytest.FixtureRequest) -> bool:
@@ -252,7 +259,7 @@ class ProviderContract:
             assert played.text.strip() == expected.final_text, "text deltas must rebuild the final text"
         results = [e for e in played.events if isinstance(e, ToolResult)]
         assert len(results) == len(expected.tools), [r.display for r in results]
-        for got, want in zip(results, expected.tools):
+        for got, want in zip(results, expected.tools, strict=True):
             display = got.display
             assert display.kind.value == want.kind, display
             if want.path is not None:

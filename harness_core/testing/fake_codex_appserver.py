@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import sys
 import threading
@@ -41,6 +40,7 @@ from harness_core.testing.scenarios import (
     TakeLong,
     Think,
     WriteFile,
+    command_sleep,
 )
 
 __all__ = ["FAKE_VERSION", "main", "write_fake_codex"]
@@ -349,9 +349,9 @@ class FakeAppServer:
         )
         if decision != "accept":
             return "cancel" if decision == "cancel" else None
-        sleep = re.fullmatch(r"sleep (\d+(?:\.\d+)?)", script.strip())
-        if sleep:
-            self._sleep(float(sleep.group(1)))
+        seconds = command_sleep(script)
+        if seconds:
+            self._sleep(seconds)
         for line in output.splitlines(keepends=True):
             self.notify("item/commandExecution/outputDelta", {**self._ids(), "itemId": call, "delta": line})
         done = {

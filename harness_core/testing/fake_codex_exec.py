@@ -38,6 +38,7 @@ from harness_core.testing.scenarios import (
     TakeLong,
     Think,
     WriteFile,
+    command_sleep,
 )
 
 __all__ = ["DEFAULT_VERSION", "main", "write_fake_codex"]
@@ -176,8 +177,8 @@ def _play(scenario: Scenario, cwd: str, items: _Items) -> str | None:
             code = step.exit_code if isinstance(step, RunCommand) else 0
             item_id = items.next_id()
             _emit({"type": "item.started", "item": _command_item(item_id, command, "", None)})
-            if command.startswith("sleep "):
-                time.sleep(float(command.split()[1]))
+            if command_sleep(command):
+                time.sleep(command_sleep(command))
             _emit({"type": "item.completed", "item": _command_item(item_id, command, output, code)})
         elif isinstance(step, (WriteFile, EditFile)):
             change = {

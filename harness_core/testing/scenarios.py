@@ -10,10 +10,12 @@ Pure data: importing this module starts nothing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
 __all__ = [
+    "command_sleep",
     "EditFile",
     "Expected",
     "ExpectedTool",
@@ -104,6 +106,14 @@ class TakeLong:
     seconds: float
 
 
+_SLEEP = re.compile(r"(?:^|[;&|]\s*)sleep\s+(\d+(?:\.\d+)?)\s*(?:$|[;&|])")
+
+
+def command_sleep(command: str) -> float:
+    """Seconds a fake should spend "running" `command`: the sum of its `sleep N` parts (`echo x; sleep 30`)."""
+    return sum(float(m) for m in _SLEEP.findall(command.strip()))
+
+
 Step = Union[Say, Think, RunCommand, ReadFile, WriteFile, EditFile, Fail, Stall, TakeLong]
 
 
@@ -137,7 +147,9 @@ class Scenario:
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
-        Scenario("say", (Say("Hello from the scripted model."),), Expected(final_text="Hello from the scripted model.")),
+        Scenario(
+            "say", (Say("Hello from the scripted model."),), Expected(final_text="Hello from the scripted model.")
+        ),
         Scenario(
             "tools",
             (
@@ -169,7 +181,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("stall", (Stall(),), Expected(status="failed", error_code="idle_timeout")),
         Scenario(
             "slow_command",
-            (RunCommand("sleep 30", output=""), Say("done sleeping")),
+            # Not a bare `sleep 30`: Claude Code refuses a command that starts with a long sleep.
+            (RunCommand("echo waiting; sleep 30", output="waiting\n"), Say("done sleeping")),
             Expected(status="interrupted"),
         ),
         Scenario(

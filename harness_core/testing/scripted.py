@@ -46,6 +46,7 @@ from harness_core.testing.scenarios import (
     TakeLong,
     Think,
     WriteFile,
+    command_sleep,
 )
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
@@ -86,7 +87,7 @@ class ScriptedProvider(Provider):
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
         assert isinstance(options, ScriptedOptions)
-        scenario = SCENARIOS[options.scenario] if options.scenario in SCENARIOS else None
+        scenario = SCENARIOS.get(options.scenario)
         if scenario is None:
             raise ModelError(f"unknown scenario {options.scenario!r}; known: {', '.join(SCENARIOS)}")
         session = spec.resume_session or f"scripted-{ctx.run_id}"
@@ -123,9 +124,7 @@ class ScriptedProvider(Provider):
                     return HarnessResult(status=RunStatus.INTERRUPTED, session_id=session, final_text=final_text)
             elif isinstance(step, Fail):
                 raise _classified(step)
-            elif isinstance(step, Stall):
-                await anyio.sleep(step.seconds)
-            elif isinstance(step, TakeLong):
+            elif isinstance(step, (Stall, TakeLong)):
                 await anyio.sleep(step.seconds)
         await ctx.emit(ContextUsage(usage=usage, context_window=200_000))
         return HarnessResult(status=RunStatus.SUCCESS, final_text=final_text, session_id=session, usage=usage)
@@ -146,8 +145,8 @@ class ScriptedProvider(Provider):
             done = display.model_copy(update={"status": ToolStatus.DECLINED})
             await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, is_error=True))
             return decision
-        if isinstance(step, RunCommand) and step.command.startswith("sleep "):
-            await anyio.sleep(float(step.command.split()[1]))  # simulate a long-running command
+        if isinstance(step, RunCommand) and command_sleep(step.command):
+            await anyio.sleep(command_sleep(step.command))  # simulate a long-running command
         output = step.output if isinstance(step, RunCommand) else getattr(step, "content", "")
         failed = isinstance(step, RunCommand) and step.exit_code != 0
         done = display.model_copy(update={

@@ -50,9 +50,16 @@ class Mapped:
 
 @dataclass
 class _Block:
+    """One streamed content block. Deltas are kept as parts and joined once, when the complete block arrives:
+    appending to a string would copy it on every delta (quadratic in the block's length)."""
+
     kind: str
-    text: str = ""
+    parts: list[str] = field(default_factory=list)
     consumed: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 @dataclass
@@ -210,11 +217,11 @@ class ClaudeMapper:
             dtype = delta.get("type")
             item = f"{key[0]}:{key[1]}" if key[0] else None
             if dtype == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
-                self._blocks.setdefault(key, _Block("text")).text += delta["text"]
+                self._blocks.setdefault(key, _Block("text")).parts.append(delta["text"])
                 self._text.append(delta["text"])
                 return [TextDelta(text=delta["text"], item_id=item)]
             if dtype == "thinking_delta" and isinstance(delta.get("thinking"), str) and delta["thinking"]:
-                self._blocks.setdefault(key, _Block("thinking")).text += delta["thinking"]
+                self._blocks.setdefault(key, _Block("thinking")).parts.append(delta["thinking"])
                 return [ReasoningDelta(text=delta["thinking"], item_id=item)]
             return []
         if etype == "message_stop" and msg.get("abandoned_blocks"):
@@ -236,7 +243,8 @@ class ClaudeMapper:
         for block in candidates:
             if block.kind == kind and not block.consumed:
                 block.consumed = True
-                return full[len(block.text) :] if full.startswith(block.text) else ""
+                streamed = block.text
+                return full[len(streamed) :] if full.startswith(streamed) else ""
         return full
 
     # --- complete messages ------------------------------------------------------------------------

@@ -7,10 +7,9 @@ A uniquely named module, not `conftest`: several test directories each have a `c
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,8 @@ from harness_core.events import ApprovalDecision, HarnessEvent, HarnessResult
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.scenarios import RunCommand, Scenario
 
-__all__ = ["CLAUDE", "Outcome", "children_of", "needs_real_claude", "playable_by_claude", "run_spec"]
+__all__ = ["CLAUDE", "Outcome", "children_of", "needs_real_claude", "run_spec"]
 
 CLAUDE = (
     os.environ.get("HARNESS_CLAUDE_BIN")
@@ -89,20 +87,3 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-_LEADING_SLEEP = re.compile(r"sleep \d")
-
-
-def playable_by_claude(scenario: Scenario) -> Scenario:
-    """`scenario` with each command that starts with `sleep` prefixed by `echo waiting; `.
-
-    Claude Code 2.1.328 refuses a long `sleep N` that leads a command ("Blocked: standalone sleep 30 ...",
-    a failed tool result within ~10 ms), so `slow_command` would not be slow at all and an interrupt "while the
-    tool runs" would race the next model call. The same sleep after an `echo` runs (the fakes sleep too).
-    """
-    steps = tuple(
-        replace(step, command=f"echo waiting; {step.command}", output=f"waiting\n{step.output}")
-        if isinstance(step, RunCommand) and _LEADING_SLEEP.match(step.command)
-        else step
-        for step in scenario.steps
-    )
-    return replace(scenario, steps=steps)

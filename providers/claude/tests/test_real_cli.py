@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from claude_helpers import CLAUDE, Outcome, children_of, needs_real_claude, playable_by_claude, run_spec
+from claude_helpers import CLAUDE, Outcome, children_of, needs_real_claude, run_spec
 from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
@@ -37,7 +37,6 @@ async def play(tmp_path: Path, host: PluginHost, scenario: Scenario, **kw: Any) 
     home.mkdir(exist_ok=True)
     for rel, content in scenario.files.items():
         (ws / rel).write_text(content)
-    scenario = playable_by_claude(scenario)
     run_kw = {k: kw.pop(k) for k in ("approver", "interrupt_on", "timeout") if k in kw}
     options = {"claude_bin": CLAUDE, "max_retries": 0, **kw.pop("options", {})}
     with MessagesBackend(scenario, cwd=ws) as backend:

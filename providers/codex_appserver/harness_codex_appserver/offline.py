@@ -29,7 +29,8 @@ def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, An
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
     options = offline_options(backend, state_dir / "codex-home")
-    return OfflineSetup(backend=backend, provider_options=options, env={**backend.codex_env(), **_isolated_home(state_dir)})
+    env = {**backend.codex_env(), **_isolated_home(state_dir)}
+    return OfflineSetup(backend=backend, provider_options=options, env=env)
 
 
 def _isolated_home(state_dir: Path) -> dict[str, str]:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from claude_helpers import CLAUDE, playable_by_claude
+from claude_helpers import CLAUDE
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
 from harness_core.testing.fake_claude import write_fake_claude
@@ -42,7 +42,7 @@ class TestClaudeContract(ProviderContract):
                 return None
             if not os.access(CLAUDE, os.X_OK):
                 pytest.fail(f"--harness-real needs the real claude CLI; none at {CLAUDE} (scripts/install-clis.sh)")
-            setup = ClaudeProvider().offline_setup(playable_by_claude(scenario), workspace, state_dir)
+            setup = ClaudeProvider().offline_setup(scenario, workspace, state_dir)
             setup.provider_options["claude_bin"] = CLAUDE
             return setup
         bin_dir = state_dir / f"fake-{fault or 'ok'}"
