@@ -65,6 +65,10 @@ IGNORED = frozenset(
 
 _STATUS = {"completed": RunStatus.SUCCESS, "interrupted": RunStatus.INTERRUPTED, "failed": RunStatus.FAILED}
 
+# `TextDelta(text=..., item_id=...)` with the same validation, minus `BaseModel.__init__`'s Python frame and
+# keyword packing (about a third of the cost of building the event).
+_text_delta_event = TextDelta.__pydantic_validator__.validate_python
+
 @dataclass
 class _Buffer:
     parts: list[str] = field(default_factory=list)
@@ -105,6 +109,7 @@ class TurnMapper:
         self._baseline: Usage | None = None
         self._buffers: dict[tuple[str, str], _Buffer] = {}
         self._streamed_items: set[str] = set()
+        self._last_streamed: Any = None  # the item id last added to _streamed_items by a text delta
         self._open: dict[str, list[ToolCall]] = {}
         self._messages: list[tuple[str | None, str]] = []
         self._last_error: ErrorInfo | None = None
@@ -141,22 +146,36 @@ class TurnMapper:
     def _foreign(self, method: str, p: dict[str, Any]) -> bool:
         """A notification about another thread or turn (a sub-agent, a stale turn): kept raw. Token usage
         of earlier turns is not foreign: it is the baseline of the per-run figures."""
-        if self.thread_id and p.get("threadId") not in (None, self.thread_id):
-            return True
-        if method == "turn/completed":
-            turn_id = (p.get("turn") or {}).get("id")
-            return bool(self.turn_id and turn_id not in (None, self.turn_id))
-        if method == "thread/tokenUsage/updated":
+        # Hot path (every notification): plain comparisons, no tuple building.
+        thread_id = self.thread_id
+        if thread_id:
+            other = p.get("threadId")
+            if other is not None and other != thread_id:
+                return True
+        turn_id = self.turn_id
+        if not turn_id:
             return False
-        return bool(self.turn_id and p.get("turnId") not in (None, self.turn_id))
+        if method == "turn/completed":
+            other = (p.get("turn") or {}).get("id")
+        elif method == "thread/tokenUsage/updated":
+            return False
+        else:
+            other = p.get("turnId")
+        return other is not None and other != turn_id
 
     # --- text and reasoning -----------------------------------------------------------------------------
 
     def _text_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+        # The hottest handler (one call per streamed token).
         item_id = p.get("itemId")
-        if item_id:
+        if item_id and item_id != self._last_streamed:  # else the set already holds it
+            if type(item_id) is str:
+                self._last_streamed = item_id
             self._streamed_items.add(str(item_id))
-        return [TextDelta(text=str(p.get("delta") or ""), item_id=item_id)] if p.get("delta") else []
+        delta = p.get("delta")
+        if not delta:
+            return []
+        return [_text_delta_event({"text": delta if type(delta) is str else str(delta), "item_id": item_id})]
 
     def _reasoning_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
         item_id = p.get("itemId")
