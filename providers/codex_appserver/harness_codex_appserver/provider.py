@@ -13,6 +13,7 @@ would replace Codex's own instructions, tool usage included.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -25,6 +26,7 @@ from harness_core.events import (
     ApprovalRequested,
     ApprovalResolved,
     ErrorEvent,
+    HarnessEvent,
     HarnessResult,
     HarnessToolDetails,
     ProviderRaw,
@@ -55,6 +57,7 @@ NATIVE_GLOBS = (
     "node_modules/@openai/codex/node_modules/@openai/codex-*/vendor/*/bin/codex",
 )
 _APPROVALS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval")
+_monotonic = time.monotonic
 _WIRE_DECISION = {
     ApprovalDecision.APPROVE: "accept",
     ApprovalDecision.DENY: "decline",
@@ -264,12 +267,25 @@ class _Session:
 
     # -- wire callbacks ------------------------------------------------------------------------------------
 
-    async def _on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> None:
+    def _on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None]:
+        # Deliberately not a coroutine function: in the usual case (one event, turn not over) it hands the
+        # peer `emit`'s own awaitable, which saves a coroutine frame per notification; the peer awaits it in
+        # its read loop either way, so backpressure is unchanged.
         if method == "serverRequest/resolved" and isinstance(params, dict):
-            await self._settle_approval(str(params.get("requestId")), "codex withdrew the request")
-        for event in self.mapper.map(method, params, now=time.monotonic()):
+            return self._settle_then_map(method, params)
+        events = self.mapper.map(method, params, now=_monotonic())
+        if len(events) == 1 and self.mapper.outcome is None:
+            return self.ctx.emit(events[0])
+        return self._emit_all(events)
+
+    async def _settle_then_map(self, method: str, params: dict[str, Any]) -> None:
+        await self._settle_approval(str(params.get("requestId")), "codex withdrew the request")
+        await self._emit_all(self.mapper.map(method, params, now=_monotonic()))
+
+    async def _emit_all(self, events: list[HarnessEvent]) -> None:
+        for event in events:
             await self.ctx.emit(event)
-        if self.mapper.finished:
+        if self.mapper.finished:  # only once the turn's last events are out: `_turn` returns on `stop`
             self.stop.set()
 
     async def _on_error(self, err: HarnessError) -> None:
