@@ -186,33 +186,48 @@ class JsonRpcPeer:
 
     async def _read_loop(self, tg: TaskGroup) -> None:
         on_notification = self._on_notification
-        async for line in self._channel.lines():
-            if isinstance(line, MessageTooLargeError):
-                await self._report(line)
-                continue
-            try:
-                msg = _loads(line)
-            except ValueError:
-                await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
-                continue
-            if type(msg) is not dict:
-                await self._report(ProtocolError("JSON-RPC message is not an object", line=line))
-                continue
-            method = msg.get("method")
-            if method is not None:
-                if type(method) is not str:
-                    await self._report(ProtocolError("JSON-RPC method is not a string", line=line))
+        scan = _scan_once
+        lines = self._channel.lines()
+        # Fast path: when the line iterator can hand over the lines it has already read (`LineReader.take_ready`),
+        # a whole chunk is dispatched in a plain loop instead of one `__anext__` await per line. Nothing more
+        # is read meanwhile, and every notification is still awaited in order (backpressure).
+        take_ready: Callable[[], list[bytes | MessageTooLargeError]] | None = getattr(lines, "take_ready", None)
+        async for first in lines:
+            batch = [first, *take_ready()] if take_ready is not None else (first,)
+            for line in batch:
+                if line.__class__ is not bytes and isinstance(line, MessageTooLargeError):
+                    await self._report(line)
                     continue
-                rid = msg.get("id")
-                if rid is None:
+                try:  # `_loads` inlined for the usual compact line; anything else goes through `_loads`
+                    text = line.decode()
+                    msg, end = scan(text, 0)
+                    parsed = end == len(text)
+                except (StopIteration, ValueError):
+                    parsed = False
+                if not parsed:
                     try:
-                        await on_notification(method, msg.get("params"), msg)
-                    except Exception as exc:  # noqa: BLE001 - a handler must never kill the read loop
-                        await self._report(_handler_failed(f"notification {method!r}", exc, line))
+                        msg = _loads(line)
+                    except ValueError:
+                        await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
+                        continue
+                if type(msg) is not dict:
+                    await self._report(ProtocolError("JSON-RPC message is not an object", line=line))
+                    continue
+                method = msg.get("method")
+                if method is not None:
+                    if type(method) is not str:
+                        await self._report(ProtocolError("JSON-RPC method is not a string", line=line))
+                        continue
+                    rid = msg.get("id")
+                    if rid is None:
+                        try:
+                            await on_notification(method, msg.get("params"), msg)
+                        except Exception as exc:  # noqa: BLE001 - a handler must never kill the read loop
+                            await self._report(_handler_failed(f"notification {method!r}", exc, line))
+                    else:
+                        tg.start_soon(self._serve, rid, method, msg)
                 else:
-                    tg.start_soon(self._serve, rid, method, msg)
-            else:
-                await self._resolve(msg, line)
+                    await self._resolve(msg, line)
 
     async def _resolve(self, msg: dict[str, Any], line: bytes) -> None:
         rid = msg.get("id")
