@@ -7,6 +7,7 @@ line and flushed as it happens; readers tolerate a torn last line (a run still b
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -32,14 +33,24 @@ __all__ = [
     "read_events",
     "redact",
     "resolve_runs_dir",
+    "scrub",
     "summarize",
     "validate_run_id",
     "wire_path",
 ]
 
 ENV_RUNS_DIR = "HARNESS_RUNS_DIR"
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-_SECRET_NAME = re.compile(r"(key|token|secret|passw|credential|auth|cookie|session_?id)", re.IGNORECASE)
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_SECRET_NAME = re.compile(
+    r"(key|token|secret|passw|credential|auth|cookie|session_?id|bearer|private|(^|[_.-])pat($|[_.-]))", re.IGNORECASE
+)
+_ALL_SECRET_TABLES = frozenset({"env", "environment", "headers", "http_headers", "env_vars"})
+_SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|passw|auth|bearer)[\w-]*$", re.IGNORECASE)
+_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
+_SECRET_TEXT = re.compile(
+    r"(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|xox[abprs]-[A-Za-z0-9-]{8,}"
+    r"|AKIA[0-9A-Z]{16}|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,})"
+)
 REDACTED = "***"
 
 
@@ -61,7 +72,7 @@ def new_run_id() -> str:
 
 def validate_run_id(run_id: str) -> str:
     """Raises `InvalidSpecError` unless `run_id` is a plain name (no separators, no traversal)."""
-    if not _RUN_ID.match(run_id) or ".." in run_id:
+    if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
         raise InvalidSpecError(
             f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' only "
             "(see `harness runs` for the ids of your runs)",
@@ -79,7 +90,11 @@ def wire_path(runs_dir: Path, run_id: str) -> Path:
 
 
 def _ensure_private_dir(path: Path) -> None:
+    """Create the runs dir 0700; tighten an existing one we own (run logs hold prompts and output)."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.stat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        path.chmod(0o700)
 
 
 class LogWriter:
@@ -94,6 +109,7 @@ class LogWriter:
     def __init__(self, path: Path, *, flush_bytes: int = 1 << 16) -> None:
         _ensure_private_dir(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while we write: readers can tell "running" from "lost"
         self.path = path
         self._fd: int | None = fd
         self._buffer = bytearray()
@@ -126,17 +142,55 @@ class LogWriter:
 
 
 def redact(value: Any, *, all_values: bool = False) -> Any:
-    """Copy of a JSON-able value with secrets replaced: every value when `all_values`, else values whose key
-    looks like a key, token, secret, password or credential."""
+    """Copy of a JSON-able value with secrets replaced by `***`.
+
+    Redacted: every value when `all_values`; the whole value (whatever its type) under a key that looks like a key,
+    token, secret, password or credential; every value under a table of environment variables or headers; the
+    argument after a flag like `--api-key`; the user-info part of URLs (`https://user:pw@host`); and strings that
+    look like well-known credentials (`sk-…`, `ghp_…`, `Bearer …`).
+    """
     if isinstance(value, dict):
-        return {
-            k: (REDACTED if (all_values or _SECRET_NAME.search(str(k))) and not isinstance(v, dict)
-                else redact(v, all_values=all_values))
-            for k, v in value.items()
-        }
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if all_values or _SECRET_NAME.search(name):
+                out[key] = _redact_all(item)
+            elif name.lower() in _ALL_SECRET_TABLES:
+                out[key] = redact(item, all_values=True)
+            else:
+                out[key] = redact(item)
+        return out
     if isinstance(value, list):
-        return [redact(v, all_values=all_values) for v in value]
+        if all_values:
+            return [_redact_all(v) for v in value]
+        items: list[Any] = []
+        hide_next = False
+        for item in value:
+            items.append(REDACTED if hide_next else redact(item))
+            hide_next = isinstance(item, str) and bool(_SECRET_FLAG.match(item))
+        return items
+    if all_values:
+        return REDACTED
+    if isinstance(value, str):
+        return scrub(value)
     return value
+
+
+def _redact_all(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _redact_all(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_all(v) for v in value]
+    return REDACTED
+
+
+def scrub(text: str, known: tuple[str, ...] = ()) -> str:
+    """`text` with credential-looking substrings, URL user-info and the `known` secret values replaced."""
+    for secret in known:
+        if len(secret) >= 6 and secret in text:
+            text = text.replace(secret, REDACTED)
+    text = _URL_USERINFO.sub(lambda m: m.group("scheme") + REDACTED + "@", text)
+    return _SECRET_TEXT.sub(REDACTED, text)
 
 
 def read_events(path: Path) -> Iterator[HarnessEvent]:
@@ -162,12 +216,18 @@ class RunSummary:
     started: RunStarted | None
     done: Done | None
     mtime: float
+    writer_alive: bool = False
+    problem: str | None = None
 
     @property
     def status(self) -> str:
+        """The result's status; `running` while a writer holds the log; `lost` when the writer died before `done`
+        (killed, crashed machine); `unreadable` when the file cannot be read."""
+        if self.problem is not None:
+            return "unreadable"
         if self.done is not None:
             return self.done.result.status.value
-        return "running"
+        return "running" if self.writer_alive else "lost"
 
     def as_json(self) -> dict[str, Any]:
         result = self.done.result if self.done else None
@@ -204,7 +264,11 @@ def summarize(path: Path) -> RunSummary:
     run_id = path.name.removesuffix(".jsonl")
     started: RunStarted | None = None
     done: Done | None = None
-    first, last = _first_and_last_lines(path)
+    try:
+        first, last = _first_and_last_lines(path)
+        mtime = path.stat().st_mtime
+    except OSError as exc:
+        return RunSummary(run_id, path, None, None, 0.0, problem=f"{type(exc).__name__}: {exc.strerror or exc}")
     for raw in (first, last):
         if not raw:
             continue
@@ -216,7 +280,23 @@ def summarize(path: Path) -> RunSummary:
             started = event
         elif isinstance(event, Done):
             done = event
-    return RunSummary(run_id, path, started, done, path.stat().st_mtime)
+    alive = done is None and _locked(path)
+    return RunSummary(run_id, path, started, done, mtime, writer_alive=alive)
+
+
+def _locked(path: Path) -> bool:
+    """Whether a live `LogWriter` holds `path` (it keeps an exclusive `flock` until it closes)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock we may have taken
+    return False
 
 
 def list_runs(runs_dir: Path) -> list[RunSummary]:

@@ -17,6 +17,8 @@ from harness_core.store import (
     read_events,
     redact,
     resolve_runs_dir,
+    scrub,
+    summarize,
     validate_run_id,
 )
 
@@ -80,7 +82,7 @@ def test_listing_reads_first_and_last_lines(tmp_path: Path) -> None:
     (tmp_path / "20260102T000000-bbbb.wire.jsonl").write_text("{}\n")
     runs = list_runs(tmp_path)
     assert [r.run_id for r in runs] == ["20260102T000000-bbbb", "20260101T000000-aaaa"]
-    assert [r.status for r in runs] == ["running", "success"]
+    assert [r.status for r in runs] == ["lost", "success"]  # bbbb's writer closed without `done`
     assert runs[1].as_json()["prompt"] == "hi" and runs[1].as_json()["duration_ms"] == 7
 
 
@@ -89,3 +91,51 @@ def test_redaction() -> None:
     assert redact(data) == {"api_key": "***", "nested": {"Authorization": "***", "model": "m"},
                             "list": [{"token": "***"}]}
     assert redact({"A": "1", "B": {"C": "2"}}, all_values=True) == {"A": "***", "B": {"C": "***"}}
+
+
+def test_running_lost_and_unreadable_runs(tmp_path: Path) -> None:
+    started = RunStarted(run_id="r", provider="p", provider_version="1", spec={"prompt": "hi"})
+    live = LogWriter(tmp_path / "20260103T000000-live.jsonl")
+    live.write_line(started.model_dump_json().encode())
+    live.flush()
+    _write(tmp_path / "20260102T000000-dead.jsonl", started)
+    unreadable = tmp_path / "20260101T000000-gone.jsonl"
+    unreadable.mkdir()  # a directory named like a log: reading it fails
+    statuses = {r.run_id: r.status for r in list_runs(tmp_path)}
+    assert statuses == {"20260103T000000-live": "running", "20260102T000000-dead": "lost",
+                        "20260101T000000-gone": "unreadable"}
+    live.close()
+    assert summarize(tmp_path / "20260103T000000-live.jsonl").status == "lost"
+
+
+def test_an_existing_runs_dir_is_made_private(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o755)
+    runs.chmod(0o755)
+    LogWriter(runs / "r.jsonl").close()
+    assert stat.S_IMODE(runs.stat().st_mode) == 0o700
+
+
+def test_run_id_with_a_trailing_newline_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidSpecError):
+        validate_run_id("20260101T000000-aaaa\n")
+
+
+def test_redaction_of_real_world_shapes() -> None:
+    data = {
+        "auth": {"bearer": "b"},
+        "config": {"mcp_servers": {"gh": {"env": {"GH_PAT": "ghp_0123456789abcdef0123"}}}},
+        "extra_args": ["--api-key", "k-123", "--model", "m"],
+        "base_url": "https://user:pw@example.test/v1",
+        "path": "/src/app.py",
+        "note": "use Bearer abcdefghijklmnop",
+    }
+    assert redact(data) == {
+        "auth": {"bearer": "***"},
+        "config": {"mcp_servers": {"gh": {"env": {"GH_PAT": "***"}}}},
+        "extra_args": ["--api-key", "***", "--model", "m"],
+        "base_url": "https://***@example.test/v1",
+        "path": "/src/app.py",
+        "note": "use Bearer ***",
+    }
+    assert scrub("failed: sk-abcdefghijklmnop and secretvalue", ("secretvalue",)) == "failed: *** and ***"
