@@ -139,6 +139,12 @@ def format_tokens(usage: Usage) -> str:
     return f"{usage.input_tokens:,} tokens in{cached} / {usage.output_tokens:,} out"
 
 
+# Model text, command output, paths and error messages are untrusted: a terminal must never receive their control
+# characters (ESC starts sequences that can rewrite the screen, set the title or write the clipboard). Newlines and
+# tabs stay; every other C0/C1 control character and DEL is dropped.
+_UNSAFE = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)])
+
+
 def _one_line(text: str, limit: int, more: str = "…") -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + more
@@ -251,8 +257,9 @@ class Renderer:
         if isinstance(event, TextDelta):
             if self._status_shown:
                 self._erase_status()
-            self.out.write(event.text)
-            self._mid_line = not event.text.endswith("\n")
+            text = event.text.translate(_UNSAFE)
+            self.out.write(text)
+            self._mid_line = not text.endswith("\n")
             self.out.flush()
             self._phase = "writing"
             return
@@ -416,6 +423,7 @@ class Renderer:
 
     def _line(self, text: str, colour: str = "", *, tag: bool = False, bold: bool = False) -> None:
         """Write one whole line: end streamed text first, erase the status line, colour if enabled."""
+        text = text.translate(_UNSAFE)  # before our own colour codes are added
         self._erase_status()
         if self._mid_line:
             self.out.write("\n")

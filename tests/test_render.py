@@ -225,3 +225,20 @@ def test_hold_stops_the_status_line_until_release() -> None:
                                           (125_000, "2 m 05 s"), (None, "?")])
 def test_format_duration(ms: int | None, text: str) -> None:
     assert format_duration(ms) == text
+
+
+def test_untrusted_control_characters_never_reach_the_terminal() -> None:
+    import io
+
+    from harness_core.events import HarnessToolDetails, TextDelta, ToolKind, ToolResult, ToolStatus
+    from harness_core.render import Renderer
+
+    out = io.StringIO()
+    renderer = Renderer(out, color=True)
+    renderer.feed(TextDelta(text="hi\x1b]52;c;ZXZpbA==\x07 there\x1b[2J\r\n"))
+    display = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command="echo \x1b]0;pwned\x07x",
+                                 status=ToolStatus.COMPLETED, exit_code=0)
+    renderer.feed(ToolResult(tool_id="t", name="shell", display=display))
+    text = out.getvalue()
+    assert "\x07" not in text and "\x1b[2J" not in text and "\x1b]" not in text and "\r" not in text
+    assert "hi]52;c;ZXZpbA== there[2J\n" in text
