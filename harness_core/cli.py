@@ -152,7 +152,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
 
     Exit status: 0 success, 1 the run failed, 2 usage error, 3 provider unavailable, 130 interrupted.
     """
-    configure_logging(verbose - 1 if verbose else 0)
+    configure_logging(2 if verbose >= 2 else 0)  # -v is for the rendering; -vv adds debug logs
     from harness_core.cli_run import OptionSyntaxError, RunRequest, execute, parse_option_pairs
     from harness_core.spec import AgentRunSpec
 

@@ -19,7 +19,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, exit_status_for_code
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
@@ -95,9 +95,12 @@ class RunRequest:
 
 
 def exit_status_for(result: HarnessResult | None) -> int:
+    """0 success, 130 interrupted; a failure's status follows its error code (3 for an unavailable CLI)."""
     if result is None or result.status is RunStatus.INTERRUPTED:
         return EXIT_INTERRUPTED
-    return EXIT_OK if result.status is RunStatus.SUCCESS else EXIT_FAILED
+    if result.status is RunStatus.SUCCESS:
+        return EXIT_OK
+    return exit_status_for_code(result.error.code) if result.error is not None else EXIT_FAILED
 
 
 async def execute(request: RunRequest, out: TextIO) -> int:

@@ -32,6 +32,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_UNAVAILABLE",
     "EXIT_USAGE",
+    "exit_status_for_code",
     "truncate",
 ]
 
@@ -49,6 +50,22 @@ def truncate(text: str, limit: int = _MAX_QUOTED) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
+def exit_status_for_code(code: str) -> int:
+    """The CLI exit status of an error code (for errors that arrive as data, e.g. in a result)."""
+    for cls in _all_subclasses(HarnessError):
+        if cls.code == code:
+            return cls.exit_status
+    return EXIT_FAILED
+
+
+def _all_subclasses(cls: type) -> list[type[HarnessError]]:
+    found: list[type[HarnessError]] = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_all_subclasses(sub))
+    return found
 
 
 class HarnessError(Exception):
