@@ -151,8 +151,14 @@ class LineReader:
                 ready[0] = self._finish_partial(first)
             elif len(first) > self._max or self._on_line is not None:
                 ready[0] = self._line(first)
-            if self._on_line is not None or self._max < CHUNK_SIZE:
+            if self._max < CHUNK_SIZE:
                 for i in range(1, len(ready)):
                     ready[i] = self._line(pieces[i])
+            elif self._on_line is not None:
+                # The usual cap (above the chunk size): no line inside one chunk can be over it, so only the
+                # callback is due per line, called directly rather than through `_line`.
+                on_line = self._on_line
+                for i in range(1, len(pieces)):
+                    on_line("in", pieces[i])
             self._ready = ready
         self._keep_partial(last)
