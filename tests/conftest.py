@@ -27,3 +27,10 @@ def host() -> Iterator[PluginHost]:
 @pytest.fixture
 def runs_dir(tmp_path: Path) -> Path:
     return tmp_path / "runs"
+
+
+@pytest.fixture(autouse=True)
+def _work_in_a_temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Specs default their cwd to the current directory, and the scripted provider really writes the files of
+    its scenarios: run every core test in a directory of its own."""
+    monkeypatch.chdir(tmp_path)

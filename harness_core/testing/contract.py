@@ -51,6 +51,7 @@ from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
 from harness_core.testing.scenarios import SCENARIOS, Scenario
+from harness_core.transport import proctree
 
 __all__ = ["Played", "ProviderContract", "descendants"]
 
@@ -62,6 +63,7 @@ class Played:
     events: list[HarnessEvent]
     result: HarnessResult
     log_path: Path
+    workspace: Path
 
     def of_type(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.type == kind]
@@ -72,31 +74,10 @@ class Played:
 
 
 def descendants(pid: int | None = None) -> set[int]:
-    """Live (non-zombie) descendants of `pid` (default: this process), from /proc. Empty elsewhere."""
+    """Live processes that belong to runs started here: descendants of `pid` (default: this process) and any
+    process carrying a Harness run mark (children that escaped the tree are reparented, but keep the mark)."""
     root = os.getpid() if pid is None else pid
-    children: dict[int, list[int]] = {}
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return set()
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if fields[0] == "Z":
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: set[int] = set()
-    stack = [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
+    return {entry[0] for entry in proctree.descendants(root)} | proctree.marked_any()
 
 
 class ProviderContract:
@@ -178,6 +159,7 @@ class ProviderContract:
 
     @pytest.fixture
     def play(self, tmp_path: Path, harness_real: bool) -> Callable[..., Awaitable[Played]]:
+        self._runs_dir = tmp_path / "runs"
         async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
                        on_event: Callable[[HarnessEvent, Any], None] | None = None, **spec_fields: Any) -> Played:
             scenario = SCENARIOS[name]
@@ -207,7 +189,7 @@ class ProviderContract:
                             if on_event is not None:
                                 on_event(event, live)
             assert live.result is not None
-            return Played(events, live.result, live.log_path or Path())
+            return Played(events, live.result, live.log_path or Path(), workspace)
 
         return play
 
@@ -361,14 +343,21 @@ class ProviderContract:
         assert all(r.decision is decision for r in resolved)
         asked_tools = {a.tool_id for a in asked if a.tool_id}
         results = {r.tool_id: r for r in played.events if isinstance(r, ToolResult)}
+        unanswered = asked_tools - set(results)
+        assert not unanswered, f"approvals named tools that never got a tool_result: {sorted(unanswered)}"
+        notes = (played.workspace / "notes.txt").read_text()
+        created = (played.workspace / "new.txt").exists()
         if decision is ApprovalDecision.APPROVE:
             assert played.result.status is RunStatus.SUCCESS, played.result.error
-            assert all(results[t].display.status is ToolStatus.COMPLETED for t in asked_tools if t in results)
-        elif decision is ApprovalDecision.DENY:
-            assert all(results[t].display.status in (ToolStatus.DECLINED, ToolStatus.FAILED)
-                       for t in asked_tools if t in results)
+            assert all(results[t].display.status is ToolStatus.COMPLETED for t in asked_tools)
+            assert "beta" in notes and created, "approved edits must change the workspace"
         else:
-            assert played.result.status is RunStatus.INTERRUPTED, played.result
+            assert all(results[t].display.status in (ToolStatus.DECLINED, ToolStatus.FAILED) for t in asked_tools)
+            assert notes == "alpha\n" and not created, "a denied or aborted edit must not change the workspace"
+            if decision is ApprovalDecision.ABORT:
+                assert played.result.status is RunStatus.INTERRUPTED, played.result
+            else:
+                assert played.result.status is RunStatus.SUCCESS, played.result.error
 
     async def _assert_refused(self, play: Callable[..., Awaitable[Played]], **fields: Any) -> None:
         before = descendants()
@@ -377,6 +366,7 @@ class ProviderContract:
         message = str(caught.value)
         assert self.provider_name in message and "Nothing was started" in message
         assert descendants() - before == set()
+        assert not self._runs_dir.exists() or not any(self._runs_dir.iterdir()), "a refused run must not start"
 
     # --- faults --------------------------------------------------------------------------------------------
 
@@ -391,10 +381,12 @@ class ProviderContract:
 
     @pytest.mark.anyio
     async def test_too_old_cli_is_refused(self, play: Callable[..., Awaitable[Played]]) -> None:
+        minimum = self._provider().cls.info.min_cli_version
+        if minimum is None:
+            pytest.skip(f"{self.provider_name} declares no minimum CLI version")
         with pytest.raises(CliVersionUnsupportedError) as caught:
             await play("say", fault="too_old")
-        minimum = self._provider().cls.info.min_cli_version
-        assert minimum is None or minimum in str(caught.value)
+        assert minimum in str(caught.value)
 
     @pytest.mark.anyio
     async def test_cli_crash_mid_turn_is_reported(self, play: Callable[..., Awaitable[Played]]) -> None:

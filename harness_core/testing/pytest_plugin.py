@@ -9,6 +9,7 @@ real-CLI run green by skipping everything.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Generator
 from typing import Any
 
@@ -30,6 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get(REQUIRE_REAL_ENV) == "1":
+        config.pluginmanager.register(_RequireRealClis(), "harness-require-real-clis")
     config.addinivalue_line(
         "markers", "real_cli: needs a real pinned agent CLI (scripts/install-clis.sh installs them)"
     )
@@ -42,33 +45,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    contract_module = sys.modules.get("harness_core.testing.contract")
+    if contract_module is None:  # no test imported the contract suite: nothing to mark (stay inert)
+        return
+    contract = contract_module.ProviderContract
     only = config.getoption("--harness-provider", default=None)
-    contract = None
     for item in items:
         cls = getattr(item, "cls", None)
-        if cls is None:
-            continue
-        if contract is None:
-            from harness_core.testing.contract import ProviderContract
-
-            contract = ProviderContract
-        if not issubclass(cls, contract):
+        if cls is None or not issubclass(cls, contract):
             continue
         item.add_marker(pytest.mark.harness_contract)
         if only and getattr(cls, "provider_name", None) != only:
             item.add_marker(pytest.mark.skip(reason=f"--harness-provider={only}"))
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
-    outcome = yield
-    report = outcome.get_result()
-    if (
-        report.skipped
-        and os.environ.get(REQUIRE_REAL_ENV) == "1"
-        and item.get_closest_marker("real_cli") is not None
-        and not hasattr(report, "wasxfail")
-    ):
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        report.outcome = "failed"
-        report.longrepr = f"{REQUIRE_REAL_ENV}=1 but this real-CLI test was skipped: {reason}"
+class _RequireRealClis:
+    """Registered only when HARNESS_REQUIRE_REAL_CLIS=1: a skipped `real_cli` test is reported as failed."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
+        outcome = yield
+        report = outcome.get_result()
+        if report.skipped and item.get_closest_marker("real_cli") is not None and not hasattr(report, "wasxfail"):
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            report.outcome = "failed"
+            report.longrepr = f"{REQUIRE_REAL_ENV}=1 but this real-CLI test was skipped: {reason}"

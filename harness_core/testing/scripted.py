@@ -32,7 +32,7 @@ from harness_core.events import (
 )
 from harness_core.hookspecs import hookimpl
 from harness_core.provider import Provider, ProviderOptions, RunContext
-from harness_core.spec import AgentRunSpec, ApprovalPolicy
+from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
 from harness_core.testing.scenarios import (
     SCENARIOS,
     EditFile,
@@ -147,7 +147,7 @@ class ScriptedProvider(Provider):
             return decision
         if isinstance(step, RunCommand) and command_sleep(step.command):
             await anyio.sleep(command_sleep(step.command))  # simulate a long-running command
-        output = step.output if isinstance(step, RunCommand) else getattr(step, "content", "")
+        output = _apply(step, spec) if isinstance(step, (ReadFile, WriteFile, EditFile)) else step.output
         failed = isinstance(step, RunCommand) and step.exit_code != 0
         done = display.model_copy(update={
             "status": ToolStatus.FAILED if failed else ToolStatus.COMPLETED,
@@ -157,6 +157,24 @@ class ScriptedProvider(Provider):
         })
         await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, output=output, is_error=failed))
         return decision
+
+
+def _apply(step: ReadFile | WriteFile | EditFile, spec: AgentRunSpec) -> str:
+    """File steps really happen, inside the run's cwd only (so approvals and sandboxes can be checked)."""
+    root = spec.cwd.resolve()
+    target = (root / step.path).resolve()
+    if not target.is_relative_to(root):
+        raise ModelError(f"scripted step path {step.path!r} leaves the workspace {root}")
+    if isinstance(step, ReadFile):
+        return target.read_text() if target.exists() else step.content
+    if spec.sandbox is SandboxMode.READ_ONLY:
+        return "refused: the sandbox is read-only"
+    if isinstance(step, WriteFile):
+        target.write_text(step.content)
+        return step.content
+    if target.exists():
+        target.write_text(target.read_text().replace(step.old, step.new))
+    return ""
 
 
 def _classified(step: Fail) -> Exception:

@@ -12,7 +12,7 @@ import os
 import signal
 from pathlib import Path
 
-__all__ = ["MARK_PREFIX", "ProcEntry", "descendants", "kill_entries", "marked"]
+__all__ = ["MARK_PREFIX", "ProcEntry", "descendants", "kill_entries", "marked", "marked_any"]
 
 MARK_PREFIX = "HARNESS_PROC_"
 """Children get `HARNESS_PROC_<token>=1` in their environment; every descendant inherits it, so `marked`
@@ -105,4 +105,30 @@ def marked(token: str) -> list[ProcEntry]:
         info = _stat(int(name))
         if info is not None and info[2] not in ("Z", "X"):
             found.append((int(name), info[1]))
+    return found
+
+
+def marked_any() -> set[int]:
+    """Live processes carrying any Harness mark that this process does not carry itself (i.e. children of some
+    run, wherever they were reparented). For tests that check nothing was left running."""
+    if not _PROC.is_dir():
+        return set()
+    own = {f"{k}=1".encode() for k in os.environ if k.startswith(MARK_PREFIX)}
+    prefix = MARK_PREFIX.encode()
+    me = os.getpid()
+    found: set[int] = set()
+    for name in os.listdir(_PROC):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if prefix not in environ:
+            continue
+        marks = {entry for entry in environ.split(b"\0") if entry.startswith(prefix)}
+        info = _stat(int(name))
+        if marks - own and info is not None and info[2] not in ("Z", "X"):
+            found.add(int(name))
     return found
