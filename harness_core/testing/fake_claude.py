@@ -8,7 +8,8 @@ Run as `python -m harness_core.testing.fake_claude ARGS` (or through `write_fake
 - `--version` prints `2.1.328 (Claude Code)`, or `$HARNESS_FAKE_CLAUDE_VERSION`.
 - The scenario is named by the prompt (`SCENARIO:<name>`) or `$HARNESS_FAKE_CLAUDE_SCENARIO` (default `say`).
 - `--permission-prompt-tool stdio` makes tool steps ask with `can_use_tool` control requests (Bash always;
-  Write/Edit unless `--permission-mode acceptEdits`); `--disallowedTools` refuses tools; `--resume ID` keeps
+  Write/Edit unless `--permission-mode acceptEdits`); `--tools` sets the tools that exist (in `system/init`
+  too) and `--disallowedTools` refuses tools; `--resume ID` keeps
   the session id; the `interrupt` control request stops the turn like the real CLI.
 - `$HARNESS_FAKE_CLAUDE_CRASH=1`: write to stderr and exit 3 in the middle of the turn.
 Tool steps are simulated: a command running `sleep N` (alone or in a `;`/`&&` list, e.g. `echo waiting; sleep 30`,
@@ -58,6 +59,15 @@ _USAGE = {
     "cache_creation_input_tokens": 0,
     "cache_read_input_tokens": 0,
 }
+DEFAULT_TOOLS = (
+    "Task", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree", "ExitWorktree",
+    "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill",
+    "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "ToolSearch", "WebFetch", "WebSearch",
+    "Workflow", "Write",
+)  # fmt: skip
+"""`system/init.tools` of 2.1.328 without `--tools` (recorded, permission mode default)."""
+KNOWN_TOOLS = frozenset((*DEFAULT_TOOLS, "Glob", "Grep"))
+"""Built-in tools `--tools` can name (Glob and Grep exist only when named); other names are ignored."""
 _INTERRUPT = object()
 _SLEEP = re.compile(r"(?:^|[;&|]\s*)sleep (\d+(?:\.\d+)?)\b")
 _INIT_EXTRA: dict[str, Any] = {
@@ -106,6 +116,12 @@ class _Fake:
         self.mode = self._opt("--permission-mode") or "default"
         denied = self._opt("--disallowedTools") or ""
         self.denied = {t.strip() for t in denied.split(",") if t.strip()}
+        only = self._opt("--tools")
+        self.tools = (
+            list(DEFAULT_TOOLS)
+            if only is None or only == "default"
+            else sorted({t.strip() for t in only.split(",") if t.strip() in KNOWN_TOOLS})
+        )
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.responses: dict[str, dict[str, Any]] = {}
         self.interrupted = False
@@ -264,7 +280,7 @@ class _Fake:
                 "subtype": "init",
                 "cwd": self.cwd,
                 **self.base(),
-                "tools": ["Bash", "Edit", "Read", "Write"],
+                "tools": self.tools,
                 "mcp_servers": [],
                 "model": MODEL,
                 "permissionMode": self.mode,
@@ -444,17 +460,20 @@ class _Fake:
             "id": tool_id,
             "permission_decision": {"decision": "accept", "source": "config"},
         }
-        if name in self.denied:
+        if name in self.denied or name not in self.tools:
+            why = f"No such tool available: {name}"
+            if name not in self.tools:  # the real CLI's words when --tools left it out
+                why += f". {name} is disabled for this session, in subagents as well as here."
             self.user(
                 [
                     {
                         "type": "tool_result",
                         "tool_use_id": tool_id,
                         "is_error": True,
-                        "content": f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>",
+                        "content": f"<tool_use_error>Error: {why}</tool_use_error>",
                     }
                 ],
-                tool_use_result=f"Error: No such tool available: {name}",
+                tool_use_result=f"Error: {why}",
             )
             return None
         needs = name == "Bash" or (name in ("Write", "Edit") and self.mode != "acceptEdits")

@@ -4,14 +4,15 @@ Layer: provider (pure policy). Knows Claude Code's permission flags and tool nam
 processes or the stream-json protocol. No I/O: whether we run as root is passed in.
 
 sandbox              approval never                         approval on-request             approval untrusted
-read-only            default, deny writers + Bash           default + prompt, deny writers + Bash (both)
+read-only            default, --tools READ_ONLY_TOOLS       default + prompt, --tools READ_ONLY_TOOLS (both)
 workspace-write      acceptEdits, allow Bash                acceptEdits + prompt            default + prompt
 danger-full-access   bypassPermissions (IS_SANDBOX=1 root)  default + prompt                default + prompt
 
-"writers" = Write, Edit, MultiEdit, NotebookEdit. "prompt" = `--permission-prompt-tool stdio`: every
-permission question becomes a `can_use_tool` control request. Without a prompt tool, `claude -p` denies
-anything it would have asked about (a `permission_denied` line), so approval `never` can never hang.
-Bash is denied outright in read-only: a shell cannot be limited to reading.
+Read-only is an ALLOW-list (`--tools`, which sets the built-in tools that exist at all, sub-agents included):
+a deny-list goes stale with every release (2.1.328 added Monitor, which runs shell commands, and
+EnterWorktree, which writes). Every tool not in `READ_ONLY_TOOLS` is absent from `system/init.tools`.
+"prompt" = `--permission-prompt-tool stdio`: every permission question becomes a `can_use_tool` control
+request.
 """
 
 from __future__ import annotations
@@ -20,15 +21,37 @@ from dataclasses import dataclass, field
 
 from harness_core.spec import ApprovalPolicy, SandboxMode
 
-__all__ = ["WRITE_TOOLS", "PermissionPlan", "plan_permissions"]
+__all__ = ["READ_ONLY_TOOLS", "WRITE_TOOLS", "PermissionPlan", "plan_permissions"]
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+
+READ_ONLY_TOOLS = (
+    "Read",  # reads a file (or image/PDF); writes nothing
+    "Grep",  # ripgrep over files, read only
+    "Glob",  # lists paths matching a pattern
+    "WebFetch",  # HTTP GET of a URL into the context; no local effect
+    "WebSearch",  # a search query; no local effect
+    "ToolSearch",  # loads the schemas of deferred tools (WebFetch/WebSearch are deferred in 2.1.328); runs
+    # nothing itself and cannot reach a built-in tool that --tools left out
+    "TaskCreate",  # the session's own task (todo) list, kept in Claude Code's state dir, never the workspace;
+    "TaskGet",  # the equivalent of Codex's update_plan, which Codex allows in read-only
+    "TaskList",
+    "TaskUpdate",
+)
+"""Built-in tools offered under `read-only`. Left out on purpose (2.1.328): Bash and Monitor (run commands),
+Write Edit NotebookEdit (write), EnterWorktree ExitWorktree (create/remove git worktrees), CronCreate
+CronDelete CronList ScheduleWakeup (schedule later prompts, which then run with tools), Task SendMessage
+ListAgents Workflow (start or drive other agents), Skill (skills may run scripts), TaskStop (kills background
+tasks), ReportFindings (undocumented for `-p`; unreviewed). A tool added by a later release stays out until it is
+reviewed and listed here."""
 
 
 @dataclass(frozen=True)
 class PermissionPlan:
     mode: str
     prompt_tool: bool
+    tools: tuple[str, ...] | None = None
+    """`--tools`: the only built-in tools that exist (None: Claude Code's default set)."""
     allowed: tuple[str, ...] = ()
     disallowed: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
@@ -37,6 +60,8 @@ class PermissionPlan:
         args = ["--permission-mode", self.mode]
         if self.prompt_tool:
             args += ["--permission-prompt-tool", "stdio"]
+        if self.tools is not None:
+            args += ["--tools", ",".join(self.tools)]
         if self.allowed:
             args += ["--allowedTools", ",".join(self.allowed)]
         if self.disallowed:
@@ -56,10 +81,9 @@ def plan_permissions(
     """The permission flags for a run (see the module table)."""
     ask = approval is not ApprovalPolicy.NEVER
     extra_allowed: tuple[str, ...] = ()
-    extra_denied: tuple[str, ...] = ()
+    tools: tuple[str, ...] | None = None
     if sandbox is SandboxMode.READ_ONLY:
-        mode = "default"
-        extra_denied = (*WRITE_TOOLS, "Bash")
+        mode, tools = "default", READ_ONLY_TOOLS
     elif sandbox is SandboxMode.WORKSPACE_WRITE:
         if not ask:
             mode, extra_allowed = "acceptEdits", ("Bash",)
@@ -70,6 +94,6 @@ def plan_permissions(
     if mode_override:
         mode = mode_override
     env = {"IS_SANDBOX": "1"} if mode == "bypassPermissions" and is_root else {}
-    denied = tuple(dict.fromkeys((*extra_denied, *disallowed)))
+    denied = tuple(dict.fromkeys(disallowed))
     allow = tuple(t for t in dict.fromkeys((*extra_allowed, *allowed)) if t not in denied)
-    return PermissionPlan(mode=mode, prompt_tool=ask, allowed=allow, disallowed=denied, env=env)
+    return PermissionPlan(mode=mode, prompt_tool=ask, tools=tools, allowed=allow, disallowed=denied, env=env)

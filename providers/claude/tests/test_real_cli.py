@@ -7,6 +7,7 @@ which fails instead under HARNESS_REQUIRE_REAL_CLIS=1. asyncio only: trio is cov
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -18,9 +19,12 @@ from claude_helpers import CLAUDE, Outcome, children_of, needs_real_claude, run_
 from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec, ApprovalPolicy
+from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
 from harness_core.testing.backends.messages import MessagesBackend
 from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario
+
+from harness_claude.permissions import READ_ONLY_TOOLS
+from harness_claude.provider import ClaudeOptions, build_argv
 
 pytestmark = [*needs_real_claude, pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 TOUCH = Scenario("touch", (RunCommand("touch touched.txt"), Say("after permission")))
@@ -145,3 +149,33 @@ async def test_max_turns_says_which_option_to_raise(tmp_path: Path, host: Plugin
     err = out.result.error
     assert out.result.status.value == "failed" and err is not None and err.code == "model_error"
     assert "-o max_turns=N above 1" in err.message, err.message
+
+
+@pytest.mark.parametrize("approval", [ApprovalPolicy.NEVER, ApprovalPolicy.ON_REQUEST])
+async def test_read_only_offers_only_the_allow_list(
+    tmp_path: Path, host: PluginHost, approval: ApprovalPolicy
+) -> None:
+    """The command line the provider builds for read-only, run by the real CLI: `system/init.tools` may hold
+    nothing outside READ_ONLY_TOOLS (a new tool that runs commands or writes must not slip in)."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    scenario = Scenario("ro", (RunCommand("touch escaped.txt"), Say("done")))
+    with MessagesBackend(scenario, cwd=ws) as backend:
+        spec = AgentRunSpec(prompt="SCENARIO:ro", cwd=ws, sandbox=SandboxMode.READ_ONLY, approval=approval)
+        argv = build_argv(CLAUDE, spec, ClaudeOptions(setting_sources=""), is_root=os.geteuid() == 0)
+        user = {"type": "user", "message": {"role": "user", "content": spec.prompt}}
+        with anyio.fail_after(60):
+            proc = await anyio.run_process(
+                argv,
+                input=(json.dumps(user) + "\n").encode(),
+                cwd=ws,
+                env={**os.environ, **backend.claude_env(home)},
+                check=False,
+            )
+    lines = [json.loads(x) for x in proc.stdout.decode().splitlines() if x.startswith("{")]
+    init = next(m for m in lines if m.get("type") == "system" and m.get("subtype") == "init")
+    extra = sorted(set(init["tools"]) - set(READ_ONLY_TOOLS))
+    assert not extra, f"read-only offers tools outside the allow-list: {extra}"
+    assert "Read" in init["tools"]
+    assert not (ws / "escaped.txt").exists()

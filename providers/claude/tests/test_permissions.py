@@ -1,0 +1,40 @@
+"""The permission plan: sandbox and approval → Claude Code flags (pure; the real CLI check is in
+test_real_cli.py::test_read_only_offers_only_the_allow_list)."""
+
+from __future__ import annotations
+
+import pytest
+from harness_core.spec import ApprovalPolicy, SandboxMode
+
+from harness_claude.permissions import READ_ONLY_TOOLS, plan_permissions
+
+# system/init.tools of 2.1.328 (default permission mode): everything that runs commands, writes, schedules
+# or drives other agents must stay out of the read-only set
+RUNS_OR_WRITES = (
+    "Task", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree", "ExitWorktree",
+    "ListAgents", "Monitor", "NotebookEdit", "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill",
+    "TaskStop", "Workflow", "Write", "MultiEdit",
+)  # fmt: skip
+
+
+def _tools_flag(argv: list[str]) -> list[str] | None:
+    return argv[argv.index("--tools") + 1].split(",") if "--tools" in argv else None
+
+
+@pytest.mark.parametrize("approval", list(ApprovalPolicy))
+def test_read_only_is_an_allow_list(approval: ApprovalPolicy) -> None:
+    argv = plan_permissions(SandboxMode.READ_ONLY, approval, is_root=False).argv()
+    tools = _tools_flag(argv)
+    assert tools is not None, f"read-only must pass --tools (an allow-list): {argv}"
+    assert tools == list(READ_ONLY_TOOLS)
+    assert not set(tools) & set(RUNS_OR_WRITES)
+
+
+def test_user_lists_do_not_widen_read_only() -> None:
+    plan = plan_permissions(SandboxMode.READ_ONLY, ApprovalPolicy.NEVER, is_root=False, allowed=("Bash",))
+    assert _tools_flag(plan.argv()) == list(READ_ONLY_TOOLS)
+
+
+@pytest.mark.parametrize("sandbox", [SandboxMode.WORKSPACE_WRITE, SandboxMode.DANGER_FULL_ACCESS])
+def test_other_sandboxes_keep_the_default_tool_set(sandbox: SandboxMode) -> None:
+    assert _tools_flag(plan_permissions(sandbox, ApprovalPolicy.NEVER, is_root=False).argv()) is None
