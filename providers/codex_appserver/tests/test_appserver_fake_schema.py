@@ -22,8 +22,8 @@ from harness_core.testing.fake_codex_appserver import write_fake_codex
 
 jsonschema = pytest.importorskip("jsonschema")
 
-SHARED = Path("/work/shared/transcripts/codex")
 HERE = Path(__file__).parent
+TRANSCRIPTS = HERE / "transcripts"
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +86,8 @@ def _transcript_messages(path: Path) -> Iterator[tuple[dict[str, Any], dict[Any,
 
 @pytest.mark.real_cli
 def test_validator_accepts_real_transcripts(schema_dir: Path) -> None:
-    paths = [p for p in SHARED.glob("transcript-*.jsonl") if "exec" not in p.name]
-    paths += list((HERE / "transcripts").glob("*.jsonl"))
-    if not paths:
-        pytest.skip("no recorded transcripts")
+    paths = [*TRANSCRIPTS.glob("*.jsonl"), *(TRANSCRIPTS / "shared").glob("*.jsonl")]
+    assert paths, f"no recorded transcripts under {TRANSCRIPTS}"
     count = 0
     for path in paths:
         for msg, methods in _transcript_messages(path):

@@ -1,5 +1,8 @@
 """Golden tests: recorded app-server transcripts (shared ones and our own) → the exact events we map.
 
+Sources live in the repository: tests/transcripts/*.jsonl (ours, tests/record.py) and tests/transcripts/shared/
+(copies of the shared real-codex transcripts, so a fresh clone compares every golden). A golden without a
+source fails, and so does a source without a golden (it is written first, for review).
 Regenerate after an intended mapping change with `HARNESS_UPDATE_GOLDEN=1 pytest tests/test_appserver_golden.py`
 and review the diff of tests/golden/.
 """
@@ -15,11 +18,9 @@ import pytest
 from harness_codex_appserver.replay import conversations, load_transcript, replay
 
 HERE = Path(__file__).parent
-SHARED = Path(os.environ.get("HARNESS_SHARED_TRANSCRIPTS", "/work/shared/transcripts/codex"))
-SOURCES = sorted(
-    [p for p in SHARED.glob("transcript-*.jsonl") if "exec" not in p.name]
-    + list((HERE / "transcripts").glob("*.jsonl"))
-)
+TRANSCRIPTS = HERE / "transcripts"
+GOLDEN = HERE / "golden"
+SOURCES = sorted([*TRANSCRIPTS.glob("*.jsonl"), *(TRANSCRIPTS / "shared").glob("*.jsonl")])
 
 
 def _render(path: Path) -> list[dict[str, object]]:
@@ -47,7 +48,7 @@ def _render(path: Path) -> list[dict[str, object]]:
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_transcript_maps_to_golden_events(source: Path) -> None:
-    golden = HERE / "golden" / f"{source.stem}.json"
+    golden = GOLDEN / f"{source.stem}.json"
     actual = _render(source)
     if os.environ.get("HARNESS_UPDATE_GOLDEN") or not golden.exists():
         golden.write_text(json.dumps(actual, indent=1, ensure_ascii=False) + "\n")
@@ -57,4 +58,12 @@ def test_transcript_maps_to_golden_events(source: Path) -> None:
 
 
 def test_some_source_exists() -> None:
-    assert SOURCES, "no transcripts found: set HARNESS_SHARED_TRANSCRIPTS or record some (tests/record.py)"
+    assert SOURCES, f"no transcripts found under {TRANSCRIPTS} (record some with tests/record.py)"
+
+
+def test_every_golden_has_a_source() -> None:
+    """A golden whose transcript is missing would otherwise never be compared (silently)."""
+    stems = [p.stem for p in SOURCES]
+    assert len(stems) == len(set(stems)), f"two transcripts share a name: {sorted(stems)}"
+    orphans = sorted(g.name for g in GOLDEN.glob("*.json") if g.stem not in stems)
+    assert not orphans, f"golden files without a transcript in {TRANSCRIPTS}: {orphans}"
