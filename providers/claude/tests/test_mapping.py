@@ -1,6 +1,7 @@
 """Golden tests of the pure mapping: recorded real Claude Code transcripts → HarnessEvents.
 
 Regenerate the golden files after an intended mapping change with HARNESS_UPDATE_GOLDEN=1 and review the diff.
+A missing golden file is written and the test fails (review it and run again): it never passes unchecked.
 """
 
 from __future__ import annotations
@@ -46,15 +47,30 @@ def map_transcript(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return events, ends
 
 
+def check_golden(golden: Path, got: Any) -> None:
+    """Compare with the golden file; HARNESS_UPDATE_GOLDEN=1 rewrites it. A missing one is written, then fails."""
+    update = bool(os.environ.get("HARNESS_UPDATE_GOLDEN"))
+    if update or not golden.exists():
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+        if not update:
+            pytest.fail(f"wrote missing golden file {golden}; review it and run again")
+    assert got == json.loads(golden.read_text()), f"{golden}: rerun with HARNESS_UPDATE_GOLDEN=1 if intended"
+
+
 @pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_golden(path: Path) -> None:
     events, ends = map_transcript(path)
-    got = {"events": events, "results": ends}
-    golden = GOLDEN / path.parent.name / f"{path.stem}.json"
-    if os.environ.get("HARNESS_UPDATE_GOLDEN") or not golden.exists():
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
-    assert got == json.loads(golden.read_text())
+    check_golden(GOLDEN / path.parent.name / f"{path.stem}.json", {"events": events, "results": ends})
+
+
+def test_missing_golden_is_written_and_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_UPDATE_GOLDEN", raising=False)
+    golden = tmp_path / "sub" / "new.json"
+    with pytest.raises(pytest.fail.Exception, match="wrote missing golden"):
+        check_golden(golden, {"events": []})
+    assert json.loads(golden.read_text()) == {"events": []}
+    check_golden(golden, {"events": []})  # now it exists: compared, passes
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")

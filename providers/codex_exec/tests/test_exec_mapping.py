@@ -1,4 +1,8 @@
-"""Golden tests: recorded real `codex exec --json` transcripts → the events the mapping gives."""
+"""Golden tests: recorded real `codex exec --json` transcripts → the events the mapping gives.
+
+Regenerate the golden files (`transcripts/<name>.events.json`) after an intended mapping change with
+HARNESS_UPDATE_GOLDEN=1 and review the diff. A missing golden file is written and the test fails.
+"""
 
 from __future__ import annotations
 
@@ -25,15 +29,30 @@ def _dump(events: list[Any]) -> list[dict[str, Any]]:
     return [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in events]
 
 
+def check_golden(golden: Path, got: Any) -> None:
+    """Compare with the golden file; HARNESS_UPDATE_GOLDEN=1 rewrites it. A missing one is written, then fails."""
+    update = bool(os.environ.get("HARNESS_UPDATE_GOLDEN"))
+    if update or not golden.exists():
+        golden.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+        if not update:
+            pytest.fail(f"wrote missing golden file {golden}; review it and run again")
+    assert got == json.loads(golden.read_text()), f"{golden}: rerun with HARNESS_UPDATE_GOLDEN=1 if intended"
+
+
 @pytest.mark.parametrize("name", GOLDEN)
 def test_golden_events(name: str) -> None:
     ((_header, lines),) = load_cases(name)
     _, events = _map(lines, previous_total=Usage())
-    golden = TRANSCRIPTS / name.replace(".jsonl", ".events.json")
-    got = _dump(events)
-    if os.environ.get("UPDATE_GOLDEN") or not golden.exists():
-        golden.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
-    assert got == json.loads(golden.read_text()), f"{name}: rerun with UPDATE_GOLDEN=1 if the change is right"
+    check_golden(TRANSCRIPTS / name.replace(".jsonl", ".events.json"), _dump(events))
+
+
+def test_missing_golden_is_written_and_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_UPDATE_GOLDEN", raising=False)
+    golden = tmp_path / "new.events.json"
+    with pytest.raises(pytest.fail.Exception, match="wrote missing golden"):
+        check_golden(golden, [])
+    assert json.loads(golden.read_text()) == []
+    check_golden(golden, [])
 
 
 def _tools(events: list[Any]) -> list[tuple[str, str, str | None, str | None]]:
