@@ -85,6 +85,7 @@ class FakeAppServer:
         self.interrupt = threading.Event()
         self.next_request = 0
         self.waiting: dict[int, tuple[threading.Event, list[Any]]] = {}
+        self.resolve_after_turn: list[int] = []
         self.calls = 0
 
     # -- output --------------------------------------------------------------------------------------------
@@ -106,7 +107,8 @@ class FakeAppServer:
         self.send({"method": method, "id": rid, "params": params})
         while not done[0].wait(0.02):
             if self.interrupt.is_set():
-                self.notify("serverRequest/resolved", {"threadId": self.thread_id, "requestId": rid})
+                # real codex: `turn/completed` (interrupted) first, then `serverRequest/resolved`
+                self.resolve_after_turn.append(rid)
                 raise _Interrupted
         self.notify("serverRequest/resolved", {"threadId": self.thread_id, "requestId": rid})
         return done[1][0] if done[1] else None
@@ -265,6 +267,9 @@ class FakeAppServer:
             "turn/completed",
             {"threadId": ids["threadId"], "turn": self._turn(status, error=error, items=items)},
         )
+        for rid in self.resolve_after_turn:
+            self.notify("serverRequest/resolved", {"threadId": self.thread_id, "requestId": rid})
+        self.resolve_after_turn.clear()
         self.turn_id = None
 
     def play_step(self, step: object) -> Any:

@@ -124,12 +124,13 @@ class _Client:
         self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         return self.until(lambda m: m.get("id") == rid and "method" not in m)
 
-    def until(self, done: Any, decision: str = "accept") -> dict[str, Any]:
+    def until(self, done: Any, decision: str | None = "accept") -> dict[str, Any]:
+        """Read until `done(msg)`; answer approval requests with `decision` (None: leave them pending)."""
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
             msg = json.loads(raw)
             self.seen.append(msg)
-            if "method" in msg and "id" in msg:
+            if "method" in msg and "id" in msg and decision is not None:
                 self.send({"id": msg["id"], "result": {"decision": decision}})
             if done(msg):
                 return msg
@@ -177,6 +178,48 @@ def test_fake_messages_match_real_schema(
     for msg in client.seen:
         validate_server_message(schema_dir, msg, client.methods)
     assert len(client.seen) > 5
+
+
+def _order_after_request(msgs: list[dict[str, Any]]) -> list[str]:
+    """Methods of server notifications after the first server→client request (turn end and settlement)."""
+    start = next(i for i, m in enumerate(msgs) if "method" in m and "id" in m)
+    keep = ("turn/completed", "serverRequest/resolved")
+    return [m["method"] for m in msgs[start:] if m.get("method") in keep and "id" not in m]
+
+
+def test_interrupt_with_pending_approval_orders_like_real_codex(tmp_path: Path) -> None:
+    """Real codex 0.169.0 (transcripts/shared/transcript-approval-interrupt.jsonl, lines 23-24) completes the
+    interrupted turn first and only then resolves the pending approval request; the fake must too."""
+    real = [
+        json.loads(x)["msg"]
+        for x in (TRANSCRIPTS / "shared" / "transcript-approval-interrupt.jsonl").read_text().splitlines()
+        if x.strip() and json.loads(x).get("dir") == "in"
+    ]
+    expected = _order_after_request(real)
+    assert expected == ["turn/completed", "serverRequest/resolved"]
+    codex = write_fake_codex(tmp_path, "tools")
+    client = _Client(codex, tmp_path)
+    try:
+        client.request("initialize", {"clientInfo": {"name": "t", "version": "1"}})
+        client.send({"jsonrpc": "2.0", "method": "initialized"})
+        started = client.request(
+            "thread/start", {"cwd": str(tmp_path), "approvalPolicy": "untrusted", "sandbox": "workspace-write"}
+        )
+        thread_id = started["result"]["thread"]["id"]
+        turn = client.request("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "go"}]})
+        client.until(lambda m: "method" in m and "id" in m, decision=None)  # an approval, left unanswered
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 99,
+                "method": "turn/interrupt",
+                "params": {"threadId": thread_id, "turnId": turn["result"]["turn"]["id"]},
+            }
+        )
+        client.until(lambda m: m.get("method") == "serverRequest/resolved", decision=None)
+    finally:
+        client.close()
+    assert _order_after_request(client.seen) == expected
 
 
 def test_fake_runs_without_harness_on_path(tmp_path: Path) -> None:
