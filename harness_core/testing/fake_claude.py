@@ -461,9 +461,8 @@ class _Fake:
             "permission_decision": {"decision": "accept", "source": "config"},
         }
         if name in self.denied or name not in self.tools:
-            why = f"No such tool available: {name}"
-            if name not in self.tools:  # the real CLI's words when --tools left it out
-                why += f". {name} is disabled for this session, in subagents as well as here."
+            # 2.1.328's words for a tool left out by --tools or refused by --disallowedTools
+            why = f"No such tool available: {name}. {name} is disabled for this session, in subagents as well as here."
             self.user(
                 [
                     {

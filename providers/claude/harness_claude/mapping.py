@@ -40,6 +40,9 @@ OUTPUT_LIMIT = 16_000
 _IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response", "ui_invalidate"})
 _IGNORED_STREAM = frozenset({"message_start", "message_delta", "message_stop", "content_block_stop"})
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
+_POLICY_REFUSED = re.compile(r"No such tool available: (\S+)\. \1 is disabled for this session")
+"""2.1.328's answer to a tool left out by `--tools` or refused by `--disallowedTools`: declined by policy, not
+a failed run (a tool name the model made up gets "No such tool available: X" without the second sentence)."""
 
 
 @dataclass(frozen=True)
@@ -311,10 +314,12 @@ class ClaudeMapper:
         name = tool.name if tool else "tool"
         text = _text_of(block.get("content"))
         is_error = block.get("is_error") is True
-        decision = (
-            obj(meta.get("permission_decision"))
-        )
-        if decision.get("decision") == "reject" or meta.get("non_execution_kind") == "permission-rule":
+        decision = obj(meta.get("permission_decision"))
+        if (
+            decision.get("decision") == "reject"
+            or meta.get("non_execution_kind") == "permission-rule"
+            or (is_error and _POLICY_REFUSED.search(text))
+        ):
             status = ToolStatus.DECLINED
         else:
             status = ToolStatus.FAILED if is_error else ToolStatus.COMPLETED

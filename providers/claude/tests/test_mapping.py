@@ -168,6 +168,29 @@ def test_permission_denied_line_declines_once() -> None:
     assert mapper.feed(late).events == []
 
 
+def _tool_turn(name: str, error: str) -> list[Any]:
+    mapper = ClaudeMapper("/ws")
+    use = {"type": "tool_use", "id": "t1", "name": name, "input": {"command": "ls"}}
+    mapper.feed({"type": "assistant", "message": {"id": "m1", "content": [use]}})
+    block = {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": error}
+    return mapper.feed({"type": "user", "message": {"role": "user", "content": [block]}}).events
+
+
+def test_tool_refused_by_policy_is_declined() -> None:
+    # 2.1.328, --tools without Bash (and the same for --disallowedTools Bash), recorded
+    error = (
+        "<tool_use_error>Error: No such tool available: Bash. Bash is disabled for this session, in subagents "
+        "as well as here.</tool_use_error>"
+    )
+    (res,) = _tool_turn("Bash", error)
+    assert res.display.status is ToolStatus.DECLINED and res.is_error and res.display.exit_code is None
+
+
+def test_made_up_tool_is_failed() -> None:
+    (res,) = _tool_turn("Frob", "<tool_use_error>Error: No such tool available: Frob</tool_use_error>")
+    assert res.display.status is ToolStatus.FAILED
+
+
 def test_unknown_lines_are_kept_raw() -> None:
     mapper = ClaudeMapper()
     out = mapper.feed({"subtype": "x", "type": "brand_new", "session_id": "s"}).events

@@ -97,10 +97,10 @@ async def test_read_only_denies_writers(tmp_path: Path, fake_bin: Path, host: Pl
     out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:tools", sandbox=SandboxMode.READ_ONLY), host)
     statuses = {e.name: e.display.status for e in out.of("tool_result")}
     assert statuses == {
-        "Bash": ToolStatus.FAILED,
+        "Bash": ToolStatus.DECLINED,  # refused by policy (--tools), not a failure of the tool
         "Read": ToolStatus.COMPLETED,
-        "Edit": ToolStatus.FAILED,
-        "Write": ToolStatus.FAILED,
+        "Edit": ToolStatus.DECLINED,
+        "Write": ToolStatus.DECLINED,
     }
 
 
