@@ -7,9 +7,10 @@ cannot drift) and the scenario vocabulary; knows nothing of Harness providers or
 Run as `python -m harness_core.testing.fake_claude ARGS` (or through `write_fake_claude(dir)`):
 - `--version` prints `2.1.328 (Claude Code)`, or `$HARNESS_FAKE_CLAUDE_VERSION`.
 - The scenario is named by the prompt (`SCENARIO:<name>`) or `$HARNESS_FAKE_CLAUDE_SCENARIO` (default `say`).
-- `--permission-prompt-tool stdio` makes tool steps ask with `can_use_tool` control requests (Bash always;
-  Write/Edit unless `--permission-mode acceptEdits`); `--tools` sets the tools that exist (in `system/init`
-  too) and `--disallowedTools` refuses tools; `--resume ID` keeps
+- `--permission-prompt-tool stdio` makes tool steps ask with `can_use_tool` control requests (Bash unless in
+  `--allowedTools`; Write/Edit unless `--permission-mode acceptEdits`); without it, or with
+  `--permission-prompts none`, those steps are denied automatically (`system/permission_denied`). `--tools`
+  sets the tools that exist (in `system/init` too) and `--disallowedTools` refuses tools; `--resume ID` keeps
   the session id; the `interrupt` control request stops the turn like the real CLI.
 - `$HARNESS_FAKE_CLAUDE_CRASH=1`: write to stderr and exit 3 in the middle of the turn.
 Tool steps are simulated: a command running `sleep N` (alone or in a `;`/`&&` list, e.g. `echo waiting; sleep 30`,
@@ -112,7 +113,13 @@ class _Fake:
         self.args = argv
         self.session = self._opt("--resume") or str(uuid.uuid4())
         self.cwd = os.getcwd()
-        self.prompt_tool = self._opt("--permission-prompt-tool") == "stdio"
+        # `--permission-prompts none` wins over a prompt tool (2.1.328): nobody is asked, anything that
+        # would prompt is denied; without a prompt tool `claude -p` denies the same way
+        self.prompt_tool = (
+            self._opt("--permission-prompt-tool") == "stdio" and self._opt("--permission-prompts") != "none"
+        )
+        allowed = self._opt("--allowedTools") or ""
+        self.allowed = {t.strip() for t in allowed.split(",") if t.strip()}
         self.mode = self._opt("--permission-mode") or "default"
         denied = self._opt("--disallowedTools") or ""
         self.denied = {t.strip() for t in denied.split(",") if t.strip()}
@@ -475,8 +482,12 @@ class _Fake:
                 tool_use_result=f"Error: {why}",
             )
             return None
-        needs = name == "Bash" or (name in ("Write", "Edit") and self.mode != "acceptEdits")
-        if self.prompt_tool and needs and self.mode != "bypassPermissions":
+        needs = (name == "Bash" and name not in self.allowed) or (
+            name in ("Write", "Edit") and self.mode != "acceptEdits"
+        )
+        if needs and self.mode != "bypassPermissions" and not self.prompt_tool:
+            return self.denied_automatically(name, tool_id)
+        if needs and self.mode != "bypassPermissions":
             answer = self.ask(name, tool_input, tool_id)
             if answer is None:
                 return self.tool_interrupted(tool_id)
@@ -510,6 +521,38 @@ class _Fake:
             [{"tool_use_id": tool_id, "type": "tool_result", "content": content, "is_error": is_error}],
             tool_use_result=rich,
             tool_result_meta=[meta],
+        )
+        return None
+
+    def denied_automatically(self, name: str, tool_id: str) -> object:
+        """A permission nobody can answer (no prompt tool, or `--permission-prompts none`), as 2.1.328 says it."""
+        message = (
+            "Permission for this tool use was denied. It requires approval, and this session has no approval "
+            "surface — nobody can answer a permission prompt here — so it was denied automatically. The action "
+            f"was NOT performed; do not claim it succeeded, and do not retry it. What required approval: {name}."
+        )
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "permission_denied",
+                "tool_name": name,
+                "tool_use_id": tool_id,
+                "decision_reason_type": "asyncAgent",
+                "decision_reason": "no approval surface in this session; permission request denied automatically",
+                "message": message,
+                **self.base(),
+            }
+        )
+        self.user(
+            [{"type": "tool_result", "content": message, "is_error": True, "tool_use_id": tool_id}],
+            tool_use_result=f"Error: {message}",
+            tool_result_meta=[
+                {
+                    "id": tool_id,
+                    "non_execution_kind": "permission-rule",
+                    "permission_decision": {"decision": "reject", "source": "config", "reason_type": "asyncAgent"},
+                }
+            ],
         )
         return None
 

@@ -12,7 +12,8 @@ Read-only is an ALLOW-list (`--tools`, which sets the built-in tools that exist 
 a deny-list goes stale with every release (2.1.328 added Monitor, which runs shell commands, and
 EnterWorktree, which writes). Every tool not in `READ_ONLY_TOOLS` is absent from `system/init.tools`.
 "prompt" = `--permission-prompt-tool stdio`: every permission question becomes a `can_use_tool` control
-request.
+request. Approval `never` passes `--permission-prompts none` (2.1.328): anything that would prompt is denied
+automatically (a `system/permission_denied` line and a declined tool result), never a hang.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class PermissionPlan:
         args = ["--permission-mode", self.mode]
         if self.prompt_tool:
             args += ["--permission-prompt-tool", "stdio"]
+        else:
+            args += ["--permission-prompts", "none"]
         if self.tools is not None:
             args += ["--tools", ",".join(self.tools)]
         if self.allowed:

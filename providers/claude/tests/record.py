@@ -24,7 +24,7 @@ from harness_core.events import ApprovalDecision, HarnessEvent
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec, ApprovalPolicy
 from harness_core.testing.backends.messages import MessagesBackend
-from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario
+from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
 
 HERE = Path(__file__).parent
 OUT = HERE / "transcripts" / "recorded"
@@ -57,6 +57,11 @@ RECORDINGS: dict[str, Recording] = {
     "interrupt_stream": Recording(SCENARIOS["slow_text"], interrupt_on="text_delta"),
     "interrupt_tool": Recording(SCENARIOS["slow_command"], interrupt_on="tool_use"),
     "stall": Recording(SCENARIOS["stall"], options={"stream_idle_timeout_ms": 10_000}),
+    # approval never: a write that needs a permission is denied automatically (--permission-prompts none)
+    "never_denied": Recording(
+        Scenario("write_denied", (WriteFile("denied.txt", "x\n"), Say("could not write"))),
+        options={"permission_mode": "default"},
+    ),
 }
 
 

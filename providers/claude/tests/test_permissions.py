@@ -38,3 +38,16 @@ def test_user_lists_do_not_widen_read_only() -> None:
 @pytest.mark.parametrize("sandbox", [SandboxMode.WORKSPACE_WRITE, SandboxMode.DANGER_FULL_ACCESS])
 def test_other_sandboxes_keep_the_default_tool_set(sandbox: SandboxMode) -> None:
     assert _tools_flag(plan_permissions(sandbox, ApprovalPolicy.NEVER, is_root=False).argv()) is None
+
+
+@pytest.mark.parametrize("sandbox", list(SandboxMode))
+def test_approval_never_means_nobody_answers_prompts(sandbox: SandboxMode) -> None:
+    argv = plan_permissions(sandbox, ApprovalPolicy.NEVER, is_root=False).argv()
+    assert argv[argv.index("--permission-prompts") + 1] == "none"
+    assert "--permission-prompt-tool" not in argv
+
+
+@pytest.mark.parametrize("approval", [ApprovalPolicy.ON_REQUEST, ApprovalPolicy.UNTRUSTED])
+def test_approval_asks_through_the_prompt_tool(approval: ApprovalPolicy) -> None:
+    argv = plan_permissions(SandboxMode.WORKSPACE_WRITE, approval, is_root=False).argv()
+    assert "--permission-prompts" not in argv and argv[argv.index("--permission-prompt-tool") + 1] == "stdio"

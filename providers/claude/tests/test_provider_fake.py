@@ -133,3 +133,14 @@ async def test_bad_option_lists_valid_ones(tmp_path: Path, fake_bin: Path, host:
         spec = spec_for(tmp_path, fake_bin, "hi", options={"stream_idle_timeout_ms": 5})
         async with open_run(spec, "claude", host=host, run_log=False):
             pass
+
+
+async def test_approval_never_denies_what_would_prompt(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    """`--permission-prompts none`: a write the permission mode does not allow is denied, never asked."""
+    spec = spec_for(tmp_path, fake_bin, "SCENARIO:tools", options={"permission_mode": "default"})
+    asked: list[object] = []
+    out = await run_spec(spec, host, approver=lambda r: asked.append(r) or ApprovalDecision.APPROVE)
+    statuses = {e.name: e.display.status for e in out.of("tool_result")}
+    assert statuses["Write"] is ToolStatus.DECLINED and statuses["Edit"] is ToolStatus.DECLINED
+    assert statuses["Bash"] is ToolStatus.COMPLETED  # workspace-write + never allows Bash
+    assert not asked and not out.of("approval_requested") and out.result.status.value == "success"

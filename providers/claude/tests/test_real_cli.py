@@ -21,7 +21,7 @@ from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
 from harness_core.testing.backends.messages import MessagesBackend
-from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario
+from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
 
 from harness_claude.permissions import READ_ONLY_TOOLS
 from harness_claude.provider import ClaudeOptions, build_argv
@@ -84,6 +84,15 @@ async def test_approvals(tmp_path: Path, host: PluginHost, decision: ApprovalDec
     assert (ws / "touched.txt").exists() is (decision is ApprovalDecision.APPROVE)
     want = ToolStatus.COMPLETED if decision is ApprovalDecision.APPROVE else ToolStatus.DECLINED
     assert out.of("tool_result")[0].display.status is want and out.result.status.value == "success"
+
+
+async def test_approval_never_denies_automatically(tmp_path: Path, host: PluginHost) -> None:
+    """`--permission-prompts none`: a write mode `default` would ask about is denied, nobody is asked."""
+    scenario = Scenario("write_denied", (WriteFile("denied.txt", "x\n"), Say("could not write")))
+    out, ws = await play(tmp_path, host, scenario, options={"permission_mode": "default"})
+    assert [e.display.status for e in out.of("tool_result")] == [ToolStatus.DECLINED]
+    assert not out.of("approval_requested") and not (ws / "denied.txt").exists()
+    assert out.result.status.value == "success"
 
 
 @pytest.mark.parametrize(("name", "on"), [("slow_text", "text_delta"), ("slow_command", "tool_use")])
