@@ -285,7 +285,7 @@ class _Turn:
                         await self.ctx.emit(
                             ApprovalResolved(
                                 request_id=request_id,
-                                decision=ApprovalDecision.DENY,
+                                decision=ApprovalDecision.ABORT,  # as codex-appserver and the runner
                                 decided_by="runner",
                                 reason="the turn ended before a decision",
                             )

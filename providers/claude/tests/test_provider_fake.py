@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 from claude_helpers import run_spec
 from harness_core.clis import clear_probe_cache
@@ -144,3 +145,34 @@ async def test_approval_never_denies_what_would_prompt(tmp_path: Path, fake_bin:
     assert statuses["Write"] is ToolStatus.DECLINED and statuses["Edit"] is ToolStatus.DECLINED
     assert statuses["Bash"] is ToolStatus.COMPLETED  # workspace-write + never allows Bash
     assert not asked and not out.of("approval_requested") and out.result.status.value == "success"
+
+
+class _StubCtx:
+    """Just enough RunContext for `_Turn._approve`: an approval that never gets a decision."""
+
+    def __init__(self) -> None:
+        self.emitted: list[object] = []
+        self.asked = anyio.Event()
+
+    async def request_approval(self, _event: object) -> ApprovalDecision:
+        self.asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def emit(self, event: object) -> None:
+        self.emitted.append(event)
+
+
+async def test_abandoned_approval_is_settled_as_abort(tmp_path: Path) -> None:
+    """Like codex-appserver (and the runner): an approval the turn ended on is ABORT, decided by the runner."""
+    from harness_claude.provider import ClaudeOptions, _Turn
+
+    ctx = _StubCtx()
+    turn = _Turn(AgentRunSpec(prompt="p", cwd=tmp_path), ClaudeOptions(), ctx, None)  # type: ignore[arg-type]
+    request = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "t"}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(turn._approve, "r1", request)
+        await ctx.asked.wait()
+        tg.cancel_scope.cancel()
+    (resolved,) = ctx.emitted
+    assert resolved.decision is ApprovalDecision.ABORT and resolved.decided_by == "runner"  # type: ignore[attr-defined]
