@@ -17,12 +17,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from harness_core.provider import ProviderOptions
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["CodexExecOptions", "build_argv", "toml_string"]
+__all__ = ["CodexExecOptions", "build_argv", "config_pairs", "toml_string", "toml_value"]
 
 
 def _split_names(value: Any) -> Any:
@@ -35,13 +35,40 @@ class CodexExecOptions(ProviderOptions):
     """Options of the codex-exec provider (`-o KEY=VALUE`)."""
 
     codex_bin: str | None = Field(default=None, description="Path to the codex binary (default: PATH).")
-    config: dict[str, str] = Field(
+    config: dict[str, Any] = Field(
         default_factory=dict,
-        description="Extra `-c KEY=VALUE` overrides; VALUE is TOML (a bare word is taken as a string).",
+        description="Extra `-c KEY=VALUE` overrides (`-o config.KEY=V`, dotted keys nest); VALUE is TOML (a bare "
+        "word is taken as a string).",
     )
     enable: list[str] = Field(default_factory=list, description="Features to `--enable` (comma-separated).")
     disable: list[str] = Field(default_factory=list, description="Features to `--disable` (comma-separated).")
     codex_home: str | None = Field(default=None, description="CODEX_HOME for the run (sessions, config).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_dotted_config(cls, data: Any) -> Any:
+        """Accept `config.model=...` as a flat key too (as codex-appserver does)."""
+        if not isinstance(data, Mapping):
+            return data
+        folded: dict[str, Any] = {}
+        config = data.get("config") or {}
+        config = dict(config) if isinstance(config, Mapping) else config
+        for key, value in data.items():
+            if isinstance(key, str) and key.startswith("config.") and isinstance(config, dict):
+                config[key[len("config.") :]] = value
+            elif key != "config":
+                folded[key] = value
+        if config:
+            folded["config"] = config
+        return folded
+
+    @field_validator("config")
+    @classmethod
+    def _no_bad_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key in value:
+            if not key or key.strip() != key or "=" in key:
+                raise ValueError(f"bad config key {key!r}: use a dotted Codex config path such as `model`")
+        return value
 
     @field_validator("enable", "disable", mode="before")
     @classmethod
@@ -64,6 +91,42 @@ class CodexExecOptions(ProviderOptions):
         return value
 
 
+def toml_value(value: Any) -> str:
+    """A Python value as the TOML text Codex parses after `-c KEY=` (strings pass through: Codex falls back
+    to the literal string when the text is not TOML). Copied from harness_codex_appserver.options (the
+    providers do not import each other)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{k} = {_toml_item(v)}" for k, v in value.items())
+        return f"{{{inner}}}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_item(v) for v in value) + "]"
+    raise ValueError(f"cannot pass {value!r} as a Codex config value")
+
+
+def _toml_item(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else toml_value(value)
+
+
+def config_pairs(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """`-c` pairs for a config mapping: nested mappings become dotted keys (`-o config.tools.web_search=true`
+    arrives as `{"tools": {"web_search": "true"}}` and is passed as `-c tools.web_search=true`, so Codex parses
+    the leaf as TOML); other values through `toml_value`."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            pairs += config_pairs(value, f"{path}.")
+        else:
+            pairs.append((path, toml_value(value)))
+    return pairs
+
+
 def toml_string(text: str) -> str:
     """`text` as a TOML basic string. JSON escapes are TOML escapes as long as non-ASCII stays literal
     (TOML rejects the surrogate pairs `ensure_ascii` would write)."""
@@ -79,7 +142,7 @@ def build_argv(
         argv += ["-m", spec.model]
     if spec.system_prompt:
         argv += ["-c", f"developer_instructions={toml_string(spec.system_prompt)}"]
-    for key, value in {**extra_config, **options.config}.items():
+    for key, value in config_pairs({**extra_config, **options.config}):
         argv += ["-c", f"{key}={value}"]
     for feature in options.enable:
         argv += ["--enable", feature]

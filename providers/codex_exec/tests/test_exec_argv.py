@@ -63,3 +63,39 @@ def test_toml_string_is_toml() -> None:
 def test_bad_config_pair_is_rejected() -> None:
     with pytest.raises(ValidationError, match="KEY=VALUE"):
         CodexExecOptions(config=["novalue"])
+
+
+def _c_values(argv: list[str]) -> list[str]:
+    return [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
+
+
+def test_nested_config_from_the_command_line(tmp_path: Path) -> None:
+    """`-o config.tools.web_search=true` (nested by the CLI's option parser) is accepted, as by codex-appserver."""
+    from harness_core.cli_run import parse_option_pairs
+
+    raw = parse_option_pairs(
+        [
+            "config.tools.web_search=true",
+            "config.model_reasoning_effort=high",
+            "config.sandbox_workspace_write.network_access=false",
+        ]
+    )
+    argv = build_argv("codex", AgentRunSpec(prompt="p", cwd=tmp_path), CodexExecOptions.model_validate(raw))
+    assert _c_values(argv) == [
+        "tools.web_search=true",
+        "model_reasoning_effort=high",
+        "sandbox_workspace_write.network_access=false",
+    ]
+
+
+def test_config_values_of_other_types(tmp_path: Path) -> None:
+    options = CodexExecOptions.model_validate(
+        {"config.model": "gpt-5.5", "config": {"n": 3, "flag": True, "names": ["a", "b"]}}
+    )
+    argv = build_argv("codex", AgentRunSpec(prompt="p", cwd=tmp_path), options)
+    assert sorted(_c_values(argv)) == ["flag=true", "model=gpt-5.5", "n=3", 'names=["a", "b"]']
+
+
+def test_bad_config_key_is_rejected() -> None:
+    with pytest.raises(ValidationError, match="bad config key"):
+        CodexExecOptions(config={" model": "x"})
