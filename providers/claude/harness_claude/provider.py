@@ -43,7 +43,7 @@ from harness_claude.permissions import plan_permissions
 if TYPE_CHECKING:
     from harness_core.testing.scenarios import Scenario
 
-__all__ = ["ClaudeOptions", "ClaudeProvider", "build_argv", "build_env"]
+__all__ = ["ClaudeOptions", "ClaudeProvider", "build_argv", "build_env", "redacted_argv"]
 
 MIN_VERSION = "2.1.328"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code@2.1.328"
@@ -122,15 +122,39 @@ def build_argv(binary: str, spec: AgentRunSpec, opts: ClaudeOptions, *, is_root:
     return [*argv, *plan.argv(), *opts.extra_args]
 
 
+_SECRET_FLAGS = frozenset({"--settings", "--system-prompt", "--append-system-prompt", "--mcp-config"})
+"""Flags whose value may hold secrets or private text (settings JSON with keys, prompts): never logged. (`-c` is
+`--continue` in Claude Code and takes no value.)"""
+
+
+def redacted_argv(argv: list[str]) -> list[str]:
+    """`argv` for a log line: the value after each flag in `_SECRET_FLAGS` (or of `--flag=value`) redacted."""
+    out: list[str] = []
+    hide = False
+    for arg in argv:
+        flag, eq, _ = arg.partition("=")
+        if hide:
+            out.append("<redacted>")
+        elif eq and flag in _SECRET_FLAGS:
+            out.append(f"{flag}=<redacted>")
+        else:
+            out.append(arg)
+        hide = not hide and arg in _SECRET_FLAGS
+    return out
+
+
 def build_env(
     spec: AgentRunSpec, opts: ClaudeOptions, *, is_root: bool, base: dict[str, str]
 ) -> dict[str, str]:
+    """The child's environment: `base`, our defaults, `spec.env` (the caller's values beat our defaults, e.g.
+    their own CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS), options the caller set explicitly, and what the permission
+    plan needs (IS_SANDBOX)."""
     plan = plan_permissions(spec.sandbox, spec.approval, is_root=is_root, mode_override=opts.permission_mode)
-    env = {**base, **spec.env, **plan.env}
-    env["CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS"] = str(opts.stream_idle_timeout_ms)
+    idle = {"CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": str(opts.stream_idle_timeout_ms)}
+    explicit = idle if "stream_idle_timeout_ms" in opts.model_fields_set else {}
     if opts.max_retries is not None:
-        env["CLAUDE_CODE_MAX_RETRIES"] = str(opts.max_retries)
-    return env
+        explicit = {**explicit, "CLAUDE_CODE_MAX_RETRIES": str(opts.max_retries)}
+    return {**base, **idle, **spec.env, **explicit, **plan.env}
 
 
 def _line(obj: dict[str, Any]) -> str:
@@ -175,7 +199,7 @@ class ClaudeProvider(Provider):
         is_root = hasattr(os, "geteuid") and os.geteuid() == 0
         argv = build_argv(binary, spec, opts, is_root=is_root)
         env = build_env(spec, opts, is_root=is_root, base=dict(os.environ))
-        ctx.log.debug("claude_spawn", argv=argv)
+        ctx.log.debug("claude_spawn", argv=redacted_argv(argv))
         async with ChildProcess(argv, env=env, cwd=spec.cwd, on_line=ctx.record_wire) as child:
             return await _Turn(spec, opts, ctx, child).play()
 

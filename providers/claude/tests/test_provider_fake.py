@@ -176,3 +176,35 @@ async def test_abandoned_approval_is_settled_as_abort(tmp_path: Path) -> None:
         tg.cancel_scope.cancel()
     (resolved,) = ctx.emitted
     assert resolved.decision is ApprovalDecision.ABORT and resolved.decided_by == "runner"  # type: ignore[attr-defined]
+
+
+def test_argv_log_redacts_secrets_and_prompts(tmp_path: Path) -> None:
+    from harness_claude.provider import ClaudeOptions, build_argv, redacted_argv
+
+    secret = '{"env": {"ANTHROPIC_API_KEY": "sk-secret"}}'
+    spec = AgentRunSpec(prompt="p", cwd=tmp_path, system_prompt="private instructions")
+    opts = ClaudeOptions(extra_args=("--settings", secret, "--mcp-config=cfg-secret", "--verbose"))
+    shown = redacted_argv(build_argv("claude", spec, opts, is_root=False))
+    text = " ".join(shown)
+    assert "sk-secret" not in text and "private instructions" not in text and "cfg-secret" not in text
+    assert shown[shown.index("--settings") + 1] == "<redacted>" and "--mcp-config=<redacted>" in shown
+    assert shown[shown.index("--append-system-prompt") + 1] == "<redacted>"
+    assert "--permission-mode" in shown and shown[-1] == "--verbose"
+
+
+def test_spec_env_beats_default_idle_timeout(tmp_path: Path) -> None:
+    from harness_claude.provider import ClaudeOptions, build_env
+
+    spec = AgentRunSpec(prompt="p", cwd=tmp_path, env={"CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "90000"})
+    assert build_env(spec, ClaudeOptions(), is_root=False, base={})["CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS"] == "90000"
+    explicit = ClaudeOptions(stream_idle_timeout_ms=20_000)
+    assert build_env(spec, explicit, is_root=False, base={})["CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS"] == "20000"
+    assert build_env(AgentRunSpec(prompt="p", cwd=tmp_path), ClaudeOptions(), is_root=False, base={})[
+        "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS"
+    ] == "60000"
+
+
+def test_argv_log_keeps_continue_flag_neighbour(tmp_path: Path) -> None:
+    from harness_claude.provider import redacted_argv
+
+    assert redacted_argv(["claude", "-c", "--verbose"]) == ["claude", "-c", "--verbose"]

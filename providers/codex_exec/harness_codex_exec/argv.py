@@ -22,7 +22,7 @@ from pydantic import Field, field_validator, model_validator
 from harness_core.provider import ProviderOptions
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["CodexExecOptions", "build_argv", "config_pairs", "toml_string", "toml_value"]
+__all__ = ["CodexExecOptions", "build_argv", "config_pairs", "redacted_argv", "toml_string", "toml_value"]
 
 
 def _split_names(value: Any) -> Any:
@@ -153,3 +153,16 @@ def build_argv(
     else:
         argv += ["--", spec.prompt]
     return argv
+
+
+def redacted_argv(argv: list[str]) -> list[str]:
+    """`argv` for a log line: every `-c KEY=VALUE` keeps its key but not its value (values may hold the system
+    prompt or secrets), and the prompt (the last argument) is dropped."""
+    out: list[str] = []
+    for i, arg in enumerate(argv[:-1]):
+        if i and argv[i - 1] == "-c":
+            key, sep, _ = arg.partition("=")
+            out.append(f"{key}=<redacted>" if sep else "<redacted>")
+        else:
+            out.append(arg)
+    return out

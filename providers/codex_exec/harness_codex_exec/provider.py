@@ -20,7 +20,7 @@ import anyio
 import structlog
 
 from harness_codex_exec import __version__
-from harness_codex_exec.argv import CodexExecOptions, build_argv
+from harness_codex_exec.argv import CodexExecOptions, build_argv, redacted_argv
 from harness_codex_exec.mapping import ExecMapping
 from harness_codex_exec.sessions import codex_home, previous_total
 from harness_core.capabilities import Capability, ProviderInfo
@@ -98,7 +98,7 @@ class CodexExecProvider(Provider):
             resume_session=spec.resume_session,
             previous_total=previous,
         )
-        ctx.log.debug("codex_exec_spawn", argv=argv[:-1])
+        ctx.log.debug("codex_exec_spawn", argv=redacted_argv(argv))
         interrupted = False
         seen: set[ProcEntry] = set()
         async with ChildProcess(

@@ -99,3 +99,15 @@ def test_config_values_of_other_types(tmp_path: Path) -> None:
 def test_bad_config_key_is_rejected() -> None:
     with pytest.raises(ValidationError, match="bad config key"):
         CodexExecOptions(config={" model": "x"})
+
+
+def test_argv_log_redacts_config_values_and_prompt(tmp_path: Path) -> None:
+    from harness_codex_exec.argv import redacted_argv
+
+    spec = AgentRunSpec(prompt="the prompt", cwd=tmp_path, system_prompt="private instructions")
+    argv = build_argv("codex", spec, CodexExecOptions(config={"model_providers.x.api_key": "sk-secret"}))
+    shown = redacted_argv(argv)
+    text = " ".join(shown)
+    assert "private instructions" not in text and "sk-secret" not in text and "the prompt" not in text
+    assert "developer_instructions=<redacted>" in shown and "model_providers.x.api_key=<redacted>" in shown
+    assert shown[:4] == ["codex", "exec", "--json", "--skip-git-repo-check"]
