@@ -73,16 +73,33 @@ def test_missing_golden_is_written_and_fails(tmp_path: Path, monkeypatch: pytest
     check_golden(golden, {"events": []})  # now it exists: compared, passes
 
 
+def final_message_text(events: list[dict[str, Any]]) -> str:
+    """The text deltas of the turn's last assistant message (item ids are `<message id>:<block index>`)."""
+    first_result_at = next(i for i, e in enumerate(events) if e["type"] == "context_usage")
+    deltas = [e for e in events[:first_result_at] if e["type"] == "text_delta"]
+    if not deltas:
+        return ""
+    last = str(deltas[-1]["item_id"]).rsplit(":", 1)[0]
+    return "".join(e["text"] for e in deltas if str(e["item_id"]).rsplit(":", 1)[0] == last)
+
+
 @pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_streamed_text_is_never_repeated(path: Path) -> None:
-    """The deltas of a turn add up to the `result` text exactly (no block emitted twice)."""
+    """The deltas of the final message add up to the `result` text exactly: a block (or a piece of one, however
+    short) emitted twice, or lost, shows."""
     events, ends = map_transcript(path)
     if not ends or ends[0]["status"] != "success":
         return
-    first_result_at = next(i for i, e in enumerate(events) if e["type"] == "context_usage")
-    text = "".join(e["text"] for e in events[:first_result_at] if e["type"] == "text_delta")
-    assert text.endswith(ends[0]["final_text"])
-    assert len(text) <= 2 * len(ends[0]["final_text"]) + 200  # only earlier messages precede it
+    assert final_message_text(events) == ends[0]["final_text"]
+
+
+def test_repeated_short_text_is_caught() -> None:
+    events = [
+        {"type": "text_delta", "text": "ok", "item_id": "m1:0"},
+        {"type": "text_delta", "text": "ok", "item_id": "m1:0"},
+        {"type": "context_usage"},
+    ]
+    assert final_message_text(events) != "ok"
 
 
 def _events(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
