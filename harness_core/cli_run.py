@@ -35,6 +35,7 @@ from harness_core.store import read_events
 
 __all__ = ["RunRequest", "execute", "exit_status_for", "parse_option_pairs"]
 
+_HARD_STOP_FALLBACK = 20.0
 _TICK_LIVE = 0.1
 _TICK_PLAIN = 0.25
 
@@ -178,7 +179,11 @@ async def _watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: an
                 _say(renderer, "interrupting… (press Ctrl-C again to stop at once)")
             else:
                 _say(renderer, "stopping now")
-                hard_stop.cancel()
+                live.stop()  # the stream still ends with its `done`; the scope below is only a last resort
+                with anyio.move_on_after(_HARD_STOP_FALLBACK):
+                    await live.finished.wait()
+                if not live.finished.is_set():
+                    hard_stop.cancel()
                 return
 
 

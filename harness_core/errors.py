@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from harness_core.events import ErrorInfo
+from harness_core.redaction import scrub
 
 __all__ = [
     "AuthFailedError",
@@ -60,7 +61,7 @@ def exit_status_for_code(code: str) -> int:
     return EXIT_FAILED
 
 
-def _all_subclasses(cls: type) -> list[type[HarnessError]]:
+def _all_subclasses(cls: type[HarnessError]) -> list[type[HarnessError]]:
     found: list[type[HarnessError]] = []
     for sub in cls.__subclasses__():
         found.append(sub)
@@ -155,7 +156,7 @@ class ProcessExitedError(HarnessError):
     code = "process_exited"
 
     def __init__(self, message: str, *, exit_code: int | None, stderr_tail: str = "", **details: Any) -> None:
-        tail = stderr_tail.strip()
+        tail = scrub(stderr_tail.strip())
         full = message if not tail else f"{message}\n--- last stderr lines ---\n{truncate(tail, 2000)}"
         super().__init__(full, exit_code=exit_code, stderr_tail=tail or None, **details)
         self.exit_code = exit_code
@@ -169,7 +170,7 @@ class ProtocolError(HarnessError):
         quoted = None
         if line is not None:
             text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-            quoted = truncate(text, 300)
+            quoted = truncate(scrub(text), 300)
         super().__init__(message if quoted is None else f"{message}: {quoted}", line=quoted, **details)
 
 

@@ -35,7 +35,9 @@ from harness_core.errors import (
     HarnessError,
     IdleTimeoutError,
     InterruptedRunError,
+    InvalidSpecError,
     ProviderCrashedError,
+    SpawnFailedError,
     UnsupportedFeatureError,
 )
 from harness_core.events import (
@@ -59,7 +61,7 @@ from harness_core.events import (
 from harness_core.plugins import PluginHost, RegisteredProvider, get_host
 from harness_core.provider import CliInfo, Provider, ProviderOptions
 from harness_core.spec import AgentRunSpec
-from harness_core.store import LogWriter, log_path, new_run_id, redact, resolve_runs_dir, wire_path
+from harness_core.store import LogWriter, log_path, new_run_id, redact, resolve_runs_dir, scrub, wire_path
 
 __all__ = ["Approver", "LiveRun", "open_run", "run", "run_sync", "preflight"]
 
@@ -76,8 +78,12 @@ _NO_APPROVER = (
     "no approver decided: pass approver= to run(), answer interactively with `harness run --approval "
     "on-request` on a terminal, install a harness_approve plugin, or use --approval never"
 )
-_RUNNER_OWNED = frozenset({RunStarted, Done})
-_TRACKED = frozenset({ToolUse, ToolResult, SessionStarted, ContextUsage})
+_CHECKED = frozenset({RunStarted, Done, ApprovalResolved})
+_TRACKED = frozenset({ToolUse, ToolResult, SessionStarted, ContextUsage, ErrorEvent})
+_FINAL_SEND_DEADLINE = 5.0
+_HARD_STOP_DEADLINE = 15.0
+_PROBE_DEADLINE = 30.0
+_FLUSH_EVERY = 0.05
 _wall_clock = time.time
 _monotonic = time.monotonic
 
@@ -143,6 +149,11 @@ class _Context:
         self.session_id: str | None = None
         self.last_usage: Usage | None = None
         self.idle_fired = False
+        self.closing = False
+        self.waiting_for_consumer = 0
+        self.error_codes: set[str] = set()
+        self._resolved_approvals: set[str] = set()
+        self._known_secrets = tuple(v for v in spec.env.values() if len(v) >= 6)
         self.open_tools: dict[str, ToolUse] = {}
 
     # --- RunContext protocol -----------------------------------------------------------------------------
@@ -160,8 +171,9 @@ class _Context:
         return self._interrupt
 
     async def emit(self, event: HarnessEvent) -> None:
-        if type(event) in _RUNNER_OWNED:
-            self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
+        if event.seq != -1:  # the provider emitted this object before: stamp a copy, never the queued original
+            event = event.model_copy()
+        if type(event) in _CHECKED and not self._admit(event):
             return
         if not self._record(event):
             await self._deliver(event)
@@ -204,11 +216,14 @@ class _Context:
         return True
 
     async def _deliver(self, event: HarnessEvent) -> None:
-        """The slow path: an awaitable `on_event` callback, or waiting for room (backpressure)."""
+        """The slow path: an `on_event` callback, or waiting for room (backpressure)."""
         if self._on_event is not None:
-            outcome = self._on_event(event)
-            if inspect.isawaitable(outcome):
-                await outcome
+            try:
+                outcome = self._on_event(event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception:  # noqa: BLE001 - the caller's callback must not cost it the event, nor blame the provider
+                self._log.exception("on_event callback raised; ignored", type=event.type)
         if self._consumer_gone:
             self.flush()
             return
@@ -221,13 +236,25 @@ class _Context:
             self._consumer_gone = True
             return
         self.flush()  # about to wait for the consumer: the log must be current while we do
+        self.waiting_for_consumer += 1  # a slow consumer is not an idle agent: the watchdog waits meanwhile
         try:
-            await self._send.send(event)
+            if self.closing:  # the final events: a consumer that stopped reading must not hold the run open
+                with anyio.move_on_after(_FINAL_SEND_DEADLINE) as waited:
+                    await self._send.send(event)
+                if waited.cancelled_caught:
+                    self._consumer_gone = True
+            else:
+                await self._send.send(event)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._consumer_gone = True
+        finally:
+            self.waiting_for_consumer -= 1
+            self.last_event = _monotonic()
 
     def _track(self, event: HarnessEvent) -> None:
-        if isinstance(event, ToolUse):
+        if isinstance(event, ErrorEvent):
+            self.error_codes.add(event.error.code)
+        elif isinstance(event, ToolUse):
             self.open_tools[event.tool_id] = event
         elif isinstance(event, ToolResult):
             self.open_tools.pop(event.tool_id, None)
@@ -248,14 +275,37 @@ class _Context:
         try:
             await self.emit(request)
             self.flush()  # a human may take a while: the request must be in the log meanwhile
-            decision, by, reason = await self._decide(request)
+            try:
+                decision, by, reason = await self._decide(request)
+            except BaseException:  # cancelled (interrupt, the CLI withdrew it, the run ended): settle it anyway
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_FINAL_SEND_DEADLINE):
+                    await self.emit(ApprovalResolved(request_id=request.request_id, decision=ApprovalDecision.ABORT,
+                                                     decided_by="runner", reason="the run ended before a decision"))
+                raise
             await self.emit(
                 ApprovalResolved(request_id=request.request_id, decision=decision, decided_by=by, reason=reason)
             )
             return decision
         finally:
             self.pending_approvals -= 1
-            self.last_event = time.monotonic()
+            self.last_event = _monotonic()
+
+    def _admit(self, event: HarnessEvent) -> bool:
+        """The rare events a provider may not emit as they are (off the hot path)."""
+        if isinstance(event, (RunStarted, Done)):
+            self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
+            return False
+        if isinstance(event, ApprovalResolved):
+            return self.first_resolution(event)
+        return True
+
+    def first_resolution(self, event: ApprovalResolved) -> bool:
+        """Exactly one `approval_resolved` per request, whoever settles it first (callback, provider, runner)."""
+        if event.request_id in self._resolved_approvals:
+            self._log.debug("duplicate approval_resolved dropped", request_id=event.request_id)
+            return False
+        self._resolved_approvals.add(event.request_id)
+        return True
 
     async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, Any, str | None]:
         if self._approver is not None:
@@ -268,17 +318,17 @@ class _Context:
                 return ApprovalDecision.DENY, "callback", f"the approver raised {type(exc).__name__}: {exc}"
         try:
             hooked = self._host.pm.hook.harness_approve(request=request, spec=self._spec)
-        except Exception as exc:  # noqa: BLE001
-            self._log.exception("harness_approve plugin raised; denying")
-            return ApprovalDecision.DENY, "hook", f"a harness_approve plugin raised {type(exc).__name__}: {exc}"
-        if hooked is not None:
-            return ApprovalDecision(hooked), "hook", None
+            if hooked is not None:
+                return ApprovalDecision(hooked), "hook", None
+        except Exception as exc:  # noqa: BLE001 - a broken policy plugin denies; it is not the provider's fault
+            self._log.exception("harness_approve plugin failed; denying")
+            return ApprovalDecision.DENY, "hook", f"a harness_approve plugin failed: {type(exc).__name__}: {exc}"
         return ApprovalDecision.DENY, "default", _NO_APPROVER
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:
             return
-        raw = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        raw = scrub(line.decode("utf-8", "replace") if isinstance(line, bytes) else line, self._known_secrets)
         record = {"dir": direction, "t": round(time.time(), 6), "line": raw}
         self._wire.write_line(json.dumps(record, ensure_ascii=False).encode())
 
@@ -293,7 +343,6 @@ class LiveRun:
         self._grace = grace
         self._tg = tg
         self._hard_stop: anyio.CancelScope | None = None
-        self._stopped_hard = False
         self.run_id = ctx.run_id
         self.provider = provider
         self.log_path = log_file
@@ -325,11 +374,17 @@ class LiveRun:
         self._ctx.interrupt_requested.set()
         self._tg.start_soon(self._stop_after_grace)
 
+    def stop(self) -> None:
+        """Stop the run now, without the grace period (a second Ctrl-C). The child is shut down (bounded) and
+        the stream still ends with its `done`, status `interrupted`."""
+        self._ctx.interrupt_requested.set()
+        if not self.finished.is_set() and self._hard_stop is not None:
+            self._hard_stop.cancel()
+
     async def _stop_after_grace(self) -> None:
         with anyio.move_on_after(self._grace):
             await self.finished.wait()
         if not self.finished.is_set() and self._hard_stop is not None:
-            self._stopped_hard = True
             self._hard_stop.cancel()
 
     async def wait(self) -> HarnessResult:
@@ -364,14 +419,14 @@ async def open_run(
     _quiet_logging_unless_configured()
     host = host or get_host()
     registered, instance, options = preflight(spec, provider, host)
-    cli = await instance.probe(options)
+    cli = await _probe(instance, options, registered.name)
     rid = run_id or new_run_id()
     writer = wire = None
     directory = resolve_runs_dir(runs_dir)
     if run_log:
-        writer = LogWriter(log_path(directory, rid))
+        writer = _open_log(log_path(directory, rid))
         if record_wire:
-            wire = LogWriter(wire_path(directory, rid))
+            wire = _open_log(wire_path(directory, rid))
     send, receive = anyio.create_memory_object_stream[HarnessEvent](buffer)
     ctx = _Context(run_id=rid, spec=spec, provider_name=registered.name, host=host, send=send, writer=writer,
                    wire=wire, approver=approver, on_event=on_event)
@@ -383,15 +438,58 @@ async def open_run(
             try:
                 yield live
             finally:
-                receive.close()  # the consumer is gone: events still go to the log
+                receive.close()  # the consumer is gone (or cancelled): events still go to the log
                 if not live.finished.is_set():
-                    live.interrupt()
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(interrupt_grace + 5):
-                        await live.finished.wait()
+                    # Interrupt, wait the grace period, then stop hard — here, shielded, because the caller's
+                    # scope may be the one being cancelled (the provider is shielded from it in `_drive`).
+                    ctx.interrupt_requested.set()
+                    with anyio.CancelScope(shield=True):
+                        with anyio.move_on_after(interrupt_grace):
+                            await live.finished.wait()
+                        if not live.finished.is_set() and live._hard_stop is not None:
+                            live._hard_stop.cancel()
+                        with anyio.move_on_after(_HARD_STOP_DEADLINE):
+                            await live.finished.wait()
     finally:
         for w in (writer, wire):
             if w is not None:
                 w.close()
+
+
+async def _probe(instance: Provider, options: ProviderOptions, name: str) -> CliInfo:
+    """The provider's probe, under a deadline; anything but a `HarnessError` is the provider's bug."""
+    try:
+        with anyio.fail_after(_PROBE_DEADLINE):
+            return await instance.probe(options)
+    except HarnessError:
+        raise
+    except TimeoutError:
+        raise SpawnFailedError(
+            f"provider {name!r} took more than {_PROBE_DEADLINE:g} s to check its CLI; run its `--version` by hand "
+            "to see why (a first run may be installing something)", provider=name) from None
+    except Exception as exc:
+        raise ProviderCrashedError(
+            f"provider {name!r} failed while checking its CLI: {type(exc).__name__}: {exc}. This is a bug in the "
+            "provider; `harness doctor` shows the details", provider=name) from exc
+
+
+def _open_log(path: Path) -> LogWriter:
+    try:
+        return LogWriter(path)
+    except FileExistsError:
+        raise InvalidSpecError(f"a run log for run id {path.stem!r} already exists in {path.parent}; "
+                               "pass a new run id (or none)") from None
+    except OSError as exc:
+        raise InvalidSpecError(
+            f"cannot write run logs in {path.parent}: {exc.strerror or exc}; pass --runs-dir DIR or set "
+            "HARNESS_RUNS_DIR to a writable directory") from None
+
+
+async def _flusher(ctx: _Context) -> None:
+    """Buffered log lines reach the disk within `_FLUSH_EVERY` seconds even while the stream never pauses."""
+    while True:
+        await anyio.sleep(_FLUSH_EVERY)
+        ctx.flush()
 
 
 def _quiet_logging_unless_configured() -> None:
@@ -422,9 +520,12 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
             capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
             spec=_redacted_spec(spec, __version__),
         ))
-        with anyio.CancelScope() as scope:
+        # Shielded from the caller's cancellation: `open_run` turns that into interrupt → grace → hard stop, which
+        # cancels `scope` (a shield stops outer cancellation, not the cancelling of scopes inside it).
+        with anyio.CancelScope(shield=True), anyio.CancelScope() as scope:
             live._hard_stop = scope
             async with anyio.create_task_group() as inner:
+                inner.start_soon(_flusher, ctx)
                 if spec.idle_timeout is not None:
                     inner.start_soon(_watchdog, ctx, spec.idle_timeout, scope)
                 try:
@@ -450,6 +551,7 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
                 error = InterruptedRunError("the run was interrupted and stopped").to_info()
     finally:
         with anyio.CancelScope(shield=True):
+            ctx.closing = True
             result = _final_result(ctx, provider_result, error, idle_fired, started, registered.name)
             for use in list(ctx.open_tools.values()):  # every tool_use gets its tool_result, even when cut short
                 display = use.display.model_copy(update={
@@ -457,8 +559,8 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
                     "summary": f"the run ended ({result.status.value}) before it finished",
                 })
                 await _emit_quietly(ctx, ToolResult(tool_id=use.tool_id, name=use.name, display=display, is_error=True))
-            if error is not None and (provider_result is None or provider_result.error is None):
-                await _emit_quietly(ctx, ErrorEvent(error=error))
+            if result.error is not None and result.error.code not in ctx.error_codes:
+                await _emit_quietly(ctx, ErrorEvent(error=result.error))  # a failure always shows as an event
             await _emit_quietly(ctx, Done(result=result))
             ctx.flush()
             live.result = result
@@ -516,8 +618,9 @@ def _final_result(ctx: _Context, provider_result: HarnessResult | None, error: E
 
 async def _watchdog(ctx: _Context, idle_seconds: float, scope: anyio.CancelScope) -> None:
     while True:
-        if ctx.pending_approvals:
-            await anyio.sleep(idle_seconds)  # a human may take their time; the clock restarts after
+        if ctx.pending_approvals or ctx.waiting_for_consumer:
+            # A human deciding, or a consumer behind: the agent is not idle. The clock restarts after.
+            await anyio.sleep(idle_seconds)
             continue
         remaining = ctx.last_event + idle_seconds - time.monotonic()
         if remaining <= 0:

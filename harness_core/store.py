@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from harness_core.errors import InvalidSpecError
 from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
+from harness_core.redaction import REDACTED, scrub
 
 __all__ = [
     "ENV_RUNS_DIR",
@@ -46,12 +47,6 @@ _SECRET_NAME = re.compile(
 )
 _ALL_SECRET_TABLES = frozenset({"env", "environment", "headers", "http_headers", "env_vars"})
 _SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|passw|auth|bearer)[\w-]*$", re.IGNORECASE)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
-_SECRET_TEXT = re.compile(
-    r"(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|xox[abprs]-[A-Za-z0-9-]{8,}"
-    r"|AKIA[0-9A-Z]{16}|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,})"
-)
-REDACTED = "***"
 
 
 def resolve_runs_dir(explicit: str | Path | None = None, env: dict[str, str] | None = None) -> Path:
@@ -182,15 +177,6 @@ def _redact_all(value: Any) -> Any:
     if isinstance(value, list):
         return [_redact_all(v) for v in value]
     return REDACTED
-
-
-def scrub(text: str, known: tuple[str, ...] = ()) -> str:
-    """`text` with credential-looking substrings, URL user-info and the `known` secret values replaced."""
-    for secret in known:
-        if len(secret) >= 6 and secret in text:
-            text = text.replace(secret, REDACTED)
-    text = _URL_USERINFO.sub(lambda m: m.group("scheme") + REDACTED + "@", text)
-    return _SECRET_TEXT.sub(REDACTED, text)
 
 
 def read_events(path: Path) -> Iterator[HarnessEvent]:

@@ -10,7 +10,7 @@ import anyio.lowlevel
 import pytest
 
 import harness_core.testing.scripted as scripted
-from harness_core.capabilities import ProviderInfo
+from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import (
     InvalidSpecError,
     ProviderNotFoundError,
@@ -42,10 +42,11 @@ def spec_for(scenario: str, **fields: Any) -> AgentRunSpec:
     return AgentRunSpec(prompt="do the task", provider_options=options, **fields)
 
 
-async def collect(spec: AgentRunSpec, host: PluginHost, runs_dir: Path, **kw: Any) -> tuple[list[HarnessEvent], Any]:
+async def collect(spec: AgentRunSpec, host: PluginHost, runs_dir: Path, provider: str | None = None,
+                  **kw: Any) -> tuple[list[HarnessEvent], Any]:
     events: list[HarnessEvent] = []
     with anyio.fail_after(20):
-        async with open_run(spec, "scripted", host=host, runs_dir=runs_dir, **kw) as live:
+        async with open_run(spec, provider or next(iter(host.providers)), host=host, runs_dir=runs_dir, **kw) as live:
             async for event in live:
                 events.append(event)
     return events, live
@@ -133,7 +134,9 @@ async def test_consumer_leaving_early_still_completes_the_log(host: PluginHost, 
     assert [e.seq for e in logged] == list(range(len(logged)))
 
 
-async def test_cancelled_caller_still_gets_a_done_in_the_log(host: PluginHost, runs_dir: Path) -> None:
+async def test_a_cancelled_caller_interrupts_the_provider_before_stopping_it(host: PluginHost,
+                                                                            runs_dir: Path) -> None:
+    """Cancelling the caller's scope is an interrupt first: the provider gets its chance to end cleanly."""
     with anyio.move_on_after(0.3):
         async with open_run(spec_for("slow_text"), "scripted", host=host, runs_dir=runs_dir) as live:
             async for _ in live:
@@ -141,6 +144,7 @@ async def test_cancelled_caller_still_gets_a_done_in_the_log(host: PluginHost, r
     logged = list(read_events(live.log_path))
     assert isinstance(logged[-1], Done)
     assert logged[-1].result.status is RunStatus.INTERRUPTED
+    assert logged[-1].result.error is None  # the scripted provider saw the interrupt and stopped cleanly
 
 
 @pytest.mark.parametrize(
@@ -329,3 +333,144 @@ async def test_a_tool_cut_short_still_gets_its_result(host: PluginHost, runs_dir
     assert len(results) == 1 and results[0].display.status is ToolStatus.FAILED
     assert "interrupted" in (results[0].display.summary or "")
     assert events.index(results[0]) < len(events) - 1
+
+
+def _provider(name: str, body: Any) -> PluginHost:
+    """A one-off provider whose `run` is `body(spec, ctx)`."""
+
+    class OneOff(scripted.ScriptedProvider):
+        info: ClassVar[ProviderInfo] = ProviderInfo(name=name, version="1", capabilities=frozenset(Capability))
+
+        async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+            return await body(spec, ctx)
+
+    class Plugin:
+        @hookimpl
+        def harness_register_providers(self, register: Any) -> None:
+            register(OneOff)
+
+    return PluginHost.create(entry_points=False, plugins=[(name, Plugin())])
+
+
+async def test_a_raising_on_event_callback_costs_nothing(host: PluginHost, runs_dir: Path) -> None:
+    def on_event(event: HarnessEvent) -> None:
+        raise RuntimeError("callback bug")
+
+    events, live = await collect(spec_for("tools"), host, runs_dir, on_event=on_event)
+    assert_invariants(events, live.log_path)
+    assert live.result.status is RunStatus.SUCCESS
+
+
+async def test_a_slow_consumer_is_not_an_idle_agent(runs_dir: Path) -> None:
+    from harness_core.events import HarnessResult, TextDelta
+
+    async def chatty(spec: AgentRunSpec, ctx: RunContext) -> Any:
+        for i in range(6):
+            await ctx.emit(TextDelta(text=str(i)))
+        return HarnessResult(status=RunStatus.SUCCESS)
+
+    host = _provider("chatty", chatty)
+    spec = AgentRunSpec(prompt="x", idle_timeout=0.2)
+    with anyio.fail_after(10):
+        async with open_run(spec, "chatty", host=host, runs_dir=runs_dir, buffer=1) as live:
+            async for _ in live:
+                await anyio.sleep(0.3)  # slower than the idle timeout, on every event
+    assert live.result.status is RunStatus.SUCCESS, live.result.error
+
+
+async def test_the_log_is_on_disk_while_the_stream_never_pauses(runs_dir: Path) -> None:
+    from harness_core.events import HarnessResult, TextDelta
+
+    release = anyio.Event()
+
+    async def burst_then_wait(spec: AgentRunSpec, ctx: RunContext) -> Any:
+        for i in range(3):
+            await ctx.emit(TextDelta(text=str(i)))
+        await release.wait()
+        return HarnessResult(status=RunStatus.SUCCESS)
+
+    host = _provider("bursty", burst_then_wait)
+    with anyio.fail_after(10):
+        async with open_run(AgentRunSpec(prompt="x"), "bursty", host=host, runs_dir=runs_dir) as live:
+            # the consumer does not read at all: only the periodic flush can put the lines on disk
+            lines = 0
+            while lines < 4:
+                await anyio.sleep(0.02)
+                lines = live.log_path.read_bytes().count(b"\n")
+            release.set()
+            await live.wait()
+
+
+async def test_a_cancelled_approval_is_settled_exactly_once(runs_dir: Path) -> None:
+    from harness_core.events import HarnessResult, HarnessToolDetails
+
+    async def asks_then_gives_up(spec: AgentRunSpec, ctx: RunContext) -> Any:
+        request = ApprovalRequested(request_id="0", display=HarnessToolDetails(title="Running command"))
+        with anyio.move_on_after(0.1):
+            await ctx.request_approval(request)
+        return HarnessResult(status=RunStatus.INTERRUPTED)
+
+    async def never_answers(request: ApprovalRequested) -> ApprovalDecision:
+        await anyio.sleep(60)
+        return ApprovalDecision.APPROVE
+
+    host = _provider("asker", asks_then_gives_up)
+    spec = AgentRunSpec(prompt="x", approval="on-request")
+    events, _ = await collect(spec, host, runs_dir, approver=never_answers)
+    resolved = [e for e in events if e.type == "approval_resolved"]
+    assert [(r.decision, r.decided_by) for r in resolved] == [(ApprovalDecision.ABORT, "runner")]
+
+
+async def test_a_failed_result_always_shows_an_error_event(runs_dir: Path) -> None:
+    from harness_core.events import ErrorInfo, HarnessResult
+
+    async def fails_quietly(spec: AgentRunSpec, ctx: RunContext) -> Any:
+        return HarnessResult(status=RunStatus.FAILED, error=ErrorInfo(code="model_error", message="boom"))
+
+    events, _ = await collect(AgentRunSpec(prompt="x"), _provider("quiet", fails_quietly), runs_dir)
+    assert [e.error.code for e in events if e.type == "error"] == ["model_error"]
+    assert events[-1].type == "done"
+
+
+async def test_reemitting_one_event_object_keeps_stream_and_log_identical(runs_dir: Path) -> None:
+    from harness_core.events import HarnessResult, TextDelta
+
+    newline = TextDelta(text="\n")
+
+    async def reuses(spec: AgentRunSpec, ctx: RunContext) -> Any:
+        for _ in range(3):
+            await ctx.emit(newline)
+        return HarnessResult(status=RunStatus.SUCCESS)
+
+    events, live = await collect(AgentRunSpec(prompt="x"), _provider("reuser", reuses), runs_dir)
+    assert_invariants(events, live.log_path)
+
+
+async def test_a_policy_plugin_returning_nonsense_denies(runs_dir: Path) -> None:
+    class Broken:
+        @hookimpl
+        def harness_approve(self, request: ApprovalRequested, spec: AgentRunSpec) -> Any:
+            return True
+
+    host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("broken", Broken())])
+    events, live = await collect(spec_for("tools", approval="untrusted"), host, runs_dir)
+    assert live.result.status is RunStatus.SUCCESS
+    resolved = [e for e in events if e.type == "approval_resolved"]
+    assert resolved and all(r.decision is ApprovalDecision.DENY and "plugin failed" in r.reason for r in resolved)
+
+
+async def test_an_unwritable_runs_dir_is_a_clear_error(host: PluginHost, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(InvalidSpecError, match="cannot write run logs"):
+        await run(spec_for("say"), "scripted", host=host, runs_dir=blocker / "runs")
+
+
+async def test_stop_ends_the_run_at_once(host: PluginHost, runs_dir: Path) -> None:
+    spec = spec_for("slow_text", options={"ignore_interrupt": True})
+    with anyio.fail_after(5):
+        async with open_run(spec, "scripted", host=host, runs_dir=runs_dir, interrupt_grace=30) as live:
+            async for event in live:
+                if event.type == "text_delta":
+                    live.stop()
+    assert live.result.status is RunStatus.INTERRUPTED

@@ -129,7 +129,8 @@ class ScriptedProvider(Provider):
         await ctx.emit(ContextUsage(usage=usage, context_window=200_000))
         return HarnessResult(status=RunStatus.SUCCESS, final_text=final_text, session_id=session, usage=usage)
 
-    async def _tool(self, step: Step, index: int, spec: AgentRunSpec, ctx: RunContext) -> ApprovalDecision:
+    async def _tool(self, step: RunCommand | ReadFile | WriteFile | EditFile, index: int, spec: AgentRunSpec,
+                    ctx: RunContext) -> ApprovalDecision:
         name, display = tool_details(step)
         tool_id = f"call_{index}"
         await ctx.emit(ToolUse(tool_id=tool_id, name=name, display=display))
@@ -147,7 +148,7 @@ class ScriptedProvider(Provider):
             return decision
         if isinstance(step, RunCommand) and command_sleep(step.command):
             await anyio.sleep(command_sleep(step.command))  # simulate a long-running command
-        output = _apply(step, spec) if isinstance(step, (ReadFile, WriteFile, EditFile)) else step.output
+        output = step.output if isinstance(step, RunCommand) else _apply(step, spec)
         failed = isinstance(step, RunCommand) and step.exit_code != 0
         done = display.model_copy(update={
             "status": ToolStatus.FAILED if failed else ToolStatus.COMPLETED,
