@@ -38,6 +38,7 @@ from harness_core.testing.scenarios import (
     TakeLong,
     Think,
     WriteFile,
+    apply_file_step,
     command_sleep,
 )
 
@@ -173,7 +174,7 @@ def _play(scenario: Scenario, cwd: str, items: _Items) -> str | None:
             )
         elif isinstance(step, (RunCommand, ReadFile)):
             command = step.command if isinstance(step, RunCommand) else f"cat {shlex.quote(step.path)}"
-            output = step.output if isinstance(step, RunCommand) else step.content
+            output = step.output if isinstance(step, RunCommand) else apply_file_step(step, cwd)
             code = step.exit_code if isinstance(step, RunCommand) else 0
             item_id = items.next_id()
             _emit({"type": "item.started", "item": _command_item(item_id, command, "", None)})
@@ -181,6 +182,7 @@ def _play(scenario: Scenario, cwd: str, items: _Items) -> str | None:
                 time.sleep(command_sleep(command))
             _emit({"type": "item.completed", "item": _command_item(item_id, command, output, code)})
         elif isinstance(step, (WriteFile, EditFile)):
+            apply_file_step(step, cwd)
             change = {
                 "path": os.path.join(cwd, step.path),
                 "kind": "add" if isinstance(step, WriteFile) else "update",

@@ -5,16 +5,18 @@ steps into its own protocol (Codex: `exec_command`/`apply_patch`; Claude: Bash/R
 is one model response: the model says or thinks something, or calls one tool, or the API fails or stalls.
 Tool steps are executed for real by real CLIs; fakes simulate them and report `output`.
 
-Pure data: importing this module starts nothing.
+Pure data (plus `apply_file_step`, which fakes use to make file steps real): importing it starts nothing.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Union
 
 __all__ = [
+    "apply_file_step",
     "command_sleep",
     "EditFile",
     "Expected",
@@ -112,6 +114,25 @@ _SLEEP = re.compile(r"(?:^|[;&|]\s*)sleep\s+(\d+(?:\.\d+)?)\s*(?:$|[;&|])")
 def command_sleep(command: str) -> float:
     """Seconds a fake should spend "running" `command`: the sum of its `sleep N` parts (`echo x; sleep 30`)."""
     return sum(float(m) for m in _SLEEP.findall(command.strip()))
+
+
+def apply_file_step(step: ReadFile | WriteFile | EditFile, cwd: str | Path, *, read_only: bool = False) -> str:
+    """Do a file step for real inside `cwd` (fakes and the scripted provider use it, so approvals and sandboxes
+    have visible effects) and return its output. A path leaving `cwd` raises `ValueError`."""
+    root = Path(cwd).resolve()
+    target = (root / step.path).resolve()
+    if not target.is_relative_to(root):
+        raise ValueError(f"scenario path {step.path!r} leaves the workspace {root}")
+    if isinstance(step, ReadFile):
+        return target.read_text() if target.exists() else step.content
+    if read_only:
+        return "refused: the sandbox is read-only"
+    if isinstance(step, WriteFile):
+        target.write_text(step.content)
+        return step.content
+    if target.exists():
+        target.write_text(target.read_text().replace(step.old, step.new))
+    return ""
 
 
 Step = Union[Say, Think, RunCommand, ReadFile, WriteFile, EditFile, Fail, Stall, TakeLong]

@@ -46,6 +46,7 @@ from harness_core.testing.scenarios import (
     TakeLong,
     Think,
     WriteFile,
+    apply_file_step,
     command_sleep,
 )
 
@@ -162,20 +163,10 @@ class ScriptedProvider(Provider):
 
 def _apply(step: ReadFile | WriteFile | EditFile, spec: AgentRunSpec) -> str:
     """File steps really happen, inside the run's cwd only (so approvals and sandboxes can be checked)."""
-    root = spec.cwd.resolve()
-    target = (root / step.path).resolve()
-    if not target.is_relative_to(root):
-        raise ModelError(f"scripted step path {step.path!r} leaves the workspace {root}")
-    if isinstance(step, ReadFile):
-        return target.read_text() if target.exists() else step.content
-    if spec.sandbox is SandboxMode.READ_ONLY:
-        return "refused: the sandbox is read-only"
-    if isinstance(step, WriteFile):
-        target.write_text(step.content)
-        return step.content
-    if target.exists():
-        target.write_text(target.read_text().replace(step.old, step.new))
-    return ""
+    try:
+        return apply_file_step(step, spec.cwd, read_only=spec.sandbox is SandboxMode.READ_ONLY)
+    except ValueError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def _classified(step: Fail) -> Exception:
