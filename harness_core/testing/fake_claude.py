@@ -14,8 +14,8 @@ Run as `python -m harness_core.testing.fake_claude ARGS` (or through `write_fake
   the session id; the `interrupt` control request stops the turn like the real CLI.
 - `$HARNESS_FAKE_CLAUDE_CRASH=1`: write to stderr and exit 3 in the middle of the turn.
 Tool steps are simulated: a command running `sleep N` (alone or in a `;`/`&&` list, e.g. `echo waiting; sleep 30`,
-which the real CLI runs while it blocks a leading long `sleep`) takes N seconds (interruptible); nothing
-touches the disk.
+which the real CLI runs while it blocks a leading long `sleep`) takes N seconds (interruptible); commands touch
+nothing, but allowed or approved Write/Edit steps really change files inside the cwd (`apply_file_step`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from harness_core.testing.scenarios import (
     TakeLong,
     Think,
     WriteFile,
+    apply_file_step,
 )
 
 __all__ = ["VERSION", "main", "write_fake_claude"]
@@ -505,6 +506,8 @@ class _Fake:
                     ],
                 )
                 return _INTERRUPT if answer.get("interrupt") else None
+        if isinstance(step, (WriteFile, EditFile)):
+            apply_file_step(step, self.cwd)  # allowed or approved: the edit really changes the cwd
         sleeps = _SLEEP.search(step.command) if isinstance(step, RunCommand) else None
         if sleeps and not self.wait(float(sleeps.group(1))):
             return self.tool_interrupted(tool_id)

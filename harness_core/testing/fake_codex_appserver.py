@@ -40,6 +40,7 @@ from harness_core.testing.scenarios import (
     TakeLong,
     Think,
     WriteFile,
+    apply_file_step,
     command_sleep,
 )
 
@@ -383,6 +384,8 @@ class FakeAppServer:
         decision = self._ask("item/fileChange/requestApproval", {"reason": None, "grantRoot": None}, item)
         if decision != "accept":
             return "cancel" if decision == "cancel" else None
+        sandbox = self.settings.get("sandbox") or "read-only"
+        apply_file_step(step, cwd, read_only=sandbox == "read-only")  # approved edits really change the cwd
         self._item("fileChange", {**item, "status": "completed"}, started=False)
         self.notify(
             "turn/diff/updated", {**self._ids(), "diff": f"--- a/{step.path}\n+++ b/{step.path}\n{diff}"}
