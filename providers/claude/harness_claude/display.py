@@ -6,6 +6,7 @@ processes, the stream-json framing or the runner. No I/O.
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import PurePath
 from typing import Any
 
@@ -42,15 +43,17 @@ _SIMPLE: dict[str, tuple[ToolKind, str]] = {
 
 
 def relative_path(path: str | None, cwd: str | None) -> str | None:
-    """`path` relative to `cwd` when it lies inside it, else unchanged."""
+    """One spelling per file, whatever the model wrote: relative to `cwd` when it lies inside it, else absolute
+    and normalised (`../x` and `/ws/../x` both become `/x`)."""
     if not path or not cwd:
         return path
+    full = PurePath(posixpath.normpath(posixpath.join(cwd, path)))
     try:
-        rel = PurePath(path).relative_to(PurePath(cwd))
+        rel = full.relative_to(PurePath(posixpath.normpath(cwd)))
     except ValueError:
-        return path
+        return str(full)
     text = str(rel)
-    return text if text != "." else path
+    return text if text != "." else str(full)
 
 
 def summarize(text: str | None, limit: int = SUMMARY_LIMIT) -> str | None:

@@ -25,6 +25,7 @@ from harness_core.events import (
     TextDelta,
     ToolResult,
     ToolStatus,
+    ToolSummary,
     ToolUse,
 )
 
@@ -143,6 +144,9 @@ class ClaudeMapper:
             self.session_id = sid
         if kind == "system":
             return self._system(msg)
+        parent = msg.get("parent_tool_use_id")
+        if isinstance(parent, str) and parent and kind in ("stream_event", "assistant"):
+            return Mapped(self._subagent(parent, kind, msg))
         if kind == "stream_event":
             return Mapped(self._stream_event(msg))
         if kind == "assistant":
@@ -154,6 +158,19 @@ class ClaudeMapper:
         if kind in ("control_request", "control_response", "control_cancel_request", "keep_alive"):
             return Mapped()
         return Mapped([ProviderRaw(method=str(kind), payload=msg)])
+
+    def _subagent(self, parent: str, kind: str, msg: dict[str, Any]) -> list[HarnessEvent]:
+        """A sub-agent's (Task tool's) own messages: its text is progress of the parent tool, shown as a
+        `tool_summary` under it, never part of the main answer; its tool calls stay tool events."""
+        kept = len(self._text)
+        events = self._stream_event(msg) if kind == "stream_event" else self._assistant(msg)
+        del self._text[kept:]
+        return [
+            ToolSummary(tool_id=parent, kind="note", text=event.text)
+            if isinstance(event, (TextDelta, ReasoningDelta))
+            else event
+            for event in events
+        ]
 
     # --- system -----------------------------------------------------------------------------------
 

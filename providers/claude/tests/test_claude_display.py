@@ -1,0 +1,46 @@
+"""Display details name each file one way, whatever spelling the model used."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness_claude.display import relative_path
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("src/app.py", "src/app.py"),
+        ("./src/../src/app.py", "src/app.py"),
+        ("/ws/src/app.py", "src/app.py"),
+        ("../outside.txt", "/outside.txt"),
+        ("/ws/../outside.txt", "/outside.txt"),
+        ("/etc/hosts", "/etc/hosts"),
+        ("/ws", "/ws"),
+    ],
+)
+def test_paths_are_relative_inside_the_workspace_and_absolute_outside(path: str, expected: str) -> None:
+    assert relative_path(path, "/ws") == expected
+
+
+def test_subagent_text_is_progress_of_its_task_not_the_answer() -> None:
+    from harness_core.events import TextDelta, ToolSummary
+
+    from harness_claude.mapping import ClaudeMapper
+
+    mapper = ClaudeMapper("/ws")
+    sub_line = {
+        "type": "assistant",
+        "parent_tool_use_id": "toolu_task",
+        "message": {"id": "msg_sub", "model": "claude", "content": [{"type": "text", "text": "sub-agent notes"}]},
+    }
+    main_line = {
+        "type": "assistant",
+        "parent_tool_use_id": None,
+        "message": {"id": "msg_main", "model": "claude", "content": [{"type": "text", "text": "the answer"}]},
+    }
+    sub_events = mapper.feed(sub_line).events
+    main_events = mapper.feed(main_line).events
+    assert [type(e) for e in sub_events] == [ToolSummary]
+    assert sub_events[0].tool_id == "toolu_task" and sub_events[0].text == "sub-agent notes"
+    assert [e.text for e in main_events if isinstance(e, TextDelta)] == ["the answer"]
