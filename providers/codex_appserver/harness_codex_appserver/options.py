@@ -90,13 +90,26 @@ def toml_value(value: Any) -> str:
     raise ValueError(f"cannot pass {value!r} as a Codex config value")
 
 
+def flat_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested tables as dotted keys (`{"tools": {"web_search": "true"}}` → `tools.web_search`), so each leaf
+    reaches Codex as its own `-c KEY=VALUE` and Codex parses the value itself (`true` is a boolean there)."""
+    flat: list[tuple[str, Any]] = []
+    for key, value in config.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.extend(flat_config(value, f"{dotted}."))
+        else:
+            flat.append((dotted, value))
+    return flat
+
+
 def _toml_item(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else toml_value(value)
 
 
 def build_argv(binary: str, options: CodexAppServerOptions) -> list[str]:
     argv = [binary, "app-server", "--listen", "stdio://"]
-    for key, value in options.config.items():
+    for key, value in flat_config(options.config):
         argv += ["-c", f"{key}={toml_value(value)}"]
     for feature in options.enable:
         argv += ["--enable", feature]
