@@ -1,20 +1,21 @@
 """Options of the codex-appserver provider and the command line they make.
 
 Layer: provider configuration. Knows Codex's command-line flags (`app-server --listen stdio://`, `-c`,
-`--enable`, `--disable`) and environment (`CODEX_HOME`); knows nothing of JSON-RPC or events.
+`--enable`, `--disable`) and environment (`CODEX_HOME`); how a `-c` value is written is shared with
+codex-exec (`harness_core.codex_cli.config_args`). Knows nothing of JSON-RPC or events.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
+from harness_core.codex_cli import config_args
 from harness_core.provider import ProviderOptions
 from pydantic import Field, field_validator, model_validator
 
-__all__ = ["CodexAppServerOptions", "build_argv", "build_env", "toml_value"]
+__all__ = ["CodexAppServerOptions", "build_argv", "build_env"]
 
 
 class CodexAppServerOptions(ProviderOptions):
@@ -73,44 +74,9 @@ class CodexAppServerOptions(ProviderOptions):
         return value
 
 
-def toml_value(value: Any) -> str:
-    """A Python value as the TOML text Codex parses after `-c KEY=` (strings pass through: Codex falls back
-    to the literal string when the text is not TOML)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        inner = ", ".join(f"{k} = {_toml_item(v)}" for k, v in value.items())
-        return f"{{{inner}}}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_item(v) for v in value) + "]"
-    raise ValueError(f"cannot pass {value!r} as a Codex config value")
-
-
-def flat_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """Nested tables as dotted keys (`{"tools": {"web_search": "true"}}` → `tools.web_search`), so each leaf
-    reaches Codex as its own `-c KEY=VALUE` and Codex parses the value itself (`true` is a boolean there)."""
-    flat: list[tuple[str, Any]] = []
-    for key, value in config.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            flat.extend(flat_config(value, f"{dotted}."))
-        else:
-            flat.append((dotted, value))
-    return flat
-
-
-def _toml_item(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str) else toml_value(value)
-
-
 def build_argv(binary: str, options: CodexAppServerOptions) -> list[str]:
     argv = [binary, "app-server", "--listen", "stdio://"]
-    for key, value in flat_config(options.config):
-        argv += ["-c", f"{key}={toml_value(value)}"]
+    argv += config_args(options.config)
     for feature in options.enable:
         argv += ["--enable", feature]
     for feature in options.disable:

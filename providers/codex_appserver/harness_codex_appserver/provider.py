@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import anyio
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.clis import probe_cli
+from harness_core.codex_cli import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
 from harness_core.errors import HarnessError, ProtocolError
 from harness_core.events import (
     ApprovalDecision,
@@ -49,13 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_CODEX_VERSION", "NATIVE_GLOBS", "CodexAppServerProvider"]
 
-MIN_CODEX_VERSION = "0.169.0"
-INSTALL_HINT = f"npm install -g @openai/codex@{MIN_CODEX_VERSION}"
-NATIVE_GLOBS = (
-    "node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
-    "node_modules/@openai/codex-darwin-*/vendor/*/bin/codex",
-    "node_modules/@openai/codex/node_modules/@openai/codex-*/vendor/*/bin/codex",
-)
 _APPROVALS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval")
 _monotonic = time.monotonic
 _WIRE_DECISION = {
@@ -82,21 +75,11 @@ class CodexAppServerProvider(Provider):
     Options: ClassVar[type[ProviderOptions]] = CodexAppServerOptions
 
     async def probe(self, options: ProviderOptions) -> CliInfo:
-        opts = cast(CodexAppServerOptions, options)
-        return await probe_cli(
-            "codex",
-            opts.codex_bin,
-            install_hint=INSTALL_HINT,
-            option_name="codex_bin",
-            minimum=MIN_CODEX_VERSION,
-            native_globs=NATIVE_GLOBS,
-        )
+        return await probe_codex(cast(CodexAppServerOptions, options).codex_bin)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under
-        `state_dir` (see `offline.py`)."""
-        from harness_codex_appserver.offline import offline_setup
-
+        `state_dir` (see `harness_core.codex_cli.offline_setup`)."""
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:

@@ -19,10 +19,11 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from harness_core.codex_cli import config_args
 from harness_core.provider import ProviderOptions
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["CodexExecOptions", "build_argv", "config_pairs", "redacted_argv", "toml_string", "toml_value"]
+__all__ = ["CodexExecOptions", "build_argv", "redacted_argv", "toml_string"]
 
 
 def _split_names(value: Any) -> Any:
@@ -91,42 +92,6 @@ class CodexExecOptions(ProviderOptions):
         return value
 
 
-def toml_value(value: Any) -> str:
-    """A Python value as the TOML text Codex parses after `-c KEY=` (strings pass through: Codex falls back
-    to the literal string when the text is not TOML). Copied from harness_codex_appserver.options (the
-    providers do not import each other)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        inner = ", ".join(f"{k} = {_toml_item(v)}" for k, v in value.items())
-        return f"{{{inner}}}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_item(v) for v in value) + "]"
-    raise ValueError(f"cannot pass {value!r} as a Codex config value")
-
-
-def _toml_item(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str) else toml_value(value)
-
-
-def config_pairs(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """`-c` pairs for a config mapping: nested mappings become dotted keys (`-o config.tools.web_search=true`
-    arrives as `{"tools": {"web_search": "true"}}` and is passed as `-c tools.web_search=true`, so Codex parses
-    the leaf as TOML); other values through `toml_value`."""
-    pairs: list[tuple[str, str]] = []
-    for key, value in config.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            pairs += config_pairs(value, f"{path}.")
-        else:
-            pairs.append((path, toml_value(value)))
-    return pairs
-
-
 def toml_string(text: str) -> str:
     """`text` as a TOML basic string. JSON escapes are TOML escapes as long as non-ASCII stays literal
     (TOML rejects the surrogate pairs `ensure_ascii` would write)."""
@@ -142,8 +107,7 @@ def build_argv(
         argv += ["-m", spec.model]
     if spec.system_prompt:
         argv += ["-c", f"developer_instructions={toml_string(spec.system_prompt)}"]
-    for key, value in config_pairs({**extra_config, **options.config}):
-        argv += ["-c", f"{key}={value}"]
+    argv += config_args({**extra_config, **options.config})
     for feature in options.enable:
         argv += ["--enable", feature]
     for feature in options.disable:

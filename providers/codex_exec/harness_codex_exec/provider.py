@@ -1,7 +1,7 @@
 """`CodexExecProvider`: one `codex exec --json` process per run, its JSONL stdout mapped to events.
 
 Layer: provider (codex-exec) lifecycle. Owns the child (through `harness_core.transport.ChildProcess`), the
-binary probe (`harness_core.clis.probe_cli`, shared with codex-appserver) and how a run ends; the line
+binary probe (`harness_core.codex_cli.probe_codex`, shared with codex-appserver) and how a run ends; the line
 meanings live in `mapping`, the command line in `argv`. Knows nothing of rendering, run logs or approvals.
 
 What this path cannot do, and says so in its capabilities: no token streaming (one `text_delta` per message),
@@ -24,7 +24,7 @@ from harness_codex_exec.argv import CodexExecOptions, build_argv, redacted_argv
 from harness_codex_exec.mapping import ExecMapping
 from harness_codex_exec.sessions import codex_home, previous_total
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.clis import probe_cli
+from harness_core.codex_cli import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
 from harness_core.errors import InterruptedRunError, MessageTooLargeError
 from harness_core.events import ErrorEvent, HarnessResult, ProviderRaw, RunStatus, Usage
 from harness_core.provider import CliInfo, OfflineSetup, Provider, ProviderOptions, RunContext
@@ -39,13 +39,6 @@ log = structlog.get_logger(__name__)
 
 __all__ = ["CodexExecProvider", "MIN_CODEX_VERSION", "NATIVE_GLOBS"]
 
-MIN_CODEX_VERSION = "0.169.0"
-INSTALL_HINT = f"npm install -g @openai/codex@{MIN_CODEX_VERSION}"
-NATIVE_GLOBS = (
-    "node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
-    "node_modules/@openai/codex/node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
-)
-"""From an npm prefix to the native binary: the node wrapper would orphan it when killed."""
 _EXIT_WAIT = 10.0
 """How long a codex that printed its last line may take to exit before it is stopped."""
 
@@ -67,20 +60,11 @@ class CodexExecProvider(Provider):
 
     async def probe(self, options: ProviderOptions) -> CliInfo:
         assert isinstance(options, CodexExecOptions)
-        return await probe_cli(
-            "codex",
-            options.codex_bin,
-            install_hint=INSTALL_HINT,
-            option_name="codex_bin",
-            minimum=MIN_CODEX_VERSION,
-            native_globs=NATIVE_GLOBS,
-        )
+        return await probe_codex(options.codex_bin)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under
-        `state_dir` (see `offline.py`)."""
-        from harness_codex_exec.offline import offline_setup
-
+        `state_dir` (see `harness_core.codex_cli.offline_setup`)."""
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:

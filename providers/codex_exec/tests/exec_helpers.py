@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness_codex_exec.offline import offline_options
+from harness_core.codex_cli import offline_options
 from harness_core.testing.backends.responses import ResponsesBackend
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"

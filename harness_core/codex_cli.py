@@ -1,0 +1,138 @@
+"""The Codex CLI as both Codex providers see it: how to find it, how to pass it config, how to run it offline.
+
+Layer: provider support shared by the Codex providers (codex-appserver, codex-exec), which drive the same CLI
+but cannot import each other. The core runner never imports it.
+
+Knows the pinned Codex version, where npm puts its native binary, how a config value is written after
+`-c KEY=` and what Codex needs to talk to a scripted Responses backend (`-c` overrides, `--disable` flags, an
+isolated `CODEX_HOME` and `HOME`, the key variable). The backend itself lives in
+`harness_core.testing.backends`, imported only inside `offline_setup`/`offline_options`, so a normal run
+never loads the testing package.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness_core.clis import probe_cli
+from harness_core.provider import CliInfo, OfflineSetup
+
+if TYPE_CHECKING:
+    from harness_core.testing.backends.responses import ResponsesBackend
+    from harness_core.testing.scenarios import Scenario
+
+__all__ = [
+    "INSTALL_HINT",
+    "MIN_CODEX_VERSION",
+    "NATIVE_GLOBS",
+    "config_args",
+    "flat_config",
+    "offline_options",
+    "offline_setup",
+    "probe_codex",
+    "toml_value",
+]
+
+MIN_CODEX_VERSION = "0.169.0"
+INSTALL_HINT = f"npm install -g @openai/codex@{MIN_CODEX_VERSION}"
+NATIVE_GLOBS = (
+    "node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
+    "node_modules/@openai/codex-darwin-*/vendor/*/bin/codex",
+    "node_modules/@openai/codex/node_modules/@openai/codex-*/vendor/*/bin/codex",
+)
+"""From an npm prefix to the native binary: the node wrapper would orphan it when killed. The last glob (a
+nested install) also covers `codex-linux-*` there."""
+
+
+async def probe_codex(explicit: str | None) -> CliInfo:
+    """The codex binary to run (`explicit`, the `codex_bin` option, else `codex` on PATH, resolved to its
+    native binary) and its version, checked against `MIN_CODEX_VERSION`."""
+    return await probe_cli(
+        "codex",
+        explicit,
+        install_hint=INSTALL_HINT,
+        option_name="codex_bin",
+        minimum=MIN_CODEX_VERSION,
+        native_globs=NATIVE_GLOBS,
+    )
+
+
+# -- config values ---------------------------------------------------------------------------------------
+
+
+def toml_value(value: Any) -> str:
+    """A Python value as the TOML text Codex parses after `-c KEY=` (strings pass through: Codex falls back
+    to the literal string when the text is not TOML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{k} = {_toml_item(v)}" for k, v in value.items())
+        return f"{{{inner}}}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_item(v) for v in value) + "]"
+    raise ValueError(f"cannot pass {value!r} as a Codex config value")
+
+
+def _toml_item(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else toml_value(value)
+
+
+def flat_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested tables as dotted keys (`{"tools": {"web_search": "true"}}` → `tools.web_search`), so each leaf
+    reaches Codex as its own `-c KEY=VALUE` and Codex parses the value itself (`true` is a boolean there)."""
+    flat: list[tuple[str, Any]] = []
+    for key, value in config.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.extend(flat_config(value, f"{dotted}."))
+        else:
+            flat.append((dotted, value))
+    return flat
+
+
+def config_args(config: Mapping[str, Any]) -> list[str]:
+    """`-c KEY=VALUE` arguments for a config mapping: nested mappings as dotted keys, values through
+    `toml_value`."""
+    args: list[str] = []
+    for key, value in flat_config(config):
+        args += ["-c", f"{key}={toml_value(value)}"]
+    return args
+
+
+# -- offline ---------------------------------------------------------------------------------------------
+
+
+def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, Any]:
+    """Provider options pointing codex at `backend`, with `codex_home` (created) as CODEX_HOME."""
+    from harness_core.testing.backends.responses import CODEX_FLAGS
+
+    codex_home.mkdir(parents=True, exist_ok=True)
+    config = dict(value.split("=", 1) for value in backend.codex_config_overrides())
+    disable = [CODEX_FLAGS[i + 1] for i, flag in enumerate(CODEX_FLAGS) if flag == "--disable"]
+    return {"config": config, "disable": disable, "codex_home": str(codex_home)}
+
+
+def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+    """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME and HOME
+    under `state_dir`."""
+    from harness_core.testing.backends.responses import ResponsesBackend
+
+    backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
+    options = offline_options(backend, state_dir / "codex-home")
+    env = {**backend.codex_env(), **_isolated_home(state_dir)}
+    return OfflineSetup(backend=backend, provider_options=options, env=env)
+
+
+def _isolated_home(state_dir: Path) -> dict[str, str]:
+    """Codex runs every command as `bash -lc`: with the user's HOME, each command sources their dotfiles
+    (slow, noisy, and not reproducible). Offline and test runs get an empty home of their own."""
+    home = state_dir / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    return {"HOME": str(home)}
