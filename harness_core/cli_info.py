@@ -229,6 +229,7 @@ def run_details(runs_dir: Path, run_id: str) -> dict[str, Any]:
             result = event.result
         elif isinstance(event, RunStarted):
             details["cli_version"] = event.cli_version
+            details["cwd"] = event.spec.get("cwd")
     if result is not None and (result.usage.input_tokens or result.usage.output_tokens):
         usage = result.usage
     details.update(
@@ -257,7 +258,8 @@ def format_show(details: dict[str, Any]) -> str:
     lines.append(f"prompt    {_excerpt(details['prompt'])}")
     if details["tools"]:
         lines.append("tools")
-        lines += [f"  {tool_line(HarnessToolDetails.model_validate(t))}" for t in details["tools"]]
+        cwd = details.get("cwd")  # paths inside the run's workspace read as in the live view: relative
+        lines += [f"  {tool_line(HarnessToolDetails.model_validate(t), cwd=cwd)}" for t in details["tools"]]
     if details["error"]:
         lines.append(f"error     {details['error']['code']}: {details['error']['message']}")
     if details["final_text"]:
