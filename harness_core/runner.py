@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -218,12 +219,19 @@ class _Context:
     async def _deliver(self, event: HarnessEvent) -> None:
         """The slow path: an `on_event` callback, or waiting for room (backpressure)."""
         if self._on_event is not None:
+            self.waiting_for_consumer += 1  # the callback is the consumer's time, not the agent's silence
             try:
-                outcome = self._on_event(event)
-                if inspect.isawaitable(outcome):
-                    await outcome
+                with anyio.move_on_after(_FINAL_SEND_DEADLINE if self.closing else math.inf) as waited:
+                    outcome = self._on_event(event)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                if waited.cancelled_caught:
+                    self._log.error("on_event callback did not return; skipped for the final events", type=event.type)
             except Exception:  # noqa: BLE001 - the caller's callback must not cost it the event, nor blame the provider
                 self._log.exception("on_event callback raised; ignored", type=event.type)
+            finally:
+                self.waiting_for_consumer -= 1
+                self.last_event = _monotonic()
         if self._consumer_gone:
             self.flush()
             return
@@ -273,9 +281,9 @@ class _Context:
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         self.pending_approvals += 1
         try:
-            await self.emit(request)
-            self.flush()  # a human may take a while: the request must be in the log meanwhile
             try:
+                await self.emit(request)  # logged before it may wait for room: settle it even if cut short here
+                self.flush()  # a human may take a while: the request must be in the log meanwhile
                 decision, by, reason = await self._decide(request)
             except BaseException:  # cancelled (interrupt, the CLI withdrew it, the run ended): settle it anyway
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_FINAL_SEND_DEADLINE):
@@ -342,7 +350,7 @@ class LiveRun:
         self._receive = receive
         self._grace = grace
         self._tg = tg
-        self._hard_stop: anyio.CancelScope | None = None
+        self._hard_stop = anyio.CancelScope()  # entered by `_drive`; cancelling it first still takes effect
         self.run_id = ctx.run_id
         self.provider = provider
         self.log_path = log_file
@@ -378,13 +386,13 @@ class LiveRun:
         """Stop the run now, without the grace period (a second Ctrl-C). The child is shut down (bounded) and
         the stream still ends with its `done`, status `interrupted`."""
         self._ctx.interrupt_requested.set()
-        if not self.finished.is_set() and self._hard_stop is not None:
+        if not self.finished.is_set():
             self._hard_stop.cancel()
 
     async def _stop_after_grace(self) -> None:
         with anyio.move_on_after(self._grace):
             await self.finished.wait()
-        if not self.finished.is_set() and self._hard_stop is not None:
+        if not self.finished.is_set():
             self._hard_stop.cancel()
 
     async def wait(self) -> HarnessResult:
@@ -414,7 +422,10 @@ async def open_run(
     """Start a run and give it to the caller live.
 
     Raises (before anything is spawned): ProviderNotFoundError, UnsupportedFeatureError, InvalidSpecError,
-    CliNotFoundError, CliVersionUnsupportedError. Everything after that ends in the `done` event's result.
+    CliNotFoundError, CliVersionUnsupportedError. Everything after that ends in the `done` event's result. An
+    exception raised by the caller's own block propagates unchanged (not wrapped in an exception group), after
+    the run was interrupted and its log completed. Leaving the block early interrupts the run, waits
+    `interrupt_grace`, then stops it hard; that bound holds for providers that honour cancellation.
     """
     _quiet_logging_unless_configured()
     host = host or get_host()
@@ -431,12 +442,16 @@ async def open_run(
     ctx = _Context(run_id=rid, spec=spec, provider_name=registered.name, host=host, send=send, writer=writer,
                    wire=wire, approver=approver, on_event=on_event)
     ctx.cli = cli
+    thrown: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:
             live = LiveRun(ctx, receive, writer.path if writer else None, registered.name, interrupt_grace, tg)
             tg.start_soon(_drive, live, ctx, instance, registered, spec, options, send)
             try:
                 yield live
+            except BaseException as exc:
+                thrown = exc
+                raise
             finally:
                 receive.close()  # the consumer is gone (or cancelled): events still go to the log
                 if not live.finished.is_set():
@@ -446,10 +461,18 @@ async def open_run(
                     with anyio.CancelScope(shield=True):
                         with anyio.move_on_after(interrupt_grace):
                             await live.finished.wait()
-                        if not live.finished.is_set() and live._hard_stop is not None:
+                        if not live.finished.is_set():
                             live._hard_stop.cancel()
                         with anyio.move_on_after(_HARD_STOP_DEADLINE):
                             await live.finished.wait()
+                        if not live.finished.is_set():
+                            ctx.log.error("the provider ignored the hard stop; waiting for it to return")
+    except BaseException as group:
+        # The task group wraps what the caller's own block raised; give the caller its exception back unchanged.
+        inner = getattr(group, "exceptions", None)
+        if thrown is not None and group is not thrown and inner is not None and len(inner) == 1 and inner[0] is thrown:
+            raise thrown from None
+        raise
     finally:
         for w in (writer, wire):
             if w is not None:
@@ -522,8 +545,7 @@ async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: R
         ))
         # Shielded from the caller's cancellation: `open_run` turns that into interrupt → grace → hard stop, which
         # cancels `scope` (a shield stops outer cancellation, not the cancelling of scopes inside it).
-        with anyio.CancelScope(shield=True), anyio.CancelScope() as scope:
-            live._hard_stop = scope
+        with anyio.CancelScope(shield=True), live._hard_stop as scope:
             async with anyio.create_task_group() as inner:
                 inner.start_soon(_flusher, ctx)
                 if spec.idle_timeout is not None:

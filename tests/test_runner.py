@@ -474,3 +474,49 @@ async def test_stop_ends_the_run_at_once(host: PluginHost, runs_dir: Path) -> No
                 if event.type == "text_delta":
                     live.stop()
     assert live.result.status is RunStatus.INTERRUPTED
+
+
+async def test_an_exception_in_the_callers_block_propagates_unchanged(host: PluginHost, runs_dir: Path) -> None:
+    class Boom(Exception):
+        pass
+
+    with pytest.raises(Boom):
+        async with open_run(spec_for("slow_text"), "scripted", host=host, runs_dir=runs_dir) as live:
+            async for event in live:
+                if event.type == "text_delta":
+                    raise Boom
+    logged = list(read_events(live.log_path))
+    assert isinstance(logged[-1], Done) and logged[-1].result.status is RunStatus.INTERRUPTED
+
+
+async def test_stop_before_the_run_started_still_stops_it(host: PluginHost, runs_dir: Path) -> None:
+    spec = spec_for("stall", options={"ignore_interrupt": True})
+    with anyio.fail_after(5):
+        async with open_run(spec, "scripted", host=host, runs_dir=runs_dir, interrupt_grace=30) as live:
+            live.stop()
+            result = await live.wait()
+    assert result.status is RunStatus.INTERRUPTED
+
+
+async def test_a_slow_on_event_callback_is_not_agent_silence(host: PluginHost, runs_dir: Path) -> None:
+    async def slow(event: HarnessEvent) -> None:
+        await anyio.sleep(0.3)
+
+    _, live = await collect(spec_for("say", idle_timeout=0.2), host, runs_dir, on_event=slow)
+    assert live.result.status is RunStatus.SUCCESS, live.result.error
+
+
+async def test_an_approval_cut_short_while_waiting_for_room_is_still_resolved(host: PluginHost,
+                                                                              runs_dir: Path) -> None:
+    spec = spec_for("tools", approval="untrusted")
+    with anyio.fail_after(10):
+        async with open_run(spec, "scripted", host=host, runs_dir=runs_dir, buffer=1,
+                            approver=lambda request: ApprovalDecision.APPROVE) as live:
+            async for event in live:
+                if event.type == "session_started":
+                    await anyio.sleep(0.2)  # stop reading: the provider blocks emitting the approval request
+                    live.stop()
+    logged = list(read_events(live.log_path))
+    requested = [e.request_id for e in logged if e.type == "approval_requested"]
+    resolved = [e.request_id for e in logged if e.type == "approval_resolved"]
+    assert requested and sorted(requested) == sorted(resolved)
