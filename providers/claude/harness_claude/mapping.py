@@ -54,16 +54,12 @@ class Mapped:
 
 @dataclass
 class _Block:
-    """One streamed content block. Deltas are kept as parts and joined once, when the complete block arrives:
-    appending to a string would copy it on every delta (quadratic in the block's length)."""
+    """One streamed content block: only how much was streamed, so the complete block that follows adds just the
+    rest (keeping the text itself would hold every long message twice; appending to a string would be quadratic)."""
 
     kind: str
-    parts: list[str] = field(default_factory=list)
+    streamed: int = 0
     consumed: bool = False
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
 
 @dataclass
@@ -237,11 +233,11 @@ class ClaudeMapper:
             dtype = delta.get("type")
             item = f"{key[0]}:{key[1]}" if key[0] else None
             if dtype == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
-                self._blocks.setdefault(key, _Block("text")).parts.append(delta["text"])
+                self._blocks.setdefault(key, _Block("text")).streamed += len(delta["text"])
                 self._text.append(delta["text"])
                 return [TextDelta(text=delta["text"], item_id=item)]
             if dtype == "thinking_delta" and isinstance(delta.get("thinking"), str) and delta["thinking"]:
-                self._blocks.setdefault(key, _Block("thinking")).parts.append(delta["thinking"])
+                self._blocks.setdefault(key, _Block("thinking")).streamed += len(delta["thinking"])
                 return [ReasoningDelta(text=delta["thinking"], item_id=item)]
             return []
         if etype == "message_stop" and msg.get("abandoned_blocks"):
@@ -263,8 +259,7 @@ class ClaudeMapper:
         for block in candidates:
             if block.kind == kind and not block.consumed:
                 block.consumed = True
-                streamed = block.text
-                return full[len(streamed) :] if full.startswith(streamed) else ""
+                return full[block.streamed :]
         return full
 
     # --- complete messages ------------------------------------------------------------------------
