@@ -17,14 +17,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field, field_validator, model_validator
+
 from harness_core.clis import probe_cli
-from harness_core.provider import CliInfo, OfflineSetup
+from harness_core.provider import CliInfo, OfflineSetup, ProviderOptions
 
 if TYPE_CHECKING:
     from harness_core.testing.backends.responses import ResponsesBackend
     from harness_core.testing.scenarios import Scenario
 
 __all__ = [
+    "CodexCliOptions",
     "INSTALL_HINT",
     "MIN_CODEX_VERSION",
     "NATIVE_GLOBS",
@@ -61,6 +64,68 @@ async def probe_codex(explicit: str | None) -> CliInfo:
 
 
 # -- config values ---------------------------------------------------------------------------------------
+
+
+class CodexCliOptions(ProviderOptions):
+    """The options both Codex providers take (`-o KEY=VALUE`); each provider's own options model adds to it."""
+
+    codex_bin: str | None = Field(default=None, description="Path to `codex` (default: `codex` on PATH).")
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Codex config overrides, passed as `-c KEY=VALUE` (`-o config.KEY=V`, dotted keys nest); "
+        "VALUE is TOML (a bare word is taken as a string).",
+    )
+    enable: list[str] = Field(default_factory=list, description="Codex features to `--enable` (comma-separated).")
+    disable: list[str] = Field(default_factory=list, description="Codex features to `--disable` (comma-separated).")
+    codex_home: str | None = Field(default=None, description="CODEX_HOME for the run (config, sessions).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_dotted_config(cls, data: Any) -> Any:
+        """Accept `config.model=...` as a flat key too (how `-o config.KEY=VALUE` may arrive)."""
+        if not isinstance(data, Mapping):
+            return data
+        folded: dict[str, Any] = {}
+        config = data.get("config") or {}
+        config = dict(config) if isinstance(config, Mapping) else config
+        for key, value in data.items():
+            if isinstance(key, str) and key.startswith("config.") and isinstance(config, dict):
+                config[key[len("config.") :]] = value
+            elif key != "config":
+                folded[key] = value
+        if config:
+            folded["config"] = config
+        return folded
+
+    @field_validator("enable", "disable", mode="before")
+    @classmethod
+    def _split_features(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("config", mode="before")
+    @classmethod
+    def _pairs(cls, value: Any) -> Any:
+        """Also accept `KEY=VALUE` strings (one, or a list) as given on a command line."""
+        items = [value] if isinstance(value, str) else value
+        if isinstance(items, list):
+            pairs: dict[str, str] = {}
+            for item in items:
+                key, sep, val = str(item).partition("=")
+                if not sep or not key.strip():
+                    raise ValueError(f"expected KEY=VALUE, got {item!r}")
+                pairs[key.strip()] = val
+            return pairs
+        return value
+
+    @field_validator("config")
+    @classmethod
+    def _no_bad_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key in value:
+            if not key or key.strip() != key or "=" in key:
+                raise ValueError(f"bad config key {key!r}: use a dotted Codex config path such as `model`")
+        return value
 
 
 def toml_value(value: Any) -> str:

@@ -9,28 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
-from harness_core.codex_cli import config_args
-from harness_core.provider import ProviderOptions
-from pydantic import Field, field_validator, model_validator
+from harness_core.codex_cli import CodexCliOptions, config_args
+from pydantic import Field
 
 __all__ = ["CodexAppServerOptions", "build_argv", "build_env"]
 
 
-class CodexAppServerOptions(ProviderOptions):
-    """`-o KEY=VALUE` options of `codex-appserver`."""
+class CodexAppServerOptions(CodexCliOptions):
+    """`-o KEY=VALUE` options of `codex-appserver`: the shared Codex options plus the app-server's own."""
 
-    codex_bin: str | None = Field(default=None, description="Path to `codex` (default: `codex` on PATH).")
-    config: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Codex config overrides, passed as `-c KEY=VALUE` (`-o config.KEY=V`).",
-    )
-    enable: list[str] = Field(default_factory=list, description="Codex features to enable (`--enable`).")
-    disable: list[str] = Field(default_factory=list, description="Codex features to disable (`--disable`).")
-    codex_home: str | None = Field(
-        default=None, description="CODEX_HOME for the app-server (config, sessions)."
-    )
     ephemeral: bool | None = Field(
         default=None,
         description="Start an ephemeral thread (no rollout on disk, cannot be resumed). Default: resumable.",
@@ -40,38 +28,6 @@ class CodexAppServerOptions(ProviderOptions):
     interrupt_timeout: float = Field(
         default=5.0, gt=0, description="Seconds to wait for `turn/completed` after `turn/interrupt`."
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _fold_dotted_config(cls, data: Any) -> Any:
-        """Accept `config.model=...` as a flat key too (how `-o config.KEY=VALUE` may arrive)."""
-        if not isinstance(data, Mapping):
-            return data
-        folded: dict[str, Any] = {}
-        config = dict(data.get("config") or {})
-        for key, value in data.items():
-            if isinstance(key, str) and key.startswith("config."):
-                config[key[len("config.") :]] = value
-            elif key != "config":
-                folded[key] = value
-        if config:
-            folded["config"] = config
-        return folded
-
-    @field_validator("enable", "disable", mode="before")
-    @classmethod
-    def _split_features(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @field_validator("config")
-    @classmethod
-    def _no_empty_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for key in value:
-            if not key or key.strip() != key or "=" in key:
-                raise ValueError(f"bad config key {key!r}: use a dotted Codex config path such as `model`")
-        return value
 
 
 def build_argv(binary: str, options: CodexAppServerOptions) -> list[str]:

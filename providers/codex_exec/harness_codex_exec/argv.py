@@ -15,81 +15,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
-from pydantic import Field, field_validator, model_validator
-
-from harness_core.codex_cli import config_args
-from harness_core.provider import ProviderOptions
+from harness_core.codex_cli import CodexCliOptions, config_args
 from harness_core.spec import AgentRunSpec
 
 __all__ = ["CodexExecOptions", "build_argv", "redacted_argv", "toml_string"]
 
 
-def _split_names(value: Any) -> Any:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return value
-
-
-class CodexExecOptions(ProviderOptions):
-    """Options of the codex-exec provider (`-o KEY=VALUE`)."""
-
-    codex_bin: str | None = Field(default=None, description="Path to the codex binary (default: PATH).")
-    config: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Extra `-c KEY=VALUE` overrides (`-o config.KEY=V`, dotted keys nest); VALUE is TOML (a bare "
-        "word is taken as a string).",
-    )
-    enable: list[str] = Field(default_factory=list, description="Features to `--enable` (comma-separated).")
-    disable: list[str] = Field(default_factory=list, description="Features to `--disable` (comma-separated).")
-    codex_home: str | None = Field(default=None, description="CODEX_HOME for the run (sessions, config).")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _fold_dotted_config(cls, data: Any) -> Any:
-        """Accept `config.model=...` as a flat key too (as codex-appserver does)."""
-        if not isinstance(data, Mapping):
-            return data
-        folded: dict[str, Any] = {}
-        config = data.get("config") or {}
-        config = dict(config) if isinstance(config, Mapping) else config
-        for key, value in data.items():
-            if isinstance(key, str) and key.startswith("config.") and isinstance(config, dict):
-                config[key[len("config.") :]] = value
-            elif key != "config":
-                folded[key] = value
-        if config:
-            folded["config"] = config
-        return folded
-
-    @field_validator("config")
-    @classmethod
-    def _no_bad_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for key in value:
-            if not key or key.strip() != key or "=" in key:
-                raise ValueError(f"bad config key {key!r}: use a dotted Codex config path such as `model`")
-        return value
-
-    @field_validator("enable", "disable", mode="before")
-    @classmethod
-    def _names(cls, value: Any) -> Any:
-        return _split_names(value)
-
-    @field_validator("config", mode="before")
-    @classmethod
-    def _pairs(cls, value: Any) -> Any:
-        """Also accept `KEY=VALUE` strings (one, or a list) as given on a command line."""
-        items = [value] if isinstance(value, str) else value
-        if isinstance(items, list):
-            pairs: dict[str, str] = {}
-            for item in items:
-                key, sep, val = str(item).partition("=")
-                if not sep or not key.strip():
-                    raise ValueError(f"expected KEY=VALUE, got {item!r}")
-                pairs[key.strip()] = val
-            return pairs
-        return value
+class CodexExecOptions(CodexCliOptions):
+    """Options of the codex-exec provider (`-o KEY=VALUE`): exactly the shared Codex options."""
 
 
 def toml_string(text: str) -> str:
