@@ -13,7 +13,8 @@ The provider is found only through its `harness` entry point. Fake mode (the def
 `setup_run`, which a provider with a CLI overrides to point itself at its fake CLI; `--harness-real` plays
 them through the provider's own `offline_setup` (the real CLI against a scripted model backend on 127.0.0.1).
 Tests of capabilities the provider does not declare check the refusal instead. In real mode, a CLI that is not
-on PATH can be named with `HARNESS_<CLI>_BIN` (e.g. `HARNESS_CODEX_BIN=/opt/codex/bin/codex`). Every test runs
+on PATH is found through `HARNESS_<CLI>_BIN` (e.g. `HARNESS_CODEX_BIN=/opt/codex/bin/codex`) or in
+`$HARNESS_TOOLS_DIR/bin`. Every test runs
 under asyncio and trio.
 """
 
@@ -108,10 +109,23 @@ class ProviderContract:
         setup = self._provider().cls().offline_setup(scenario, workspace, state_dir)
         if setup is None and not real:
             return OfflineSetup(provider_options={"scenario": scenario.name})
-        cli_path = os.environ.get(f"HARNESS_{info.cli_name.upper().replace('-', '_')}_BIN") if info.cli_name else None
+        cli_path = self.real_cli_path()
         if setup is not None and cli_path:
             setup.provider_options.setdefault(f"{info.cli_name}_bin", cli_path)
         return setup
+
+    def real_cli_path(self) -> str | None:
+        """Where the real CLI is when it is not on PATH: `$HARNESS_<CLI>_BIN`, else `$HARNESS_TOOLS_DIR/bin/<cli>`
+        (where `scripts/install-clis.sh` and the tox envs put the pinned CLIs)."""
+        cli = self._provider().cls.info.cli_name
+        if cli is None:
+            return None
+        explicit = os.environ.get(f"HARNESS_{cli.upper().replace('-', '_')}_BIN")
+        if explicit:
+            return explicit
+        tools = os.environ.get("HARNESS_TOOLS_DIR")
+        candidate = Path(tools) / "bin" / cli if tools else None
+        return str(candidate) if candidate is not None and os.access(candidate, os.X_OK) else None
 
     def missing_cli_options(self, state_dir: Path) -> dict[str, Any] | None:
         """Options pointing the provider at a CLI that does not exist (None: it has no CLI)."""

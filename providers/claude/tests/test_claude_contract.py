@@ -8,17 +8,13 @@ against a scripted Messages backend; faults are skipped (a real CLI cannot be ma
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from claude_helpers import CLAUDE
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
 from harness_core.testing.fake_claude import write_fake_claude
 from harness_core.testing.scenarios import Scenario
-
-from harness_claude.provider import ClaudeProvider
 
 FAULT_ENV = {
     None: {},
@@ -37,14 +33,8 @@ class TestClaudeContract(ProviderContract):
     def setup_run(
         self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool, fault: str | None = None
     ) -> OfflineSetup | None:
-        if real:
-            if fault is not None:
-                return None
-            if not os.access(CLAUDE, os.X_OK):
-                pytest.fail(f"--harness-real needs the real claude CLI; none at {CLAUDE} (scripts/install-clis.sh)")
-            setup = ClaudeProvider().offline_setup(scenario, workspace, state_dir)
-            setup.provider_options["claude_bin"] = CLAUDE
-            return setup
+        if real:  # the contract's own: offline_setup, the CLI from $HARNESS_TOOLS_DIR/bin or PATH
+            return super().setup_run(scenario, workspace, state_dir, real=True, fault=fault)
         bin_dir = state_dir / f"fake-{fault or 'ok'}"
         bin_dir.mkdir(exist_ok=True)
         fake = write_fake_claude(bin_dir, env=FAULT_ENV[fault])

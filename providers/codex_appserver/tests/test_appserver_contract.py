@@ -10,34 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from appserver_helpers import MISSING_CODEX, real_codex
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
 from harness_core.testing.fake_codex_appserver import write_fake_codex
 from harness_core.testing.scenarios import Scenario
 
-from harness_codex_appserver.provider import CodexAppServerProvider
-
 
 class TestCodexAppServerContract(ProviderContract):
     provider_name = "codex-appserver"
 
-    @pytest.fixture(autouse=True)
-    def _real_codex_installed(self, request: pytest.FixtureRequest, harness_real: bool) -> None:
-        if harness_real and real_codex() is None:
-            request.node.add_marker(pytest.mark.real_cli)
-            pytest.skip(MISSING_CODEX)
-
     def setup_run(
         self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool, fault: str | None = None
     ) -> OfflineSetup | None:
-        if real:
-            if fault is not None:
-                return None
-            setup = CodexAppServerProvider().offline_setup(scenario, workspace, state_dir)
-            setup.provider_options["codex_bin"] = str(real_codex())
-            return setup
+        if real:  # the contract's own: offline_setup, the CLI from $HARNESS_TOOLS_DIR/bin or PATH
+            return super().setup_run(scenario, workspace, state_dir, real=True, fault=fault)
         bin_dir = state_dir / "bin"
         bin_dir.mkdir(exist_ok=True)
         codex = write_fake_codex(
