@@ -19,10 +19,10 @@ _EXPORTS: dict[str, str] = {
     "SandboxMode": "harness_core.spec",
     "Capability": "harness_core.capabilities",
     "ProviderInfo": "harness_core.capabilities",
-    "Provider": "harness_core.provider",
-    "ProviderOptions": "harness_core.provider",
-    "RunContext": "harness_core.provider",
-    "CliInfo": "harness_core.provider",
+    "Provider": "harness_core._provider",
+    "ProviderOptions": "harness_core._provider",
+    "RunContext": "harness_core._provider",
+    "CliInfo": "harness_core._provider",
     "HarnessError": "harness_core.errors",
     "HarnessResult": "harness_core.events",
     "HarnessEvent": "harness_core.events",
@@ -70,16 +70,16 @@ if TYPE_CHECKING:
     from harness_core.hookspecs import (
         hookimpl as hookimpl,
     )
-    from harness_core.provider import (
+    from harness_core._provider import (
         CliInfo as CliInfo,
     )
-    from harness_core.provider import (
+    from harness_core._provider import (
         Provider as Provider,
     )
-    from harness_core.provider import (
+    from harness_core._provider import (
         ProviderOptions as ProviderOptions,
     )
-    from harness_core.provider import (
+    from harness_core._provider import (
         RunContext as RunContext,
     )
     from harness_core.runner import (

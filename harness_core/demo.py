@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from harness_core.errors import HarnessError
 from harness_core.events import HarnessEvent, RunStarted, ToolResult
-from harness_core.offline import _can_run_offline, offline_spec, scenario_named, seed_workspace
+from harness_core.offline import can_run_offline, offline_spec, scenario_named, seed_workspace
 from harness_core.plugins import DEFAULT_PROVIDER, PluginHost
 from harness_core.render import Renderer
 from harness_core.runner import open_run
@@ -29,7 +29,7 @@ _DEADLINE = 120.0
 def _order(host: PluginHost, wanted: list[str]) -> list[str]:
     if wanted:
         return wanted
-    names = [n for n, p in host.providers.items() if _can_run_offline(p.cls)]
+    names = [n for n, p in host.providers.items() if can_run_offline(p.cls)]
     return sorted(names, key=lambda n: (n != DEFAULT_PROVIDER, n))
 
 

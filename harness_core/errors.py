@@ -28,6 +28,7 @@ __all__ = [
     "RateLimitedError",
     "SpawnFailedError",
     "UnsupportedFeatureError",
+    "error_for_status",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -74,7 +75,8 @@ class HarnessError(Exception):
 
     code: ClassVar[str] = "harness_error"
     exit_status: ClassVar[int] = EXIT_FAILED
-    retryable: ClassVar[bool] = False
+    retryable: bool = False
+    """Whether trying the same run again may succeed (a class default; an instance may say otherwise)."""
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -96,7 +98,7 @@ class ProviderNotFoundError(HarnessError):
                        f"its distribution (`harness doctor` shows details). Working providers: {have}.")
         else:
             message = (f"no provider named {name!r}; installed providers: {have}. Pick one with --provider NAME, "
-                       "or install its distribution (e.g. `pip install harness-claude`).")
+                       "or install the distribution that provides it (`pip install harness-NAME`).")
         super().__init__(message, provider=name, installed=installed, broken=broken)
 
 
@@ -191,3 +193,31 @@ class ProviderCrashedError(HarnessError):
 class InterruptedRunError(HarnessError):
     code = "interrupted"
     exit_status = EXIT_INTERRUPTED
+
+
+def error_for_status(
+    status: int | None,
+    detail: str,
+    *,
+    auth_hint: str = "check the API key the agent uses and its base URL",
+    retry_hint: str = "wait a moment and retry",
+    failure_hint: str = "retry later",
+    **details: Any,
+) -> HarnessError:
+    """The error an HTTP status from a model API stands for, as every provider classifies it: 401/403 →
+    `AuthFailedError`, 429 → `RateLimitedError` (retryable), anything else (or no status) → `ModelError`
+    (retryable for 5xx). The message names the status and `detail` and ends with the matching hint, which a
+    provider sets to its own next step (an env var, a login command, an option).
+    """
+    text = truncate(detail.strip()) or "no message"
+    where = f"HTTP {status}" if status is not None else "no HTTP status"
+    if status in (401, 403):
+        return AuthFailedError(f"the model API refused the credentials ({where}: {text}); {auth_hint}",
+                               status=status, **details)
+    if status == 429:
+        return RateLimitedError(f"the model API is rate limiting ({where}: {text}); {retry_hint}",
+                                status=status, **details)
+    error = ModelError(f"the model API failed ({where}: {text}); {failure_hint}", status=status, **details)
+    if status is not None and status >= 500:
+        error.retryable = True
+    return error

@@ -110,6 +110,35 @@ class Usage(BaseModel):
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def __add__(self, other: Usage) -> Usage:
+        """Figures summed (two turns' usage); the cost is known when either cost is."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cost_usd=sum(costs) if costs else None,
+        )
+
+    def __sub__(self, other: Usage) -> Usage:
+        """`self - other` per figure, never below zero: one run's usage from two cumulative totals of a
+        provider thread. The cost is known only when both are."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        cost = None
+        if self.cost_usd is not None and other.cost_usd is not None:
+            cost = max(0.0, self.cost_usd - other.cost_usd)
+        return Usage(
+            input_tokens=max(0, self.input_tokens - other.input_tokens),
+            cached_input_tokens=max(0, self.cached_input_tokens - other.cached_input_tokens),
+            output_tokens=max(0, self.output_tokens - other.output_tokens),
+            reasoning_tokens=max(0, self.reasoning_tokens - other.reasoning_tokens),
+            cost_usd=cost,
+        )
+
 
 class ErrorInfo(BaseModel):
     """A failure in stable, machine-readable form (`code` from `harness_core.errors`)."""

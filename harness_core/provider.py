@@ -1,156 +1,90 @@
-"""The provider interface: what a provider plugin implements, and the context a run gives it.
+"""The façade for people who WRITE providers: everything a provider distribution imports from Harness.
 
-Layer: plugin contract. Knows nothing of concrete providers or of how events are rendered or stored.
-A provider is a class with a static `info`, an `Options` model, an async `probe` (is its CLI usable?), and an
-async `run` that emits events through `RunContext.emit` and returns the run's `HarnessResult`. The runner
-does the rest: checks, stamping, the run log, approvals, idle timeout, interrupt and cancellation.
+Layer: public surface (re-exports only). A provider imports from here, from `harness_core` (specs, events,
+results, errors), from `harness_core.offline` (scenarios, scripted model backends) and, in its tests, from
+`harness_core.testing` (the contract suite) — nothing else. `docs/providers.md` documents every name below
+(a test checks it).
+
+    from harness_core.provider import Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
 """
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from harness_core._agent_cli import cli_version, locate_cli, probe_cli, require_min_version
+from harness_core._jsonlines import NON_JSON_METHOD, json_messages, loads_line
+from harness_core._logging import get_logger
+from harness_core._provider import CliInfo, NoOptions, OfflineSetup, OptionsT, Provider, ProviderOptions, RunContext
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.errors import error_for_status, truncate
+from harness_core.hookspecs import hookimpl
+from harness_core.jsonrpc import JsonRpcError, JsonRpcPeer
+from harness_core.redaction import REDACTED, redact_argv, scrub
+from harness_core.tooldisplay import (
+    DELETING_FILE,
+    EDITING_FILE,
+    LISTING_FILES,
+    OUTPUT_CHARS,
+    READING_FILE,
+    RUNNING_COMMAND,
+    SEARCHING,
+    SUMMARY_CHARS,
+    WRITING_FILE,
+    CommandAction,
+    bounded_head,
+    bounded_tail,
+    classify_command,
+    command_display,
+    file_change_display,
+    unwrap_shell,
+)
+from harness_core.transport import ChildProcess
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from harness_core.capabilities import ProviderInfo
-from harness_core.errors import InvalidSpecError
-
-if TYPE_CHECKING:
-    import anyio
-    import structlog
-
-    from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
-    from harness_core.spec import AgentRunSpec
-    from harness_core.testing.backends import ScriptedBackend
-    from harness_core.testing.scenarios import Scenario
-
-__all__ = ["CliInfo", "NoOptions", "OfflineSetup", "Provider", "ProviderOptions", "RunContext"]
-
-
-class ProviderOptions(BaseModel):
-    """Base of every provider's options model: frozen, unknown keys rejected."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class NoOptions(ProviderOptions):
-    """For providers that take no options."""
-
-
-class CliInfo(BaseModel):
-    """What `Provider.probe` found: the CLI that will run, and its version."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    path: str | None = None
-    version: str | None = None
-
-
-@dataclass
-class OfflineSetup:
-    """How to run a provider's real CLI against an embedded scripted model backend on 127.0.0.1.
-
-    The caller starts `backend` (a context manager) before the run, if there is one, and merges
-    `provider_options` and `env` into the spec. Used by `harness run --offline`, `harness demo` and the
-    contract suite (which also uses it, without a backend, to point a provider at its fake CLI).
-    """
-
-    backend: ScriptedBackend | None = None
-    provider_options: dict[str, Any] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-
-
-class RunContext(Protocol):
-    """What the runner gives a provider for one run."""
-
-    @property
-    def run_id(self) -> str: ...
-
-    @property
-    def log(self) -> structlog.typing.FilteringBoundLogger:
-        """A logger with `run_id` and `provider` already bound."""
-        ...
-
-    @property
-    def cli(self) -> CliInfo:
-        """What the runner's probe found (path and version of the CLI)."""
-        ...
-
-    @property
-    def interrupt_requested(self) -> anyio.Event:
-        """Set when the operation asks to stop the turn. A provider with the `interrupt` capability watches it,
-        stops the turn on its wire and returns an `interrupted` result; the runner stops it hard after a grace
-        period either way."""
-        ...
-
-    async def emit(self, event: HarnessEvent) -> None:
-        """Send one event downstream. Awaits when the consumer is behind (backpressure): a provider must call
-        it from the task that reads its child's output, so a slow consumer slows the child, not memory."""
-        ...
-
-    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
-        """Ask the operation (callback, then the `harness_approve` hook, then deny). Emits
-        `approval_requested` and `approval_resolved` itself. Call it from its own task, not the reader."""
-        ...
-
-    def record_wire(self, direction: str, line: bytes | str) -> None:
-        """Record one raw line to or from the child (`direction` is "in" or "out"); a no-op unless the
-        operation asked for a wire log."""
-        ...
-
-
-class Provider(abc.ABC):
-    """Base class of every provider. Subclass it, set `info` (and `Options`), implement `run`."""
-
-    info: ClassVar[ProviderInfo]
-    Options: ClassVar[type[ProviderOptions]] = NoOptions
-
-    def parse_options(self, raw: Mapping[str, Any]) -> ProviderOptions:
-        """Validate `provider_options` with `Options`; a bad key or value becomes an `InvalidSpecError`
-        that lists the valid options."""
-        try:
-            return self.Options.model_validate(dict(raw))
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}" for err in exc.errors()
-            )
-            valid = ", ".join(sorted(self.Options.model_fields)) or "none"
-            raise InvalidSpecError(
-                f"invalid options for provider {self.info.name!r}: {problems}. Valid options: {valid} "
-                "(pass them with -o KEY=VALUE).",
-                provider=self.info.name,
-            ) from None
-
-    async def probe(self, options: ProviderOptions) -> CliInfo:
-        """Check that the provider can run here (binary found, version supported) and say what it found.
-
-        Raises:
-            CliNotFoundError: the CLI is not installed where the options say.
-            CliVersionUnsupportedError: the CLI is older than `info.min_cli_version`.
-        """
-        return CliInfo()
-
-    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup | None:
-        """Point this provider's real CLI at a scripted model backend playing `scenario` in `workspace` (the
-        run's cwd); the CLI's own state (home, config) goes under `state_dir`. Return None when the provider
-        cannot run offline (the default)."""
-        return None
-
-    @abc.abstractmethod
-    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResultLike:
-        """Play one turn of `spec`, emitting events through `ctx.emit`, and return its result.
-
-        The runner has already checked capabilities and options. Do not emit `run_started` or `done`: the
-        runner does. Raise a `HarnessError` subclass for a classified failure; anything else is reported as a
-        provider crash. When cancelled, shut the child down (the transport does this under a shielded scope).
-        """
-
-
-if TYPE_CHECKING:
-    from harness_core.events import HarnessResult as HarnessResultLike
-else:
-    HarnessResultLike = Any
+__all__ = [
+    # the provider and its run
+    "Capability",
+    "CliInfo",
+    "NoOptions",
+    "OfflineSetup",
+    "OptionsT",
+    "Provider",
+    "ProviderInfo",
+    "ProviderOptions",
+    "RunContext",
+    "hookimpl",
+    # child processes and wire protocols
+    "ChildProcess",
+    "JsonRpcError",
+    "JsonRpcPeer",
+    "NON_JSON_METHOD",
+    "json_messages",
+    "loads_line",
+    # finding the agent's CLI
+    "cli_version",
+    "locate_cli",
+    "probe_cli",
+    "require_min_version",
+    # errors, secrets, logs
+    "REDACTED",
+    "error_for_status",
+    "get_logger",
+    "redact_argv",
+    "scrub",
+    "truncate",
+    # tool display
+    "DELETING_FILE",
+    "EDITING_FILE",
+    "LISTING_FILES",
+    "OUTPUT_CHARS",
+    "READING_FILE",
+    "RUNNING_COMMAND",
+    "SEARCHING",
+    "SUMMARY_CHARS",
+    "WRITING_FILE",
+    "CommandAction",
+    "bounded_head",
+    "bounded_tail",
+    "classify_command",
+    "command_display",
+    "file_change_display",
+    "unwrap_shell",
+]

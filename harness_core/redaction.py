@@ -7,8 +7,9 @@ values a caller names.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 
-__all__ = ["REDACTED", "scrub"]
+__all__ = ["REDACTED", "redact_argv", "scrub"]
 
 REDACTED = "***"
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
@@ -25,3 +26,20 @@ def scrub(text: str, known: tuple[str, ...] = ()) -> str:
             text = text.replace(secret, REDACTED)
     text = _URL_USERINFO.sub(lambda m: m.group("scheme") + REDACTED + "@", text)
     return _SECRET_TEXT.sub(REDACTED, text)
+
+
+def redact_argv(argv: Sequence[str], secret_flags: Collection[str], known: tuple[str, ...] = ()) -> list[str]:
+    """`argv` fit for a log line: the value after each flag in `secret_flags` (`--flag VALUE`, or
+    `--flag=VALUE`) replaced, and every other argument scrubbed of credential shapes and the `known` secrets."""
+    out: list[str] = []
+    hide = False
+    for arg in argv:
+        flag, eq, _ = arg.partition("=")
+        if hide:
+            out.append(REDACTED)
+        elif eq and flag in secret_flags:
+            out.append(f"{flag}={REDACTED}")
+        else:
+            out.append(scrub(arg, known))
+        hide = not hide and arg in secret_flags
+    return out

@@ -20,7 +20,7 @@ import inspect
 import json
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -60,8 +60,9 @@ from harness_core.events import (
     Usage,
 )
 from harness_core.plugins import PluginHost, RegisteredProvider, get_host
-from harness_core.provider import CliInfo, Provider, ProviderOptions
+from harness_core._provider import CliInfo, Provider, ProviderOptions
 from harness_core.spec import AgentRunSpec
+from harness_core.transport import ChildProcess
 from harness_core.store import LogWriter, log_path, new_run_id, redact, resolve_runs_dir, scrub, wire_path
 
 __all__ = ["Approver", "LiveRun", "open_run", "run", "run_sync", "preflight"]
@@ -332,6 +333,11 @@ class _Context:
             self._log.exception("harness_approve plugin failed; denying")
             return ApprovalDecision.DENY, "hook", f"a harness_approve plugin failed: {type(exc).__name__}: {exc}"
         return ApprovalDecision.DENY, "default", _NO_APPROVER
+
+    def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
+              **options: Any) -> ChildProcess:
+        on_line = self.record_wire if self._wire is not None else None  # no per-line call without a wire log
+        return ChildProcess(argv, env=env, cwd=cwd, on_line=on_line, **options)
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:

@@ -32,7 +32,7 @@ from harness_core.provider import ProviderOptions, RunContext
 from harness_core.runner import open_run, run
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
-from harness_core.testing.scenarios import SCENARIOS
+from harness_core.offline.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.anyio
 

@@ -19,15 +19,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 
+from harness_core._jsonlines import loads_line
+from harness_core._logging import get_logger
 from harness_core.errors import HarnessError, MessageTooLargeError, ProtocolError
 from harness_core.jsonrpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, JsonRpcError, LineChannel
 
 __all__ = ["JsonRpcPeer"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 NotificationHandler = Callable[[str, Any, dict[str, Any]], Awaitable[None]]
 RequestHandler = Callable[[str, Any, dict[str, Any]], Awaitable[Any]]
@@ -47,27 +48,6 @@ class _Waiter:
 
 def _default_closed_error() -> HarnessError:
     return ProtocolError("the JSON-RPC connection closed before a response arrived")
-
-
-# The decoder's C scanner (not in the type stubs): returns (value, end index) or raises StopIteration.
-_scan_once: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
-
-
-def _loads(line: bytes) -> Any:
-    """`json.loads` for one line, about twice as fast on the usual compact message: it skips encoding
-    detection and the whitespace regexes, falling back to `json.loads` for anything unusual.
-
-    Raises:
-        ValueError: not valid JSON (or not UTF-8).
-    """
-    text = line.decode()
-    try:
-        obj, end = _scan_once(text, 0)
-    except StopIteration:
-        return json.loads(text)
-    if end != len(text):
-        return json.loads(text)
-    return obj
 
 
 def _dumps(msg: dict[str, Any]) -> bytes:
@@ -186,7 +166,7 @@ class JsonRpcPeer:
 
     async def _read_loop(self, tg: TaskGroup) -> None:
         on_notification = self._on_notification
-        scan = _scan_once
+        loads = loads_line  # the fast per-line decoder (see `harness_core._jsonlines`)
         lines = self._channel.lines()
         # Fast path: when the line iterator can hand over the lines it has already read (`LineReader.take_ready`),
         # a whole chunk is dispatched in a plain loop instead of one `__anext__` await per line. Nothing more
@@ -198,18 +178,11 @@ class JsonRpcPeer:
                 if line.__class__ is not bytes and isinstance(line, MessageTooLargeError):
                     await self._report(line)
                     continue
-                try:  # `_loads` inlined for the usual compact line; anything else goes through `_loads`
-                    text = line.decode()
-                    msg, end = scan(text, 0)
-                    parsed = end == len(text)
-                except (StopIteration, ValueError):
-                    parsed = False
-                if not parsed:
-                    try:
-                        msg = _loads(line)
-                    except ValueError:
-                        await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
-                        continue
+                try:
+                    msg = loads(line)
+                except ValueError:
+                    await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
+                    continue
                 if type(msg) is not dict:
                     await self._report(ProtocolError("JSON-RPC message is not an object", line=line))
                     continue

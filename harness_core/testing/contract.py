@@ -51,7 +51,7 @@ from harness_core.provider import OfflineSetup
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
-from harness_core.testing.scenarios import SCENARIOS, Scenario
+from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.transport import proctree
 
 __all__ = ["Played", "ProviderContract", "descendants"]

@@ -33,7 +33,7 @@ from harness_core.events import (
 from harness_core.hookspecs import hookimpl
 from harness_core.provider import Provider, ProviderOptions, RunContext
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
-from harness_core.testing.scenarios import (
+from harness_core.offline.scenarios import (
     SCENARIOS,
     EditFile,
     Fail,
@@ -55,7 +55,7 @@ __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", 
 
 class ScriptedOptions(ProviderOptions):
     scenario: str = "say"
-    """Name of a scenario in `harness_core.testing.scenarios.SCENARIOS`."""
+    """Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`."""
     crash: bool = False
     """Raise an unexpected exception mid-run (to test the runner's safety net)."""
     ignore_interrupt: bool = False

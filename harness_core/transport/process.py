@@ -19,16 +19,16 @@ from pathlib import Path
 from types import TracebackType
 
 import anyio
-import structlog
 from anyio.abc import ByteReceiveStream, Process, TaskGroup
 
+from harness_core._logging import get_logger
 from harness_core.errors import ProcessExitedError, SpawnFailedError
 from harness_core.transport.framing import LineReader
 from harness_core.transport.proctree import MARK_PREFIX, descendants, kill_entries, marked
 
 __all__ = ["ChildProcess"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _SEND_ERRORS = (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError, ConnectionResetError)
 _EOF_SETTLE = 1.0  # how long the end of `lines()` waits for the child to exit after stdout EOF

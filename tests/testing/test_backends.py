@@ -13,11 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_core.testing.backends import FINISHED_TEXT, MessagesBackend, ResponsesBackend
-from harness_core.testing.backends.http import split_chunks
-from harness_core.testing.backends.messages import find_cwd
-from harness_core.testing.backends.responses import apply_patch_text
-from harness_core.testing.scenarios import (
+from harness_core.offline.backends import FINISHED_TEXT, MessagesBackend, ResponsesBackend
+from harness_core.offline.backends.http import split_chunks
+from harness_core.offline.backends.messages import find_cwd
+from harness_core.offline.backends.responses import apply_patch_text
+from harness_core.offline.scenarios import (
     SCENARIOS,
     EditFile,
     Fail,

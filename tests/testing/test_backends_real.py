@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from harness_core.testing.backends import MessagesBackend, ResponsesBackend
-from harness_core.testing.scenarios import SCENARIOS, Scenario
+from harness_core.offline.backends import MessagesBackend, ResponsesBackend
+from harness_core.offline.scenarios import SCENARIOS, Scenario
 
 TOOLS = Path(os.environ.get("HARNESS_TOOLS_DIR") or Path(__file__).resolve().parents[2] / ".tools")
 _NATIVE = "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"

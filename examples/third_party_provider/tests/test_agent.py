@@ -13,7 +13,7 @@ from harness_core.events import RunStatus, ToolResult, ToolStatus
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec, SandboxMode
 from harness_core.testing.contract import descendants
-from harness_core.testing.scenarios import SCENARIOS
+from harness_core.offline.scenarios import SCENARIOS
 
 from harness_mini_agent import wire
 from harness_mini_agent.offline import offline_setup

@@ -2,7 +2,7 @@
 
 Layer: provider configuration. Knows what Claude Code needs to talk only to a loopback model API (the
 environment from `MessagesBackend.claude_env`, an isolated home, no retries, no settings files); the backend
-itself lives in `harness_core.testing.backends`. Imported only by `ClaudeProvider.offline_setup`, so a normal run
+itself lives in `harness_core.offline.backends`. Imported only by `ClaudeProvider.offline_setup`, so a normal run
 never loads the testing backends.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from harness_core.provider import OfflineSetup
-from harness_core.testing.backends.messages import MessagesBackend
-from harness_core.testing.scenarios import Scenario
+from harness_core.offline.backends.messages import MessagesBackend
+from harness_core.offline.scenarios import Scenario
 
 __all__ = ["OFFLINE_OPTIONS", "offline_setup"]
 

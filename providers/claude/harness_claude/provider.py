@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import anyio
 from anyio.abc import TaskGroup
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.clis import probe_cli
+from harness_core._agent_cli import probe_cli
 from harness_core.errors import HarnessError, MessageTooLargeError
 from harness_core.events import (
     ApprovalDecision,
@@ -41,7 +41,7 @@ from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.permissions import plan_permissions
 
 if TYPE_CHECKING:
-    from harness_core.testing.scenarios import Scenario
+    from harness_core.offline.scenarios import Scenario
 
 __all__ = ["ClaudeOptions", "ClaudeProvider", "build_argv", "build_env", "redacted_argv"]
 

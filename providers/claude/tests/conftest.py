@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from claude_helpers import children_of
 from harness_core.plugins import PluginHost
-from harness_core.testing.fake_claude import write_fake_claude
+from harness_claude.testing.fake import write_fake_claude
 
 import harness_claude
 

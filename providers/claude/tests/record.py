@@ -23,8 +23,8 @@ import anyio
 from harness_core.events import ApprovalDecision, HarnessEvent
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec, ApprovalPolicy
-from harness_core.testing.backends.messages import MessagesBackend
-from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
+from harness_core.offline.backends.messages import MessagesBackend
+from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
 
 HERE = Path(__file__).parent
 OUT = HERE / "transcripts" / "recorded"

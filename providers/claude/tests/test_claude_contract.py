@@ -1,6 +1,6 @@
 """The shipped provider contract, played by the claude provider.
 
-Fake mode (default): the fake `claude` (`harness_core.testing.fake_claude`) plays each scenario, named by
+Fake mode (default): the fake `claude` (`harness_claude.testing.fake`) plays each scenario, named by
 `$HARNESS_FAKE_CLAUDE_SCENARIO`; faults are a fake reporting an old version and one that crashes mid-turn.
 `--harness-real`: the real pinned CLI (`claude_helpers.CLAUDE`) through the provider's own `offline_setup`
 against a scripted Messages backend; faults are skipped (a real CLI cannot be made to show them).
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
-from harness_core.testing.fake_claude import write_fake_claude
-from harness_core.testing.scenarios import Scenario
+from harness_claude.testing.fake import write_fake_claude
+from harness_core.offline.scenarios import Scenario
 
 FAULT_ENV = {
     None: {},

@@ -60,7 +60,7 @@ def real_lines() -> list[dict[str, Any]]:
 def fake_lines(tmp_path: Path, scenario: str, *args: str, answers: list[dict[str, Any]] = ()) -> list[dict]:  # type: ignore[assignment]
     user = {"type": "user", "message": {"role": "user", "content": f"SCENARIO:{scenario}"}}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness_core.testing.fake_claude", *args],
+        [sys.executable, "-m", "harness_claude.testing.fake", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         cwd=tmp_path,

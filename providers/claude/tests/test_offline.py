@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.backends import MessagesBackend
-from harness_core.testing.scenarios import SCENARIOS
+from harness_core.offline.backends import MessagesBackend
+from harness_core.offline.scenarios import SCENARIOS
 
 from harness_claude.provider import ClaudeOptions, ClaudeProvider, build_argv, build_env
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 from claude_helpers import run_spec
-from harness_core.clis import clear_probe_cache
+from harness_core._agent_cli import clear_probe_cache
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, InvalidSpecError
 from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
 from harness_core.plugins import PluginHost

@@ -20,8 +20,8 @@ from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
-from harness_core.testing.backends.messages import MessagesBackend
-from harness_core.testing.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
+from harness_core.offline.backends.messages import MessagesBackend
+from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
 
 from harness_claude.permissions import READ_ONLY_TOOLS
 from harness_claude.provider import ClaudeOptions, build_argv

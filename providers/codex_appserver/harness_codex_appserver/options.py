@@ -2,7 +2,7 @@
 
 Layer: provider configuration. Knows Codex's command-line flags (`app-server --listen stdio://`, `-c`,
 `--enable`, `--disable`) and environment (`CODEX_HOME`); how a `-c` value is written is shared with
-codex-exec (`harness_core.codex_cli.config_args`). Knows nothing of JSON-RPC or events.
+codex-exec (`harness_codex_common.cli.config_args`). Knows nothing of JSON-RPC or events.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from harness_core.codex_cli import CodexCliOptions, config_args
+from harness_codex_common.cli import CodexCliOptions, config_args
 from pydantic import Field
 
 __all__ = ["CodexAppServerOptions", "build_argv", "build_env"]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import anyio
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.codex_cli import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
+from harness_codex_common.cli import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
 from harness_core.errors import HarnessError, ProtocolError
 from harness_core.events import (
     ApprovalDecision,
@@ -45,7 +45,7 @@ from harness_codex_appserver.mapping import TurnMapper
 from harness_codex_appserver.options import CodexAppServerOptions, build_argv, build_env
 
 if TYPE_CHECKING:
-    from harness_core.testing.scenarios import Scenario
+    from harness_core.offline.scenarios import Scenario
 
 __all__ = ["MIN_CODEX_VERSION", "NATIVE_GLOBS", "CodexAppServerProvider"]
 
@@ -79,7 +79,7 @@ class CodexAppServerProvider(Provider):
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under
-        `state_dir` (see `harness_core.codex_cli.offline_setup`)."""
+        `state_dir` (see `harness_codex_common.cli.offline_setup`)."""
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness_core.codex_cli import offline_options
+from harness_codex_common.cli import offline_options
 from harness_core.events import HarnessEvent
 from harness_core.plugins import PluginHost
 from harness_core.runner import Approver, open_run
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.backends.responses import ResponsesBackend
-from harness_core.testing.scenarios import Scenario
+from harness_core.offline.backends.responses import ResponsesBackend
+from harness_core.offline.scenarios import Scenario
 
 REPO = Path(__file__).resolve().parents[3]
 NATIVE_IN_TOOLS = "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"

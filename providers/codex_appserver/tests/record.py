@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from appserver_helpers import real_codex, run_real, wire_to_transcript
 from harness_core.events import ApprovalDecision
 from harness_core.plugins import PluginHost
-from harness_core.testing.scenarios import SCENARIOS
+from harness_core.offline.scenarios import SCENARIOS
 
 import harness_codex_appserver
 

@@ -1,6 +1,6 @@
 """The shipped provider contract (`harness_core.testing.contract`) for codex-appserver.
 
-Fake mode plays each scenario on the fake app-server (`harness_core.testing.fake_codex_appserver`);
+Fake mode plays each scenario on the fake app-server (`harness_codex_appserver.testing.fake`);
 `--harness-real` plays it on the real pinned codex through the provider's own `offline_setup`, with the
 binary from `appserver_helpers.real_codex` (a missing binary is a `real_cli` skip, a failure when
 HARNESS_REQUIRE_REAL_CLIS=1). The real CLI cannot be made too old or made to crash: those faults skip there.
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
-from harness_core.testing.fake_codex_appserver import write_fake_codex
-from harness_core.testing.scenarios import Scenario
+from harness_codex_appserver.testing.fake import write_fake_codex
+from harness_core.offline.scenarios import Scenario
 
 
 class TestCodexAppServerContract(ProviderContract):

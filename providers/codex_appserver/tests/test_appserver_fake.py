@@ -12,7 +12,7 @@ from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEven
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run, run
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.fake_codex_appserver import write_fake_codex
+from harness_codex_appserver.testing.fake import write_fake_codex
 
 from harness_codex_appserver.options import CodexAppServerOptions, build_argv
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from appserver_helpers import MISSING_CODEX, real_codex
-from harness_core.testing.fake_codex_appserver import write_fake_codex
+from harness_codex_appserver.testing.fake import write_fake_codex
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -16,7 +16,7 @@ import pytest
 from appserver_helpers import MISSING_CODEX, children, real_codex, run_real
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind
 from harness_core.plugins import PluginHost
-from harness_core.testing.scenarios import SCENARIOS
+from harness_core.offline.scenarios import SCENARIOS
 
 CODEX = real_codex()
 pytestmark = [

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from harness_core.codex_cli import CodexCliOptions, config_args
+from harness_codex_common.cli import CodexCliOptions, config_args
 from harness_core.spec import AgentRunSpec
 
 __all__ = ["CodexExecOptions", "build_argv", "redacted_argv", "toml_string"]

@@ -1,7 +1,7 @@
 """`CodexExecProvider`: one `codex exec --json` process per run, its JSONL stdout mapped to events.
 
 Layer: provider (codex-exec) lifecycle. Owns the child (through `harness_core.transport.ChildProcess`), the
-binary probe (`harness_core.codex_cli.probe_codex`, shared with codex-appserver) and how a run ends; the line
+binary probe (`harness_codex_common.cli.probe_codex`, shared with codex-appserver) and how a run ends; the line
 meanings live in `mapping`, the command line in `argv`. Knows nothing of rendering, run logs or approvals.
 
 What this path cannot do, and says so in its capabilities: no token streaming (one `text_delta` per message),
@@ -24,7 +24,7 @@ from harness_codex_exec.argv import CodexExecOptions, build_argv, redacted_argv
 from harness_codex_exec.mapping import ExecMapping
 from harness_codex_exec.sessions import codex_home, previous_total
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.codex_cli import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
+from harness_codex_common.cli import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
 from harness_core.errors import InterruptedRunError, MessageTooLargeError
 from harness_core.events import ErrorEvent, HarnessResult, ProviderRaw, RunStatus, Usage
 from harness_core.provider import CliInfo, OfflineSetup, Provider, ProviderOptions, RunContext
@@ -33,7 +33,7 @@ from harness_core.transport import ChildProcess
 from harness_core.transport.proctree import ProcEntry, descendants, kill_entries
 
 if TYPE_CHECKING:
-    from harness_core.testing.scenarios import Scenario
+    from harness_core.offline.scenarios import Scenario
 
 log = structlog.get_logger(__name__)
 
@@ -64,7 +64,7 @@ class CodexExecProvider(Provider):
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under
-        `state_dir` (see `harness_core.codex_cli.offline_setup`)."""
+        `state_dir` (see `harness_codex_common.cli.offline_setup`)."""
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:

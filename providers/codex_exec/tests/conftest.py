@@ -9,7 +9,7 @@ import pytest
 
 import harness_codex_exec
 from harness_core.plugins import PluginHost
-from harness_core.testing.fake_codex_exec import write_fake_codex
+from harness_codex_exec.testing.fake import write_fake_codex
 
 
 @pytest.fixture(params=["asyncio", "trio"])

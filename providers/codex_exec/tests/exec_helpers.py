@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness_core.codex_cli import offline_options
-from harness_core.testing.backends.responses import ResponsesBackend
+from harness_codex_common.cli import offline_options
+from harness_core.offline.backends.responses import ResponsesBackend
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 REPO = Path(__file__).resolve().parents[3]

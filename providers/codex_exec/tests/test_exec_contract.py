@@ -1,6 +1,6 @@
 """The shipped provider contract (`harness_core.testing.contract`) for codex-exec.
 
-Fake mode plays each scenario on the fake `codex exec` (`harness_core.testing.fake_codex_exec`);
+Fake mode plays each scenario on the fake `codex exec` (`harness_codex_exec.testing.fake`);
 `--harness-real` plays it on the real pinned codex through the provider's own `offline_setup`, with the
 binary from `exec_helpers.real_codex` (a missing binary is a `real_cli` skip, a failure when
 HARNESS_REQUIRE_REAL_CLIS=1). The real CLI cannot be made too old or made to crash: those faults skip there.
@@ -13,8 +13,8 @@ from pathlib import Path
 
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
-from harness_core.testing.fake_codex_exec import write_fake_codex
-from harness_core.testing.scenarios import Scenario
+from harness_codex_exec.testing.fake import write_fake_codex
+from harness_core.offline.scenarios import Scenario
 
 
 class TestCodexExecContract(ProviderContract):

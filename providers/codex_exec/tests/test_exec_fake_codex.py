@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from exec_helpers import TRANSCRIPTS, load_cases
 
-from harness_core.testing.scenarios import SCENARIOS
+from harness_core.offline.scenarios import SCENARIOS
 
 
 def _shapes(lines: list[dict[str, Any]]) -> set[tuple[str, ...]]:
@@ -39,7 +39,7 @@ def _fake(scenario: str, tmp_path: Path, *args: str) -> tuple[list[dict[str, Any
         [
             sys.executable,
             "-m",
-            "harness_core.testing.fake_codex_exec",
+            "harness_codex_exec.testing.fake",
             "exec",
             "--json",
             "--skip-git-repo-check",
@@ -77,7 +77,7 @@ def test_fake_resume_keeps_the_thread_and_its_total(tmp_path: Path) -> None:
 
 
 def test_version_and_wrapper(tmp_path: Path) -> None:
-    from harness_core.testing.fake_codex_exec import write_fake_codex
+    from harness_codex_exec.testing.fake import write_fake_codex
 
     wrapper = write_fake_codex(tmp_path, version="0.170.1")
     out = subprocess.run([str(wrapper), "--version"], capture_output=True, timeout=30, check=True)

@@ -14,7 +14,7 @@ from harness_core.events import HarnessEvent, RunStatus
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, Capability
-from harness_core.testing.fake_codex_exec import write_fake_codex
+from harness_codex_exec.testing.fake import write_fake_codex
 
 pytestmark = pytest.mark.anyio
 

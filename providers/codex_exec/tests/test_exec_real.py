@@ -19,8 +19,8 @@ from harness_core.events import HarnessEvent, RunStatus
 from harness_core.plugins import PluginHost
 from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.backends.responses import ResponsesBackend
-from harness_core.testing.scenarios import SCENARIOS, Say, Scenario
+from harness_core.offline.backends.responses import ResponsesBackend
+from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
 
 CODEX = real_codex()
 

@@ -1,6 +1,6 @@
 """Offline play: mini-agent against Harness's scripted Responses backend on 127.0.0.1.
 
-Layer: testing glue. Knows `harness_core.testing.backends.ResponsesBackend` and mini-agent's option names;
+Layer: testing glue. Knows `harness_core.offline.backends.ResponsesBackend` and mini-agent's option names;
 must not know the agent loop. Used by `harness run --offline`, `harness demo` and the contract suite.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_core.provider import OfflineSetup
-from harness_core.testing.backends import ResponsesBackend
-from harness_core.testing.scenarios import Scenario
+from harness_core.offline.backends import ResponsesBackend
+from harness_core.offline.scenarios import Scenario
 
 from harness_mini_agent.options import MiniAgentOptions
 

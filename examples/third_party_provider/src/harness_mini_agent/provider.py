@@ -19,7 +19,7 @@ from harness_core.spec import AgentRunSpec
 from harness_mini_agent.options import MiniAgentOptions, api_key
 
 if TYPE_CHECKING:
-    from harness_core.testing.scenarios import Scenario
+    from harness_core.offline.scenarios import Scenario
 
 __all__ = ["MiniAgentProvider"]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from harness_codex_exec.argv import CodexExecOptions, build_argv
 from harness_core.spec import AgentRunSpec, SandboxMode
-from harness_core.testing.backends.responses import ResponsesBackend
-from harness_core.testing.scenarios import SCENARIOS, Say, Scenario
+from harness_core.offline.backends.responses import ResponsesBackend
+from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
 
 HERE = Path(__file__).parent
 NATIVE = (

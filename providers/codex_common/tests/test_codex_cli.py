@@ -1,4 +1,4 @@
-"""Tests for the Codex CLI support shared by the two Codex providers (harness_core.codex_cli)."""
+"""Tests for the Codex CLI support shared by the two Codex providers (harness_codex_common.cli)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_core.codex_cli import config_args, flat_config, offline_setup, toml_value
+from harness_codex_common.cli import config_args, flat_config, offline_setup, toml_value
 
 
 def _pairs(args: list[str]) -> dict[str, str]:
@@ -61,7 +61,7 @@ def test_flat_config_keeps_raw_leaves() -> None:
 
 def test_importing_codex_cli_does_not_import_testing() -> None:
     code = (
-        "import sys, harness_core.codex_cli\n"
+        "import sys, harness_codex_common.cli\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('harness_core.testing'))\n"
         "assert not loaded, loaded\n"
     )
@@ -69,7 +69,7 @@ def test_importing_codex_cli_does_not_import_testing() -> None:
 
 
 def test_offline_setup_isolates_codex_home_and_home(tmp_path: Path) -> None:
-    from harness_core.testing.scenarios import SCENARIOS
+    from harness_core.offline.scenarios import SCENARIOS
 
     setup = offline_setup(SCENARIOS["say"], tmp_path / "ws", tmp_path / "state")
     assert setup.backend is not None

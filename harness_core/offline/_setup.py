@@ -16,9 +16,9 @@ from pathlib import Path
 from harness_core.errors import InvalidSpecError
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
-from harness_core.testing.scenarios import SCENARIOS, Scenario
+from harness_core.offline.scenarios import SCENARIOS, Scenario
 
-__all__ = ["DEFAULT_SCENARIO", "offline_spec", "scenario_named", "seed_workspace"]
+__all__ = ["DEFAULT_SCENARIO", "can_run_offline", "offline_spec", "scenario_named", "seed_workspace"]
 
 DEFAULT_SCENARIO = "tools"
 
@@ -61,7 +61,7 @@ def offline_spec(spec: AgentRunSpec, provider: str | None, host: PluginHost,
     try:
         setup = registered.cls().offline_setup(scenario, spec.cwd, state)
         if setup is None or setup.backend is None:
-            able = [n for n, p in host.providers.items() if _can_run_offline(p.cls)]
+            able = [n for n, p in host.providers.items() if can_run_offline(p.cls)]
             raise InvalidSpecError(
                 f"provider {registered.name!r} cannot run offline (it has no scripted model backend); "
                 f"providers that can: {', '.join(sorted(able)) or 'none'}"
@@ -76,7 +76,7 @@ def offline_spec(spec: AgentRunSpec, provider: str | None, host: PluginHost,
         shutil.rmtree(state, ignore_errors=True)
 
 
-def _can_run_offline(cls: type) -> bool:
-    from harness_core.provider import Provider
+def can_run_offline(cls: type) -> bool:
+    from harness_core._provider import Provider
 
     return getattr(cls, "offline_setup", Provider.offline_setup) is not Provider.offline_setup

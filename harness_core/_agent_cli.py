@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
-import structlog
 
+from harness_core._logging import get_logger
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError, truncate
-from harness_core.provider import CliInfo
+from harness_core._provider import CliInfo
 
 __all__ = ["cli_version", "clear_probe_cache", "locate_cli", "probe_cli", "require_min_version"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _VERSION_OUTPUT_LIMIT = 64 * 1024
 _DEFAULT_PATTERN = r"(\d+\.\d+\.\d+)"

@@ -6,7 +6,7 @@ but cannot import each other. The core runner never imports it.
 Knows the pinned Codex version, where npm puts its native binary, how a config value is written after
 `-c KEY=` and what Codex needs to talk to a scripted Responses backend (`-c` overrides, `--disable` flags, an
 isolated `CODEX_HOME` and `HOME`, the key variable). The backend itself lives in
-`harness_core.testing.backends`, imported only inside `offline_setup`/`offline_options`, so a normal run
+`harness_core.offline.backends`, imported only inside `offline_setup`/`offline_options`, so a normal run
 never loads the testing package.
 """
 
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from harness_core.clis import probe_cli
+from harness_core._agent_cli import probe_cli
 from harness_core.provider import CliInfo, OfflineSetup, ProviderOptions
 
 if TYPE_CHECKING:
-    from harness_core.testing.backends.responses import ResponsesBackend
-    from harness_core.testing.scenarios import Scenario
+    from harness_core.offline.backends.responses import ResponsesBackend
+    from harness_core.offline.scenarios import Scenario
 
 __all__ = [
     "CodexCliOptions",
@@ -176,7 +176,7 @@ def config_args(config: Mapping[str, Any]) -> list[str]:
 
 def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, Any]:
     """Provider options pointing codex at `backend`, with `codex_home` (created) as CODEX_HOME."""
-    from harness_core.testing.backends.responses import CODEX_FLAGS
+    from harness_core.offline.backends.responses import CODEX_FLAGS
 
     codex_home.mkdir(parents=True, exist_ok=True)
     config = dict(value.split("=", 1) for value in backend.codex_config_overrides())
@@ -187,7 +187,7 @@ def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, An
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME and HOME
     under `state_dir`."""
-    from harness_core.testing.backends.responses import ResponsesBackend
+    from harness_core.offline.backends.responses import ResponsesBackend
 
     backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
     options = offline_options(backend, state_dir / "codex-home")

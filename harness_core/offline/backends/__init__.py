@@ -7,8 +7,8 @@ package starts nothing: a backend serves only between `start()` and `stop()` (or
 
 from __future__ import annotations
 
-from harness_core.testing.backends.http import FINISHED_TEXT, Exchange, ScriptedBackend
-from harness_core.testing.backends.messages import MessagesBackend
-from harness_core.testing.backends.responses import ResponsesBackend
+from harness_core.offline.backends.http import FINISHED_TEXT, Exchange, ScriptedBackend
+from harness_core.offline.backends.messages import MessagesBackend
+from harness_core.offline.backends.responses import ResponsesBackend
 
 __all__ = ["FINISHED_TEXT", "Exchange", "MessagesBackend", "ResponsesBackend", "ScriptedBackend"]

@@ -5,8 +5,8 @@ against `codex app-server generate-json-schema` by the provider's tests) and the
 nothing of Harness providers or events. Stdlib only, threads only: it must start fast and run anywhere. The
 message shapes themselves are built in `fake_codex_appserver_shapes`.
 
-    python -m harness_core.testing.fake_codex_appserver --scenario tools --version
-    python -m harness_core.testing.fake_codex_appserver --scenario tools app-server --listen stdio://
+    python -m harness_codex_appserver.testing.fake --scenario tools --version
+    python -m harness_codex_appserver.testing.fake --scenario tools app-server --listen stdio://
 
 Simulates what the model would do and what Codex would run: commands are not executed (a `sleep N` command
 waits N seconds, interruptibly), files are not touched. Threads are remembered under `$CODEX_HOME` so a second
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from harness_core.testing import fake_codex_appserver_shapes as shapes
-from harness_core.testing.fake_codex_appserver_shapes import FAKE_VERSION
-from harness_core.testing.scenarios import (
+from harness_codex_appserver.testing.shapes import FAKE_VERSION
+from harness_core.offline.scenarios import (
     SCENARIOS,
     EditFile,
     Fail,

@@ -1,4 +1,4 @@
-"""Tests for agent-CLI discovery (harness_core.clis), with small scripts in tmp_path and the real codex."""
+"""Tests for agent-CLI discovery (harness_core._agent_cli), with small scripts in tmp_path and the real codex."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness_core import clis
+from harness_core import _agent_cli as clis
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError
 
 TOOLS = Path(__file__).resolve().parents[1] / ".tools"

@@ -4,7 +4,7 @@ Layer: testing. Knows the stream-json line shapes of Claude Code 2.1.328 (copied
 transcripts; `providers/claude/tests/test_fake_shapes.py` checks them against the recordings so the fake
 cannot drift) and the scenario vocabulary; knows nothing of Harness providers or events. Stdlib only.
 
-Run as `python -m harness_core.testing.fake_claude ARGS` (or through `write_fake_claude(dir)`):
+Run as `python -m harness_claude.testing.fake ARGS` (or through `write_fake_claude(dir)`):
 - `--version` prints `2.1.328 (Claude Code)`, or `$HARNESS_FAKE_CLAUDE_VERSION`.
 - The scenario is named by the prompt (`SCENARIO:<name>`) or `$HARNESS_FAKE_CLAUDE_SCENARIO` (default `say`).
 - `--permission-prompt-tool stdio` makes tool steps ask with `can_use_tool` control requests (Bash unless in
@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness_core.testing.scenarios import (
+from harness_core.offline.scenarios import (
     SCENARIOS,
     EditFile,
     Fail,
@@ -104,7 +104,7 @@ def write_fake_claude(
     must hold for the `--version` probe too, where a run's environment does not reach)."""
     path = Path(directory) / name
     exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in (env or {}).items())
-    path.write_text(f'#!/bin/sh\n{exports}exec "{sys.executable}" -m harness_core.testing.fake_claude "$@"\n')
+    path.write_text(f'#!/bin/sh\n{exports}exec "{sys.executable}" -m harness_claude.testing.fake "$@"\n')
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from harness_core.testing.backends.http import Handler, ScriptedBackend, Turn, split_chunks
-from harness_core.testing.scenarios import (
+from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.offline.scenarios import (
     EditFile,
     Fail,
     ReadFile,

@@ -4,7 +4,7 @@ Layer: testing. Knows the exec JSONL format (checked against recorded real trans
 tests) and the scenario vocabulary; knows nothing of Harness providers or events. Tool steps are simulated,
 never executed, and nothing outside `$CODEX_HOME` is written.
 
-Run it as `python -m harness_core.testing.fake_codex_exec exec --json ... PROMPT` or through the wrapper
+Run it as `python -m harness_codex_exec.testing.fake exec --json ... PROMPT` or through the wrapper
 `write_fake_codex(dir)` creates (for `-o codex_bin=PATH`). Environment:
 
 - `HARNESS_FAKE_SCENARIO`: a name from `SCENARIOS` (default `say`).
@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from harness_core.testing.scenarios import (
+from harness_core.offline.scenarios import (
     SCENARIOS,
     EditFile,
     Fail,
@@ -255,7 +255,7 @@ def write_fake_codex(directory: str | os.PathLike[str], *, version: str | None =
     path = Path(directory) / "codex"
     env = f"HARNESS_FAKE_CODEX_VERSION={shlex.quote(version)} " if version else ""
     path.write_text(
-        f'#!/bin/sh\n{env}exec {shlex.quote(sys.executable)} -m harness_core.testing.fake_codex_exec "$@"\n'
+        f'#!/bin/sh\n{env}exec {shlex.quote(sys.executable)} -m harness_codex_exec.testing.fake "$@"\n'
     )
     path.chmod(0o755)
     return path

@@ -1,0 +1,80 @@
+"""Harness's loggers: structlog over the standard library's `logging.getLogger("harness")` hierarchy.
+
+Layer: core utility. Knows nothing of runs or providers. As a library, Harness never configures logging: it
+emits standard `logging` records under the `harness` logger (e.g. `harness.run`, `harness.transport.process`),
+which has a `NullHandler`, so nothing is printed unless the application configures logging — as httpx does.
+Only the `harness` CLI configures it (`harness_core.cli`). A structlog configuration made by the application
+is not touched and not needed: these loggers carry their own processors.
+
+    log = get_logger(__name__)            # "harness_core.jsonrpc.peer" -> logger "harness.jsonrpc.peer"
+    log.debug("spawned", pid=123)         # a record whose message is "spawned pid=123"
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+import structlog
+from structlog.stdlib import BoundLogger
+
+__all__ = ["ROOT_LOGGER", "BoundLogger", "fields_of", "get_logger", "logger_name"]
+
+ROOT_LOGGER = "harness"
+logging.getLogger(ROOT_LOGGER).addHandler(logging.NullHandler())
+
+_RESERVED = frozenset({"event", "exc_info", "stack_info", "stacklevel"})
+
+
+def _to_record(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> tuple[tuple[Any, ...],
+                                                                                        dict[str, Any]]:
+    """The structlog event as one `logging` call: the message reads `event key=value ...`; the fields are
+    also on the record as `harness_fields` for handlers that want them structured."""
+    fields = {k: v for k, v in event_dict.items() if k not in _RESERVED}
+    message = str(event_dict.get("event", ""))
+    if fields:
+        message = message + " " + " ".join(f"{k}={_show(v)}" for k, v in fields.items())
+    kwargs: dict[str, Any] = {"extra": {"harness_fields": fields}}
+    for key in ("exc_info", "stack_info"):
+        if key in event_dict:
+            kwargs[key] = event_dict[key]
+    return (message,), kwargs
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str) and value and " " not in value and "=" not in value:
+        return value
+    return repr(value)
+
+
+_PROCESSORS = [structlog.stdlib.filter_by_level, _to_record]
+
+
+def logger_name(module: str) -> str:
+    """`harness_core.x.y` → `harness.x.y`; a provider's `harness_claude.provider` → `harness.claude.provider`;
+    names already under `harness` stay as they are."""
+    if module == ROOT_LOGGER or module.startswith(ROOT_LOGGER + "."):
+        return module
+    head, _, rest = module.partition(".")
+    if head == "harness_core":
+        return f"{ROOT_LOGGER}.{rest}" if rest else ROOT_LOGGER
+    if head.startswith("harness_"):
+        head = head[len("harness_"):]
+    return ".".join(p for p in (ROOT_LOGGER, head, rest) if p)
+
+
+def get_logger(name: str, **initial: Any) -> BoundLogger:
+    """A structlog logger writing to the standard-library logger `logger_name(name)`; silent unless the
+    application configures `logging` (a `harness` logger or the root logger with a handler and a level)."""
+    logger: BoundLogger = structlog.wrap_logger(
+        logging.getLogger(logger_name(name)), processors=_PROCESSORS, wrapper_class=BoundLogger,
+        context_class=dict, cache_logger_on_first_use=True,
+    )
+    return logger.bind(**initial) if initial else logger
+
+
+def fields_of(record: logging.LogRecord) -> Mapping[str, Any]:
+    """The structured fields a Harness log record carries (empty for records from elsewhere)."""
+    found = getattr(record, "harness_fields", None)
+    return found if isinstance(found, Mapping) else {}

@@ -1,0 +1,185 @@
+"""The provider interface: what a provider plugin implements, and the context a run gives it.
+
+Layer: plugin contract (re-exported by the `harness_core.provider` façade). Knows nothing of concrete
+providers or of how events are rendered or stored. A provider is a class generic in its options model
+(`class MyProvider(Provider[MyOptions])`) with a static `info`, an async `probe` (is its CLI usable?), and an
+async `run` that emits events through `RunContext.emit` and returns the run's `HarnessResult`. The runner does
+the rest: checks, stamping, the run log, approvals, idle timeout, interrupt and cancellation.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness_core.capabilities import ProviderInfo
+from harness_core.errors import InvalidSpecError
+
+if TYPE_CHECKING:
+    import anyio
+
+    from harness_core._logging import BoundLogger
+    from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult
+    from harness_core.offline.backends import ScriptedBackend
+    from harness_core.offline.scenarios import Scenario
+    from harness_core.spec import AgentRunSpec
+    from harness_core.transport import ChildProcess
+
+__all__ = ["CliInfo", "NoOptions", "OfflineSetup", "OptionsT", "Provider", "ProviderOptions", "RunContext"]
+
+
+class ProviderOptions(BaseModel):
+    """Base of every provider's options model: frozen, unknown keys rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NoOptions(ProviderOptions):
+    """For providers that take no options."""
+
+
+class CliInfo(BaseModel):
+    """What `Provider.probe` found: the CLI that will run, and its version."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str | None = None
+    version: str | None = None
+
+
+@dataclass
+class OfflineSetup:
+    """How to run a provider's real CLI against an embedded scripted model backend on 127.0.0.1.
+
+    The caller starts `backend` (a context manager) before the run, if there is one, and merges
+    `provider_options` and `env` into the spec. Used by `harness run --offline`, `harness demo` and the
+    contract suite (which also uses it, without a backend, to point a provider at its fake CLI).
+    """
+
+    backend: ScriptedBackend | None = None
+    provider_options: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class RunContext(Protocol):
+    """What the runner gives a provider for one run."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def log(self) -> BoundLogger:
+        """A logger (`harness.run`, standard `logging` underneath) with `run_id` and `provider` bound. Silent
+        unless the application configures logging."""
+        ...
+
+    @property
+    def cli(self) -> CliInfo:
+        """What the runner's probe found (path and version of the CLI)."""
+        ...
+
+    @property
+    def interrupt_requested(self) -> anyio.Event:
+        """Set when the operation asks to stop the turn. A provider with the `interrupt` capability watches it,
+        stops the turn on its wire and returns an `interrupted` result; the runner stops it hard after a grace
+        period either way."""
+        ...
+
+    async def emit(self, event: HarnessEvent) -> None:
+        """Send one event downstream. Awaits when the consumer is behind (backpressure): a provider must call
+        it from the task that reads its child's output, so a slow consumer slows the child, not memory."""
+        ...
+
+    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        """Ask the operation (callback, then the `harness_approve` hook, then deny). Emits
+        `approval_requested` and `approval_resolved` itself. Call it from its own task, not the reader."""
+        ...
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        **options: Any,
+    ) -> ChildProcess:
+        """The agent's child process for this run (not started: use it as `async with`). Wire recording is
+        wired here: with `--record-wire`, every line to and from the child reaches the wire log. `options` are
+        `ChildProcess`'s own (`stdin`, `max_line_bytes`, `stderr_tail_bytes`, the shutdown timeouts)."""
+        ...
+
+    def record_wire(self, direction: str, line: bytes | str) -> None:
+        """Record one raw exchange that does not go through a spawned child (an HTTP request a provider makes
+        itself, say); `direction` is "in" or "out". A no-op unless the operation asked for a wire log."""
+        ...
+
+
+OptionsT = TypeVar("OptionsT", bound=ProviderOptions)
+
+
+class Provider(abc.ABC, Generic[OptionsT]):
+    """Base class of every provider: `class MyProvider(Provider[MyOptions])`, set `info`, implement `run`.
+
+    `Options` is taken from the type argument (a provider without options subclasses `Provider[NoOptions]`),
+    so `probe` and `run` receive the provider's own options type, validated: no casts, no isinstance checks.
+    """
+
+    info: ClassVar[ProviderInfo]
+    Options: ClassVar[type[ProviderOptions]] = NoOptions
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "Options" in cls.__dict__:
+            return
+        for base in getattr(cls, "__orig_bases__", ()):
+            if get_origin(base) is Provider:
+                (arg,) = get_args(base)
+                if isinstance(arg, type) and issubclass(arg, ProviderOptions):
+                    cls.Options = arg
+                return
+
+    def parse_options(self, raw: Mapping[str, Any]) -> OptionsT:
+        """Validate `provider_options` with `Options`; a bad key or value becomes an `InvalidSpecError`
+        that lists the valid options."""
+        try:
+            parsed = self.Options.model_validate(dict(raw))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}" for err in exc.errors()
+            )
+            valid = ", ".join(sorted(self.Options.model_fields)) or "none"
+            raise InvalidSpecError(
+                f"invalid options for provider {self.info.name!r}: {problems}. Valid options: {valid} "
+                "(pass them with -o KEY=VALUE).",
+                provider=self.info.name,
+            ) from None
+        return parsed  # type: ignore[return-value]  # `Options` is OptionsT's class (set in __init_subclass__)
+
+    async def probe(self, options: OptionsT) -> CliInfo:
+        """Check that the provider can run here (binary found, version supported) and say what it found.
+
+        Raises:
+            CliNotFoundError: the CLI is not installed where the options say.
+            CliVersionUnsupportedError: the CLI is older than `info.min_cli_version`.
+        """
+        return CliInfo()
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup | None:
+        """Point this provider's real CLI at a scripted model backend playing `scenario` in `workspace` (the
+        run's cwd); the CLI's own state (home, config) goes under `state_dir`. Return None when the provider
+        cannot run offline (the default)."""
+        return None
+
+    @abc.abstractmethod
+    async def run(self, spec: AgentRunSpec, options: OptionsT, ctx: RunContext) -> HarnessResult:
+        """Play one turn of `spec`, emitting events through `ctx.emit`, and return its result.
+
+        The runner has already checked capabilities and options. Do not emit `run_started` or `done`: the
+        runner does. Raise a `HarnessError` subclass for a classified failure; anything else is reported as a
+        provider crash. When cancelled, shut the child down (the transport does this under a shielded scope).
+        """

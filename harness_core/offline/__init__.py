@@ -1,0 +1,34 @@
+"""Offline runs: scenarios and scripted model APIs on 127.0.0.1, so real agent CLIs run whole turns with no
+credentials and no network beyond loopback.
+
+Layer: offline (a product feature: `harness run --offline`, `harness demo`; reusable by any third-party
+provider and by users' own tests). Knows the provider interface's `offline_setup` and the model APIs' wire
+formats; knows no concrete agent. Importing this package starts nothing: a backend serves only between
+`start()` and `stop()` (or inside `with`).
+
+- `harness_core.offline.scenarios`: the scenario vocabulary (`Say`, `RunCommand`, `ReadFile`, ...) and the
+  named scenarios every provider plays.
+- `harness_core.offline.backends`: `ScriptedBackend` and the OpenAI Responses and Anthropic Messages backends.
+- here: `offline_spec` (start a provider's backend and point a spec at it), `seed_workspace`, `scenario_named`.
+"""
+
+from __future__ import annotations
+
+from harness_core.offline._setup import (
+    DEFAULT_SCENARIO,
+    can_run_offline,
+    offline_spec,
+    scenario_named,
+    seed_workspace,
+)
+from harness_core.offline.scenarios import SCENARIOS, Scenario
+
+__all__ = [
+    "DEFAULT_SCENARIO",
+    "SCENARIOS",
+    "Scenario",
+    "can_run_offline",
+    "offline_spec",
+    "scenario_named",
+    "seed_workspace",
+]
