@@ -56,12 +56,12 @@ async def json_messages(
                 await emit(ErrorEvent(error=line.to_info()))
                 continue
         try:
-            msg = loads(line)  # type: ignore[arg-type]  # bytes: checked above
+            msg = loads(line)  # bytes: checked above
         except ValueError:
             msg = None
         if msg.__class__ is dict:
-            yield msg  # type: ignore[misc]
+            yield msg
             continue
-        text = bytes(line).decode("utf-8", "replace")  # type: ignore[arg-type]
+        text = bytes(line).decode("utf-8", "replace")
         if text.strip():
             await emit(ProviderRaw(method=NON_JSON_METHOD, payload=text[:_RAW_CHARS]))

@@ -48,7 +48,7 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-_PROCESSORS = [structlog.stdlib.filter_by_level, _to_record]
+_PROCESSORS: list[Any] = [structlog.stdlib.filter_by_level, _to_record]
 
 
 def logger_name(module: str) -> str:

@@ -7,7 +7,7 @@ Layer: plugin contract. Knows nothing of concrete providers; documented here and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -24,7 +24,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def harness_register_providers(register: Callable[[type[Provider]], None]) -> None:
+def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
     """Register provider classes by calling ``register(ProviderClass)`` once per class.
 
     :param register: the host's registration callback; it validates the class and rejects name clashes.

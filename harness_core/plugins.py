@@ -40,7 +40,7 @@ ENV_DISABLE = "HARNESS_DISABLE_PLUGINS"
 @dataclass(frozen=True)
 class RegisteredProvider:
     name: str
-    cls: type[Provider]
+    cls: type[Provider[Any]]
     plugin: str
     distribution: str | None
     distribution_version: str | None
@@ -115,7 +115,7 @@ class PluginHost:
             self.broken.append(BrokenPlugin(name, dist, f"{type(exc).__name__}: {exc}"))
             return
 
-        def register(provider_cls: type[Provider]) -> None:
+        def register(provider_cls: type[Provider[Any]]) -> None:
             if not (isinstance(provider_cls, type) and issubclass(provider_cls, Provider)):
                 raise TypeError(f"{provider_cls!r} is not a harness_core.provider.Provider subclass")
             info = getattr(provider_cls, "info", None)

@@ -65,7 +65,7 @@ from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 from harness_core.store import LogWriter, log_path, new_run_id, redact, resolve_runs_dir, scrub, wire_path
 
-__all__ = ["Approver", "LiveRun", "open_run", "run", "run_sync", "preflight"]
+__all__ = ["Approver", "EventCallback", "LiveRun", "open_run", "run", "run_sync", "preflight"]
 
 _log = structlog.get_logger(__name__)
 
@@ -92,7 +92,7 @@ _monotonic = time.monotonic
 
 def preflight(
     spec: AgentRunSpec, provider: str | None, host: PluginHost
-) -> tuple[RegisteredProvider, Provider, ProviderOptions]:
+) -> tuple[RegisteredProvider, Provider[Any], ProviderOptions]:
     """Resolve the provider, validate its options and check capabilities; spawns nothing.
 
     Raises:
@@ -485,7 +485,7 @@ async def open_run(
                 w.close()
 
 
-async def _probe(instance: Provider, options: ProviderOptions, name: str) -> CliInfo:
+async def _probe(instance: Provider[Any][Any], options: ProviderOptions, name: str) -> CliInfo:
     """The provider's probe, under a deadline; anything but a `HarnessError` is the provider's bug."""
     try:
         with anyio.fail_after(_PROBE_DEADLINE):
@@ -535,7 +535,7 @@ def _quiet_logging_unless_configured() -> None:
         )
 
 
-async def _drive(live: LiveRun, ctx: _Context, instance: Provider, registered: RegisteredProvider,
+async def _drive(live: LiveRun, ctx: _Context, instance: Provider[Any][Any], registered: RegisteredProvider,
                  spec: AgentRunSpec, options: ProviderOptions, send: MemoryObjectSendStream[HarnessEvent]) -> None:
     started = time.monotonic()
     provider_result: HarnessResult | None = None

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness_core.errors import InvalidSpecError
+from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 
 __all__ = ["DEFAULT_SCENARIO", "can_run_offline", "offline_spec", "scenario_named", "seed_workspace"]
 
