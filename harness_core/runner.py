@@ -485,7 +485,7 @@ async def open_run(
                 w.close()
 
 
-async def _probe(instance: Provider[Any][Any], options: ProviderOptions, name: str) -> CliInfo:
+async def _probe(instance: Provider[Any], options: ProviderOptions, name: str) -> CliInfo:
     """The provider's probe, under a deadline; anything but a `HarnessError` is the provider's bug."""
     try:
         with anyio.fail_after(_PROBE_DEADLINE):
@@ -535,7 +535,7 @@ def _quiet_logging_unless_configured() -> None:
         )
 
 
-async def _drive(live: LiveRun, ctx: _Context, instance: Provider[Any][Any], registered: RegisteredProvider,
+async def _drive(live: LiveRun, ctx: _Context, instance: Provider[Any], registered: RegisteredProvider,
                  spec: AgentRunSpec, options: ProviderOptions, send: MemoryObjectSendStream[HarnessEvent]) -> None:
     started = time.monotonic()
     provider_result: HarnessResult | None = None
