@@ -56,7 +56,7 @@ def harness_seconds(deltas: int, *, run_log: bool, slow_consumer: float = 0.0,
                     output_mb: int = 0) -> tuple[float, int]:
     import anyio
 
-    from harness_core.runner import open_run
+    from harness_core import open_run
     from harness_core.spec import AgentRunSpec
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,7 +89,7 @@ def memory_child(output_mb: int, sleep: float) -> None:
     """Runs in a fresh interpreter so ru_maxrss measures this scenario only."""
     import harness_codex_appserver.provider  # noqa: F401
 
-    import harness_core.runner  # noqa: F401 - import cost is not what we measure
+    from harness_core import open_run  # noqa: F401 - import cost is not what we measure
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     elapsed, events = harness_seconds(0, run_log=True, slow_consumer=sleep, output_mb=output_mb)

@@ -124,7 +124,7 @@ def run_harness_claude(deltas: int, sleep: float = 0.0, delta_bytes: int = 0, ru
                        **_: object) -> tuple[float, int]:
     import anyio
 
-    from harness_core.runner import open_run
+    from harness_core import open_run
     from harness_core.spec import AgentRunSpec
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -240,7 +240,7 @@ def child_main(spec: dict) -> None:
     if module:
         __import__(module)  # import cost is measured separately
     if spec.pop("preload_runner", False):
-        import harness_core.runner  # noqa: F401
+        from harness_core import open_run  # noqa: F401
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     seconds, events = run(**spec)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -287,7 +287,7 @@ def importable(python: str, module: str) -> bool:
 def import_times(python: str, runs: int) -> list[tuple[str, str]]:
     cases = [
         ("python -c pass (floor)", "pass", None),
-        ("import harness_core; import harness_core.runner", "import harness_core; import harness_core.runner",
+        ("from harness_core import open_run", "from harness_core import open_run",
          "harness_core"),
         ("import openai_codex", "import openai_codex", "openai_codex"),
         ("import claude_agent_sdk", "import claude_agent_sdk", "claude_agent_sdk"),

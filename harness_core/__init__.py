@@ -69,86 +69,192 @@ _EXPORTS: dict[str, str] = {
     "exit_status_for_code": "harness_core.errors",
     "truncate": "harness_core.errors",
     "hookimpl": "harness_core.hookspecs",
-    "Approver": "harness_core.runner",
-    "EventCallback": "harness_core.runner",
-    "LiveRun": "harness_core.runner",
-    "open_run": "harness_core.runner",
-    "run": "harness_core.runner",
-    "run_sync": "harness_core.runner",
+    "Approver": "harness_core._run.approvals",
+    "EventCallback": "harness_core._run.pipe",
+    "LiveRun": "harness_core._run.live",
+    "open_run": "harness_core._run.api",
+    "run": "harness_core._run.api",
+    "run_sync": "harness_core._run.api",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
+    from harness_core._run.api import (
+        open_run as open_run,
+    )
+    from harness_core._run.api import (
+        run as run,
+    )
+    from harness_core._run.api import (
+        run_sync as run_sync,
+    )
+    from harness_core._run.approvals import (
+        Approver as Approver,
+    )
+    from harness_core._run.live import (
+        LiveRun as LiveRun,
+    )
+    from harness_core._run.pipe import (
+        EventCallback as EventCallback,
+    )
     from harness_core.capabilities import (
         Capability as Capability,
+    )
+    from harness_core.capabilities import (
         ProviderInfo as ProviderInfo,
     )
     from harness_core.errors import (
-        AuthFailedError as AuthFailedError,
-        CliNotFoundError as CliNotFoundError,
-        CliVersionUnsupportedError as CliVersionUnsupportedError,
         EXIT_FAILED as EXIT_FAILED,
+    )
+    from harness_core.errors import (
         EXIT_INTERRUPTED as EXIT_INTERRUPTED,
+    )
+    from harness_core.errors import (
         EXIT_OK as EXIT_OK,
+    )
+    from harness_core.errors import (
         EXIT_UNAVAILABLE as EXIT_UNAVAILABLE,
+    )
+    from harness_core.errors import (
         EXIT_USAGE as EXIT_USAGE,
+    )
+    from harness_core.errors import (
+        AuthFailedError as AuthFailedError,
+    )
+    from harness_core.errors import (
+        CliNotFoundError as CliNotFoundError,
+    )
+    from harness_core.errors import (
+        CliVersionUnsupportedError as CliVersionUnsupportedError,
+    )
+    from harness_core.errors import (
         HarnessError as HarnessError,
+    )
+    from harness_core.errors import (
         IdleTimeoutError as IdleTimeoutError,
+    )
+    from harness_core.errors import (
         InterruptedRunError as InterruptedRunError,
+    )
+    from harness_core.errors import (
         InvalidSpecError as InvalidSpecError,
+    )
+    from harness_core.errors import (
         MessageTooLargeError as MessageTooLargeError,
+    )
+    from harness_core.errors import (
         ModelError as ModelError,
+    )
+    from harness_core.errors import (
         ProcessExitedError as ProcessExitedError,
+    )
+    from harness_core.errors import (
         ProtocolError as ProtocolError,
+    )
+    from harness_core.errors import (
         ProviderCrashedError as ProviderCrashedError,
+    )
+    from harness_core.errors import (
         ProviderNotFoundError as ProviderNotFoundError,
+    )
+    from harness_core.errors import (
         RateLimitedError as RateLimitedError,
+    )
+    from harness_core.errors import (
         SpawnFailedError as SpawnFailedError,
+    )
+    from harness_core.errors import (
         UnsupportedFeatureError as UnsupportedFeatureError,
+    )
+    from harness_core.errors import (
         exit_status_for_code as exit_status_for_code,
+    )
+    from harness_core.errors import (
         truncate as truncate,
     )
     from harness_core.events import (
-        ApprovalDecision as ApprovalDecision,
-        ApprovalRequested as ApprovalRequested,
-        ApprovalResolved as ApprovalResolved,
-        ContextUsage as ContextUsage,
-        Done as Done,
         EVENT_ADAPTER as EVENT_ADAPTER,
+    )
+    from harness_core.events import (
+        ApprovalDecision as ApprovalDecision,
+    )
+    from harness_core.events import (
+        ApprovalRequested as ApprovalRequested,
+    )
+    from harness_core.events import (
+        ApprovalResolved as ApprovalResolved,
+    )
+    from harness_core.events import (
+        ContextUsage as ContextUsage,
+    )
+    from harness_core.events import (
+        Done as Done,
+    )
+    from harness_core.events import (
         ErrorEvent as ErrorEvent,
+    )
+    from harness_core.events import (
         ErrorInfo as ErrorInfo,
+    )
+    from harness_core.events import (
         HarnessEvent as HarnessEvent,
+    )
+    from harness_core.events import (
         HarnessResult as HarnessResult,
+    )
+    from harness_core.events import (
         HarnessToolDetails as HarnessToolDetails,
+    )
+    from harness_core.events import (
         ProviderRaw as ProviderRaw,
+    )
+    from harness_core.events import (
         ReasoningDelta as ReasoningDelta,
+    )
+    from harness_core.events import (
         RunStarted as RunStarted,
+    )
+    from harness_core.events import (
         RunStatus as RunStatus,
+    )
+    from harness_core.events import (
         SessionStarted as SessionStarted,
+    )
+    from harness_core.events import (
         TextDelta as TextDelta,
+    )
+    from harness_core.events import (
         ToolKind as ToolKind,
+    )
+    from harness_core.events import (
         ToolResult as ToolResult,
+    )
+    from harness_core.events import (
         ToolStatus as ToolStatus,
+    )
+    from harness_core.events import (
         ToolSummary as ToolSummary,
+    )
+    from harness_core.events import (
         ToolUse as ToolUse,
+    )
+    from harness_core.events import (
         Usage as Usage,
+    )
+    from harness_core.events import (
         parse_event as parse_event,
     )
     from harness_core.hookspecs import (
         hookimpl as hookimpl,
     )
-    from harness_core.runner import (
-        Approver as Approver,
-        EventCallback as EventCallback,
-        LiveRun as LiveRun,
-        open_run as open_run,
-        run as run,
-        run_sync as run_sync,
-    )
     from harness_core.spec import (
         AgentRunSpec as AgentRunSpec,
+    )
+    from harness_core.spec import (
         ApprovalPolicy as ApprovalPolicy,
+    )
+    from harness_core.spec import (
         SandboxMode as SandboxMode,
     )
 

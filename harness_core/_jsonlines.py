@@ -51,10 +51,9 @@ async def json_messages(
     """
     loads = loads_line
     async for line in lines:
-        if line.__class__ is not bytes:
-            if isinstance(line, MessageTooLargeError):
-                await emit(ErrorEvent(error=line.to_info()))
-                continue
+        if line.__class__ is not bytes and isinstance(line, MessageTooLargeError):
+            await emit(ErrorEvent(error=line.to_info()))
+            continue
         try:
             msg = loads(line)  # bytes: checked above
         except ValueError:

@@ -3,8 +3,8 @@
 Layer: core utility. Knows nothing of runs or providers. As a library, Harness never configures logging: it
 emits standard `logging` records under the `harness` logger (e.g. `harness.run`, `harness.transport.process`),
 which has a `NullHandler`, so nothing is printed unless the application configures logging — as httpx does.
-Only the `harness` CLI configures it (`harness_core.cli`). A structlog configuration made by the application
-is not touched and not needed: these loggers carry their own processors.
+Only the `harness` CLI configures it (`harness_core/cli/_logs.py`, while a command runs). A structlog
+configuration made by the application is not touched and not needed: these loggers carry their own processors.
 
     log = get_logger(__name__)            # "harness_core.jsonrpc.peer" -> logger "harness.jsonrpc.peer"
     log.debug("spawned", pid=123)         # a record whose message is "spawned pid=123"
@@ -52,7 +52,7 @@ _PROCESSORS: list[Any] = [structlog.stdlib.filter_by_level, _to_record]
 
 
 def logger_name(module: str) -> str:
-    """`harness_core.x.y` → `harness.x.y`; a provider's `harness_claude.provider` → `harness.claude.provider`;
+    """`harness_core.x.y` → `harness.x.y`; a provider's `harness_myagent.provider` → `harness.myagent.provider`;
     names already under `harness` stay as they are."""
     if module == ROOT_LOGGER or module.startswith(ROOT_LOGGER + "."):
         return module

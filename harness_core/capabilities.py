@@ -36,7 +36,9 @@ class ProviderInfo(BaseModel):
     version: str = Field(description="Version of the provider plugin itself.")
     capabilities: frozenset[Capability] = frozenset()
     description: str = ""
-    cli_name: str | None = Field(default=None, description="The agent CLI it drives, if any, e.g. `codex`.")
+    cli_name: str | None = Field(
+        default=None, description="The agent CLI it drives, if any (its executable name, e.g. `my-agent`)."
+    )
     min_cli_version: str | None = Field(default=None, description="Oldest supported CLI version.")
     tested_cli_version: str | None = Field(default=None, description="The CLI version its tests pin.")
 

@@ -2,7 +2,7 @@
 
 Layer: core model. Knows nothing of providers or wire protocols. Events are frozen for everyone who
 receives them; providers build them without the envelope fields (`run_id`, `seq`, `ts`), which the runner
-stamps exactly once, before any observer sees the event (see `harness_core.runner`).
+stamps exactly once, before any observer sees the event (see `harness_core._run.pipe`).
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from typing import Any
 import pluggy
 
 from harness_core import hookspecs
+from harness_core._provider import Provider
 from harness_core.capabilities import Capability
 from harness_core.errors import ProviderNotFoundError
-from harness_core._provider import Provider
 
 __all__ = [
     "DEFAULT_PROVIDER",

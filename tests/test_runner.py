@@ -10,6 +10,7 @@ import anyio.lowlevel
 import pytest
 
 import harness_core.testing.scripted as scripted
+from harness_core import open_run, run
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import (
     InvalidSpecError,
@@ -27,12 +28,11 @@ from harness_core.events import (
     ToolStatus,
 )
 from harness_core.hookspecs import hookimpl
+from harness_core.offline.scenarios import SCENARIOS
 from harness_core.plugins import PluginHost
 from harness_core.provider import ProviderOptions, RunContext
-from harness_core.runner import open_run, run
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
-from harness_core.offline.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.anyio
 

@@ -1,6 +1,6 @@
 """JSON-RPC layer: a generic JSON-RPC 2.0 peer over a line channel.
 
-Knows nothing of Codex or any agent CLI, nor of processes. Public surface: `JsonRpcPeer`, `JsonRpcError`,
+Knows nothing of any agent CLI, nor of processes. Public surface: `JsonRpcPeer`, `JsonRpcError`,
 `LineChannel` and the standard error codes.
 """
 

@@ -1,6 +1,6 @@
 """JSON-RPC 2.0 error objects and the line-channel protocol the peer runs over.
 
-Layer: jsonrpc. Knows nothing of processes or of any agent CLI (Codex's own error codes belong to its
+Layer: jsonrpc. Knows nothing of processes or of any agent CLI (an agent's own error codes belong to its
 provider).
 """
 

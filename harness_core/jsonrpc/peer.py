@@ -1,6 +1,6 @@
 """A generic JSON-RPC 2.0 peer over a line channel (one JSON message per line).
 
-Layer: jsonrpc. Knows nothing of Codex or any agent, nor of processes: it reads `bytes` lines (or
+Layer: jsonrpc. Knows nothing of any agent, nor of processes: it reads `bytes` lines (or
 `MessageTooLargeError` values) from a `LineChannel` and writes lines to it. Methods are strings, params any
 JSON value.
 

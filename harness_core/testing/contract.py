@@ -13,72 +13,47 @@ The provider is found only through its `harness` entry point. Fake mode (the def
 `setup_run`, which a provider with a CLI overrides to point itself at its fake CLI; `--harness-real` plays
 them through the provider's own `offline_setup` (the real CLI against a scripted model backend on 127.0.0.1).
 Tests of capabilities the provider does not declare check the refusal instead. In real mode, a CLI that is not
-on PATH is found through `HARNESS_<CLI>_BIN` (e.g. `HARNESS_CODEX_BIN=/opt/codex/bin/codex`) or in
-`$HARNESS_TOOLS_DIR/bin`. Every test runs
-under asyncio and trio.
+on PATH is found through `HARNESS_<CLI>_BIN` (e.g. `HARNESS_MY_AGENT_BIN=/opt/my-agent/bin/my-agent` for a
+CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyncio and trio.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
 import pytest
 
+from harness_core import open_run
 from harness_core.capabilities import Capability
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, UnsupportedFeatureError
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
-    Done,
     HarnessEvent,
-    HarnessResult,
-    RunStarted,
     RunStatus,
     SessionStarted,
     ToolResult,
     ToolStatus,
-    ToolUse,
 )
+from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
-from harness_core.runner import open_run
 from harness_core.spec import AgentRunSpec
-from harness_core.store import read_events
-from harness_core.offline.scenarios import SCENARIOS, Scenario
-from harness_core.transport import proctree
+from harness_core.testing._contract_support import (
+    Approver,
+    Played,
+    assert_invariants,
+    descendants,
+    find_real_cli,
+    processes_left,
+)
 
 __all__ = ["Played", "ProviderContract", "descendants"]
-
-Approver = Callable[[ApprovalRequested], ApprovalDecision]
-
-
-@dataclass
-class Played:
-    events: list[HarnessEvent]
-    result: HarnessResult
-    log_path: Path
-    workspace: Path
-
-    def of_type(self, kind: str) -> list[Any]:
-        return [e for e in self.events if e.type == kind]
-
-    @property
-    def text(self) -> str:
-        return "".join(e.text for e in self.of_type("text_delta"))
-
-
-def descendants(pid: int | None = None) -> set[int]:
-    """Live processes that belong to runs started here: descendants of `pid` (default: this process) and any
-    process carrying a Harness run mark (children that escaped the tree are reparented, but keep the mark)."""
-    root = os.getpid() if pid is None else pid
-    return {entry[0] for entry in proctree.descendants(root)} | proctree.marked_any()
 
 
 class ProviderContract:
@@ -118,14 +93,7 @@ class ProviderContract:
         """Where the real CLI is when it is not on PATH: `$HARNESS_<CLI>_BIN`, else `$HARNESS_TOOLS_DIR/bin/<cli>`
         (where `scripts/install-clis.sh` and the tox envs put the pinned CLIs)."""
         cli = self._provider().cls.info.cli_name
-        if cli is None:
-            return None
-        explicit = os.environ.get(f"HARNESS_{cli.upper().replace('-', '_')}_BIN")
-        if explicit:
-            return explicit
-        tools = os.environ.get("HARNESS_TOOLS_DIR")
-        candidate = Path(tools) / "bin" / cli if tools else None
-        return str(candidate) if candidate is not None and os.access(candidate, os.X_OK) else None
+        return find_real_cli(cli) if cli is not None else None
 
     def missing_cli_options(self, state_dir: Path) -> dict[str, Any] | None:
         """Options pointing the provider at a CLI that does not exist (None: it has no CLI)."""
@@ -149,11 +117,7 @@ class ProviderContract:
     def _no_process_left_alive(self) -> Iterator[None]:
         before = descendants()
         yield
-        deadline = time.monotonic() + 5
-        left = descendants() - before
-        while left and time.monotonic() < deadline:
-            time.sleep(0.05)
-            left = descendants() - before
+        left = processes_left(before, within=5.0)
         assert not left, f"processes left alive after the run: {sorted(left)}"
 
     _host: ClassVar[PluginHost | None] = None
@@ -215,24 +179,8 @@ class ProviderContract:
     # --- invariants ----------------------------------------------------------------------------------------
 
     def check_invariants(self, played: Played) -> None:
-        events = played.events
-        assert isinstance(events[0], RunStarted), "run_started must come first"
-        assert events[0].provider == self.provider_name
-        assert [e.seq for e in events] == list(range(len(events))), "seq must be gap-free from 0"
-        assert sum(isinstance(e, Done) for e in events) == 1 and isinstance(events[-1], Done)
-        assert list(read_events(played.log_path)) == events, "the run log must hold exactly the events"
-        uses = [e for e in events if isinstance(e, ToolUse)]
-        results = [e for e in events if isinstance(e, ToolResult)]
-        use_ids = [u.tool_id for u in uses]
-        assert len(use_ids) == len(set(use_ids)), f"a tool_use was emitted twice: {use_ids}"
-        result_ids = [r.tool_id for r in results]
-        assert sorted(result_ids) == sorted(use_ids), (
-            f"every tool_use needs exactly one tool_result: uses {use_ids}, results {result_ids}")
-        use_seq = {u.tool_id: u.seq for u in uses}
-        late = [r.tool_id for r in results if r.seq < use_seq[r.tool_id]]
-        assert not late, f"a tool_result came before its tool_use: {late}"
-        usage = played.result.usage
-        assert min(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.reasoning_tokens) >= 0
+        """The invariants every run holds (see `assert_invariants`); a subclass may add its own."""
+        assert_invariants(played, self.provider_name)
 
     # --- scenarios -----------------------------------------------------------------------------------------
 
@@ -314,7 +262,7 @@ class ProviderContract:
         assert second.result.session_id, "a resumed run must report the session id to continue from"
         started = [e for e in second.events if isinstance(e, SessionStarted)]
         assert started, "a resumed run must emit session_started"
-        # Ids may stay (Codex threads, Claude sessions) or advance per run (chained API responses).
+        # Ids may stay (a thread or session the agent keeps) or advance per run (chained API responses).
         assert started[0].session_id == session or started[0].resumed, started[0]
 
     @pytest.mark.anyio

@@ -1,27 +1,33 @@
 """An in-process provider that plays a `Scenario` with no child process: for tests of the core and of
 operations built on Harness (deterministic, instant, no CLI needed).
 
-Layer: testing. Uses only the public provider interface, as a third party would. Tool steps are simulated
-(nothing touches the disk); approvals, interrupts, failures and stalls behave as a real provider's would.
+Layer: testing. Uses only the public façades (`harness_core`, `harness_core.provider`, `harness_core.offline`), as
+a third party would. Commands are simulated; file steps really happen, inside the run's cwd only; approvals,
+interrupts, failures and stalls behave as a real provider's would.
 Register it in a test with `PluginHost.create(plugins=[("scripted", harness_core.testing.scripted)])`.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import anyio
 
-from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.errors import AuthFailedError, ModelError, RateLimitedError
-from harness_core.events import (
+from harness_core import (
+    AgentRunSpec,
     ApprovalDecision,
+    ApprovalPolicy,
     ApprovalRequested,
+    AuthFailedError,
     ContextUsage,
     HarnessResult,
     HarnessToolDetails,
+    ModelError,
+    RateLimitedError,
     ReasoningDelta,
     RunStatus,
+    SandboxMode,
     SessionStarted,
     TextDelta,
     ToolKind,
@@ -30,9 +36,6 @@ from harness_core.events import (
     ToolUse,
     Usage,
 )
-from harness_core.hookspecs import hookimpl
-from harness_core.provider import Provider, ProviderOptions, RunContext
-from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
 from harness_core.offline.scenarios import (
     SCENARIOS,
     EditFile,
@@ -49,6 +52,7 @@ from harness_core.offline.scenarios import (
     apply_file_step,
     command_sleep,
 )
+from harness_core.provider import Capability, Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
 
@@ -77,17 +81,15 @@ def tool_details(step: Step, status: ToolStatus = ToolStatus.STARTED) -> tuple[s
     raise TypeError(f"not a tool step: {step!r}")
 
 
-class ScriptedProvider(Provider):
+class ScriptedProvider(Provider[ScriptedOptions]):
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="scripted",
         version="1.0",
         capabilities=frozenset(Capability),
         description="In-process scenario player for tests (no CLI).",
     )
-    Options: ClassVar[type[ProviderOptions]] = ScriptedOptions
 
-    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
-        assert isinstance(options, ScriptedOptions)
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
         scenario = SCENARIOS.get(options.scenario)
         if scenario is None:
             raise ModelError(f"unknown scenario {options.scenario!r}; known: {', '.join(SCENARIOS)}")
@@ -184,5 +186,5 @@ async def _cancel_on_interrupt(ctx: RunContext, scope: anyio.CancelScope) -> Non
 
 
 @hookimpl
-def harness_register_providers(register: object) -> None:
-    register(ScriptedProvider)  # type: ignore[operator]
+def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
+    register(ScriptedProvider)

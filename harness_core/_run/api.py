@@ -1,0 +1,173 @@
+"""The run API: pre-flight checks, the probe, and `open_run` / `run` / `run_sync` (exported by `harness_core`).
+
+Layer: core runtime (the runner's front door). Knows the plugin host, the provider interface and `LiveRun`;
+knows nothing of any concrete provider or of rendering. Nothing is spawned unless the provider exists, its
+options validate, it declares every capability the spec needs, and its CLI probe passes: each check raises its
+`HarnessError` instead. After that, everything ends in the `done` event's result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from harness_core._provider import CliInfo, Provider, ProviderOptions
+from harness_core._run.approvals import Approver
+from harness_core._run.live import LiveRun
+from harness_core._run.logs import RunLogs
+from harness_core._run.pipe import EventCallback
+from harness_core.capabilities import Capability, missing_capabilities
+from harness_core.errors import HarnessError, ProviderCrashedError, SpawnFailedError, UnsupportedFeatureError
+from harness_core.events import HarnessResult
+from harness_core.plugins import PluginHost, RegisteredProvider, get_host
+from harness_core.spec import AgentRunSpec
+from harness_core.store import new_run_id
+
+__all__ = ["Approver", "EventCallback", "LiveRun", "ProbedProvider", "open_run", "prepare", "preflight", "probe",
+           "run", "run_sync"]
+
+_CAPABILITY_WHY = {
+    Capability.SESSION: "the spec resumes a session",
+    Capability.APPROVALS: "the spec's approval policy asks before acting",
+}
+_PROBE_DEADLINE = 30.0
+
+
+@dataclass(frozen=True)
+class ProbedProvider:
+    """A provider ready to play runs: found, its options validated, the spec's capabilities checked, its CLI
+    probed. `open_run` makes one per run; a session makes one and plays each of its turns with it."""
+
+    registered: RegisteredProvider
+    instance: Provider[Any]
+    options: ProviderOptions
+    cli: CliInfo
+
+    @property
+    def name(self) -> str:
+        return self.registered.name
+
+
+def preflight(
+    spec: AgentRunSpec, provider: str | None, host: PluginHost
+) -> tuple[RegisteredProvider, Provider[Any], ProviderOptions]:
+    """Resolve the provider, validate its options and check capabilities; spawns nothing.
+
+    Raises:
+        ProviderNotFoundError: no provider by that name.
+        UnsupportedFeatureError: the spec needs a capability the provider does not declare.
+        InvalidSpecError: `provider_options` do not validate.
+    """
+    registered = host.get(provider)
+    instance = registered.cls()
+    declared = registered.cls.info.capabilities
+    missing = missing_capabilities(spec.needed_capabilities(), declared)
+    if missing:
+        cap = missing[0]
+        why = _CAPABILITY_WHY.get(cap, "the operation requires it")
+        if cap is Capability.APPROVALS:
+            why = f"approval policy {spec.approval.value!r} needs it"
+        raise UnsupportedFeatureError(registered.name, cap.value, host.providers_with(cap), why)
+    options = instance.parse_options(spec.provider_options)
+    return registered, instance, options
+
+
+async def probe(instance: Provider[Any], options: ProviderOptions, name: str) -> CliInfo:
+    """The provider's probe, under a deadline; anything but a `HarnessError` is the provider's bug.
+
+    Raises:
+        CliNotFoundError, CliVersionUnsupportedError: what the provider's probe raised.
+        SpawnFailedError: the probe took more than 30 s.
+        ProviderCrashedError: the probe raised something else.
+    """
+    try:
+        with anyio.fail_after(_PROBE_DEADLINE):
+            return await instance.probe(options)
+    except HarnessError:
+        raise
+    except TimeoutError:
+        raise SpawnFailedError(
+            f"provider {name!r} took more than {_PROBE_DEADLINE:g} s to check its CLI; run its `--version` by hand "
+            "to see why (a first run may be installing something)", provider=name) from None
+    except Exception as exc:
+        raise ProviderCrashedError(
+            f"provider {name!r} failed while checking its CLI: {type(exc).__name__}: {exc}. This is a bug in the "
+            "provider; `harness doctor` shows the details", provider=name) from exc
+
+
+async def prepare(spec: AgentRunSpec, provider: str | None, host: PluginHost) -> ProbedProvider:
+    """`preflight`, then `probe`: the provider ready to play `spec` (raises as both do)."""
+    registered, instance, options = preflight(spec, provider, host)
+    cli = await probe(instance, options, registered.name)
+    return ProbedProvider(registered, instance, options, cli)
+
+
+@asynccontextmanager
+async def open_run(
+    spec: AgentRunSpec,
+    provider: str | None = None,
+    *,
+    approver: Approver | None = None,
+    on_event: EventCallback | None = None,
+    runs_dir: str | Path | None = None,
+    run_log: bool = True,
+    record_wire: bool = False,
+    host: PluginHost | None = None,
+    run_id: str | None = None,
+    buffer: int = 256,
+    interrupt_grace: float = 5.0,
+) -> AsyncIterator[LiveRun]:
+    """Start a run and give it to the caller live.
+
+    Raises (before anything is spawned): ProviderNotFoundError, UnsupportedFeatureError, InvalidSpecError,
+    CliNotFoundError, CliVersionUnsupportedError. Everything after that ends in the `done` event's result. An
+    exception raised by the caller's own block propagates unchanged (not wrapped in an exception group), after
+    the run was interrupted and its log completed. Leaving the block early interrupts the run, waits
+    `interrupt_grace`, then stops it hard; that bound holds for providers that honour cancellation.
+    """
+    host = host or get_host()
+    probed = await prepare(spec, provider, host)
+    rid = run_id or new_run_id()
+    logs = RunLogs.open(runs_dir, rid, run_log=run_log, record_wire=record_wire)
+    thrown: BaseException | None = None
+    try:
+        live = LiveRun(spec, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,
+                       buffer=buffer, interrupt_grace=interrupt_grace)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(live.drive)
+            try:
+                yield live
+            except BaseException as exc:
+                thrown = exc
+                raise
+            finally:
+                await live.aclose()  # shielded: the caller's scope may be the one being cancelled
+    except BaseException as group:
+        # The task group wraps what the caller's own block raised; give the caller its exception back unchanged.
+        inner = getattr(group, "exceptions", None)
+        if thrown is not None and group is not thrown and inner is not None and len(inner) == 1 and inner[0] is thrown:
+            raise thrown from None
+        raise
+    finally:
+        logs.close()  # the run closes them after `done`; this only matters if it never got to run
+
+
+async def run(spec: AgentRunSpec, provider: str | None = None, **kwargs: Any) -> HarnessResult:
+    """Run `spec` to the end and return its result (keyword arguments as for `open_run`)."""
+    async with open_run(spec, provider, **kwargs) as live:
+        return await live.wait()
+
+
+def run_sync(spec: AgentRunSpec, provider: str | None = None, *, backend: str = "asyncio",
+             **kwargs: Any) -> HarnessResult:
+    """Blocking convenience for scripts: `run_sync(AgentRunSpec(prompt="..."))`."""
+
+    async def main() -> HarnessResult:
+        return await run(spec, provider, **kwargs)
+
+    return anyio.run(main, backend=backend)

@@ -1,0 +1,101 @@
+"""The approval broker of one run: who decides a provider's approval request, and its one resolution.
+
+Layer: core runtime. Knows approval events, the `harness_approve` hook and the event pipe; knows nothing of
+providers, their wire protocols or the consumer. A request is decided by the operation's `approver` callback,
+else the first `harness_approve` plugin that answers, else denied with a reason naming the ways to decide. A
+broken callback or plugin denies (it is not the provider's fault). Every request gets exactly one
+`approval_resolved`, whoever settles it first: the decision, the provider (a CLI that withdrew the request),
+or the runner (`abort`, when the request is cancelled before a decision — even while waiting for room).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+import anyio
+
+from harness_core._logging import BoundLogger
+from harness_core._run.pipe import EventPipe
+from harness_core._run.state import RunState
+from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved
+from harness_core.plugins import PluginHost
+from harness_core.spec import AgentRunSpec
+
+__all__ = ["ApprovalBroker", "Approver"]
+
+Approver = Callable[[ApprovalRequested], "ApprovalDecision | Awaitable[ApprovalDecision]"]
+"""`approver`: decides one approval request (may be async); what it raises denies the request."""
+
+DecidedBy = Literal["callback", "hook", "default", "runner"]
+
+_NO_APPROVER = (
+    "no approver decided: pass approver= to run(), answer interactively with `harness run --approval "
+    "on-request` on a terminal, install a harness_approve plugin, or use --approval never"
+)
+_SETTLE_DEADLINE = 5.0
+
+
+class ApprovalBroker:
+    """Decides and resolves the approval requests of one run (`RunContext.request_approval`)."""
+
+    def __init__(self, *, spec: AgentRunSpec, host: PluginHost, approver: Approver | None, pipe: EventPipe,
+                 state: RunState, log: BoundLogger) -> None:
+        self._spec = spec
+        self._host = host
+        self._approver = approver
+        self._pipe = pipe
+        self._state = state
+        self._log = log
+        self._resolved: set[str] = set()
+
+    async def request(self, request: ApprovalRequested) -> ApprovalDecision:
+        """Emit `request`, decide it, emit its resolution and return the decision. The idle clock is paused
+        meanwhile. Cancelled at any point after the request was logged, it is settled `abort` by the runner
+        (unless already settled), shielded and bounded, and the cancellation goes on."""
+        with self._state.approval_wait():
+            try:
+                if request.seq != -1:  # emitted before: log a copy, never stamp the queued original twice
+                    request = request.model_copy()
+                await self._pipe.publish(request)  # logged before it may wait for room: settled even if cut short
+                self._pipe.flush()  # a human may take a while: the request must be in the log meanwhile
+                decision, by, reason = await self._decide(request)
+            except BaseException:  # cancelled (interrupt, the CLI withdrew it, the run ended): settle it anyway
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_SETTLE_DEADLINE):
+                    await self._settle(request, ApprovalDecision.ABORT, "runner", "the run ended before a decision")
+                raise
+            await self._settle(request, decision, by, reason)
+            return decision
+
+    def first_resolution(self, event: ApprovalResolved) -> bool:
+        """Whether `event` is the first resolution of its request (a later one is dropped, and logged)."""
+        if event.request_id in self._resolved:
+            self._log.debug("duplicate approval_resolved dropped", request_id=event.request_id)
+            return False
+        self._resolved.add(event.request_id)
+        return True
+
+    async def _settle(self, request: ApprovalRequested, decision: ApprovalDecision, by: DecidedBy,
+                      reason: str | None) -> None:
+        resolved = ApprovalResolved(request_id=request.request_id, decision=decision, decided_by=by, reason=reason)
+        if self.first_resolution(resolved):
+            await self._pipe.publish(resolved)
+
+    async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
+        if self._approver is not None:
+            try:
+                outcome = self._approver(request)
+                decision = await outcome if inspect.isawaitable(outcome) else outcome
+                return ApprovalDecision(decision), "callback", None
+            except Exception as exc:  # noqa: BLE001 - a broken approver denies, it does not crash the run
+                self._log.exception("approver raised; denying", request_id=request.request_id)
+                return ApprovalDecision.DENY, "callback", f"the approver raised {type(exc).__name__}: {exc}"
+        try:
+            hooked = self._host.pm.hook.harness_approve(request=request, spec=self._spec)
+            if hooked is not None:
+                return ApprovalDecision(hooked), "hook", None
+        except Exception as exc:  # noqa: BLE001 - a broken policy plugin denies; it is not the provider's fault
+            self._log.exception("harness_approve plugin failed; denying", request_id=request.request_id)
+            return ApprovalDecision.DENY, "hook", f"a harness_approve plugin failed: {type(exc).__name__}: {exc}"
+        return ApprovalDecision.DENY, "default", _NO_APPROVER

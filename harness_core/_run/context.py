@@ -1,0 +1,99 @@
+"""The `RunContext` a provider gets for one run: emit, approvals, the interrupt flag, its child, the wire log.
+
+Layer: core runtime (the provider-facing edge of the runner). Thin on purpose: it composes the event pipe,
+the approval broker and the run's logs, and adds only what is the provider's side of them — the events a
+provider may not emit as they are, and the child process with wire recording wired in. Knows nothing of any
+concrete provider, of the consumer or of cancel scopes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from harness_core._logging import BoundLogger
+from harness_core._provider import CliInfo
+from harness_core._run.approvals import ApprovalBroker
+from harness_core._run.logs import RunLogs
+from harness_core._run.pipe import EventPipe
+from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved, Done, HarnessEvent, RunStarted
+from harness_core.redaction import scrub
+from harness_core.spec import AgentRunSpec
+from harness_core.transport import ChildProcess
+
+__all__ = ["ProviderContext"]
+
+_CHECKED = frozenset({RunStarted, Done, ApprovalResolved})
+"""Event types a provider may not emit as they are (checked off the hot path)."""
+_MIN_SECRET = 6
+"""`spec.env` values at least this long are scrubbed from the wire log (shorter ones match too much)."""
+
+
+class ProviderContext:
+    """The runner's `RunContext` implementation (see `harness_core.provider.RunContext` for the contract)."""
+
+    def __init__(self, *, run_id: str, spec: AgentRunSpec, cli: CliInfo, pipe: EventPipe, broker: ApprovalBroker,
+                 logs: RunLogs, interrupt: anyio.Event, log: BoundLogger) -> None:
+        self._run_id = run_id
+        self._cli = cli
+        self._record = pipe.record
+        self._deliver = pipe.deliver
+        self._broker = broker
+        self._wire = logs.wire
+        self._interrupt = interrupt
+        self._log = log
+        self._known_secrets = tuple(v for v in spec.env.values() if len(v) >= _MIN_SECRET)
+
+    @property
+    def run_id(self) -> str:
+        return self._run_id
+
+    @property
+    def log(self) -> BoundLogger:
+        return self._log
+
+    @property
+    def cli(self) -> CliInfo:
+        return self._cli
+
+    @property
+    def interrupt_requested(self) -> anyio.Event:
+        return self._interrupt
+
+    async def emit(self, event: HarnessEvent) -> None:
+        if event.seq != -1:  # the provider emitted this object before: stamp a copy, never the queued original
+            event = event.model_copy()
+        if type(event) in _CHECKED and not self._admit(event):
+            return
+        if not self._record(event):
+            await self._deliver(event)
+
+    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        return await self._broker.request(request)
+
+    def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
+              **options: Any) -> ChildProcess:
+        on_line = self.record_wire if self._wire is not None else None  # no per-line call without a wire log
+        return ChildProcess(argv, env=env, cwd=cwd, on_line=on_line, **options)
+
+    def record_wire(self, direction: str, line: bytes | str) -> None:
+        if self._wire is None:
+            return
+        raw = scrub(line.decode("utf-8", "replace") if isinstance(line, bytes) else line, self._known_secrets)
+        record = {"dir": direction, "t": round(time.time(), 6), "line": raw}
+        self._wire.write_line(json.dumps(record, ensure_ascii=False).encode())
+
+    def _admit(self, event: HarnessEvent) -> bool:
+        """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's, and
+        an approval is resolved once (the provider may settle one itself: a request its CLI withdrew)."""
+        if isinstance(event, (RunStarted, Done)):
+            self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
+            return False
+        if isinstance(event, ApprovalResolved):
+            return self._broker.first_resolution(event)
+        return True

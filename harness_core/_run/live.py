@@ -1,0 +1,282 @@
+"""`LiveRun`, the run object: one provider call from `run_started` to exactly one `done`, and its stream.
+
+Layer: core runtime. Knows the provider interface, the event pipe, the approval broker and the run state;
+knows nothing of any concrete provider, of how the run was found and checked (`api`), or of rendering.
+
+A run is created by its owner with an already-checked, already-probed provider (`ProbedProvider`) and its
+already-opened logs, and driven by that owner: `open_run` owns one run; a session (one provider process kept
+across turns) owns one run per turn. The owner starts `drive()` in its task group, hands the `LiveRun` to its
+consumer, and awaits `aclose()` when the consumer is done with it. The run owns everything else: the cancel
+scopes (the hard stop, the idle watchdog, the grace timer), the call to the provider, and its logs, which it
+closes after `done`.
+
+Guarantees, whatever the provider does (returns, raises, hangs, ignores an interrupt, or its child dies):
+`run_started` first and one `done` last, in the stream and in the log; `seq` gap-free from 0; a tool still
+open at the end gets a `failed` result, and a failed result an `error` event, before `done`; an interrupt
+asks the provider to stop the turn, and after `interrupt_grace` seconds stops it hard; the provider runs
+shielded from the owner's cancellation, which `aclose` turns into interrupt → grace → hard stop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from harness_core import __version__
+from harness_core._logging import get_logger
+from harness_core._run.approvals import ApprovalBroker, Approver
+from harness_core._run.context import ProviderContext
+from harness_core._run.logs import RunLogs
+from harness_core._run.pipe import EventCallback, EventPipe
+from harness_core._run.state import RunState
+from harness_core.errors import HarnessError, IdleTimeoutError, InterruptedRunError, ProviderCrashedError
+from harness_core.events import Done, ErrorEvent, ErrorInfo, HarnessEvent, HarnessResult, RunStarted
+from harness_core.plugins import PluginHost
+from harness_core.spec import AgentRunSpec
+from harness_core.store import redact
+
+if TYPE_CHECKING:
+    from harness_core._run.api import ProbedProvider
+
+__all__ = ["LiveRun"]
+
+_FLUSH_EVERY = 0.05
+_HARD_STOP_DEADLINE = 15.0
+_monotonic = time.monotonic
+
+
+class LiveRun:
+    """A run in progress: iterate it for events; `interrupt()` to stop the turn; `result` once done.
+
+    `run_id`, `provider` (its name) and `log_path` (None without a run log) are known from the start;
+    `result` once `finished` is set. Created by an owner, with `logs` opened and `provider` probed (see the
+    module docstring); nothing runs until the owner awaits `drive()`.
+    """
+
+    def __init__(self, spec: AgentRunSpec, provider: ProbedProvider, *, host: PluginHost, run_id: str,
+                 logs: RunLogs | None = None, approver: Approver | None = None, on_event: EventCallback | None = None,
+                 buffer: int = 256, interrupt_grace: float = 5.0) -> None:
+        self.run_id = run_id
+        self.provider = provider.name
+        self._logs = logs if logs is not None else RunLogs()
+        self.log_path: Path | None = self._logs.path
+        self.result: HarnessResult | None = None
+        self.finished = anyio.Event()
+        self._spec = spec
+        self._probed = provider
+        self._grace = interrupt_grace
+        self._log = get_logger("harness.run").bind(run_id=run_id, provider=provider.name)
+        send, self._receive = anyio.create_memory_object_stream[HarnessEvent](buffer)
+        self._state = RunState(run_id, provider.name)
+        self._pipe = EventPipe(run_id=run_id, send=send, logs=self._logs, state=self._state, host=host,
+                               on_event=on_event, log=self._log, tracks_idle=spec.idle_timeout is not None)
+        broker = ApprovalBroker(spec=spec, host=host, approver=approver, pipe=self._pipe, state=self._state,
+                                log=self._log)
+        self._interrupt = anyio.Event()
+        self._interrupted_at: float | None = None
+        self._ctx = ProviderContext(run_id=run_id, spec=spec, cli=provider.cli, pipe=self._pipe, broker=broker,
+                                    logs=self._logs, interrupt=self._interrupt, log=self._log)
+        self._hard_stop = anyio.CancelScope()  # entered by `drive`; cancelling it first still takes effect
+        self._driven = False
+
+    # --- the consumer's side -------------------------------------------------------------------------------
+
+    def __aiter__(self) -> AsyncIterator[HarnessEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[HarnessEvent]:
+        receive = self._receive
+        while True:
+            try:
+                event = receive.receive_nowait()
+            except anyio.WouldBlock:
+                self._pipe.flush()  # caught up with the provider: the log is current while we wait
+                try:
+                    event = await receive.receive()
+                except anyio.EndOfStream:
+                    return
+            except anyio.EndOfStream:
+                return
+            yield event
+
+    def interrupt(self) -> None:
+        """Ask the provider to stop the turn; stop it hard if it has not finished after the grace period."""
+        if self.finished.is_set() or self._interrupt.is_set():
+            return
+        self._interrupted_at = _monotonic()
+        self._interrupt.set()
+
+    def stop(self) -> None:
+        """Stop the run now, without the grace period (a second Ctrl-C). The child is shut down (bounded) and
+        the stream still ends with its `done`, status `interrupted`."""
+        self._interrupt.set()
+        if not self.finished.is_set():
+            self._hard_stop.cancel()
+
+    async def wait(self) -> HarnessResult:
+        """Drain the remaining events and return the result."""
+        async for _ in self:
+            pass
+        await self.finished.wait()
+        assert self.result is not None
+        return self.result
+
+    # --- the owner's side ----------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """The consumer is done with the stream (it finished, left early or was cancelled); events still go to
+        the log. A run still going is interrupted, given `interrupt_grace` seconds, stopped hard, and waited for
+        (bounded for providers that honour cancellation; one that does not is logged, and its driver waits).
+        Shielded: an owner awaits it from a scope that may be the one being cancelled."""
+        self._receive.close()
+        if self.finished.is_set():
+            return
+        self.interrupt()
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self._grace):
+                await self.finished.wait()
+            if not self.finished.is_set():
+                self.stop()
+            with anyio.move_on_after(_HARD_STOP_DEADLINE):
+                await self.finished.wait()
+            if not self.finished.is_set():
+                self._log.error("the provider ignored the hard stop; waiting for it to return")
+
+    async def drive(self) -> None:
+        """Play the run: `run_started`, the provider's `run`, the final events, `done`; then close the stream
+        and the logs. Call it once, from the owner's task group. Returns when `finished` is set; whatever the
+        provider does ends in the result, not in an exception."""
+        if self._driven:
+            raise RuntimeError(f"run {self.run_id} is already driven; a LiveRun plays one turn")
+        self._driven = True
+        started = _monotonic()
+        provider_result: HarnessResult | None = None
+        error: ErrorInfo | None = None
+        idle_fired = False
+        try:
+            await self._pipe.publish(self._run_started())
+            # Shielded from the owner's cancellation: `aclose` turns that into interrupt → grace → hard stop, which
+            # cancels `scope` (a shield stops outer cancellation, not the cancelling of scopes inside it).
+            with anyio.CancelScope(shield=True), self._hard_stop as scope:
+                async with anyio.create_task_group() as inner:
+                    inner.start_soon(self._flush_periodically)
+                    inner.start_soon(self._stop_after_grace)
+                    if self._spec.idle_timeout is not None:
+                        inner.start_soon(self._watch_idle, self._spec.idle_timeout)
+                    try:
+                        provider_result = await self._probed.instance.run(self._spec, self._probed.options, self._ctx)
+                    except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
+                        error = self._classify(raised)
+                    inner.cancel_scope.cancel()
+            if scope.cancelled_caught:
+                idle_fired = self._state.idle_fired
+                if idle_fired:
+                    error = IdleTimeoutError(
+                        f"no event for {self._spec.idle_timeout:g} s; the run was stopped. Raise --idle-timeout if "
+                        "the agent legitimately works that long in silence."
+                    ).to_info()
+                elif error is None:
+                    error = InterruptedRunError("the run was interrupted and stopped").to_info()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._finish(provider_result, error, idle_fired, started)
+
+    # --- inside the run ------------------------------------------------------------------------------------
+
+    def _run_started(self) -> RunStarted:
+        registered = self._probed.registered
+        return RunStarted(
+            provider=registered.name,
+            provider_version=registered.distribution_version or registered.cls.info.version,
+            cli_version=self._probed.cli.version,
+            capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
+            spec=_redacted_spec(self._spec),
+        )
+
+    def _classify(self, raised: Exception) -> ErrorInfo:
+        """What a provider raised, as the run's error: a `HarnessError` as it is, anything else a crash."""
+        exc = _unwrap(raised)
+        if isinstance(exc, HarnessError):
+            return exc.to_info()
+        self._log.error("provider crashed", exc_info=raised)
+        return ProviderCrashedError(
+            f"provider {self.provider!r} crashed: {type(exc).__name__}: {exc}. This is a bug in the provider; "
+            "please report it with the run log.").to_info()
+
+    async def _flush_periodically(self) -> None:
+        """Buffered log lines reach the disk within `_FLUSH_EVERY` seconds even while the stream never pauses."""
+        while True:
+            await anyio.sleep(_FLUSH_EVERY)
+            self._pipe.flush()
+
+    async def _stop_after_grace(self) -> None:
+        await self._interrupt.wait()
+        asked = self._interrupted_at if self._interrupted_at is not None else _monotonic()
+        await anyio.sleep(max(0.0, asked + self._grace - _monotonic()))
+        self._hard_stop.cancel()
+
+    async def _watch_idle(self, idle_seconds: float) -> None:
+        while True:
+            remaining = self._state.idle_for(idle_seconds)
+            if remaining is None:  # a human deciding, or a consumer behind: the clock restarts after
+                await anyio.sleep(idle_seconds)
+            elif remaining <= 0:
+                self._state.idle_fired = True
+                self._hard_stop.cancel()
+                return
+            else:
+                await anyio.sleep(remaining)
+
+    async def _finish(self, provider_result: HarnessResult | None, error: ErrorInfo | None, idle_fired: bool,
+                      started: float) -> None:
+        """The final events, then `done`; then the stream ends and the logs close (called shielded)."""
+        state = self._state
+        state.closing = True
+        result = state.result(provider_result, error, idle_fired=idle_fired,
+                              interrupt_requested=self._interrupt.is_set(),
+                              duration_ms=int((_monotonic() - started) * 1000))
+        for closing in state.closing_results(result.status):  # every tool_use gets its tool_result
+            await self._publish_final(closing)
+        if result.error is not None and result.error.code not in state.error_codes:
+            await self._publish_final(ErrorEvent(error=result.error))  # a failure always shows as an event
+        await self._publish_final(Done(result=result))
+        self.result = result
+        self._pipe.close()
+        self._logs.close()
+        self.finished.set()
+
+    async def _publish_final(self, event: HarnessEvent) -> None:
+        try:
+            await self._pipe.publish(event)
+        except Exception:  # noqa: BLE001 - the log must still get its `done`
+            self._log.exception("failed to deliver a final event", type=event.type)
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The meaningful error inside (nested) exception groups: the first `HarnessError`, else the first leaf."""
+    leaves: list[BaseException] = []
+    stack = [exc]
+    while stack:
+        current = stack.pop(0)
+        inner = getattr(current, "exceptions", None)
+        if isinstance(inner, (list, tuple)) and inner:
+            stack.extend(inner)
+        else:
+            leaves.append(current)
+    for leaf in leaves:
+        if isinstance(leaf, HarnessError):
+            return leaf
+    return leaves[0] if leaves else exc
+
+
+def _redacted_spec(spec: AgentRunSpec) -> dict[str, Any]:
+    """The spec as `run_started` shows it: every `env` value and secret-looking options redacted."""
+    data = spec.model_dump(mode="json")
+    data["env"] = redact(data.get("env", {}), all_values=True)
+    data["provider_options"] = redact(data.get("provider_options", {}))
+    data["harness_version"] = __version__
+    return data

@@ -1,0 +1,73 @@
+"""The two files of one run: its event log (`<run_id>.jsonl`) and, on request, its wire log (`.wire.jsonl`).
+
+Layer: core runtime (the runner's storage edge). Knows the run store's file layout and writer; knows nothing
+of events, providers or the stream. Both files are opened before anything is spawned, so a clash or an
+unwritable directory is an `InvalidSpecError`, never a half-started run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_core.errors import InvalidSpecError
+from harness_core.store import LogWriter, log_path, resolve_runs_dir, wire_path
+
+__all__ = ["RunLogs"]
+
+
+class RunLogs:
+    """The run's log writers (either may be absent). Whoever drives the run closes them after `done`."""
+
+    def __init__(self, events: LogWriter | None = None, wire: LogWriter | None = None) -> None:
+        self.events = events
+        self.wire = wire
+
+    @classmethod
+    def open(cls, runs_dir: str | Path | None, run_id: str, *, run_log: bool = True,
+             record_wire: bool = False) -> RunLogs:
+        """Create the run's files in `runs_dir` (resolved as the CLI does); none at all without `run_log`.
+
+        Raises:
+            InvalidSpecError: a log for `run_id` exists already, or the directory is not writable.
+        """
+        if not run_log:
+            return cls()
+        directory = resolve_runs_dir(runs_dir)
+        events = _open(log_path(directory, run_id))
+        if not record_wire:
+            return cls(events)
+        try:
+            return cls(events, _open(wire_path(directory, run_id)))
+        except BaseException:
+            events.close()
+            raise
+
+    @property
+    def path(self) -> Path | None:
+        """The event log's path (None without a run log)."""
+        return self.events.path if self.events is not None else None
+
+    def flush(self) -> None:
+        """Write out buffered lines of both files (the runner calls it whenever the run is about to wait)."""
+        if self.events is not None:
+            self.events.flush()
+        if self.wire is not None:
+            self.wire.flush()
+
+    def close(self) -> None:
+        """Flush and close both files, releasing the writer's lock (idempotent)."""
+        for writer in (self.events, self.wire):
+            if writer is not None:
+                writer.close()
+
+
+def _open(path: Path) -> LogWriter:
+    try:
+        return LogWriter(path)
+    except FileExistsError:
+        raise InvalidSpecError(f"a run log for run id {path.stem!r} already exists in {path.parent}; "
+                               "pass a new run id (or none)") from None
+    except OSError as exc:
+        raise InvalidSpecError(
+            f"cannot write run logs in {path.parent}: {exc.strerror or exc}; pass --runs-dir DIR or set "
+            "HARNESS_RUNS_DIR to a writable directory") from None

@@ -1,0 +1,162 @@
+"""The event path of one run: stamp → run log → state → `harness_on_event` → `on_event` → the consumer.
+
+Layer: core runtime (the runner's hot path). Knows events, the run's logs and state, the plugin host and a
+bounded memory stream; knows nothing of providers, approvals or cancel scopes. Every event, the provider's
+and the runner's own, goes through `record` (synchronous, cheap: the common case ends there) and, when it
+must wait, `deliver`. The consumer side is written once: `_offer` hands an event over if there is room (or
+notes that nobody listens any more), `_wait_for_room` waits for room under the backpressure rules.
+
+Backpressure: when the consumer is behind, `deliver` waits, so the provider's `emit` waits, the provider
+stops reading its child's pipe and the child blocks; nothing between the child and the consumer is unbounded.
+While it waits, the idle clock is paused and the log is flushed. Once the run is closing, a consumer that
+stopped reading (or a callback that hangs) gets `_FINAL_SEND_DEADLINE` seconds, then is skipped: the log
+still gets every event.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from harness_core._logging import BoundLogger
+from harness_core._run.logs import RunLogs
+from harness_core._run.state import TRACKED, RunState
+from harness_core.events import HarnessEvent
+from harness_core.plugins import PluginHost
+
+__all__ = ["EventCallback", "EventPipe", "event_json", "stamp"]
+
+EventCallback = Callable[[HarnessEvent], "Awaitable[None] | None"]
+"""`on_event`: called with every event, after the log and the observers, before the stream (may be async)."""
+
+_FINAL_SEND_DEADLINE = 5.0
+_wall_clock = time.time
+_monotonic = time.monotonic
+
+
+def stamp(event: HarnessEvent, run_id: str, seq: int, ts: float) -> None:
+    """Write the envelope into `event`, in place. Events are frozen for everyone else; the runner stamps each
+    exactly once, before anyone sees it, through its `__dict__` (a validated copy would cost ~1 µs more)."""
+    fields = event.__dict__
+    fields["run_id"] = run_id
+    fields["seq"] = seq
+    fields["ts"] = ts
+
+
+def event_json(event: HarnessEvent) -> bytes:
+    """The event's run-log line (without the newline): pydantic's compiled serializer called directly, which
+    skips `model_dump_json`'s argument handling (identical output)."""
+    return event.__pydantic_serializer__.to_json(event)
+
+
+class EventPipe:
+    """Stamps, logs, tracks, observes and delivers the events of one run, in that order."""
+
+    def __init__(self, *, run_id: str, send: MemoryObjectSendStream[HarnessEvent], logs: RunLogs,
+                 state: RunState, host: PluginHost, on_event: EventCallback | None, log: BoundLogger,
+                 tracks_idle: bool) -> None:
+        self._run_id = run_id
+        self._send = send
+        self._send_nowait = send.send_nowait
+        self._write_line = logs.events.write_line if logs.events is not None else None
+        self._logs = logs
+        self._state = state
+        self._host = host
+        self._observe = host.observes_events
+        self._on_event = on_event
+        self._log = log
+        self._tracks_idle = tracks_idle
+        self._seq = 0
+        self._consumer_gone = False
+
+    def record(self, event: HarnessEvent) -> bool:
+        """The hot path, synchronous on purpose: stamp, log, track, observe, and hand the event to the consumer
+        if there is room. Returns False when `deliver` must finish the job (a callback to call, or no room)."""
+        seq = self._seq
+        stamp(event, self._run_id, seq, _wall_clock())
+        self._seq = seq + 1
+        if self._tracks_idle:
+            self._state.last_event = _monotonic()
+        if self._write_line is not None:
+            self._write_line(event_json(event))
+        if type(event) in TRACKED:
+            self._state.track(event)
+        if self._observe:
+            try:
+                self._host.pm.hook.harness_on_event(event=event)
+            except Exception:  # noqa: BLE001 - observers must not break runs
+                self._log.exception("harness_on_event plugin raised; ignored", type=event.type)
+        if self._on_event is not None:
+            return False
+        return self._offer(event)
+
+    async def deliver(self, event: HarnessEvent) -> None:
+        """The slow path of a recorded event: the `on_event` callback, then waiting for room if need be."""
+        callback = self._on_event
+        if callback is not None:
+            await self._call_back(callback, event)
+            if self._offer(event):
+                return
+        await self._wait_for_room(event)
+
+    async def publish(self, event: HarnessEvent) -> None:
+        """`record`, then `deliver` if it must wait: the runner's own events (`run_started`, approvals, the
+        final events). A provider's go through `RunContext.emit`, which checks them first."""
+        if not self.record(event):
+            await self.deliver(event)
+
+    def flush(self) -> None:
+        """Write out buffered log lines (whenever the run is about to wait for anything)."""
+        self._logs.flush()
+
+    def close(self) -> None:
+        """No more events: the consumer's iteration ends once it has drained the stream."""
+        self._send.close()
+
+    # --- the consumer side, written once -------------------------------------------------------------------
+
+    def _offer(self, event: HarnessEvent) -> bool:
+        """Hand `event` to the consumer without waiting. False: the stream is full, the caller must wait."""
+        if self._consumer_gone:
+            self._logs.flush()  # nobody iterates (and flushes when caught up): keep the log current ourselves
+            return True
+        try:
+            self._send_nowait(event)
+        except anyio.WouldBlock:
+            return False
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._consumer_gone = True
+        return True
+
+    async def _wait_for_room(self, event: HarnessEvent) -> None:
+        state = self._state
+        self._logs.flush()  # about to wait for the consumer: the log must be current while we do
+        with state.consumer_wait(), anyio.move_on_after(_deadline(state)) as waited:
+            try:
+                await self._send.send(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._consumer_gone = True
+        if waited.cancelled_caught:  # the final events, and a consumer that stopped reading: do not hold the run
+            self._consumer_gone = True
+
+    async def _call_back(self, callback: EventCallback, event: HarnessEvent) -> None:
+        state = self._state
+        try:
+            with state.consumer_wait(), anyio.move_on_after(_deadline(state)) as waited:
+                outcome = callback(event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            if waited.cancelled_caught:
+                self._log.error("on_event callback did not return; skipped for the final events", type=event.type)
+        except Exception:  # noqa: BLE001 - the caller's callback must not cost it the event, nor blame the provider
+            self._log.exception("on_event callback raised; ignored", type=event.type)
+
+
+def _deadline(state: RunState) -> float:
+    """How long the consumer may hold an event up: as long as it likes, except for the final events."""
+    return _FINAL_SEND_DEADLINE if state.closing else math.inf

@@ -1,0 +1,146 @@
+"""What the runner knows about one run while it lives, and the result it ends with.
+
+Layer: core runtime (the runner's bookkeeping). Knows events and results; knows nothing of the stream, the
+log, providers or cancel scopes. The event pipe feeds it (`track`), the pipe and the approval broker pause its
+idle clock while someone other than the agent is the one being slow, the run object reads it to decide
+whether the agent went silent and to build the final `done`.
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from harness_core.errors import InterruptedRunError
+from harness_core.events import (
+    ContextUsage,
+    ErrorEvent,
+    ErrorInfo,
+    HarnessEvent,
+    HarnessResult,
+    RunStatus,
+    SessionStarted,
+    ToolResult,
+    ToolStatus,
+    ToolUse,
+    Usage,
+)
+
+__all__ = ["TRACKED", "RunState"]
+
+TRACKED = frozenset({ToolUse, ToolResult, SessionStarted, ContextUsage, ErrorEvent})
+"""The event types `RunState.track` learns from (the pipe skips the call for every other type)."""
+
+_monotonic = time.monotonic
+
+
+class RunState:
+    """One run's bookkeeping: tools still open, the session, the last usage, the errors shown, the idle clock.
+
+    The idle clock is `last_event` (monotonic): the time of the last event, restarted whenever a pause ends.
+    It is paused while an approval waits on a human (`pending_approvals`) and while the consumer is the slow
+    one (`waiting_for_consumer`: a full stream, or an `on_event` callback running): only a silent agent trips
+    the idle timeout. `closing` is set once the provider is done and the runner emits the final events.
+    """
+
+    def __init__(self, run_id: str, provider: str) -> None:
+        self.run_id = run_id
+        self.provider = provider
+        self.open_tools: dict[str, ToolUse] = {}
+        self.session_id: str | None = None
+        self.last_usage: Usage | None = None
+        self.error_codes: set[str] = set()
+        self.last_event = _monotonic()
+        self.pending_approvals = 0
+        self.waiting_for_consumer = 0
+        self.idle_fired = False
+        self.closing = False
+
+    def track(self, event: HarnessEvent) -> None:
+        """Learn from one event of a `TRACKED` type (called by the pipe, after stamping, for those only)."""
+        if isinstance(event, ErrorEvent):
+            self.error_codes.add(event.error.code)
+        elif isinstance(event, ToolUse):
+            self.open_tools[event.tool_id] = event
+        elif isinstance(event, ToolResult):
+            self.open_tools.pop(event.tool_id, None)
+        elif isinstance(event, SessionStarted):
+            self.session_id = event.session_id
+        elif isinstance(event, ContextUsage) and not event.cumulative:
+            self.last_usage = event.usage
+
+    # --- the idle clock ------------------------------------------------------------------------------------
+
+    def consumer_wait(self) -> IdlePause:
+        """`with state.consumer_wait():` around time that is the consumer's, not the agent's silence."""
+        return IdlePause(self, approval=False)
+
+    def approval_wait(self) -> IdlePause:
+        """`with state.approval_wait():` around an approval request, from emitting it to its resolution."""
+        return IdlePause(self, approval=True)
+
+    def idle_for(self, idle_seconds: float) -> float | None:
+        """Seconds left before `idle_seconds` of silence (≤ 0: the agent is idle); None while paused."""
+        if self.pending_approvals or self.waiting_for_consumer:
+            return None
+        return self.last_event + idle_seconds - _monotonic()
+
+    # --- the end -------------------------------------------------------------------------------------------
+
+    def closing_results(self, status: RunStatus) -> list[ToolResult]:
+        """A `failed` result for every tool still open: every `tool_use` gets its `tool_result`."""
+        closed = []
+        for use in self.open_tools.values():
+            display = use.display.model_copy(update={
+                "status": ToolStatus.FAILED,
+                "summary": f"the run ended ({status.value}) before it finished",
+            })
+            closed.append(ToolResult(tool_id=use.tool_id, name=use.name, display=display, is_error=True))
+        return closed
+
+    def result(self, provider_result: HarnessResult | None, error: ErrorInfo | None, *, idle_fired: bool,
+               interrupt_requested: bool, duration_ms: int) -> HarnessResult:
+        """The run's final result: the provider's own (completed with what the runner knows) when it returned
+        one and nothing went wrong, else one built from `error` and the state."""
+        if provider_result is not None and error is None:
+            return provider_result.model_copy(update={
+                "run_id": self.run_id, "provider": self.provider, "duration_ms": duration_ms,
+                "session_id": provider_result.session_id or self.session_id,
+            })
+        if error is None:  # cancelled from outside (the owner's scope), not by the runner
+            error = InterruptedRunError("the run was cancelled by its caller").to_info()
+        interrupted = not idle_fired and (error.code == "interrupted" or interrupt_requested)
+        return HarnessResult(
+            status=RunStatus.INTERRUPTED if interrupted else RunStatus.FAILED,
+            session_id=self.session_id,
+            usage=self.last_usage or Usage(),
+            duration_ms=duration_ms,
+            error=error,
+            run_id=self.run_id,
+            provider=self.provider,
+        )
+
+
+class IdlePause:
+    """A pause of the idle clock (nestable); the clock restarts from zero when it ends."""
+
+    __slots__ = ("_approval", "_state")
+
+    def __init__(self, state: RunState, *, approval: bool) -> None:
+        self._state = state
+        self._approval = approval
+
+    def __enter__(self) -> None:
+        if self._approval:
+            self._state.pending_approvals += 1
+        else:
+            self._state.waiting_for_consumer += 1
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        state = self._state
+        if self._approval:
+            state.pending_approvals -= 1
+        else:
+            state.waiting_for_consumer -= 1
+        state.last_event = _monotonic()

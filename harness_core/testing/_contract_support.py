@@ -1,0 +1,103 @@
+"""What the contract suite uses besides its tests: a played run, the invariants every run must hold, the
+processes a run left behind, and where a real agent CLI is installed.
+
+Layer: testing (private helper of `harness_core.testing.contract`, which re-exports `Played` and
+`descendants`). Knows events, the run store and the process-tree helpers; knows no concrete provider.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness_core import (
+    ApprovalDecision,
+    ApprovalRequested,
+    Done,
+    HarnessEvent,
+    HarnessResult,
+    RunStarted,
+    ToolResult,
+    ToolUse,
+)
+from harness_core.store import read_events
+from harness_core.transport import ChildProcess, proctree
+
+__all__ = ["Approver", "Played", "assert_invariants", "descendants", "find_real_cli", "processes_left"]
+
+Approver = Callable[[ApprovalRequested], ApprovalDecision]
+
+
+@dataclass
+class Played:
+    """One run the contract played: its events as the consumer saw them, its result, log and workspace."""
+
+    events: list[HarnessEvent]
+    result: HarnessResult
+    log_path: Path
+    workspace: Path
+
+    def of_type(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+    @property
+    def text(self) -> str:
+        return "".join(e.text for e in self.of_type("text_delta"))
+
+
+def assert_invariants(played: Played, provider_name: str) -> None:
+    """What every run must show, whatever happened in it: `run_started` first, from `provider_name`; `seq`
+    gap-free; one `done`, last; the log equal to the stream; every `tool_use` closed once, after it opened."""
+    events = played.events
+    assert isinstance(events[0], RunStarted), "run_started must come first"
+    assert events[0].provider == provider_name
+    assert [e.seq for e in events] == list(range(len(events))), "seq must be gap-free from 0"
+    assert sum(isinstance(e, Done) for e in events) == 1 and isinstance(events[-1], Done)
+    assert list(read_events(played.log_path)) == events, "the run log must hold exactly the events"
+    uses = [e for e in events if isinstance(e, ToolUse)]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    use_ids = [u.tool_id for u in uses]
+    assert len(use_ids) == len(set(use_ids)), f"a tool_use was emitted twice: {use_ids}"
+    result_ids = [r.tool_id for r in results]
+    assert sorted(result_ids) == sorted(use_ids), (
+        f"every tool_use needs exactly one tool_result: uses {use_ids}, results {result_ids}")
+    use_seq = {u.tool_id: u.seq for u in uses}
+    late = [r.tool_id for r in results if r.seq < use_seq[r.tool_id]]
+    assert not late, f"a tool_result came before its tool_use: {late}"
+    usage = played.result.usage
+    assert min(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.reasoning_tokens) >= 0
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Live processes that belong to runs started here: descendants of `pid` (default: this process) and any
+    process carrying the mark of a child this process started (children that escaped the tree are reparented,
+    but keep the mark). Processes of other Harness runs on the machine (another test session, `tox -p`, a
+    user's own runs) are not counted."""
+    root = os.getpid() if pid is None else pid
+    own = proctree.marked_with(ChildProcess.started_marks())
+    return {entry[0] for entry in proctree.descendants(root)} | own
+
+
+def processes_left(before: set[int], within: float = 5.0) -> set[int]:
+    """The processes started since `before` that are still alive after waiting up to `within` seconds."""
+    deadline = time.monotonic() + within
+    left = descendants() - before
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = descendants() - before
+    return left
+
+
+def find_real_cli(cli: str) -> str | None:
+    """Where the real CLI named `cli` is when it is not on PATH: `$HARNESS_<CLI>_BIN`, else
+    `$HARNESS_TOOLS_DIR/bin/<cli>` (where `scripts/install-clis.sh` and the tox envs put the pinned CLIs)."""
+    explicit = os.environ.get(f"HARNESS_{cli.upper().replace('-', '_')}_BIN")
+    if explicit:
+        return explicit
+    tools = os.environ.get("HARNESS_TOOLS_DIR")
+    candidate = Path(tools) / "bin" / cli if tools else None
+    return str(candidate) if candidate is not None and os.access(candidate, os.X_OK) else None

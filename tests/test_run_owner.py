@@ -1,0 +1,89 @@
+"""A run object driven by an owner other than `open_run` (as a session will: one probed provider, one run per
+turn), and the owner's side of a run: `drive` once, `aclose` when the consumer is done."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import pytest
+
+import harness_core.testing.scripted as scripted
+from harness_core import AgentRunSpec, Done, LiveRun, RunStarted, RunStatus
+from harness_core._run.api import prepare
+from harness_core._run.logs import RunLogs
+from harness_core.hookspecs import hookimpl
+from harness_core.plugins import PluginHost
+from harness_core.store import read_events
+
+pytestmark = pytest.mark.anyio
+
+
+class _Counted(scripted.ScriptedProvider):
+    """Counts what the owner did with one instance: probed it once, ran it once per turn."""
+
+    probes: ClassVar[int] = 0
+    runs: ClassVar[list[int]] = []
+
+    async def probe(self, options: Any) -> Any:
+        type(self).probes += 1
+        return await super().probe(options)
+
+    async def run(self, spec: AgentRunSpec, options: Any, ctx: Any) -> Any:
+        type(self).runs.append(id(self))
+        return await super().run(spec, options, ctx)
+
+
+class _Plugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(_Counted)
+
+
+def _spec(scenario: str) -> AgentRunSpec:
+    return AgentRunSpec(prompt="turn", provider_options={"scenario": scenario})
+
+
+async def test_an_owner_plays_several_runs_with_one_probed_provider(runs_dir: Path) -> None:
+    host = PluginHost.create(entry_points=False, plugins=[("counted", _Plugin())])
+    _Counted.probes, _Counted.runs = 0, []
+    probed = await prepare(_spec("say"), "scripted", host)
+    played: list[tuple[LiveRun, list[Any]]] = []
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            for turn in range(3):
+                run_id = f"turn-{turn}"
+                live = LiveRun(_spec("say"), probed, host=host, run_id=run_id, logs=RunLogs.open(runs_dir, run_id))
+                tg.start_soon(live.drive)
+                played.append((live, [event async for event in live]))
+                await live.aclose()
+    assert _Counted.probes == 1 and _Counted.runs == [id(probed.instance)] * 3
+    for turn, (live, events) in enumerate(played):
+        assert live.run_id == f"turn-{turn}" and live.result is not None and live.result.status is RunStatus.SUCCESS
+        assert isinstance(events[0], RunStarted) and isinstance(events[-1], Done)
+        assert {e.run_id for e in events} == {live.run_id}
+        assert [e.seq for e in events] == list(range(len(events)))
+        assert live.log_path == runs_dir / f"{live.run_id}.jsonl"
+        assert list(read_events(live.log_path)) == events
+    with pytest.raises(RuntimeError, match="already driven"):
+        await played[0][0].drive()
+
+
+async def test_an_owner_closing_a_run_early_interrupts_it_and_completes_its_log(host: PluginHost,
+                                                                               runs_dir: Path) -> None:
+    probed = await prepare(_spec("slow_text"), "scripted", host)
+    live = LiveRun(_spec("slow_text"), probed, host=host, run_id="early", logs=RunLogs.open(runs_dir, "early"),
+                   interrupt_grace=5.0)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(live.drive)
+            async for event in live:
+                if event.type == "text_delta":
+                    break
+            await live.aclose()
+            assert live.finished.is_set()  # aclose returns once the run is done, not before
+    assert live.result is not None and live.result.status is RunStatus.INTERRUPTED
+    assert live.result.error is None  # the provider saw the interrupt and stopped cleanly, within the grace
+    logged = list(read_events(live.log_path))  # type: ignore[arg-type]
+    assert isinstance(logged[-1], Done) and [e.seq for e in logged] == list(range(len(logged)))
