@@ -21,8 +21,8 @@ from click.testing import CliRunner, Result
 
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.cli import cli
-from harness_core.cli_run import OptionSyntaxError, RunRequest, execute, parse_option_pairs
+from harness_core.cli import OptionSyntaxError, cli, parse_option_pairs
+from harness_core.cli._live import RunRequest, execute
 from harness_core.errors import CliNotFoundError
 from harness_core.events import Done, RunStatus, parse_event
 from harness_core.hookspecs import hookimpl
@@ -66,6 +66,7 @@ def make_host(*extra: tuple[str, Any]) -> PluginHost:
 
 @pytest.fixture(autouse=True)
 def scripted_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginHost]:
+    monkeypatch.chdir(tmp_path)  # the scripted provider really applies file steps in the run's cwd
     host = make_host()
     reset_host(host)
     monkeypatch.setenv("HARNESS_PROVIDER", "scripted")

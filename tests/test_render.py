@@ -12,6 +12,8 @@ import anyio
 import pytest
 
 import harness_core.testing.scripted as scripted
+from harness_core import run
+from harness_core.cli.render import START_LINE_AFTER, Renderer, format_duration, use_plain
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
@@ -30,12 +32,15 @@ from harness_core.events import (
     Usage,
 )
 from harness_core.plugins import PluginHost
-from harness_core.render import START_LINE_AFTER, Renderer, format_duration, use_plain
-from harness_core.runner import run
 from harness_core.spec import AgentRunSpec
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 _DURATION = re.compile(r"\b\d+(?:\.\d)? (?:ms|s)\b")
+
+
+@pytest.fixture(autouse=True)
+def in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the scripted provider really applies file steps in the run's cwd
 
 
 class FakeTTY(io.StringIO):
@@ -230,8 +235,8 @@ def test_format_duration(ms: int | None, text: str) -> None:
 def test_untrusted_control_characters_never_reach_the_terminal() -> None:
     import io
 
+    from harness_core.cli.render import Renderer
     from harness_core.events import HarnessToolDetails, TextDelta, ToolKind, ToolResult, ToolStatus
-    from harness_core.render import Renderer
 
     out = io.StringIO()
     renderer = Renderer(out, color=True)

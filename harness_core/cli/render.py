@@ -1,7 +1,8 @@
 """Foreground rendering of a run: turns `HarnessEvent`s, one at a time, into text for a human.
 
-Layer: presentation. Knows the event models only: nothing of providers, the runner, the CLI or the run store.
-Pure apart from writing to the stream it is given; time comes from an injectable clock.
+Layer: CLI presentation (public: any program may render a run with it). Knows the event models only: nothing of
+providers, the runner, the click commands or the run store. Pure apart from writing to the stream it is given;
+time comes from an injectable clock. Formatting helpers live in `_format`, terminal capabilities in `_terminal`.
 
 What it prints:
 
@@ -24,13 +25,12 @@ terminal, with ``NO_COLOR`` set or ``TERM=dumb``: plain text with no control cod
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
 from typing import TextIO
 
-from harness_core.events import (
+from harness_core import (
     ApprovalDecision,
     ApprovalRequested,
     ApprovalResolved,
@@ -45,13 +45,15 @@ from harness_core.events import (
     RunStatus,
     SessionStarted,
     TextDelta,
-    ToolKind,
     ToolResult,
     ToolStatus,
     ToolSummary,
     ToolUse,
     Usage,
 )
+from harness_core.cli import _terminal as term
+from harness_core.cli._format import format_duration, format_tokens, one_line, tool_label, tool_line
+from harness_core.cli._terminal import use_plain
 
 __all__ = [
     "START_LINE_AFTER",
@@ -69,128 +71,12 @@ START_LINE_AFTER = 1.0
 SUMMARY_LINES = 6
 """Most output lines shown per summary with ``verbose``."""
 _SUMMARY_WIDTH = 160
-_CMD_WIDTH = 200
-
-_RESET = "\x1b[0m"
-_BOLD = "\x1b[1m"
-_DIM = "\x1b[2m"
-_RED = "\x1b[31m"
-_GREEN = "\x1b[32m"
-_YELLOW = "\x1b[33m"
-_CYAN = "\x1b[36m"
-_ERASE_LINE = "\r\x1b[2K"
-
-_UNICODE_MARKS = {"ok": "✓", "fail": "✗", "declined": "⊘", "stop": "■", "more": "…", "sep": "·", "dash": "—"}
-_ASCII_MARKS = {
-    "ok": "ok",
-    "fail": "FAIL",
-    "declined": "declined",
-    "stop": "stopped",
-    "more": "...",
-    "sep": "|",
-    "dash": "-",
-}
-_SPINNER_UNICODE = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_SPINNER_ASCII = "|/-\\"
 
 _DECIDED = {
     ApprovalDecision.APPROVE: "approved",
     ApprovalDecision.DENY: "denied",
     ApprovalDecision.ABORT: "aborted",
 }
-
-
-def use_plain(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
-    """True when `stream` must get plain text: not a terminal, ``NO_COLOR`` set, or ``TERM=dumb``."""
-    env = os.environ if environ is None else environ
-    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
-        return True
-    isatty = getattr(stream, "isatty", None)
-    return not (isatty is not None and isatty())
-
-
-def _can_encode(stream: TextIO, text: str) -> bool:
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
-def format_duration(ms: int | float | None) -> str:
-    """``350 ms``, ``1.2 s``, ``42 s``, ``3 m 05 s``."""
-    if ms is None:
-        return "?"
-    if ms < 1000:
-        return f"{int(ms)} ms"
-    seconds = ms / 1000
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 60:
-        return f"{int(seconds)} s"
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes} m {rest:02d} s"
-
-
-def format_tokens(usage: Usage) -> str:
-    """``1,234 tokens in / 56 out`` (cached input noted when there is any)."""
-    cached = f" ({usage.cached_input_tokens:,} cached)" if usage.cached_input_tokens else ""
-    return f"{usage.input_tokens:,} tokens in{cached} / {usage.output_tokens:,} out"
-
-
-# Model text, command output, paths and error messages are untrusted: a terminal must never receive their control
-# characters (ESC starts sequences that can rewrite the screen, set the title or write the clipboard). Newlines and
-# tabs stay; every other C0/C1 control character and DEL is dropped.
-_UNSAFE = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)])
-
-
-def _one_line(text: str, limit: int, more: str = "…") -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + more
-
-
-def tool_target(display: HarnessToolDetails, cwd: str | None = None) -> str | None:
-    """What a tool acted on: the command for shell actions, else the path (relative to `cwd` when inside
-    it), else the command."""
-    path = display.path
-    if path and cwd and path.startswith(cwd.rstrip("/") + "/"):
-        path = path[len(cwd.rstrip("/")) + 1:]
-    if display.kind is ToolKind.SHELL:
-        return display.command or path
-    return path or display.command
-
-
-def tool_label(display: HarnessToolDetails, more: str = "…", cwd: str | None = None) -> str:
-    """``Running command pytest -q``, ``Reading file src/app.py``: the title and its target."""
-    target = tool_target(display, cwd)
-    if not target:
-        return display.title
-    return f"{display.title} {_one_line(target, _CMD_WIDTH, more)}"
-
-
-def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = _UNICODE_MARKS,
-              cwd: str | None = None) -> str:
-    """The completion text of one tool action, without the ``[tool]`` tag: ``✓ Running command x (exit 0,
-    1.2 s)``. Used by the renderer and by `harness show`."""
-    status = display.status
-    mark = {
-        ToolStatus.COMPLETED: marks["ok"],
-        ToolStatus.FAILED: marks["fail"],
-        ToolStatus.DECLINED: marks["declined"],
-    }.get(status, "")
-    facts: list[str] = []
-    if status is ToolStatus.DECLINED:
-        facts.append("declined")
-    elif status is ToolStatus.FAILED and display.exit_code is None:
-        facts.append("failed")
-    if display.exit_code is not None:
-        facts.append(f"exit {display.exit_code}")
-    if display.duration_ms:  # Codex reports 0 for commands it did not time: say nothing rather than "0 ms"
-        facts.append(format_duration(display.duration_ms))
-    label = tool_label(display, marks["more"], cwd)
-    text = f"{mark} {label}" if mark else label
-    return f"{text} ({', '.join(facts)})" if facts else text
 
 
 def _phase_of(display: HarnessToolDetails) -> str:
@@ -218,8 +104,8 @@ class Renderer:
         self.verbose = verbose
         self._clock = clock
         self._width = width or (lambda: shutil.get_terminal_size((80, 24)).columns)
-        self._marks = _UNICODE_MARKS if unicode else _ASCII_MARKS
-        self._spinner = _SPINNER_UNICODE if unicode else _SPINNER_ASCII
+        self._marks = term.UNICODE_MARKS if unicode else term.ASCII_MARKS
+        self._spinner = term.SPINNER_UNICODE if unicode else term.SPINNER_ASCII
         self._frame = 0
         self._started = clock()
         self._mid_line = False
@@ -247,7 +133,7 @@ class Renderer:
         """A renderer suited to `out`: colour and a live status line on a terminal, plain text otherwise."""
         fancy = not use_plain(out, environ)
         return cls(
-            out, color=fancy, live=fancy, verbose=verbose, unicode=_can_encode(out, "✓⠋·—…⊘■"), clock=clock
+            out, color=fancy, live=fancy, verbose=verbose, unicode=term.can_encode(out, "✓⠋·—…⊘■"), clock=clock
         )
 
     # --- the event path ----------------------------------------------------------------------------------
@@ -257,7 +143,7 @@ class Renderer:
         if isinstance(event, TextDelta):
             if self._status_shown:
                 self._erase_status()
-            text = event.text.translate(_UNSAFE)
+            text = event.text.translate(term.UNSAFE)
             self.out.write(text)
             self._mid_line = not text.endswith("\n")
             self.out.flush()
@@ -278,14 +164,14 @@ class Renderer:
             self._line(
                 f"[run] {event.run_id} {self._marks['sep']} {event.provider} "
                 f"{event.provider_version}{cli} {self._marks['sep']} {model}",
-                _DIM,
+                term.DIM,
             )
 
     def _session_started(self, event: SessionStarted) -> None:
         if self.verbose:
             resumed = " (resumed)" if event.resumed else ""
             model = f" {self._marks['sep']} model {event.model}" if event.model else ""
-            self._line(f"[session] {event.session_id}{resumed}{model}", _DIM)
+            self._line(f"[session] {event.session_id}{resumed}{model}", term.DIM)
 
     def _reasoning(self, event: ReasoningDelta) -> None:
         self._phase = "thinking"
@@ -299,9 +185,9 @@ class Renderer:
         self._flush_pending(except_id=event.tool_id)
         self._pending.pop(event.tool_id, None)
         mark_color = {
-            ToolStatus.COMPLETED: _GREEN,
-            ToolStatus.FAILED: _RED,
-            ToolStatus.DECLINED: _YELLOW,
+            ToolStatus.COMPLETED: term.GREEN,
+            ToolStatus.FAILED: term.RED,
+            ToolStatus.DECLINED: term.YELLOW,
         }.get(event.display.status, "")
         self._line(f"[tool] {tool_line(event.display, self._marks, self._cwd)}", mark_color, tag=True)
         summary = event.display.summary
@@ -317,7 +203,7 @@ class Renderer:
         if event.tool_id is not None:
             self._summarized.add(event.tool_id)
         if event.kind != "output":
-            self._line(f"[{event.kind}]", _DIM)
+            self._line(f"[{event.kind}]", term.DIM)
         self._summary(event.text)
 
     def _approval_requested(self, event: ApprovalRequested) -> None:
@@ -336,7 +222,7 @@ class Renderer:
             seen = event.reason in self._reasons_shown
             reason = " (same reason as above)" if seen else f" ({event.reason})"
             self._reasons_shown.add(event.reason)
-        colour = _GREEN if approved else _YELLOW
+        colour = term.GREEN if approved else term.YELLOW
         self._line(
             f"[approval] {what} {self._marks['dash']} {_DECIDED[event.decision]} by "
             f"{event.decided_by}{reason}",
@@ -354,14 +240,14 @@ class Renderer:
                 share = 100 * (event.usage.input_tokens + event.usage.output_tokens) / event.context_window
                 window = f" {self._marks['sep']} {share:.1f}% of {event.context_window:,} context"
             total = " (thread total)" if event.cumulative else ""
-            self._line(f"[usage] {format_tokens(event.usage)}{total}{window}", _DIM)
+            self._line(f"[usage] {format_tokens(event.usage)}{total}{window}", term.DIM)
 
     def _error(self, event: ErrorEvent) -> None:
         self._flush_pending()
         first, *rest = event.error.message.splitlines() or [""]
-        self._line(f"[error] {event.error.code}: {first}", _RED, tag=True)
+        self._line(f"[error] {event.error.code}: {first}", term.RED, tag=True)
         for extra in rest:
-            self._line(f"        {extra}", _RED)
+            self._line(f"        {extra}", term.RED)
 
     def _done(self, event: Done) -> None:
         self._flush_pending()
@@ -392,9 +278,9 @@ class Renderer:
     def _summary(self, text: str) -> None:
         lines = [line for line in text.splitlines() if line.strip()]
         for line in lines[:SUMMARY_LINES]:
-            self._line(f"    {_one_line(line, _SUMMARY_WIDTH, self._marks['more'])}", _DIM)
+            self._line(f"    {one_line(line, _SUMMARY_WIDTH, self._marks['more'])}", term.DIM)
         if len(lines) > SUMMARY_LINES:
-            self._line(f"    {self._marks['more']} {len(lines) - SUMMARY_LINES} more lines", _DIM)
+            self._line(f"    {self._marks['more']} {len(lines) - SUMMARY_LINES} more lines", term.DIM)
 
     def _display_for(self, request_id: str) -> HarnessToolDetails | None:
         return self._approval_displays.pop(request_id, None)
@@ -423,17 +309,17 @@ class Renderer:
 
     def _line(self, text: str, colour: str = "", *, tag: bool = False, bold: bool = False) -> None:
         """Write one whole line: end streamed text first, erase the status line, colour if enabled."""
-        text = text.translate(_UNSAFE)  # before our own colour codes are added
+        text = text.translate(term.UNSAFE)  # before our own colour codes are added
         self._erase_status()
         if self._mid_line:
             self.out.write("\n")
             self._mid_line = False
         if self.color and (colour or bold):
-            start = (_BOLD if bold else "") + colour
+            start = (term.BOLD if bold else "") + colour
             if tag and text.startswith("["):
                 close = text.index("]") + 1
-                text = f"{_DIM}{text[:close]}{_RESET}{start}{text[close:]}"
-            text = f"{start}{text}{_RESET}"
+                text = f"{term.DIM}{text[:close]}{term.RESET}{start}{text[close:]}"
+            text = f"{start}{text}{term.RESET}"
         self.out.write(text + "\n")
 
     # --- the live status line ----------------------------------------------------------------------------
@@ -455,14 +341,14 @@ class Renderer:
         status = f"{self._spinner[self._frame]} {elapsed} {sep} {self._phase}"
         if self._usage is not None:
             status += f" {sep} {self._usage.input_tokens + self._usage.output_tokens:,} tokens"
-        status = _one_line(status, max(10, self._width() - 1), self._marks["more"])
-        self.out.write(f"{_ERASE_LINE}{_CYAN}{status}{_RESET}")
+        status = one_line(status, max(10, self._width() - 1), self._marks["more"])
+        self.out.write(f"{term.ERASE_LINE}{term.CYAN}{status}{term.RESET}")
         self._status_shown = True
         self.out.flush()
 
     def _erase_status(self) -> None:
         if self._status_shown:
-            self.out.write(_ERASE_LINE)
+            self.out.write(term.ERASE_LINE)
             self._status_shown = False
 
     def hold(self) -> None:
@@ -478,7 +364,7 @@ class Renderer:
 
     def note(self, text: str) -> None:
         """Print one line of the CLI's own (e.g. "interrupting…"), in the same stream as the run."""
-        self._line(text, _YELLOW)
+        self._line(text, term.YELLOW)
         self.out.flush()
 
     def close(self) -> None:
@@ -488,7 +374,7 @@ class Renderer:
         self.out.flush()
 
 
-_STATUS_COLOR = {RunStatus.SUCCESS: _GREEN, RunStatus.FAILED: _RED, RunStatus.INTERRUPTED: _YELLOW}
+_STATUS_COLOR = {RunStatus.SUCCESS: term.GREEN, RunStatus.FAILED: term.RED, RunStatus.INTERRUPTED: term.YELLOW}
 
 _HANDLERS: dict[type, Callable[[Renderer, object], None]] = {
     RunStarted: Renderer._run_started,  # type: ignore[dict-item]

@@ -1,0 +1,52 @@
+"""The `harness` command line (click): `harness_core.cli:main` is the console script, `python -m harness_core`
+(or `python -m harness_core.cli`) the same command.
+
+Layer: CLI — the outermost layer, and the only place logging is configured (`_logs`: a stderr handler on the
+`harness` logger while a command runs). Knows the public run API, the plugin host, the run store and
+`harness_core.offline`; knows no concrete provider (it names only the default one, `plugins.DEFAULT_PROVIDER`).
+
+One module per command group, each importing only click at the top, so `harness --help` stays fast (well under
+0.4 s: `benchmarks/startup.py`); pydantic models, anyio, the runner and plugins are imported inside commands:
+
+- `_run` (`harness run`) with `_options` (`-o KEY=VALUE`), `_live` (driving the run, Ctrl-C, exit status) and
+  `_approve` (approvals asked on the terminal);
+- `_info` (`providers`, `doctor`, `schema`) with the typed reports in `_providers`;
+- `_runs` (`runs`, `show`) with the typed reports in `_history`;
+- `_demo` (`demo`) with the player in `_play`;
+- `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
+
+Exit statuses (constants in `harness_core.errors`): 0 success; 1 the run failed; 2 usage or spec error;
+3 provider unavailable (CLI missing or too old); 130 interrupted. Errors raised before a run starts print one
+line, ``harness: error: <message>``, to stderr.
+"""
+
+from __future__ import annotations
+
+import click
+
+from harness_core import __version__
+from harness_core.cli._demo import demo
+from harness_core.cli._info import doctor, providers, schema
+from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
+from harness_core.cli._run import run
+from harness_core.cli._runs import runs, show
+
+__all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, "--version", prog_name="harness")
+def cli() -> None:
+    """Run coding-agent CLIs behind one typed event stream.
+
+    Start with `harness providers` to see what is installed, then `harness run "fix the failing test"`.
+    """
+
+
+for _command in (run, demo, providers, doctor, runs, show, schema):
+    cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point (`harness`)."""
+    cli.main(args=argv, prog_name="harness")

@@ -1,0 +1,104 @@
+"""What every `harness` subcommand shares: the common options, turning errors into one line and an exit status,
+logging for the command's duration, the async entry point, JSON output.
+
+Layer: CLI, imported at start-up: only click and the standard library at the top. pydantic, anyio and the rest
+of the library are imported when a command runs, so `harness --help` stays fast.
+
+Errors raised before a run starts print one line, ``harness: error: <message>``, to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+__all__ = [
+    "ENV_BACKEND",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "JSON_OPTION",
+    "RUNS_DIR_OPTION",
+    "dumps",
+    "fail",
+    "harness_command",
+    "run_async",
+    "spec_problems",
+]
+
+# = harness_core.errors.EXIT_USAGE / EXIT_INTERRUPTED: not imported here, that would pull in pydantic at start-up
+# (tests/test_cli_package.py checks they agree).
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+ENV_BACKEND = "HARNESS_ASYNC_BACKEND"
+"""`asyncio` (the default) or `trio`: the event loop a command runs on."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+RUNS_DIR_OPTION = click.option(
+    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Where run logs live (default: $HARNESS_RUNS_DIR, else $XDG_STATE_HOME/harness/runs).",
+)
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def fail(message: str, status: int) -> NoReturn:
+    """Print ``harness: error: MESSAGE`` to stderr and exit with `status`."""
+    click.echo(f"harness: error: {message}", err=True)
+    sys.exit(status)
+
+
+def spec_problems(exc: ValidationError) -> str:
+    """A spec's validation errors as one readable line: ``invalid run: prompt: the prompt is empty``."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "spec"
+        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+    return "invalid run: " + "; ".join(parts)
+
+
+def harness_command(func: Callable[P, R]) -> Callable[P, R]:
+    """The body of a subcommand: `harness.*` warnings go to stderr while it runs; a `HarnessError`, an invalid
+    spec or Ctrl-C before a run starts becomes one stderr line and its exit status."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from pydantic import ValidationError
+
+        from harness_core import HarnessError
+        from harness_core.cli._logs import log_to_stderr
+
+        click.get_current_context().with_resource(log_to_stderr())
+        try:
+            return func(*args, **kwargs)
+        except HarnessError as exc:
+            fail(exc.message, exc.exit_status)
+        except ValidationError as exc:
+            fail(spec_problems(exc), EXIT_USAGE)
+        except KeyboardInterrupt:
+            fail("interrupted", EXIT_INTERRUPTED)
+
+    return wrapper
+
+
+def run_async(func: Callable[..., Any], *args: Any) -> Any:
+    """Run `func(*args)` on the event loop named by `$HARNESS_ASYNC_BACKEND` (asyncio by default)."""
+    import anyio
+
+    return anyio.run(func, *args, backend=os.environ.get(ENV_BACKEND, "asyncio"))
+
+
+def dumps(data: Any) -> str:
+    """The `--json` output of the information commands: indented, non-JSON values as their `str`."""
+    import json
+
+    return json.dumps(data, indent=2, default=str)

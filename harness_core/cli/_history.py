@@ -1,0 +1,163 @@
+"""The reports behind `harness runs` and `harness show`: past runs read back from their logs, typed, with
+their `--json` form and their text.
+
+Layer: CLI (imported only when one of those commands runs). Knows the run store and the event models;
+nothing of providers or of the runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness_core import (
+    ContextUsage,
+    Done,
+    ErrorEvent,
+    ErrorInfo,
+    HarnessResult,
+    HarnessToolDetails,
+    InvalidSpecError,
+    RunStarted,
+    SessionStarted,
+    TextDelta,
+    ToolResult,
+    ToolUse,
+    Usage,
+)
+from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
+from harness_core.store import RunSummary, log_path, read_events, summarize, validate_run_id
+
+__all__ = ["RunDetails", "format_runs", "format_show", "run_details"]
+
+
+@dataclass(frozen=True)
+class RunDetails:
+    """`harness show`: a run's summary plus what happened in it, gathered from its whole log."""
+
+    summary: RunSummary
+    model: str | None
+    started: RunStarted | None
+    usage: Usage | None
+    tools: tuple[HarnessToolDetails, ...]
+    final_text: str
+    error: ErrorInfo | None
+
+    @property
+    def duration_ms(self) -> int | None:
+        return self.summary.done.result.duration_ms if self.summary.done else None
+
+    @property
+    def cwd(self) -> str | None:
+        """The run's workspace, as its `run_started` recorded it."""
+        cwd = self.started.spec.get("cwd") if self.started else None
+        return cwd if isinstance(cwd, str) else None
+
+    def as_json(self) -> dict[str, Any]:
+        """The summary's fields (`RunSummary.as_json`), `cli_version` and `cwd` when the log has its
+        `run_started`, then usage, tools (without their raw provider fields), final text and error."""
+        found = self.summary.as_json()
+        found["model"] = self.model
+        if self.started is not None:
+            found.update(cli_version=self.started.cli_version, cwd=self.started.spec.get("cwd"))
+        found.update(
+            usage=self.usage.model_dump(mode="json") if self.usage else None,
+            tools=[t.model_dump(mode="json", exclude={"raw"}) for t in self.tools],
+            final_text=self.final_text,
+            error=self.error.model_dump(mode="json") if self.error else None,
+        )
+        return found
+
+
+def run_details(runs_dir: Path, run_id: str) -> RunDetails:
+    """Read run `run_id` back from its log.
+
+    Raises:
+        InvalidSpecError: a malformed id or no such run (both messages point to `harness runs`).
+    """
+    path = log_path(runs_dir, validate_run_id(run_id))
+    if not path.is_file():
+        raise InvalidSpecError(
+            f"no run {run_id!r} in {runs_dir}; see `harness runs` for the ids of your runs", run_id=run_id
+        )
+    summary = summarize(path)
+    model = summary.started.spec.get("model") if summary.started else None
+    started: RunStarted | None = None
+    tools: dict[str, HarnessToolDetails] = {}
+    text: list[str] = []
+    usage: Usage | None = None
+    errors: list[ErrorInfo] = []
+    result: HarnessResult | None = None
+    for event in read_events(path):
+        if isinstance(event, (ToolUse, ToolResult)):
+            tools[event.tool_id] = event.display
+        elif isinstance(event, TextDelta):
+            text.append(event.text)
+        elif isinstance(event, ContextUsage) and not event.cumulative:
+            usage = event.usage
+        elif isinstance(event, SessionStarted) and event.model and not model:
+            model = event.model
+        elif isinstance(event, ErrorEvent):
+            errors.append(event.error)
+        elif isinstance(event, Done):
+            result = event.result
+        elif isinstance(event, RunStarted):
+            started = event
+    if result is not None and (result.usage.input_tokens or result.usage.output_tokens):
+        usage = result.usage
+    return RunDetails(
+        summary=summary,
+        model=model,
+        started=started,
+        usage=usage,
+        tools=tuple(tools.values()),
+        final_text=result.final_text if result and result.final_text else "".join(text),
+        error=result.error if result and result.error else (errors[-1] if errors else None),
+    )
+
+
+def _duration(ms: int | None) -> str:
+    return format_duration(ms) if ms is not None else "-"
+
+
+def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
+    if not runs:
+        return f"no runs in {runs_dir} yet; start one with `harness run PROMPT`"
+    rows = [["RUN", "PROVIDER", "STATUS", "DURATION", "PROMPT"]]
+    for run in runs:
+        started, done = run.started, run.done
+        rows.append([
+            run.run_id,
+            (started.provider if started else None) or "?",
+            run.status,
+            _duration(done.result.duration_ms if done else None),
+            excerpt(started.spec.get("prompt") if started else None),
+        ])
+    return "\n".join(table(rows))
+
+
+def format_show(details: RunDetails) -> str:
+    summary = details.summary
+    started = summary.started
+    session_id = summary.done.result.session_id if summary.done else None
+    lines = [
+        f"run       {summary.run_id}",
+        f"provider  {(started.provider if started else None) or '?'}",
+        f"model     {details.model or 'default'}",
+        f"status    {summary.status}",
+        f"duration  {_duration(details.duration_ms)}",
+    ]
+    if details.usage:
+        lines.append(f"usage     {format_tokens(details.usage)}")
+    if session_id:
+        lines.append(f"session   {session_id}")
+    lines.append(f"prompt    {excerpt(started.spec.get('prompt') if started else None)}")
+    if details.tools:
+        lines.append("tools")  # paths inside the run's workspace read as in the live view: relative
+        lines += [f"  {tool_line(t, cwd=details.cwd)}" for t in details.tools]
+    if details.error:
+        lines.append(f"error     {details.error.code}: {details.error.message}")
+    if details.final_text:
+        lines += ["", details.final_text.rstrip()]
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""`harness run` in the foreground: drive one live run, render it (or print its JSON lines), handle Ctrl-C, and
+turn its result into the exit status.
+
+Layer: CLI (imported only when `harness run` executes, so `harness --help` stays fast). Knows the run API of the
+`harness_core` façade (`open_run`, `LiveRun`), the event models, the renderer and the run store; knows nothing
+of any concrete provider.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+
+from harness_core import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    AgentRunSpec,
+    Done,
+    HarnessEvent,
+    HarnessResult,
+    LiveRun,
+    RunStatus,
+    exit_status_for_code,
+    open_run,
+)
+from harness_core.cli._approve import terminal_approver
+from harness_core.cli.render import Renderer
+from harness_core.store import read_events
+
+__all__ = ["RunRequest", "execute", "exit_status_for"]
+
+_HARD_STOP_FALLBACK = 20.0
+_TICK_LIVE = 0.1
+_TICK_PLAIN = 0.25
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything `harness run` was asked, after click parsed it."""
+
+    spec: AgentRunSpec
+    provider: str | None = None
+    runs_dir: Path | None = None
+    record_wire: bool = False
+    json: bool = False
+    verbose: int = 0
+    interactive: bool = False
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+def exit_status_for(result: HarnessResult | None) -> int:
+    """0 success, 130 interrupted; a failure's status follows its error code (3 for an unavailable CLI)."""
+    if result is None or result.status is RunStatus.INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if result.status is RunStatus.SUCCESS:
+        return EXIT_OK
+    return exit_status_for_code(result.error.code) if result.error is not None else EXIT_FAILED
+
+
+async def execute(request: RunRequest, out: TextIO) -> int:
+    """Run `request` in the foreground, rendering (or printing JSON lines) to `out`; returns the exit status.
+
+    Raises (before anything is spawned): the `HarnessError` of `open_run`'s pre-flight checks.
+    """
+    renderer = None if request.json else Renderer.for_stream(out, verbose=request.verbose > 0,
+                                                              environ=request.environ)
+    json_out = _JsonLines(out)
+    handle = json_out.print if renderer is None else renderer.feed
+    approver = terminal_approver(renderer) if request.interactive else None
+    live: LiveRun | None = None
+    started = open_run(request.spec, request.provider, approver=approver, runs_dir=request.runs_dir,
+                       record_wire=request.record_wire)
+    with anyio.CancelScope() as hard_stop:
+        async with started as live, anyio.create_task_group() as tg:
+            tg.start_soon(_watch_signals, live, renderer, hard_stop)
+            if renderer is not None:
+                tg.start_soon(_tick, renderer)
+            await _consume(live, handle)
+            tg.cancel_scope.cancel()
+    result = live.result if live is not None else None
+    if renderer is None and hard_stop.cancelled_caught and live is not None:
+        json_out.print_log_tail(live)
+    if renderer is not None:
+        if result is not None and renderer.result is None:
+            renderer.feed(Done(result=result))  # the consumer was cancelled before `done` reached it
+        renderer.close()
+    return EXIT_INTERRUPTED if hard_stop.cancelled_caught else exit_status_for(result)
+
+
+async def _consume(live: LiveRun, handle: Callable[[HarnessEvent], None]) -> None:
+    async for event in live:
+        handle(event)
+
+
+class _JsonLines:
+    """`--json` output: each event as its run-log line; remembers the last `seq` printed."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.last_seq = -1
+
+    def print(self, event: HarnessEvent) -> None:
+        self.out.write(event.model_dump_json() + "\n")
+        self.out.flush()
+        self.last_seq = event.seq
+
+    def print_log_tail(self, live: LiveRun) -> None:
+        """After a hard stop the consumer missed the last events (at least `done`): copy them from the log,
+        so the output still equals the log."""
+        if live.log_path is None:
+            return
+        for event in read_events(live.log_path):
+            if event.seq > self.last_seq:
+                self.print(event)
+
+
+async def _tick(renderer: Renderer) -> None:
+    period = _TICK_LIVE if renderer.live else _TICK_PLAIN
+    while True:
+        renderer.tick()
+        await anyio.sleep(period)
+
+
+async def _watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope) -> None:
+    """First SIGINT/SIGTERM: interrupt the turn cleanly. Second: cancel the run at once."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        count = 0
+        async for _ in signals:
+            count += 1
+            if count == 1:
+                live.interrupt()
+                _say(renderer, "interrupting… (press Ctrl-C again to stop at once)")
+            else:
+                _say(renderer, "stopping now")
+                live.stop()  # the stream still ends with its `done`; the scope below is only a last resort
+                with anyio.move_on_after(_HARD_STOP_FALLBACK):
+                    await live.finished.wait()
+                if not live.finished.is_set():
+                    hard_stop.cancel()
+                return
+
+
+def _say(renderer: Renderer | None, text: str) -> None:
+    if renderer is not None:
+        renderer.note(text)
+    else:
+        print(f"harness: {text}", file=sys.stderr, flush=True)

@@ -1,0 +1,160 @@
+"""`harness demo`: one short task played through every installed provider's real CLI, offline, one after the
+other, and the side-by-side summary of what each did.
+
+Layer: CLI (imported only when `harness demo` runs). Knows the run API of the `harness_core` façade, the
+renderer and `harness_core.offline`; knows no concrete provider — it plays whatever installed providers can run
+offline, the default one first.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from harness_core import AgentRunSpec, HarnessError, HarnessEvent, RunStarted, ToolResult, open_run
+from harness_core.cli._format import table
+from harness_core.cli._providers import INSTALL_HINT
+from harness_core.cli.render import Renderer
+from harness_core.offline import can_run_offline, offline_spec, scenario_named, seed_workspace
+from harness_core.plugins import DEFAULT_PROVIDER, PluginHost
+
+__all__ = ["DEMO_PROMPT", "DemoRow", "format_summary", "play_all", "play_one"]
+
+DEMO_PROMPT = "Run `echo harness-ok`, read notes.txt, change alpha to beta in it, create new.txt, then report."
+_DEADLINE = 120.0
+
+
+@dataclass(frozen=True)
+class DemoRow:
+    """What one provider did with the demo task: its row of the summary table (and of `--json`)."""
+
+    provider: str
+    status: str
+    """The result's status, or `unavailable` when the run could not start."""
+    workspace: Path
+    cli_version: str | None = None
+    tools: tuple[str, ...] = ()
+    """`kind:status` of each tool action, in order."""
+    duration_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    run_id: str | None = None
+    changed_files: tuple[str, ...] = ()
+    error: str | None = None
+    """`code: message` of the failure, if any."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider, "status": self.status, "cli_version": self.cli_version,
+            "tools": list(self.tools), "duration_s": self.duration_s, "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens, "run_id": self.run_id, "changed_files": list(self.changed_files),
+            "workspace": str(self.workspace), "error": self.error,
+        }
+
+
+@dataclass
+class _Seen:
+    """What the stream showed so far (kept when the run ends early)."""
+
+    cli_version: str | None = None
+    tools: list[str] = field(default_factory=list)
+
+    def note(self, event: HarnessEvent) -> None:
+        if isinstance(event, RunStarted):
+            self.cli_version = event.cli_version
+        elif isinstance(event, ToolResult):
+            self.tools.append(f"{event.display.kind.value}:{event.display.status.value}")
+
+
+def _order(host: PluginHost, wanted: list[str]) -> list[str]:
+    if wanted:
+        return wanted
+    names = [n for n, p in host.providers.items() if can_run_offline(p.cls)]
+    return sorted(names, key=lambda n: (n != DEFAULT_PROVIDER, n))
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+async def play_one(host: PluginHost, name: str, scenario_name: str, runs_dir: Path | None, out: TextIO,
+                   quiet: bool) -> DemoRow:
+    """Play the scenario through provider `name`; returns its summary row (never raises a HarnessError)."""
+    scenario = scenario_named(scenario_name)
+    workspace = Path(tempfile.mkdtemp(prefix=f"harness-demo-{name}-"))
+    seed_workspace(scenario, workspace)
+    before = _snapshot(workspace)
+    seen = _Seen()
+    renderer = None if quiet else Renderer.for_stream(out, verbose=False, environ=os.environ)
+    if not quiet:
+        out.write(f"\n== {name} ==\n")
+        out.flush()
+    spec = AgentRunSpec(prompt=DEMO_PROMPT, cwd=workspace, idle_timeout=60)
+    started = time.monotonic()
+
+    def early(status: str, error: str) -> DemoRow:
+        return DemoRow(provider=name, status=status, workspace=workspace, cli_version=seen.cli_version,
+                       tools=tuple(seen.tools), error=error)
+
+    try:
+        with offline_spec(spec, name, host, scenario) as offline, anyio.fail_after(_DEADLINE):
+            async with open_run(offline, name, host=host, runs_dir=runs_dir) as live:
+                async for event in live:
+                    seen.note(event)
+                    if renderer is not None:
+                        renderer.feed(event)
+    except HarnessError as exc:
+        if not quiet:
+            out.write(f"[unavailable] {exc.message}\n")
+        return early("unavailable", f"{exc.code}: {exc.message}")
+    except TimeoutError:
+        return early("failed", f"no result within {_DEADLINE:g} s")
+    finally:
+        if renderer is not None:
+            renderer.close()
+    result = live.result
+    assert result is not None
+    after = _snapshot(workspace)
+    return DemoRow(
+        provider=name,
+        status=result.status.value,
+        workspace=workspace,
+        cli_version=seen.cli_version,
+        tools=tuple(seen.tools),
+        duration_s=round(time.monotonic() - started, 2),
+        input_tokens=result.usage.input_tokens,
+        output_tokens=result.usage.output_tokens,
+        run_id=result.run_id,
+        changed_files=tuple(sorted(k for k in after if before.get(k) != after[k])),
+        error=f"{result.error.code}: {result.error.message}" if result.error else None,
+    )
+
+
+async def play_all(host: PluginHost, providers: list[str], scenario_name: str, runs_dir: Path | None,
+                   out: TextIO, quiet: bool) -> list[DemoRow]:
+    """Play the scenario through each provider in turn (one at a time: the machine may be small)."""
+    scenario_named(scenario_name)  # fail fast on a bad name
+    return [await play_one(host, name, scenario_name, runs_dir, out, quiet) for name in _order(host, providers)]
+
+
+def format_summary(rows: list[DemoRow]) -> str:
+    """The side-by-side table printed at the end of the demo."""
+    if not rows:
+        return f"No provider can run offline here. Install one: {INSTALL_HINT}"
+    cells = [["provider", "cli", "status", "tools (kind:status)", "changed", "time", "tokens in/out", "run id"]]
+    for r in rows:
+        cells.append([
+            r.provider, r.cli_version or "-", r.status, " ".join(r.tools) or "-", ", ".join(r.changed_files) or "-",
+            f"{r.duration_s:.2f} s" if r.duration_s is not None else "-",
+            f"{r.input_tokens}/{r.output_tokens}" if r.input_tokens is not None else "-", r.run_id or "-",
+        ])
+    lines = ["", "== summary ==", *table(cells)]
+    lines += [f"{r.provider}: {r.error}" for r in rows if r.error]
+    lines.append("Inspect a run with `harness show RUN_ID`.")
+    return "\n".join(lines)

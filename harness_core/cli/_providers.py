@@ -1,0 +1,240 @@
+"""The reports behind `harness providers` and `harness doctor`: typed models, how they are gathered (every
+provider probed concurrently, each under a deadline), their `--json` form and their text.
+
+Layer: CLI (imported only when one of those commands runs). Knows the plugin host, the provider interface
+(`probe`) and the runs dir; knows no concrete provider — the only provider it names is the default one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from harness_core import HarnessError
+from harness_core.cli._format import table
+from harness_core.plugins import DEFAULT_PROVIDER, BrokenPlugin, PluginHost, RegisteredProvider
+
+__all__ = [
+    "INSTALL_HINT",
+    "PROBE_DEADLINE",
+    "DoctorReport",
+    "ProbeOutcome",
+    "ProviderReport",
+    "ProvidersReport",
+    "RunsDirReport",
+    "doctor_report",
+    "format_doctor",
+    "format_providers",
+    "provider_report",
+]
+
+PROBE_DEADLINE = 10.0
+"""Seconds each provider's probe may take before it is reported as unavailable."""
+INSTALL_HINT = f"pip install harness-{DEFAULT_PROVIDER}"
+"""How to install the default provider's distribution (named `harness-<provider>`)."""
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """Whether a provider can run here: its CLI's path and version, or why not (and the error's code)."""
+
+    available: bool
+    reason: str | None = None
+    cli_path: str | None = None
+    cli_version: str | None = None
+    error_code: str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderReport:
+    """One installed provider: where it comes from, what it can do, whether its CLI is available."""
+
+    name: str
+    distribution: str | None
+    version: str
+    default: bool
+    capabilities: tuple[str, ...]
+    description: str
+    probe: ProbeOutcome
+    cli_name: str | None
+    min_cli_version: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        """The provider's `--json` object; `error_code` only when the probe failed with a `HarnessError`."""
+        found: dict[str, Any] = {
+            "name": self.name, "distribution": self.distribution, "version": self.version,
+            "default": self.default, "capabilities": list(self.capabilities), "description": self.description,
+            "available": self.probe.available, "reason": self.probe.reason, "cli_path": self.probe.cli_path,
+            "cli_version": self.probe.cli_version,
+        }
+        if self.probe.error_code is not None:
+            found["error_code"] = self.probe.error_code
+        found.update(cli_name=self.cli_name, min_cli_version=self.min_cli_version)
+        return found
+
+
+@dataclass(frozen=True)
+class ProvidersReport:
+    """`harness providers`: every registered provider (sorted by name) and every plugin that failed to load."""
+
+    default: str
+    providers: tuple[ProviderReport, ...]
+    broken_plugins: tuple[BrokenPlugin, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "default": self.default,
+            "providers": [p.as_json() for p in self.providers],
+            "broken_plugins": [dataclasses.asdict(b) for b in self.broken_plugins],
+        }
+
+
+@dataclass(frozen=True)
+class RunsDirReport:
+    """The runs dir: whether it exists, and whether a run could write its log there (and why not)."""
+
+    path: Path
+    exists: bool
+    writable: bool
+    reason: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "exists": self.exists, "writable": self.writable, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """`harness doctor`: the providers report plus the runs dir; `ok` only when nothing is wrong."""
+
+    providers: ProvidersReport
+    runs_dir: RunsDirReport
+
+    @property
+    def problems(self) -> list[str]:
+        """One line per problem, each naming what is wrong."""
+        found = [f"provider {p.name}: {p.probe.reason}" for p in self.providers.providers if not p.probe.available]
+        found += [f"plugin {b.plugin} is broken: {b.error}" for b in self.providers.broken_plugins]
+        if not self.providers.providers:
+            found.append(f"no providers installed; install one, e.g. `{INSTALL_HINT}`")
+        if not self.runs_dir.writable:
+            found.append(f"runs dir: {self.runs_dir.reason}")
+        return found
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.providers.as_json(), "runs_dir": self.runs_dir.as_json(), "problems": self.problems,
+                "ok": self.ok}
+
+
+# --- gathering ---------------------------------------------------------------------------------------------
+
+async def _probe(registered: RegisteredProvider, deadline: float) -> ProbeOutcome:
+    try:
+        instance = registered.cls()
+        with anyio.fail_after(deadline):
+            cli = await instance.probe(instance.parse_options({}))
+    except TimeoutError:
+        return ProbeOutcome(False, reason=f"the availability probe took longer than {deadline:g} s")
+    except HarnessError as exc:
+        return ProbeOutcome(False, reason=exc.message, error_code=exc.code)
+    except Exception as exc:  # noqa: BLE001 - a buggy probe is reported, never fatal to the listing
+        return ProbeOutcome(False, reason=f"the provider's probe crashed: {type(exc).__name__}: {exc}")
+    return ProbeOutcome(True, cli_path=cli.path, cli_version=cli.version)
+
+
+async def provider_report(host: PluginHost, deadline: float = PROBE_DEADLINE) -> ProvidersReport:
+    """Every registered provider (probed concurrently, each under `deadline`) and every broken plugin."""
+    default = host.default_name()
+    probes: dict[str, ProbeOutcome] = {}
+
+    async def probe_one(registered: RegisteredProvider) -> None:
+        probes[registered.name] = await _probe(registered, deadline)
+
+    async with anyio.create_task_group() as tg:
+        for registered in host.providers.values():
+            tg.start_soon(probe_one, registered)
+    providers = []
+    for name in host.names():
+        registered = host.providers[name]
+        info = registered.cls.info
+        providers.append(ProviderReport(
+            name=name,
+            distribution=registered.distribution,
+            version=registered.distribution_version or info.version,
+            default=name == default,
+            capabilities=tuple(sorted(cap.value for cap in info.capabilities)),
+            description=info.description,
+            probe=probes[name],
+            cli_name=info.cli_name,
+            min_cli_version=info.min_cli_version,
+        ))
+    return ProvidersReport(default=default, providers=tuple(providers), broken_plugins=tuple(host.broken))
+
+
+def _writable(directory: Path) -> tuple[bool, str | None]:
+    probe = directory
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        return False, f"{probe} is not a directory"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return False, f"{probe} is not writable; pass --runs-dir DIR or set HARNESS_RUNS_DIR"
+    return True, None
+
+
+async def doctor_report(host: PluginHost, runs_dir: Path) -> DoctorReport:
+    """`provider_report` plus the state of `runs_dir`."""
+    providers = await provider_report(host)
+    writable, why = _writable(runs_dir)
+    exists = runs_dir.is_dir()  # noqa: ASYNC240 - one stat, no event loop to starve in a CLI command
+    return DoctorReport(providers, RunsDirReport(path=runs_dir, exists=exists, writable=writable, reason=why))
+
+
+# --- text ---------------------------------------------------------------------------------------------------
+
+def format_providers(report: ProvidersReport) -> str:
+    lines: list[str] = []
+    if report.providers:
+        rows = [["PROVIDER", "VERSION", "CAPABILITIES", "AVAILABLE"]]
+        for p in report.providers:
+            name = p.name + (" (default)" if p.default else "")
+            if p.probe.available:
+                cli = " ".join(x for x in (p.cli_name, p.probe.cli_version) if x)
+                available = f"yes ({cli})" if cli else "yes"
+            else:
+                available = f"no: {p.probe.reason}"
+            rows.append([name, p.version, ", ".join(p.capabilities) or "-", available])
+        lines += table(rows)
+    else:
+        lines.append(f"no providers installed (e.g. `{INSTALL_HINT}`)")
+    if report.broken_plugins:
+        lines += ["", "broken plugins (not loaded):"]
+        lines += [f"  {b.plugin} ({b.distribution or 'no distribution'}): {b.error}" for b in report.broken_plugins]
+    return "\n".join(lines)
+
+
+def format_doctor(report: DoctorReport) -> str:
+    lines = []
+    for p in report.providers.providers:
+        mark = "ok " if p.probe.available else "!! "
+        lines.append(f"{mark}{p.name} {p.version}" + (" (default)" if p.default else ""))
+        if p.cli_name:
+            lines.append(f"     cli: {p.probe.cli_path or p.cli_name + ' (not found)'}")
+            lines.append(f"     version: {p.probe.cli_version or '?'} (minimum {p.min_cli_version or 'none'})")
+        lines.append(f"     supported: {'yes' if p.probe.available else 'no: ' + str(p.probe.reason)}")
+    for b in report.providers.broken_plugins:
+        lines.append(f"!! plugin {b.plugin} ({b.distribution or 'no distribution'}): {b.error}")
+    runs = report.runs_dir
+    lines.append(f"{'ok ' if runs.writable else '!! '}runs dir: {runs.path}"
+                 + ("" if runs.writable else f" ({runs.reason})"))
+    problems = report.problems
+    lines.append(f"{len(problems)} problem(s) found" if problems else "everything looks fine")
+    return "\n".join(lines)
