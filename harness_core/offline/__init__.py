@@ -8,7 +8,8 @@ formats; knows no concrete agent. Importing this package starts nothing: a backe
 
 - `harness_core.offline.scenarios`: the scenario vocabulary (`Say`, `RunCommand`, `ReadFile`, ...) and the
   named scenarios every provider plays.
-- `harness_core.offline.backends`: `ScriptedBackend` and the OpenAI Responses and Anthropic Messages backends.
+- `harness_core.offline.backends`: the OpenAI Responses and Anthropic Messages backends, their tool dialects
+  (what an agent calls its tools: each provider passes its own), and `ScriptedBackend` to write others.
 - here: `offline_spec` (start a provider's backend and point a spec at it), `seed_workspace`, `scenario_named`.
 """
 

@@ -1,9 +1,10 @@
 """One scenario vocabulary for every fake CLI, every scripted model backend and the contract suite.
 
-Layer: testing. Knows no provider's wire format: each fake CLI and each scripted backend translates these
-steps into its own protocol (Codex: `exec_command`/`apply_patch`; Claude: Bash/Read/Write/Edit tools). A step
-is one model response: the model says or thinks something, or calls one tool, or the API fails or stalls.
-Tool steps are executed for real by real CLIs; fakes simulate them and report `output`.
+Layer: offline. Knows no provider's wire format: each fake CLI and each scripted backend translates these
+steps into its own protocol (a backend through its tool dialect: which tool runs a command, reads, writes or
+edits a file, with which arguments). A step is one model response: the model says or thinks something, or
+calls one tool, or the API fails or stalls. Tool steps are executed for real by real CLIs; fakes simulate
+them and report `output`.
 
 Pure data (plus `apply_file_step`, which fakes use to make file steps real): importing it starts nothing.
 """
@@ -63,7 +64,8 @@ class RunCommand:
 
 @dataclass(frozen=True)
 class ReadFile:
-    """The model reads a file (Codex: `cat PATH`; Claude: the Read tool). `path` is relative to the cwd."""
+    """The model reads a file (a `cat PATH` command or a read tool, as the agent has). `path` is relative to
+    the cwd; `content` is what fakes report when the file is missing."""
 
     path: str
     content: str = ""
@@ -71,7 +73,7 @@ class ReadFile:
 
 @dataclass(frozen=True)
 class WriteFile:
-    """The model creates a file with `content` (Codex: apply_patch Add File; Claude: Write)."""
+    """The model creates a file with `content` (a patch that adds it, or a write tool)."""
 
     path: str
     content: str
@@ -79,7 +81,7 @@ class WriteFile:
 
 @dataclass(frozen=True)
 class EditFile:
-    """The model replaces `old` by `new` in an existing file (Codex: apply_patch Update; Claude: Edit)."""
+    """The model replaces `old` by `new` in an existing file (a patch that updates it, or an edit tool)."""
 
     path: str
     old: str
@@ -202,7 +204,7 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("stall", (Stall(),), Expected(status="failed", error_code="idle_timeout")),
         Scenario(
             "slow_command",
-            # Not a bare `sleep 30`: Claude Code refuses a command that starts with a long sleep.
+            # Not a bare `sleep 30`: some CLIs refuse a command that starts with a long sleep.
             (RunCommand("echo waiting; sleep 30", output="waiting\n"), Say("done sleeping")),
             Expected(status="interrupted"),
         ),

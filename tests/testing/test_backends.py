@@ -1,4 +1,6 @@
-"""Scripted model backends over plain HTTP (urllib): SSE framing, step sequencing, errors, stop. No CLIs."""
+"""Scripted model backends over plain HTTP (urllib): SSE framing, step sequencing, errors, stop, the default
+tool dialects and custom ones, and a backend for another API written from the exported names. No CLIs; what a
+particular agent's dialect sends is tested with its provider."""
 
 from __future__ import annotations
 
@@ -8,19 +10,35 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from harness_core.offline.backends import FINISHED_TEXT, MessagesBackend, ResponsesBackend
-from harness_core.offline.backends.http import split_chunks
-from harness_core.offline.backends.messages import find_cwd
-from harness_core.offline.backends.responses import apply_patch_text
+from harness_core.offline.backends import (
+    FINISHED_TEXT,
+    SIDE_TEXT,
+    FunctionCall,
+    Handler,
+    MessagesBackend,
+    MessagesDialect,
+    ResponsesBackend,
+    ResponsesDialect,
+    ResponsesToolCall,
+    ScriptedBackend,
+    ToolUse,
+    Turn,
+    apply_patch_text,
+    split_chunks,
+)
 from harness_core.offline.scenarios import (
     SCENARIOS,
     EditFile,
     Fail,
+    ReadFile,
+    RunCommand,
     Say,
     Scenario,
     Stall,
@@ -28,7 +46,8 @@ from harness_core.offline.scenarios import (
     WriteFile,
 )
 
-TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
+TOOLS = [{"type": "bash_20250124", "name": "bash"}]
+EDITOR = "str_replace_based_edit_tool"
 
 
 def post(url: str, body: dict[str, Any], timeout: float = 5) -> tuple[int, str, bytes]:
@@ -42,17 +61,23 @@ def post(url: str, body: dict[str, Any], timeout: float = 5) -> tuple[int, str, 
         return err.code, err.headers["Content-Type"], err.read()
 
 
+def frames(raw: bytes) -> list[dict[str, str]]:
+    """The fields of each SSE frame (`event`, `data`)."""
+    assert raw.endswith(b"\n\n")
+    return [
+        dict(line.split(": ", 1) for line in frame.split("\n"))
+        for frame in raw.decode().split("\n\n")
+        if frame.strip()
+    ]
+
+
 def sse(raw: bytes) -> list[dict[str, Any]]:
-    """Parse SSE frames; check each `event:` name matches the data's `type`."""
+    """Parse named SSE frames; check each `event:` name matches the data's `type`."""
     events = []
-    for frame in raw.decode().split("\n\n"):
-        if not frame.strip():
-            continue
-        fields = dict(line.split(": ", 1) for line in frame.split("\n"))
+    for fields in frames(raw):
         data = json.loads(fields["data"])
         assert fields["event"] == data["type"]
         events.append(data)
-    assert raw.endswith(b"\n\n")
     return events
 
 
@@ -75,7 +100,7 @@ def messages_turn(backend: MessagesBackend, stream: bool = True, **extra: Any) -
     return sse(raw) if stream else json.loads(raw)
 
 
-# -- Responses (Codex) --------------------------------------------------------------------------------
+# -- Responses ----------------------------------------------------------------------------------------
 
 
 def test_responses_say_streams_deltas_then_the_item_then_completed() -> None:
@@ -147,22 +172,6 @@ def test_fail_then_say_recovers() -> None:
         assert items(responses_turn(backend))[0]["content"][0]["text"] == "ok"
 
 
-def test_codex_overrides_name_the_loopback_provider() -> None:
-    with ResponsesBackend(SCENARIOS["say"]) as backend:
-        overrides = backend.codex_config_overrides()
-        assert overrides[0] == 'model_provider="mock"' and overrides[-1] == 'model="gpt-5.5"'
-        assert f'base_url="http://127.0.0.1:{backend.port}/v1"' in overrides[1]
-        assert "request_max_retries=0" in overrides[1] and "stream_max_retries=0" in overrides[1]
-        assert 'env_key="HARNESS_MOCK_API_KEY"' in overrides[1]
-        assert backend.codex_env() == {"HARNESS_MOCK_API_KEY": "harness-offline"}
-        assert backend.codex_args()[:4] == [
-            "--disable",
-            "unbounded_connection_retries",
-            "--disable",
-            "plugins",
-        ]
-
-
 def test_apply_patch_edit_of_part_of_a_line_uses_the_whole_line() -> None:
     step = EditFile("a.py", old="1", new="2")
     patch = apply_patch_text(step, "x = 1\ny = 3\n")
@@ -170,7 +179,42 @@ def test_apply_patch_edit_of_part_of_a_line_uses_the_whole_line() -> None:
     assert apply_patch_text(WriteFile("b", "one\ntwo")).count("\n+") == 2
 
 
-# -- Messages (Claude Code) ---------------------------------------------------------------------------
+def test_responses_default_dialect_quotes_a_path_for_cat() -> None:
+    call = ResponsesDialect().tool_call(ReadFile("my notes.txt"), None)
+    assert call == FunctionCall("exec_command", {"cmd": "cat 'my notes.txt'"})
+
+
+def test_responses_name_the_requested_model_or_the_default() -> None:
+    with ResponsesBackend(Scenario("two", (Say("a"), Say("b")))) as backend:
+        _, _, raw = post(f"{backend.base_url}/responses", {"model": "my-model", "stream": True})
+        named = sse(raw)
+        unnamed = responses_turn_without_model(backend)
+    assert {e["response"]["model"] for e in named if "response" in e} == {"my-model"}
+    assert {e["response"]["model"] for e in unnamed if "response" in e} == {ResponsesBackend.default_model}
+
+
+def responses_turn_without_model(backend: ResponsesBackend) -> list[dict[str, Any]]:
+    _, _, raw = post(f"{backend.base_url}/responses", {"stream": True, "input": []})
+    return sse(raw)
+
+
+class ReadWithAFunction(ResponsesDialect):
+    """An agent with its own `read_file` function tool; everything else as the default."""
+
+    def read_file(self, step: ReadFile, cwd: Path | None) -> ResponsesToolCall:
+        return FunctionCall("read_file", {"path": step.path, "cwd": str(cwd)})
+
+
+def test_responses_custom_dialect_overrides_one_tool(tmp_path: Path) -> None:
+    scenario = Scenario("r", (ReadFile("a.txt"), RunCommand("ls")))
+    with ResponsesBackend(scenario, cwd=tmp_path, dialect=ReadWithAFunction()) as backend:
+        read, run = (items(responses_turn(backend))[0] for _ in range(2))
+    assert (read["type"], read["name"]) == ("function_call", "read_file")
+    assert json.loads(read["arguments"]) == {"path": "a.txt", "cwd": str(tmp_path)}
+    assert (run["name"], json.loads(run["arguments"])) == ("exec_command", {"cmd": "ls"})
+
+
+# -- Messages -----------------------------------------------------------------------------------------
 
 
 def test_messages_tools_stream_tool_use_with_split_json_and_absolute_paths(tmp_path: Any) -> None:
@@ -186,15 +230,22 @@ def test_messages_tools_stream_tool_use_with_split_json_and_absolute_paths(tmp_p
         assert len(parts) >= 2 and start["input"] == {} and start["id"].startswith("toolu_")
         assert events[-2]["delta"]["stop_reason"] == "tool_use"
         calls.append((start["name"], json.loads("".join(parts))))
-    assert calls[0] == ("Bash", {"command": "echo harness-ok", "description": "Run a scripted command"})
-    assert calls[1] == ("Read", {"file_path": str(tmp_path / "notes.txt")})
-    assert calls[2] == (
-        "Edit",
-        {"file_path": str(tmp_path / "notes.txt"), "old_string": "alpha", "new_string": "beta"},
-    )
-    assert calls[3] == ("Write", {"file_path": str(tmp_path / "new.txt"), "content": "fresh\n"})
+    notes = str(tmp_path / "notes.txt")
+    assert calls == [
+        ("bash", {"command": "echo harness-ok"}),
+        (EDITOR, {"command": "view", "path": notes}),
+        (EDITOR, {"command": "str_replace", "path": notes, "old_str": "alpha", "new_str": "beta"}),
+        (EDITOR, {"command": "create", "path": str(tmp_path / "new.txt"), "file_text": "fresh\n"}),
+    ]
     text = [e["delta"]["text"] for e in turns[4] if e["type"] == "content_block_delta"]
     assert "".join(text) == "All four tools ran." and turns[4][-2]["delta"]["stop_reason"] == "end_turn"
+
+
+def test_messages_default_dialect_keeps_relative_paths_without_a_cwd() -> None:
+    assert MessagesDialect().tool_use(ReadFile("a/b.txt"), None) == ToolUse(
+        EDITOR, {"command": "view", "path": "a/b.txt"}
+    )
+    assert MessagesDialect().tool_use(ReadFile("/abs.txt"), "/ws").input["path"] == "/abs.txt"
 
 
 def test_messages_think_streams_thinking_then_text() -> None:
@@ -211,21 +262,50 @@ def test_messages_non_streaming_request_gets_a_json_message() -> None:
     with MessagesBackend(SCENARIOS["tools"], cwd="/ws") as backend:
         message = messages_turn(backend, stream=False)
     assert message["type"] == "message" and message["stop_reason"] == "tool_use"
-    assert message["content"][0]["name"] == "Bash"
+    assert message["content"][0]["name"] == "bash" and message["model"] == "claude-sonnet-4-5"
 
 
-def test_messages_side_requests_do_not_consume_steps() -> None:
+def test_messages_count_tokens_is_a_side_request_and_every_other_call_a_turn() -> None:
     with MessagesBackend(SCENARIOS["say"]) as backend:
         status, _, raw = post(f"{backend.url}/v1/messages/count_tokens?beta=true", {"messages": []})
         assert status == 200 and json.loads(raw)["input_tokens"] > 0
-        status, _, raw = post(f"{backend.url}/v1/messages?beta=true", {"messages": [], "max_tokens": 50})
-        assert status == 200 and json.loads(raw)["content"][0]["type"] == "text"
         assert backend.remaining == 1 and backend.requests == []
-        events = messages_turn(backend)
-        assert backend.remaining == 0 and len(backend.requests) == 1
-        assert [e.turn for e in backend.exchanges] == [False, False, True]
-    text = "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta")
-    assert text == "Hello from the scripted model."
+        body = {"model": "m", "stream": False, "messages": [], "max_tokens": 50}  # no tools: still a turn
+        status, _, raw = post(f"{backend.url}/v1/messages", body)
+        assert status == 200 and json.loads(raw)["content"][0]["text"] == "Hello from the scripted model."
+        assert backend.remaining == 0 and backend.requests == [body]
+        assert [e.turn for e in backend.exchanges] == [False, True]
+
+
+class TitledAgent(MessagesDialect):
+    """An agent that asks for titles without tools and states its directory as `cwd=...` in its system prompt."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def is_turn(self, body: Mapping[str, Any]) -> bool:
+        return "tools" in body
+
+    def find_cwd(self, body: Mapping[str, Any]) -> str | None:
+        self.asked.append(str(body.get("system")))
+        system = str(body.get("system") or "")
+        return system.removeprefix("cwd=") if system.startswith("cwd=") else None
+
+
+def test_messages_dialect_decides_side_calls_and_learns_the_cwd() -> None:
+    dialect = TitledAgent()
+    scenario = Scenario("r", (ReadFile("a.txt"), ReadFile("b.txt")))
+    with MessagesBackend(scenario, dialect=dialect) as backend:
+        status, _, raw = post(f"{backend.url}/v1/messages", {"messages": [], "max_tokens": 20})
+        assert status == 200 and json.loads(raw)["content"] == [{"type": "text", "text": SIDE_TEXT}]
+        first = messages_turn(backend, stream=False, system="no directory here")
+        second = messages_turn(backend, stream=False, system="cwd=/work/x")
+        third = messages_turn(backend, stream=False, system="cwd=/elsewhere")
+        assert backend.cwd == "/work/x" and len(backend.requests) == 3
+    assert first["content"][0]["input"]["path"] == "a.txt"  # not known yet: relative
+    assert second["content"][0]["input"]["path"] == "/work/x/b.txt"
+    assert third["content"][0]["text"] == FINISHED_TEXT
+    assert dialect.asked == ["no directory here", "cwd=/work/x"]  # not asked again once known
 
 
 @pytest.mark.parametrize(
@@ -239,13 +319,39 @@ def test_messages_fail_answers_an_anthropic_error(status: int, kind: str) -> Non
     assert json.loads(raw) == {"type": "error", "error": {"type": kind, "message": "nope"}}
 
 
-def test_find_cwd_reads_bare_system_prompt_and_environment_reminder() -> None:
-    assert find_cwd({"system": [{"type": "text", "text": "CWD: /w/x\nDate: today"}]}) == "/w/x"
-    reminder = "<system-reminder>\n - Primary working directory: /w/y\n - Is a git repository: false"
-    assert (
-        find_cwd({"messages": [{"role": "user", "content": [{"type": "text", "text": reminder}]}]}) == "/w/y"
-    )
-    assert find_cwd({"messages": []}) is None
+# -- a backend for another model API, from the exported names -----------------------------------------
+
+
+class ChunkBackend(ScriptedBackend):
+    """A Chat-Completions-shaped stream (unnamed `data:` frames ending in `[DONE]`), as a third party would
+    write it: only names exported by `harness_core.offline.backends`."""
+
+    turn_path = "/v1/chat/completions"
+
+    def answer_turn(self, http: Handler, turn: Turn, body: dict[str, Any]) -> None:
+        step = turn.step
+        if isinstance(step, Fail):
+            http.send_json(step.status, {"error": {"message": step.message}})
+            return
+        text = step.text if isinstance(step, Say) else FINISHED_TEXT
+        http.start_sse()
+        for piece in split_chunks(text, 2):
+            http.send_data({"id": f"c{turn.index}", "choices": [{"delta": {"content": piece}}]})
+        http.send_event({"type": "note"}, name="ping")
+        http.send_data("[DONE]")
+
+
+def test_a_backend_for_another_api_uses_unnamed_frames() -> None:
+    with ChunkBackend(Scenario("c", (Say("abcd"), Fail(429)))) as backend:
+        status, ctype, raw = post(f"{backend.url}/v1/chat/completions", {"messages": []})
+        assert (status, ctype) == (200, "text/event-stream")
+        assert post(f"{backend.url}/v1/chat/completions", {"messages": []})[0] == 429
+        assert post(f"{backend.url}/v1/other", {})[0] == 404  # not a turn: answered on the side
+        assert [e.turn for e in backend.exchanges] == [True, True, False]
+    got = frames(raw)
+    assert [f.get("event") for f in got] == [None, None, "ping", None]
+    assert [json.loads(f["data"])["choices"][0]["delta"]["content"] for f in got[:2]] == ["ab", "cd"]
+    assert got[2]["data"] == '{"type":"note"}' and got[3] == {"data": "[DONE]"}
 
 
 # -- lifecycle ----------------------------------------------------------------------------------------
@@ -296,7 +402,7 @@ def test_a_trailing_stall_keeps_stalling_responses() -> None:
 
 
 def test_a_trailing_stall_keeps_stalling_messages_streamed_and_not() -> None:
-    # Claude Code retries a stalled stream once without streaming: that retry must hang too
+    # an agent may retry a stalled stream without streaming: that retry must hang too
     with MessagesBackend(Scenario("s", (Stall(0.2),))) as backend:
         assert [e["type"] for e in messages_turn(backend)] == ["message_start"]
         t0 = time.monotonic()
@@ -417,14 +523,6 @@ def test_usable_from_async_code(anyio_backend: str) -> None:
 
     message = anyio.run(main, backend=anyio_backend)
     assert message["content"] == [{"type": "text", "text": "Hello from the scripted model."}]
-
-
-def test_messages_turn_without_tools_still_plays_the_scenario() -> None:
-    # `claude --tools ""` sends `"tools": []`: it is still the agent loop, not a side request
-    with MessagesBackend(SCENARIOS["say"]) as backend:
-        body = {"model": "m", "stream": False, "tools": [], "messages": []}
-        status, _, raw = post(f"{backend.url}/v1/messages?beta=true", body)
-    assert status == 200 and json.loads(raw)["content"][0]["text"] == "Hello from the scripted model."
 
 
 def test_chunked_request_bodies_are_read() -> None:

@@ -1,9 +1,9 @@
 """The loopback HTTP server and step cursor shared by every scripted model backend.
 
-Layer: testing. Knows HTTP, Server-Sent Events framing and the scenario vocabulary; knows nothing of any
-provider's wire format (subclasses translate steps into OpenAI Responses or Anthropic Messages streams) and
-nothing of Harness providers, runners or events. Stdlib only: it runs a `ThreadingHTTPServer` in a daemon
-thread, so it can be used from sync code, asyncio and trio alike.
+Layer: offline. Knows HTTP, Server-Sent Events framing and the scenario vocabulary; knows no model API's
+wire format (subclasses translate steps into OpenAI Responses, Anthropic Messages or any other API's
+responses), no agent, and nothing of Harness providers, runners or events. Stdlib only: it runs a
+`ThreadingHTTPServer` in a daemon thread, so it can be used from sync code, asyncio and trio alike.
 
 Every blocking wait (a `Stall`, a `TakeLong`, a slow `Say`) waits on one `threading.Event` that `stop()` sets,
 so stopping never hangs on an open stream.
@@ -36,11 +36,16 @@ _JSON = dict[str, Any]
 
 @dataclass(frozen=True)
 class Turn:
-    """One model response to play: the reasoning that precedes it and the step itself."""
+    """One model response to play: the reasoning that precedes it and the step itself.
+
+    `step` is never a `Think` or a `TakeLong` (those are folded into `thinks` and `delay`): it is a `Say`, a
+    tool step, a `Fail` or a `Stall`, and `answer_turn` renders it in the API's wire format.
+    """
 
     index: int
     """0-based count of turn requests answered before this one (drives deterministic ids and usage)."""
     thinks: tuple[str, ...]
+    """The texts of the `Think` steps just before `step`: reasoning that opens the same response."""
     step: Step
     delay: float = 0.0
     """Seconds to wait (interruptibly) before answering: the sum of the `TakeLong` steps before it."""
@@ -80,6 +85,12 @@ class ScriptedBackend:
 
     Use as a context manager (`with Backend(scenario) as b: ... b.url ...`) or `start()`/`stop()`. `url`
     may be read before `start()` (it binds the port then); a stopped backend cannot be started again.
+
+    A backend for another model API subclasses this: set `turn_path`, implement `answer_turn` (render the
+    `Turn` with the `Handler`'s helpers: `send_json` for a whole response or an error, `start_sse` then
+    `send_event`/`send_data` for a stream; wait with `wait()` so that `stop()` cuts a delay short), and
+    refine `is_turn_request`/`answer_side` if the API has other endpoints. Every request arrives on its own
+    server thread; `next_turn()` is the only shared state and takes a lock.
     """
 
     turn_path: ClassVar[str] = "/"
@@ -208,6 +219,12 @@ class ScriptedBackend:
         return path.split("?", 1)[0] == self.turn_path
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
+        """Answer a turn request (`body` is its parsed JSON) with `turn`, in the API's wire format.
+
+        A `Fail` step is an HTTP error status with the API's error body; a `Stall` starts the response (or not,
+        as the API's clients would see a hung server) and then `wait(step.seconds)`s; anything else is one
+        whole model response. Stop early, without the final event, when `wait()` returns True.
+        """
         raise NotImplementedError
 
     def answer_side(self, http: Handler, method: str, path: str, body: _JSON | None) -> None:
@@ -288,6 +305,7 @@ class Handler(BaseHTTPRequestHandler):
     # -- response helpers ------------------------------------------------------------------------------
 
     def send_json(self, status: int, payload: Mapping[str, Any], headers: Mapping[str, str] = {}) -> None:
+        """A whole JSON response with `status` (a model response, or an error body with an error status)."""
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -300,6 +318,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def start_sse(self, headers: Mapping[str, str] = {}) -> None:
+        """Status 200 and the headers of a Server-Sent Events stream; frames follow with `send_event`/`send_data`
+        and the stream ends when the handler returns (the connection closes)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -309,12 +329,25 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
 
-    def send_event(self, event: Mapping[str, Any]) -> None:
-        """One SSE frame: `event: <type>` and `data: <json>` (the type is also inside the data)."""
-        frame = f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
+    def send_event(self, event: Mapping[str, Any], *, name: str | None = None) -> None:
+        """One named SSE frame: `event: NAME` and `data: <json of event>`. NAME defaults to `event["type"]`,
+        as both OpenAI Responses and Anthropic Messages streams name their frames; for an API whose frames
+        carry no name (Chat Completions, Gemini) use `send_data`."""
+        self._frame(f"event: {name if name is not None else event['type']}\ndata: {_compact(event)}\n\n")
+
+    def send_data(self, data: Mapping[str, Any] | str) -> None:
+        """One unnamed SSE frame: `data: <json>` (or `data: <text>` for a string, e.g. `send_data("[DONE]")`)."""
+        self._frame(f"data: {data if isinstance(data, str) else _compact(data)}\n\n")
+
+    def send_events(self, events: Iterator[Mapping[str, Any]]) -> None:
+        """`send_event` for each event, as the iterator yields them (a generator may `wait()` in between)."""
+        for event in events:
+            self.send_event(event)
+
+    def _frame(self, frame: str) -> None:
         self.wfile.write(frame.encode())
         self.wfile.flush()
 
-    def send_events(self, events: Iterator[Mapping[str, Any]]) -> None:
-        for event in events:
-            self.send_event(event)
+
+def _compact(payload: Mapping[str, Any]) -> str:
+    return json.dumps(payload, separators=(",", ":"))

@@ -1,42 +1,35 @@
-"""A scripted Anthropic Messages API (`POST /v1/messages`, SSE or JSON) so real Claude Code runs offline.
+"""A scripted Anthropic Messages API (`POST /v1/messages`, SSE or JSON) that plays a `Scenario` for any agent
+that speaks it.
 
-Layer: testing. Knows the Messages streaming events Claude Code consumes and its Bash/Read/Write/Edit tools;
-knows nothing of Harness providers, the stream-json output of `claude -p`, or `HarnessEvent`s. Stdlib only.
+Layer: offline. Knows the Messages streaming events (`message_start`, content blocks with text, thinking,
+signature and `input_json_delta` deltas, `message_delta`, `message_stop`), non-streaming messages, token
+counting and Anthropic's error bodies; which tools a step becomes, whether a call is a turn of the agent loop
+and where the agent says it works are the `MessagesDialect`'s business (default: Anthropic's `bash` and text
+editor tools, every call a turn). Knows no agent, nothing of Harness providers or `HarnessEvent`s. Stdlib only.
 
-Point Claude Code at it with `claude_env(home)`. Side requests that are not model turns (token counting, and
-any call without the agent loop's `tools`/`thinking` keys, e.g. a title or summary) are answered without
-consuming a scenario step. Observed with 2.1.328 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: `claude -p`
-(plain, `--bare`, `--setting-sources ""`, stream-json input over two turns) sends no side requests at all;
-the only extra call is a non-streaming retry of a turn after a broken or stalled stream, which is a turn
-(same body, `stream` false) and gets a JSON message. A `Stall` that is the last step stalls that retry too
-(no status line, no body until `stop()`), so a stalled scenario fails instead of quietly ending in
+Point an agent at `url` (Anthropic clients add `/v1/messages` themselves); it may send any API key. A call
+the dialect does not count as a turn, and `/v1/messages/count_tokens`, are answered without consuming a
+scenario step. A non-streaming call (`stream` false) is a turn like any other and gets a JSON message: an
+agent that retries a broken stream that way replays the same step. A `Stall` that is the last step stalls such
+a call too (no status line, no body until `stop()`), so a stalled scenario fails instead of quietly ending in
 `FINISHED_TEXT`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, ClassVar
 
+from harness_core.offline.backends.dialects import TOOL_STEPS, MessagesDialect
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
-from harness_core.offline.scenarios import (
-    EditFile,
-    Fail,
-    ReadFile,
-    RunCommand,
-    Say,
-    Scenario,
-    Stall,
-    WriteFile,
-)
+from harness_core.offline.scenarios import Fail, Say, Scenario, Stall
 
-__all__ = ["MessagesBackend", "SIDE_TEXT", "claude_tool_call", "find_cwd"]
+__all__ = ["SIDE_TEXT", "MessagesBackend"]
 
 SIDE_TEXT = "Scripted session"
-"""The answer to side requests (titles, summaries): short, and plausible as a title."""
+"""The answer to side calls (titles, summaries): short, and plausible as a title."""
 
 _JSON = dict[str, Any]
 
@@ -50,81 +43,30 @@ _ERROR_TYPES: dict[int, str] = {
     529: "overloaded_error",
 }
 
-_CWD_RE = re.compile(r"(?:Primary working directory|Working directory|CWD):\s*(/[^\n<]*)")
-
-
-def claude_tool_call(
-    step: RunCommand | ReadFile | WriteFile | EditFile, cwd: str | None
-) -> tuple[str, _JSON]:
-    """The Claude Code tool name and input for a tool step; relative paths are resolved against `cwd`."""
-
-    def absolute(path: str) -> str:
-        if cwd is None or PurePosixPath(path).is_absolute():
-            return path
-        return str(PurePosixPath(cwd) / path)
-
-    if isinstance(step, RunCommand):
-        return "Bash", {"command": step.command, "description": "Run a scripted command"}
-    if isinstance(step, ReadFile):
-        return "Read", {"file_path": absolute(step.path)}
-    if isinstance(step, WriteFile):
-        return "Write", {"file_path": absolute(step.path), "content": step.content}
-    return "Edit", {"file_path": absolute(step.path), "old_string": step.old, "new_string": step.new}
-
-
-def _texts(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return ""
-
-
-def find_cwd(body: _JSON) -> str | None:
-    """The working directory Claude Code states in a request: `CWD:` in the system prompt (`--bare`) or
-    "Primary working directory:" in the environment reminder of the first user message."""
-    messages = body.get("messages") or []
-    first = messages[0].get("content") if messages and isinstance(messages[0], dict) else None
-    for text in (_texts(body.get("system")), _texts(first)):
-        found = _CWD_RE.search(text)
-        if found:
-            return found.group(1).strip()
-    return None
-
 
 class MessagesBackend(ScriptedBackend):
-    """Anthropic Messages API for Claude Code.
+    """The Anthropic Messages API on 127.0.0.1, one scenario step per turn call.
 
-    `cwd` is the directory Claude Code runs in (tool paths are made absolute against it); without it the
-    backend takes it from the "working directory" line of each request's system prompt.
+    `cwd` is the directory the agent runs in (the dialect makes tool paths absolute against it); without it the
+    backend asks the dialect's `find_cwd` on each request until one states it. `dialect` names the agent's
+    tools (default: `MessagesDialect()`). Messages name the request's `model`, or `default_model`.
     """
 
     turn_path: ClassVar[str] = "/v1/messages"
+    default_model: ClassVar[str] = "claude-sonnet-4-5"
 
-    def __init__(self, scenario: Scenario, cwd: str | Path | None = None) -> None:
+    def __init__(
+        self, scenario: Scenario, cwd: str | Path | None = None, dialect: MessagesDialect | None = None
+    ) -> None:
         super().__init__(scenario)
         self.cwd = str(cwd) if cwd is not None else None
-
-    def claude_env(self, home: Path) -> dict[str, str]:
-        """Environment for `claude` to use this backend only, with its state isolated under `home`."""
-        return {
-            "ANTHROPIC_BASE_URL": self.url,
-            "ANTHROPIC_API_KEY": "harness-offline",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "CLAUDE_CODE_TMPDIR": str(home / "tmp"),
-        }
+        self.dialect = dialect if dialect is not None else MessagesDialect()
 
     # -- routing ---------------------------------------------------------------------------------------
 
     def is_turn_request(self, path: str, body: _JSON | None) -> bool:
-        """A model turn is a `/v1/messages` call carrying the agent loop's `tools` (even `[]`, as with
-        `--tools ""`) or `thinking` keys; anything else (token counting, a bare title/summary call) is a side
-        request."""
-        body = body or {}
-        return path.split("?", 1)[0] == self.turn_path and ("tools" in body or "thinking" in body)
+        """A turn is a `/v1/messages` call the dialect counts as one (`MessagesDialect.is_turn`)."""
+        return path.split("?", 1)[0] == self.turn_path and self.dialect.is_turn(body or {})
 
     def answer_side(self, http: Handler, method: str, path: str, body: _JSON | None) -> None:
         route = path.split("?", 1)[0]
@@ -146,7 +88,7 @@ class MessagesBackend(ScriptedBackend):
             kind = _ERROR_TYPES.get(step.status, "api_error")
             http.send_json(step.status, {"type": "error", "error": {"type": kind, "message": step.message}})
             return
-        model = str(body.get("model") or "claude-sonnet-4-5")
+        model = str(body.get("model") or self.default_model)
         if not body.get("stream"):
             if isinstance(step, Stall):  # a hung API: not even a status line
                 self.wait(step.seconds)
@@ -162,7 +104,7 @@ class MessagesBackend(ScriptedBackend):
 
     def _cwd_for(self, body: _JSON) -> str | None:
         if self.cwd is None:
-            self.cwd = find_cwd(body)
+            self.cwd = self.dialect.find_cwd(body)
         return self.cwd
 
     def _blocks(self, turn: Turn, body: _JSON) -> list[_JSON]:
@@ -174,10 +116,10 @@ class MessagesBackend(ScriptedBackend):
         step = turn.step
         if isinstance(step, Say):
             blocks.append({"type": "text", "text": step.text})
-        elif isinstance(step, (RunCommand, ReadFile, WriteFile, EditFile)):
-            name, tool_input = claude_tool_call(step, self._cwd_for(body))
+        elif isinstance(step, TOOL_STEPS):
+            call = self.dialect.tool_use(step, self._cwd_for(body))
             blocks.append(
-                {"type": "tool_use", "id": f"toolu_{turn.index:04d}", "name": name, "input": tool_input}
+                {"type": "tool_use", "id": f"toolu_{turn.index:04d}", "name": call.name, "input": dict(call.input)}
             )
         else:
             raise TypeError(f"cannot play step {step!r} as a Messages response")

@@ -1,11 +1,12 @@
-"""A scripted OpenAI Responses API (`POST /v1/responses`, SSE) that lets the real Codex CLI run offline.
+"""A scripted OpenAI Responses API (`POST /v1/responses`, SSE) that plays a `Scenario` for any agent that
+speaks it.
 
-Layer: testing. Knows the Responses streaming events Codex consumes and the two tools Codex offers for the
-bundled `gpt-5.5` model (`exec_command` and the `apply_patch` custom tool); knows nothing of Harness
-providers, JSON-RPC or `HarnessEvent`s. Stdlib only.
+Layer: offline. Knows the Responses streaming events (`response.created`, output items, text and reasoning
+summary deltas, `response.completed` with usage) and OpenAI's error bodies; how a tool step becomes a
+`function_call` or `custom_tool_call` item is the `ResponsesDialect`'s business (default: `exec_command` and
+`apply_patch`). Knows no agent, nothing of Harness providers or `HarnessEvent`s. Stdlib only.
 
-Point Codex at it with `codex_config_overrides()` (each value after a `-c`), `codex_env()` and the flags in
-`CODEX_FLAGS`.
+Point an agent at `base_url` (the API root with `/v1`); it may send any API key.
 """
 
 from __future__ import annotations
@@ -15,25 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness_core.offline.backends.dialects import TOOL_STEPS, CustomToolCall, ResponsesDialect
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
-from harness_core.offline.scenarios import (
-    EditFile,
-    Fail,
-    ReadFile,
-    RunCommand,
-    Say,
-    Scenario,
-    Stall,
-    WriteFile,
-)
+from harness_core.offline.scenarios import Fail, Say, Scenario, Stall
 
-__all__ = ["API_KEY_ENV", "CODEX_FLAGS", "MODEL", "ResponsesBackend", "apply_patch_text"]
-
-API_KEY_ENV = "HARNESS_MOCK_API_KEY"
-MODEL = "gpt-5.5"
-"""A slug from Codex's bundled catalogue: only then does Codex offer `exec_command` and `apply_patch`."""
-CODEX_FLAGS: tuple[str, ...] = ("--disable", "unbounded_connection_retries", "--disable", "plugins")
-"""Without the first, a refused connection is retried forever; the second silences offline plugin sync."""
+__all__ = ["ResponsesBackend"]
 
 _JSON = dict[str, Any]
 
@@ -46,63 +33,28 @@ _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
 }
 
 
-def _lines(text: str) -> list[str]:
-    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-
-
-def apply_patch_text(step: WriteFile | EditFile, current: str | None = None) -> str:
-    """The `apply_patch` patch for a write or an edit.
-
-    An edit is line-based: given the file's `current` text, the hunk spans the whole lines around the first
-    occurrence of `step.old`; without it, `old` and `new` are taken to be whole lines.
-    """
-    if isinstance(step, WriteFile):
-        body = "".join(f"+{line}\n" for line in _lines(step.content))
-        return f"*** Begin Patch\n*** Add File: {step.path}\n{body}*** End Patch\n"
-    old, new = step.old, step.new
-    if current is not None and step.old in current:
-        start = current.rfind("\n", 0, current.index(step.old)) + 1
-        end_at = current.find("\n", current.index(step.old) + len(step.old))
-        end = len(current) if end_at < 0 else end_at
-        old = current[start:end]
-        new = old.replace(step.old, step.new, 1)
-    minus = "".join(f"-{line}\n" for line in _lines(old))
-    plus = "".join(f"+{line}\n" for line in _lines(new))
-    return f"*** Begin Patch\n*** Update File: {step.path}\n@@\n{minus}{plus}*** End Patch\n"
-
-
 class ResponsesBackend(ScriptedBackend):
-    """OpenAI Responses API for Codex. `cwd` (optional) lets edits of partial lines become exact hunks."""
+    """The OpenAI Responses API on 127.0.0.1, one scenario step per `POST /v1/responses`.
+
+    `cwd` (optional) is the agent's workspace: the dialect may read files there (the default one does, so that
+    an edit of part of a line becomes an exact patch hunk). `dialect` names the agent's tools (default:
+    `ResponsesDialect()`). Responses name the request's `model`, or `default_model` when it sends none.
+    """
 
     turn_path: ClassVar[str] = "/v1/responses"
+    default_model: ClassVar[str] = "gpt-5.5"
 
-    def __init__(self, scenario: Scenario, cwd: str | Path | None = None) -> None:
+    def __init__(
+        self, scenario: Scenario, cwd: str | Path | None = None, dialect: ResponsesDialect | None = None
+    ) -> None:
         super().__init__(scenario)
         self.cwd = Path(cwd) if cwd is not None else None
+        self.dialect = dialect if dialect is not None else ResponsesDialect()
 
     @property
     def base_url(self) -> str:
-        """What Codex calls `base_url`: the API root including `/v1`."""
+        """The API root including `/v1` (what OpenAI clients call `base_url`)."""
         return f"{self.url}/v1"
-
-    def codex_config_overrides(self) -> list[str]:
-        """The values to pass each after a `-c` flag to `codex exec` / `codex app-server`."""
-        provider = (
-            f'{{name="mock", base_url="{self.base_url}", wire_api="responses", env_key="{API_KEY_ENV}", '
-            "request_max_retries=0, stream_max_retries=0}"
-        )
-        return ['model_provider="mock"', f"model_providers.mock={provider}", f'model="{MODEL}"']
-
-    def codex_args(self) -> list[str]:
-        """`CODEX_FLAGS` plus every override as `-c VALUE`: splice into a codex command line."""
-        args = list(CODEX_FLAGS)
-        for value in self.codex_config_overrides():
-            args += ["-c", value]
-        return args
-
-    def codex_env(self) -> dict[str, str]:
-        """Environment Codex needs for this provider (its `env_key`; any value is accepted)."""
-        return {API_KEY_ENV: "harness-offline"}
 
     # -- answering -------------------------------------------------------------------------------------
 
@@ -114,28 +66,29 @@ class ResponsesBackend(ScriptedBackend):
                 step.status, {"error": {"message": step.message, "type": kind, "param": None, "code": code}}
             )
             return
+        model = str(body.get("model") or self.default_model)
         http.start_sse()
         if isinstance(step, Stall):
-            http.send_event(self._created(turn))
+            http.send_event(self._created(turn, model))
             self.wait(step.seconds)
             return
-        http.send_events(self._events(turn))
+        http.send_events(self._events(turn, model))
 
-    def _created(self, turn: Turn) -> _JSON:
+    def _created(self, turn: Turn, model: str) -> _JSON:
         return {
             "type": "response.created",
             "response": {
                 "id": f"resp_{turn.index}",
                 "object": "response",
                 "status": "in_progress",
-                "model": MODEL,
+                "model": model,
                 "output": [],
             },
         }
 
-    def _events(self, turn: Turn) -> Iterator[_JSON]:
+    def _events(self, turn: Turn, model: str) -> Iterator[_JSON]:
         """The whole stream of one response; stops early (no `response.completed`) if the backend stops."""
-        yield self._created(turn)
+        yield self._created(turn, model)
         out = 0
         for k, text in enumerate(turn.thinks):
             yield from self._reasoning(turn, out, f"rs_{turn.index}_{k}", text)
@@ -205,7 +158,7 @@ class ResponsesBackend(ScriptedBackend):
                 "id": f"resp_{turn.index}",
                 "object": "response",
                 "status": "completed",
-                "model": MODEL,
+                "model": model,
                 "usage": self._usage(turn),
             },
         }
@@ -253,33 +206,26 @@ class ResponsesBackend(ScriptedBackend):
 
     def _tool_item(self, turn: Turn) -> _JSON:
         step = turn.step
-        call_id = f"call_{turn.index}"
-        if isinstance(step, (RunCommand, ReadFile)):
-            cmd = step.command if isinstance(step, RunCommand) else f"cat {step.path}"
-            return {
-                "type": "function_call",
-                "id": f"fc_{turn.index}",
-                "call_id": call_id,
-                "name": "exec_command",
-                "arguments": json.dumps({"cmd": cmd}),
-                "status": "completed",
-            }
-        if isinstance(step, (WriteFile, EditFile)):
-            current = None
-            if isinstance(step, EditFile) and self.cwd is not None:
-                try:
-                    current = (self.cwd / step.path).read_text()
-                except OSError:
-                    current = None
+        if not isinstance(step, TOOL_STEPS):
+            raise TypeError(f"cannot play step {step!r} as a Responses item")
+        call = self.dialect.tool_call(step, self.cwd)
+        if isinstance(call, CustomToolCall):
             return {
                 "type": "custom_tool_call",
                 "id": f"ctc_{turn.index}",
-                "call_id": call_id,
-                "name": "apply_patch",
-                "input": apply_patch_text(step, current),
+                "call_id": f"call_{turn.index}",
+                "name": call.name,
+                "input": call.input,
                 "status": "completed",
             }
-        raise TypeError(f"cannot play step {step!r} as a Responses item")
+        return {
+            "type": "function_call",
+            "id": f"fc_{turn.index}",
+            "call_id": f"call_{turn.index}",
+            "name": call.name,
+            "arguments": json.dumps(dict(call.arguments)),
+            "status": "completed",
+        }
 
     @staticmethod
     def _usage(turn: Turn) -> _JSON:

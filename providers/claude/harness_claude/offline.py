@@ -1,21 +1,29 @@
-"""How the real `claude` runs offline: against a scripted Anthropic Messages backend on 127.0.0.1.
+"""How the real `claude` runs offline: against Harness's scripted Anthropic Messages backend on 127.0.0.1.
 
-Layer: provider configuration. Knows what Claude Code needs to talk only to a loopback model API (the
-environment from `MessagesBackend.claude_env`, an isolated home, no retries, no settings files); the backend
-itself lives in `harness_core.offline.backends`. Imported only by `ClaudeProvider.offline_setup`, so a normal run
-never loads the testing backends.
+Layer: provider configuration. Knows what Claude Code needs to talk only to a loopback model API: its tool
+dialect (Bash/Read/Write/Edit, absolute paths, the working directory it states in its prompt, which calls
+are side calls), the environment that points it at the backend with its state under an isolated home, no
+retries and no settings files. The backend itself is `harness_core.offline.backends.MessagesBackend`.
+Imported only by `ClaudeProvider.offline_setup` (and tests), so a normal run never loads the backends.
+
+Observed with 2.1.328 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: `claude -p` (plain, `--bare`,
+`--setting-sources ""`, stream-json input over two turns) sends no side calls at all; the only extra call is
+a non-streaming retry of a turn after a broken or stalled stream, which is a turn (same body, `stream` false).
+Any call without the agent loop's `tools`/`thinking` keys (a title or a summary) is a side call all the same.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness_core.offline.backends import MessagesBackend, MessagesDialect, ToolUse
+from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
-from harness_core.offline.backends.messages import MessagesBackend
-from harness_core.offline.scenarios import Scenario
 
-__all__ = ["OFFLINE_OPTIONS", "offline_setup"]
+__all__ = ["CLAUDE_CODE_TOOLS", "OFFLINE_OPTIONS", "ClaudeCodeBackend", "ClaudeCodeTools", "offline_setup"]
 
 OFFLINE_OPTIONS: dict[str, Any] = {
     "max_retries": 0,
@@ -25,11 +33,80 @@ OFFLINE_OPTIONS: dict[str, Any] = {
 hooks and permission rules from the directories around the workspace take no part. Not `--bare`: with it,
 Claude Code 2.1.328 offers no Write tool, and scenarios that write a file would fail."""
 
+_CWD_RE = re.compile(r"(?:Primary working directory|Working directory|CWD):\s*(/[^\n<]*)")
+
+
+def _texts(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+class ClaudeCodeTools(MessagesDialect):
+    """Claude Code's tools: Bash (`command`, `description`), Read, Write and Edit (`file_path`, absolute)."""
+
+    def run_command(self, step: RunCommand, cwd: str | None) -> ToolUse:
+        return ToolUse("Bash", {"command": step.command, "description": "Run a scripted command"})
+
+    def read_file(self, step: ReadFile, cwd: str | None) -> ToolUse:
+        return ToolUse("Read", {"file_path": self.path(step.path, cwd)})
+
+    def write_file(self, step: WriteFile, cwd: str | None) -> ToolUse:
+        return ToolUse("Write", {"file_path": self.path(step.path, cwd), "content": step.content})
+
+    def edit_file(self, step: EditFile, cwd: str | None) -> ToolUse:
+        return ToolUse(
+            "Edit", {"file_path": self.path(step.path, cwd), "old_string": step.old, "new_string": step.new}
+        )
+
+    def find_cwd(self, body: Mapping[str, Any]) -> str | None:
+        """`CWD:` in the system prompt (`--bare`), or "Primary working directory:" in the environment reminder
+        of the first user message."""
+        messages = body.get("messages") or []
+        first = messages[0].get("content") if messages and isinstance(messages[0], dict) else None
+        for text in (_texts(body.get("system")), _texts(first)):
+            found = _CWD_RE.search(text)
+            if found:
+                return found.group(1).strip()
+        return None
+
+    def is_turn(self, body: Mapping[str, Any]) -> bool:
+        """A turn carries the agent loop's `tools` (even `[]`, as with `--tools ""`) or `thinking` keys; a
+        bare call without them (a title, a summary) is a side call."""
+        return "tools" in body or "thinking" in body
+
+
+CLAUDE_CODE_TOOLS = ClaudeCodeTools()
+
+
+class ClaudeCodeBackend(MessagesBackend):
+    """A `MessagesBackend` that speaks to Claude Code: its tool dialect, and the environment to point it here.
+
+    Without `cwd`, the working directory comes from Claude Code's own prompt.
+    """
+
+    def __init__(self, scenario: Scenario, cwd: str | Path | None = None) -> None:
+        super().__init__(scenario, cwd=cwd, dialect=CLAUDE_CODE_TOOLS)
+
+    def claude_env(self, home: Path) -> dict[str, str]:
+        """Environment for `claude` to use this backend only, with its state isolated under `home`."""
+        return {
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": "harness-offline",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "CLAUDE_CODE_TMPDIR": str(home / "tmp"),
+        }
+
 
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
-    """A `MessagesBackend` playing `scenario` (bound, not yet serving: the caller enters it), the options
+    """A `ClaudeCodeBackend` playing `scenario` (bound, not yet serving: the caller enters it), the options
     above, and the environment pointing Claude Code at it with its home under `state_dir/home`."""
     home = state_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
-    backend = MessagesBackend(scenario, cwd=workspace)
+    backend = ClaudeCodeBackend(scenario, cwd=workspace)
     return OfflineSetup(backend=backend, provider_options=dict(OFFLINE_OPTIONS), env=backend.claude_env(home))

@@ -2,6 +2,10 @@
 
 Layer: provider support (a library, not a provider: it registers no entry point). Knows the `codex` CLI;
 knows nothing of app-server's JSON-RPC or `codex exec --json` (each provider has its own protocol).
+
+- `harness_codex_common.cli`: finding codex, `CodexCliOptions`, `config_args`/`flat_config`/`toml_value`.
+- `harness_codex_common.offline`: codex against the scripted Responses backend (`offline_setup`, and the
+  `-c` overrides, `--disable` flags and environment it is made of, for tests that run codex by hand).
 """
 
 from __future__ import annotations
@@ -13,10 +17,18 @@ from harness_codex_common.cli import (
     CodexCliOptions,
     config_args,
     flat_config,
-    offline_options,
-    offline_setup,
     probe_codex,
     toml_value,
+)
+from harness_codex_common.offline import (
+    OFFLINE_DISABLE,
+    OFFLINE_KEY_ENV,
+    OFFLINE_MODEL,
+    offline_args,
+    offline_config,
+    offline_env,
+    offline_options,
+    offline_setup,
 )
 
 __all__ = [
@@ -24,8 +36,14 @@ __all__ = [
     "INSTALL_HINT",
     "MIN_CODEX_VERSION",
     "NATIVE_GLOBS",
+    "OFFLINE_DISABLE",
+    "OFFLINE_KEY_ENV",
+    "OFFLINE_MODEL",
     "config_args",
     "flat_config",
+    "offline_args",
+    "offline_config",
+    "offline_env",
     "offline_options",
     "offline_setup",
     "probe_codex",

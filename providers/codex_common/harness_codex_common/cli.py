@@ -1,30 +1,20 @@
-"""The Codex CLI as both Codex providers see it: how to find it, how to pass it config, how to run it offline.
+"""The Codex CLI as both Codex providers see it: how to find it and how to pass it config.
 
 Layer: provider support shared by the Codex providers (codex-appserver, codex-exec), which drive the same CLI
 but cannot import each other. The core runner never imports it.
 
-Knows the pinned Codex version, where npm puts its native binary, how a config value is written after
-`-c KEY=` and what Codex needs to talk to a scripted Responses backend (`-c` overrides, `--disable` flags, an
-isolated `CODEX_HOME` and `HOME`, the key variable). The backend itself lives in
-`harness_core.offline.backends`, imported only inside `offline_setup`/`offline_options`, so a normal run
-never loads the testing package.
+Knows the pinned Codex version, where npm puts its native binary, the options both providers take and how a
+config value is written after `-c KEY=`. How Codex runs offline is `harness_codex_common.offline`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness_core.provider import CliInfo, ProviderOptions, probe_cli
 from pydantic import Field, field_validator, model_validator
-
-from harness_core._agent_cli import probe_cli
-from harness_core.provider import CliInfo, OfflineSetup, ProviderOptions
-
-if TYPE_CHECKING:
-    from harness_core.offline.backends.responses import ResponsesBackend
-    from harness_core.offline.scenarios import Scenario
 
 __all__ = [
     "CodexCliOptions",
@@ -33,8 +23,6 @@ __all__ = [
     "NATIVE_GLOBS",
     "config_args",
     "flat_config",
-    "offline_options",
-    "offline_setup",
     "probe_codex",
     "toml_value",
 ]
@@ -170,34 +158,3 @@ def config_args(config: Mapping[str, Any]) -> list[str]:
         args += ["-c", f"{key}={toml_value(value)}"]
     return args
 
-
-# -- offline ---------------------------------------------------------------------------------------------
-
-
-def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, Any]:
-    """Provider options pointing codex at `backend`, with `codex_home` (created) as CODEX_HOME."""
-    from harness_core.offline.backends.responses import CODEX_FLAGS
-
-    codex_home.mkdir(parents=True, exist_ok=True)
-    config = dict(value.split("=", 1) for value in backend.codex_config_overrides())
-    disable = [CODEX_FLAGS[i + 1] for i, flag in enumerate(CODEX_FLAGS) if flag == "--disable"]
-    return {"config": config, "disable": disable, "codex_home": str(codex_home)}
-
-
-def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
-    """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME and HOME
-    under `state_dir`."""
-    from harness_core.offline.backends.responses import ResponsesBackend
-
-    backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
-    options = offline_options(backend, state_dir / "codex-home")
-    env = {**backend.codex_env(), **_isolated_home(state_dir)}
-    return OfflineSetup(backend=backend, provider_options=options, env=env)
-
-
-def _isolated_home(state_dir: Path) -> dict[str, str]:
-    """Codex runs every command as `bash -lc`: with the user's HOME, each command sources their dotfiles
-    (slow, noisy, and not reproducible). Offline and test runs get an empty home of their own."""
-    home = state_dir / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    return {"HOME": str(home)}

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from harness_codex_common.cli import config_args, flat_config, offline_setup, toml_value
+from harness_codex_common.cli import config_args, flat_config, toml_value
 
 
 def _pairs(args: list[str]) -> dict[str, str]:
@@ -57,25 +53,3 @@ def test_toml_value_inline_table_and_errors() -> None:
 
 def test_flat_config_keeps_raw_leaves() -> None:
     assert flat_config({"a": {"b": 1, "c": {}}, "d": [1]}) == [("a.b", 1), ("a.c", {}), ("d", [1])]
-
-
-def test_importing_codex_cli_does_not_import_testing() -> None:
-    code = (
-        "import sys, harness_codex_common.cli\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith('harness_core.testing'))\n"
-        "assert not loaded, loaded\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_offline_setup_isolates_codex_home_and_home(tmp_path: Path) -> None:
-    from harness_core.offline.scenarios import SCENARIOS
-
-    setup = offline_setup(SCENARIOS["say"], tmp_path / "ws", tmp_path / "state")
-    assert setup.backend is not None
-    assert setup.provider_options["codex_home"] == str(tmp_path / "state" / "codex-home")
-    assert (tmp_path / "state" / "codex-home").is_dir()
-    assert setup.env["HOME"] == str(tmp_path / "state" / "home")
-    assert (tmp_path / "state" / "home").is_dir()
-    assert setup.provider_options["disable"]
-    assert setup.provider_options["config"]
