@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness_core.hookspecs import hookimpl
+from harness_core import hookimpl
 
 __all__ = ["harness_register_providers"]
 

@@ -10,7 +10,8 @@ import posixpath
 from pathlib import PurePath
 from typing import Any
 
-from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
+from harness_core import HarnessToolDetails, ToolKind, ToolStatus
+from harness_core.provider import EDITING_FILE, LISTING_FILES, READING_FILE, RUNNING_COMMAND, SEARCHING, WRITING_FILE
 
 __all__ = ["SUMMARY_LIMIT", "relative_path", "summarize", "tool_display"]
 
@@ -18,18 +19,18 @@ SUMMARY_LIMIT = 400
 """Characters of tool output kept in `display.summary`."""
 
 _FILE_TOOLS: dict[str, tuple[ToolKind, str]] = {
-    "Read": (ToolKind.READ, "Reading file"),
+    "Read": (ToolKind.READ, READING_FILE),
     "NotebookRead": (ToolKind.READ, "Reading notebook"),
-    "Write": (ToolKind.WRITE, "Writing file"),
-    "Edit": (ToolKind.EDIT, "Editing file"),
-    "MultiEdit": (ToolKind.EDIT, "Editing file"),
+    "Write": (ToolKind.WRITE, WRITING_FILE),
+    "Edit": (ToolKind.EDIT, EDITING_FILE),
+    "MultiEdit": (ToolKind.EDIT, EDITING_FILE),
     "NotebookEdit": (ToolKind.EDIT, "Editing notebook"),
 }
 _SIMPLE: dict[str, tuple[ToolKind, str]] = {
-    "Grep": (ToolKind.SEARCH, "Searching"),
-    "Glob": (ToolKind.SEARCH, "Searching"),
+    "Grep": (ToolKind.SEARCH, SEARCHING),
+    "Glob": (ToolKind.SEARCH, SEARCHING),
     "ToolSearch": (ToolKind.SEARCH, "Searching tools"),
-    "LS": (ToolKind.READ, "Listing files"),
+    "LS": (ToolKind.READ, LISTING_FILES),
     "WebFetch": (ToolKind.WEB, "Fetching web page"),
     "WebSearch": (ToolKind.WEB, "Searching the web"),
     "Task": (ToolKind.AGENT, "Running agent"),
@@ -90,7 +91,7 @@ def tool_display(
     if name == "Bash":
         return HarnessToolDetails(
             kind=ToolKind.SHELL,
-            title="Running command",
+            title=RUNNING_COMMAND,
             command=_str(inp.get("command")),
             cwd=cwd,
             status=status,

@@ -1,26 +1,31 @@
-"""Claude Code stream-json output lines → `HarnessEvent`s (and the turn's outcome).
+"""Claude Code stream-json output lines → `HarnessEvent`s, and the turn's outcome.
 
-Layer: provider (pure mapping). Works on already-parsed JSON objects, one stdout line at a time, and keeps
-only the state the protocol forces on it (what was already streamed, which tools are open). It knows nothing
-of processes, stdin, the runner or time: no I/O, no clocks (durations come from the lines' own timestamps).
-Never relies on key order. Tested against recorded real transcripts (tests/transcripts/).
+Layer: provider (pure mapping). `ClaudeMapper.feed(msg)` takes one already-parsed stdout line and returns the
+events it stands for; once the `result` line has been fed, `outcome` is what the turn ends with (its
+`HarnessResult`, or the `HarnessError` a failed turn raises). The mapper keeps only the state the protocol
+forces on it (what was already streamed, which tools are open). It knows nothing of processes, stdin, the
+runner or time: no I/O, no clocks (durations come from the lines' own timestamps). Never relies on key order.
+Tested against recorded real transcripts (tests/transcripts/).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from harness_core.errors import IdleTimeoutError
-from harness_core.events import (
+from harness_core import (
     ApprovalRequested,
     ContextUsage,
     ErrorEvent,
+    HarnessError,
     HarnessEvent,
+    HarnessResult,
+    IdleTimeoutError,
     ProviderRaw,
     ReasoningDelta,
+    RunStatus,
     SessionStarted,
     TextDelta,
     ToolResult,
@@ -29,27 +34,22 @@ from harness_core.events import (
     ToolUse,
 )
 
-from harness_claude._json import obj, string
+from harness_claude._json import obj, string, text_of, timestamp
 from harness_claude.display import summarize, tool_display
 from harness_claude.outcome import TurnEnd, classify_api_error, turn_end
 
-__all__ = ["ClaudeMapper", "Mapped", "TurnEnd", "approval_request", "classify_api_error"]
+__all__ = ["ClaudeMapper", "approval_request"]
 
 OUTPUT_LIMIT = 16_000
 """Characters of tool output kept in `tool_result.output`."""
 
 _IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response", "ui_invalidate"})
 _IGNORED_STREAM = frozenset({"message_start", "message_delta", "message_stop", "content_block_stop"})
+_SILENT = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
 _POLICY_REFUSED = re.compile(r"No such tool available: (\S+)\. \1 is disabled for this session")
 """2.1.328's answer to a tool left out by `--tools` or refused by `--disallowedTools`: declined by policy, not
 a failed run (a tool name the model made up gets "No such tool available: X" without the second sentence)."""
-
-
-@dataclass(frozen=True)
-class Mapped:
-    events: list[HarnessEvent] = field(default_factory=list)
-    end: TurnEnd | None = None
 
 
 @dataclass
@@ -69,30 +69,6 @@ class _Tool:
     started: datetime | None
 
 
-def _ts(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def _text_of(content: Any) -> str:
-    """Flatten a tool_result `content` (a string or a list of blocks) to text."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif isinstance(block, dict) and block.get("type") == "image":
-                parts.append("[image]")
-        return "\n".join(parts)
-    return ""
-
-
 def approval_request(request_id: str, request: dict[str, Any], cwd: str | None) -> ApprovalRequested:
     """A `can_use_tool` control request as an `approval_requested` event."""
     name = string(request.get("tool_name"), "tool")
@@ -108,10 +84,11 @@ def approval_request(request_id: str, request: dict[str, Any], cwd: str | None) 
 
 
 class ClaudeMapper:
-    """Feeds stdout lines (parsed) in order; returns the events each one stands for.
+    """Feed it stdout lines (parsed) in order; it returns the events each one stands for.
 
     Set `interrupt_sent` once the provider has asked the CLI to stop the turn: an aborted `result` is then
-    an `interrupted` outcome rather than a failure.
+    an `interrupted` outcome rather than a failure. Control-protocol lines (`control_request`, ...) map to no
+    event: the provider answers them.
     """
 
     def __init__(self, cwd: str | None = None, *, resumed: bool = False) -> None:
@@ -127,33 +104,61 @@ class ClaudeMapper:
         self._block_count: dict[str, int] = {}
         self._stalled = False
         self._text: list[str] = []
+        self._end: TurnEnd | None = None
 
     @property
     def streamed_text(self) -> str:
         """All assistant text seen so far (the final text when no `result` arrives)."""
         return "".join(self._text)
 
-    def feed(self, msg: dict[str, Any]) -> Mapped:
+    @property
+    def finished(self) -> bool:
+        """A `result` line has been fed: the turn is over."""
+        return self._end is not None
+
+    @property
+    def result(self) -> HarnessResult | None:
+        """The last `result` line's `HarnessResult` (a failed one carries its error's info), or None."""
+        return self._end.result if self._end is not None else None
+
+    @property
+    def outcome(self) -> HarnessResult | HarnessError | None:
+        """What the turn ends with, once `finished`: the `HarnessError` of a failed turn (the provider raises
+        it), else the `HarnessResult`. None before the `result` line."""
+        if self._end is None:
+            return None
+        return self._end.error or self._end.result
+
+    def interrupted_result(self) -> HarnessResult:
+        """The result of a turn we stopped that ended without a `result` line (the CLI exited, or the
+        interrupt grace expired): interrupted, with the text streamed so far."""
+        return HarnessResult(status=RunStatus.INTERRUPTED, final_text=self.streamed_text, session_id=self.session_id)
+
+    def feed(self, msg: dict[str, Any]) -> list[HarnessEvent]:
+        """The events one stdout line stands for (often none)."""
         kind = msg.get("type")
         sid = msg.get("session_id")
-        if isinstance(sid, str) and sid:
+        if sid.__class__ is str and sid:
             self.session_id = sid
+        if kind == "stream_event":
+            parent = msg.get("parent_tool_use_id")
+            if parent.__class__ is str and parent:
+                return self._subagent(parent, kind, msg)
+            return self._stream_event(msg)
+        if kind == "assistant":
+            parent = msg.get("parent_tool_use_id")
+            if parent.__class__ is str and parent:
+                return self._subagent(parent, kind, msg)
+            return self._assistant(msg)
+        if kind == "user":
+            return self._user(msg)
         if kind == "system":
             return self._system(msg)
-        parent = msg.get("parent_tool_use_id")
-        if isinstance(parent, str) and parent and kind in ("stream_event", "assistant"):
-            return Mapped(self._subagent(parent, kind, msg))
-        if kind == "stream_event":
-            return Mapped(self._stream_event(msg))
-        if kind == "assistant":
-            return Mapped(self._assistant(msg))
-        if kind == "user":
-            return Mapped(self._user(msg))
         if kind == "result":
             return self._result(msg)
-        if kind in ("control_request", "control_response", "control_cancel_request", "keep_alive"):
-            return Mapped()
-        return Mapped([ProviderRaw(method=str(kind), payload=msg)])
+        if kind in _SILENT:
+            return []
+        return [ProviderRaw(method=str(kind), payload=msg)]
 
     def _subagent(self, parent: str, kind: str, msg: dict[str, Any]) -> list[HarnessEvent]:
         """A sub-agent's (Task tool's) own messages: its text is progress of the parent tool, shown as a
@@ -170,17 +175,15 @@ class ClaudeMapper:
 
     # --- system -----------------------------------------------------------------------------------
 
-    def _system(self, msg: dict[str, Any]) -> Mapped:
+    def _system(self, msg: dict[str, Any]) -> list[HarnessEvent]:
         sub = msg.get("subtype")
         if sub == "init":
             model = msg.get("model")
             self.model = model if isinstance(model, str) else None
             if self._session_announced or self.session_id is None:
-                return Mapped()
+                return []
             self._session_announced = True
-            return Mapped(
-                [SessionStarted(session_id=self.session_id, resumed=self.resumed, model=self.model)]
-            )
+            return [SessionStarted(session_id=self.session_id, resumed=self.resumed, model=self.model)]
         if sub == "api_retry":
             status = msg.get("error_status") if isinstance(msg.get("error_status"), int) else None
             err = classify_api_error(status, str(msg.get("error") or ""), retrying=True)
@@ -196,15 +199,15 @@ class ClaudeMapper:
                     },
                 }
             )
-            return Mapped([ErrorEvent(error=info)])
+            return [ErrorEvent(error=info)]
         if sub == "permission_denied":
             tool_id = msg.get("tool_use_id")
             if not isinstance(tool_id, str) or tool_id in self._resulted:
-                return Mapped()
-            return Mapped([self._declined(tool_id, msg.get("tool_name"), str(msg.get("message") or ""))])
+                return []
+            return [self._declined(tool_id, msg.get("tool_name"), str(msg.get("message") or ""))]
         if sub in _IGNORED_SYSTEM:
-            return Mapped()
-        return Mapped([ProviderRaw(method=f"system/{sub}", payload=msg)])
+            return []
+        return [ProviderRaw(method=f"system/{sub}", payload=msg)]
 
     def _declined(self, tool_id: str, name: Any, message: str) -> ToolResult:
         self._resulted.add(tool_id)
@@ -289,7 +292,7 @@ class ClaudeMapper:
             elif btype == "tool_use" and isinstance(block.get("id"), str):
                 name = string(block.get("name"), "tool")
                 tool_input = obj(block.get("input"))
-                self._tools[block["id"]] = _Tool(name, tool_input, _ts(msg.get("timestamp")))
+                self._tools[block["id"]] = _Tool(name, tool_input, timestamp(msg.get("timestamp")))
                 events.append(
                     ToolUse(
                         tool_id=block["id"],
@@ -324,7 +327,7 @@ class ClaudeMapper:
         self._resulted.add(tool_id)
         tool = self._tools.get(tool_id)
         name = tool.name if tool else "tool"
-        text = _text_of(block.get("content"))
+        text = text_of(block.get("content"))
         is_error = block.get("is_error") is True
         decision = obj(meta.get("permission_decision"))
         if (
@@ -337,7 +340,7 @@ class ClaudeMapper:
             status = ToolStatus.FAILED if is_error else ToolStatus.COMPLETED
         display = tool_display(name, tool.input if tool else None, self.cwd, status=status)
         update: dict[str, Any] = {"summary": summarize(text)}
-        ended = _ts(msg.get("timestamp"))
+        ended = timestamp(msg.get("timestamp"))
         if tool is not None and tool.started is not None and ended is not None:
             update["duration_ms"] = max(int((ended - tool.started).total_seconds() * 1000), 0)
         if name == "Bash" and status is not ToolStatus.DECLINED:
@@ -359,12 +362,12 @@ class ClaudeMapper:
 
     # --- end of turn ------------------------------------------------------------------------------
 
-    def _result(self, msg: dict[str, Any]) -> Mapped:
-        end, window = turn_end(
+    def _result(self, msg: dict[str, Any]) -> list[HarnessEvent]:
+        self._end = end = turn_end(
             msg,
             session_id=self.session_id,
             interrupted=self.interrupt_sent,
             stalled=self._stalled,
             streamed_text=self.streamed_text,
         )
-        return Mapped([ContextUsage(usage=end.usage, context_window=window)], end)
+        return [ContextUsage(usage=end.result.usage, context_window=end.context_window)]

@@ -10,56 +10,43 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness_core.errors import AuthFailedError, HarnessError, IdleTimeoutError, ModelError, RateLimitedError
-from harness_core.events import HarnessResult, RunStatus, Usage
+from harness_core import HarnessError, HarnessResult, IdleTimeoutError, ModelError, RunStatus, Usage
+from harness_core.provider import error_for_status
 
 from harness_claude._json import count, obj, opt_str, string
 
 __all__ = ["TurnEnd", "classify_api_error", "turn_end", "usage_from_result"]
 
 _MAX_TURNS = re.compile(r"maximum number of turns \((\d+)\)")
+_AUTH_HINT = "check ANTHROPIC_API_KEY (or run `claude /login`) and ANTHROPIC_BASE_URL"
+_RATE_HINT = "wait and retry, or raise -o max_retries=N"
+_FAILED_HINT = "retry later, or raise -o max_retries=N"
+_RETRYING_HINT = "Claude Code is retrying"
 
 
 @dataclass(frozen=True)
 class TurnEnd:
-    """What the `result` line says about the turn. `error` is set when `status` is failed."""
+    """What a `result` line says about the turn."""
 
-    status: RunStatus
-    final_text: str
-    session_id: str | None
-    usage: Usage
-    duration_ms: int
-    error: HarnessError | None = None
-    terminal_reason: str | None = None
-
-    def to_result(self) -> HarnessResult:
-        return HarnessResult(
-            status=self.status,
-            final_text=self.final_text,
-            session_id=self.session_id,
-            usage=self.usage,
-            duration_ms=max(self.duration_ms, 0),
-            error=self.error.to_info() if self.error is not None else None,
-        )
+    result: HarnessResult
+    """The turn's result; a failed one carries its error's info."""
+    error: HarnessError | None
+    """The classified failure when `result.status` is failed (what the provider raises), else None."""
+    context_window: int | None
+    """The model's context window, when the line reports one."""
 
 
 def classify_api_error(status: int | None, message: str, *, retrying: bool = False) -> HarnessError:
-    """Map an API failure reported by Claude Code to the Harness error it stands for."""
-    detail = message.strip() or "no message"
-    where = f"HTTP {status}" if status is not None else "no HTTP status"
-    if status in (401, 403):
-        return AuthFailedError(
-            f"the model API refused the credentials ({where}: {detail}); check ANTHROPIC_API_KEY "
-            "(or run `claude /login`) and ANTHROPIC_BASE_URL",
-            status=status,
-        )
-    if status == 429:
-        return RateLimitedError(
-            f"the model API is rate limiting ({where}: {detail}); wait and retry, or raise -o max_retries=N",
-            status=status,
-        )
-    hint = "Claude Code is retrying" if retrying else "retry later, or raise -o max_retries=N"
-    return ModelError(f"the model API failed ({where}: {detail}); {hint}", status=status)
+    """An API failure reported by Claude Code (a `result` or `system/api_retry` line) as the Harness error it
+    stands for: the core's `error_for_status`, with Claude Code's next steps as the hints. `retrying`: Claude
+    Code is about to try again (an `api_retry` line)."""
+    return error_for_status(
+        status,
+        message,
+        auth_hint=_AUTH_HINT,
+        retry_hint=_RATE_HINT,
+        failure_hint=_RETRYING_HINT if retrying else _FAILED_HINT,
+    )
 
 
 def usage_from_result(msg: dict[str, Any]) -> tuple[Usage, int | None]:
@@ -102,8 +89,8 @@ def _max_turns_error(errors: list[str], reason: str | None) -> ModelError:
 
 def turn_end(
     msg: dict[str, Any], *, session_id: str | None, interrupted: bool, stalled: bool, streamed_text: str
-) -> tuple[TurnEnd, int | None]:
-    """The outcome a `result` line stands for, and the context window it reports.
+) -> TurnEnd:
+    """The outcome a `result` line stands for.
 
     `interrupted`: we asked the CLI to stop (an aborted result is then `interrupted`, not a failure);
     `stalled`: the CLI abandoned a stalled stream during the turn; `streamed_text`: the text seen so far.
@@ -136,13 +123,12 @@ def turn_end(
             f"{'; '.join(errors) or text or 'no details'}",
             terminal_reason=reason,
         )
-    end = TurnEnd(
+    result = HarnessResult(
         status=status,
         final_text=text if status is not RunStatus.FAILED else "",
         session_id=session_id,
         usage=usage,
         duration_ms=count(msg.get("duration_ms")),
-        error=error,
-        terminal_reason=reason,
+        error=error.to_info() if error is not None else None,
     )
-    return end, window
+    return TurnEnd(result=result, error=error, context_window=window)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness_core.spec import ApprovalPolicy, SandboxMode
+from harness_core import ApprovalPolicy, SandboxMode
 
 __all__ = ["READ_ONLY_TOOLS", "WRITE_TOOLS", "PermissionPlan", "plan_permissions"]
 

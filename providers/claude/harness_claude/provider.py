@@ -1,14 +1,13 @@
 """The `claude` provider: runs Claude Code (`claude -p`) in bidirectional stream-json mode.
 
-Layer: provider (lifecycle). Owns options, the command line, the environment, the control protocol
-(approvals, interrupt) and shutdown; the wire → event mapping is in `mapping` (pure), the policy table in
-`permissions`. Knows nothing of rendering, run logs or how approvals are decided (the runner does that).
+Layer: provider (lifecycle). Owns probing the CLI, spawning it, the control protocol on its stdin and stdout
+(approvals, interrupt) and the end of the turn; the command line and environment are built in `argv`, the
+wire → event mapping is in `mapping` (pure), the policy table in `permissions`, the options in `options`.
+Knows nothing of rendering, run logs or how approvals are decided (the runner does that).
 
-Command line: `claude -p --output-format stream-json --verbose --include-partial-messages
---input-format stream-json [--bare] [--model M] [--append-system-prompt S | --system-prompt S] [--resume ID]
-[--max-turns N] <permission flags> [extra_args]`; the prompt goes to stdin as a user message. After the
-`result` line stdin is closed and the CLI exits; shutdown is close stdin → SIGTERM → SIGKILL (the transport),
-never SIGKILL first (Claude's Bash tool runs in its own session and would survive).
+The prompt goes to stdin as a stream-json user message. After the `result` line stdin is closed and the CLI
+exits; shutdown is close stdin → SIGTERM → SIGKILL (the transport), never SIGKILL first (Claude's Bash tool
+runs in its own session and would survive).
 """
 
 from __future__ import annotations
@@ -16,152 +15,43 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
-from harness_core.capabilities import Capability, ProviderInfo
-from harness_core._agent_cli import probe_cli
-from harness_core.errors import HarnessError, MessageTooLargeError
-from harness_core.events import (
-    ApprovalDecision,
-    ApprovalResolved,
-    ErrorEvent,
-    HarnessResult,
-    ProviderRaw,
-    RunStatus,
+from harness_core import AgentRunSpec, ApprovalDecision, ApprovalResolved, HarnessError, HarnessResult
+from harness_core.provider import (
+    Capability,
+    ChildProcess,
+    CliInfo,
+    OfflineSetup,
+    Provider,
+    ProviderInfo,
+    RunContext,
+    json_messages,
+    probe_cli,
 )
-from harness_core.provider import CliInfo, OfflineSetup, Provider, ProviderOptions, RunContext
-from harness_core.spec import AgentRunSpec
-from harness_core.transport import ChildProcess
-from pydantic import Field, field_validator
 
 from harness_claude._json import obj
+from harness_claude.argv import build_argv, build_env, redacted_argv
 from harness_claude.mapping import ClaudeMapper, approval_request
-from harness_claude.permissions import plan_permissions
+from harness_claude.options import ClaudeOptions
 
 if TYPE_CHECKING:
     from harness_core.offline.scenarios import Scenario
 
-__all__ = ["ClaudeOptions", "ClaudeProvider", "build_argv", "build_env", "redacted_argv"]
+__all__ = ["INSTALL_HINT", "MIN_VERSION", "ClaudeProvider"]
 
 MIN_VERSION = "2.1.328"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code@2.1.328"
 NATIVE_GLOBS = ("@anthropic-ai/claude-code/bin/claude.exe",)
-BASE_ARGS = (
-    "-p",
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--include-partial-messages",
-    "--input-format",
-    "stream-json",
-)
-
-
-class ClaudeOptions(ProviderOptions):
-    """Options of the `claude` provider (`-o KEY=VALUE`)."""
-
-    claude_bin: str | None = Field(default=None, description="Path of the claude CLI (default: PATH).")
-    bare: bool = Field(
-        default=False,
-        description="Pass --bare: skip user/project settings, hooks, plugins and CLAUDE.md discovery. Off by "
-        "default because --bare also ignores `claude /login` credentials (only ANTHROPIC_API_KEY works) and "
-        "offers only the Bash, Edit and Read tools (no Write) in 2.1.328.",
-    )
-    setting_sources: str | None = Field(
-        default=None,
-        description='Pass --setting-sources: which settings to load, a comma list of user, project, local ("" '
-        "loads none, so no hooks or permission rules from the directories around the workspace).",
-    )
-    max_retries: int | None = Field(default=None, ge=0, le=50, description="CLAUDE_CODE_MAX_RETRIES.")
-    stream_idle_timeout_ms: int = Field(
-        default=60_000, ge=10_000, description="CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS (a stalled stream fails)."
-    )
-    max_turns: int | None = Field(default=None, ge=1)
-    permission_mode: (
-        Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto", "manual"] | None
-    ) = None
-    allowed_tools: tuple[str, ...] = ()
-    disallowed_tools: tuple[str, ...] = ()
-    replace_system_prompt: bool = False
-    extra_args: tuple[str, ...] = ()
-    interrupt_grace: float = Field(default=5.0, gt=0, le=120)
-
-    @field_validator("allowed_tools", "disallowed_tools", "extra_args", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return tuple(v for v in (p.strip() for p in value.split(",")) if v)
-        return value
-
-
-def build_argv(binary: str, spec: AgentRunSpec, opts: ClaudeOptions, *, is_root: bool) -> list[str]:
-    plan = plan_permissions(
-        spec.sandbox,
-        spec.approval,
-        is_root=is_root,
-        mode_override=opts.permission_mode,
-        allowed=opts.allowed_tools,
-        disallowed=opts.disallowed_tools,
-    )
-    argv = [binary, *BASE_ARGS]
-    if opts.bare:
-        argv.append("--bare")
-    if opts.setting_sources is not None:
-        argv += ["--setting-sources", opts.setting_sources]
-    if spec.model:
-        argv += ["--model", spec.model]
-    if spec.system_prompt:
-        flag = "--system-prompt" if opts.replace_system_prompt else "--append-system-prompt"
-        argv += [flag, spec.system_prompt]
-    if spec.resume_session:
-        argv += ["--resume", spec.resume_session]
-    if opts.max_turns is not None:
-        argv += ["--max-turns", str(opts.max_turns)]
-    return [*argv, *plan.argv(), *opts.extra_args]
-
-
-_SECRET_FLAGS = frozenset({"--settings", "--system-prompt", "--append-system-prompt", "--mcp-config"})
-"""Flags whose value may hold secrets or private text (settings JSON with keys, prompts): never logged. (`-c` is
-`--continue` in Claude Code and takes no value.)"""
-
-
-def redacted_argv(argv: list[str]) -> list[str]:
-    """`argv` for a log line: the value after each flag in `_SECRET_FLAGS` (or of `--flag=value`) redacted."""
-    out: list[str] = []
-    hide = False
-    for arg in argv:
-        flag, eq, _ = arg.partition("=")
-        if hide:
-            out.append("<redacted>")
-        elif eq and flag in _SECRET_FLAGS:
-            out.append(f"{flag}=<redacted>")
-        else:
-            out.append(arg)
-        hide = not hide and arg in _SECRET_FLAGS
-    return out
-
-
-def build_env(
-    spec: AgentRunSpec, opts: ClaudeOptions, *, is_root: bool, base: dict[str, str]
-) -> dict[str, str]:
-    """The child's environment: `base`, our defaults, `spec.env` (the caller's values beat our defaults, e.g.
-    their own CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS), options the caller set explicitly, and what the permission
-    plan needs (IS_SANDBOX)."""
-    plan = plan_permissions(spec.sandbox, spec.approval, is_root=is_root, mode_override=opts.permission_mode)
-    idle = {"CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": str(opts.stream_idle_timeout_ms)}
-    explicit = idle if "stream_idle_timeout_ms" in opts.model_fields_set else {}
-    if opts.max_retries is not None:
-        explicit = {**explicit, "CLAUDE_CODE_MAX_RETRIES": str(opts.max_retries)}
-    return {**base, **idle, **spec.env, **explicit, **plan.env}
 
 
 def _line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-class ClaudeProvider(Provider):
+class ClaudeProvider(Provider[ClaudeOptions]):
     info = ProviderInfo(
         name="claude",
         version="0.1.0",
@@ -173,13 +63,11 @@ class ClaudeProvider(Provider):
         min_cli_version=MIN_VERSION,
         tested_cli_version=MIN_VERSION,
     )
-    Options = ClaudeOptions
 
-    async def probe(self, options: ProviderOptions) -> CliInfo:
-        opts = cast(ClaudeOptions, options)
+    async def probe(self, options: ClaudeOptions) -> CliInfo:
         return await probe_cli(
             "claude",
-            opts.claude_bin,
+            options.claude_bin,
             install_hint=INSTALL_HINT,
             option_name="claude_bin",
             minimum=MIN_VERSION,
@@ -193,15 +81,14 @@ class ClaudeProvider(Provider):
 
         return offline_setup(scenario, workspace, state_dir)
 
-    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
-        opts = cast(ClaudeOptions, options)
-        binary = ctx.cli.path or (await self.probe(opts)).path or "claude"
+    async def run(self, spec: AgentRunSpec, options: ClaudeOptions, ctx: RunContext) -> HarnessResult:
+        binary = ctx.cli.path or (await self.probe(options)).path or "claude"
         is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-        argv = build_argv(binary, spec, opts, is_root=is_root)
-        env = build_env(spec, opts, is_root=is_root, base=dict(os.environ))
-        ctx.log.debug("claude_spawn", argv=redacted_argv(argv))
-        async with ChildProcess(argv, env=env, cwd=spec.cwd, on_line=ctx.record_wire) as child:
-            return await _Turn(spec, opts, ctx, child).play()
+        argv = build_argv(binary, spec, options, is_root=is_root)
+        env = build_env(spec, options, is_root=is_root, base=os.environ)
+        ctx.log.debug("claude_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
+        async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
+            return await _Turn(spec, options, ctx, child).play()
 
 
 class _Turn:
@@ -230,24 +117,14 @@ class _Turn:
             outcome = await self._read(tg)
             tg.cancel_scope.cancel()
         if outcome is None:  # the interrupt grace expired without a `result` line
-            return self._interrupted_result()
+            return self.mapper.interrupted_result()
         if isinstance(outcome, HarnessError):
             raise outcome
         return outcome
 
     async def _read(self, tg: TaskGroup) -> HarnessResult | HarnessError:
-        async for raw in self.child.lines():
-            if isinstance(raw, MessageTooLargeError):
-                await self.ctx.emit(ErrorEvent(error=raw.to_info()))
-                continue
-            try:
-                msg = json.loads(raw)
-            except ValueError:
-                msg = None
-            if not isinstance(msg, dict):
-                text = raw.decode("utf-8", "replace")
-                await self.ctx.emit(ProviderRaw(method="non_json_stdout", payload=text[:2000]))
-                continue
+        mapper, emit = self.mapper, self.ctx.emit
+        async for msg in json_messages(self.child.lines(), emit):
             kind = msg.get("type")
             if kind == "control_request":
                 await self._control_request(msg, tg)
@@ -257,25 +134,18 @@ class _Turn:
                 if scope is not None:
                     scope.cancel()
                 continue
-            mapped = self.mapper.feed(msg)
-            for event in mapped.events:
-                await self.ctx.emit(event)
-            if mapped.end is not None:
+            for event in mapper.feed(msg):
+                await emit(event)
+            outcome = mapper.outcome
+            if outcome is not None:
                 await self.child.close_stdin()  # one turn per run: let the CLI exit
-                return mapped.end.error or mapped.end.to_result()
+                return outcome
         # EOF without a `result` line
-        if self.mapper.interrupt_sent:
-            return self._interrupted_result()
+        if mapper.interrupt_sent:
+            return mapper.interrupted_result()
         with anyio.move_on_after(2.0):
             await self.child.wait()
         return self.child.exit_error("Claude Code exited before finishing the turn")
-
-    def _interrupted_result(self) -> HarnessResult:
-        return HarnessResult(
-            status=RunStatus.INTERRUPTED,
-            final_text=self.mapper.streamed_text,
-            session_id=self.mapper.session_id,
-        )
 
     # --- control protocol ---------------------------------------------------------------------------
 

@@ -15,10 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
-from harness_core.events import ApprovalDecision, HarnessEvent, HarnessResult
+from harness_core import AgentRunSpec, ApprovalDecision, HarnessEvent, HarnessResult, open_run
 from harness_core.plugins import PluginHost
-from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec
 
 __all__ = ["CLAUDE", "Outcome", "children_of", "needs_real_claude", "run_spec"]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from claude_helpers import children_of
 from harness_core.plugins import PluginHost
-from harness_claude.testing.fake import write_fake_claude
 
 import harness_claude
+from harness_claude.testing import write_fake_claude
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from harness_core.events import ApprovalDecision, HarnessEvent
-from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec, ApprovalPolicy
-from harness_core.offline.backends.messages import MessagesBackend
+from harness_core import AgentRunSpec, ApprovalDecision, ApprovalPolicy, HarnessEvent, open_run
 from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
+
+from harness_claude.provider import ClaudeProvider
 
 HERE = Path(__file__).parent
 OUT = HERE / "transcripts" / "recorded"
@@ -68,18 +67,20 @@ RECORDINGS: dict[str, Recording] = {
 async def record(name: str, rec: Recording) -> list[HarnessEvent]:
     tmp = Path(tempfile.mkdtemp(prefix="harness-claude-rec-"))
     try:
-        ws, home, runs = tmp / "ws", tmp / "home", tmp / "runs"
-        for d in (ws, home, runs):
+        ws, state, runs = tmp / "ws", tmp / "state", tmp / "runs"
+        for d in (ws, state, runs):
             d.mkdir()
         for rel, content in rec.scenario.files.items():
             (ws / rel).write_text(content)
         events: list[HarnessEvent] = []
-        with MessagesBackend(rec.scenario, cwd=ws) as backend:
+        setup = ClaudeProvider().offline_setup(rec.scenario, ws, state)
+        assert setup.backend is not None
+        with setup.backend:
             spec = AgentRunSpec(
                 prompt=f"SCENARIO:{rec.scenario.name}",
                 cwd=ws,
                 approval=rec.approval,
-                env=backend.claude_env(home),
+                env=setup.env,
                 provider_options={"claude_bin": CLAUDE, "max_retries": 0, **rec.options},
             )
             with anyio.fail_after(60):

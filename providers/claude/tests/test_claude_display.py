@@ -24,7 +24,7 @@ def test_paths_are_relative_inside_the_workspace_and_absolute_outside(path: str,
 
 
 def test_subagent_text_is_progress_of_its_task_not_the_answer() -> None:
-    from harness_core.events import TextDelta, ToolSummary
+    from harness_core import TextDelta, ToolSummary
 
     from harness_claude.mapping import ClaudeMapper
 
@@ -39,8 +39,8 @@ def test_subagent_text_is_progress_of_its_task_not_the_answer() -> None:
         "parent_tool_use_id": None,
         "message": {"id": "msg_main", "model": "claude", "content": [{"type": "text", "text": "the answer"}]},
     }
-    sub_events = mapper.feed(sub_line).events
-    main_events = mapper.feed(main_line).events
+    sub_events = mapper.feed(sub_line)
+    main_events = mapper.feed(main_line)
     assert [type(e) for e in sub_events] == [ToolSummary]
     assert sub_events[0].tool_id == "toolu_task" and sub_events[0].text == "sub-agent notes"
     assert [e.text for e in main_events if isinstance(e, TextDelta)] == ["the answer"]

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_core.events import RunStatus, ToolKind, ToolStatus
+from harness_core import HarnessError, RunStatus, ToolKind, ToolStatus
 
 from harness_claude.display import tool_display
-from harness_claude.mapping import ClaudeMapper, approval_request, classify_api_error
+from harness_claude.mapping import ClaudeMapper, approval_request
+from harness_claude.outcome import classify_api_error
 
 HERE = Path(__file__).parent
 TRANSCRIPTS = HERE / "transcripts"
@@ -40,10 +41,10 @@ def map_transcript(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any
     mapper.interrupt_sent = sent_interrupt
     events, ends = [], []
     for msg in lines:
-        mapped = mapper.feed(msg)
-        events += [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in mapped.events]
-        if mapped.end is not None:
-            ends.append(mapped.end.to_result().model_dump(mode="json", exclude={"run_id", "provider"}))
+        before = mapper.result
+        events += [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in mapper.feed(msg)]
+        if mapper.result is not before:  # a `result` line
+            ends.append(mapper.result.model_dump(mode="json", exclude={"run_id", "provider"}))  # type: ignore[union-attr]
     return events, ends
 
 
@@ -142,8 +143,24 @@ def test_interrupt_results_are_interrupted_only_after_our_interrupt() -> None:
     assert ends[0]["status"] == "interrupted"
     lines = [json.loads(x) for x in (TRANSCRIPTS / "shared/transcript-sj-interrupt_tool.jsonl").open()]
     mapper = ClaudeMapper("/tmp/e2e/ws")  # no interrupt sent by us
-    end = next(m.end for m in map(mapper.feed, lines) if m.end)
-    assert end.status is RunStatus.FAILED and end.error is not None and "aborted_tools" in end.error.message
+    for line in lines:
+        mapper.feed(line)
+        if mapper.finished:
+            break
+    outcome, result = mapper.outcome, mapper.result
+    assert isinstance(outcome, HarnessError) and "aborted_tools" in outcome.message
+    assert result is not None and result.status is RunStatus.FAILED and result.error == outcome.to_info()
+
+
+def test_outcome_is_none_until_the_result_line_then_the_result() -> None:
+    lines = [json.loads(x) for x in (TRANSCRIPTS / "recorded/think.jsonl").open()]
+    mapper = ClaudeMapper("/tmp/e2e/ws")
+    for line in lines[:-1]:
+        mapper.feed(line)
+        assert mapper.outcome is None and not mapper.finished
+    assert lines[-1]["type"] == "result"
+    mapper.feed(lines[-1])
+    assert mapper.finished and mapper.outcome is mapper.result and mapper.result.status is RunStatus.SUCCESS
 
 
 def test_max_turns_fails_with_a_hint() -> None:
@@ -179,10 +196,10 @@ def test_permission_denied_line_declines_once() -> None:
             ],
         },
     }
-    first = mapper.feed(denied).events
+    first = mapper.feed(denied)
     assert len(first) == 1 and first[0].type == "tool_result"
     assert first[0].display.status is ToolStatus.DECLINED
-    assert mapper.feed(late).events == []
+    assert mapper.feed(late) == []
 
 
 def _tool_turn(name: str, error: str) -> list[Any]:
@@ -190,7 +207,7 @@ def _tool_turn(name: str, error: str) -> list[Any]:
     use = {"type": "tool_use", "id": "t1", "name": name, "input": {"command": "ls"}}
     mapper.feed({"type": "assistant", "message": {"id": "m1", "content": [use]}})
     block = {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": error}
-    return mapper.feed({"type": "user", "message": {"role": "user", "content": [block]}}).events
+    return mapper.feed({"type": "user", "message": {"role": "user", "content": [block]}})
 
 
 def test_tool_refused_by_policy_is_declined() -> None:
@@ -210,15 +227,15 @@ def test_made_up_tool_is_failed() -> None:
 
 def test_unknown_lines_are_kept_raw() -> None:
     mapper = ClaudeMapper()
-    out = mapper.feed({"subtype": "x", "type": "brand_new", "session_id": "s"}).events
+    out = mapper.feed({"subtype": "x", "type": "brand_new", "session_id": "s"})
     assert out[0].type == "provider_raw" and out[0].payload["type"] == "brand_new"
-    assert mapper.feed({"type": "system", "subtype": "novel"}).events[0].type == "provider_raw"
+    assert mapper.feed({"type": "system", "subtype": "novel"})[0].type == "provider_raw"
 
 
 def test_assistant_text_without_stream_events_is_emitted_once() -> None:
     mapper = ClaudeMapper()
     msg = {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "hi"}]}}
-    assert [e.text for e in mapper.feed(msg).events] == ["hi"]  # type: ignore[union-attr]
+    assert [e.text for e in mapper.feed(msg)] == ["hi"]  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -270,3 +287,11 @@ def test_bash_display_and_approval_request() -> None:
 )
 def test_classify(status: int | None, code: str) -> None:
     assert classify_api_error(status, "x").code == code
+
+
+def test_api_errors_say_what_to_do_next_in_claude_code() -> None:
+    assert "ANTHROPIC_API_KEY" in classify_api_error(401, "x").message
+    assert "claude /login" in classify_api_error(403, "x").message
+    assert "-o max_retries=N" in classify_api_error(429, "x").message
+    assert "-o max_retries=N" in classify_api_error(500, "x").message
+    assert "Claude Code is retrying" in classify_api_error(500, "x", retrying=True).message

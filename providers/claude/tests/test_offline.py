@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_core.spec import AgentRunSpec
+from harness_core import AgentRunSpec
 from harness_core.offline.backends import MessagesBackend
 from harness_core.offline.scenarios import SCENARIOS
 
-from harness_claude.provider import ClaudeOptions, ClaudeProvider, build_argv, build_env
+from harness_claude.argv import build_argv, build_env
+from harness_claude.provider import ClaudeProvider
 
 
 def test_offline_setup_points_claude_at_a_bound_backend(tmp_path: Path) -> None:
@@ -24,7 +25,7 @@ def test_offline_setup_points_claude_at_a_bound_backend(tmp_path: Path) -> None:
         assert setup.env["HOME"] == str(state / "home") and (state / "home").is_dir()
         assert setup.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
         opts = ClaudeProvider().parse_options(setup.provider_options)
-        assert isinstance(opts, ClaudeOptions) and opts.max_retries == 0 and not opts.bare
+        assert opts.max_retries == 0 and not opts.bare
         spec = AgentRunSpec(prompt="p", cwd=ws, env=setup.env, provider_options=setup.provider_options)
         argv = build_argv("claude", spec, opts, is_root=False)
         assert argv[argv.index("--setting-sources") + 1] == ""

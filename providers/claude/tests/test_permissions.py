@@ -4,7 +4,7 @@ test_real_cli.py::test_read_only_offers_only_the_allow_list)."""
 from __future__ import annotations
 
 import pytest
-from harness_core.spec import ApprovalPolicy, SandboxMode
+from harness_core import ApprovalPolicy, SandboxMode
 
 from harness_claude.permissions import READ_ONLY_TOOLS, plan_permissions
 

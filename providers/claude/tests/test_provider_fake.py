@@ -7,12 +7,25 @@ from pathlib import Path
 import anyio
 import pytest
 from claude_helpers import run_spec
-from harness_core._agent_cli import clear_probe_cache
-from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, InvalidSpecError
-from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
+from harness_core import (
+    AgentRunSpec,
+    ApprovalDecision,
+    ApprovalPolicy,
+    CliNotFoundError,
+    CliVersionUnsupportedError,
+    InvalidSpecError,
+    SandboxMode,
+    ToolKind,
+    ToolStatus,
+    open_run,
+)
 from harness_core.plugins import PluginHost
-from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
+from harness_core.provider import REDACTED
+
+from harness_claude.argv import build_argv, build_env, redacted_argv
+from harness_claude.options import ClaudeOptions
+from harness_claude.provider import _Turn
+from harness_claude.testing import write_fake_claude
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -105,28 +118,39 @@ async def test_read_only_denies_writers(tmp_path: Path, fake_bin: Path, host: Pl
     }
 
 
-async def test_process_death_is_process_exited(
-    tmp_path: Path, fake_bin: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    spec = spec_for(tmp_path, fake_bin, "SCENARIO:slow_text", env={"HARNESS_FAKE_CLAUDE_CRASH": "1"})
-    out = await run_spec(spec, host, timeout=10)
+async def test_process_death_is_process_exited(tmp_path: Path, host: PluginHost) -> None:
+    (tmp_path / "bin").mkdir()
+    crashing = write_fake_claude(tmp_path / "bin", crash=True)
+    out = await run_spec(spec_for(tmp_path, crashing, "SCENARIO:slow_text"), host, timeout=10)
     err = out.result.error
     assert out.result.status.value == "failed" and err is not None and err.code == "process_exited"
     assert "simulated crash" in err.message and err.details["exit_code"] == 3
 
 
-async def test_missing_and_old_cli(
-    tmp_path: Path, fake_bin: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_missing_and_old_cli(tmp_path: Path, host: PluginHost) -> None:
     with pytest.raises(CliNotFoundError, match="claude_bin"):
         async with open_run(spec_for(tmp_path, tmp_path / "nope", "hi"), "claude", host=host, run_log=False):
             pass
-    clear_probe_cache()
-    monkeypatch.setenv("HARNESS_FAKE_CLAUDE_VERSION", "2.0.1")
+    (tmp_path / "old").mkdir()
+    old = write_fake_claude(tmp_path / "old", version="2.0.1")
     with pytest.raises(CliVersionUnsupportedError, match=r"2\.1\.328"):
-        async with open_run(spec_for(tmp_path, fake_bin, "hi"), "claude", host=host, run_log=False):
+        async with open_run(spec_for(tmp_path, old, "hi"), "claude", host=host, run_log=False):
             pass
-    clear_probe_cache()
+
+
+async def test_scenario_comes_from_the_writer_env_or_prompt(
+    tmp_path: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One scenario variable for every fake: the prompt's `SCENARIO:` wins, then `$HARNESS_FAKE_SCENARIO`, then
+    the scenario baked into the wrapper."""
+    baked = write_fake_claude(tmp_path, scenario="think")
+    out = await run_spec(spec_for(tmp_path, baked, "no marker"), host)
+    assert out.result.final_text == "Thought it through."
+    out = await run_spec(spec_for(tmp_path, baked, "SCENARIO:say"), host)
+    assert out.result.final_text == "Hello from the scripted model."
+    monkeypatch.setenv("HARNESS_FAKE_SCENARIO", "tools")
+    out = await run_spec(spec_for(tmp_path, baked, "no marker"), host)
+    assert out.result.final_text == "All four tools ran."
 
 
 async def test_bad_option_lists_valid_ones(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
@@ -165,8 +189,6 @@ class _StubCtx:
 
 async def test_abandoned_approval_is_settled_as_abort(tmp_path: Path) -> None:
     """Like codex-appserver (and the runner): an approval the turn ended on is ABORT, decided by the runner."""
-    from harness_claude.provider import ClaudeOptions, _Turn
-
     ctx = _StubCtx()
     turn = _Turn(AgentRunSpec(prompt="p", cwd=tmp_path), ClaudeOptions(), ctx, None)  # type: ignore[arg-type]
     request = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "t"}
@@ -179,22 +201,24 @@ async def test_abandoned_approval_is_settled_as_abort(tmp_path: Path) -> None:
 
 
 def test_argv_log_redacts_secrets_and_prompts(tmp_path: Path) -> None:
-    from harness_claude.provider import ClaudeOptions, build_argv, redacted_argv
-
     secret = '{"env": {"ANTHROPIC_API_KEY": "sk-secret"}}'
     spec = AgentRunSpec(prompt="p", cwd=tmp_path, system_prompt="private instructions")
     opts = ClaudeOptions(extra_args=("--settings", secret, "--mcp-config=cfg-secret", "--verbose"))
     shown = redacted_argv(build_argv("claude", spec, opts, is_root=False))
     text = " ".join(shown)
     assert "sk-secret" not in text and "private instructions" not in text and "cfg-secret" not in text
-    assert shown[shown.index("--settings") + 1] == "<redacted>" and "--mcp-config=<redacted>" in shown
-    assert shown[shown.index("--append-system-prompt") + 1] == "<redacted>"
+    assert shown[shown.index("--settings") + 1] == REDACTED and f"--mcp-config={REDACTED}" in shown
+    assert shown[shown.index("--append-system-prompt") + 1] == REDACTED
     assert "--permission-mode" in shown and shown[-1] == "--verbose"
 
 
-def test_spec_env_beats_default_idle_timeout(tmp_path: Path) -> None:
-    from harness_claude.provider import ClaudeOptions, build_env
+def test_argv_log_hides_the_specs_env_values(tmp_path: Path) -> None:
+    """A secret passed in `spec.env` that also appears on the command line (in `extra_args`) is not logged."""
+    shown = redacted_argv(["claude", "--model", "m", "--name=hunter2-token"], ("hunter2-token",))
+    assert "hunter2-token" not in " ".join(shown) and shown[:3] == ["claude", "--model", "m"]
 
+
+def test_spec_env_beats_default_idle_timeout(tmp_path: Path) -> None:
     spec = AgentRunSpec(prompt="p", cwd=tmp_path, env={"CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "90000"})
     assert build_env(spec, ClaudeOptions(), is_root=False, base={})["CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS"] == "90000"
     explicit = ClaudeOptions(stream_idle_timeout_ms=20_000)
@@ -205,6 +229,4 @@ def test_spec_env_beats_default_idle_timeout(tmp_path: Path) -> None:
 
 
 def test_argv_log_keeps_continue_flag_neighbour(tmp_path: Path) -> None:
-    from harness_claude.provider import redacted_argv
-
     assert redacted_argv(["claude", "-c", "--verbose"]) == ["claude", "-c", "--verbose"]

@@ -1,6 +1,8 @@
 """End to end with the real pinned Claude Code against a scripted Anthropic Messages backend on 127.0.0.1.
 
-Fully isolated (own HOME / CLAUDE_CONFIG_DIR / CLAUDE_CODE_TMPDIR, nonessential traffic off, retries off).
+The backend and the environment come from the provider's own `offline_setup` (what `harness run --offline`
+uses): fully isolated (own HOME / CLAUDE_CONFIG_DIR / CLAUDE_CODE_TMPDIR, nonessential traffic off); the
+options are each test's own (retries off, settings files loaded as a user's run would).
 Marked `real_cli`; skipped with a reason when the binary is missing (install it with scripts/install-clis.sh),
 which fails instead under HARNESS_REQUIRE_REAL_CLIS=1. asyncio only: trio is covered by the fake tests.
 """
@@ -16,15 +18,15 @@ from typing import Any
 import anyio
 import pytest
 from claude_helpers import CLAUDE, Outcome, children_of, needs_real_claude, run_spec
-from harness_core.events import ApprovalDecision, ToolKind, ToolStatus
-from harness_core.plugins import PluginHost
-from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
-from harness_core.offline.backends.messages import MessagesBackend
+from harness_core import AgentRunSpec, ApprovalDecision, ApprovalPolicy, SandboxMode, ToolKind, ToolStatus, open_run
+from harness_core.offline.backends import ScriptedBackend
 from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
+from harness_core.plugins import PluginHost
 
+from harness_claude.argv import build_argv
+from harness_claude.options import ClaudeOptions
 from harness_claude.permissions import READ_ONLY_TOOLS
-from harness_claude.provider import ClaudeOptions, build_argv
+from harness_claude.provider import ClaudeProvider
 
 pytestmark = [*needs_real_claude, pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 TOUCH = Scenario("touch", (RunCommand("touch touched.txt"), Say("after permission")))
@@ -35,22 +37,26 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def play(tmp_path: Path, host: PluginHost, scenario: Scenario, **kw: Any) -> tuple[Outcome, Path]:
-    ws, home = tmp_path / "ws", tmp_path / "home"
+def offline(tmp_path: Path, scenario: Scenario) -> tuple[ScriptedBackend, dict[str, str], Path]:
+    """The provider's offline setup for `scenario` — a bound scripted Messages backend (enter it to serve) and
+    the environment pointing Claude Code at it — and the workspace, with the scenario's files. The state dir
+    is the same for every call in one test, so a second run can resume the first's session."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
     ws.mkdir(exist_ok=True)
-    home.mkdir(exist_ok=True)
+    state.mkdir(exist_ok=True)
     for rel, content in scenario.files.items():
         (ws / rel).write_text(content)
+    setup = ClaudeProvider().offline_setup(scenario, ws, state)
+    assert setup.backend is not None
+    return setup.backend, setup.env, ws
+
+
+async def play(tmp_path: Path, host: PluginHost, scenario: Scenario, **kw: Any) -> tuple[Outcome, Path]:
     run_kw = {k: kw.pop(k) for k in ("approver", "interrupt_on", "timeout") if k in kw}
     options = {"claude_bin": CLAUDE, "max_retries": 0, **kw.pop("options", {})}
-    with MessagesBackend(scenario, cwd=ws) as backend:
-        spec = AgentRunSpec(
-            prompt=f"SCENARIO:{scenario.name}",
-            cwd=ws,
-            env=backend.claude_env(home),
-            provider_options=options,
-            **kw,
-        )
+    backend, env, ws = offline(tmp_path, scenario)
+    with backend:
+        spec = AgentRunSpec(prompt=f"SCENARIO:{scenario.name}", cwd=ws, env=env, provider_options=options, **kw)
         return await run_spec(spec, host, **run_kw), ws
 
 
@@ -131,17 +137,10 @@ async def test_stalled_stream_ends_with_a_clear_error(tmp_path: Path, host: Plug
 
 
 async def test_killed_cli_is_process_exited(tmp_path: Path, host: PluginHost) -> None:
-    ws, home = tmp_path / "ws", tmp_path / "home"
-    ws.mkdir()
-    home.mkdir()
+    backend, env, ws = offline(tmp_path, SCENARIOS["slow_text"])
     out = Outcome()
-    with MessagesBackend(SCENARIOS["slow_text"], cwd=ws) as backend:
-        spec = AgentRunSpec(
-            prompt="SCENARIO:slow_text",
-            cwd=ws,
-            env=backend.claude_env(home),
-            provider_options={"claude_bin": CLAUDE},
-        )
+    with backend:
+        spec = AgentRunSpec(prompt="SCENARIO:slow_text", cwd=ws, env=env, provider_options={"claude_bin": CLAUDE})
         with anyio.fail_after(30):
             async with open_run(spec, "claude", host=host, run_log=False) as live:
                 async for event in live:
@@ -166,11 +165,9 @@ async def test_read_only_offers_only_the_allow_list(
 ) -> None:
     """The command line the provider builds for read-only, run by the real CLI: `system/init.tools` may hold
     nothing outside READ_ONLY_TOOLS (a new tool that runs commands or writes must not slip in)."""
-    ws, home = tmp_path / "ws", tmp_path / "home"
-    ws.mkdir()
-    home.mkdir()
     scenario = Scenario("ro", (RunCommand("touch escaped.txt"), Say("done")))
-    with MessagesBackend(scenario, cwd=ws) as backend:
+    backend, env, ws = offline(tmp_path, scenario)
+    with backend:
         spec = AgentRunSpec(prompt="SCENARIO:ro", cwd=ws, sandbox=SandboxMode.READ_ONLY, approval=approval)
         argv = build_argv(CLAUDE, spec, ClaudeOptions(setting_sources=""), is_root=os.geteuid() == 0)
         user = {"type": "user", "message": {"role": "user", "content": spec.prompt}}
@@ -179,7 +176,7 @@ async def test_read_only_offers_only_the_allow_list(
                 argv,
                 input=(json.dumps(user) + "\n").encode(),
                 cwd=ws,
-                env={**os.environ, **backend.claude_env(home)},
+                env={**os.environ, **env},
                 check=False,
             )
     lines = [json.loads(x) for x in proc.stdout.decode().splitlines() if x.startswith("{")]

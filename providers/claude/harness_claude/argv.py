@@ -1,0 +1,85 @@
+"""The `claude -p` command line and environment for a spec, and the command line fit for a log line.
+
+Layer: provider (claude), pure. Knows Claude Code 2.1.328's flags and environment variables, `AgentRunSpec`
+and `ClaudeOptions` (the permission flags come from `permissions`); knows nothing of processes, the wire or
+events. Whether we run as root and the base environment are passed in.
+
+    claude -p --output-format stream-json --verbose --include-partial-messages --input-format stream-json
+           [--bare] [--setting-sources S] [--model M] [--append-system-prompt S | --system-prompt S]
+           [--resume ID] [--max-turns N] <permission flags> [extra_args]
+
+The prompt is not on the command line: it goes to stdin as a stream-json user message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness_core import AgentRunSpec
+from harness_core.provider import redact_argv
+
+from harness_claude.options import ClaudeOptions
+from harness_claude.permissions import plan_permissions
+
+__all__ = ["BASE_ARGS", "SECRET_FLAGS", "build_argv", "build_env", "redacted_argv"]
+
+BASE_ARGS = (
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--include-partial-messages",
+    "--input-format",
+    "stream-json",
+)
+
+SECRET_FLAGS = frozenset({"--settings", "--system-prompt", "--append-system-prompt", "--mcp-config"})
+"""Flags whose value may hold secrets or private text (settings JSON with keys, prompts): never logged. (`-c` is
+`--continue` in Claude Code and takes no value.)"""
+
+
+def build_argv(binary: str, spec: AgentRunSpec, opts: ClaudeOptions, *, is_root: bool) -> list[str]:
+    """The command line of one turn of `spec` (see the module docstring)."""
+    plan = plan_permissions(
+        spec.sandbox,
+        spec.approval,
+        is_root=is_root,
+        mode_override=opts.permission_mode,
+        allowed=opts.allowed_tools,
+        disallowed=opts.disallowed_tools,
+    )
+    argv = [binary, *BASE_ARGS]
+    if opts.bare:
+        argv.append("--bare")
+    if opts.setting_sources is not None:
+        argv += ["--setting-sources", opts.setting_sources]
+    if spec.model:
+        argv += ["--model", spec.model]
+    if spec.system_prompt:
+        flag = "--system-prompt" if opts.replace_system_prompt else "--append-system-prompt"
+        argv += [flag, spec.system_prompt]
+    if spec.resume_session:
+        argv += ["--resume", spec.resume_session]
+    if opts.max_turns is not None:
+        argv += ["--max-turns", str(opts.max_turns)]
+    return [*argv, *plan.argv(), *opts.extra_args]
+
+
+def redacted_argv(argv: list[str], known: tuple[str, ...] = ()) -> list[str]:
+    """`argv` for a log line: the value after each flag in `SECRET_FLAGS` (or of `--flag=value`) redacted, the
+    rest scrubbed of credential shapes and of the `known` secrets (the core's `redact_argv`)."""
+    return redact_argv(argv, SECRET_FLAGS, known)
+
+
+def build_env(
+    spec: AgentRunSpec, opts: ClaudeOptions, *, is_root: bool, base: Mapping[str, str]
+) -> dict[str, str]:
+    """The child's environment: `base`, our defaults, `spec.env` (the caller's values beat our defaults, e.g.
+    their own CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS), options the caller set explicitly, and what the permission
+    plan needs (IS_SANDBOX)."""
+    plan = plan_permissions(spec.sandbox, spec.approval, is_root=is_root, mode_override=opts.permission_mode)
+    idle = {"CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": str(opts.stream_idle_timeout_ms)}
+    explicit = idle if "stream_idle_timeout_ms" in opts.model_fields_set else {}
+    if opts.max_retries is not None:
+        explicit = {**explicit, "CLAUDE_CODE_MAX_RETRIES": str(opts.max_retries)}
+    return {**base, **idle, **spec.env, **explicit, **plan.env}
