@@ -5,6 +5,11 @@ Layer: transport. Knows nothing of JSON-RPC or of any CLI. Works under asyncio a
 Shutdown (`aclose`, shielded from cancellation, every step bounded): snapshot the child's descendants →
 close stdin → wait → SIGTERM the process group → wait → SIGKILL the group → reap → SIGKILL descendants from
 the snapshot that escaped the group (they may run in their own session) → stop the stderr drain.
+
+`supervise=True` starts the program under the process supervisor (`supervisor.py`), which kills its whole tree
+when Harness dies, however it dies. The program keeps the same pipes, group and session, and the shutdown above
+is unchanged (`pid` is then the supervisor's: the group leader, which exits with the program's status). Linux
+only: elsewhere the flag is ignored and the program is started directly.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from anyio.abc import ByteReceiveStream, Process, TaskGroup
 from harness_core._logging import get_logger
 from harness_core.errors import ProcessExitedError, SpawnFailedError
 from harness_core.transport.framing import LineReader
-from harness_core.transport.proctree import MARK_PREFIX, descendants, kill_entries, marked
+from harness_core.transport.proctree import MARK_PREFIX, ProcEntry, descendants, kill_entries, marked
+from harness_core.transport.supervisor import Supervision, available
 
 __all__ = ["ChildProcess"]
 
@@ -35,8 +41,18 @@ _EOF_SETTLE = 1.0  # how long the end of `lines()` waits for the child to exit a
 _STDERR_SETTLE = 0.5  # how long to let stderr reach EOF after the child exits, so error tails are complete
 
 
+_STARTED_MARKS: set[str] = set()
+"""The run marks of every child this Python process started (see `ChildProcess.started_marks`)."""
+
+
 class ChildProcess:
     """An agent CLI (or any program) run as a child; use as an async context manager."""
+
+    @staticmethod
+    def started_marks() -> frozenset[str]:
+        """The marks of every child this process has started: `proctree.marked_with(...)` of them is exactly
+        what this process's runs left running (tests use it to check for leaks, whatever else runs here)."""
+        return frozenset(_STARTED_MARKS)
 
     def __init__(
         self,
@@ -51,11 +67,14 @@ class ChildProcess:
         kill_timeout: float = 2.0,
         stdin_close_timeout: float = 2.0,
         on_line: Callable[[str, bytes], None] | None = None,
+        supervise: bool = False,
     ) -> None:
         if not argv:
             raise ValueError("argv must name a program")
         self.argv = [str(a) for a in argv]
         self._mark = secrets.token_hex(8)
+        _STARTED_MARKS.add(self._mark)
+        self._remembered: set[ProcEntry] = set()
         self._env = {**(os.environ if env is None else env), f"{MARK_PREFIX}{self._mark}": "1"}
         self._cwd = cwd
         self._max_line_bytes = max_line_bytes
@@ -65,6 +84,8 @@ class ChildProcess:
         self._kill_timeout = kill_timeout
         self._stdin_close_timeout = stdin_close_timeout
         self._on_line = on_line
+        self._supervise = supervise and available()
+        self._supervision: Supervision | None = None
         self._proc: Process | None = None
         self._tg: TaskGroup | None = None
         self._stderr = bytearray()
@@ -98,19 +119,29 @@ class ChildProcess:
                 await tg.__aexit__(None, None, None)
 
     async def _spawn(self) -> None:
+        sup = self._supervision = Supervision() if self._supervise else None
         try:
-            self._proc = await anyio.open_process(
-                self.argv,
+            proc = await anyio.open_process(
+                self.argv if sup is None else sup.command(self.argv),
                 stdin=subprocess.PIPE if self._want_stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self._cwd,
                 env=self._env,
                 start_new_session=True,
+                pass_fds=() if sup is None else sup.pass_fds,
             )
-        except OSError as exc:
-            raise _spawn_error(exc, self.argv, self._cwd) from exc
-        log.debug("child_spawned", pid=self._proc.pid, program=self.argv[0])
+            if sup is not None:
+                await sup.started(proc)  # on failure it has killed and reaped the supervisor
+        except BaseException as exc:
+            if sup is not None:
+                sup.close()
+            if isinstance(exc, OSError):
+                raise _spawn_error(exc, self.argv, self._cwd) from exc
+            raise
+        self._proc = proc
+        log.debug("child_spawned", pid=proc.pid, program=self.argv[0],
+                  agent_pid=None if sup is None else sup.agent_pid)
 
     @property
     def pid(self) -> int:
@@ -178,6 +209,15 @@ class ChildProcess:
         with anyio.move_on_after(_EOF_SETTLE):
             await self.wait()
 
+    async def remember_descendants(self) -> None:
+        """Snapshot the child's process tree now and kill whatever of it is still alive at shutdown. For the
+        helpers a CLI starts with an environment of its own (no run mark) that would otherwise be lost if the
+        CLI dies on its own: once it is gone they are reparented and no longer its descendants. Call it when
+        the child starts a tool; the start time kept with each pid guards against pid reuse."""
+        proc = self._require()
+        if proc.returncode is None:
+            self._remembered.update(await anyio.to_thread.run_sync(descendants, proc.pid))
+
     def stderr_tail(self) -> str:
         """The last `stderr_tail_bytes` of the child's stderr."""
         return bytes(self._stderr[-self._stderr_tail_bytes :]).decode("utf-8", "replace")
@@ -234,15 +274,19 @@ class ChildProcess:
                             await proc.wait()
                 # Group members and escaped descendants outlive a leader that exited on its own.
                 self._signal_group(signal.SIGKILL)
-                killed = kill_entries(tree)
+                killed = kill_entries(sorted({*tree, *self._remembered}))
                 killed += kill_entries(marked(self._mark))  # escaped before the snapshot (reparented to init)
                 if killed:
                     log.debug("killed_descendants", pid=proc.pid, pids=killed)
                 with anyio.move_on_after(_STDERR_SETTLE):
                     await self._stderr_done.wait()
             finally:
-                await proc.aclose()  # closes stdin/stdout/stderr (ending the stderr drain) and reaps
-                self._closed = True
+                try:
+                    await proc.aclose()  # closes stdin/stdout/stderr (ending the stderr drain) and reaps
+                finally:
+                    if self._supervision is not None:
+                        self._supervision.close()  # only now: before, it would tell the supervisor to kill
+                    self._closed = True
         log.debug("child_closed", pid=proc.pid, returncode=proc.returncode)
 
     async def _wait_for(self, seconds: float) -> bool:

@@ -1,7 +1,7 @@
 """Process-tree snapshots from /proc, so shutdown can kill descendants that left our process group.
 
 Layer: transport. Knows nothing of JSON-RPC or any CLI. Linux only; elsewhere every function is a no-op.
-Some CLIs run tools in their own session (Claude's Bash tool does), so killing our child's process group
+Some CLIs run tools in their own session (a shell tool often does), so killing our child's process group
 misses them; we snapshot the tree *before* signalling the leader (afterwards they are reparented and lost)
 and SIGKILL what is left once the leader is gone. The start time read with each pid guards against pid reuse.
 """
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Collection
 from pathlib import Path
 
-__all__ = ["MARK_PREFIX", "ProcEntry", "descendants", "kill_entries", "marked", "marked_any"]
+__all__ = ["MARK_PREFIX", "ProcEntry", "descendants", "kill_entries", "marked", "marked_with"]
 
 MARK_PREFIX = "HARNESS_PROC_"
 """Children get `HARNESS_PROC_<token>=1` in their environment; every descendant inherits it, so `marked`
@@ -108,12 +109,13 @@ def marked(token: str) -> list[ProcEntry]:
     return found
 
 
-def marked_any() -> set[int]:
-    """Live processes carrying any Harness mark that this process does not carry itself (i.e. children of some
-    run, wherever they were reparented). For tests that check nothing was left running."""
-    if not _PROC.is_dir():
+def marked_with(tokens: Collection[str]) -> set[int]:
+    """Live processes carrying any of the marks `tokens` (`HARNESS_PROC_<token>=1`), wherever they were
+    reparented. With the marks of the children this process started (`ChildProcess.started_marks()`), a test
+    sees exactly what its own runs left behind, whatever else runs on the machine."""
+    if not _PROC.is_dir() or not tokens:
         return set()
-    own = {f"{k}=1".encode() for k in os.environ if k.startswith(MARK_PREFIX)}
+    needles = {f"{MARK_PREFIX}{token}=1".encode() for token in tokens}
     prefix = MARK_PREFIX.encode()
     me = os.getpid()
     found: set[int] = set()
@@ -125,10 +127,9 @@ def marked_any() -> set[int]:
                 environ = f.read()
         except OSError:
             continue
-        if prefix not in environ:
+        if prefix not in environ or needles.isdisjoint(environ.split(b"\0")):
             continue
-        marks = {entry for entry in environ.split(b"\0") if entry.startswith(prefix)}
         info = _stat(int(name))
-        if marks - own and info is not None and info[2] not in ("Z", "X"):
+        if info is not None and info[2] not in ("Z", "X"):
             found.add(int(name))
     return found

@@ -3,7 +3,7 @@
 Layer: provider mapping, pure. Knows the shapes of Codex `ThreadItem`s (commandExecution, fileChange,
 mcpToolCall, dynamicToolCall, webSearch, imageView, collabAgentToolCall) and nothing of processes, JSON-RPC
 or the runner. Every function here takes plain dicts and returns new values; nothing is awaited or stored.
-The provider-neutral parts (titles, unwrapping `bash -lc`, output bounds) come from `harness_core.tooldisplay`.
+The provider-neutral parts (titles, unwrapping `bash -lc`, output bounds) come from `harness_core.provider`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
-from harness_core.tooldisplay import (
+from harness_core import HarnessToolDetails, ToolKind, ToolStatus
+from harness_core.provider import (
     EDITING_FILE,
     LISTING_FILES,
     READING_FILE,

@@ -2,8 +2,10 @@
 
 Layer: provider mapping, pure. Knows the app-server's notification methods and payloads (codex-cli 0.169.0,
 see PROTOCOL-NOTES.md and `generate-json-schema`) and the harness event types; knows nothing of processes,
-JSON-RPC framing, clocks (the caller passes `now`) or the runner. Events are built without `run_id`, `seq`
-and `ts`: the runner stamps them.
+JSON-RPC framing or the runner. Events are built without `run_id`, `seq` and `ts`: the runner stamps them.
+The one convention of every provider's mapping: `feed(message)` takes one notification (the JSON-RPC object,
+`method` and `params`) and returns its events; `outcome` is the turn's `HarnessResult` once `turn/completed`
+arrived (`finished`). The time is read only from the injected `clock`, only to coalesce command output.
 
 Rules worth knowing:
 
@@ -19,7 +21,8 @@ Rules worth knowing:
   starts (the replay `thread/resume` sends); failing that, `total - last` of the first update of the turn
   (that update's `last` is this run's first call, so everything before it belonged to earlier turns). Updates
   before the turn are emitted with `cumulative=True`.
-- Errors: `error` → `error` (retryable = `willRetry`), classified from `codexErrorInfo` (see `payloads`).
+- Errors: `error` → `error` (a notice that Codex will retry is retryable), classified from `codexErrorInfo`
+  (see `payloads`).
 - Items that never complete (a command still running when the turn is interrupted) get a `tool_result`
   with status `failed` at `turn/completed`, so every `tool_use` has its result.
 - Known bookkeeping notifications (`IGNORED`) produce nothing, deliberately; anything else unmapped becomes
@@ -28,14 +31,17 @@ Rules worth knowing:
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness_core.events import (
+from harness_core import (
     ContextUsage,
     ErrorEvent,
     ErrorInfo,
     HarnessEvent,
+    HarnessResult,
     ProviderRaw,
     ReasoningDelta,
     RunStatus,
@@ -46,12 +52,12 @@ from harness_core.events import (
     ToolUse,
     Usage,
 )
-from harness_core.tooldisplay import OUTPUT_CHARS, bounded_tail
+from harness_core.provider import OUTPUT_CHARS, bounded_tail
 
 from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, tool_calls
-from harness_codex_appserver.payloads import error_info, usage_from_wire, usage_minus
+from harness_codex_appserver.payloads import turn_error, usage_from_wire
 
-__all__ = ["IGNORED", "TurnMapper", "TurnOutcome"]
+__all__ = ["IGNORED", "TurnMapper"]
 
 IGNORED = frozenset(
     {
@@ -69,6 +75,7 @@ _STATUS = {"completed": RunStatus.SUCCESS, "interrupted": RunStatus.INTERRUPTED,
 # keyword packing (about a third of the cost of building the event).
 _text_delta_event = TextDelta.__pydantic_validator__.validate_python
 
+
 @dataclass
 class _Buffer:
     parts: list[str] = field(default_factory=list)
@@ -78,18 +85,12 @@ class _Buffer:
     last_flush: float | None = None
 
 
-@dataclass(frozen=True)
-class TurnOutcome:
-    """What `turn/completed` said, plus what the mapper collected on the way."""
-
-    status: RunStatus
-    final_text: str
-    usage: Usage
-    error: ErrorInfo | None
-
-
 class TurnMapper:
-    """Maps the notifications of one thread's turn, in order. Feed every notification to `map`."""
+    """Maps the notifications of one thread's turn, in order: `feed` each one. Once `finished`, `outcome` is
+    the turn's `HarnessResult` (status, final text, this run's usage, error; `session_id` is the thread).
+
+    `clock` (seconds, monotonic) is read when command output arrives, to flush it every `flush_interval`.
+    """
 
     def __init__(
         self,
@@ -98,11 +99,13 @@ class TurnMapper:
         flush_bytes: int = 4096,
         flush_interval: float = 0.5,
         max_streamed_chars: int = 256_000,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.thread_id = thread_id
         self.turn_id: str | None = None
-        self.outcome: TurnOutcome | None = None
+        self.outcome: HarnessResult | None = None
         self.usage = Usage()
+        self._clock = clock
         self._flush_bytes = flush_bytes
         self._flush_interval = flush_interval
         self._max_streamed = max_streamed_chars
@@ -117,6 +120,7 @@ class TurnMapper:
 
     @property
     def finished(self) -> bool:
+        """Whether `turn/completed` arrived (then `outcome` is set)."""
         return self.outcome is not None
 
     def open_calls(self, item_id: str) -> list[ToolCall]:
@@ -129,14 +133,19 @@ class TurnMapper:
 
     # --- dispatch ---------------------------------------------------------------------------------------
 
-    def map(self, method: str, params: Any, *, now: float = 0.0) -> list[HarnessEvent]:
-        """The events for one notification (possibly none, never silently: see `IGNORED`)."""
-        p: dict[str, Any] = params if isinstance(params, dict) else {}
+    def feed(self, message: dict[str, Any]) -> list[HarnessEvent]:
+        """The events for one notification, `{"method": ..., "params": ...}` (possibly none, never silently:
+        see `IGNORED`)."""
+        method = message.get("method")
+        params = message.get("params")
+        p: dict[str, Any] = params if params.__class__ is dict else {}
+        if method.__class__ is not str:
+            return [ProviderRaw(method=None, payload=message)]
         if self._foreign(method, p):
             return [ProviderRaw(method=method, payload=params)]
         handler = _HANDLERS.get(method)
         if handler is not None:
-            return handler(self, p, now)
+            return handler(self, p)
         if method in IGNORED:
             if method == "turn/started":
                 self.turn_id = self.turn_id or (p.get("turn") or {}).get("id")
@@ -165,7 +174,7 @@ class TurnMapper:
 
     # --- text and reasoning -----------------------------------------------------------------------------
 
-    def _text_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _text_delta(self, p: dict[str, Any]) -> list[HarnessEvent]:
         # The hottest handler (one call per streamed token).
         item_id = p.get("itemId")
         if item_id and item_id != self._last_streamed:  # else the set already holds it
@@ -177,7 +186,7 @@ class TurnMapper:
             return []
         return [_text_delta_event({"text": delta if type(delta) is str else str(delta), "item_id": item_id})]
 
-    def _reasoning_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _reasoning_delta(self, p: dict[str, Any]) -> list[HarnessEvent]:
         item_id = p.get("itemId")
         if item_id:
             self._streamed_items.add(str(item_id))
@@ -185,7 +194,7 @@ class TurnMapper:
 
     # --- items ------------------------------------------------------------------------------------------
 
-    def _item_started(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _item_started(self, p: dict[str, Any]) -> list[HarnessEvent]:
         item = p.get("item") or {}
         kind = item.get("type")
         if kind in TOOL_ITEM_TYPES:
@@ -196,7 +205,7 @@ class TurnMapper:
             return []  # their content arrives as deltas or with item/completed
         return [ProviderRaw(method="item/started", payload=p)]
 
-    def _item_completed(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _item_completed(self, p: dict[str, Any]) -> list[HarnessEvent]:
         item = p.get("item") or {}
         kind, item_id = item.get("type"), str(item.get("id"))
         if kind in TOOL_ITEM_TYPES:
@@ -237,16 +246,19 @@ class TurnMapper:
 
     # --- coalesced output -------------------------------------------------------------------------------
 
-    def _output_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
-        return self._buffer(("output", str(p.get("itemId"))), str(p.get("delta") or ""), now)
+    def _output_delta(self, p: dict[str, Any]) -> list[HarnessEvent]:
+        return self._buffer(("output", str(p.get("itemId"))), str(p.get("delta") or ""))
 
-    def _plan_delta(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _plan_delta(self, p: dict[str, Any]) -> list[HarnessEvent]:
         item_id = str(p.get("itemId"))
         self._streamed_items.add(item_id)
-        return self._buffer(("plan", item_id), str(p.get("delta") or ""), now)
+        return self._buffer(("plan", item_id), str(p.get("delta") or ""))
 
-    def _buffer(self, key: tuple[str, str], delta: str, now: float) -> list[HarnessEvent]:
-        buf = self._buffers.setdefault(key, _Buffer(last_flush=now))
+    def _buffer(self, key: tuple[str, str], delta: str) -> list[HarnessEvent]:
+        now = self._clock()
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = self._buffers[key] = _Buffer(last_flush=now)
         room = self._max_streamed - buf.streamed - buf.size
         if room <= 0:
             buf.held_back += len(delta)
@@ -288,20 +300,20 @@ class TurnMapper:
 
     # --- turn-level -------------------------------------------------------------------------------------
 
-    def _plan_updated(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _plan_updated(self, p: dict[str, Any]) -> list[HarnessEvent]:
         marks = {"completed": "[x]", "inProgress": "[~]", "pending": "[ ]"}
         lines = [str(p["explanation"])] if p.get("explanation") else []
         lines += [f"{marks.get(s.get('status'), '[ ]')} {s.get('step')}" for s in p.get("plan") or []]
         return [ToolSummary(kind="plan", text="\n".join(lines))] if lines else []
 
-    def _diff_updated(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _diff_updated(self, p: dict[str, Any]) -> list[HarnessEvent]:
         diff = str(p.get("diff") or "")
         if diff == self._last_diff or not diff:
             return []
         self._last_diff = diff
         return [ToolSummary(kind="diff", text=bounded_tail(diff, OUTPUT_CHARS) or "")]
 
-    def _token_usage(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _token_usage(self, p: dict[str, Any]) -> list[HarnessEvent]:
         usage = p.get("tokenUsage") or {}
         total = usage_from_wire(usage.get("total"))
         window = usage.get("modelContextWindow")
@@ -310,18 +322,18 @@ class TurnMapper:
             self._baseline = total
             return [ContextUsage(usage=total, cumulative=True, context_window=window)]
         if self._baseline is None:
-            self._baseline = usage_minus(total, usage_from_wire(usage.get("last")))
-        self.usage = usage_minus(total, self._baseline)
+            self._baseline = total - usage_from_wire(usage.get("last"))
+        self.usage = total - self._baseline
         return [ContextUsage(usage=self.usage, cumulative=False, context_window=window)]
 
-    def _error(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _error(self, p: dict[str, Any]) -> list[HarnessEvent]:
         retry = bool(p.get("willRetry"))
-        info = error_info(p.get("error") or {}, retryable=retry)
+        info = turn_error(p.get("error") or {}, will_retry=retry).to_info()
         if not retry:
             self._last_error = info
         return [ErrorEvent(error=info)]
 
-    def _turn_completed(self, p: dict[str, Any], now: float) -> list[HarnessEvent]:
+    def _turn_completed(self, p: dict[str, Any]) -> list[HarnessEvent]:
         turn = p.get("turn") or {}
         events: list[HarnessEvent] = []
         for key in list(self._buffers):
@@ -342,7 +354,7 @@ class TurnMapper:
         status = _STATUS.get(str(turn.get("status")), RunStatus.FAILED)
         error = self._last_error
         if status is RunStatus.FAILED and isinstance(turn.get("error"), dict):
-            error = error_info(turn["error"])
+            error = turn_error(turn["error"]).to_info()
         elif status is RunStatus.FAILED and error is None:
             error = ErrorInfo(
                 code="model_error", message=f"the turn ended with status {turn.get('status')!r}"
@@ -352,7 +364,9 @@ class TurnMapper:
         final = next((t for ph, t in reversed(self._messages) if ph == "final_answer"), None)
         if final is None:
             final = self._messages[-1][1] if self._messages else ""
-        self.outcome = TurnOutcome(status=status, final_text=final, usage=self.usage, error=error)
+        self.outcome = HarnessResult(
+            status=status, final_text=final, session_id=self.thread_id, usage=self.usage, error=error
+        )
         return events
 
 

@@ -1,19 +1,16 @@
-"""Options of the codex-appserver provider and the command line they make.
+"""Options of the codex-appserver provider (`-o KEY=VALUE`).
 
-Layer: provider configuration. Knows Codex's command-line flags (`app-server --listen stdio://`, `-c`,
-`--enable`, `--disable`) and environment (`CODEX_HOME`); how a `-c` value is written is shared with
-codex-exec (`harness_codex_common.cli.config_args`). Knows nothing of JSON-RPC or events.
+Layer: provider configuration. The options both Codex providers take (`codex_bin`, `config`, `enable`,
+`disable`, `codex_home`) come from `harness_codex_common.CodexCliOptions`; the app-server's own are its
+thread mode and its timeouts. Knows nothing of the command line (`argv`), JSON-RPC or events.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-
-from harness_codex_common.cli import CodexCliOptions, config_args
+from harness_codex_common import CodexCliOptions
 from pydantic import Field
 
-__all__ = ["CodexAppServerOptions", "build_argv", "build_env"]
+__all__ = ["CodexAppServerOptions"]
 
 
 class CodexAppServerOptions(CodexCliOptions):
@@ -28,21 +25,3 @@ class CodexAppServerOptions(CodexCliOptions):
     interrupt_timeout: float = Field(
         default=5.0, gt=0, description="Seconds to wait for `turn/completed` after `turn/interrupt`."
     )
-
-
-def build_argv(binary: str, options: CodexAppServerOptions) -> list[str]:
-    argv = [binary, "app-server", "--listen", "stdio://"]
-    argv += config_args(options.config)
-    for feature in options.enable:
-        argv += ["--enable", feature]
-    for feature in options.disable:
-        argv += ["--disable", feature]
-    return argv
-
-
-def build_env(extra: Mapping[str, str], options: CodexAppServerOptions) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    if options.codex_home:
-        env["CODEX_HOME"] = os.path.expanduser(options.codex_home)
-    return env

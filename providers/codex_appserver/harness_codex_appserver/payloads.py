@@ -1,67 +1,75 @@
-"""Codex app-server payload values → harness values: a `TurnError` → `ErrorInfo`, token usage → `Usage`.
+"""Codex app-server payload values → harness values: a `TurnError` → a `HarnessError`, token usage → `Usage`.
 
 Layer: provider mapping, pure. Knows the `codexErrorInfo` variants and the `TokenUsageBreakdown` shape of
-codex-cli 0.169.0 and the harness error codes; knows nothing of notifications, their order, or processes.
+codex-cli 0.169.0 and Codex's next steps; knows nothing of notifications, their order, or processes. Which
+error class an HTTP status stands for, and how its message reads, is the core's `error_for_status`.
 
-Errors are classified from `codexErrorInfo`: HTTP 401/403 or `unauthorized` → `auth_failed`; HTTP 429,
-`rateLimitExceeded`, `usageLimitExceeded`, `sessionBudgetExceeded` → `rate_limited`; everything else →
-`model_error` (with the HTTP status when known).
+A `codexErrorInfo` carries an HTTP status (`{"httpConnectionFailed": {"httpStatusCode": 401}}`) or implies
+one by its name (`unauthorized` → 401, `rateLimitExceeded` → 429, `internalServerError` → 500, `badRequest`
+→ 400); the status decides. Without a deciding status, `usageLimitExceeded` and `sessionBudgetExceeded` are
+rate limits and `unauthorized` a credentials failure; everything else is a model error.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness_core.events import ErrorInfo, Usage
+from harness_core import AuthFailedError, HarnessError, RateLimitedError, Usage, truncate
+from harness_core.provider import error_for_status
 
-__all__ = ["classify_error", "error_info", "usage_from_wire", "usage_minus"]
+__all__ = ["AUTH_HINT", "FAILURE_HINT", "RETRY_HINT", "codex_error_status", "turn_error", "usage_from_wire"]
 
-_RATE = {"rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"}
-_AUTH = {"unauthorized"}
+_RATE = frozenset({"rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"})
+_AUTH = frozenset({"unauthorized"})
 _STATUS_OF = {"internalServerError": 500, "badRequest": 400, "unauthorized": 401, "rateLimitExceeded": 429}
+_DECIDING = frozenset({401, 403, 429})
 
-_NEXT = {
-    "auth_failed": "check the model provider's API key (the `env_key` variable of a custom provider, or "
-    "`codex login`) and run again",
-    "rate_limited": "the model API is rate limiting; wait a little and run again",
-    "model_error": "the model API failed; run again, or check the provider status and `-o config.model=...`",
-}
+AUTH_HINT = (
+    "check the model provider's API key (the `env_key` variable of a custom provider, or `codex login`) and "
+    "run again"
+)
+RETRY_HINT = "wait a little and run again"
+FAILURE_HINT = "run again, or check the provider status and `-o config.model=...`"
+_RETRYING = "codex is retrying"
 
 
-def classify_error(info: Any) -> tuple[str, int | None]:
-    """`codexErrorInfo` → (harness error code, HTTP status if known)."""
-    status: int | None = None
-    name = ""
+def codex_error_status(info: Any) -> tuple[str, int | None]:
+    """`codexErrorInfo` (a variant name, or a one-key object) → (variant name, HTTP status if known)."""
     if isinstance(info, str):
-        name = info
-        status = _STATUS_OF.get(info)
-    elif isinstance(info, dict) and info:
-        name = next(iter(info))
+        return info, _STATUS_OF.get(info)
+    if isinstance(info, dict) and info:
+        name = str(next(iter(info)))
         inner = info[name]
         if isinstance(inner, dict) and isinstance(inner.get("httpStatusCode"), int):
-            status = inner["httpStatusCode"]
-    if status in (401, 403) or name in _AUTH:
-        return "auth_failed", status
-    if status == 429 or name in _RATE:
-        return "rate_limited", status
-    return "model_error", status
+            return name, inner["httpStatusCode"]
+        return name, _STATUS_OF.get(name)
+    return "", None
 
 
-def error_info(error: dict[str, Any], *, retryable: bool = False) -> ErrorInfo:
-    """A Codex `TurnError` as `ErrorInfo`, saying what to do next."""
-    code, status = classify_error(error.get("codexErrorInfo"))
-    message = str(error.get("message") or "the turn failed")
+def turn_error(error: dict[str, Any], *, will_retry: bool = False) -> HarnessError:
+    """A Codex `TurnError` as the Harness error it is, its message ending with what to do next (or, for a
+    notice that Codex will retry, saying so; such an error is retryable)."""
+    info = error.get("codexErrorInfo")
+    name, status = codex_error_status(info)
+    text = str(error.get("message") or "the turn failed")
     extra = error.get("additionalDetails")
-    text = f"{message} ({extra})" if extra else message
-    if not retryable:
-        text = f"{text}; {_NEXT[code]}"
-    details = {"codex_error_info": error.get("codexErrorInfo"), "http_status": status}
-    return ErrorInfo(
-        code=code,
-        message=text,
-        retryable=retryable or code == "rate_limited",
-        details={k: v for k, v in details.items() if v is not None},
-    )
+    detail = f"{text} ({extra})" if extra else text
+    auth, retry, failure = (_RETRYING,) * 3 if will_retry else (AUTH_HINT, RETRY_HINT, FAILURE_HINT)
+    err: HarnessError
+    if status not in _DECIDING and (name in _AUTH or name in _RATE):
+        quoted = f"{name}: {truncate(detail.strip()) or 'no message'}"
+        if name in _AUTH:
+            err = AuthFailedError(f"the model API refused the credentials ({quoted}); {auth}",
+                                  status=status, codex_error_info=info)
+        else:
+            err = RateLimitedError(f"the model API is rate limiting ({quoted}); {retry}",
+                                   status=status, codex_error_info=info)
+    else:
+        err = error_for_status(status, detail, auth_hint=auth, retry_hint=retry, failure_hint=failure,
+                               codex_error_info=info)
+    if will_retry:
+        err.retryable = True
+    return err
 
 
 def usage_from_wire(breakdown: dict[str, Any] | None) -> Usage:
@@ -72,14 +80,4 @@ def usage_from_wire(breakdown: dict[str, Any] | None) -> Usage:
         cached_input_tokens=max(0, int(b.get("cachedInputTokens") or 0)),
         output_tokens=max(0, int(b.get("outputTokens") or 0)),
         reasoning_tokens=max(0, int(b.get("reasoningOutputTokens") or 0)),
-    )
-
-
-def usage_minus(a: Usage, b: Usage) -> Usage:
-    """`a - b` per figure, never below zero (a per-run figure from two cumulative thread totals)."""
-    return Usage(
-        input_tokens=max(0, a.input_tokens - b.input_tokens),
-        cached_input_tokens=max(0, a.cached_input_tokens - b.cached_input_tokens),
-        output_tokens=max(0, a.output_tokens - b.output_tokens),
-        reasoning_tokens=max(0, a.reasoning_tokens - b.reasoning_tokens),
     )

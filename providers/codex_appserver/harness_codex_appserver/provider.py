@@ -1,8 +1,8 @@
 """The codex-appserver provider: one Codex app-server process, one thread, one turn, streamed as events.
 
 Layer: provider lifecycle. Knows the app-server's requests (initialize, thread/start|resume, turn/start,
-turn/interrupt), its approval requests and the order of a turn; uses `harness_core.transport` for the process,
-`harness_core.jsonrpc` for the wire, and `mapping` for every notification. Knows nothing of rendering, run
+turn/interrupt), its approval requests and the order of a turn; spawns the process through `ctx.spawn`, speaks
+JSON-RPC through `JsonRpcPeer`, and hands every notification to `mapping`. Knows nothing of rendering, run
 logs or how the operation decides approvals (that is the runner's `request_approval`).
 
 Threads are started non-ephemeral by default so that `resume_session` can continue them later
@@ -12,37 +12,45 @@ would replace Codex's own instructions, tool usage included.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from harness_core.capabilities import Capability, ProviderInfo
-from harness_codex_common.cli import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
-from harness_core.errors import HarnessError, ProtocolError
-from harness_core.events import (
+from harness_codex_common import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
+from harness_core import (
+    AgentRunSpec,
     ApprovalDecision,
     ApprovalRequested,
     ApprovalResolved,
     ErrorEvent,
+    HarnessError,
     HarnessEvent,
     HarnessResult,
     HarnessToolDetails,
+    ProtocolError,
     ProviderRaw,
     RunStatus,
     SessionStarted,
     ToolKind,
 )
-from harness_core.jsonrpc import METHOD_NOT_FOUND, JsonRpcError, JsonRpcPeer
-from harness_core.provider import CliInfo, OfflineSetup, Provider, ProviderOptions, RunContext
-from harness_core.spec import AgentRunSpec
-from harness_core.transport import ChildProcess
+from harness_core.provider import (
+    Capability,
+    ChildProcess,
+    CliInfo,
+    JsonRpcError,
+    JsonRpcPeer,
+    OfflineSetup,
+    Provider,
+    ProviderInfo,
+    RunContext,
+)
 
 from harness_codex_appserver import __version__
+from harness_codex_appserver.argv import build_argv, build_env, redacted_argv
 from harness_codex_appserver.items import tool_calls
 from harness_codex_appserver.mapping import TurnMapper
-from harness_codex_appserver.options import CodexAppServerOptions, build_argv, build_env
+from harness_codex_appserver.options import CodexAppServerOptions
 
 if TYPE_CHECKING:
     from harness_core.offline.scenarios import Scenario
@@ -50,7 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["MIN_CODEX_VERSION", "NATIVE_GLOBS", "CodexAppServerProvider"]
 
 _APPROVALS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval")
-_monotonic = time.monotonic
+_METHOD_NOT_FOUND = -32601  # the JSON-RPC 2.0 error code
 _WIRE_DECISION = {
     ApprovalDecision.APPROVE: "accept",
     ApprovalDecision.DENY: "decline",
@@ -58,7 +66,7 @@ _WIRE_DECISION = {
 }
 
 
-class CodexAppServerProvider(Provider):
+class CodexAppServerProvider(Provider[CodexAppServerOptions]):
     """OpenAI Codex through `codex app-server --listen stdio://` (JSON-RPC over stdio)."""
 
     info: ClassVar[ProviderInfo] = ProviderInfo(
@@ -72,25 +80,21 @@ class CodexAppServerProvider(Provider):
         min_cli_version=MIN_CODEX_VERSION,
         tested_cli_version=MIN_CODEX_VERSION,
     )
-    Options: ClassVar[type[ProviderOptions]] = CodexAppServerOptions
 
-    async def probe(self, options: ProviderOptions) -> CliInfo:
-        return await probe_codex(cast(CodexAppServerOptions, options).codex_bin)
+    async def probe(self, options: CodexAppServerOptions) -> CliInfo:
+        return await probe_codex(options.codex_bin)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under
-        `state_dir` (see `harness_codex_common.cli.offline_setup`)."""
+        `state_dir` (see `harness_codex_common.offline_setup`)."""
         return offline_setup(scenario, workspace, state_dir)
 
-    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
-        opts = cast(CodexAppServerOptions, options)
-        binary = ctx.cli.path or opts.codex_bin or "codex"
-        argv = build_argv(binary, opts)
-        ctx.log.debug("codex_appserver_spawn", argv=argv)
-        async with ChildProcess(
-            argv, env=build_env(spec.env, opts), cwd=spec.cwd, on_line=ctx.record_wire
-        ) as child:
-            return await _Session(spec, opts, ctx, child).play()
+    async def run(self, spec: AgentRunSpec, options: CodexAppServerOptions, ctx: RunContext) -> HarnessResult:
+        binary = ctx.cli.path or options.codex_bin or "codex"
+        argv = build_argv(binary, options)
+        ctx.log.debug("codex_appserver_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
+        async with ctx.spawn(argv, env=build_env(spec.env, options), cwd=spec.cwd) as child:
+            return await _Session(spec, options, ctx, child).play()
 
 
 class _Session:
@@ -160,13 +164,7 @@ class _Session:
             with anyio.move_on_after(2.0):
                 await self.child.wait()
             raise self.child.exit_error("codex app-server exited in the middle of the turn")
-        return HarnessResult(
-            status=outcome.status,
-            final_text=outcome.final_text,
-            session_id=self.thread_id,
-            usage=outcome.usage,
-            error=outcome.error,
-        )
+        return outcome
 
     async def _request(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:  # noqa: ASYNC109
         try:
@@ -255,15 +253,16 @@ class _Session:
         # peer `emit`'s own awaitable, which saves a coroutine frame per notification; the peer awaits it in
         # its read loop either way, so backpressure is unchanged.
         if method == "serverRequest/resolved" and isinstance(params, dict):
-            return self._settle_then_map(method, params)
-        events = self.mapper.map(method, params, now=_monotonic())
-        if len(events) == 1 and self.mapper.outcome is None:
+            return self._settle_then_map(msg, params)
+        mapper = self.mapper
+        events = mapper.feed(msg)
+        if len(events) == 1 and mapper.outcome is None:
             return self.ctx.emit(events[0])
         return self._emit_all(events)
 
-    async def _settle_then_map(self, method: str, params: dict[str, Any]) -> None:
+    async def _settle_then_map(self, msg: dict[str, Any], params: dict[str, Any]) -> None:
         await self._settle_approval(str(params.get("requestId")), "codex withdrew the request")
-        await self._emit_all(self.mapper.map(method, params, now=_monotonic()))
+        await self._emit_all(self.mapper.feed(msg))
 
     async def _emit_all(self, events: list[HarnessEvent]) -> None:
         for event in events:
@@ -277,7 +276,7 @@ class _Session:
     async def _on_request(self, method: str, params: Any, msg: dict[str, Any]) -> Any:
         if method not in _APPROVALS or not isinstance(params, dict):
             await self.ctx.emit(ProviderRaw(method=method, payload=params))
-            raise JsonRpcError(METHOD_NOT_FOUND, f"harness does not handle the server request {method!r}")
+            raise JsonRpcError(_METHOD_NOT_FOUND, f"harness does not handle the server request {method!r}")
         request = self._approval_request(method, params, str(msg.get("id")))
         decision = ApprovalDecision.ABORT
         with anyio.CancelScope() as scope:

@@ -1,9 +1,9 @@
 """Feed a recorded app-server conversation back through the mapping: transcripts → events, offline.
 
-Layer: provider mapping, pure (no process, no clock). Used by the golden tests and by anything that replays a
-wire log (`{"dir": "in"|"out", "t": seconds, "msg": {...}}` per line; lines without `msg`, such as
-`{"case": ...}` markers, start a new conversation). Knows the lifecycle only as far as needed to know which
-thread and turn a notification belongs to.
+Layer: provider mapping, pure (no process; the mapper's clock is the transcript's `t`). Used by the golden
+tests and by anything that replays a wire log (`{"dir": "in"|"out", "t": seconds, "msg": {...}}` per line;
+lines without `msg`, such as `{"case": ...}` markers, start a new conversation). Knows the lifecycle only as
+far as needed to know which thread and turn a notification belongs to.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_core.events import HarnessEvent, SessionStarted
+from harness_core import HarnessEvent, HarnessResult, SessionStarted
 
-from harness_codex_appserver.mapping import TurnMapper, TurnOutcome
+from harness_codex_appserver.mapping import TurnMapper
 
 __all__ = ["Conversation", "conversations", "load_transcript", "replay"]
 
@@ -55,16 +55,26 @@ def conversations(lines: Iterable[dict[str, Any]]) -> Iterator[Conversation]:
         yield current
 
 
-def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[TurnOutcome]]:
+class _TranscriptClock:
+    """The mapper's clock during a replay: the `t` of the line being fed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[HarnessResult]]:
     """The events (and turn outcomes) the provider's mapping makes of one recorded conversation."""
     events: list[HarnessEvent] = []
-    outcomes: list[TurnOutcome] = []
+    outcomes: list[HarnessResult] = []
     pending: dict[Any, str] = {}
     mapper: TurnMapper | None = None
-    clock = 0.0
+    clock = _TranscriptClock()
     for line in conversation.lines:
         msg = line["msg"]
-        clock = float(line.get("t") or clock)
+        clock.now = float(line.get("t") or clock.now)
         if not isinstance(msg, dict):
             continue
         if line["dir"] == "out":
@@ -78,7 +88,7 @@ def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[TurnOut
                 continue
             if method in ("thread/start", "thread/resume"):
                 thread = result.get("thread") or {}
-                mapper = TurnMapper(thread_id=thread.get("id"))
+                mapper = TurnMapper(thread_id=thread.get("id"), clock=clock)
                 events.append(
                     SessionStarted(
                         session_id=str(thread.get("id")),
@@ -92,9 +102,9 @@ def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[TurnOut
         if "id" in msg:  # a server request (approvals): the provider's business, not the mapping's
             continue
         if mapper is None:
-            mapper = TurnMapper()
-        events += mapper.map(str(msg["method"]), msg.get("params"), now=clock)
+            mapper = TurnMapper(clock=clock)
+        events += mapper.feed(msg)
         if mapper.outcome is not None:
             outcomes.append(mapper.outcome)
-            mapper = TurnMapper(thread_id=mapper.thread_id)
+            mapper = TurnMapper(thread_id=mapper.thread_id, clock=clock)
     return events, outcomes

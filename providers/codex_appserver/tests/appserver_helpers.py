@@ -2,8 +2,9 @@
 test directories can run in one pytest session): finding the real codex, listing this process's children,
 and running the real app-server through the provider against the scripted Responses backend.
 
-Used by the real-CLI tests, the contract test and `record.py`. Everything is local: the backend listens on
-127.0.0.1 and CODEX_HOME is a fresh directory per run.
+Used by the real-CLI tests and `record.py`. Everything is local: the provider's own `offline_setup` (the one
+`harness run --offline` uses) starts the backend on 127.0.0.1, with CODEX_HOME and HOME under a state
+directory of the test's.
 """
 
 from __future__ import annotations
@@ -15,13 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness_codex_common.cli import offline_options
-from harness_core.events import HarnessEvent
+from harness_codex_common import offline_setup
+from harness_core import AgentRunSpec, Approver, HarnessEvent, open_run
+from harness_core.offline import Scenario, seed_workspace
 from harness_core.plugins import PluginHost
-from harness_core.runner import Approver, open_run
-from harness_core.spec import AgentRunSpec
-from harness_core.offline.backends.responses import ResponsesBackend
-from harness_core.offline.scenarios import Scenario
 
 REPO = Path(__file__).resolve().parents[3]
 NATIVE_IN_TOOLS = "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
@@ -65,22 +63,10 @@ def children() -> set[int]:
     return out
 
 
-def backend_options(backend: ResponsesBackend, codex: Path, home: Path) -> dict[str, Any]:
-    """Provider options pointing the real codex at `backend`: the provider's own offline options (the same
-    ones `harness run --offline` uses) with `home` as CODEX_HOME, plus `codex_bin`."""
-    return {**offline_options(backend, home), "codex_bin": str(codex)}
-
-
-def prepare(scenario: Scenario, ws: Path) -> None:
-    for rel, content in scenario.files.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(content)
-
-
 async def run_real(
     scenario: Scenario,
     ws: Path,
-    home: Path,
+    state: Path,
     codex: Path,
     host: PluginHost,
     *,
@@ -89,15 +75,19 @@ async def run_real(
     runs_dir: Path | None = None,
     **spec_fields: Any,
 ) -> tuple[list[HarnessEvent], Any]:
-    """Run one turn; `on_event(event, live)` may interrupt. Returns (events, live run)."""
-    prepare(scenario, ws)
+    """Run one turn of the real `codex` against the scripted backend, its CODEX_HOME and HOME under `state`
+    (the same `state` for two runs: the second can resume the first's thread); `on_event(event, live)` may
+    interrupt. Returns (events, live run)."""
+    seed_workspace(scenario, ws)
+    setup = offline_setup(scenario, ws, state)
+    assert setup.backend is not None
     events: list[HarnessEvent] = []
-    with ResponsesBackend(scenario, cwd=ws) as backend:
+    with setup.backend:
         spec = AgentRunSpec(
             prompt=f"scenario {scenario.name}",
             cwd=ws,
-            env=backend.codex_env(),
-            provider_options=backend_options(backend, codex, home),
+            env=setup.env,
+            provider_options={**setup.provider_options, "codex_bin": str(codex)},
             **spec_fields,
         )
         async with open_run(

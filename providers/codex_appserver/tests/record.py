@@ -17,9 +17,9 @@ import anyio
 sys.path.insert(0, str(Path(__file__).parent))
 
 from appserver_helpers import real_codex, run_real, wire_to_transcript
-from harness_core.events import ApprovalDecision
+from harness_core import ApprovalDecision
+from harness_core.offline import SCENARIOS
 from harness_core.plugins import PluginHost
-from harness_core.offline.scenarios import SCENARIOS
 
 import harness_codex_appserver
 
@@ -48,9 +48,8 @@ async def main() -> None:
         for scenario_name, fields, decision in cases:
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
-                ws, home, runs = root / "ws", root / "home", root / "runs"
-                for d in (ws, home):
-                    d.mkdir()
+                ws, state, runs = root / "ws", root / "state", root / "runs"
+                ws.mkdir()
                 with out.open("a") as fh:
                     fh.write(
                         f'{{"case": "{scenario_name}:{fields.get("approval", "never")}:'
@@ -59,7 +58,7 @@ async def main() -> None:
                 _, live = await run_real(
                     SCENARIOS[scenario_name],
                     ws,
-                    home,
+                    state,
                     codex,
                     host,
                     runs_dir=runs,

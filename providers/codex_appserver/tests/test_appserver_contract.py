@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness_core.offline import Scenario
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
-from harness_codex_appserver.testing.fake import write_fake_codex
-from harness_core.offline.scenarios import Scenario
+
+from harness_codex_appserver.testing import write_fake_codex
 
 
 class TestCodexAppServerContract(ProviderContract):
@@ -27,10 +28,7 @@ class TestCodexAppServerContract(ProviderContract):
         bin_dir = state_dir / "bin"
         bin_dir.mkdir(exist_ok=True)
         codex = write_fake_codex(
-            bin_dir,
-            scenario.name,
-            version="0.1.0" if fault == "too_old" else None,
-            crash_mid_turn=fault == "crash",
+            bin_dir, scenario=scenario.name, version="0.1.0" if fault == "too_old" else None, crash=fault == "crash"
         )
         home = state_dir / "codex-home"
         home.mkdir(exist_ok=True)

@@ -7,14 +7,22 @@ from typing import Any
 
 import anyio
 import pytest
-from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError
-from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind
+from harness_core import (
+    AgentRunSpec,
+    ApprovalDecision,
+    ApprovalRequested,
+    CliNotFoundError,
+    CliVersionUnsupportedError,
+    HarnessEvent,
+    ToolKind,
+    open_run,
+    run,
+)
 from harness_core.plugins import PluginHost
-from harness_core.runner import open_run, run
-from harness_core.spec import AgentRunSpec
-from harness_codex_appserver.testing.fake import write_fake_codex
 
-from harness_codex_appserver.options import CodexAppServerOptions, build_argv
+from harness_codex_appserver.argv import build_argv
+from harness_codex_appserver.options import CodexAppServerOptions
+from harness_codex_appserver.testing import write_fake_codex
 
 pytestmark = pytest.mark.anyio
 
@@ -45,7 +53,7 @@ def _types(events: list[HarnessEvent]) -> list[str]:
 async def test_tools_turn_maps_every_tool(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
 ) -> None:
-    codex = write_fake_codex(tmp_path, "tools")
+    codex = write_fake_codex(tmp_path, scenario="tools")
     events = await _collect(_spec(workspace, codex_home, codex), host)
     assert _types(events)[0] == "run_started" and _types(events)[-1] == "done"
     assert [e.seq for e in events] == list(range(len(events)))
@@ -74,7 +82,7 @@ async def test_tools_turn_maps_every_tool(
 async def test_reasoning_is_streamed(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
 ) -> None:
-    events = await _collect(_spec(workspace, codex_home, write_fake_codex(tmp_path, "think")), host)
+    events = await _collect(_spec(workspace, codex_home, write_fake_codex(tmp_path, scenario="think")), host)
     assert [e.text for e in events if e.type == "reasoning_delta"] == ["Let me consider the question."]
 
 
@@ -85,7 +93,7 @@ async def test_reasoning_is_streamed(
 async def test_backend_failures_are_classified(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost, scenario: str, code: str
 ) -> None:
-    events = await _collect(_spec(workspace, codex_home, write_fake_codex(tmp_path, scenario)), host)
+    events = await _collect(_spec(workspace, codex_home, write_fake_codex(tmp_path, scenario=scenario)), host)
     errors = [e for e in events if e.type == "error"]
     assert [e.error.code for e in errors] == [code]
     result = events[-1].result  # type: ignore[union-attr]
@@ -115,7 +123,7 @@ async def test_approvals(
         asked.append(request)
         return decision
 
-    spec = _spec(workspace, codex_home, write_fake_codex(tmp_path, "tools"), approval="untrusted")
+    spec = _spec(workspace, codex_home, write_fake_codex(tmp_path, scenario="tools"), approval="untrusted")
     events = await _collect(spec, host, approver=approver)
     first = asked[0]
     assert first.display.kind is ToolKind.SHELL and first.display.command == "echo harness-ok"
@@ -139,7 +147,7 @@ async def test_approvals(
 async def test_interrupt(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost, scenario: str, trigger: str
 ) -> None:
-    spec = _spec(workspace, codex_home, write_fake_codex(tmp_path, scenario))
+    spec = _spec(workspace, codex_home, write_fake_codex(tmp_path, scenario=scenario))
     events: list[HarnessEvent] = []
     with anyio.fail_after(10):
         async with open_run(spec, "codex-appserver", host=host, run_log=False) as live:
@@ -154,10 +162,22 @@ async def test_interrupt(
         assert [e.display.status.value for e in events if e.type == "tool_result"] == ["failed"]
 
 
+async def test_the_run_env_chooses_the_fake_scenario_over_the_wrappers_default(
+    tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    codex = write_fake_codex(tmp_path, scenario="say")
+    spec = _spec(workspace, codex_home, codex, env={"HARNESS_FAKE_SCENARIO": "think"})
+    events = await _collect(spec, host)
+    assert [e.text for e in events if e.type == "reasoning_delta"] == ["Let me consider the question."]
+    default = await _collect(_spec(workspace, codex_home, codex), host)
+    assert not [e for e in default if e.type == "reasoning_delta"]
+    assert default[-1].result.final_text  # type: ignore[union-attr]
+
+
 async def test_resume_in_second_run(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
 ) -> None:
-    codex = write_fake_codex(tmp_path, "say")
+    codex = write_fake_codex(tmp_path, scenario="say")
     first = await _collect(_spec(workspace, codex_home, codex), host)
     session_id = first[-1].result.session_id  # type: ignore[union-attr]
     assert session_id
@@ -175,7 +195,7 @@ async def test_resume_unknown_session_says_what_to_check(
     spec = _spec(
         workspace,
         codex_home,
-        write_fake_codex(tmp_path, "say"),
+        write_fake_codex(tmp_path, scenario="say"),
         resume_session="00000000-0000-0000-0000-000000000000",
     )
     events = await _collect(spec, host)
@@ -187,7 +207,7 @@ async def test_resume_unknown_session_says_what_to_check(
 async def test_process_dies_mid_turn(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
 ) -> None:
-    codex = write_fake_codex(tmp_path, "tools", crash_mid_turn=True)
+    codex = write_fake_codex(tmp_path, scenario="tools", crash=True)
     events = await _collect(_spec(workspace, codex_home, codex), host)
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "failed" and result.error is not None
@@ -199,7 +219,7 @@ async def test_process_dies_mid_turn(
 async def test_too_old_cli_is_refused_before_spawning(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
 ) -> None:
-    codex = write_fake_codex(tmp_path, "say", version="0.100.0")
+    codex = write_fake_codex(tmp_path, scenario="say", version="0.100.0")
     with pytest.raises(CliVersionUnsupportedError) as info:
         await run(_spec(workspace, codex_home, codex), "codex-appserver", host=host, run_log=False)
     assert "0.100.0" in info.value.message and "0.169.0" in info.value.message

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from appserver_helpers import MISSING_CODEX, real_codex
-from harness_codex_appserver.testing.fake import write_fake_codex
+
+from harness_codex_appserver.testing import write_fake_codex
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -160,7 +161,7 @@ class _Client:
 def test_fake_messages_match_real_schema(
     schema_dir: Path, tmp_path: Path, scenario: str, approval: str, decision: str
 ) -> None:
-    codex = write_fake_codex(tmp_path, scenario)
+    codex = write_fake_codex(tmp_path, scenario=scenario)
     client = _Client(codex, tmp_path)
     try:
         client.request("initialize", {"clientInfo": {"name": "t", "version": "1"}})
@@ -197,7 +198,7 @@ def test_interrupt_with_pending_approval_orders_like_real_codex(tmp_path: Path) 
     ]
     expected = _order_after_request(real)
     assert expected == ["turn/completed", "serverRequest/resolved"]
-    codex = write_fake_codex(tmp_path, "tools")
+    codex = write_fake_codex(tmp_path, scenario="tools")
     client = _Client(codex, tmp_path)
     try:
         client.request("initialize", {"clientInfo": {"name": "t", "version": "1"}})
@@ -224,7 +225,7 @@ def test_interrupt_with_pending_approval_orders_like_real_codex(tmp_path: Path) 
 
 def test_fake_runs_without_harness_on_path(tmp_path: Path) -> None:
     """The wrapper pins the interpreter, so the fake works with a minimal PATH."""
-    codex = write_fake_codex(tmp_path, "say")
+    codex = write_fake_codex(tmp_path, scenario="say")
     out = subprocess.run(
         [str(codex), "--version"],
         capture_output=True,

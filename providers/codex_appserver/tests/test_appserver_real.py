@@ -1,7 +1,8 @@
 """End-to-end: the real pinned codex app-server, offline against the scripted Responses backend.
 
-Skipped when the real binary is not installed (scripts/install-clis.sh). Each test has its own CODEX_HOME and
-workspace; the autouse leak check asserts no process is left behind.
+Skipped when the real binary is not installed (scripts/install-clis.sh). Each test has its own workspace and
+state directory (CODEX_HOME and HOME, from the provider's `offline_setup`); the autouse leak check asserts
+no process is left behind.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 import anyio
 import pytest
 from appserver_helpers import MISSING_CODEX, children, real_codex, run_real
-from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind
+from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind
+from harness_core.offline import SCENARIOS
 from harness_core.plugins import PluginHost
-from harness_core.offline.scenarios import SCENARIOS
 
 CODEX = real_codex()
 pytestmark = [
@@ -31,17 +32,22 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def _run(name: str, ws: Path, home: Path, host: PluginHost, **kw: Any) -> list[HarnessEvent]:
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+async def _run(name: str, ws: Path, state: Path, host: PluginHost, **kw: Any) -> list[HarnessEvent]:
     assert CODEX is not None
     with anyio.fail_after(60):
-        events, _ = await run_real(SCENARIOS[name], ws, home, CODEX, host, **kw)
+        events, _ = await run_real(SCENARIOS[name], ws, state, CODEX, host, **kw)
     return events
 
 
 async def test_command_read_edit_write_and_message(
-    workspace: Path, codex_home: Path, host: PluginHost
+    workspace: Path, state: Path, host: PluginHost
 ) -> None:
-    events = await _run("tools", workspace, codex_home, host)
+    events = await _run("tools", workspace, state, host)
     results = [e for e in events if e.type == "tool_result"]
     assert [(r.display.kind, r.display.title) for r in results] == [
         (ToolKind.SHELL, "Running command"),
@@ -69,7 +75,7 @@ async def test_command_read_edit_write_and_message(
     ],
 )
 async def test_approvals(
-    workspace: Path, codex_home: Path, host: PluginHost, decision: ApprovalDecision, status: str
+    workspace: Path, state: Path, host: PluginHost, decision: ApprovalDecision, status: str
 ) -> None:
     asked: list[ApprovalRequested] = []
 
@@ -77,7 +83,7 @@ async def test_approvals(
         asked.append(request)
         return decision
 
-    events = await _run("tools", workspace, codex_home, host, approver=approver, approval="untrusted")
+    events = await _run("tools", workspace, state, host, approver=approver, approval="untrusted")
     assert asked and asked[0].display.command == "echo harness-ok"
     assert events[-1].result.status.value == status  # type: ignore[union-attr]
     changed = (workspace / "notes.txt").read_text() == "beta\n"
@@ -93,25 +99,25 @@ async def test_approvals(
 
 @pytest.mark.parametrize(("scenario", "trigger"), [("slow_command", "tool_use"), ("slow_text", "text_delta")])
 async def test_interrupt(
-    workspace: Path, codex_home: Path, host: PluginHost, scenario: str, trigger: str
+    workspace: Path, state: Path, host: PluginHost, scenario: str, trigger: str
 ) -> None:
     def on_event(event: HarnessEvent, live: Any) -> None:
         if event.type == trigger:
             live.interrupt()
 
     with anyio.fail_after(30):
-        events = await _run(scenario, workspace, codex_home, host, on_event=on_event)
+        events = await _run(scenario, workspace, state, host, on_event=on_event)
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "interrupted" and result.error is None
 
 
-async def test_resume_in_second_run(tmp_path: Path, codex_home: Path, host: PluginHost) -> None:
+async def test_resume_in_second_run(tmp_path: Path, state: Path, host: PluginHost) -> None:
     first_ws, second_ws = tmp_path / "a", tmp_path / "b"
     first_ws.mkdir()
     second_ws.mkdir()
-    first = await _run("say", first_ws, codex_home, host)
+    first = await _run("say", first_ws, state, host)
     session = first[-1].result.session_id  # type: ignore[union-attr]
-    second = await _run("think", second_ws, codex_home, host, resume_session=session)
+    second = await _run("think", second_ws, state, host, resume_session=session)
     started = next(e for e in second if e.type == "session_started")
     assert started.resumed and started.session_id == session
     result = second[-1].result  # type: ignore[union-attr]
@@ -122,23 +128,23 @@ async def test_resume_in_second_run(tmp_path: Path, codex_home: Path, host: Plug
 
 @pytest.mark.parametrize(("scenario", "code"), [("fail_500", "model_error"), ("fail_401", "auth_failed")])
 async def test_backend_failures_classified(
-    workspace: Path, codex_home: Path, host: PluginHost, scenario: str, code: str
+    workspace: Path, state: Path, host: PluginHost, scenario: str, code: str
 ) -> None:
-    events = await _run(scenario, workspace, codex_home, host)
+    events = await _run(scenario, workspace, state, host)
     assert [e.error.code for e in events if e.type == "error"] == [code]
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "failed" and result.error.code == code
 
 
 async def test_stalled_backend_caught_by_idle_timeout(
-    workspace: Path, codex_home: Path, host: PluginHost
+    workspace: Path, state: Path, host: PluginHost
 ) -> None:
-    events = await _run("stall", workspace, codex_home, host, idle_timeout=2.0)
+    events = await _run("stall", workspace, state, host, idle_timeout=2.0)
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "failed" and result.error.code == "idle_timeout"
 
 
-async def test_app_server_killed_mid_turn(workspace: Path, codex_home: Path, host: PluginHost) -> None:
+async def test_app_server_killed_mid_turn(workspace: Path, state: Path, host: PluginHost) -> None:
     def on_event(event: HarnessEvent, live: Any) -> None:
         if event.type == "tool_use":
             for pid in children():
@@ -151,7 +157,7 @@ async def test_app_server_killed_mid_turn(workspace: Path, codex_home: Path, hos
                     os.kill(pid, signal.SIGKILL)
 
     with anyio.fail_after(30):
-        events = await _run("slow_command", workspace, codex_home, host, on_event=on_event)
+        events = await _run("slow_command", workspace, state, host, on_event=on_event)
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "failed" and result.error.code == "process_exited"
     assert "SIGKILL" in result.error.message

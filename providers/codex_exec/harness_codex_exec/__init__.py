@@ -7,9 +7,9 @@ command, so the provider class (and anyio, the transport, ...) is imported only 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from harness_core.hookspecs import hookimpl
+from harness_core import hookimpl
 
 if TYPE_CHECKING:
     from harness_core.provider import Provider
@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 
 @hookimpl
-def harness_register_providers(register: Callable[[type[Provider]], None]) -> None:
+def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
     from harness_codex_exec.provider import CodexExecProvider
 
     register(CodexExecProvider)

@@ -1,7 +1,7 @@
-"""The `codex exec` command line for a spec, and the options that shape it.
+"""The `codex exec` command line and environment for a spec, and the command line as a log shows it.
 
-Layer: provider (codex-exec), pure. Knows the exec flags of codex 0.169.0 (checked against the real binary)
-and `AgentRunSpec`; knows nothing of processes, events or the runner.
+Layer: provider (codex-exec) configuration, pure. Knows the exec flags of codex 0.169.0 (checked against the
+real binary), `CODEX_HOME` and `AgentRunSpec`; knows nothing of processes, events or the runner.
 
 Observed facts this module relies on:
 - `-C` and `-s` belong to `exec`, not to `exec resume`; given before `resume` they apply to the resumed
@@ -14,16 +14,17 @@ Observed facts this module relies on:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 
-from harness_codex_common.cli import CodexCliOptions, config_args
-from harness_core.spec import AgentRunSpec
+from harness_codex_common import config_args
 
-__all__ = ["CodexExecOptions", "build_argv", "redacted_argv", "toml_string"]
+from harness_codex_exec.options import CodexExecOptions
+from harness_codex_exec.sessions import codex_home
+from harness_core import AgentRunSpec
+from harness_core.provider import REDACTED, redact_argv
 
-
-class CodexExecOptions(CodexCliOptions):
-    """Options of the codex-exec provider (`-o KEY=VALUE`): exactly the shared Codex options."""
+__all__ = ["build_argv", "build_env", "redacted_argv", "toml_string"]
 
 
 def toml_string(text: str) -> str:
@@ -53,14 +54,22 @@ def build_argv(
     return argv
 
 
-def redacted_argv(argv: list[str]) -> list[str]:
-    """`argv` for a log line: every `-c KEY=VALUE` keeps its key but not its value (values may hold the system
-    prompt or secrets), and the prompt (the last argument) is dropped."""
-    out: list[str] = []
-    for i, arg in enumerate(argv[:-1]):
-        if i and argv[i - 1] == "-c":
-            key, sep, _ = arg.partition("=")
-            out.append(f"{key}=<redacted>" if sep else "<redacted>")
-        else:
-            out.append(arg)
-    return out
+def build_env(spec: AgentRunSpec, options: CodexExecOptions) -> dict[str, str]:
+    """Our environment, the spec's `env` over it, and `CODEX_HOME` when the options name one."""
+    env = {**os.environ, **spec.env}
+    if options.codex_home is not None:
+        env["CODEX_HOME"] = str(codex_home(options.codex_home, spec.env))
+    return env
+
+
+def redacted_argv(argv: Sequence[str], known: tuple[str, ...] = ()) -> list[str]:
+    """`argv` (from `build_argv`) for a log line: the prompt (the last argument) dropped, every `-c KEY=VALUE`
+    keeping its key but not its value (values may hold the system prompt or secrets), every other argument
+    scrubbed of credential shapes and the `known` secrets."""
+    head = list(argv[:-1])
+    shown = redact_argv(head, (), known)
+    for i in range(1, len(head)):
+        if head[i - 1] == "-c":
+            key, sep, _ = head[i].partition("=")
+            shown[i] = f"{key}={REDACTED}" if sep else REDACTED
+    return shown

@@ -1,8 +1,15 @@
 """Pure mapping from `codex exec --json` lines to `HarnessEvent`s.
 
-Layer: provider (codex-exec), pure. No I/O, no clock, no processes: `ExecMapping.feed` takes one decoded
-line and returns the events it means; the provider owns the child, the runner owns stamping. Knows the exec
-JSONL shapes (`thread.started`, `turn.*`, `item.*`, `error`) and the event model, nothing of transport.
+Layer: provider (codex-exec), pure. No I/O, no clock, no processes. The one convention of every provider's
+mapping: `ExecMapping.feed` takes one decoded line and returns the events it means; `outcome` is the run's
+`HarnessResult` once a terminal line arrived (`finished`). The provider owns the child (and how an
+interrupted or cut-short run ends), the runner owns stamping. Knows the exec JSONL shapes (`thread.started`,
+`turn.*`, `item.*`, `error`), Codex's error texts and the event model, nothing of transport.
+
+Errors: Codex prints only a message. An HTTP status in it (`unexpected status 401 Unauthorized`, `last
+status: 429`) decides the error class through the core's `error_for_status`; without one, the text decides
+(`unauthorized`, a missing key variable → credentials; `rate limit`, `too many requests`, `usage limit` → rate
+limited); anything else is a model error.
 
 Usage: `turn.completed.usage` is the thread's running total (it keeps growing across `resume`). Given the
 total before this run (`previous_total`: zero for a new thread, read from the session log for a resume) the
@@ -18,21 +25,19 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness_core.errors import (
+from harness_core import (
     AuthFailedError,
-    HarnessError,
-    InvalidSpecError,
-    ModelError,
-    RateLimitedError,
-    truncate,
-)
-from harness_core.events import (
     ContextUsage,
     ErrorEvent,
+    HarnessError,
     HarnessEvent,
+    HarnessResult,
     HarnessToolDetails,
+    InvalidSpecError,
     ProviderRaw,
+    RateLimitedError,
     ReasoningDelta,
+    RunStatus,
     SessionStarted,
     TextDelta,
     ToolKind,
@@ -41,10 +46,17 @@ from harness_core.events import (
     ToolSummary,
     ToolUse,
     Usage,
+    truncate,
 )
-from harness_core.tooldisplay import bounded_head, bounded_tail, classify_command, file_change_display
+from harness_core.provider import (
+    bounded_head,
+    bounded_tail,
+    classify_command,
+    error_for_status,
+    file_change_display,
+)
 
-__all__ = ["ExecMapping", "classify_error", "parse_usage", "usage_since"]
+__all__ = ["AUTH_HINT", "FAILURE_HINT", "RETRY_HINT", "ExecMapping", "classify_error", "parse_usage", "usage_since"]
 
 _TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 _STATUS = {
@@ -54,24 +66,27 @@ _STATUS = {
     "declined": ToolStatus.DECLINED,
 }
 _HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden|Too Many Requests)\b")
+_AUTH_TEXTS = ("unauthorized", "missing environment variable")
+_RATE_TEXTS = ("rate limit", "too many requests", "usage limit")
+
+AUTH_HINT = "check the API key codex uses (`codex login`, or the env_key of your model provider) and try again"
+RETRY_HINT = "wait a moment and retry"
+FAILURE_HINT = "run again, or check the model provider's status and `-o config.model=...`"
 
 
 def classify_error(message: str) -> HarnessError:
-    """A codex error message as the Harness error it is (auth, rate limit, or other model failures)."""
-    lower = message.lower()
+    """A codex error message as the Harness error it is (auth, rate limit, or other model failures), its
+    message ending with what to do next."""
     match = _HTTP_STATUS.search(message)
     status = int(next(g for g in match.groups() if g)) if match else None
-    if status in (401, 403) or "unauthorized" in lower or "missing environment variable" in lower:
-        return AuthFailedError(
-            f"the model API refused the credentials: {truncate(message)}. Check the API key codex uses "
-            "(`codex login`, or the env_key of your model provider) and try again.",
-            status=status,
-        )
-    if status == 429 or "rate limit" in lower or "too many requests" in lower or "usage limit" in lower:
-        return RateLimitedError(
-            f"the model API is rate limiting: {truncate(message)}. Wait a moment and retry.", status=status
-        )
-    return ModelError(f"the model turn failed: {truncate(message)}", status=status)
+    if status not in (401, 403, 429):
+        lower = message.lower()
+        quoted = f"codex: {truncate(message.strip()) or 'no message'}"
+        if any(text in lower for text in _AUTH_TEXTS):
+            return AuthFailedError(f"the model API refused the credentials ({quoted}); {AUTH_HINT}", status=status)
+        if any(text in lower for text in _RATE_TEXTS):
+            return RateLimitedError(f"the model API is rate limiting ({quoted}); {RETRY_HINT}", status=status)
+    return error_for_status(status, message, auth_hint=AUTH_HINT, retry_hint=RETRY_HINT, failure_hint=FAILURE_HINT)
 
 
 def parse_usage(raw: Mapping[str, Any] | None) -> Usage:
@@ -128,10 +143,24 @@ class ExecMapping:
         """Whether a terminal line (`turn.completed` or `turn.failed`) arrived."""
         return self.completed or self.failure is not None
 
-    def feed_all(self, messages: Iterable[Mapping[str, Any]]) -> list[HarnessEvent]:
+    @property
+    def outcome(self) -> HarnessResult | None:
+        """The run's result once `finished` (success, or failed with the turn's error), else None."""
+        if not self.finished:
+            return None
+        return HarnessResult(
+            status=RunStatus.FAILED if self.failure is not None else RunStatus.SUCCESS,
+            final_text=self.final_text,
+            session_id=self.session_id,
+            usage=self.usage,
+            error=self.failure.to_info() if self.failure is not None else None,
+        )
+
+    def feed_all(self, messages: Iterable[dict[str, Any]]) -> list[HarnessEvent]:
         return [event for msg in messages for event in self.feed(msg)]
 
-    def feed(self, msg: Mapping[str, Any]) -> list[HarnessEvent]:
+    def feed(self, msg: dict[str, Any]) -> list[HarnessEvent]:
+        """The events for one `codex exec --json` line (a decoded JSON object)."""
         kind = msg.get("type")
         if kind == "thread.started" and isinstance(msg.get("thread_id"), str):
             return self._thread(msg["thread_id"])

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness_codex_exec.mapping import parse_usage
-from harness_core.events import Usage
+from harness_core import Usage
 
 __all__ = ["codex_home", "previous_total"]
 

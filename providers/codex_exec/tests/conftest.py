@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import harness_codex_exec
+from harness_codex_exec.testing import write_fake_codex
 from harness_core.plugins import PluginHost
-from harness_codex_exec.testing.fake import write_fake_codex
 
 
 @pytest.fixture(params=["asyncio", "trio"])

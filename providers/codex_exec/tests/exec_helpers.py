@@ -1,6 +1,5 @@
 """Helpers shared by the codex-exec tests (a uniquely named module, not `conftest`, so that several test
-directories can run in one pytest session): recorded transcripts, finding the real codex, and the provider
-options that point the real codex at a scripted Responses backend."""
+directories can run in one pytest session): recorded transcripts and finding the real codex."""
 
 from __future__ import annotations
 
@@ -9,9 +8,6 @@ import os
 import shutil
 from pathlib import Path
 from typing import Any
-
-from harness_codex_common.cli import offline_options
-from harness_core.offline.backends.responses import ResponsesBackend
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 REPO = Path(__file__).resolve().parents[3]
@@ -40,9 +36,3 @@ def real_codex() -> str | None:
         return explicit
     wrapper = Path(os.environ.get("HARNESS_TOOLS_DIR") or REPO / ".tools") / "bin" / "codex"
     return str(wrapper) if wrapper.exists() else shutil.which("codex")
-
-
-def backend_options(backend: ResponsesBackend, codex: str, home: Path) -> dict[str, Any]:
-    """Provider options pointing the real codex at `backend`: the provider's own offline options (the same
-    ones `harness run --offline` uses) with `home` as CODEX_HOME, plus `codex_bin`."""
-    return {**offline_options(backend, home), "codex_bin": codex}

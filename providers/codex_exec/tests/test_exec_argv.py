@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from harness_codex_exec.argv import CodexExecOptions, build_argv, toml_string
-from harness_core.spec import AgentRunSpec, SandboxMode
+from harness_codex_exec.argv import build_argv, redacted_argv, toml_string
+from harness_codex_exec.options import CodexExecOptions
+from harness_core import AgentRunSpec, SandboxMode
+from harness_core.provider import REDACTED
 
 
 def test_new_thread_argv(tmp_path: Path) -> None:
@@ -71,15 +73,13 @@ def _c_values(argv: list[str]) -> list[str]:
 
 def test_nested_config_from_the_command_line(tmp_path: Path) -> None:
     """`-o config.tools.web_search=true` (nested by the CLI's option parser) is accepted, as by codex-appserver."""
-    from harness_core.cli_run import parse_option_pairs
-
-    raw = parse_option_pairs(
-        [
-            "config.tools.web_search=true",
-            "config.model_reasoning_effort=high",
-            "config.sandbox_workspace_write.network_access=false",
-        ]
-    )
+    raw = {  # what `harness run -o config.tools.web_search=true -o config.model_reasoning_effort=high ...` gives
+        "config": {
+            "tools": {"web_search": "true"},
+            "model_reasoning_effort": "high",
+            "sandbox_workspace_write": {"network_access": "false"},
+        }
+    }
     argv = build_argv("codex", AgentRunSpec(prompt="p", cwd=tmp_path), CodexExecOptions.model_validate(raw))
     assert _c_values(argv) == [
         "tools.web_search=true",
@@ -102,12 +102,19 @@ def test_bad_config_key_is_rejected() -> None:
 
 
 def test_argv_log_redacts_config_values_and_prompt(tmp_path: Path) -> None:
-    from harness_codex_exec.argv import redacted_argv
-
     spec = AgentRunSpec(prompt="the prompt", cwd=tmp_path, system_prompt="private instructions")
     argv = build_argv("codex", spec, CodexExecOptions(config={"model_providers.x.api_key": "sk-secret"}))
     shown = redacted_argv(argv)
     text = " ".join(shown)
     assert "private instructions" not in text and "sk-secret" not in text and "the prompt" not in text
-    assert "developer_instructions=<redacted>" in shown and "model_providers.x.api_key=<redacted>" in shown
+    assert f"developer_instructions={REDACTED}" in shown and f"model_providers.x.api_key={REDACTED}" in shown
     assert shown[:4] == ["codex", "exec", "--json", "--skip-git-repo-check"]
+
+
+def test_argv_log_scrubs_known_secrets_and_credential_shapes(tmp_path: Path) -> None:
+    ws = tmp_path / "team-token-1234567"
+    spec = AgentRunSpec(prompt="p", cwd=ws, model="sk-abcdefghijklmnop")
+    shown = redacted_argv(build_argv("codex", spec, CodexExecOptions()), known=("team-token-1234567",))
+    text = " ".join(shown)
+    assert "sk-abcdefghijklmnop" not in text and "team-token-1234567" not in text
+    assert shown[shown.index("-C") + 1] == str(tmp_path / REDACTED)

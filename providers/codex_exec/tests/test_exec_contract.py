@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness_codex_exec.testing import write_fake_codex
+from harness_core.offline import Scenario
 from harness_core.provider import OfflineSetup
 from harness_core.testing.contract import ProviderContract
-from harness_codex_exec.testing.fake import write_fake_codex
-from harness_core.offline.scenarios import Scenario
 
 
 class TestCodexExecContract(ProviderContract):
@@ -27,10 +27,9 @@ class TestCodexExecContract(ProviderContract):
             return super().setup_run(scenario, workspace, state_dir, real=True, fault=fault)
         bin_dir = state_dir / "bin"
         bin_dir.mkdir(exist_ok=True)
-        codex = write_fake_codex(bin_dir, version="0.1.0" if fault == "too_old" else None)
+        codex = write_fake_codex(
+            bin_dir, scenario=scenario.name, version="0.1.0" if fault == "too_old" else None, crash=fault == "crash"
+        )
         home = state_dir / "codex-home"
         home.mkdir(exist_ok=True)
-        env = {"HARNESS_FAKE_SCENARIO": scenario.name}
-        if fault == "crash":
-            env["HARNESS_FAKE_CODEX_CRASH"] = "fake codex: simulated crash in the middle of a turn"
-        return OfflineSetup(provider_options={"codex_bin": str(codex), "codex_home": str(home)}, env=env)
+        return OfflineSetup(provider_options={"codex_bin": str(codex), "codex_home": str(home)})

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from exec_helpers import TRANSCRIPTS, load_cases
 
-from harness_core.offline.scenarios import SCENARIOS
+from harness_codex_exec.testing import write_fake_codex
+from harness_core.offline import SCENARIOS
 
 
 def _shapes(lines: list[dict[str, Any]]) -> set[tuple[str, ...]]:
@@ -77,8 +78,26 @@ def test_fake_resume_keeps_the_thread_and_its_total(tmp_path: Path) -> None:
 
 
 def test_version_and_wrapper(tmp_path: Path) -> None:
-    from harness_codex_exec.testing.fake import write_fake_codex
-
     wrapper = write_fake_codex(tmp_path, version="0.170.1")
-    out = subprocess.run([str(wrapper), "--version"], capture_output=True, timeout=30, check=True)
-    assert out.stdout.decode().strip() == "codex-cli 0.170.1"
+    out = subprocess.run([str(wrapper), "--version"], capture_output=True, timeout=30, check=True, env={"PATH": "/x"})
+    assert out.stdout.decode().strip() == "codex-cli 0.170.1"  # baked in: the probe gets no run env, nor PATH
+
+
+def _wrapper_run(wrapper: Path, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
+    argv = [str(wrapper), "exec", "--json", "--skip-git-repo-check", "-C", str(tmp_path), "--", "go"]
+    full = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(tmp_path), **env}
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=full, timeout=30, check=False)
+
+
+def test_wrapper_scenario_is_a_default_the_run_env_overrides(tmp_path: Path) -> None:
+    wrapper = write_fake_codex(tmp_path, scenario="think")
+    baked = [json.loads(line) for line in _wrapper_run(wrapper, tmp_path).stdout.splitlines()]
+    assert any(m.get("item", {}).get("type") == "reasoning" for m in baked)
+    chosen = _wrapper_run(wrapper, tmp_path, HARNESS_FAKE_SCENARIO="fail_429")
+    assert chosen.returncode == 1 and b"429 Too Many Requests" in chosen.stdout
+
+
+def test_wrapper_crash_dies_after_the_turn_starts(tmp_path: Path) -> None:
+    proc = _wrapper_run(write_fake_codex(tmp_path, crash=True), tmp_path)
+    assert proc.returncode == 101 and b"simulated crash" in proc.stderr
+    assert [json.loads(line)["type"] for line in proc.stdout.splitlines()] == ["thread.started", "turn.started"]

@@ -15,7 +15,7 @@ import pytest
 from exec_helpers import TRANSCRIPTS, load_cases
 
 from harness_codex_exec.mapping import ExecMapping, classify_error
-from harness_core.events import ErrorEvent, TextDelta, ToolResult, ToolSummary, ToolUse, Usage
+from harness_core import ErrorEvent, RunStatus, TextDelta, ToolResult, ToolSummary, ToolUse, Usage
 
 GOLDEN = sorted(p.name for p in TRANSCRIPTS.glob("*.jsonl") if not p.name.startswith("shared"))
 
@@ -77,6 +77,10 @@ def test_tools_get_the_app_server_labels() -> None:
     assert results[0].display.exit_code == 0 and "harness-ok" in (results[0].output or "")
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["All four tools ran."]
     assert mapping.final_text == "All four tools ran." and mapping.finished and mapping.failure is None
+    outcome = mapping.outcome
+    assert outcome is not None and outcome.status is RunStatus.SUCCESS and outcome.error is None
+    assert outcome.final_text == "All four tools ran." and outcome.session_id == mapping.session_id
+    assert outcome.usage == mapping.usage and outcome.usage.input_tokens > 0
 
 
 def test_shared_transcript_cases() -> None:
@@ -90,7 +94,7 @@ def test_shared_transcript_cases() -> None:
     m, _ = _map(cases["http500"])
     assert m.failure is not None and m.failure.code == "model_error"
     m, _ = _map(cases["sigint-midstream"])
-    assert not m.finished and m.session_id is not None
+    assert not m.finished and m.session_id is not None and m.outcome is None
 
 
 @pytest.mark.parametrize(
@@ -106,13 +110,24 @@ def test_backend_failures_are_classified(name: str, code: str) -> None:
     mapping, events = _map(lines)
     assert mapping.failure is not None and mapping.failure.code == code
     assert [e.error.code for e in events if isinstance(e, ErrorEvent)] == [code]
+    outcome = mapping.outcome
+    assert outcome is not None and outcome.status is RunStatus.FAILED
+    assert outcome.error is not None and outcome.error.code == code
 
 
 def test_classify_error_messages() -> None:
-    assert classify_error("Missing environment variable: `OPENAI_API_KEY`.").code == "auth_failed"
-    assert classify_error("unexpected status 403 Forbidden: no").details["status"] == 403
+    missing = classify_error("Missing environment variable: `OPENAI_API_KEY`.")
+    assert missing.code == "auth_failed" and "OPENAI_API_KEY" in missing.message and "codex login" in missing.message
+    forbidden = classify_error("unexpected status 403 Forbidden: no")
+    assert forbidden.code == "auth_failed" and forbidden.details["status"] == 403 and "HTTP 403" in forbidden.message
     assert classify_error("rate limit reached for gpt").retryable is True
-    assert "Wait a moment" in classify_error("last status: 429 Too Many Requests").message
+    assert classify_error("rate limit reached for gpt").code == "rate_limited"
+    limited = classify_error("last status: 429 Too Many Requests")
+    assert limited.code == "rate_limited" and "wait a moment" in limited.message
+    failed = classify_error("unexpected status 503 Service Unavailable: busy")
+    assert failed.code == "model_error" and failed.retryable and "-o config.model" in failed.message
+    other = classify_error("stream disconnected before completion")
+    assert other.code == "model_error" and not other.retryable and "status" not in other.details
 
 
 def test_usage_is_per_run_when_the_previous_total_is_known() -> None:

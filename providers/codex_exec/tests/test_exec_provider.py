@@ -9,12 +9,20 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, UnsupportedFeatureError
-from harness_core.events import HarnessEvent, RunStatus
+from harness_codex_exec.testing import write_fake_codex
+from harness_core import (
+    AgentRunSpec,
+    ApprovalPolicy,
+    Capability,
+    CliNotFoundError,
+    CliVersionUnsupportedError,
+    HarnessEvent,
+    InvalidSpecError,
+    RunStatus,
+    UnsupportedFeatureError,
+    open_run,
+)
 from harness_core.plugins import PluginHost
-from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec, ApprovalPolicy, Capability
-from harness_codex_exec.testing.fake import write_fake_codex
 
 pytestmark = pytest.mark.anyio
 
@@ -87,7 +95,7 @@ async def test_backend_failures(
 async def test_crash_reports_exit_status_and_stderr(
     host: PluginHost, fake_codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HARNESS_FAKE_CODEX_CRASH", "thread 'main' panicked: scripted crash")
+    monkeypatch.setenv("HARNESS_FAKE_CRASH", "thread 'main' panicked: scripted crash")
     result, _ = await _run(host, _spec(tmp_path, fake_codex, "say"))
     assert result.status is RunStatus.FAILED and result.error is not None
     assert result.error.code == "process_exited" and result.error.details["exit_code"] == 101
@@ -158,8 +166,6 @@ async def test_missing_and_old_binaries(host: PluginHost, tmp_path: Path) -> Non
 
 
 async def test_bad_options_say_what_is_valid(host: PluginHost, fake_codex: Path, tmp_path: Path) -> None:
-    from harness_core.errors import InvalidSpecError
-
     with pytest.raises(InvalidSpecError) as info:
         async with open_run(
             _spec(tmp_path, fake_codex, "say", provider_options={"sandboxx": 1}),

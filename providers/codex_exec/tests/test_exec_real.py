@@ -1,26 +1,29 @@
 """End to end with the real pinned codex (0.169.0) against the scripted Responses backend, offline.
 
-Skipped when the binary is not installed (`scripts/install-clis.sh`). Each test gets its own CODEX_HOME and
-workspace; the backend listens on 127.0.0.1 only.
+Skipped when the binary is not installed (`scripts/install-clis.sh`). Each test gets its own workspace and
+state directory (CODEX_HOME and HOME), set up by the provider's own `offline_setup` (the one `harness run
+--offline` uses); the backend listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from exec_helpers import MISSING_CODEX, backend_options, real_codex
+from exec_helpers import MISSING_CODEX, real_codex
+from harness_codex_common import offline_setup
 
-from harness_core.events import HarnessEvent, RunStatus
+from harness_core import AgentRunSpec, HarnessEvent, RunStatus, open_run
+from harness_core.offline import SCENARIOS, Scenario, seed_workspace
+from harness_core.offline.backends import ScriptedBackend
+from harness_core.offline.scenarios import Say
 from harness_core.plugins import PluginHost
-from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec
-from harness_core.offline.backends.responses import ResponsesBackend
-from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
 
 CODEX = real_codex()
 
@@ -36,21 +39,24 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _spec(tmp_path: Path, backend: ResponsesBackend, scenario: Scenario, **kwargs: Any) -> AgentRunSpec:
-    ws, home = tmp_path / "ws", tmp_path / "home"
+@contextmanager
+def _offline(tmp_path: Path, scenario: Scenario, **kwargs: Any) -> Iterator[tuple[ScriptedBackend, AgentRunSpec]]:
+    """The scripted backend playing `scenario` (serving while in the block) and a spec for the real codex
+    against it, in `tmp_path/ws` with its state in `tmp_path/state` (the same for two runs of one test)."""
+    ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    home.mkdir(exist_ok=True)
-    for rel, content in scenario.files.items():
-        if not (ws / rel).exists():
-            (ws / rel).write_text(content)
-    assert CODEX is not None
-    return AgentRunSpec(
+    seed_workspace(scenario, ws)
+    setup = offline_setup(scenario, ws, tmp_path / "state")
+    assert CODEX is not None and setup.backend is not None
+    spec = AgentRunSpec(
         prompt="do the scripted work",
         cwd=ws,
-        env=backend.codex_env(),
-        provider_options=backend_options(backend, CODEX, home),
+        env=setup.env,
+        provider_options={**setup.provider_options, "codex_bin": CODEX},
         **kwargs,
     )
+    with setup.backend as backend:
+        yield backend, spec
 
 
 async def _run(host: PluginHost, spec: AgentRunSpec, on_event: Any = None) -> tuple[Any, list[HarnessEvent]]:
@@ -92,9 +98,7 @@ def _running_in(ws: Path) -> list[str]:
 
 
 async def test_command_read_edit_write_and_message(host: PluginHost, tmp_path: Path) -> None:
-    scenario = SCENARIOS["tools"]
-    with ResponsesBackend(scenario, cwd=tmp_path / "ws") as backend:
-        spec = _spec(tmp_path, backend, scenario)
+    with _offline(tmp_path, SCENARIOS["tools"]) as (_, spec):
         result, events = await _run(host, spec)
     assert result.status is RunStatus.SUCCESS, result.error
     assert result.final_text == "All four tools ran."
@@ -113,12 +117,12 @@ async def test_command_read_edit_write_and_message(host: PluginHost, tmp_path: P
 
 
 async def test_resume_continues_the_thread(host: PluginHost, tmp_path: Path) -> None:
-    with ResponsesBackend(SCENARIOS["say"]) as backend:
-        first, _ = await _run(host, _spec(tmp_path, backend, SCENARIOS["say"], system_prompt="Be brief."))
+    with _offline(tmp_path, SCENARIOS["say"], system_prompt="Be brief.") as (backend, spec):
+        first, _ = await _run(host, spec)
         first_request = str(backend.exchanges[0].body)
     again = Scenario("again", (Say("Resumed and done."),))
-    with ResponsesBackend(again) as backend:
-        second, events = await _run(host, _spec(tmp_path, backend, again, resume_session=first.session_id))
+    with _offline(tmp_path, again, resume_session=first.session_id) as (_, spec):
+        second, events = await _run(host, spec)
     assert second.status is RunStatus.SUCCESS and second.final_text == "Resumed and done."
     assert second.session_id == first.session_id
     started = next(e for e in events if e.type == "session_started")
@@ -132,8 +136,8 @@ async def test_resume_continues_the_thread(host: PluginHost, tmp_path: Path) -> 
     ("name", "code"), [("fail_401", "auth_failed"), ("fail_429", "rate_limited"), ("fail_500", "model_error")]
 )
 async def test_backend_failure_is_classified(host: PluginHost, tmp_path: Path, name: str, code: str) -> None:
-    with ResponsesBackend(SCENARIOS[name]) as backend:
-        result, events = await _run(host, _spec(tmp_path, backend, SCENARIOS[name]))
+    with _offline(tmp_path, SCENARIOS[name]) as (_, spec):
+        result, events = await _run(host, spec)
     assert result.status is RunStatus.FAILED and result.error is not None and result.error.code == code
     assert [e.error.code for e in events if e.type == "error"] == [code]
 
@@ -145,8 +149,7 @@ async def test_interrupt_mid_command_leaves_nothing_running(host: PluginHost, tm
         if event.type == "tool_use":
             live.interrupt()
 
-    with ResponsesBackend(scenario) as backend:
-        spec = _spec(tmp_path, backend, scenario)
+    with _offline(tmp_path, scenario) as (_, spec):
         started = anyio.current_time()
         result, _ = await _run(host, spec, stop_on_tool)
     assert result.status is RunStatus.INTERRUPTED and result.session_id is not None
@@ -172,8 +175,8 @@ async def test_codex_killed_mid_turn(host: PluginHost, tmp_path: Path) -> None:
             except OSError:
                 continue
 
-    with ResponsesBackend(scenario) as backend:
-        result, _ = await _run(host, _spec(tmp_path, backend, scenario), kill_codex)
+    with _offline(tmp_path, scenario) as (_, spec):
+        result, _ = await _run(host, spec, kill_codex)
     assert result.status is RunStatus.FAILED and result.error is not None
     assert result.error.code == "process_exited" and result.error.details["exit_code"] == -9
     assert not await _left_running(ws)

@@ -1,5 +1,5 @@
 """The app-server message shapes (codex-cli 0.169.0) that the fake app-server sends: threads, turns, items,
-token usage. Split from `fake_codex_appserver` so that module holds only the protocol's behaviour.
+token usage. Apart from `server` and `player`, so that those hold only the protocol's behaviour.
 
 Layer: testing. Pure builders of plain dicts, copied from real transcripts and checked against
 `codex app-server generate-json-schema` by the codex-appserver tests; knows nothing of Harness providers or

@@ -20,10 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness_codex_exec.argv import CodexExecOptions, build_argv
-from harness_core.spec import AgentRunSpec, SandboxMode
-from harness_core.offline.backends.responses import ResponsesBackend
-from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
+from harness_codex_common import offline_setup
+
+from harness_codex_exec.argv import build_argv
+from harness_codex_exec.options import CodexExecOptions
+from harness_core import AgentRunSpec, SandboxMode
+from harness_core.offline import SCENARIOS, Scenario
+from harness_core.offline.scenarios import Say
 
 HERE = Path(__file__).parent
 NATIVE = (
@@ -41,12 +44,14 @@ def _run(
     kill_after: float | None = None,
     system_prompt: str | None = None,
 ) -> tuple[list[str], list[str], int]:
-    ws, home = root / "ws", root / "home"
+    ws = root / "ws"
     ws.mkdir(exist_ok=True)
-    home.mkdir(exist_ok=True)
     for rel, content in scenario.files.items():
         (ws / rel).write_text(content)
-    with ResponsesBackend(scenario, cwd=ws) as backend:
+    setup = offline_setup(scenario, ws, root / "state")  # the provider's own offline setup, codex run by hand
+    assert setup.backend is not None
+    home = Path(setup.provider_options["codex_home"])
+    with setup.backend as backend:
         spec = AgentRunSpec(
             prompt="do the scripted work",
             cwd=ws,
@@ -54,12 +59,9 @@ def _run(
             resume_session=resume,
             system_prompt=system_prompt,
         )
-        options = CodexExecOptions(
-            config=dict(kv.split("=", 1) for kv in backend.codex_config_overrides()),
-            disable=["unbounded_connection_retries", "plugins"],
-        )
+        options = CodexExecOptions.model_validate(setup.provider_options)
         argv = build_argv(codex, spec, options)
-        env = {**os.environ, "CODEX_HOME": str(home), **backend.codex_env()}
+        env = {**os.environ, "CODEX_HOME": str(home), **setup.env}
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
