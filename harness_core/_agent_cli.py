@@ -21,8 +21,8 @@ from pathlib import Path
 import anyio
 
 from harness_core._logging import get_logger
-from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError, truncate
 from harness_core._provider import CliInfo
+from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError, truncate
 
 __all__ = ["cli_version", "clear_probe_cache", "locate_cli", "probe_cli", "require_min_version"]
 

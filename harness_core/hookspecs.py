@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
     from harness_core._provider import Provider
+    from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
     from harness_core.spec import AgentRunSpec
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]

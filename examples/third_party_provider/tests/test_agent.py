@@ -8,12 +8,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_core.errors import AuthFailedError, InvalidSpecError, ModelError, RateLimitedError
-from harness_core.events import RunStatus, ToolResult, ToolStatus
-from harness_core.runner import open_run
-from harness_core.spec import AgentRunSpec, SandboxMode
+from harness_core import (
+    AgentRunSpec,
+    AuthFailedError,
+    InvalidSpecError,
+    ModelError,
+    RateLimitedError,
+    RunStatus,
+    SandboxMode,
+    ToolResult,
+    ToolStatus,
+    open_run,
+)
+from harness_core.offline import SCENARIOS, seed_workspace
 from harness_core.testing.contract import descendants
-from harness_core.offline.scenarios import SCENARIOS
 
 from harness_mini_agent import wire
 from harness_mini_agent.offline import offline_setup
@@ -25,13 +33,12 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 async def play(
-    tmp_path: Path, name: str, interrupt_on: str | None = None, **fields: Any
+    tmp_path: Path, name: str, interrupt_on: str | None = None, record_wire: bool = False, **fields: Any
 ) -> tuple[Any, list[Any], list[dict[str, Any]]]:
     scenario = SCENARIOS[name]
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    for rel, content in scenario.files.items():
-        (workspace / rel).write_text(content)
+    seed_workspace(scenario, workspace)
     setup = offline_setup(scenario, workspace)
     events: list[Any] = []
     assert setup.backend is not None
@@ -43,7 +50,7 @@ async def play(
             env=setup.env,
             **fields,
         )
-        async with open_run(spec, "mini-agent", runs_dir=tmp_path / "runs") as live:
+        async with open_run(spec, "mini-agent", runs_dir=tmp_path / "runs", record_wire=record_wire) as live:
             async for event in live:
                 events.append(event)
                 if event.type == interrupt_on:
@@ -78,6 +85,21 @@ async def test_tools_change_the_workspace_and_chain_the_responses(tmp_path: Path
         ("Editing file", "notes.txt"),
         ("Writing file", "new.txt"),
     ]
+
+
+@pytest.mark.anyio
+async def test_the_wire_log_holds_the_http_bodies_and_the_commands_output(tmp_path: Path) -> None:
+    result, _, _ = await play(tmp_path, "tools", record_wire=True)
+    assert result.status is RunStatus.SUCCESS, result.error
+    (wire_log,) = (tmp_path / "runs").glob("*.wire.jsonl")
+    lines = [json.loads(line) for line in wire_log.read_text().splitlines()]
+    sent = [json.loads(r["line"]) for r in lines if r["dir"] == "out"]
+    assert [body["previous_response_id"] for body in sent[1:]] == ["resp_0", "resp_1", "resp_2", "resp_3"]
+    received = [r["line"] for r in lines if r["dir"] == "in"]
+    assert "harness-ok" in received, "the command's stdout (spawned through ctx.spawn) is recorded"
+    events = [json.loads(line) for line in received if line.startswith("{")]
+    assert sum(e.get("type") == "response.completed" for e in events) == 5
+    assert "harness-offline" not in wire_log.read_text(), "the API key never reaches the wire log"
 
 
 @pytest.mark.anyio
@@ -124,18 +146,25 @@ def test_base_url_is_required(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(InvalidSpecError, match="base_url is required"):
         MiniAgentProvider().parse_options({})
     monkeypatch.setenv("MINI_AGENT_BASE_URL", "http://127.0.0.1:9/v1/")
-    assert MiniAgentProvider().parse_options({}).base_url == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
+    assert MiniAgentProvider().parse_options({}).base_url == "http://127.0.0.1:9/v1"
 
 
 @pytest.mark.parametrize(
-    ("status", "cls"),
-    [(401, AuthFailedError), (403, AuthFailedError), (429, RateLimitedError), (500, ModelError)],
+    ("status", "cls", "next_step"),
+    [
+        (401, AuthFailedError, "$OPENAI_API_KEY is not set"),
+        (403, AuthFailedError, "$OPENAI_API_KEY is not set"),
+        (429, RateLimitedError, "wait and retry"),
+        (500, ModelError, "check base_url and model"),
+    ],
 )
-def test_http_errors_are_classified(status: int, cls: type[Exception]) -> None:
+def test_http_errors_are_classified(status: int, cls: type[Exception], next_step: str) -> None:
     err = wire.http_error(
         status, json.dumps({"error": {"message": "nope"}}).encode(), "OPENAI_API_KEY", False
     )
     assert type(err) is cls and "nope" in err.message and err.details["status"] == status
+    assert next_step in err.message
+    assert err.retryable is (status >= 429), "rate limits and server errors are worth retrying"
 
 
 def test_sse_frames_and_tool_calls() -> None:

@@ -105,7 +105,7 @@ def test_plan_reads_through_the_callback_and_writes_nothing() -> None:
     ]
     assert changes[1].content == 'def main():\n    print("new")\n    return 0\n'
     with pytest.raises(PatchError, match="no such file to update"):
-        plan_patch(parse_patch(PATCH), {}.get)
+        plan_patch(parse_patch(PATCH), lambda _path: None)
 
 
 def test_resolve_inside_refuses_escapes(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """A streaming client of `POST {base_url}/responses`: sends one request, hands back its SSE events.
 
-Layer: HTTP. Knows httpx, status codes and SSE framing (through `wire`); must not know tools, processes,
-approvals or Harness events. httpx's async client runs on anyio, so it works under asyncio and trio alike,
-and every await in here is cancellable (interrupts, the runner's idle timeout).
+Layer: HTTP. Knows httpx, status codes (classified by `wire.http_error`) and SSE framing (through `wire`);
+must not know tools, processes, approvals or Harness events. Every body sent and every SSE `data:` received
+goes to the run's wire log (`ctx.record_wire`, a no-op unless the run records one). httpx's async client
+runs on anyio, so it works under asyncio and trio alike, and every await in here is cancellable (interrupts,
+the runner's idle timeout).
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from harness_core.errors import ModelError
+from harness_core import ModelError
+from harness_core.provider import get_logger
 
 from harness_mini_agent.wire import SseDecoder, http_error
 
 __all__ = ["EventStream", "ResponsesClient"]
+
+log = get_logger(__name__)
 
 Recorder = Callable[[str, str], None]
 
@@ -83,6 +88,7 @@ class ResponsesClient:
             async with self._http.stream(
                 "POST", self.url, content=payload, headers={"Content-Type": "application/json"}
             ) as response:
+                log.debug("response_started", url=self.url, status=response.status_code)
                 if response.status_code >= 400:
                     raise http_error(
                         response.status_code, await response.aread(), self._key_env, self._key_set

@@ -1,41 +1,32 @@
 """Offline play: mini-agent against Harness's scripted Responses backend on 127.0.0.1.
 
-Layer: testing glue. Knows `harness_core.offline.backends.ResponsesBackend` and mini-agent's option names;
-must not know the agent loop. Used by `harness run --offline`, `harness demo` and the contract suite.
+Layer: offline glue. Knows `harness_core.offline.backends.ResponsesBackend` and mini-agent's option names;
+must not know the agent loop. Used by `harness run --offline`, `harness demo` and the contract suite. The
+backend plays tool steps in the Responses dialect mini-agent speaks, which is the default one: the function
+tool `exec_command` (`{"cmd": ...}`, also `cat PATH` for reads) and the custom tool `apply_patch`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from harness_core.offline import Scenario
+from harness_core.offline.backends import ResponsesBackend, ResponsesDialect
 from harness_core.provider import OfflineSetup
-from harness_core.offline.backends import ResponsesBackend
-from harness_core.offline.scenarios import Scenario
 
 from harness_mini_agent.options import MiniAgentOptions
 
-__all__ = ["OFFLINE_KEY", "PreboundResponsesBackend", "offline_setup"]
+__all__ = ["OFFLINE_KEY", "offline_setup"]
 
 OFFLINE_KEY = "harness-offline"
 """The scripted backend accepts any key; this one goes into the spec's env, never into os.environ."""
 
 
-class PreboundResponsesBackend(ResponsesBackend):
-    """A `ResponsesBackend` that binds its port when built, so its `base_url` can go into the provider
-    options before the caller enters it; `start()` (what `with backend:` calls) is then a no-op."""
-
-    def __init__(self, scenario: Scenario, cwd: Path) -> None:
-        super().__init__(scenario, cwd=cwd)
-        super().start()
-
-    def start(self) -> PreboundResponsesBackend:
-        return self
-
-
 def offline_setup(scenario: Scenario, workspace: Path) -> OfflineSetup:
-    """The backend and options for `scenario`. Commands run with `bash -c`, not a login shell, so a scripted
-    run does not depend on the operator's dotfiles."""
-    backend = PreboundResponsesBackend(scenario, cwd=workspace)
+    """The backend and options for `scenario`. Reading `base_url` binds the backend's port, so the options
+    can name it before the caller enters the backend (`with setup.backend:` starts serving). Commands run
+    with `bash -c`, not a login shell, so a scripted run does not depend on the operator's dotfiles."""
+    backend = ResponsesBackend(scenario, cwd=workspace, dialect=ResponsesDialect())
     key_env = MiniAgentOptions.model_fields["api_key_env"].default
     return OfflineSetup(
         backend=backend,

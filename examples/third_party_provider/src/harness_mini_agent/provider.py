@@ -1,8 +1,9 @@
-"""`MiniAgentProvider`: the Harness-facing class — static info, options, the run, the offline setup.
+"""`MiniAgentProvider`: the Harness-facing class — static info, the run's lifecycle, the offline setup.
 
-Layer: plugin. Knows the Harness `Provider` interface and the scripted backend used offline; must not know
-the Responses event shapes, the patch format or process handling (those live in `agent`, `wire`, `patch`,
-`tools`). Heavy imports (httpx) happen inside `run`, so `harness --help` stays fast.
+Layer: plugin (lifecycle only). Knows the Harness `Provider` interface and where the offline setup lives; must
+not know the Responses event shapes, the patch format or process handling (those live in `mapping`, `wire`,
+`patch`, `tools`; the request loop in `agent`). Heavy imports (httpx) happen inside `run`, so `harness --help`
+stays fast.
 """
 
 from __future__ import annotations
@@ -11,20 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import anyio
-from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.events import HarnessResult
-from harness_core.provider import OfflineSetup, Provider, ProviderOptions, RunContext
-from harness_core.spec import AgentRunSpec
+from harness_core import AgentRunSpec, Capability, HarnessResult, ProviderInfo
+from harness_core.provider import OfflineSetup, Provider, RunContext
 
 from harness_mini_agent.options import MiniAgentOptions, api_key
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.offline import Scenario
 
 __all__ = ["MiniAgentProvider"]
 
 
-class MiniAgentProvider(Provider):
+class MiniAgentProvider(Provider[MiniAgentOptions]):
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="mini-agent",
         version="0.1.0",
@@ -33,32 +32,30 @@ class MiniAgentProvider(Provider):
         ),
         description="A small coding agent speaking the OpenAI Responses API over HTTP (no CLI).",
     )
-    Options = MiniAgentOptions
 
-    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
+    async def run(self, spec: AgentRunSpec, options: MiniAgentOptions, ctx: RunContext) -> HarnessResult:
         from harness_mini_agent.agent import Agent, InterruptWatch
         from harness_mini_agent.client import ResponsesClient
 
-        assert isinstance(options, MiniAgentOptions)
         key = api_key(options, spec.env)
         watch = InterruptWatch(ctx.interrupt_requested)
         agent = Agent(spec, options, ctx, watch, options.api_key_env)
-        outcome: HarnessResult | Exception | None = None
+        outcome: list[HarnessResult | Exception] = []
         async with anyio.create_task_group() as tg:
             tg.start_soon(watch.watch)
             try:
                 async with ResponsesClient(
                     options.base_url, key, options.api_key_env, options.request_timeout, ctx.record_wire
                 ) as client:
-                    outcome = await agent.play(client)
+                    outcome.append(await agent.play(client))
             except Exception as exc:  # noqa: BLE001 - re-raised below, outside the task group (no group)
-                outcome = exc
+                outcome.append(exc)
             finally:
                 tg.cancel_scope.cancel()
-        if isinstance(outcome, Exception):
-            raise outcome
-        assert outcome is not None
-        return outcome
+        (result,) = outcome  # a cancelled run never gets here: the task group re-raises the cancellation
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """Play `scenario` with the scripted Responses backend on 127.0.0.1 (no credentials, no network)."""

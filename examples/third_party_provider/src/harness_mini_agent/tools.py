@@ -1,23 +1,28 @@
 """The two tools mini-agent offers the model: `exec_command` (a shell command) and `apply_patch`.
 
-Layer: tool execution. Knows processes (through `harness_core.transport.ChildProcess`), the workspace, the
-sandbox mode and how a tool action is displayed (`HarnessToolDetails`); must not know HTTP, the Responses
-wire, approvals or the event stream: `agent.py` decides when a tool runs and what is emitted.
+Layer: tool execution. Knows processes (spawned through the run context's `spawn`, so the core records their
+output with `--record-wire` and shuts them down), the workspace, the sandbox mode and how a tool action is
+displayed (`HarnessToolDetails`, with the core's standard titles and bounds); must not know HTTP, the
+Responses wire, approvals or the event stream: `agent.py` decides when a tool runs and what is emitted.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_core.errors import MessageTooLargeError, truncate
-from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
-from harness_core.spec import SandboxMode
-from harness_core.transport import ChildProcess
+from harness_core import HarnessToolDetails, MessageTooLargeError, SandboxMode, ToolStatus
+from harness_core.provider import (
+    ChildProcess,
+    bounded_tail,
+    classify_command,
+    file_change_display,
+    get_logger,
+    redact_argv,
+)
 
 from harness_mini_agent.patch import (
     AddFile,
@@ -31,6 +36,7 @@ from harness_mini_agent.patch import (
 
 __all__ = [
     "OUTPUT_LIMIT",
+    "Spawn",
     "ToolOutcome",
     "command_display",
     "command_env",
@@ -39,9 +45,13 @@ __all__ = [
     "run_patch",
 ]
 
+log = get_logger(__name__)
+
 OUTPUT_LIMIT = 32 * 1024
 """Bytes of command output kept for the model; the rest is cut from the middle."""
-_SUMMARY = 200
+
+Spawn = Callable[..., ChildProcess]
+"""`RunContext.spawn`: builds the `ChildProcess` of a command (argv, then `env=`, `cwd=` and its options)."""
 
 
 @dataclass(frozen=True)
@@ -54,33 +64,31 @@ class ToolOutcome:
 
 
 def command_display(cmd: str, cwd: Path) -> HarnessToolDetails:
-    """ "Reading file PATH" for a plain `cat PATH`, else "Running command CMD"."""
-    try:
-        argv = shlex.split(cmd)
-    except ValueError:
-        argv = []
-    if len(argv) == 2 and argv[0] == "cat" and not argv[1].startswith("-"):
-        return HarnessToolDetails(
-            kind=ToolKind.READ, title="Reading file", path=argv[1], command=cmd, cwd=str(cwd)
-        )
-    return HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command=cmd, cwd=str(cwd))
+    """What the command does, read from its text by the core's `classify_command`: "Reading file PATH" for
+    `cat PATH`, "Listing files" for `ls`, "Searching" for `rg`/`grep`/`find`, else "Running command CMD"."""
+    action = classify_command(cmd)
+    return HarnessToolDetails(
+        kind=action.kind, title=action.title, path=action.path, command=cmd, cwd=str(cwd)
+    )
 
 
 def patch_display(patch: str, cwd: Path) -> HarnessToolDetails:
-    """ "Writing file PATH" when the patch only adds files, else "Editing file PATH" (the first file)."""
+    """ "Writing file PATH" when the patch only adds files, "Deleting file PATH" when it only deletes, else
+    "Editing file PATH" (the first file), with the core's kinds for each."""
     try:
         ops = parse_patch(patch)
     except PatchError:
-        return HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", cwd=str(cwd))
-    adds = all(isinstance(op, AddFile) for op in ops)
-    deletes = all(isinstance(op, DeleteFile) for op in ops)
-    title = "Writing file" if adds else "Deleting file" if deletes else "Editing file"
+        kind, title = file_change_display("update")
+        return HarnessToolDetails(kind=kind, title=title, cwd=str(cwd))
+    if all(isinstance(op, AddFile) for op in ops):
+        change = "add"
+    elif all(isinstance(op, DeleteFile) for op in ops):
+        change = "delete"
+    else:
+        change = "update"
+    kind, title = file_change_display(change)
     return HarnessToolDetails(
-        kind=ToolKind.WRITE if adds else ToolKind.EDIT,
-        title=title,
-        path=ops[0].path,
-        cwd=str(cwd),
-        raw={"files": [op.path for op in ops]},
+        kind=kind, title=title, path=ops[0].path, cwd=str(cwd), raw={"files": [op.path for op in ops]}
     )
 
 
@@ -89,18 +97,21 @@ def _bounded(chunks: list[bytes], dropped: int) -> str:
     return text if not dropped else f"{text}\n… [{dropped} more bytes of output cut]"
 
 
-async def run_command(cmd: str, cwd: Path, env: Mapping[str, str], *, login: bool = True) -> ToolOutcome:
-    """Run `bash -lc cmd` (`bash -c` unless `login`) in `cwd`; keep `OUTPUT_LIMIT` bytes of stdout and
-    the stderr tail.
+async def run_command(
+    cmd: str, cwd: Path, env: Mapping[str, str], spawn: Spawn, *, login: bool = True
+) -> ToolOutcome:
+    """Run `bash -lc cmd` (`bash -c` unless `login`) in `cwd` as a child made by `spawn` (`ctx.spawn`); keep
+    `OUTPUT_LIMIT` bytes of stdout and the stderr tail.
 
     Cancelling it (an interrupt) kills the command's whole process group promptly (ChildProcess, shielded).
     """
     display = command_display(cmd, cwd)
+    argv = ["bash", "-lc" if login else "-c", cmd]
     started = time.monotonic()
     kept: list[bytes] = []
     size = dropped = 0
-    async with ChildProcess(
-        ["bash", "-lc" if login else "-c", cmd],
+    async with spawn(
+        argv,
         cwd=cwd,
         env=dict(env),
         stdin=False,
@@ -110,6 +121,7 @@ async def run_command(cmd: str, cwd: Path, env: Mapping[str, str], *, login: boo
         term_timeout=1.0,
         kill_timeout=1.0,
     ) as child:
+        log.debug("command_started", pid=child.pid, argv=redact_argv(argv, ()))
         async for line in child.lines():
             piece = (
                 f"[{line.details.get('size')}-byte line cut]".encode()
@@ -127,13 +139,14 @@ async def run_command(cmd: str, cwd: Path, env: Mapping[str, str], *, login: boo
     if stderr.strip():
         output = f"{output}{stderr}" if output else stderr
     duration = int((time.monotonic() - started) * 1000)
+    log.debug("command_finished", exit_code=code, duration_ms=duration)
     status = ToolStatus.COMPLETED if code == 0 else ToolStatus.FAILED
     final = display.model_copy(
         update={
             "status": status,
             "exit_code": code,
             "duration_ms": duration,
-            "summary": truncate(output.strip(), _SUMMARY) or None,
+            "summary": bounded_tail(output.strip()),
         }
     )
     return ToolOutcome(f"{output}\n[exit code {code}, {duration} ms]".lstrip("\n"), final, is_error=code != 0)
@@ -158,7 +171,7 @@ def run_patch(patch: str, cwd: Path, sandbox: SandboxMode) -> ToolOutcome:
         final = display.model_copy(
             update={
                 "status": ToolStatus.FAILED,
-                "summary": truncate(message, _SUMMARY),
+                "summary": bounded_tail(message),
                 "duration_ms": int((time.monotonic() - started) * 1000),
             }
         )

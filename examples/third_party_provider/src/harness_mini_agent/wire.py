@@ -1,7 +1,8 @@
 """The OpenAI Responses wire, as plain data: request bodies, SSE frames, tool calls, usage, HTTP errors.
 
-Layer: pure mapping. Knows the Responses API's JSON shapes and Harness's error classes and `Usage`; must not
-know HTTP clients, processes, files or how a run is driven (that is `agent.py`). Every function is pure.
+Layer: pure wire format. Knows the Responses API's JSON shapes and Harness's error classes and `Usage`; must
+not know HTTP clients, processes, files, Harness events (that is `mapping.py`) or how a run is driven (that is
+`agent.py`). Every function is pure.
 """
 
 from __future__ import annotations
@@ -11,15 +12,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from harness_core.errors import AuthFailedError, HarnessError, ModelError, RateLimitedError, truncate
-from harness_core.events import Usage
+from harness_core import HarnessError, ModelError, Usage, truncate
+from harness_core.provider import error_for_status
 
 __all__ = [
     "INSTRUCTIONS",
     "TOOLS",
     "SseDecoder",
     "ToolCall",
-    "add_usage",
     "http_error",
     "parse_usage",
     "request_body",
@@ -186,38 +186,27 @@ def parse_usage(raw: Any) -> Usage:
     )
 
 
-def add_usage(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        input_tokens=a.input_tokens + b.input_tokens,
-        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
-    )
-
-
 def http_error(status: int, body: bytes, key_env: str, key_set: bool) -> HarnessError:
-    """The Harness error for a failed HTTP response (401/403 auth, 429 rate limit, anything else model)."""
-    message = truncate(body.decode("utf-8", "replace").strip(), 300)
+    """The Harness error for a failed HTTP response, classified by the core's `error_for_status` (401/403
+    auth_failed, 429 rate_limited, anything else model_error, retryable for 5xx) with mini-agent's next steps.
+    The detail is the API's own `error.message` when the body carries one, else the body itself."""
+    message = body.decode("utf-8", "replace")
     try:
         parsed = json.loads(body)
         message = str(parsed["error"]["message"])
     except (ValueError, KeyError, TypeError):
         pass
-    if status in (401, 403):
-        hint = (
-            f"check the key in ${key_env}"
-            if key_set
-            else f"${key_env} is not set; export it (or name another variable with -o api_key_env=NAME)"
-        )
-        return AuthFailedError(
-            f"the model API refused the credentials (HTTP {status}: {message}); {hint}", status=status
-        )
-    if status == 429:
-        return RateLimitedError(
-            f"the model API rate-limited the run (HTTP 429: {message}); wait and retry", status=status
-        )
-    return ModelError(
-        f"the model API failed (HTTP {status}: {message}); retry, or check base_url and model", status=status
+    auth_hint = (
+        f"check the key in ${key_env}"
+        if key_set
+        else f"${key_env} is not set; export it (or name another variable with -o api_key_env=NAME)"
+    )
+    return error_for_status(
+        status,
+        message,
+        auth_hint=auth_hint,
+        retry_hint="wait and retry",
+        failure_hint="retry, or check base_url and model",
     )
 
 
