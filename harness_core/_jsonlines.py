@@ -14,14 +14,16 @@ from typing import Any
 from harness_core.errors import MessageTooLargeError
 from harness_core.events import ErrorEvent, HarnessEvent, ProviderRaw
 
-__all__ = ["NON_JSON_METHOD", "json_messages", "loads_line"]
+__all__ = ["NON_JSON_METHOD", "json_messages", "loads_line", "scan_once"]
 
 NON_JSON_METHOD = "non_json_stdout"
 """`ProviderRaw.method` of a stdout line that is not a JSON object (its text, truncated, is the payload)."""
 _RAW_CHARS = 2000
 
-# The decoder's C scanner (not in the type stubs): returns (value, end index) or raises StopIteration.
-_scan_once: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+scan_once: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+"""The JSON decoder's C scanner (not in the type stubs): `scan_once(text, 0)` returns (value, end index) or
+raises StopIteration. The hottest loops (the JSON-RPC read loop) call it inline, with `loads_line` as the
+fallback when `end != len(text)`, which saves a Python call per line."""
 
 
 def loads_line(line: bytes) -> Any:
@@ -33,7 +35,7 @@ def loads_line(line: bytes) -> Any:
     """
     text = line.decode()
     try:
-        obj, end = _scan_once(text, 0)
+        obj, end = scan_once(text, 0)
     except StopIteration:
         return json.loads(text)
     if end != len(text):

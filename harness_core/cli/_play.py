@@ -103,7 +103,7 @@ async def play_one(host: PluginHost, name: str, scenario_name: str, runs_dir: Pa
                        tools=tuple(seen.tools), error=error)
 
     try:
-        with offline_spec(spec, name, host, scenario) as offline, anyio.fail_after(_DEADLINE):
+        with offline_spec(spec, name, scenario, host=host) as offline, anyio.fail_after(_DEADLINE):
             async with open_run(offline, name, host=host, runs_dir=runs_dir) as live:
                 async for event in live:
                     seen.note(event)

@@ -106,6 +106,6 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     created = seed_workspace(played, spec.cwd)
     if created:
         click.echo(f"harness: created {', '.join(created)} in {spec.cwd} for scenario {scenario!r}", err=True)
-    with offline_spec(spec, provider, get_host(), played) as offline_run:
+    with offline_spec(spec, provider, played, host=get_host()) as offline_run:
         status = run_async(execute, request_for(offline_run), sys.stdout)
     sys.exit(status)

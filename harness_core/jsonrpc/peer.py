@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from harness_core._jsonlines import loads_line
+from harness_core._jsonlines import loads_line, scan_once
 from harness_core._logging import get_logger
 from harness_core.errors import HarnessError, MessageTooLargeError, ProtocolError
 from harness_core.jsonrpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, JsonRpcError, LineChannel
@@ -166,7 +166,7 @@ class JsonRpcPeer:
 
     async def _read_loop(self, tg: TaskGroup) -> None:
         on_notification = self._on_notification
-        loads = loads_line  # the fast per-line decoder (see `harness_core._jsonlines`)
+        scan = scan_once  # `loads_line` inlined below for the usual compact line (see `harness_core._jsonlines`)
         lines = self._channel.lines()
         # Fast path: when the line iterator can hand over the lines it has already read (`LineReader.take_ready`),
         # a whole chunk is dispatched in a plain loop instead of one `__anext__` await per line. Nothing more
@@ -179,10 +179,17 @@ class JsonRpcPeer:
                     await self._report(line)
                     continue
                 try:
-                    msg = loads(line)
-                except ValueError:
-                    await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
-                    continue
+                    text = line.decode()
+                    msg, end = scan(text, 0)
+                    parsed = end == len(text)
+                except (StopIteration, ValueError):
+                    parsed = False
+                if not parsed:
+                    try:
+                        msg = loads_line(line)
+                    except ValueError:
+                        await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
+                        continue
                 if type(msg) is not dict:
                     await self._report(ProtocolError("JSON-RPC message is not an object", line=line))
                     continue

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness_core.errors import InvalidSpecError
 from harness_core.offline.scenarios import SCENARIOS, Scenario
-from harness_core.plugins import PluginHost
+from harness_core.plugins import PluginHost, get_host
 from harness_core.spec import AgentRunSpec
 
 __all__ = ["DEFAULT_SCENARIO", "can_run_offline", "offline_spec", "scenario_named", "seed_workspace"]
@@ -45,17 +45,25 @@ def seed_workspace(scenario: Scenario, workspace: Path) -> list[str]:
 
 
 @contextmanager
-def offline_spec(spec: AgentRunSpec, provider: str | None, host: PluginHost,
-                 scenario: Scenario) -> Iterator[AgentRunSpec]:
-    """Start the provider's scripted backend for `scenario` and yield `spec` pointed at it.
+def offline_spec(spec: AgentRunSpec, provider: str | None = None, scenario: Scenario | str = DEFAULT_SCENARIO,
+                 *, host: PluginHost | None = None) -> Iterator[AgentRunSpec]:
+    """Start the provider's scripted backend for `scenario` (a `Scenario` or its name) and yield `spec`
+    pointed at it; run that spec with the same provider inside the `with` block:
 
-    The CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards; options and
+        with offline_spec(AgentRunSpec(prompt="hi", cwd=ws), "claude", "tools") as spec:
+            result = await run(spec, "claude")
+
+    The scenario's files are not created: call `seed_workspace` first if the workspace should have them. The
+    CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards; options and
     environment given by the caller win over the offline ones.
 
     Raises:
         ProviderNotFoundError: no such provider.
         InvalidSpecError: the provider cannot run offline.
     """
+    host = host or get_host()
+    if isinstance(scenario, str):
+        scenario = scenario_named(scenario)
     registered = host.get(provider)
     state = Path(tempfile.mkdtemp(prefix="harness-offline-"))
     try:
