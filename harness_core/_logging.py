@@ -13,7 +13,10 @@ configuration made by the application is not touched and not needed: these logge
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Mapping, MutableMapping
+from types import FrameType
 from typing import Any
 
 import structlog
@@ -35,11 +38,26 @@ def _to_record(_logger: Any, _method: str, event_dict: MutableMapping[str, Any])
     message = str(event_dict.get("event", ""))
     if fields:
         message = message + " " + " ".join(f"{k}={_show(v)}" for k, v in fields.items())
-    kwargs: dict[str, Any] = {"extra": {"harness_fields": fields}}
+    kwargs: dict[str, Any] = {"extra": {"harness_fields": fields}, "stacklevel": _stacklevel(_method)}
     for key in ("exc_info", "stack_info"):
         if key in event_dict:
             kwargs[key] = event_dict[key]
     return (message,), kwargs
+
+
+_STRUCTLOG_DIR = os.path.dirname(structlog.__file__)
+_OLD_STACKLEVEL = sys.version_info < (3, 11)  # before 3.11, logging's own frames count towards stacklevel
+
+
+def _stacklevel(method: str) -> int:
+    """The `stacklevel` that makes the record name the code that called `log.warning(...)` (its pathname,
+    line and function), not structlog's internals. Only paid for records that pass the level filter."""
+    frame: FrameType | None = sys._getframe(2)  # the structlog frame that called this processor
+    level = 1  # counts frames from the one that calls the `logging` method
+    while frame is not None and frame.f_code.co_filename.startswith(_STRUCTLOG_DIR):
+        frame = frame.f_back
+        level += 1
+    return level - 1 + (1 if _OLD_STACKLEVEL and method == "exception" else 0)
 
 
 def _show(value: Any) -> str:

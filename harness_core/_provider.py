@@ -109,8 +109,10 @@ class RunContext(Protocol):
         **options: Any,
     ) -> ChildProcess:
         """The agent's child process for this run (not started: use it as `async with`). Wire recording is
-        wired here: with `--record-wire`, every line to and from the child reaches the wire log. `options` are
-        `ChildProcess`'s own (`stdin`, `max_line_bytes`, `stderr_tail_bytes`, the shutdown timeouts)."""
+        wired here: with `--record-wire`, every line to and from the child reaches the wire log. `env` defaults
+        to `{**os.environ, **spec.env}` and `cwd` to `spec.cwd`; `options` are `ChildProcess`'s own (`stdin`,
+        `max_line_bytes`, `stderr_tail_bytes`, the shutdown timeouts). For the agent's own child only: a tool
+        command a provider runs itself is not agent protocol — start it with `ChildProcess` directly."""
         ...
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
@@ -137,11 +139,12 @@ class Provider(abc.ABC, Generic[OptionsT]):
         if "Options" in cls.__dict__:
             return
         for base in getattr(cls, "__orig_bases__", ()):
-            if get_origin(base) is Provider:
-                (arg,) = get_args(base)
-                if isinstance(arg, type) and issubclass(arg, ProviderOptions):
-                    cls.Options = arg
-                return
+            origin = get_origin(base)
+            if isinstance(origin, type) and issubclass(origin, Provider):  # Provider[X], or a generic base[X]
+                options = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, ProviderOptions)]
+                if options:
+                    cls.Options = options[0]
+                    return
 
     def parse_options(self, raw: Mapping[str, Any]) -> OptionsT:
         """Validate `provider_options` with `Options`; a bad key or value becomes an `InvalidSpecError`

@@ -32,7 +32,7 @@ class ProviderInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(description="Registry name, e.g. `codex-appserver`.")
+    name: str = Field(description="Registry name, e.g. `my-agent` (what `--provider` takes).")
     version: str = Field(description="Version of the provider plugin itself.")
     capabilities: frozenset[Capability] = frozenset()
     description: str = ""

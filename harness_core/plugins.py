@@ -146,7 +146,7 @@ class PluginHost:
         return environ.get(ENV_PROVIDER) or DEFAULT_PROVIDER
 
     def get(self, name: str | None = None) -> RegisteredProvider:
-        """The registered provider `name` (default: `HARNESS_PROVIDER` or codex-appserver).
+        """The registered provider `name` (default: `HARNESS_PROVIDER` or `DEFAULT_PROVIDER`).
 
         Raises:
             ProviderNotFoundError: nothing registered under that name; the message lists what is.

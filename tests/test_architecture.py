@@ -28,7 +28,8 @@ FACADES = {
     "harness_core.offline.backends",
 }
 _AGENT = re.compile(r"codex|claude", re.IGNORECASE)
-_ALLOWED_NAMES = re.compile(r"codex-appserver|claude-(?:sonnet|opus|haiku)-[\w.-]+", re.IGNORECASE)
+_MODEL_NAMES = re.compile(r"claude-(?:sonnet|opus|haiku)-[\w.-]+", re.IGNORECASE)
+_DEFAULT_LINE = re.compile(r'^DEFAULT_PROVIDER = "codex-appserver"$')
 
 
 def _modules(*roots: Path) -> list[Path]:
@@ -58,11 +59,23 @@ def test_the_core_names_no_agent() -> None:
         f"{_rel(path)}:{n}: {line.strip()}"
         for path in _modules(CORE)
         for n, line in enumerate(path.read_text().splitlines(), 1)
-        if _AGENT.search(_ALLOWED_NAMES.sub("", line))
+        if _AGENT.search(_MODEL_NAMES.sub("", line)) and not _DEFAULT_LINE.match(line)
     ]
     assert not offending, "agent-specific code or text in harness_core (move it to its provider):\n" + "\n".join(
         offending
     )
+
+
+def test_core_tests_name_no_agent() -> None:
+    """The core's own tests use the scripted provider and generic fakes; agent tests live with the agent."""
+    offending = [
+        f"{_rel(path)}:{n}: {line.strip()}"
+        for path in _modules(ROOT / "tests")
+        if path.name != "test_architecture.py"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if _AGENT.search(_MODEL_NAMES.sub("", line)) and "DEFAULT_PROVIDER" not in line
+    ]
+    assert not offending, "agent-specific core tests (move them to the provider's tests):\n" + "\n".join(offending)
 
 
 @pytest.mark.parametrize("root", [CORE, *PACKAGES], ids=lambda p: _rel(p))

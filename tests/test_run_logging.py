@@ -86,3 +86,33 @@ async def test_an_application_that_configures_logging_gets_the_runs_records(
         assert record.exc_info is not None and "callback bug" in str(record.exc_info[1])
         assert fields_of(record)["run_id"] == result.run_id and fields_of(record)["provider"] == "scripted"
         assert f"run_id={result.run_id}" in record.getMessage()
+
+
+@pytest.mark.parametrize("method", ["debug", "info", "warning", "error", "exception"])
+def test_records_name_the_code_that_logged_not_structlog(method: str) -> None:
+    """Location-based formatters (%(pathname)s:%(lineno)d, Sentry) point at the caller, on every Python."""
+    from harness_core._logging import get_logger
+
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    logger = logging.getLogger("harness.test.location")
+    handler, old_level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        log = get_logger("harness.test.location", run_id="r1")
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            getattr(log, method)("hello", n=1); line = sys._getframe().f_lineno  # noqa: E702
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    (record,) = seen
+    assert (record.pathname, record.lineno, record.funcName) == (
+        __file__, line, "test_records_name_the_code_that_logged_not_structlog")
+    assert record.getMessage() == "hello run_id=r1 n=1"

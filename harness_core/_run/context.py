@@ -9,6 +9,7 @@ concrete provider, of the consumer or of cancel scopes.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ class ProviderContext:
     def __init__(self, *, run_id: str, spec: AgentRunSpec, cli: CliInfo, pipe: EventPipe, broker: ApprovalBroker,
                  logs: RunLogs, interrupt: anyio.Event, log: BoundLogger) -> None:
         self._run_id = run_id
+        self._spec = spec
         self._cli = cli
         self._record = pipe.record
         self._deliver = pipe.deliver
@@ -79,7 +81,9 @@ class ProviderContext:
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
               **options: Any) -> ChildProcess:
         on_line = self.record_wire if self._wire is not None else None  # no per-line call without a wire log
-        return ChildProcess(argv, env=env, cwd=cwd, on_line=on_line, **options)
+        if env is None:
+            env = {**os.environ, **self._spec.env}
+        return ChildProcess(argv, env=env, cwd=self._spec.cwd if cwd is None else cwd, on_line=on_line, **options)
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 # = harness_core.errors.EXIT_USAGE / EXIT_INTERRUPTED: not imported here, that would pull in pydantic at start-up
-# (tests/test_cli_package.py checks they agree).
+# (tests/test_cli_logging.py checks they agree).
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 ENV_BACKEND = "HARNESS_ASYNC_BACKEND"

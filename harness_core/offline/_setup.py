@@ -50,8 +50,8 @@ def offline_spec(spec: AgentRunSpec, provider: str | None = None, scenario: Scen
     """Start the provider's scripted backend for `scenario` (a `Scenario` or its name) and yield `spec`
     pointed at it; run that spec with the same provider inside the `with` block:
 
-        with offline_spec(AgentRunSpec(prompt="hi", cwd=ws), "claude", "tools") as spec:
-            result = await run(spec, "claude")
+        with offline_spec(AgentRunSpec(prompt="hi", cwd=ws), "my-agent", "tools") as spec:
+            result = await run(spec, "my-agent")
 
     The scenario's files are not created: call `seed_workspace` first if the workspace should have them. The
     CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards; options and

@@ -72,6 +72,9 @@ def assert_invariants(played: Played, provider_name: str) -> None:
     assert min(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.reasoning_tokens) >= 0
 
 
+ChildProcess.track_started_marks()  # the leak checks below count only this process's runs
+
+
 def descendants(pid: int | None = None) -> set[int]:
     """Live processes that belong to runs started here: descendants of `pid` (default: this process) and any
     process carrying the mark of a child this process started (children that escaped the tree are reparented,

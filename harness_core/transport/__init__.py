@@ -1,7 +1,8 @@
 """Transport layer: a child process in its own session with line-framed stdout and bounded shutdown.
 
-Knows nothing of JSON-RPC or of any specific CLI. Public surface: `ChildProcess`, `LineReader`, and the
-/proc helpers `descendants` / `kill_entries` (for providers that must kill a tree they did not spawn here).
+Knows nothing of JSON-RPC or of any specific CLI. Providers get `ChildProcess` from `harness_core.provider`
+(and spawn the agent with `ctx.spawn`); `LineReader` and the /proc helpers `descendants` / `kill_entries`
+are the transport's own, used by the core and by tests.
 """
 
 from __future__ import annotations

@@ -41,18 +41,27 @@ _EOF_SETTLE = 1.0  # how long the end of `lines()` waits for the child to exit a
 _STDERR_SETTLE = 0.5  # how long to let stderr reach EOF after the child exits, so error tails are complete
 
 
-_STARTED_MARKS: set[str] = set()
-"""The run marks of every child this Python process started (see `ChildProcess.started_marks`)."""
+_STARTED_MARKS: set[str] | None = None
+"""The run marks of the children this Python process started, once `track_started_marks()` switched it on
+(test code only: a long-lived host must not keep a mark per child forever)."""
 
 
 class ChildProcess:
     """An agent CLI (or any program) run as a child; use as an async context manager."""
 
     @staticmethod
+    def track_started_marks() -> None:
+        """From now on, remember the run mark of every child this process starts (idempotent). For tests
+        that check what their own runs left running: `proctree.marked_with(ChildProcess.started_marks())`
+        sees exactly that, whatever else runs on the machine. Off by default: the set only grows."""
+        global _STARTED_MARKS
+        if _STARTED_MARKS is None:
+            _STARTED_MARKS = set()
+
+    @staticmethod
     def started_marks() -> frozenset[str]:
-        """The marks of every child this process has started: `proctree.marked_with(...)` of them is exactly
-        what this process's runs left running (tests use it to check for leaks, whatever else runs here)."""
-        return frozenset(_STARTED_MARKS)
+        """The marks of the children started since `track_started_marks()` (empty if it was never called)."""
+        return frozenset(_STARTED_MARKS or ())
 
     def __init__(
         self,
@@ -73,7 +82,6 @@ class ChildProcess:
             raise ValueError("argv must name a program")
         self.argv = [str(a) for a in argv]
         self._mark = secrets.token_hex(8)
-        _STARTED_MARKS.add(self._mark)
         self._remembered: set[ProcEntry] = set()
         self._env = {**(os.environ if env is None else env), f"{MARK_PREFIX}{self._mark}": "1"}
         self._cwd = cwd
@@ -120,6 +128,8 @@ class ChildProcess:
 
     async def _spawn(self) -> None:
         sup = self._supervision = Supervision() if self._supervise else None
+        if _STARTED_MARKS is not None:
+            _STARTED_MARKS.add(self._mark)  # only children really started (see `track_started_marks`)
         try:
             proc = await anyio.open_process(
                 self.argv if sup is None else sup.command(self.argv),

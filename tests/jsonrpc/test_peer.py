@@ -81,7 +81,7 @@ async def test_request_roundtrip_and_wire_format() -> None:
             "method": "initialize",
             "params": {"clientInfo": {"name": "t"}},
         }
-        await wire.feed({"id": 1, "result": {"userAgent": "x"}})  # no "jsonrpc" key, as Codex sends
+        await wire.feed({"id": 1, "result": {"userAgent": "x"}})  # no "jsonrpc" key, as some agents send
         assert await wire.sent() == {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         await wire.feed({"jsonrpc": "2.0", "id": 2, "result": None})
     assert results == [{"userAgent": "x"}, None]
@@ -232,7 +232,7 @@ async def test_malformed_and_oversized_lines_are_reported_and_skipped() -> None:
 
 async def test_eof_fails_every_pending_request_at_once() -> None:
     def closed() -> HarnessError:
-        return ProcessExitedError("codex exited", exit_code=1, stderr_tail="boom")
+        return ProcessExitedError("the agent exited", exit_code=1, stderr_tail="boom")
 
     outcomes: list[BaseException] = []
     wire = Wire()

@@ -177,7 +177,7 @@ class Agent:
             else:
                 with self.watch.section():
                     outcome = await tools.run_command(
-                        call.cmd, cwd, self.command_env, self.ctx.spawn, login=self.options.login_shell
+                        call.cmd, cwd, self.command_env, login=self.options.login_shell
                     )
                 if self.watch.fired:
                     await self._finish(

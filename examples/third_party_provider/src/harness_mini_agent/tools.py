@@ -51,7 +51,8 @@ OUTPUT_LIMIT = 32 * 1024
 """Bytes of command output kept for the model; the rest is cut from the middle."""
 
 Spawn = Callable[..., ChildProcess]
-"""`RunContext.spawn`: builds the `ChildProcess` of a command (argv, then `env=`, `cwd=` and its options)."""
+"""What builds the `ChildProcess` of a command (argv, then `env=`, `cwd=` and its options): `ChildProcess`
+itself. Not `RunContext.spawn`: a tool command is not agent protocol, its output stays out of the wire log."""
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,9 @@ def _bounded(chunks: list[bytes], dropped: int) -> str:
 
 
 async def run_command(
-    cmd: str, cwd: Path, env: Mapping[str, str], spawn: Spawn, *, login: bool = True
+    cmd: str, cwd: Path, env: Mapping[str, str], spawn: Spawn = ChildProcess, *, login: bool = True
 ) -> ToolOutcome:
-    """Run `bash -lc cmd` (`bash -c` unless `login`) in `cwd` as a child made by `spawn` (`ctx.spawn`); keep
+    """Run `bash -lc cmd` (`bash -c` unless `login`) in `cwd` as a child made by `spawn`; keep
     `OUTPUT_LIMIT` bytes of stdout and the stderr tail.
 
     Cancelling it (an interrupt) kills the command's whole process group promptly (ChildProcess, shielded).
