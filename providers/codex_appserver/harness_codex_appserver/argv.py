@@ -1,17 +1,17 @@
 """The `codex app-server` command line and environment for a run, and the command line as a log shows it.
 
 Layer: provider configuration, pure. Knows Codex's command-line flags (`app-server --listen stdio://`, `-c`,
-`--enable`, `--disable`) and environment (`CODEX_HOME`); how a `-c` value is written is shared with
-codex-exec (`harness_codex_common.config_args`). Knows nothing of JSON-RPC, processes or events.
+`--enable`, `--disable`) and environment (`CODEX_HOME`); how a `-c` value is written and hidden from a log is
+shared with codex-exec (`harness_codex_common.config_args`, `redacted_argv`). Knows nothing of JSON-RPC,
+processes or events.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from harness_codex_common import config_args
-from harness_core.provider import REDACTED, redact_argv
+from harness_codex_common import config_args, redacted_argv
 
 from harness_codex_appserver.options import CodexAppServerOptions
 
@@ -36,14 +36,3 @@ def build_env(extra: Mapping[str, str], options: CodexAppServerOptions) -> dict[
     if options.codex_home:
         env["CODEX_HOME"] = os.path.expanduser(options.codex_home)
     return env
-
-
-def redacted_argv(argv: Sequence[str], known: tuple[str, ...] = ()) -> list[str]:
-    """`argv` for a log line: each `-c KEY=VALUE` keeps its key but not its value (a config value may hold a
-    header or a key), every other argument scrubbed of credential shapes and the `known` secrets."""
-    shown = redact_argv(argv, (), known)
-    for i in range(1, len(argv)):
-        if argv[i - 1] == "-c":
-            key, sep, _ = argv[i].partition("=")
-            shown[i] = f"{key}={REDACTED}" if sep else REDACTED
-    return shown

@@ -1,8 +1,9 @@
 """Codex app-server payload values → harness values: a `TurnError` → a `HarnessError`, token usage → `Usage`.
 
 Layer: provider mapping, pure. Knows the `codexErrorInfo` variants and the `TokenUsageBreakdown` shape of
-codex-cli 0.169.0 and Codex's next steps; knows nothing of notifications, their order, or processes. Which
-error class an HTTP status stands for, and how its message reads, is the core's `error_for_status`.
+codex-cli 0.169.0; knows nothing of notifications, their order, or processes. Which Harness error a status
+and kind stand for, how its message reads and Codex's next steps are `harness_codex_common.codex_error`'s
+(over the core's `error_for_status`).
 
 A `codexErrorInfo` carries an HTTP status (`{"httpConnectionFailed": {"httpStatusCode": 401}}`) or implies
 one by its name (`unauthorized` → 401, `rateLimitExceeded` → 429, `internalServerError` → 500, `badRequest`
@@ -14,23 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness_core import AuthFailedError, HarnessError, RateLimitedError, Usage, truncate
-from harness_core.provider import error_for_status
+from harness_codex_common import HINTS, RETRYING, ErrorKind, codex_error
+from harness_core import HarnessError, Usage
 
-__all__ = ["AUTH_HINT", "FAILURE_HINT", "RETRY_HINT", "codex_error_status", "turn_error", "usage_from_wire"]
+__all__ = ["codex_error_status", "turn_error", "usage_from_wire"]
 
-_RATE = frozenset({"rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"})
-_AUTH = frozenset({"unauthorized"})
+_KIND: dict[str, ErrorKind] = {
+    "unauthorized": "auth",
+    "rateLimitExceeded": "rate_limit",
+    "usageLimitExceeded": "rate_limit",
+    "sessionBudgetExceeded": "rate_limit",
+}
 _STATUS_OF = {"internalServerError": 500, "badRequest": 400, "unauthorized": 401, "rateLimitExceeded": 429}
-_DECIDING = frozenset({401, 403, 429})
-
-AUTH_HINT = (
-    "check the model provider's API key (the `env_key` variable of a custom provider, or `codex login`) and "
-    "run again"
-)
-RETRY_HINT = "wait a little and run again"
-FAILURE_HINT = "run again, or check the provider status and `-o config.model=...`"
-_RETRYING = "codex is retrying"
 
 
 def codex_error_status(info: Any) -> tuple[str, int | None]:
@@ -54,19 +50,8 @@ def turn_error(error: dict[str, Any], *, will_retry: bool = False) -> HarnessErr
     text = str(error.get("message") or "the turn failed")
     extra = error.get("additionalDetails")
     detail = f"{text} ({extra})" if extra else text
-    auth, retry, failure = (_RETRYING,) * 3 if will_retry else (AUTH_HINT, RETRY_HINT, FAILURE_HINT)
-    err: HarnessError
-    if status not in _DECIDING and (name in _AUTH or name in _RATE):
-        quoted = f"{name}: {truncate(detail.strip()) or 'no message'}"
-        if name in _AUTH:
-            err = AuthFailedError(f"the model API refused the credentials ({quoted}); {auth}",
-                                  status=status, codex_error_info=info)
-        else:
-            err = RateLimitedError(f"the model API is rate limiting ({quoted}); {retry}",
-                                   status=status, codex_error_info=info)
-    else:
-        err = error_for_status(status, detail, auth_hint=auth, retry_hint=retry, failure_hint=failure,
-                               codex_error_info=info)
+    hints = RETRYING if will_retry else HINTS
+    err = codex_error(status, detail, kind=_KIND.get(name), source=name, hints=hints, codex_error_info=info)
     if will_retry:
         err.retryable = True
     return err

@@ -18,11 +18,11 @@ import os
 from collections.abc import Mapping, Sequence
 
 from harness_codex_common import config_args
+from harness_codex_common import redacted_argv as codex_redacted_argv
 
 from harness_codex_exec.options import CodexExecOptions
 from harness_codex_exec.sessions import codex_home
 from harness_core import AgentRunSpec
-from harness_core.provider import REDACTED, redact_argv
 
 __all__ = ["build_argv", "build_env", "redacted_argv", "toml_string"]
 
@@ -63,13 +63,6 @@ def build_env(spec: AgentRunSpec, options: CodexExecOptions) -> dict[str, str]:
 
 
 def redacted_argv(argv: Sequence[str], known: tuple[str, ...] = ()) -> list[str]:
-    """`argv` (from `build_argv`) for a log line: the prompt (the last argument) dropped, every `-c KEY=VALUE`
-    keeping its key but not its value (values may hold the system prompt or secrets), every other argument
-    scrubbed of credential shapes and the `known` secrets."""
-    head = list(argv[:-1])
-    shown = redact_argv(head, (), known)
-    for i in range(1, len(head)):
-        if head[i - 1] == "-c":
-            key, sep, _ = head[i].partition("=")
-            shown[i] = f"{key}={REDACTED}" if sep else REDACTED
-    return shown
+    """`argv` (from `build_argv`) for a log line: the prompt (the last argument) dropped, then as every codex
+    command line is logged (`harness_codex_common.redacted_argv`: `-c` values hidden, secrets scrubbed)."""
+    return codex_redacted_argv(argv[:-1], known)

@@ -6,10 +6,10 @@ mapping: `ExecMapping.feed` takes one decoded line and returns the events it mea
 interrupted or cut-short run ends), the runner owns stamping. Knows the exec JSONL shapes (`thread.started`,
 `turn.*`, `item.*`, `error`), Codex's error texts and the event model, nothing of transport.
 
-Errors: Codex prints only a message. An HTTP status in it (`unexpected status 401 Unauthorized`, `last
-status: 429`) decides the error class through the core's `error_for_status`; without one, the text decides
-(`unauthorized`, a missing key variable → credentials; `rate limit`, `too many requests`, `usage limit` → rate
-limited); anything else is a model error.
+Errors: Codex prints only a message; `harness_codex_common.classify_message` reads it (an HTTP status in it
+decides the error class through the core's `error_for_status`; without one, the text decides: `unauthorized`,
+a missing key variable → credentials; `rate limit`, `too many requests`, `usage limit` → rate limited;
+anything else is a model error).
 
 Usage: `turn.completed.usage` is the thread's running total (it keeps growing across `resume`). Given the
 total before this run (`previous_total`: zero for a new thread, read from the session log for a resume) the
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from harness_codex_common import CodexHints, classify_message
+
 from harness_core import (
-    AuthFailedError,
     ContextUsage,
     ErrorEvent,
     HarnessError,
@@ -35,7 +35,6 @@ from harness_core import (
     HarnessToolDetails,
     InvalidSpecError,
     ProviderRaw,
-    RateLimitedError,
     ReasoningDelta,
     RunStatus,
     SessionStarted,
@@ -46,17 +45,15 @@ from harness_core import (
     ToolSummary,
     ToolUse,
     Usage,
-    truncate,
 )
 from harness_core.provider import (
     bounded_head,
     bounded_tail,
     classify_command,
-    error_for_status,
     file_change_display,
 )
 
-__all__ = ["AUTH_HINT", "FAILURE_HINT", "RETRY_HINT", "ExecMapping", "classify_error", "parse_usage", "usage_since"]
+__all__ = ["ExecMapping", "classify_error", "parse_usage", "usage_since"]
 
 _TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 _STATUS = {
@@ -65,28 +62,19 @@ _STATUS = {
     "failed": ToolStatus.FAILED,
     "declined": ToolStatus.DECLINED,
 }
-_HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden|Too Many Requests)\b")
-_AUTH_TEXTS = ("unauthorized", "missing environment variable")
-_RATE_TEXTS = ("rate limit", "too many requests", "usage limit")
-
-AUTH_HINT = "check the API key codex uses (`codex login`, or the env_key of your model provider) and try again"
-RETRY_HINT = "wait a moment and retry"
-FAILURE_HINT = "run again, or check the model provider's status and `-o config.model=...`"
+_HINTS = CodexHints(
+    auth="check the API key codex uses (`codex login`, or the env_key of your model provider) and try again",
+    retry="wait a moment and retry",
+    failure="run again, or check the model provider's status and `-o config.model=...`",
+)
+"""The wording the recorded goldens (`tests/transcripts/fail_*.events.json`) hold; Codex's own hints
+(`harness_codex_common.HINTS`, as codex-appserver says them) replace it once those goldens are regenerated."""
 
 
 def classify_error(message: str) -> HarnessError:
     """A codex error message as the Harness error it is (auth, rate limit, or other model failures), its
     message ending with what to do next."""
-    match = _HTTP_STATUS.search(message)
-    status = int(next(g for g in match.groups() if g)) if match else None
-    if status not in (401, 403, 429):
-        lower = message.lower()
-        quoted = f"codex: {truncate(message.strip()) or 'no message'}"
-        if any(text in lower for text in _AUTH_TEXTS):
-            return AuthFailedError(f"the model API refused the credentials ({quoted}); {AUTH_HINT}", status=status)
-        if any(text in lower for text in _RATE_TEXTS):
-            return RateLimitedError(f"the model API is rate limiting ({quoted}); {RETRY_HINT}", status=status)
-    return error_for_status(status, message, auth_hint=AUTH_HINT, retry_hint=RETRY_HINT, failure_hint=FAILURE_HINT)
+    return classify_message(message, hints=_HINTS)
 
 
 def parse_usage(raw: Mapping[str, Any] | None) -> Usage:
@@ -106,11 +94,10 @@ def parse_usage(raw: Mapping[str, Any] | None) -> Usage:
 
 def usage_since(total: Usage, previous: Usage) -> Usage | None:
     """`total - previous`, or None if any figure went down (the previous total was not this thread's)."""
-    fields = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
-    diff = {f: getattr(total, f) - getattr(previous, f) for f in fields}
-    if any(v < 0 for v in diff.values()):
+    figures = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+    if any(getattr(total, f) < getattr(previous, f) for f in figures):
         return None
-    return Usage(**diff)
+    return total - previous
 
 
 class ExecMapping:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from exec_helpers import TRANSCRIPTS, load_cases
 
-from harness_codex_exec.mapping import ExecMapping, classify_error
+from harness_codex_exec.mapping import ExecMapping, classify_error, usage_since
 from harness_core import ErrorEvent, RunStatus, TextDelta, ToolResult, ToolSummary, ToolUse, Usage
 
 GOLDEN = sorted(p.name for p in TRANSCRIPTS.glob("*.jsonl") if not p.name.startswith("shared"))
@@ -128,6 +128,14 @@ def test_classify_error_messages() -> None:
     assert failed.code == "model_error" and failed.retryable and "-o config.model" in failed.message
     other = classify_error("stream disconnected before completion")
     assert other.code == "model_error" and not other.retryable and "status" not in other.details
+
+
+def test_usage_since_is_none_when_a_figure_went_down() -> None:
+    total = Usage(input_tokens=150, cached_input_tokens=40, output_tokens=30, reasoning_tokens=5)
+    since = usage_since(total, Usage(input_tokens=100, cached_input_tokens=40, output_tokens=10))
+    assert since == Usage(input_tokens=50, cached_input_tokens=0, output_tokens=20, reasoning_tokens=5)
+    assert usage_since(total, Usage(input_tokens=100, reasoning_tokens=6)) is None
+    assert usage_since(total, Usage()) == total
 
 
 def test_usage_is_per_run_when_the_previous_total_is_known() -> None:

@@ -1,0 +1,104 @@
+"""Codex's failures as Harness errors: which class a Codex error is, and the next steps Codex users take.
+
+Layer: provider support shared by the Codex providers, pure. Knows Codex's error texts (an HTTP status quoted
+in them, `unauthorized`, a missing key variable, `usage limit`, ...) and how Codex is given a key or a model;
+knows nothing of where a provider found the error (a JSONL line, a JSON-RPC `TurnError`) nor of the
+app-server's `codexErrorInfo` names (codex-appserver turns those into a status and a kind itself).
+
+A 401/403/429 decides the class through the core's `error_for_status`. Without one, a failure known by other
+means to be about credentials or a rate limit (`kind`) is an `AuthFailedError` / `RateLimitedError` whose
+message has `error_for_status`'s shape with the source (`codex`, a `codexErrorInfo` name) where the status
+would be: there was no HTTP status, so none is claimed. Anything else is `error_for_status`'s model error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, NamedTuple
+
+from harness_core import AuthFailedError, HarnessError, RateLimitedError, truncate
+from harness_core.provider import error_for_status
+
+__all__ = [
+    "AUTH_HINT",
+    "FAILURE_HINT",
+    "HINTS",
+    "RETRYING",
+    "RETRY_HINT",
+    "CodexHints",
+    "ErrorKind",
+    "classify_message",
+    "codex_error",
+    "message_kind",
+    "message_status",
+]
+
+ErrorKind = Literal["auth", "rate_limit"]
+
+AUTH_HINT = (
+    "check the model provider's API key (the `env_key` variable of a custom provider, or `codex login`) and "
+    "run again"
+)
+RETRY_HINT = "wait a little and run again"
+FAILURE_HINT = "run again, or check the provider status and `-o config.model=...`"
+
+
+class CodexHints(NamedTuple):
+    """The next step an error message ends with, by class: credentials, rate limit, any other failure."""
+
+    auth: str = AUTH_HINT
+    retry: str = RETRY_HINT
+    failure: str = FAILURE_HINT
+
+
+HINTS = CodexHints()
+RETRYING = CodexHints("codex is retrying", "codex is retrying", "codex is retrying")
+"""For a notice that Codex retries by itself: the user has nothing to do yet."""
+
+_DECIDING = frozenset({401, 403, 429})
+_HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden|Too Many Requests)\b")
+_TEXTS: tuple[tuple[ErrorKind, tuple[str, ...]], ...] = (
+    ("auth", ("unauthorized", "missing environment variable")),
+    ("rate_limit", ("rate limit", "too many requests", "usage limit")),
+)
+
+
+def message_status(message: str) -> int | None:
+    """The HTTP status a Codex error text quotes (`unexpected status 401 Unauthorized`, `last status: 429`)."""
+    match = _HTTP_STATUS.search(message)
+    return int(next(g for g in match.groups() if g)) if match else None
+
+
+def message_kind(message: str) -> ErrorKind | None:
+    """What a Codex error text says the failure is about when it quotes no deciding status."""
+    lower = message.lower()
+    return next((kind for kind, texts in _TEXTS if any(text in lower for text in texts)), None)
+
+
+def codex_error(
+    status: int | None,
+    detail: str,
+    *,
+    kind: ErrorKind | None = None,
+    source: str = "codex",
+    hints: CodexHints = HINTS,
+    **details: Any,
+) -> HarnessError:
+    """The Harness error for a Codex failure: `status` decides when it is 401/403/429, else `kind` (from
+    `source`, named in the message in the status's place), else the core's `error_for_status`. `details`
+    are kept on the error."""
+    if status not in _DECIDING and kind is not None:
+        quoted = f"{source}: {truncate(detail.strip()) or 'no message'}"
+        if kind == "auth":
+            return AuthFailedError(
+                f"the model API refused the credentials ({quoted}); {hints.auth}", status=status, **details
+            )
+        return RateLimitedError(f"the model API is rate limiting ({quoted}); {hints.retry}", status=status, **details)
+    return error_for_status(
+        status, detail, auth_hint=hints.auth, retry_hint=hints.retry, failure_hint=hints.failure, **details
+    )
+
+
+def classify_message(message: str, *, hints: CodexHints = HINTS, **details: Any) -> HarnessError:
+    """A Codex error text (all `codex exec` prints of a failure) as the Harness error it is."""
+    return codex_error(message_status(message), message, kind=message_kind(message), hints=hints, **details)
