@@ -19,6 +19,7 @@ CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyn
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
@@ -52,6 +53,8 @@ from harness_core.testing._contract_support import (
     find_real_cli,
     processes_left,
 )
+from harness_core.testing._killed_host import kill_host_during_command
+from harness_core.transport.supervisor import available as supervisor_available
 
 __all__ = ["Played", "ProviderContract", "descendants"]
 
@@ -284,6 +287,31 @@ class ProviderContract:
         assert asked, "the scenario never reached the point to interrupt"
         assert played.result.status is RunStatus.INTERRUPTED, played.result
         assert time.monotonic() - asked[0] < self.interrupt_within
+
+    @pytest.mark.parametrize("sig", ["SIGKILL", "SIGHUP"])
+    def test_nothing_outlives_a_killed_harness(self, sig: str, tmp_path: Path, harness_real: bool) -> None:
+        """Whatever kills the process running Harness (SIGKILL, an OOM kill, the terminal closing), the agent
+        and every process it started — also in their own session — are gone within seconds."""
+        if not supervisor_available():
+            pytest.skip("no process supervisor on this platform (Linux only)")
+        scenario = SCENARIOS["slow_command"]
+        workspace, state = tmp_path / "ws", tmp_path / "state"
+        for path in (workspace, state):
+            path.mkdir()
+        for rel, content in scenario.files.items():
+            (workspace / rel).write_text(content)
+        setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=None)
+        if setup is None:
+            pytest.skip(f"{self.provider_name} cannot play 'slow_command' in this mode")
+        spec = AgentRunSpec(prompt="contract scenario slow_command", cwd=workspace,
+                            provider_options=setup.provider_options, env=setup.env)
+        with ExitStack() as stack:
+            if setup.backend is not None:
+                stack.enter_context(setup.backend)
+            outcome, survivors = kill_host_during_command(spec, self.provider_name, tmp_path, signal.Signals[sig])
+        if outcome != "killed":
+            pytest.skip(f"{self.provider_name}: {outcome}")
+        assert not survivors, f"alive 3 s after {sig} of the process running Harness: {survivors}"
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("decision", list(ApprovalDecision))

@@ -6,10 +6,11 @@ Shutdown (`aclose`, shielded from cancellation, every step bounded): snapshot th
 close stdin → wait → SIGTERM the process group → wait → SIGKILL the group → reap → SIGKILL descendants from
 the snapshot that escaped the group (they may run in their own session) → stop the stderr drain.
 
-`supervise=True` starts the program under the process supervisor (`supervisor.py`), which kills its whole tree
-when Harness dies, however it dies. The program keeps the same pipes, group and session, and the shutdown above
-is unchanged (`pid` is then the supervisor's: the group leader, which exits with the program's status). Linux
-only: elsewhere the flag is ignored and the program is started directly.
+By default (`supervise=True`) the program runs under the process supervisor (`supervisor.py`), which kills its
+whole tree when Harness dies, however it dies (SIGKILL, SIGHUP, OOM): no agent outlives the Harness that
+started it. The program keeps the same pipes, group and session, and the shutdown above is unchanged (`pid` is
+then the supervisor's: the group leader, which exits with the program's status). It costs ~10 ms per spawn.
+Linux only: elsewhere (and with `supervise=False`) the program is started directly.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class ChildProcess:
         kill_timeout: float = 2.0,
         stdin_close_timeout: float = 2.0,
         on_line: Callable[[str, bytes], None] | None = None,
-        supervise: bool = False,
+        supervise: bool = True,
     ) -> None:
         if not argv:
             raise ValueError("argv must name a program")

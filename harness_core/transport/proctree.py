@@ -13,7 +13,7 @@ import signal
 from collections.abc import Collection
 from pathlib import Path
 
-__all__ = ["MARK_PREFIX", "ProcEntry", "descendants", "kill_entries", "marked", "marked_with"]
+__all__ = ["MARK_PREFIX", "ProcEntry", "alive", "descendants", "kill_entries", "marked", "marked_with"]
 
 MARK_PREFIX = "HARNESS_PROC_"
 """Children get `HARNESS_PROC_<token>=1` in their environment; every descendant inherits it, so `marked`
@@ -38,6 +38,16 @@ def _stat(pid: int) -> tuple[int, int, str] | None:
         return int(fields[1]), int(fields[19]), fields[0].decode()
     except (IndexError, ValueError):
         return None
+
+
+def alive(entries: Collection[ProcEntry]) -> list[ProcEntry]:
+    """The entries still running: same pid, same start time (not a reused pid), not a zombie."""
+    found = []
+    for pid, started in entries:
+        info = _stat(pid)
+        if info is not None and info[1] == started and info[2] not in ("Z", "X"):
+            found.append((pid, started))
+    return found
 
 
 def descendants(pid: int) -> list[ProcEntry]:

@@ -209,7 +209,7 @@ async def test_descendants_that_escaped_before_shutdown_are_killed_too() -> None
         "print(out.stdout.decode().strip(), flush=True)\n"
         "sys.stdin.readline()\n"
     )
-    async with child(code) as proc:
+    async with child(code, supervise=False) as proc:  # under the supervisor (a subreaper) it would not escape
         with anyio.fail_after(10):
             line = await proc.lines().__anext__()
         assert isinstance(line, bytes)

@@ -1,6 +1,6 @@
-"""The process supervisor against real processes: nothing of a run outlives a killed Harness, and through
-`ChildProcess(supervise=True)` everything else behaves as without it (every test of test_process.py runs again
-here, supervised)."""
+"""The process supervisor against real processes: nothing of a run outlives a killed Harness, and with
+`ChildProcess(supervise=True)` (the default) everything else behaves as without it (test_process.py runs
+supervised; every one of its tests runs again here with `supervise=False`)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,10 @@ alive = plain.alive
 
 @pytest.fixture(autouse=True)
 def supervised_by_default(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every ChildProcess of these tests runs supervised; the tests of test_process.py prove it did."""
-    monkeypatch.setitem(ChildProcess.__init__.__kwdefaults__, "supervise", True)
+    """test_process.py runs every test under the supervisor (the default); here its tests run again WITHOUT it
+    (`supervise=False`, as on a platform without one), and this file's own tests supervised."""
+    plain_test = request.function.__module__ == plain.__name__
+    monkeypatch.setitem(ChildProcess.__init__.__kwdefaults__, "supervise", not plain_test)
     starts: list[int] = []
     real = supervisor.Supervision.started
 
@@ -48,13 +50,13 @@ def supervised_by_default(monkeypatch: pytest.MonkeyPatch, request: pytest.Fixtu
 
     monkeypatch.setattr(supervisor.Supervision, "started", started)
     yield
-    if request.function.__module__ == plain.__name__:
-        assert starts, "no ChildProcess was started under the supervisor"
+    if plain_test:
+        assert not starts, "supervise=False still started the supervisor"
 
 
-# -- everything test_process.py checks, again under the supervisor --------------------------------------------
+# -- everything test_process.py checks, again without the supervisor ------------------------------------------
 
-ESCAPED = "test_descendants_that_escaped_before_shutdown_are_killed_too"  # nothing escapes the subreaper: below
+ESCAPED = "test_descendants_that_escaped_before_shutdown_are_killed_too"  # unsupervised there already
 globals().update({name: test for name, test in vars(plain).items() if name.startswith("test_") and name != ESCAPED})
 
 
