@@ -422,6 +422,29 @@ def test_subprocess_second_ctrl_c_stops_at_once(harness_cmd: tuple[list[str], di
         assert rest.splitlines() == log_lines[log_lines.index(first.rstrip("\n")) + 1:]
 
 
+def test_subprocess_sighup_is_an_interrupt_and_more_signals_never_kill_harness(
+        harness_cmd: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    """The terminal closing (SIGHUP) interrupts like Ctrl-C; a burst of further signals during the shutdown is
+    absorbed: exit 130 with a complete log, never death by the signal."""
+    cmd, env = harness_cmd
+    args = ["run", "x", "-o", "scenario=slow_text", "-o", "ignore_interrupt=true"]
+    child = subprocess.Popen([*cmd, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.read(1) == "a"  # streaming
+        child.send_signal(signal.SIGHUP)
+        for _ in range(5):
+            child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    events = list(read_events(only_log(runs_dir)))
+    assert isinstance(events[-1], Done) and events[-1].result.status is RunStatus.INTERRUPTED
+    assert [e.seq for e in events] == list(range(len(events)))
+
+
 def test_python_dash_m_works() -> None:
     for module in ("harness_core.cli", "harness_core"):
         done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,

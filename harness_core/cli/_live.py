@@ -129,22 +129,23 @@ async def _tick(renderer: Renderer) -> None:
 
 
 async def _watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope) -> None:
-    """First SIGINT/SIGTERM: interrupt the turn cleanly. Second: cancel the run at once."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    """First SIGINT/SIGTERM/SIGHUP (the terminal closing): interrupt the turn cleanly. Second: stop the run at
+    once. Later ones are absorbed: the receiver stays open until the run is over, because the default handler
+    would kill Harness by the signal mid-shutdown (exit -2 instead of 130, a log without its `done`)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
         count = 0
         async for _ in signals:
             count += 1
             if count == 1:
                 live.interrupt()
                 _say(renderer, "interrupting… (press Ctrl-C again to stop at once)")
-            else:
+            elif count == 2:
                 _say(renderer, "stopping now")
                 live.stop()  # the stream still ends with its `done`; the scope below is only a last resort
                 with anyio.move_on_after(_HARD_STOP_FALLBACK):
                     await live.finished.wait()
                 if not live.finished.is_set():
                     hard_stop.cancel()
-                return
 
 
 def _say(renderer: Renderer | None, text: str) -> None:
