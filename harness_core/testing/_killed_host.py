@@ -69,6 +69,8 @@ def kill_host_during_command(spec: AgentRunSpec, provider: str, workdir: Path, s
             tree = descendants(host.pid)
             if any(_cmdline(pid).split(" ")[0].endswith("sleep") for pid, _ in tree):
                 break
+            if not tree and "tool_use" in lines:  # the command is under way and nothing was spawned for it
+                return "the provider runs in-process: it started no process to outlive the host", []
             time.sleep(0.05)
         else:
             events = ", ".join(lines[-8:]) or "none"
