@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness_core import HarnessError, HarnessResult, IdleTimeoutError, ModelError, RunStatus, Usage
+from harness_core import AuthFailedError, HarnessError, HarnessResult, IdleTimeoutError, ModelError, RunStatus, Usage
 from harness_core.provider import error_for_status
 
 from harness_claude._json import count, obj, opt_str, string
@@ -22,6 +22,9 @@ _AUTH_HINT = "check ANTHROPIC_API_KEY (or run `claude /login`) and ANTHROPIC_BAS
 _RATE_HINT = "wait and retry, or raise -o max_retries=N"
 _FAILED_HINT = "retry later, or raise -o max_retries=N"
 _RETRYING_HINT = "Claude Code is retrying"
+_NOT_LOGGED_IN = re.compile(r"not logged in|please run /login|invalid api key", re.IGNORECASE)
+"""What Claude Code 2.1.328 says, with no HTTP status, when it has no usable credentials."""
+_LOGIN_HINT = "run `claude` and /login, or set ANTHROPIC_API_KEY (or use --offline to try Harness without one)"
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ def classify_api_error(status: int | None, message: str, *, retrying: bool = Fal
     """An API failure reported by Claude Code (a `result` or `system/api_retry` line) as the Harness error it
     stands for: the core's `error_for_status`, with Claude Code's next steps as the hints. `retrying`: Claude
     Code is about to try again (an `api_retry` line)."""
+    if status is None and _NOT_LOGGED_IN.search(message):
+        return AuthFailedError(f"Claude Code has no usable credentials ({message.strip()}); {_LOGIN_HINT}")
     return error_for_status(
         status,
         message,

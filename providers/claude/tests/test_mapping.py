@@ -295,3 +295,15 @@ def test_api_errors_say_what_to_do_next_in_claude_code() -> None:
     assert "-o max_retries=N" in classify_api_error(429, "x").message
     assert "-o max_retries=N" in classify_api_error(500, "x").message
     assert "Claude Code is retrying" in classify_api_error(500, "x", retrying=True).message
+
+
+def test_not_logged_in_is_an_auth_failure_with_the_next_step() -> None:
+    """Claude Code without credentials says so with no HTTP status: that is `auth_failed`, not a model error
+    to retry later (a user hit it on a fresh machine)."""
+    from harness_claude.outcome import classify_api_error
+
+    error = classify_api_error(None, "Not logged in · Please run /login")
+    assert error.code == "auth_failed" and not error.retryable
+    assert "/login" in error.message and "ANTHROPIC_API_KEY" in error.message and "--offline" in error.message
+    other = classify_api_error(None, "Overloaded")
+    assert other.code == "model_error"
