@@ -57,10 +57,10 @@ class AgentRunSpec(BaseModel):
         default_factory=dict, description="Provider-specific options, validated by the provider's options model."
     )
 
-    @field_validator("prompt")
+    @field_validator("prompt", mode="before")  # before `min_length`, so "" gets this message too
     @classmethod
-    def _prompt_not_blank(cls, value: str) -> str:
-        if not value.strip():
+    def _prompt_not_blank(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
             raise ValueError("the prompt is empty; pass the task for the agent as PROMPT or on stdin with `-`")
         return value
 

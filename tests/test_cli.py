@@ -138,8 +138,9 @@ def test_unavailable_provider_exits_3() -> None:
     )
 
 
-def test_empty_prompt_is_a_readable_usage_error() -> None:
-    result = invoke("run", "   ")
+@pytest.mark.parametrize("prompt", ["   ", ""])
+def test_empty_prompt_is_a_readable_usage_error(prompt: str) -> None:
+    result = invoke("run", prompt)
     assert result.exit_code == 2
     assert result.stderr.startswith("harness: error: invalid run: prompt: the prompt is empty")
 

@@ -90,8 +90,9 @@ def test_spec_defaults_and_strictness(tmp_path: Path) -> None:
     assert spec.cwd.is_absolute()
     with pytest.raises(ValidationError):
         AgentRunSpec(prompt="x", sandboxx="read-only")  # type: ignore[call-arg]
-    with pytest.raises(ValidationError, match="prompt is empty"):
-        AgentRunSpec(prompt="   ")
+    for blank in ("   ", ""):  # an empty prompt gets the same readable message, not pydantic's min_length
+        with pytest.raises(ValidationError, match="prompt is empty"):
+            AgentRunSpec(prompt=blank)
     with pytest.raises(ValidationError):
         AgentRunSpec(prompt="x", model="")
     with pytest.raises(ValidationError):
