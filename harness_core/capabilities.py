@@ -41,6 +41,11 @@ class ProviderInfo(BaseModel):
     )
     min_cli_version: str | None = Field(default=None, description="Oldest supported CLI version.")
     tested_cli_version: str | None = Field(default=None, description="The CLI version its tests pin.")
+    secret_flags: frozenset[str] = Field(
+        default=frozenset(),
+        description="CLI flags whose value may carry secrets (e.g. a settings JSON with keys): wherever they "
+        "appear in `provider_options` (an `extra_args` list), `run_started` shows `***` for the value.",
+    )
 
 
 def missing_capabilities(

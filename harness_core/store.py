@@ -136,13 +136,14 @@ class LogWriter:
                 self._fd = None
 
 
-def redact(value: Any, *, all_values: bool = False) -> Any:
+def redact(value: Any, *, all_values: bool = False, secret_flags: frozenset[str] = frozenset()) -> Any:
     """Copy of a JSON-able value with secrets replaced by `***`.
 
     Redacted: every value when `all_values`; the whole value (whatever its type) under a key that looks like a key,
     token, secret, password or credential; every value under a table of environment variables or headers; the
     argument after a flag like `--api-key`; the user-info part of URLs (`https://user:pw@host`); and strings that
-    look like well-known credentials (`sk-…`, `ghp_…`, `Bearer …`).
+    look like well-known credentials (`sk-…`, `ghp_…`, `Bearer …`). `secret_flags` (a provider's
+    `ProviderInfo.secret_flags`) adds flags whose value is hidden in lists, as `--flag VALUE` or `--flag=VALUE`.
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -153,7 +154,7 @@ def redact(value: Any, *, all_values: bool = False) -> Any:
             elif name.lower() in _ALL_SECRET_TABLES:
                 out[key] = redact(item, all_values=True)
             else:
-                out[key] = redact(item)
+                out[key] = redact(item, secret_flags=secret_flags)
         return out
     if isinstance(value, list):
         if all_values:
@@ -161,8 +162,14 @@ def redact(value: Any, *, all_values: bool = False) -> Any:
         items: list[Any] = []
         hide_next = False
         for item in value:
-            items.append(REDACTED if hide_next else redact(item))
-            hide_next = isinstance(item, str) and bool(_SECRET_FLAG.match(item))
+            flag, eq, _ = item.partition("=") if isinstance(item, str) else ("", "", "")
+            if hide_next:
+                items.append(REDACTED)
+            elif eq and flag in secret_flags:
+                items.append(f"{flag}={REDACTED}")
+            else:
+                items.append(redact(item, secret_flags=secret_flags))
+            hide_next = isinstance(item, str) and (bool(_SECRET_FLAG.match(item)) or item in secret_flags)
         return items
     if all_values:
         return REDACTED

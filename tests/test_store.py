@@ -139,3 +139,15 @@ def test_redaction_of_real_world_shapes() -> None:
         "note": "use Bearer ***",
     }
     assert scrub("failed: sk-abcdefghijklmnop and secretvalue", ("secretvalue",)) == "failed: *** and ***"
+
+
+def test_redaction_of_a_providers_secret_flags() -> None:
+    """`ProviderInfo.secret_flags`: values after those flags (or after `=`) are hidden, nested lists too."""
+    flags = frozenset({"--settings"})
+    data = {"extra_args": ["--settings", '{"env": {"X": "v"}}', "--settings={}", "--model", "m"],
+            "nested": {"args": ["--settings", "s"]}}
+    assert redact(data, secret_flags=flags) == {
+        "extra_args": ["--settings", "***", "--settings=***", "--model", "m"],
+        "nested": {"args": ["--settings", "***"]},
+    }
+    assert redact(data)["extra_args"][1] == '{"env": {"X": "v"}}'  # without the flag named, kept

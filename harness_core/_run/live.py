@@ -194,7 +194,7 @@ class LiveRun:
             provider_version=registered.distribution_version or registered.cls.info.version,
             cli_version=self._probed.cli.version,
             capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
-            spec=_redacted_spec(self._spec),
+            spec=_redacted_spec(self._spec, registered.cls.info.secret_flags),
         )
 
     def _classify(self, raised: Exception) -> ErrorInfo:
@@ -273,10 +273,11 @@ def _unwrap(exc: BaseException) -> BaseException:
     return leaves[0] if leaves else exc
 
 
-def _redacted_spec(spec: AgentRunSpec) -> dict[str, Any]:
-    """The spec as `run_started` shows it: every `env` value and secret-looking options redacted."""
+def _redacted_spec(spec: AgentRunSpec, secret_flags: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The spec as `run_started` shows it: every `env` value, secret-looking options and the values of the
+    provider's secret-bearing flags redacted."""
     data = spec.model_dump(mode="json")
     data["env"] = redact(data.get("env", {}), all_values=True)
-    data["provider_options"] = redact(data.get("provider_options", {}))
+    data["provider_options"] = redact(data.get("provider_options", {}), secret_flags=secret_flags)
     data["harness_version"] = __version__
     return data

@@ -33,7 +33,7 @@ from harness_core.provider import (
 )
 
 from harness_claude._json import obj
-from harness_claude.argv import build_argv, build_env, redacted_argv
+from harness_claude.argv import SECRET_FLAGS, build_argv, build_env, redacted_argv
 from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.options import ClaudeOptions
 
@@ -62,6 +62,7 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         cli_name="claude",
         min_cli_version=MIN_VERSION,
         tested_cli_version=MIN_VERSION,
+        secret_flags=SECRET_FLAGS,
     )
 
     async def probe(self, options: ClaudeOptions) -> CliInfo:

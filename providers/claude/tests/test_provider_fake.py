@@ -230,3 +230,17 @@ def test_spec_env_beats_default_idle_timeout(tmp_path: Path) -> None:
 
 def test_argv_log_keeps_continue_flag_neighbour(tmp_path: Path) -> None:
     assert redacted_argv(["claude", "-c", "--verbose"]) == ["claude", "-c", "--verbose"]
+
+
+async def test_run_started_hides_the_values_of_secret_flags_in_extra_args(
+    tmp_path: Path, fake_bin: Path, host: PluginHost
+) -> None:
+    """`-o extra_args=--settings,{"env":{...}}`: the runner knows from `ProviderInfo.secret_flags` that the
+    value carries secrets, so `run_started` (and so the run log) shows `***` for it."""
+    secret = '{"env":{"X":"hunter2-value"}}'
+    args = ("--settings", secret, "--mcp-config=hunter2-cfg", "--verbose")
+    out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:say", options={"extra_args": args}), host)
+    (started,) = out.of("run_started")
+    shown = started.spec["provider_options"]["extra_args"]  # type: ignore[attr-defined]
+    assert shown == ["--settings", REDACTED, f"--mcp-config={REDACTED}", "--verbose"]
+    assert "hunter2" not in started.model_dump_json()
