@@ -7,9 +7,9 @@ Layer: testing. Knows the fake's environment variables and nothing of the protoc
 from __future__ import annotations
 
 import os
-import shlex
-import sys
 from pathlib import Path
+
+from harness_core.testing.fake_cli import write_fake_cli
 
 __all__ = ["write_fake_codex"]
 
@@ -29,15 +29,4 @@ def write_fake_codex(
     `crash=True` makes it die right after the turn's first item starts; `scenario` (a name from
     `harness_core.offline.SCENARIOS`) is the default for `HARNESS_FAKE_SCENARIO`.
     """
-    path = Path(directory) / "codex"
-    lines = ["#!/bin/sh"]
-    if version is not None:
-        lines.append(f"HARNESS_FAKE_VERSION={shlex.quote(version)}; export HARNESS_FAKE_VERSION")
-    if crash:
-        lines.append("HARNESS_FAKE_CRASH=1; export HARNESS_FAKE_CRASH")
-    if scenario is not None:
-        lines.append(f': "${{HARNESS_FAKE_SCENARIO:={shlex.quote(scenario)}}}"; export HARNESS_FAKE_SCENARIO')
-    lines.append(f'exec {shlex.quote(sys.executable)} -m {_MODULE} "$@"')
-    path.write_text("\n".join(lines) + "\n")
-    path.chmod(0o755)
-    return path
+    return write_fake_cli(directory, "codex", _MODULE, version=version, crash=crash, scenario=scenario)
