@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "ContextUsage": "harness_core.events",
     "Done": "harness_core.events",
     "ErrorEvent": "harness_core.events",
+    "Notice": "harness_core.events",
     "ErrorInfo": "harness_core.events",
     "EVENT_ADAPTER": "harness_core.events",
     "HarnessEvent": "harness_core.events",
@@ -59,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "ProviderCrashedError": "harness_core.errors",
     "ProviderNotFoundError": "harness_core.errors",
     "RateLimitedError": "harness_core.errors",
+    "SessionNotFoundError": "harness_core.errors",
     "SpawnFailedError": "harness_core.errors",
     "UnsupportedFeatureError": "harness_core.errors",
     "EXIT_FAILED": "harness_core.errors",
@@ -162,6 +164,9 @@ if TYPE_CHECKING:
         RateLimitedError as RateLimitedError,
     )
     from harness_core.errors import (
+        SessionNotFoundError as SessionNotFoundError,
+    )
+    from harness_core.errors import (
         SpawnFailedError as SpawnFailedError,
     )
     from harness_core.errors import (
@@ -205,6 +210,9 @@ if TYPE_CHECKING:
     )
     from harness_core.events import (
         HarnessToolDetails as HarnessToolDetails,
+    )
+    from harness_core.events import (
+        Notice as Notice,
     )
     from harness_core.events import (
         ProviderRaw as ProviderRaw,

@@ -26,6 +26,7 @@ __all__ = [
     "ProviderCrashedError",
     "ProviderNotFoundError",
     "RateLimitedError",
+    "SessionNotFoundError",
     "SpawnFailedError",
     "UnsupportedFeatureError",
     "error_for_status",
@@ -188,6 +189,20 @@ class ProviderCrashedError(HarnessError):
     """A provider raised something that is not a `HarnessError`: a bug in the provider."""
 
     code = "provider_error"
+
+
+class SessionNotFoundError(HarnessError):
+    """`resume` named a session the agent does not know (expired, another machine, another agent home)."""
+
+    code = "session_not_found"
+    exit_status = EXIT_USAGE
+
+    def __init__(self, session_id: str, detail: str = "", **details: Any) -> None:
+        said = f" ({truncate(scrub(detail.strip()), 300)})" if detail.strip() else ""
+        super().__init__(
+            f"the agent has no session {session_id!r} to resume{said}; `harness runs` lists the sessions of earlier "
+            "runs (resume one of those, or start a new run without --resume)", session_id=session_id, **details)
+        self.session_id = session_id
 
 
 class InterruptedRunError(HarnessError):

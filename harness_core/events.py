@@ -21,6 +21,7 @@ __all__ = [
     "ContextUsage",
     "Done",
     "ErrorEvent",
+    "Notice",
     "ErrorInfo",
     "EVENT_ADAPTER",
     "HarnessEvent",
@@ -264,6 +265,17 @@ class ErrorEvent(_Event):
     error: ErrorInfo
 
 
+class Notice(_Event):
+    """Something the user should know that is not an error (yet): the agent reconnecting to its model API, a
+    retry, a degraded feature. A run that then fails says so with an `error` event and its result."""
+
+    type: Literal["notice"] = "notice"
+    level: Literal["info", "warning"] = "warning"
+    code: str = Field(description="Stable, machine-readable: e.g. `reconnecting`.")
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
 class ProviderRaw(_Event):
     """A provider message with no mapping, kept so nothing is lost."""
 
@@ -292,6 +304,7 @@ HarnessEvent = Annotated[
         ApprovalResolved,
         ContextUsage,
         ErrorEvent,
+        Notice,
         ProviderRaw,
         Done,
     ],

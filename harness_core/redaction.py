@@ -1,22 +1,46 @@
-"""Scrubbing secrets out of free text (stderr tails, wire lines, error messages).
+"""Secrets out of everything Harness writes: one policy for the run log, the wire log and log messages.
 
-Layer: core utility. Knows nothing but strings: well-known credential shapes, URL user-info, and the secret
-values a caller names.
+Layer: core utility. Knows strings, JSON-able values and the environment; knows nothing of events, providers
+or files. What counts as a secret:
+
+- well-known credential shapes (`sk-…`, `ghp_…`, `github_pat_…`, `xox?-…`, `AKIA…`, `Bearer …`) and the
+  user-info part of URLs (`https://user:pw@host`);
+- the values a run names: every value of `spec.env`, of a secret-looking variable of the process environment
+  (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) and of a secret-bearing option (a key that looks like one,
+  a table of environment variables or headers, the argument of a flag like `--api-key` or of a flag the provider
+  names in `ProviderInfo.secret_flags`, including the secrets inside a JSON value such as `--settings '{"env":…}'`).
+  Values shorter than `MIN_SECRET` characters are not searched for (they would match ordinary text).
+
+`RunSecrets` holds one run's values and scrubs lines on their way to a file; `redact` hides secrets in a
+structured value shown whole (the spec in `run_started`).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["REDACTED", "redact_argv", "scrub"]
+__all__ = ["MIN_SECRET", "REDACTED", "RunSecrets", "redact", "redact_argv", "scrub"]
 
 REDACTED = "***"
+MIN_SECRET = 8
+"""Named secret values shorter than this are not searched for in text."""
+
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
-_SECRET_TEXT = re.compile(
-    r"(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|xox[abprs]-[A-Za-z0-9-]{8,}"
-    r"|AKIA[0-9A-Z]{16}|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,})"
+_SHAPES = (r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"
+           r"|xox[abprs]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16})|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}")
+_SECRET_TEXT = re.compile(_SHAPES)
+# Cheap first look at a JSON line: literal triggers only (a hit sends the line down the exact, slow path).
+_TRIGGERS = rb"sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|Bearer |://[^/\s@\"]+@"
+
+_SECRET_NAME = re.compile(
+    r"(key|token|secret|passw|credential|auth|cookie|session_?id|bearer|private|(^|[_.-])pat($|[_.-]))", re.IGNORECASE
 )
+_ALL_SECRET_TABLES = frozenset({"env", "environment", "headers", "http_headers", "env_vars"})
+_SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|passw|auth|bearer)[\w-]*$", re.IGNORECASE)
 
 
 def scrub(text: str, known: tuple[str, ...] = ()) -> str:
@@ -43,3 +67,129 @@ def redact_argv(argv: Sequence[str], secret_flags: Collection[str], known: tuple
             out.append(scrub(arg, known))
         hide = not hide and arg in secret_flags
     return out
+
+
+def redact(value: Any, *, all_values: bool = False, secret_flags: Collection[str] = frozenset(),
+           found: list[str] | None = None) -> Any:
+    """Copy of a JSON-able value with secrets replaced by `***`.
+
+    Redacted: every value when `all_values`; the whole value (whatever its type) under a key that looks like a key,
+    token, secret, password or credential; every value under a table of environment variables or headers; the
+    argument after a flag like `--api-key`, or after a flag in `secret_flags` (in lists, as `--flag VALUE` or
+    `--flag=VALUE`); the user-info part of URLs; strings that look like well-known credentials. Each hidden
+    string is appended to `found` (with the secrets inside a hidden value that is a JSON document).
+    """
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if all_values or _SECRET_NAME.search(name) or name.lower() in _ALL_SECRET_TABLES:
+                out[key] = _hide(item, found)
+            else:
+                out[key] = redact(item, secret_flags=secret_flags, found=found)
+        return out
+    if isinstance(value, list):
+        if all_values:
+            return [_hide(v, found) for v in value]
+        items: list[Any] = []
+        hide_next = False
+        for item in value:
+            flag, eq, rest = item.partition("=") if isinstance(item, str) else ("", "", "")
+            if hide_next:
+                items.append(_hide(item, found))
+            elif eq and (flag in secret_flags or _SECRET_FLAG.match(flag)):
+                _hide(rest, found)
+                items.append(f"{flag}={REDACTED}")
+            else:
+                items.append(redact(item, secret_flags=secret_flags, found=found))
+            hide_next = isinstance(item, str) and (bool(_SECRET_FLAG.match(item)) or item in secret_flags)
+        return items
+    if all_values:
+        return _hide(value, found)
+    if isinstance(value, str):
+        return scrub(value)
+    return value
+
+
+def _hide(value: Any, found: list[str] | None) -> Any:
+    """`value` replaced whole (structure kept, every leaf `***`), its string leaves noted in `found`."""
+    if isinstance(value, dict):
+        return {k: _hide(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hide(v, found) for v in value]
+    if found is not None and isinstance(value, str):
+        found.append(value)
+        found.extend(_secrets_inside_json(value))
+    return REDACTED
+
+
+def _secrets_inside_json(text: str) -> list[str]:
+    """The secrets `redact` finds inside `text` when it is a JSON object or list (e.g. `--settings '{"env":…}'`)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return []
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return []
+    inner: list[str] = []
+    redact(parsed, found=inner)
+    return inner
+
+
+def environment_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The values of the secret-looking variables of `environ` (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …)."""
+    return [value for name, value in environ.items() if _SECRET_NAME.search(name)]
+
+
+class RunSecrets:
+    """The secret values of one run, and the scrubbing of every line Harness writes for it.
+
+    `json_line` is on the run log's hot path: one regex search over the serialised event (a literal trigger
+    or a named value) and, only on a hit, the exact path — parse, scrub every string, serialise again — so a
+    replacement can never break the line's JSON.
+    """
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        values = {v for v in known if len(v) >= MIN_SECRET}
+        self.known: tuple[str, ...] = tuple(sorted(values, key=len, reverse=True))
+        forms = {json.dumps(v, ensure_ascii=False)[1:-1].encode() for v in self.known}
+        named = b"|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+        self._probe = re.compile(_TRIGGERS + (b"|" + named if named else b"")).search
+
+    @classmethod
+    def of_run(cls, env: Mapping[str, str], options: Any = None, *, secret_flags: Collection[str] = frozenset(),
+               environ: Mapping[str, str] | None = None) -> RunSecrets:
+        """The secrets of a run with `env` (the spec's), provider `options` and the process `environ`."""
+        found: list[str] = list(env.values())
+        found.extend(environment_secrets(os.environ if environ is None else environ))
+        for value in env.values():
+            found.extend(_secrets_inside_json(value))
+        if options is not None:
+            redact(options, secret_flags=secret_flags, found=found)
+        return cls(found)
+
+    def text(self, text: str) -> str:
+        """`text` scrubbed (a wire line, a message)."""
+        return scrub(text, self.known)
+
+    def json_line(self, line: bytes) -> bytes:
+        """A serialised JSON value (one run-log line) with every secret inside its strings replaced."""
+        if self._probe(line) is None:
+            return line
+        try:
+            value = json.loads(line)
+        except ValueError:  # not JSON after all: scrub it as text
+            return self.text(line.decode("utf-8", "replace")).encode()
+        scrubbed = self._walk(value)
+        if scrubbed == value:  # a trigger without a secret (`task-list`): the line as it was
+            return line
+        return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":")).encode()
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return scrub(value, self.known)
+        if isinstance(value, dict):
+            return {k: self._walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._walk(v) for v in value]
+        return value

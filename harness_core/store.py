@@ -22,7 +22,6 @@ from pydantic import ValidationError
 
 from harness_core.errors import InvalidSpecError
 from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
-from harness_core.redaction import REDACTED, scrub
 
 __all__ = [
     "ENV_RUNS_DIR",
@@ -32,9 +31,7 @@ __all__ = [
     "log_path",
     "new_run_id",
     "read_events",
-    "redact",
     "resolve_runs_dir",
-    "scrub",
     "summarize",
     "validate_run_id",
     "wire_path",
@@ -42,11 +39,6 @@ __all__ = [
 
 ENV_RUNS_DIR = "HARNESS_RUNS_DIR"
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-_SECRET_NAME = re.compile(
-    r"(key|token|secret|passw|credential|auth|cookie|session_?id|bearer|private|(^|[_.-])pat($|[_.-]))", re.IGNORECASE
-)
-_ALL_SECRET_TABLES = frozenset({"env", "environment", "headers", "http_headers", "env_vars"})
-_SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|passw|auth|bearer)[\w-]*$", re.IGNORECASE)
 
 
 def resolve_runs_dir(explicit: str | Path | None = None, env: dict[str, str] | None = None) -> Path:
@@ -134,56 +126,6 @@ class LogWriter:
             finally:
                 os.close(self._fd)
                 self._fd = None
-
-
-def redact(value: Any, *, all_values: bool = False, secret_flags: frozenset[str] = frozenset()) -> Any:
-    """Copy of a JSON-able value with secrets replaced by `***`.
-
-    Redacted: every value when `all_values`; the whole value (whatever its type) under a key that looks like a key,
-    token, secret, password or credential; every value under a table of environment variables or headers; the
-    argument after a flag like `--api-key`; the user-info part of URLs (`https://user:pw@host`); and strings that
-    look like well-known credentials (`sk-…`, `ghp_…`, `Bearer …`). `secret_flags` (a provider's
-    `ProviderInfo.secret_flags`) adds flags whose value is hidden in lists, as `--flag VALUE` or `--flag=VALUE`.
-    """
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            name = str(key)
-            if all_values or _SECRET_NAME.search(name):
-                out[key] = _redact_all(item)
-            elif name.lower() in _ALL_SECRET_TABLES:
-                out[key] = redact(item, all_values=True)
-            else:
-                out[key] = redact(item, secret_flags=secret_flags)
-        return out
-    if isinstance(value, list):
-        if all_values:
-            return [_redact_all(v) for v in value]
-        items: list[Any] = []
-        hide_next = False
-        for item in value:
-            flag, eq, _ = item.partition("=") if isinstance(item, str) else ("", "", "")
-            if hide_next:
-                items.append(REDACTED)
-            elif eq and flag in secret_flags:
-                items.append(f"{flag}={REDACTED}")
-            else:
-                items.append(redact(item, secret_flags=secret_flags))
-            hide_next = isinstance(item, str) and (bool(_SECRET_FLAG.match(item)) or item in secret_flags)
-        return items
-    if all_values:
-        return REDACTED
-    if isinstance(value, str):
-        return scrub(value)
-    return value
-
-
-def _redact_all(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _redact_all(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_all(v) for v in value]
-    return REDACTED
 
 
 def read_events(path: Path) -> Iterator[HarnessEvent]:

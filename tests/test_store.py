@@ -1,4 +1,4 @@
-"""Run store: directory resolution, run ids, private files, torn lines, listing, redaction."""
+"""Run store: directory resolution, run ids, private files, torn lines, listing."""
 
 from __future__ import annotations
 
@@ -15,9 +15,7 @@ from harness_core.store import (
     log_path,
     new_run_id,
     read_events,
-    redact,
     resolve_runs_dir,
-    scrub,
     summarize,
     validate_run_id,
 )
@@ -86,13 +84,6 @@ def test_listing_reads_first_and_last_lines(tmp_path: Path) -> None:
     assert runs[1].as_json()["prompt"] == "hi" and runs[1].as_json()["duration_ms"] == 7
 
 
-def test_redaction() -> None:
-    data = {"api_key": "k", "nested": {"Authorization": "Bearer x", "model": "m"}, "list": [{"token": "t"}]}
-    assert redact(data) == {"api_key": "***", "nested": {"Authorization": "***", "model": "m"},
-                            "list": [{"token": "***"}]}
-    assert redact({"A": "1", "B": {"C": "2"}}, all_values=True) == {"A": "***", "B": {"C": "***"}}
-
-
 def test_running_lost_and_unreadable_runs(tmp_path: Path) -> None:
     started = RunStarted(run_id="r", provider="p", provider_version="1", spec={"prompt": "hi"})
     live = LogWriter(tmp_path / "20260103T000000-live.jsonl")
@@ -119,35 +110,3 @@ def test_an_existing_runs_dir_is_made_private(tmp_path: Path) -> None:
 def test_run_id_with_a_trailing_newline_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidSpecError):
         validate_run_id("20260101T000000-aaaa\n")
-
-
-def test_redaction_of_real_world_shapes() -> None:
-    data = {
-        "auth": {"bearer": "b"},
-        "config": {"mcp_servers": {"gh": {"env": {"GH_PAT": "ghp_0123456789abcdef0123"}}}},
-        "extra_args": ["--api-key", "k-123", "--model", "m"],
-        "base_url": "https://user:pw@example.test/v1",
-        "path": "/src/app.py",
-        "note": "use Bearer abcdefghijklmnop",
-    }
-    assert redact(data) == {
-        "auth": {"bearer": "***"},
-        "config": {"mcp_servers": {"gh": {"env": {"GH_PAT": "***"}}}},
-        "extra_args": ["--api-key", "***", "--model", "m"],
-        "base_url": "https://***@example.test/v1",
-        "path": "/src/app.py",
-        "note": "use Bearer ***",
-    }
-    assert scrub("failed: sk-abcdefghijklmnop and secretvalue", ("secretvalue",)) == "failed: *** and ***"
-
-
-def test_redaction_of_a_providers_secret_flags() -> None:
-    """`ProviderInfo.secret_flags`: values after those flags (or after `=`) are hidden, nested lists too."""
-    flags = frozenset({"--settings"})
-    data = {"extra_args": ["--settings", '{"env": {"X": "v"}}', "--settings={}", "--model", "m"],
-            "nested": {"args": ["--settings", "s"]}}
-    assert redact(data, secret_flags=flags) == {
-        "extra_args": ["--settings", "***", "--settings=***", "--model", "m"],
-        "nested": {"args": ["--settings", "***"]},
-    }
-    assert redact(data)["extra_args"][1] == '{"env": {"X": "v"}}'  # without the flag named, kept

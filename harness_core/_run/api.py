@@ -25,6 +25,7 @@ from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import HarnessError, ProviderCrashedError, SpawnFailedError, UnsupportedFeatureError
 from harness_core.events import HarnessResult
 from harness_core.plugins import PluginHost, RegisteredProvider, get_host
+from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec
 from harness_core.store import new_run_id
 
@@ -133,7 +134,8 @@ async def open_run(
     host = host or get_host()
     probed = await prepare(spec, provider, host)
     rid = run_id or new_run_id()
-    logs = RunLogs.open(runs_dir, rid, run_log=run_log, record_wire=record_wire)
+    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=probed.registered.cls.info.secret_flags)
+    logs = RunLogs.open(runs_dir, rid, run_log=run_log, record_wire=record_wire, secrets=secrets)
     thrown: BaseException | None = None
     try:
         live = LiveRun(spec, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,

@@ -23,7 +23,6 @@ from harness_core._run.approvals import ApprovalBroker
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
 from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved, Done, HarnessEvent, RunStarted
-from harness_core.redaction import scrub
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 
@@ -31,8 +30,6 @@ __all__ = ["ProviderContext"]
 
 _CHECKED = frozenset({RunStarted, Done, ApprovalResolved})
 """Event types a provider may not emit as they are (checked off the hot path)."""
-_MIN_SECRET = 6
-"""`spec.env` values at least this long are scrubbed from the wire log (shorter ones match too much)."""
 
 
 class ProviderContext:
@@ -49,7 +46,7 @@ class ProviderContext:
         self._wire = logs.wire
         self._interrupt = interrupt
         self._log = log
-        self._known_secrets = tuple(v for v in spec.env.values() if len(v) >= _MIN_SECRET)
+        self._secrets = logs.secrets
 
     @property
     def run_id(self) -> str:
@@ -88,7 +85,7 @@ class ProviderContext:
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:
             return
-        raw = scrub(line.decode("utf-8", "replace") if isinstance(line, bytes) else line, self._known_secrets)
+        raw = self._secrets.text(line.decode("utf-8", "replace") if isinstance(line, bytes) else line)
         record = {"dir": direction, "t": round(time.time(), 6), "line": raw}
         self._wire.write_line(json.dumps(record, ensure_ascii=False).encode())
 

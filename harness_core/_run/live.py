@@ -36,8 +36,8 @@ from harness_core._run.state import RunState
 from harness_core.errors import HarnessError, IdleTimeoutError, InterruptedRunError, ProviderCrashedError
 from harness_core.events import Done, ErrorEvent, ErrorInfo, HarnessEvent, HarnessResult, RunStarted
 from harness_core.plugins import PluginHost
+from harness_core.redaction import redact
 from harness_core.spec import AgentRunSpec
-from harness_core.store import redact
 
 if TYPE_CHECKING:
     from harness_core._run.api import ProbedProvider

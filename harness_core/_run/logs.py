@@ -1,8 +1,9 @@
 """The two files of one run: its event log (`<run_id>.jsonl`) and, on request, its wire log (`.wire.jsonl`).
 
-Layer: core runtime (the runner's storage edge). Knows the run store's file layout and writer; knows nothing
-of events, providers or the stream. Both files are opened before anything is spawned, so a clash or an
-unwritable directory is an `InvalidSpecError`, never a half-started run.
+Layer: core runtime (the runner's storage edge). Knows the run store's file layout and writer and the run's
+secrets; knows nothing of events, providers or the stream. Both files are opened before anything is spawned,
+so a clash or an unwritable directory is an `InvalidSpecError`, never a half-started run. Every line goes
+through the run's `RunSecrets` on its way in (`write_event`, and the wire recorder in `RunContext`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_core.errors import InvalidSpecError
+from harness_core.redaction import RunSecrets
 from harness_core.store import LogWriter, log_path, resolve_runs_dir, wire_path
 
 __all__ = ["RunLogs"]
@@ -18,26 +20,29 @@ __all__ = ["RunLogs"]
 class RunLogs:
     """The run's log writers (either may be absent). Whoever drives the run closes them after `done`."""
 
-    def __init__(self, events: LogWriter | None = None, wire: LogWriter | None = None) -> None:
+    def __init__(self, events: LogWriter | None = None, wire: LogWriter | None = None,
+                 secrets: RunSecrets | None = None) -> None:
         self.events = events
         self.wire = wire
+        self.secrets = secrets if secrets is not None else RunSecrets()
 
     @classmethod
     def open(cls, runs_dir: str | Path | None, run_id: str, *, run_log: bool = True,
-             record_wire: bool = False) -> RunLogs:
+             record_wire: bool = False, secrets: RunSecrets | None = None) -> RunLogs:
         """Create the run's files in `runs_dir` (resolved as the CLI does); none at all without `run_log`.
+        `secrets` are scrubbed from every line written (default: credential shapes only).
 
         Raises:
             InvalidSpecError: a log for `run_id` exists already, or the directory is not writable.
         """
         if not run_log:
-            return cls()
+            return cls(secrets=secrets)
         directory = resolve_runs_dir(runs_dir)
         events = _open(log_path(directory, run_id))
         if not record_wire:
-            return cls(events)
+            return cls(events, secrets=secrets)
         try:
-            return cls(events, _open(wire_path(directory, run_id)))
+            return cls(events, _open(wire_path(directory, run_id)), secrets)
         except BaseException:
             events.close()
             raise

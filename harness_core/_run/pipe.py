@@ -26,8 +26,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 from harness_core._logging import BoundLogger
 from harness_core._run.logs import RunLogs
 from harness_core._run.state import TRACKED, RunState
-from harness_core.events import HarnessEvent
+from harness_core.events import HarnessEvent, ReasoningDelta, TextDelta
 from harness_core.plugins import PluginHost
+from harness_core.redaction import MIN_SECRET
 
 __all__ = ["EventCallback", "EventPipe", "event_json", "stamp"]
 
@@ -35,6 +36,8 @@ EventCallback = Callable[[HarnessEvent], "Awaitable[None] | None"]
 """`on_event`: called with every event, after the log and the observers, before the stream (may be async)."""
 
 _FINAL_SEND_DEADLINE = 5.0
+_DELTAS = (TextDelta, ReasoningDelta)
+"""Streamed text: a delta shorter than any secret is written unscrubbed (the common case, and the hot path)."""
 _wall_clock = time.time
 _monotonic = time.monotonic
 
@@ -64,6 +67,7 @@ class EventPipe:
         self._send = send
         self._send_nowait = send.send_nowait
         self._write_line = logs.events.write_line if logs.events is not None else None
+        self._scrub = logs.secrets.json_line
         self._logs = logs
         self._state = state
         self._host = host
@@ -82,9 +86,13 @@ class EventPipe:
         self._seq = seq + 1
         if self._tracks_idle:
             self._state.last_event = _monotonic()
+        kind = type(event)
         if self._write_line is not None:
-            self._write_line(event_json(event))
-        if type(event) in TRACKED:
+            line = event_json(event)
+            if kind not in _DELTAS or len(event.text) >= MIN_SECRET:  # type: ignore[union-attr]
+                line = self._scrub(line)
+            self._write_line(line)
+        if kind in TRACKED:
             self._state.track(event)
         if self._observe:
             try:

@@ -13,8 +13,8 @@ What it prints:
   when `tick` finds the action still running after `START_LINE_AFTER` seconds. A quick tool is one line, a
   slow one is two, and a reader of a pipe always knows what is running;
 - approvals once decided (``[approval] Running command rm -rf build — approved by callback``), errors
-  (``[error] auth_failed: ...``) and a final status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out ·
-  session abc``);
+  (``[error] auth_failed: ...``), notices (``[warning] reconnecting to the model API (2/5)``) and a final
+  status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · session abc``);
 - with ``verbose``: the run header, session, token usage updates and command output summaries (indented,
   at most `SUMMARY_LINES` lines).
 
@@ -40,6 +40,7 @@ from harness_core import (
     HarnessEvent,
     HarnessResult,
     HarnessToolDetails,
+    Notice,
     ReasoningDelta,
     RunStarted,
     RunStatus,
@@ -249,6 +250,11 @@ class Renderer:
         for extra in rest:
             self._line(f"        {extra}", term.RED)
 
+    def _notice(self, event: Notice) -> None:
+        self._flush_pending()
+        self._line(f"[{event.level}] {event.message}", term.YELLOW if event.level == "warning" else term.DIM,
+                   tag=True)
+
     def _done(self, event: Done) -> None:
         self._flush_pending()
         self.result = event.result
@@ -387,5 +393,6 @@ _HANDLERS: dict[type, Callable[[Renderer, object], None]] = {
     ApprovalResolved: Renderer._approval_resolved,  # type: ignore[dict-item]
     ContextUsage: Renderer._context_usage,  # type: ignore[dict-item]
     ErrorEvent: Renderer._error,  # type: ignore[dict-item]
+    Notice: Renderer._notice,  # type: ignore[dict-item]
     Done: Renderer._done,  # type: ignore[dict-item]
 }

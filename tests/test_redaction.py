@@ -1,0 +1,171 @@
+"""One redaction policy for every file Harness writes: `redact`, `scrub`, `RunSecrets` and a run that leaks on
+purpose (every file it wrote is grepped)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import harness_core.testing.scripted as scripted
+from harness_core import open_run
+from harness_core.capabilities import ProviderInfo
+from harness_core.events import (
+    ErrorEvent,
+    ErrorInfo,
+    HarnessToolDetails,
+    Notice,
+    ProviderRaw,
+    TextDelta,
+    ToolKind,
+    ToolResult,
+    ToolStatus,
+    ToolSummary,
+    ToolUse,
+)
+from harness_core.hookspecs import hookimpl
+from harness_core.plugins import PluginHost
+from harness_core.provider import ProviderOptions, RunContext
+from harness_core.redaction import REDACTED, RunSecrets, redact, scrub
+from harness_core.spec import AgentRunSpec
+from harness_core.store import read_events
+
+
+def test_redaction() -> None:
+    data = {"api_key": "k", "nested": {"Authorization": "Bearer x", "model": "m"}, "list": [{"token": "t"}]}
+    assert redact(data) == {"api_key": "***", "nested": {"Authorization": "***", "model": "m"},
+                            "list": [{"token": "***"}]}
+    assert redact({"A": "1", "B": {"C": "2"}}, all_values=True) == {"A": "***", "B": {"C": "***"}}
+
+
+def test_redaction_of_real_world_shapes() -> None:
+    data = {
+        "auth": {"bearer": "b"},
+        "config": {"mcp_servers": {"gh": {"env": {"GH_PAT": "ghp_0123456789abcdef0123"}}}},
+        "extra_args": ["--api-key", "k-123", "--model", "m"],
+        "base_url": "https://user:pw@example.test/v1",
+        "path": "/src/app.py",
+        "note": "use Bearer abcdefghijklmnop",
+    }
+    assert redact(data) == {
+        "auth": {"bearer": "***"},
+        "config": {"mcp_servers": {"gh": {"env": {"GH_PAT": "***"}}}},
+        "extra_args": ["--api-key", "***", "--model", "m"],
+        "base_url": "https://***@example.test/v1",
+        "path": "/src/app.py",
+        "note": "use Bearer ***",
+    }
+    assert scrub("failed: sk-abcdefghijklmnop and secretvalue", ("secretvalue",)) == "failed: *** and ***"
+
+
+def test_redaction_of_a_providers_secret_flags() -> None:
+    """`ProviderInfo.secret_flags`: values after those flags (or after `=`) are hidden, nested lists too."""
+    flags = frozenset({"--settings"})
+    data = {"extra_args": ["--settings", '{"env": {"X": "v"}}', "--settings={}", "--model", "m"],
+            "nested": {"args": ["--settings", "s"]}}
+    assert redact(data, secret_flags=flags) == {
+        "extra_args": ["--settings", "***", "--settings=***", "--model", "m"],
+        "nested": {"args": ["--settings", "***"]},
+    }
+    assert redact(data)["extra_args"][1] == '{"env": {"X": "v"}}'  # without the flag named, kept
+
+def test_flag_equals_value_of_a_secret_looking_flag() -> None:
+    assert redact({"args": ["--api-key=abc123456", "--model=m"]}) == {"args": ["--api-key=***", "--model=m"]}
+
+
+def test_credential_shapes_need_a_word_boundary() -> None:
+    """`task-management-system` is not an OpenAI key; `sk-proj-…` after a space or quote is."""
+    assert scrub("see task-management-system") == "see task-management-system"
+    assert scrub('key="sk-proj-abcdefgh12345"') == 'key="***"'
+
+
+def test_run_secrets_collects_env_environment_and_options() -> None:
+    secrets = RunSecrets.of_run(
+        {"PLAIN": "spec-env-value-1", "SHORT": "abc"},
+        {"extra_args": ["--settings", '{"env": {"X": "inside-settings-json"}, "model": "sonnet-model"}'],
+         "api_key": "option-api-key-1"},
+        secret_flags=frozenset({"--settings"}),
+        environ={"MY_SERVICE_TOKEN": "environ-token-12", "HOME": "/home/someone-long", "EMPTY_KEY": ""},
+    )
+    assert set(secrets.known) >= {"spec-env-value-1", "inside-settings-json", "option-api-key-1",
+                                  "environ-token-12"}
+    assert "abc" not in secrets.known and "/home/someone-long" not in secrets.known  # short, or not secret-named
+    assert "sonnet-model" not in secrets.known  # an ordinary setting inside the secret-bearing JSON stays
+
+
+def test_json_line_scrubs_inside_strings_and_keeps_the_json_valid() -> None:
+    secrets = RunSecrets(["va\"lue-with-quote", "plain-secret-1"])
+    line = json.dumps({"output": 'x va"lue-with-quote y plain-secret-1 https://u:p@h/ sk-abcdefghijk',
+                       "n": 1.5, "nested": [{"k": "plain-secret-1"}]}, separators=(",", ":")).encode()
+    out = json.loads(secrets.json_line(line))
+    assert out == {"output": "x *** y *** https://***@h/ ***", "n": 1.5, "nested": [{"k": "***"}]}
+
+
+def test_json_line_leaves_a_clean_line_as_it_is() -> None:
+    line = b'{"type":"text_delta","text":"the task-list is done","seq":3}'
+    assert RunSecrets(["plain-secret-1"]).json_line(line) is line
+
+
+# --- a run that leaks on purpose -------------------------------------------------------------------------
+
+SPEC_SECRET = "spec-env-secret-4f2a9c"
+ENVIRON_SECRET = "environ-token-7d1e0b"
+SHAPED = "sk-proj-Zx81Kq0Lm2Nb7Vc4"
+
+
+class _Leaky(scripted.ScriptedProvider):
+    """Puts every secret into every kind of event a provider emits, and into its wire recording."""
+
+    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+        leak = f"{SPEC_SECRET} {ENVIRON_SECRET} {SHAPED}"
+        ctx.record_wire("in", f'{{"env": "{leak}"}}'.encode())
+        display = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command=f"echo {leak}")
+        await ctx.emit(ToolUse(tool_id="t1", name="shell", display=display, input={"cmd": leak}))
+        await ctx.emit(ToolSummary(tool_id="t1", text=leak))
+        done = display.model_copy(update={"status": ToolStatus.COMPLETED})
+        await ctx.emit(ToolResult(tool_id="t1", name="shell", display=done, output=leak))
+        await ctx.emit(TextDelta(text=f"the key is {leak}"))
+        await ctx.emit(Notice(code="reconnecting", message=leak))
+        await ctx.emit(ErrorEvent(error=ErrorInfo(code="model_error", message=leak)))
+        await ctx.emit(ProviderRaw(method="x", payload={"nested": [leak]}))
+        return await super().run(spec, options, ctx)
+
+
+@pytest.mark.anyio
+async def test_no_secret_reaches_any_file_a_run_writes(runs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_TEST_SERVICE_TOKEN", ENVIRON_SECRET)
+
+    class Plugin:
+        @hookimpl
+        def harness_register_providers(self, register: Any) -> None:
+            _Leaky.info = ProviderInfo(name="leaky", version="1")
+            register(_Leaky)
+
+    host = PluginHost.create(entry_points=False, plugins=[("leaky", Plugin())])
+    spec = AgentRunSpec(prompt="go", env={"PROBE": SPEC_SECRET}, provider_options={"scenario": "say"})
+    delivered = []
+    with anyio.fail_after(20):
+        async with open_run(spec, "leaky", host=host, runs_dir=runs_dir, record_wire=True) as live:
+            async for event in live:
+                delivered.append(event)
+    assert any(SPEC_SECRET in e.model_dump_json() for e in delivered)  # the consumer got them: not vacuous
+    written = _files_without(runs_dir, (SPEC_SECRET, ENVIRON_SECRET, SHAPED))
+    assert set(written) >= {f"{live.run_id}.jsonl", f"{live.run_id}.wire.jsonl"}
+    events = list(read_events(live.log_path))  # still a readable log
+    assert [e.type for e in events] == [e.type for e in delivered]
+    leaked = next(e for e in events if isinstance(e, ToolResult))
+    assert leaked.output == f"{REDACTED} {REDACTED} {REDACTED}"
+
+
+def _files_without(directory: Path, secrets: tuple[str, ...]) -> list[str]:
+    """The names of every file under `directory`, after checking that none holds any of `secrets`."""
+    names = []
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for secret in secrets:
+            assert secret.encode() not in data, f"{secret} in {path.name}"
+        names.append(path.name)
+    return names
