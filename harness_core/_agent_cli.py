@@ -1,5 +1,7 @@
 """Agent-CLI discovery: find a CLI binary, read its version, check it against a minimum.
 
+`cli_output` runs any short command of such a CLI the same way (a login check, say).
+
 Layer: core, shared by every provider. Knows no specific CLI: names, install hints, option names and the
 globs that lead from a node wrapper to its native binary all come from the caller.
 
@@ -15,7 +17,7 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -24,7 +26,7 @@ from harness_core._logging import get_logger
 from harness_core._provider import CliInfo
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError, truncate
 
-__all__ = ["cli_version", "clear_probe_cache", "locate_cli", "probe_cli", "require_min_version"]
+__all__ = ["cli_output", "cli_version", "clear_probe_cache", "locate_cli", "probe_cli", "require_min_version"]
 
 log = get_logger(__name__)
 
@@ -100,41 +102,42 @@ def locate_cli(
     return found
 
 
-async def cli_version(
-    path: Path,
+async def cli_output(
+    argv: Sequence[str],
     *,
+    env: Mapping[str, str] | None = None,
     timeout: float = 15.0,  # noqa: ASYNC109 - the deadline is part of the documented API
-    pattern: str = _DEFAULT_PATTERN,
-) -> str:
-    """Run `path --version` and return the first match of `pattern` (its first group if it has one).
+) -> tuple[int, str]:
+    """Run a short CLI command (`--version`, a login-status command) with stdin closed and
+    return its exit status and output (stdout and stderr together, at most 64 KiB, decoded).
 
-    The child runs in its own session under a deadline and is always reaped (its group is killed if it
-    outlives the deadline).
+    The child runs in its own session under a deadline and is always reaped (its group is killed if it outlives
+    the deadline).
 
     Raises:
-        CliNotFoundError: `path` does not exist.
-        SpawnFailedError: it could not be started, timed out, failed, or printed no version.
+        CliNotFoundError: the program does not exist.
+        SpawnFailedError: it could not be started, or did not finish within `timeout`.
     """
-    argv = [str(path), "--version"]
     shown = " ".join(argv)
     try:
         proc = await anyio.open_process(
-            argv,
+            list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=dict(env) if env is not None else None,
         )
     except FileNotFoundError:
         raise CliNotFoundError(
-            f"{path} does not exist; reinstall the CLI or point the provider's binary option at it",
-            path=str(path),
+            f"{argv[0]} does not exist; reinstall the CLI or point the provider's binary option at it",
+            path=str(argv[0]),
         ) from None
     except OSError as exc:
         raise SpawnFailedError(
             f"could not run `{shown}`: {exc.strerror or exc}; check the file is an executable for this "
             "machine (chmod +x, right architecture)",
-            path=str(path),
+            path=str(argv[0]),
         ) from None
 
     output = bytearray()
@@ -160,14 +163,35 @@ async def cli_version(
         raise SpawnFailedError(
             f"`{shown}` did not finish within {timeout:g}s; check that the CLI runs at all from a terminal. "
             f"Output so far: {truncate(text) or '(none)'}",
-            path=str(path),
+            path=str(argv[0]),
         )
-    if proc.returncode != 0:
+    assert proc.returncode is not None
+    return proc.returncode, text
+
+
+async def cli_version(
+    path: Path,
+    *,
+    timeout: float = 15.0,  # noqa: ASYNC109 - the deadline is part of the documented API
+    pattern: str = _DEFAULT_PATTERN,
+) -> str:
+    """Run `path --version` and return the first match of `pattern` (its first group if it has one).
+
+    The child runs in its own session under a deadline and is always reaped (its group is killed if it
+    outlives the deadline).
+
+    Raises:
+        CliNotFoundError: `path` does not exist.
+        SpawnFailedError: it could not be started, timed out, failed, or printed no version.
+    """
+    shown = f"{path} --version"
+    returncode, text = await cli_output([str(path), "--version"], timeout=timeout)
+    if returncode != 0:
         raise SpawnFailedError(
-            f"`{shown}` exited with status {proc.returncode}; reinstall the CLI or check it runs from a "
+            f"`{shown}` exited with status {returncode}; reinstall the CLI or check it runs from a "
             f"terminal. Output: {truncate(text) or '(none)'}",
             path=str(path),
-            exit_code=proc.returncode,
+            exit_code=returncode,
         )
     match = re.search(pattern, text)
     if match is None:
@@ -238,5 +262,9 @@ async def probe_cli(
         version = await cli_version(path, timeout=timeout, pattern=pattern)
         if key is not None:
             _version_cache[key] = version
-    require_min_version(name, version, minimum, install_hint=install_hint)
+    try:
+        require_min_version(name, version, minimum, install_hint=install_hint)
+    except CliVersionUnsupportedError as exc:
+        exc.details["path"] = str(path)  # found, but too old: `harness doctor` shows where
+        raise
     return CliInfo(path=str(path), version=version)

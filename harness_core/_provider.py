@@ -30,7 +30,16 @@ if TYPE_CHECKING:
     from harness_core.spec import AgentRunSpec
     from harness_core.transport import ChildProcess
 
-__all__ = ["CliInfo", "NoOptions", "OfflineSetup", "OptionsT", "Provider", "ProviderOptions", "RunContext"]
+__all__ = [
+    "AuthStatus",
+    "CliInfo",
+    "NoOptions",
+    "OfflineSetup",
+    "OptionsT",
+    "Provider",
+    "ProviderOptions",
+    "RunContext",
+]
 
 
 class ProviderOptions(BaseModel):
@@ -50,6 +59,19 @@ class CliInfo(BaseModel):
 
     path: str | None = None
     version: str | None = None
+
+
+class AuthStatus(BaseModel):
+    """What `Provider.check_auth` found out about the agent's credentials, without calling a model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    logged_in: bool
+    """Whether the agent has credentials it would use (it may still be refused when it calls its model)."""
+    detail: str
+    """What was found, for a person: e.g. "API key from ANTHROPIC_API_KEY", "not logged in". No secrets."""
+    next_step: str | None = None
+    """When not logged in: what to do, e.g. "run `agent login`, or set AGENT_API_KEY"."""
 
 
 @dataclass
@@ -171,6 +193,14 @@ class Provider(abc.ABC, Generic[OptionsT]):
             CliVersionUnsupportedError: the CLI is older than `info.min_cli_version`.
         """
         return CliInfo()
+
+    async def check_auth(self, options: OptionsT, cli: CliInfo) -> AuthStatus | None:
+        """Whether the agent has credentials, found out without a model call (a login-status command
+        of the CLI, an API key in the environment): `harness doctor` calls it, under a deadline, after a successful
+        `probe` (`cli` is what the probe found). Return None when the provider cannot tell (the default: doctor
+        shows "credentials: not checked"). Raise a `HarnessError` when the check itself fails.
+        """
+        return None
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup | None:
         """Point this provider's real CLI at a scripted model backend playing `scenario` in `workspace` (the

@@ -155,12 +155,22 @@ class RateLimitedError(HarnessError):
     retryable = True
 
 
+PROCESS_EXITED_NEXT_STEP = (
+    "to see why, run again with -vv (debug log) and --record-wire (every line to and from the agent, in the "
+    "run's .wire.jsonl beside its log); `harness doctor` checks the agent's CLI"
+)
+
+
 class ProcessExitedError(HarnessError):
+    """The agent's CLI exited (or was killed) before the turn ended. The message says how it ended, where to look
+    next (`PROCESS_EXITED_NEXT_STEP`) and, below, the last lines it wrote to stderr."""
+
     code = "process_exited"
 
     def __init__(self, message: str, *, exit_code: int | None, stderr_tail: str = "", **details: Any) -> None:
         tail = scrub(stderr_tail.strip())
-        full = message if not tail else f"{message}\n--- last stderr lines ---\n{truncate(tail, 2000)}"
+        first = f"{message}; {'its last stderr lines are below; ' if tail else ''}{PROCESS_EXITED_NEXT_STEP}"
+        full = first if not tail else f"{first}\n--- last stderr lines ---\n{truncate(tail, 2000)}"
         super().__init__(full, exit_code=exit_code, stderr_tail=tail or None, **details)
         self.exit_code = exit_code
         self.stderr_tail = tail

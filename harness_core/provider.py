@@ -10,10 +10,19 @@ results, errors), from `harness_core.offline` (scenarios, scripted model backend
 
 from __future__ import annotations
 
-from harness_core._agent_cli import cli_version, locate_cli, probe_cli, require_min_version
+from harness_core._agent_cli import cli_output, cli_version, locate_cli, probe_cli, require_min_version
 from harness_core._jsonlines import NON_JSON_METHOD, json_messages, loads_line
 from harness_core._logging import get_logger
-from harness_core._provider import CliInfo, NoOptions, OfflineSetup, OptionsT, Provider, ProviderOptions, RunContext
+from harness_core._provider import (
+    AuthStatus,
+    CliInfo,
+    NoOptions,
+    OfflineSetup,
+    OptionsT,
+    Provider,
+    ProviderOptions,
+    RunContext,
+)
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import error_for_status, truncate
 from harness_core.hookspecs import hookimpl
@@ -41,6 +50,7 @@ from harness_core.transport import ChildProcess
 
 __all__ = [
     # the provider and its run
+    "AuthStatus",
     "Capability",
     "CliInfo",
     "NoOptions",
@@ -59,6 +69,7 @@ __all__ = [
     "json_messages",
     "loads_line",
     # finding the agent's CLI
+    "cli_output",
     "cli_version",
     "locate_cli",
     "probe_cli",

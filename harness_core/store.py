@@ -13,7 +13,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,9 @@ from harness_core.errors import InvalidSpecError
 from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
 
 __all__ = [
+    "BAD_LINE_HEAD",
     "ENV_RUNS_DIR",
+    "BadLine",
     "LogWriter",
     "RunSummary",
     "list_runs",
@@ -128,9 +130,52 @@ class LogWriter:
                 self._fd = None
 
 
-def read_events(path: Path) -> Iterator[HarnessEvent]:
-    """The events of a run log. A torn last line (no newline yet) is skipped; a bad line elsewhere raises
-    `InvalidSpecError` naming the file and line number."""
+@dataclass(frozen=True)
+class BadLine:
+    """A complete line of a run log that is not a Harness event: where it is, how it starts, what is wrong."""
+
+    number: int
+    """1-based line number."""
+    head: str
+    """Its first bytes (at most `BAD_LINE_HEAD`), decoded with replacement characters."""
+    problem: str
+
+    def describe(self) -> str:
+        return f"line {self.number} {self.problem}: {self.head!r}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"line": self.number, "head": self.head, "problem": self.problem}
+
+
+BAD_LINE_HEAD = 60
+"""Bytes of a bad line quoted when naming it."""
+
+
+def _bad_line(number: int, raw: bytes, exc: ValidationError) -> BadLine:
+    kinds = {err["type"] for err in exc.errors()}
+    head = raw[:BAD_LINE_HEAD].decode("utf-8", "replace").rstrip("\n")
+    if "json_invalid" in kinds or "json_type" in kinds:
+        problem = "is not JSON (a corrupt or cut line)"
+    elif "union_tag_not_found" in kinds:
+        problem = "is not a Harness event (it has no `type`)"
+    elif "union_tag_invalid" in kinds:
+        problem = "is not an event type this Harness knows (written by a newer Harness?)"
+    else:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or "event"
+        problem = f"is not a valid Harness event ({where}: {first['msg']})"
+    return BadLine(number, head, problem)
+
+
+def read_events(path: Path, *, on_bad_line: Callable[[BadLine], None] | None = None) -> Iterator[HarnessEvent]:
+    """The events of a run log. A torn last line (no newline yet) is skipped. A bad line elsewhere (not JSON, an
+    unknown event type, a missing field) is given to `on_bad_line` and skipped, so a reader shows what is
+    readable; without `on_bad_line` it raises.
+
+    Raises:
+        InvalidSpecError: a bad line and no `on_bad_line`; the message names the file, the line number, its
+            first bytes and the problem.
+    """
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
@@ -138,10 +183,10 @@ def read_events(path: Path) -> Iterator[HarnessEvent]:
             try:
                 yield parse_event(raw)
             except ValidationError as exc:
-                raise InvalidSpecError(
-                    f"{path}:{number} is not a valid Harness event ({exc.error_count()} problems); "
-                    "was it written by a newer Harness?"
-                ) from None
+                bad = _bad_line(number, raw, exc)
+                if on_bad_line is None:
+                    raise InvalidSpecError(f"{path}:{number} {bad.problem}: {bad.head!r}") from None
+                on_bad_line(bad)
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,6 @@ def test_start_up_imports_nothing_heavy(args: list[str]) -> None:
 
 
 def test_the_constants_kept_for_a_light_start_up_agree_with_the_library() -> None:
-    assert _common.EXIT_USAGE == errors.EXIT_USAGE
+    assert _common.EXIT_USAGE == errors.EXIT_USAGE and _common.EXIT_FAILED == errors.EXIT_FAILED
     assert _common.EXIT_INTERRUPTED == errors.EXIT_INTERRUPTED
     assert _run._DEFAULT_SCENARIO == _demo._DEFAULT_SCENARIO == offline.DEFAULT_SCENARIO

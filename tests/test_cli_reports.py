@@ -101,10 +101,16 @@ def test_doctor_json_is_the_providers_report_plus_runs_dir_problems_and_ok(tmp_p
     result = invoke("doctor", "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
-    assert list(report) == ["default", "providers", "broken_plugins", "runs_dir", "problems", "ok"]
+    assert list(report) == ["default", "providers", "broken_plugins", "credentials", "runs_dir", "problems", "ok"]
     assert json.dumps({k: report[k] for k in ("default", "providers", "broken_plugins")}, indent=2) + "\n" == (
         PROVIDERS_JSON
     )
+    assert report["credentials"] == {
+        "missing": {"checked": False, "logged_in": None, "next_step": None,
+                    "detail": "not checked (the provider has no credentials check)"},
+        "scripted": {"checked": False, "logged_in": None, "next_step": None,
+                     "detail": "not checked (the provider has no credentials check)"},
+    }
     assert report["runs_dir"] == {"path": str(tmp_path / "runs"), "exists": False, "writable": True,
                                   "reason": None}
     assert report["problems"] == [
@@ -138,10 +144,12 @@ def test_show_json_keys_in_their_documented_order() -> None:
     run_id = json.loads(invoke("runs", "--json").stdout)[0]["run_id"]
     details = json.loads(invoke("show", run_id, "--json").stdout)
     assert list(details) == ["run_id", "provider", "model", "status", "started_at", "duration_ms", "prompt",
-                             "session_id", "path", "cli_version", "cwd", "usage", "tools", "final_text", "error"]
+                             "session_id", "path", "cli_version", "cwd", "usage", "tools", "final_text", "error",
+                             "bad_lines"]
     assert details["error"] == {"code": "model_error", "message": "the model API failed (HTTP 500: internal error)",
                                 "retryable": False, "details": {"status": 500}}
     assert details["usage"] is None and details["tools"] == [] and details["final_text"] == ""
+    assert details["bad_lines"] == []
 
 
 def test_show_of_a_log_without_its_run_started_omits_what_only_that_event_knows(tmp_path: Path) -> None:
@@ -167,7 +175,7 @@ def test_demo_reports_a_provider_that_cannot_run_offline_and_exits_1() -> None:
 
 def test_demo_summary_table() -> None:
     rows = [
-        DemoRow(provider="alpha", status="success", workspace=Path("/w/a"), cli_version="1.2.3",
+        DemoRow(provider="alpha", status="success", workspace=None, cli_version="1.2.3",
                 tools=("shell:completed", "read:completed"), duration_s=0.5, input_tokens=10, output_tokens=2,
                 run_id="r1", changed_files=("new.txt", "notes.txt")),
         DemoRow(provider="beta", status="unavailable", workspace=Path("/w/b"), error="cli_not_found: no beta"),
@@ -182,7 +190,9 @@ def test_demo_summary_table() -> None:
         "beta      -      unavailable  -                               -                   -       -            "
         "  -",
         "beta: cli_not_found: no beta",
+        "beta: workspace kept at /w/b",
         "Inspect a run with `harness show RUN_ID`.",
     ]
+    assert rows[0].as_json()["workspace"] is None  # removed after the run
     assert rows[1].as_json()["workspace"] == "/w/b" and rows[0].as_json()["tools"] == ["shell:completed",
                                                                                         "read:completed"]

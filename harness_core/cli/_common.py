@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_BACKEND",
+    "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "JSON_OPTION",
@@ -34,8 +35,9 @@ __all__ = [
     "spec_problems",
 ]
 
-# = harness_core.errors.EXIT_USAGE / EXIT_INTERRUPTED: not imported here, that would pull in pydantic at start-up
-# (tests/test_cli_logging.py checks they agree).
+# = harness_core.errors.EXIT_FAILED / EXIT_USAGE / EXIT_INTERRUPTED: not imported here, that would pull in pydantic
+# at start-up (tests/test_cli_logging.py checks they agree).
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 ENV_BACKEND = "HARNESS_ASYNC_BACKEND"

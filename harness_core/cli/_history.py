@@ -27,7 +27,7 @@ from harness_core import (
     Usage,
 )
 from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
-from harness_core.store import RunSummary, log_path, read_events, summarize, validate_run_id
+from harness_core.store import BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
 
 __all__ = ["RunDetails", "format_runs", "format_show", "run_details"]
 
@@ -43,6 +43,10 @@ class RunDetails:
     tools: tuple[HarnessToolDetails, ...]
     final_text: str
     error: ErrorInfo | None
+    events: int = 0
+    """How many events of the log were readable."""
+    bad_lines: tuple[BadLine, ...] = ()
+    """Complete lines that are not Harness events (corrupt, or from a newer Harness): skipped, and named."""
 
     @property
     def duration_ms(self) -> int | None:
@@ -66,12 +70,14 @@ class RunDetails:
             tools=[t.model_dump(mode="json", exclude={"raw"}) for t in self.tools],
             final_text=self.final_text,
             error=self.error.model_dump(mode="json") if self.error else None,
+            bad_lines=[bad.as_json() for bad in self.bad_lines],
         )
         return found
 
 
 def run_details(runs_dir: Path, run_id: str) -> RunDetails:
-    """Read run `run_id` back from its log.
+    """Read run `run_id` back from its log: whatever is readable; bad lines are skipped and listed in
+    `bad_lines` (`harness show` names them and fails only when no line at all is readable).
 
     Raises:
         InvalidSpecError: a malformed id or no such run (both messages point to `harness runs`).
@@ -89,7 +95,10 @@ def run_details(runs_dir: Path, run_id: str) -> RunDetails:
     usage: Usage | None = None
     errors: list[ErrorInfo] = []
     result: HarnessResult | None = None
-    for event in read_events(path):
+    bad: list[BadLine] = []
+    count = 0
+    for event in read_events(path, on_bad_line=bad.append):
+        count += 1
         if isinstance(event, (ToolUse, ToolResult)):
             tools[event.tool_id] = event.display
         elif isinstance(event, TextDelta):
@@ -114,6 +123,8 @@ def run_details(runs_dir: Path, run_id: str) -> RunDetails:
         tools=tuple(tools.values()),
         final_text=result.final_text if result and result.final_text else "".join(text),
         error=result.error if result and result.error else (errors[-1] if errors else None),
+        events=count,
+        bad_lines=tuple(bad),
     )
 
 
@@ -158,6 +169,8 @@ def format_show(details: RunDetails) -> str:
         lines += [f"  {tool_line(t, cwd=details.cwd)}" for t in details.tools]
     if details.error:
         lines.append(f"error     {details.error.code}: {details.error.message}")
+    for bad in details.bad_lines:
+        lines.append(f"skipped   {bad.describe()}")
     if details.final_text:
         lines += ["", details.final_text.rstrip()]
     return "\n".join(lines)

@@ -34,7 +34,11 @@ def providers(as_json: bool) -> None:
 @JSON_OPTION
 @harness_command
 def doctor(runs_dir: Path | None, as_json: bool) -> None:
-    """Check each provider's CLI (path, version, minimum), broken plugins, the runs dir; exit 1 on trouble."""
+    """Check each provider's CLI (path, version, minimum) and credentials, broken plugins, the runs dir.
+
+    Credentials are checked without a model call, by providers that can (each asks its CLI's
+    login status); others say "not checked". Exit 1 on any problem (a provider that is not logged in is one).
+    """
     from harness_core.cli._providers import doctor_report, format_doctor
     from harness_core.plugins import get_host
     from harness_core.store import resolve_runs_dir

@@ -116,7 +116,7 @@ class _JsonLines:
         so the output still equals the log."""
         if live.log_path is None:
             return
-        for event in read_events(live.log_path):
+        for event in read_events(live.log_path, on_bad_line=lambda _bad: None):  # the tail is what matters
             if event.seq > self.last_seq:
                 self.print(event)
 

@@ -1,6 +1,9 @@
 """`harness demo`: one short task played through every installed provider's real CLI, offline, one after the
 other, and the side-by-side summary of what each did.
 
+Each provider plays in its own temporary workspace, removed after its run unless `harness demo --keep-workspace`
+(the run logs stay).
+
 Layer: CLI (imported only when `harness demo` runs). Knows the run API of the `harness_core` façade, the
 renderer and `harness_core.offline`; knows no concrete provider — it plays whatever installed providers can run
 offline, the default one first.
@@ -8,7 +11,9 @@ offline, the default one first.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -37,7 +42,8 @@ class DemoRow:
     provider: str
     status: str
     """The result's status, or `unavailable` when the run could not start."""
-    workspace: Path
+    workspace: Path | None
+    """Where it ran, when the workspace was kept (`--keep-workspace`); None once removed."""
     cli_version: str | None = None
     tools: tuple[str, ...] = ()
     """`kind:status` of each tool action, in order."""
@@ -54,7 +60,7 @@ class DemoRow:
             "provider": self.provider, "status": self.status, "cli_version": self.cli_version,
             "tools": list(self.tools), "duration_s": self.duration_s, "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens, "run_id": self.run_id, "changed_files": list(self.changed_files),
-            "workspace": str(self.workspace), "error": self.error,
+            "workspace": str(self.workspace) if self.workspace is not None else None, "error": self.error,
         }
 
 
@@ -84,10 +90,21 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 async def play_one(host: PluginHost, name: str, scenario_name: str, runs_dir: Path | None, out: TextIO,
-                   quiet: bool) -> DemoRow:
-    """Play the scenario through provider `name`; returns its summary row (never raises a HarnessError)."""
-    scenario = scenario_named(scenario_name)
+                   quiet: bool, *, keep: bool = False) -> DemoRow:
+    """Play the scenario through provider `name` in a temporary workspace, removed afterwards unless `keep`;
+    returns its summary row (never raises a HarnessError)."""
     workspace = Path(tempfile.mkdtemp(prefix=f"harness-demo-{name}-"))
+    try:
+        row = await _play_in(host, name, scenario_name, runs_dir, out, quiet, workspace)
+    finally:
+        if not keep:
+            shutil.rmtree(workspace, ignore_errors=True)
+    return row if keep else dataclasses.replace(row, workspace=None)
+
+
+async def _play_in(host: PluginHost, name: str, scenario_name: str, runs_dir: Path | None, out: TextIO,
+                   quiet: bool, workspace: Path) -> DemoRow:
+    scenario = scenario_named(scenario_name)
     seed_workspace(scenario, workspace)
     before = _snapshot(workspace)
     seen = _Seen()
@@ -137,10 +154,12 @@ async def play_one(host: PluginHost, name: str, scenario_name: str, runs_dir: Pa
 
 
 async def play_all(host: PluginHost, providers: list[str], scenario_name: str, runs_dir: Path | None,
-                   out: TextIO, quiet: bool) -> list[DemoRow]:
-    """Play the scenario through each provider in turn (one at a time: the machine may be small)."""
+                   out: TextIO, quiet: bool, *, keep: bool = False) -> list[DemoRow]:
+    """Play the scenario through each provider in turn (one at a time: the machine may be small); each
+    temporary workspace is removed after its run unless `keep`."""
     scenario_named(scenario_name)  # fail fast on a bad name
-    return [await play_one(host, name, scenario_name, runs_dir, out, quiet) for name in _order(host, providers)]
+    return [await play_one(host, name, scenario_name, runs_dir, out, quiet, keep=keep)
+            for name in _order(host, providers)]
 
 
 def format_summary(rows: list[DemoRow]) -> str:
@@ -156,5 +175,6 @@ def format_summary(rows: list[DemoRow]) -> str:
         ])
     lines = ["", "== summary ==", *table(cells)]
     lines += [f"{r.provider}: {r.error}" for r in rows if r.error]
+    lines += [f"{r.provider}: workspace kept at {r.workspace}" for r in rows if r.workspace is not None]
     lines.append("Inspect a run with `harness show RUN_ID`.")
     return "\n".join(lines)

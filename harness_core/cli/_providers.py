@@ -2,7 +2,7 @@
 provider probed concurrently, each under a deadline), their `--json` form and their text.
 
 Layer: CLI (imported only when one of those commands runs). Knows the plugin host, the provider interface
-(`probe`) and the runs dir; knows no concrete provider — the only provider it names is the default one.
+(`probe`, `check_auth`) and the runs dir; knows no concrete provider — the only provider it names is the default one.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from harness_core.cli._format import table
 from harness_core.plugins import DEFAULT_PROVIDER, BrokenPlugin, PluginHost, RegisteredProvider
 
 __all__ = [
+    "AUTH_DEADLINE",
     "INSTALL_HINT",
     "PROBE_DEADLINE",
+    "CredentialsOutcome",
     "DoctorReport",
     "ProbeOutcome",
     "ProviderReport",
@@ -35,6 +37,8 @@ __all__ = [
 
 PROBE_DEADLINE = 10.0
 """Seconds each provider's probe may take before it is reported as unavailable."""
+AUTH_DEADLINE = 15.0
+"""Seconds each provider's credentials check (`Provider.check_auth`) may take in `harness doctor`."""
 INSTALL_HINT = f"pip install harness-{DEFAULT_PROVIDER}"
 """How to install the default provider's distribution (named `harness-<provider>`)."""
 
@@ -48,6 +52,28 @@ class ProbeOutcome:
     cli_path: str | None = None
     cli_version: str | None = None
     error_code: str | None = None
+
+
+@dataclass(frozen=True)
+class CredentialsOutcome:
+    """What `harness doctor` found out about a provider's credentials (`Provider.check_auth`), without a model
+    call. `checked` is False when the provider has no check, or its CLI is not available (`detail` says which)."""
+
+    checked: bool
+    logged_in: bool | None = None
+    detail: str = ""
+    next_step: str | None = None
+
+    @property
+    def problem(self) -> str | None:
+        """What is wrong, with the next step, or None."""
+        if not self.checked or self.logged_in:
+            return None
+        return f"{self.detail}; {self.next_step}" if self.next_step else self.detail
+
+    def as_json(self) -> dict[str, Any]:
+        return {"checked": self.checked, "logged_in": self.logged_in, "detail": self.detail,
+                "next_step": self.next_step}
 
 
 @dataclass(frozen=True)
@@ -109,15 +135,25 @@ class RunsDirReport:
 
 @dataclass(frozen=True)
 class DoctorReport:
-    """`harness doctor`: the providers report plus the runs dir; `ok` only when nothing is wrong."""
+    """`harness doctor`: the providers report, each provider's credentials, and the runs dir; `ok` only when
+    nothing is wrong (a provider that is not logged in is a problem)."""
 
     providers: ProvidersReport
     runs_dir: RunsDirReport
+    credentials: dict[str, CredentialsOutcome] = dataclasses.field(default_factory=dict)
+
+    def credentials_of(self, name: str) -> CredentialsOutcome:
+        return self.credentials.get(name) or CredentialsOutcome(False, detail="not checked")
 
     @property
     def problems(self) -> list[str]:
         """One line per problem, each naming what is wrong."""
-        found = [f"provider {p.name}: {p.probe.reason}" for p in self.providers.providers if not p.probe.available]
+        found = []
+        for p in self.providers.providers:
+            if not p.probe.available:
+                found.append(f"provider {p.name}: {p.probe.reason}")
+            elif (problem := self.credentials_of(p.name).problem) is not None:
+                found.append(f"provider {p.name}: {problem}")
         found += [f"plugin {b.plugin} is broken: {b.error}" for b in self.providers.broken_plugins]
         if not self.providers.providers:
             found.append(f"no providers installed; install one, e.g. `{INSTALL_HINT}`")
@@ -130,8 +166,9 @@ class DoctorReport:
         return not self.problems
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.providers.as_json(), "runs_dir": self.runs_dir.as_json(), "problems": self.problems,
-                "ok": self.ok}
+        credentials = {p.name: self.credentials_of(p.name).as_json() for p in self.providers.providers}
+        return {**self.providers.as_json(), "credentials": credentials, "runs_dir": self.runs_dir.as_json(),
+                "problems": self.problems, "ok": self.ok}
 
 
 # --- gathering ---------------------------------------------------------------------------------------------
@@ -143,8 +180,11 @@ async def _probe(registered: RegisteredProvider, deadline: float) -> ProbeOutcom
             cli = await instance.probe(instance.parse_options({}))
     except TimeoutError:
         return ProbeOutcome(False, reason=f"the availability probe took longer than {deadline:g} s")
-    except HarnessError as exc:
-        return ProbeOutcome(False, reason=exc.message, error_code=exc.code)
+    except HarnessError as exc:  # a CLI found but too old says where it is and which version it has
+        path, found = exc.details.get("path"), exc.details.get("found")
+        return ProbeOutcome(False, reason=exc.message, error_code=exc.code,
+                            cli_path=path if isinstance(path, str) else None,
+                            cli_version=found if isinstance(found, str) else None)
     except Exception as exc:  # noqa: BLE001 - a buggy probe is reported, never fatal to the listing
         return ProbeOutcome(False, reason=f"the provider's probe crashed: {type(exc).__name__}: {exc}")
     return ProbeOutcome(True, cli_path=cli.path, cli_version=cli.version)
@@ -190,12 +230,45 @@ def _writable(directory: Path) -> tuple[bool, str | None]:
     return True, None
 
 
-async def doctor_report(host: PluginHost, runs_dir: Path) -> DoctorReport:
-    """`provider_report` plus the state of `runs_dir`."""
+async def _credentials(registered: RegisteredProvider, probe: ProbeOutcome, deadline: float) -> CredentialsOutcome:
+    from harness_core._provider import CliInfo, Provider
+
+    if getattr(registered.cls, "check_auth", Provider.check_auth) is Provider.check_auth:
+        return CredentialsOutcome(False, detail="not checked (the provider has no credentials check)")
+    if not probe.available:
+        return CredentialsOutcome(False, detail="not checked (its CLI is not available)")
+    try:
+        instance = registered.cls()
+        with anyio.fail_after(deadline):
+            status = await instance.check_auth(instance.parse_options({}),
+                                               CliInfo(path=probe.cli_path, version=probe.cli_version))
+    except TimeoutError:
+        return CredentialsOutcome(False, detail=f"not checked (the check took longer than {deadline:g} s)")
+    except HarnessError as exc:
+        return CredentialsOutcome(False, detail=f"not checked ({exc.message})")
+    except Exception as exc:  # noqa: BLE001 - a buggy check is reported, never fatal to the report
+        return CredentialsOutcome(False, detail=f"not checked (the check crashed: {type(exc).__name__}: {exc})")
+    if status is None:
+        return CredentialsOutcome(False, detail="not checked (the provider cannot tell)")
+    return CredentialsOutcome(True, logged_in=status.logged_in, detail=status.detail, next_step=status.next_step)
+
+
+async def doctor_report(host: PluginHost, runs_dir: Path, auth_deadline: float = AUTH_DEADLINE) -> DoctorReport:
+    """`provider_report`, each available provider's credentials (checked concurrently, each under
+    `auth_deadline`), and the state of `runs_dir`."""
     providers = await provider_report(host)
+    credentials: dict[str, CredentialsOutcome] = {}
+
+    async def check_one(report: ProviderReport) -> None:
+        credentials[report.name] = await _credentials(host.providers[report.name], report.probe, auth_deadline)
+
+    async with anyio.create_task_group() as tg:
+        for report in providers.providers:
+            tg.start_soon(check_one, report)
     writable, why = _writable(runs_dir)
     exists = runs_dir.is_dir()  # noqa: ASYNC240 - one stat, no event loop to starve in a CLI command
-    return DoctorReport(providers, RunsDirReport(path=runs_dir, exists=exists, writable=writable, reason=why))
+    return DoctorReport(providers, RunsDirReport(path=runs_dir, exists=exists, writable=writable, reason=why),
+                        credentials)
 
 
 # --- text ---------------------------------------------------------------------------------------------------
@@ -221,15 +294,32 @@ def format_providers(report: ProvidersReport) -> str:
     return "\n".join(lines)
 
 
+def _cli_found(p: ProviderReport) -> str:
+    if p.probe.cli_path:
+        return p.probe.cli_path + ("" if p.probe.available else " (found)")
+    if p.probe.error_code == "cli_not_found":
+        return f"{p.cli_name} not found"
+    return f"{p.cli_name} (not located: see below)"
+
+
 def format_doctor(report: DoctorReport) -> str:
     lines = []
     for p in report.providers.providers:
-        mark = "ok " if p.probe.available else "!! "
+        mark = "ok " if p.probe.available and report.credentials_of(p.name).problem is None else "!! "
         lines.append(f"{mark}{p.name} {p.version}" + (" (default)" if p.default else ""))
         if p.cli_name:
-            lines.append(f"     cli: {p.probe.cli_path or p.cli_name + ' (not found)'}")
-            lines.append(f"     version: {p.probe.cli_version or '?'} (minimum {p.min_cli_version or 'none'})")
+            lines.append(f"     cli: {_cli_found(p)}")
+            too_old = " — too old" if p.probe.error_code == "cli_version_unsupported" else ""
+            lines.append(f"     version: {p.probe.cli_version or '?'}{too_old} "
+                         f"(minimum {p.min_cli_version or 'none'})")
         lines.append(f"     supported: {'yes' if p.probe.available else 'no: ' + str(p.probe.reason)}")
+        credentials = report.credentials_of(p.name)
+        if not credentials.checked:
+            lines.append(f"     credentials: {credentials.detail}")
+        elif credentials.logged_in:
+            lines.append(f"     credentials: ok ({credentials.detail})")
+        else:
+            lines.append(f"     credentials: {credentials.problem}")
     for b in report.providers.broken_plugins:
         lines.append(f"!! plugin {b.plugin} ({b.distribution or 'no distribution'}): {b.error}")
     runs = report.runs_dir

@@ -7,19 +7,46 @@ Layer: CLI, imported at start-up: click and the standard library at the top; the
 
 from __future__ import annotations
 
+import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from harness_core.cli._common import RUNS_DIR_OPTION, harness_command, run_async
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 
+if TYPE_CHECKING:
+    from harness_core import AgentRunSpec
+    from harness_core.cli._live import RunRequest
+
 __all__ = ["run"]
 
 _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
+
+
+class _Seconds(click.ParamType):  # type: ignore[type-arg]
+    """A positive number of seconds; `inf` (or `infinity`) is None: no limit."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
+        if value is None or isinstance(value, float):
+            return value
+        try:
+            seconds = float(str(value).strip())
+        except ValueError:
+            self.fail(f"{value!r} is not a number of seconds; pass e.g. 300, or `inf` for no idle timeout",
+                      param, ctx)
+        if math.isnan(seconds) or seconds <= 0:
+            self.fail(f"{value!r}: the idle timeout must be more than 0 seconds (or `inf` for none)", param, ctx)
+        return None if math.isinf(seconds) else seconds
+
+
+_SECONDS = _Seconds()
 
 
 @click.command()
@@ -40,8 +67,9 @@ _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importin
               help="A capability the run cannot do without (repeatable).")
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
-@click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Fail the run after this long without any event.")
+@click.option("--idle-timeout", type=_SECONDS, metavar="SECONDS",
+              help="Fail the run after SECONDS without any event (more than 0). Default: no idle timeout; "
+                   "`inf` says so explicitly.")
 @RUNS_DIR_OPTION
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from the agent CLI.")
 @click.option("--offline", is_flag=True,
@@ -49,14 +77,20 @@ _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importin
                    "(no credentials, no network); the model plays --scenario instead of reading PROMPT.")
 @click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME",
               help="With --offline: what the scripted model does (say, tools, think, fail_500, ...).")
+@click.option("--keep-workspace", is_flag=True,
+              help="With --offline and no --cwd: keep the temporary workspace after the run (it is removed "
+                   "otherwise; the run log stays either way).")
+@click.option("--force", is_flag=True,
+              help="With --offline --cwd DIR: play the scenario in DIR even if it is not empty (the scripted "
+                   "model creates and changes files there).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's events as JSON lines (as in its log).")
 @click.option("-v", "--verbose", count=True, help="-v: show output summaries and usage; -vv: debug logging.")
 @harness_command
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
         requires: tuple[str, ...], options: tuple[str, ...], idle_timeout: float | None,
-        runs_dir: Path | None, record_wire: bool, offline: bool, scenario: str, as_json: bool,
-        verbose: int) -> None:
+        runs_dir: Path | None, record_wire: bool, offline: bool, scenario: str, keep_workspace: bool,
+        force: bool, as_json: bool, verbose: int) -> None:
     """Run one agent turn on PROMPT (`-` reads it from stdin) and show it live.
 
     Exit status: 0 success, 1 the run failed, 2 usage error, 3 provider unavailable, 130 interrupted.
@@ -83,11 +117,6 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         "approval": approval, "resume_session": resume_session, "requires": frozenset(requires),
         "idle_timeout": idle_timeout, "provider_options": provider_options,
     }
-    if offline and cwd is None:
-        import tempfile
-
-        cwd = Path(tempfile.mkdtemp(prefix="harness-offline-ws-"))
-        click.echo(f"harness: offline workspace {cwd}", err=True)
     if cwd is not None:
         fields["cwd"] = cwd
     spec = AgentRunSpec(**fields)
@@ -98,14 +127,52 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
                           json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ))
 
     if not offline:
+        if keep_workspace or force:
+            raise click.UsageError("--keep-workspace and --force only apply with --offline")
         sys.exit(run_async(execute, request_for(spec), sys.stdout))
-    from harness_core.offline import offline_spec, scenario_named, seed_workspace
+    sys.exit(_run_offline(spec, provider, scenario, explicit_cwd=cwd is not None, keep=keep_workspace,
+                          force=force, request_for=request_for))
+
+
+def _run_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
+                 force: bool, request_for: Callable[[AgentRunSpec], RunRequest]) -> int:
+    """`harness run --offline`: check everything first (scenario, provider, options, capabilities, the
+    workspace), only then create the workspace and the scenario's files, run, and remove a temporary workspace
+    unless it is to be kept. Returns the exit status."""
+    import shutil
+    import tempfile
+
+    from harness_core.cli._live import execute
+    from harness_core.offline import offline_spec, seed_workspace
+    from harness_core.offline._setup import check_offline, workspace_conflict
     from harness_core.plugins import get_host
 
-    played = scenario_named(scenario)
-    created = seed_workspace(played, spec.cwd)
-    if created:
-        click.echo(f"harness: created {', '.join(created)} in {spec.cwd} for scenario {scenario!r}", err=True)
-    with offline_spec(spec, provider, played, host=get_host()) as offline_run:
-        status = run_async(execute, request_for(offline_run), sys.stdout)
-    sys.exit(status)
+    host = get_host()
+    played = check_offline(spec, provider, scenario, host=host)
+    if explicit_cwd:
+        if keep:
+            raise click.UsageError("--keep-workspace is for the temporary workspace; a --cwd directory is kept")
+        conflict = None if force else workspace_conflict(played, spec.cwd)
+        if conflict is not None:
+            raise click.UsageError(f"{conflict}. Use an empty or new directory (mkdir DIR; --cwd DIR), leave out "
+                                   "--cwd for a temporary workspace, or pass --force to play it there anyway")
+        workspace = spec.cwd
+    else:
+        if force:
+            raise click.UsageError("--force is for --offline --cwd DIR (a temporary workspace is always empty)")
+        workspace = Path(tempfile.mkdtemp(prefix="harness-offline-ws-"))
+        spec = spec.model_copy(update={"cwd": workspace})
+        then = "kept after the run" if keep else "removed after the run; --keep-workspace keeps it"
+        click.echo(f"harness: offline workspace {workspace} ({then})", err=True)
+    try:
+        created = seed_workspace(played, workspace)
+        if created:
+            click.echo(f"harness: created {', '.join(created)} in {workspace} for scenario {scenario!r}", err=True)
+        with offline_spec(spec, provider, played, host=host) as offline_run:
+            status: int = run_async(execute, request_for(offline_run), sys.stdout)
+    finally:
+        if not explicit_cwd and not keep:
+            shutil.rmtree(workspace, ignore_errors=True)
+    if keep:
+        click.echo(f"harness: kept the offline workspace {workspace}", err=True)
+    return status

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli._common import JSON_OPTION, RUNS_DIR_OPTION, dumps, harness_command
+from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
 
 __all__ = ["runs", "show"]
 
@@ -35,9 +35,17 @@ def runs(runs_dir: Path | None, as_json: bool) -> None:
 @JSON_OPTION
 @harness_command
 def show(run_id: str, runs_dir: Path | None, as_json: bool) -> None:
-    """Show one run: provider, model, status, duration, usage, tool actions, final text, error."""
+    """Show one run: provider, model, status, duration, usage, tool actions, final text, error.
+
+    A log with bad lines (corrupt, or written by a newer Harness) is shown as far as it is readable, each bad
+    line named (`skipped   line N ...`); exit 1 only when no line at all is readable.
+    """
     from harness_core.cli._history import format_show, run_details
     from harness_core.store import resolve_runs_dir
 
     details = run_details(resolve_runs_dir(runs_dir), run_id)
+    if details.events == 0 and details.bad_lines:
+        first = details.bad_lines[0]
+        fail(f"nothing in {details.summary.path} is readable as a Harness run log ({len(details.bad_lines)} bad "
+             f"line(s); {first.describe()}); check the file, or see `harness runs` for other runs", EXIT_FAILED)
     click.echo(dumps(details.as_json()) if as_json else format_show(details))

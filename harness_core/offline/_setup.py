@@ -18,7 +18,15 @@ from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["DEFAULT_SCENARIO", "can_run_offline", "offline_spec", "scenario_named", "seed_workspace"]
+__all__ = [
+    "DEFAULT_SCENARIO",
+    "can_run_offline",
+    "check_offline",
+    "offline_spec",
+    "scenario_named",
+    "seed_workspace",
+    "workspace_conflict",
+]
 
 DEFAULT_SCENARIO = "tools"
 
@@ -44,6 +52,50 @@ def seed_workspace(scenario: Scenario, workspace: Path) -> list[str]:
     return created
 
 
+def check_offline(spec: AgentRunSpec, provider: str | None, scenario: Scenario | str,
+                  *, host: PluginHost | None = None) -> Scenario:
+    """Everything that can be checked before an offline run creates anything (a workspace, its files, a backend):
+    the scenario exists, the provider exists and can run offline, `spec.provider_options` validate and the
+    provider has every capability the spec needs. Returns the scenario.
+
+    Raises:
+        InvalidSpecError: no such scenario, the provider cannot run offline, or its options do not validate.
+        ProviderNotFoundError: no such provider.
+        UnsupportedFeatureError: the spec needs a capability the provider does not declare.
+    """
+    from harness_core._run.api import preflight
+
+    host = host or get_host()
+    played = scenario_named(scenario) if isinstance(scenario, str) else scenario
+    registered = host.get(provider)
+    if not can_run_offline(registered.cls):
+        raise _cannot_run_offline(registered.name, host)
+    preflight(spec, registered.name, host)
+    return played
+
+
+def workspace_conflict(scenario: Scenario, workspace: Path) -> str | None:
+    """Why playing `scenario` in `workspace` would touch the user's files, or None when it is safe (the directory
+    is empty or new). The reason names what is there and what the scenario writes."""
+    if not workspace.is_dir():
+        return None
+    present = sorted(p.name for p in workspace.iterdir())
+    if not present:
+        return None
+    shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
+    writes = ", ".join(scenario.writes) or "no files of its own, but its commands run there"
+    return (f"{workspace} is not empty ({shown}); the offline scenario {scenario.name!r} creates or changes files "
+            f"there ({writes})")
+
+
+def _cannot_run_offline(name: str, host: PluginHost) -> InvalidSpecError:
+    able = [n for n, p in host.providers.items() if can_run_offline(p.cls)]
+    return InvalidSpecError(
+        f"provider {name!r} cannot run offline (it has no scripted model backend); "
+        f"providers that can: {', '.join(sorted(able)) or 'none'}"
+    )
+
+
 @contextmanager
 def offline_spec(spec: AgentRunSpec, provider: str | None = None, scenario: Scenario | str = DEFAULT_SCENARIO,
                  *, host: PluginHost | None = None) -> Iterator[AgentRunSpec]:
@@ -65,15 +117,13 @@ def offline_spec(spec: AgentRunSpec, provider: str | None = None, scenario: Scen
     if isinstance(scenario, str):
         scenario = scenario_named(scenario)
     registered = host.get(provider)
+    if not can_run_offline(registered.cls):
+        raise _cannot_run_offline(registered.name, host)
     state = Path(tempfile.mkdtemp(prefix="harness-offline-"))
     try:
         setup = registered.cls().offline_setup(scenario, spec.cwd, state)
         if setup is None or setup.backend is None:
-            able = [n for n, p in host.providers.items() if can_run_offline(p.cls)]
-            raise InvalidSpecError(
-                f"provider {registered.name!r} cannot run offline (it has no scripted model backend); "
-                f"providers that can: {', '.join(sorted(able)) or 'none'}"
-            )
+            raise _cannot_run_offline(registered.name, host)
         merged = spec.model_copy(update={
             "provider_options": {**setup.provider_options, **spec.provider_options},
             "env": {**setup.env, **spec.env},

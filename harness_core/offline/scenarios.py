@@ -166,6 +166,13 @@ class Scenario:
     files: dict[str, str] = field(default_factory=dict)
     """Files to create in the workspace before the run (relative path → content)."""
 
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """Every path (relative to the workspace) the scenario creates or changes: its seeded `files`, then the
+        files its steps write or edit, each once, in order (commands may change more: they are not parsed)."""
+        paths = [*self.files, *(s.path for s in self.steps if isinstance(s, (WriteFile, EditFile)))]
+        return tuple(dict.fromkeys(paths))
+
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s

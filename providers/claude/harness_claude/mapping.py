@@ -243,6 +243,8 @@ class ClaudeMapper:
                 self._blocks.setdefault(key, _Block("thinking")).streamed += len(delta["thinking"])
                 return [ReasoningDelta(text=delta["thinking"], item_id=item)]
             return []
+        if etype == "message_stop" and msg.get("abandoned_blocks") and self.interrupt_sent:
+            return []  # we stopped the stream: an interrupt, not a stall (2.1.328 abandons the open blocks)
         if etype == "message_stop" and msg.get("abandoned_blocks"):
             self._stalled = True
             stalled = IdleTimeoutError(

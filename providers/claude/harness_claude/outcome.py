@@ -10,12 +10,22 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness_core import AuthFailedError, HarnessError, HarnessResult, IdleTimeoutError, ModelError, RunStatus, Usage
+from harness_core import (
+    AuthFailedError,
+    HarnessError,
+    HarnessResult,
+    IdleTimeoutError,
+    ModelError,
+    RunStatus,
+    SessionNotFoundError,
+    Usage,
+)
 from harness_core.provider import error_for_status
 
 from harness_claude._json import count, obj, opt_str, string
+from harness_claude.auth import LOGIN_HINT as _LOGIN_HINT
 
-__all__ = ["TurnEnd", "classify_api_error", "turn_end", "usage_from_result"]
+__all__ = ["TurnEnd", "classify_api_error", "session_not_found", "turn_end", "usage_from_result"]
 
 _MAX_TURNS = re.compile(r"maximum number of turns \((\d+)\)")
 _AUTH_HINT = "check ANTHROPIC_API_KEY (or run `claude /login`) and ANTHROPIC_BASE_URL"
@@ -24,7 +34,12 @@ _FAILED_HINT = "retry later, or raise -o max_retries=N"
 _RETRYING_HINT = "Claude Code is retrying"
 _NOT_LOGGED_IN = re.compile(r"not logged in|please run /login|invalid api key", re.IGNORECASE)
 """What Claude Code 2.1.328 says, with no HTTP status, when it has no usable credentials."""
-_LOGIN_HINT = "run `claude` and /login, or set ANTHROPIC_API_KEY (or use --offline to try Harness without one)"
+_NO_SESSION = (
+    re.compile(r"No conversation found with session ID: (\S+)"),
+    re.compile(r'--resume requires a valid session ID.*?Provided value "([^"]*)"', re.DOTALL),
+)
+"""What Claude Code 2.1.328 says (in `errors` of an `error_during_execution` result) when `--resume` names a
+session it does not have: a well-formed id it never saw, or a value that is neither an id nor a title."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +107,17 @@ def _max_turns_error(errors: list[str], reason: str | None) -> ModelError:
     )
 
 
+def session_not_found(errors: list[str], session_id: str | None) -> SessionNotFoundError | None:
+    """The `SessionNotFoundError` a result's `errors` stand for, or None when they say something else. The id is
+    the one Claude Code quotes (falling back to the result's `session_id`)."""
+    for said in errors:
+        for pattern in _NO_SESSION:
+            found = pattern.search(said)
+            if found:
+                return SessionNotFoundError(found.group(1) or session_id or "?", said)
+    return None
+
+
 def turn_end(
     msg: dict[str, Any], *, session_id: str | None, interrupted: bool, stalled: bool, streamed_text: str
 ) -> TurnEnd:
@@ -122,6 +148,8 @@ def turn_end(
             )
     elif sub == "error_max_turns":
         error = _max_turns_error(errors, reason)
+    elif sub == "error_during_execution" and (missing := session_not_found(errors, session_id)) is not None:
+        error = missing
     else:
         error = ModelError(
             f"Claude Code ended the turn with {sub} ({reason or 'no reason'}): "

@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import TaskGroup
 from harness_core import AgentRunSpec, ApprovalDecision, ApprovalResolved, HarnessError, HarnessResult
 from harness_core.provider import (
+    AuthStatus,
     Capability,
     ChildProcess,
     CliInfo,
@@ -74,6 +75,13 @@ class ClaudeProvider(Provider[ClaudeOptions]):
             minimum=MIN_VERSION,
             native_globs=NATIVE_GLOBS,
         )
+
+    async def check_auth(self, options: ClaudeOptions, cli: CliInfo) -> AuthStatus:
+        """`claude auth status`: logged in (claude.ai, an API key and where it comes from) or not, with the next
+        step. No model call. See `harness_claude.auth`."""
+        from harness_claude.auth import check_claude_auth
+
+        return await check_claude_auth(cli)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real CLI against a scripted Messages backend on 127.0.0.1 (`harness run --offline`, the demo,

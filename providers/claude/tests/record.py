@@ -42,6 +42,8 @@ class Recording:
     interrupt_on: str | None = None
     """Interrupt once an event of this type arrives ("text_delta", "tool_use")."""
     options: dict[str, Any] = field(default_factory=dict)
+    resume: str | None = None
+    """A session id to `--resume` (one the CLI does not know, for the failure)."""
 
 
 TOUCH = Scenario("touch", (RunCommand("touch touched.txt"), Say("after permission")))
@@ -61,6 +63,9 @@ RECORDINGS: dict[str, Recording] = {
         Scenario("write_denied", (WriteFile("denied.txt", "x\n"), Say("could not write"))),
         options={"permission_mode": "default"},
     ),
+    # --resume of a session this CLI home never saw: a well-formed id, and a value that is not a UUID at all
+    "resume_unknown": Recording(SCENARIOS["say"], resume="3f1c2a9e-0000-4000-8000-000000000000"),
+    "resume_not_uuid": Recording(SCENARIOS["say"], resume="not-a-session"),
 }
 
 
@@ -80,6 +85,7 @@ async def record(name: str, rec: Recording) -> list[HarnessEvent]:
                 prompt=f"SCENARIO:{rec.scenario.name}",
                 cwd=ws,
                 approval=rec.approval,
+                resume_session=rec.resume,
                 env=setup.env,
                 provider_options={"claude_bin": CLAUDE, "max_retries": 0, **rec.options},
             )

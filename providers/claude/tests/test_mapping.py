@@ -307,3 +307,32 @@ def test_not_logged_in_is_an_auth_failure_with_the_next_step() -> None:
     assert "/login" in error.message and "ANTHROPIC_API_KEY" in error.message and "--offline" in error.message
     other = classify_api_error(None, "Overloaded")
     assert other.code == "model_error"
+
+
+@pytest.mark.parametrize(
+    ("name", "session"),
+    [("resume_unknown", "3f1c2a9e-0000-4000-8000-000000000000"), ("resume_not_uuid", "not-a-session")],
+)
+def test_resume_of_an_unknown_session_is_session_not_found(name: str, session: str) -> None:
+    lines = [json.loads(x) for x in (TRANSCRIPTS / f"recorded/{name}.jsonl").open()]
+    mapper = ClaudeMapper("/tmp/e2e/ws", resumed=True)
+    for msg in lines:
+        mapper.feed(msg)
+    err = mapper.outcome
+    assert isinstance(err, HarnessError) and err.code == "session_not_found", err
+    assert err.details["session_id"] == session and "`harness runs`" in err.message
+
+
+@pytest.mark.parametrize(
+    "name", ["recorded/interrupt_stream", "shared/transcript-sj-interrupt", "shared/transcript-kill-sigint-stream"]
+)
+def test_a_stream_we_interrupted_is_not_a_stall(name: str) -> None:
+    """2.1.328 ends a stream it stops on our interrupt with `message_stop` + `abandoned_blocks`, as it does a
+    stalled one: only without our interrupt is it a stall."""
+    lines = [json.loads(x) for x in (TRANSCRIPTS / f"{name}.jsonl").open()]
+    assert any(m.get("abandoned_blocks") for m in lines)  # the transcript has the shape this test is about
+    events, ends = map_transcript(TRANSCRIPTS / f"{name}.jsonl")
+    assert [e for e in events if e["type"] == "error"] == [] and ends[0]["status"] == "interrupted"
+    mapper = ClaudeMapper("/tmp/e2e/ws")  # the same lines without our interrupt: the stall is reported
+    stalls = [e for m in lines for e in mapper.feed(m) if e.type == "error"]
+    assert [e.error.code for e in stalls] == ["idle_timeout"]

@@ -103,8 +103,18 @@ async def test_interrupt_while_tool_runs(tmp_path: Path, fake_bin: Path, host: P
 
 
 async def test_resume_keeps_session(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
+    session = "0f6c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f"
+    out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:say", resume_session=session), host)
+    assert out.result.session_id == session and out.of("session_started")[0].resumed
+
+
+async def test_resume_of_a_value_that_is_no_session_id_is_session_not_found(
+    tmp_path: Path, fake_bin: Path, host: PluginHost
+) -> None:
     out = await run_spec(spec_for(tmp_path, fake_bin, "SCENARIO:say", resume_session="sess-1"), host)
-    assert out.result.session_id == "sess-1" and out.of("session_started")[0].resumed
+    err = out.result.error
+    assert out.result.status.value == "failed" and err is not None and err.code == "session_not_found", err
+    assert "'sess-1'" in err.message and "`harness runs`" in err.message
 
 
 async def test_read_only_denies_writers(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
@@ -125,6 +135,8 @@ async def test_process_death_is_process_exited(tmp_path: Path, host: PluginHost)
     err = out.result.error
     assert out.result.status.value == "failed" and err is not None and err.code == "process_exited"
     assert "simulated crash" in err.message and err.details["exit_code"] == 3
+    first_line = err.message.splitlines()[0]  # the next step, before the stderr tail
+    assert "--record-wire" in first_line and "-vv" in first_line and "`harness doctor`" in first_line
 
 
 async def test_missing_and_old_cli(tmp_path: Path, host: PluginHost) -> None:

@@ -105,6 +105,18 @@ async def test_approval_never_denies_automatically(tmp_path: Path, host: PluginH
 async def test_interrupt(tmp_path: Path, host: PluginHost, name: str, on: str) -> None:
     out, _ = await play(tmp_path, host, SCENARIOS[name], interrupt_on=on, timeout=20)
     assert out.result.status.value == "interrupted" and out.result.error is None
+    # an interrupt is an interrupt: the stream Claude Code abandons on our request is not reported as a stall
+    assert out.of("error") == [], [e.error for e in out.of("error")]
+
+
+@pytest.mark.parametrize("session", ["3f1c2a9e-0000-4000-8000-000000000000", "not-a-session"])
+async def test_resume_of_an_unknown_session_is_session_not_found(
+    tmp_path: Path, host: PluginHost, session: str
+) -> None:
+    out, _ = await play(tmp_path, host, SCENARIOS["say"], resume_session=session)
+    err = out.result.error
+    assert out.result.status.value == "failed" and err is not None and err.code == "session_not_found", err
+    assert session in err.message and "harness runs" in err.message
 
 
 async def test_resume(tmp_path: Path, host: PluginHost) -> None:

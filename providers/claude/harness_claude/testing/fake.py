@@ -13,7 +13,8 @@ Run as `python -m harness_claude.testing.fake ARGS`, or through `write_fake_clau
   `--allowedTools`; Write/Edit unless `--permission-mode acceptEdits`); without it, or with
   `--permission-prompts none`, those steps are denied automatically (`system/permission_denied`). `--tools`
   sets the tools that exist (in `system/init` too) and `--disallowedTools` refuses tools; `--resume ID` keeps
-  the session id; the `interrupt` control request stops the turn like the real CLI.
+  the session id (a value that is not a UUID is refused with 2.1.328's result line and exit 1); the `interrupt`
+  control request stops the turn like the real CLI.
 - `$HARNESS_FAKE_CRASH=1`: write to stderr and exit 3 in the middle of the turn.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from typing import Any
 
 from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
@@ -52,6 +54,14 @@ def scenario_for(prompt: str, default: str | None) -> Scenario:
     return SCENARIOS.get(name) or Scenario(name, (Say(f"echo: {prompt}"),))
 
 
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if "--version" in args:
@@ -62,8 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     first = wire.next_message()
     if first is None:
         return 0
+    flags = Flags.parse(args)
+    if flags.resume is not None and not _is_uuid(flags.resume):  # as 2.1.328: no such session or title
+        line, said = shapes.resume_refused(flags.resume)
+        wire.emit(line)
+        print(said, file=sys.stderr, flush=True)
+        return 1
     scenario = scenario_for(prompt_text(first), os.environ.get(SCENARIO_ENV))
-    player = Player(Flags.parse(args), wire, cwd=os.getcwd(), crash=bool(os.environ.get(CRASH_ENV)))
+    player = Player(flags, wire, cwd=os.getcwd(), crash=bool(os.environ.get(CRASH_ENV)))
     player.init()
     code = player.play(scenario)
     wire.drain()  # like the real CLI: stay until stdin closes

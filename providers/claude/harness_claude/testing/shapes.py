@@ -345,3 +345,16 @@ def result(
         **_RESULT_EXTRA,
         **fields,
     }
+
+
+def resume_refused(value: str) -> tuple[dict[str, Any], str]:
+    """The only stdout line (and the stderr line) of 2.1.328 given `--resume VALUE` that is neither a session id
+    (a UUID) nor a session title: an `error_during_execution` result under a fresh session id; it exits 1."""
+    said = (
+        "Error: --resume requires a valid session ID or session title when used with --print. Usage: claude -p "
+        f'--resume <session-id|title>. Provided value "{value}" is not a UUID and does not match any session title.'
+    )
+    line = result(str(uuid.uuid4()), "error_during_execution", turns=0, out_tokens=0, duration_ms=0,
+                  is_error=True, errors=[said])
+    line.update(num_turns=0, stop_reason=None, total_cost_usd=0, modelUsage={})
+    return line, said

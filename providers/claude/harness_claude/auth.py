@@ -1,0 +1,60 @@
+"""Whether Claude Code has credentials, without calling a model: `claude auth status --json` (2.1.328).
+
+Layer: provider (claude). `auth_status` turns the command's exit status and output into an `AuthStatus` (pure,
+tested against recorded outputs); `check_claude_auth` runs it. Knows nothing of runs, events or the runner.
+
+Observed with 2.1.328: exit 0 and `{"loggedIn": true, "authMethod": "api_key", "apiKeySource":
+"ANTHROPIC_API_KEY", ...}` with a key in the environment (or `"authMethod": "claude.ai"` after /login); exit 1
+and `{"loggedIn": false, "authMethod": "none", ...}` without. It makes no model call (with
+CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 at most a DNS lookup when a key is set).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+
+from harness_core.provider import AuthStatus, CliInfo, cli_output, scrub, truncate
+
+__all__ = ["AUTH_STATUS_ARGS", "LOGIN_HINT", "auth_status", "check_claude_auth"]
+
+AUTH_STATUS_ARGS = ("auth", "status", "--json")
+LOGIN_HINT = "run `claude` and /login, or set ANTHROPIC_API_KEY (or use --offline to try Harness without one)"
+_METHODS = {"api_key": "API key", "claude.ai": "claude.ai login", "oauth_token": "OAuth token"}
+
+
+def auth_status(returncode: int, output: str) -> AuthStatus:
+    """What `claude auth status --json` said (its exit status and output, which may carry warning lines)."""
+    start, end = output.find("{"), output.rfind("}")
+    try:
+        said = json.loads(output[start : end + 1]) if 0 <= start < end else None
+    except json.JSONDecodeError:
+        said = None
+    if not isinstance(said, dict) or not isinstance(said.get("loggedIn"), bool):
+        return AuthStatus(
+            logged_in=False,
+            detail=f"`claude auth status` said something unexpected (exit {returncode}): "
+            f"{truncate(scrub(output.strip()), 200) or '(nothing)'}",
+            next_step="run `claude auth status` by hand; " + LOGIN_HINT,
+        )
+    if not said["loggedIn"]:
+        return AuthStatus(logged_in=False, detail="not logged in", next_step=LOGIN_HINT)
+    method = str(said.get("authMethod") or "unknown")
+    detail = _METHODS.get(method, method)
+    source = said.get("apiKeySource")
+    if isinstance(source, str) and source:
+        detail += f" from {source}"
+    return AuthStatus(logged_in=True, detail=detail)
+
+
+async def check_claude_auth(cli: CliInfo, environ: Mapping[str, str] | None = None) -> AuthStatus:
+    """Run `claude auth status --json` (the probed binary, the environment a run would inherit) and say what
+    it found.
+
+    Raises:
+        CliNotFoundError, SpawnFailedError: the command could not run or did not finish in time.
+    """
+    env = {**(os.environ if environ is None else environ), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    returncode, output = await cli_output([cli.path or "claude", *AUTH_STATUS_ARGS], env=env, timeout=10.0)
+    return auth_status(returncode, output)

@@ -1,0 +1,59 @@
+"""Whether the Codex CLI has credentials, without calling a model: `codex login status` (0.169.0), then an API
+key in the environment.
+
+Layer: provider support shared by the Codex providers. `login_status` turns the command's exit status and output
+(and the environment) into an `AuthStatus` (pure, tested against recorded outputs); `check_codex_login` runs it.
+Knows nothing of runs, events or the runner.
+
+Observed with 0.169.0 (output on stderr, after an optional `WARNING: ...` line): exit 0 and "Logged in using
+ChatGPT" or "API key configured - sk-…***…" (after `codex login --with-api-key`, stored in $CODEX_HOME/auth.json);
+exit 1 and "Not logged in" otherwise, even with OPENAI_API_KEY set (which a run does use). No network at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from harness_core.provider import AuthStatus, CliInfo, cli_output, scrub, truncate
+
+__all__ = ["API_KEY_VARIABLES", "LOGIN_HINT", "check_codex_login", "login_status"]
+
+LOGIN_HINT = (
+    "run `codex login` (or `codex login --with-api-key`), or set OPENAI_API_KEY (or use --offline to try Harness "
+    "without one)"
+)
+API_KEY_VARIABLES = ("OPENAI_API_KEY", "CODEX_API_KEY")
+"""Environment variables holding an API key Codex uses when it has no stored login."""
+
+
+def login_status(returncode: int, output: str, environ: Mapping[str, str]) -> AuthStatus:
+    """What `codex login status` said (its exit status and output), with `environ` as a fallback."""
+    lines = [line.strip() for line in output.splitlines() if line.strip() and not line.startswith("WARNING:")]
+    said = lines[0] if lines else ""
+    if returncode == 0 and said.lower().startswith("logged in using"):
+        return AuthStatus(logged_in=True, detail=said[0].lower() + said[1:])  # "logged in using ChatGPT"
+    if returncode == 0 and said.lower().startswith("api key configured"):
+        return AuthStatus(logged_in=True, detail="API key stored by `codex login`")
+    key = next((name for name in API_KEY_VARIABLES if environ.get(name, "").strip()), None)
+    if key is not None:
+        return AuthStatus(logged_in=True, detail=f"API key from {key} (no stored login)")
+    if returncode != 0 and "not logged in" in said.lower():
+        return AuthStatus(logged_in=False, detail="not logged in", next_step=LOGIN_HINT)
+    return AuthStatus(
+        logged_in=returncode == 0,
+        detail=f"`codex login status` said: {truncate(scrub(said), 200) or '(nothing)'} (exit {returncode})",
+        next_step=None if returncode == 0 else "run `codex login status` by hand; " + LOGIN_HINT,
+    )
+
+
+async def check_codex_login(cli: CliInfo, environ: Mapping[str, str] | None = None) -> AuthStatus:
+    """Run `codex login status` (the probed binary, the environment a run would inherit: its CODEX_HOME) and say
+    what it found.
+
+    Raises:
+        CliNotFoundError, SpawnFailedError: the command could not run or did not finish in time.
+    """
+    env = dict(os.environ if environ is None else environ)
+    returncode, output = await cli_output([cli.path or "codex", "login", "status"], env=env, timeout=10.0)
+    return login_status(returncode, output, env)
