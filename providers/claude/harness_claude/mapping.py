@@ -18,11 +18,10 @@ from typing import Any
 from harness_core import (
     ApprovalRequested,
     ContextUsage,
-    ErrorEvent,
     HarnessError,
     HarnessEvent,
     HarnessResult,
-    IdleTimeoutError,
+    Notice,
     ProviderRaw,
     ReasoningDelta,
     RunStatus,
@@ -184,22 +183,13 @@ class ClaudeMapper:
                 return []
             self._session_announced = True
             return [SessionStarted(session_id=self.session_id, resumed=self.resumed, model=self.model)]
-        if sub == "api_retry":
+        if sub == "api_retry":  # Claude Code tries again: a warning, not (yet) an error
             status = msg.get("error_status") if isinstance(msg.get("error_status"), int) else None
             err = classify_api_error(status, str(msg.get("error") or ""), retrying=True)
-            info = err.to_info().model_copy(
-                update={
-                    "retryable": True,
-                    "message": f"{err.message} (attempt {msg.get('attempt')} of {msg.get('max_retries')})",
-                    "details": {
-                        **err.details,
-                        "attempt": msg.get("attempt"),
-                        "max_retries": msg.get("max_retries"),
-                        "retry_delay_ms": msg.get("retry_delay_ms"),
-                    },
-                }
-            )
-            return [ErrorEvent(error=info)]
+            attempt, most = msg.get("attempt"), msg.get("max_retries")
+            return [Notice(code="retrying", message=f"{err.message} (attempt {attempt} of {most})",
+                           details={**err.details, "error_code": err.code, "attempt": attempt, "max_retries": most,
+                                    "retry_delay_ms": msg.get("retry_delay_ms")})]
         if sub == "permission_denied":
             tool_id = msg.get("tool_use_id")
             if not isinstance(tool_id, str) or tool_id in self._resulted:
@@ -246,12 +236,10 @@ class ClaudeMapper:
         if etype == "message_stop" and msg.get("abandoned_blocks") and self.interrupt_sent:
             return []  # we stopped the stream: an interrupt, not a stall (2.1.328 abandons the open blocks)
         if etype == "message_stop" and msg.get("abandoned_blocks"):
-            self._stalled = True
-            stalled = IdleTimeoutError(
-                "the model API stream stalled past CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS; Claude Code "
-                "abandoned it and retries without streaming (tune with -o stream_idle_timeout_ms)"
-            ).to_info()
-            return [ErrorEvent(error=stalled.model_copy(update={"retryable": True}))]
+            self._stalled = True  # a warning now; the result says idle_timeout if the turn fails after all
+            return [Notice(code="stream_stalled", message=(
+                "the model API stream stalled past CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS; Claude Code abandoned it and "
+                "retries without streaming (tune with -o stream_idle_timeout_ms)"))]
         if etype in _IGNORED_STREAM:
             return []
         return [ProviderRaw(method=f"stream_event/{etype}", payload=msg)]
