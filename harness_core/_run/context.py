@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 
@@ -36,8 +36,10 @@ class ProviderContext:
     """The runner's `RunContext` implementation (see `harness_core.provider.RunContext` for the contract)."""
 
     def __init__(self, *, run_id: str, spec: AgentRunSpec, cli: CliInfo, pipe: EventPipe, broker: ApprovalBroker,
-                 logs: RunLogs, interrupt: anyio.Event, log: BoundLogger) -> None:
+                 logs: RunLogs, interrupt: anyio.Event, log: BoundLogger, provider: str = "") -> None:
         self._run_id = run_id
+        self._provider = provider
+        self._returned = False
         self._spec = spec
         self._cli = cli
         self._record = pipe.record
@@ -65,6 +67,8 @@ class ProviderContext:
         return self._interrupt
 
     async def emit(self, event: HarnessEvent) -> None:
+        if self._returned:
+            self._refuse_late(event.type)
         if event.seq != -1:  # the provider emitted this object before: stamp a copy, never the queued original
             event = event.model_copy()
         if type(event) in _CHECKED and not self._admit(event):
@@ -73,7 +77,25 @@ class ProviderContext:
             await self._deliver(event)
 
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        if self._returned:
+            self._refuse_late(request.type)
         return await self._broker.request(request)
+
+    def provider_returned(self) -> None:
+        """The provider's `run` returned (or raised, or was stopped): from now on `emit` refuses (the runner's
+        final events and `done` do not go through this context)."""
+        self._returned = True
+
+    def _refuse_late(self, kind: str) -> NoReturn:
+        """An event from a provider whose `run` already returned (a task it left running): never logged, never
+        delivered — the run's `done` is, or is about to be, the last event. Logged at error level, and raised
+        into the task that emitted it."""
+        self._log.error("provider emitted an event after its run returned; refused", type=kind,
+                        refused="emitted_after_return")
+        raise RuntimeError(
+            f"provider {self._provider!r} emitted a {kind!r} event after its run returned; refused (the run is "
+            "over: its `done` is the last event). This is a bug in the provider: wait for every task that emits "
+            "before `run` returns.")
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
               **options: Any) -> ChildProcess:

@@ -13,8 +13,10 @@ closes after `done`.
 Guarantees, whatever the provider does (returns, raises, hangs, ignores an interrupt, or its child dies):
 `run_started` first and one `done` last, in the stream and in the log; `seq` gap-free from 0; a tool still
 open at the end gets a `failed` result, and a failed result an `error` event, before `done`; an interrupt
-asks the provider to stop the turn, and after `interrupt_grace` seconds stops it hard; the provider runs
-shielded from the owner's cancellation, which `aclose` turns into interrupt → grace → hard stop.
+asks the provider to stop the turn, and after `interrupt_grace` seconds stops it hard (the result's error then
+says `stopped_by="runner"`: the provider did not end the run itself); the provider runs shielded from the
+owner's cancellation, which `aclose` turns into interrupt → grace → hard stop. Once the provider's `run` has
+returned, `emit` refuses (a task it left running cannot add events after `done`).
 """
 
 from __future__ import annotations
@@ -78,8 +80,9 @@ class LiveRun:
                                 log=self._log)
         self._interrupt = anyio.Event()
         self._interrupted_at: float | None = None
+        self._hard_stopped: str | None = None  # why the runner stopped the provider: "grace_expired" or "stop"
         self._ctx = ProviderContext(run_id=run_id, spec=spec, cli=provider.cli, pipe=self._pipe, broker=broker,
-                                    logs=self._logs, interrupt=self._interrupt, log=self._log)
+                                    logs=self._logs, interrupt=self._interrupt, log=self._log, provider=provider.name)
         self._hard_stop = anyio.CancelScope()  # entered by `drive`; cancelling it first still takes effect
         self._driven = False
 
@@ -115,6 +118,7 @@ class LiveRun:
         the stream still ends with its `done`, status `interrupted`."""
         self._interrupt.set()
         if not self.finished.is_set():
+            self._hard_stopped = self._hard_stopped or "stop"
             self._hard_stop.cancel()
 
     async def wait(self) -> HarnessResult:
@@ -171,6 +175,8 @@ class LiveRun:
                         provider_result = await self._probed.instance.run(self._spec, self._probed.options, self._ctx)
                     except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
                         error = self._classify(raised)
+                    finally:
+                        self._ctx.provider_returned()  # a task it left behind may not emit any more
                     inner.cancel_scope.cancel()
             if scope.cancelled_caught:
                 idle_fired = self._state.idle_fired
@@ -180,7 +186,7 @@ class LiveRun:
                         "the agent legitimately works that long in silence."
                     ).to_info()
                 elif error is None:
-                    error = InterruptedRunError("the run was interrupted and stopped").to_info()
+                    error = self._hard_stop_error()
         finally:
             with anyio.CancelScope(shield=True):
                 await self._finish(provider_result, error, idle_fired, started)
@@ -196,6 +202,17 @@ class LiveRun:
             capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
             spec=_redacted_spec(self._spec, registered.cls.info.secret_flags),
         )
+
+    def _hard_stop_error(self) -> ErrorInfo:
+        """The error of a run the runner stopped (the provider did not end it): `interrupted`, like a run the
+        provider ended, with `details["stopped_by"] == "runner"` and why (`reason`), so the two can be told
+        apart (the contract suite does)."""
+        if self._hard_stopped == "grace_expired":
+            return InterruptedRunError(
+                f"the provider did not stop within {self._grace:g} s of the interrupt; the runner stopped it hard",
+                stopped_by="runner", reason="grace_expired").to_info()
+        return InterruptedRunError("the run was stopped at once, without waiting for the provider",
+                                   stopped_by="runner", reason="stop").to_info()
 
     def _classify(self, raised: Exception) -> ErrorInfo:
         """What a provider raised, as the run's error: a `HarnessError` as it is, anything else a crash."""
@@ -217,6 +234,7 @@ class LiveRun:
         await self._interrupt.wait()
         asked = self._interrupted_at if self._interrupted_at is not None else _monotonic()
         await anyio.sleep(max(0.0, asked + self._grace - _monotonic()))
+        self._hard_stopped = self._hard_stopped or "grace_expired"
         self._hard_stop.cancel()
 
     async def _watch_idle(self, idle_seconds: float) -> None:

@@ -1,12 +1,15 @@
 """What the contract suite uses besides its tests: a played run, the invariants every run must hold, the
-processes a run left behind, and where a real agent CLI is installed.
+secrets no event may carry, the events a provider tried to emit after its run returned, the processes a run left
+behind, and where a real agent CLI is installed.
 
 Layer: testing (private helper of `harness_core.testing.contract`, which re-exports `Played` and
-`descendants`). Knows events, the run store and the process-tree helpers; knows no concrete provider.
+`descendants`). Knows events, the run store, the runner's log records and the process-tree helpers; knows no
+concrete provider.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -24,10 +27,12 @@ from harness_core import (
     ToolResult,
     ToolUse,
 )
+from harness_core._logging import fields_of
 from harness_core.store import read_events
 from harness_core.transport import ChildProcess, proctree
 
-__all__ = ["Approver", "Played", "assert_invariants", "descendants", "find_real_cli", "processes_left"]
+__all__ = ["Approver", "LateEmits", "Played", "assert_invariants", "assert_no_secrets", "descendants",
+           "find_real_cli", "processes_left"]
 
 Approver = Callable[[ApprovalRequested], ApprovalDecision]
 
@@ -40,6 +45,9 @@ class Played:
     result: HarnessResult
     log_path: Path
     workspace: Path
+    requests: list[dict[str, Any]] | None = None
+    """The JSON bodies of the model requests the scripted backend received during the run (None: the run had no
+    scripted backend to ask, e.g. a fake CLI or an in-process provider)."""
 
     def of_type(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.type == kind]
@@ -70,6 +78,39 @@ def assert_invariants(played: Played, provider_name: str) -> None:
     assert not late, f"a tool_result came before its tool_use: {late}"
     usage = played.result.usage
     assert min(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.reasoning_tokens) >= 0
+
+
+def assert_no_secrets(played: Played, secrets: dict[str, str]) -> None:
+    """No delivered event (as the consumer received it, before the run log's scrubbing) carries the value of any
+    of `secrets` (name → value: the spec's `env` and secret-looking variables of the process environment)."""
+    for event in played.events:
+        line = event.model_dump_json()
+        for name, value in secrets.items():
+            assert value not in line, (
+                f"event #{event.seq} ({event.type}) carries the value of the secret {name}: providers must never "
+                "put environment values (API keys, tokens) into events")
+
+
+class LateEmits(logging.Handler):
+    """Collects the runner's refusals of events emitted after a provider's `run` returned (`RunContext.emit`
+    logs each one at error level on `harness.run`). `with LateEmits() as late:`; `late.refused` after."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.refused: list[str] = []
+        self._logger = logging.getLogger("harness.run")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields = fields_of(record)
+        if fields.get("refused") == "emitted_after_return":
+            self.refused.append(f"{fields.get('provider', '?')}: {fields.get('type', '?')}")
+
+    def __enter__(self) -> LateEmits:
+        self._logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.removeHandler(self)
 
 
 ChildProcess.track_started_marks()  # the leak checks below count only this process's runs

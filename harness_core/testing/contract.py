@@ -15,23 +15,41 @@ them through the provider's own `offline_setup` (the real CLI against a scripted
 Tests of capabilities the provider does not declare check the refusal instead. In real mode, a CLI that is not
 on PATH is found through `HARNESS_<CLI>_BIN` (e.g. `HARNESS_MY_AGENT_BIN=/opt/my-agent/bin/my-agent` for a
 CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyncio and trio.
+
+What every played run is held to, whatever the test:
+
+- `run_deadline` (class attribute, 90 s): a run still going after it fails the test with "the provider never
+  returned after N s (scenario X)" — the provider swallowed a failure or waits for something that never comes.
+- No delivered event carries a secret of the run's environment: the run gets `HARNESS_CONTRACT_SECRET` (random)
+  in `spec.env` and `HARNESS_CONTRACT_TOKEN` (random) in the process environment; an event (as the consumer
+  receives it, before the run log's scrubbing) holding either value fails the test.
+- After each test: no process of its runs is alive, and no event was emitted after a provider's `run` returned
+  (the runner refuses such an event, raises `RuntimeError` in the task that emitted it and logs it).
+
+What the capability tests prove beyond the events: an interrupt is ended by the provider itself (a run the
+runner had to stop hard after `interrupt_grace` carries `error.details["stopped_by"] == "runner"` and fails the
+test); a resumed run's model request carries the earlier turn (where a scripted backend shows the requests), and
+resuming an unknown session fails with `session_not_found`; `sandbox="read-only"` leaves the workspace unchanged,
+and `model` and `system_prompt` reach the model request (where a scripted backend shows it).
+
+Faults (`test_too_old_cli_is_refused`, `test_cli_crash_mid_turn_is_reported`): in real mode the default
+`setup_run` wraps the real CLI in a generic fault wrapper (`harness_core.testing.fault_cli`): "too_old" answers
+`--version` with a version below `ProviderInfo.min_cli_version` and otherwise execs the real CLI; "crash" runs the
+real CLI and SIGKILLs it (its whole process group) at its first line of output after the scripted backend
+received the turn's first model request. So both run for every provider that drives a CLI; in fake mode a
+provider's own fake plays them (`crash=`, `version=` of its `write_fake_<cli>`).
 """
 
 from __future__ import annotations
 
-import signal
+import json
+import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import ExitStack
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-import anyio
 import pytest
 
-from harness_core import open_run
 from harness_core.capabilities import Capability
-from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, UnsupportedFeatureError
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
@@ -41,149 +59,23 @@ from harness_core.events import (
     ToolResult,
     ToolStatus,
 )
-from harness_core.offline.scenarios import SCENARIOS, Scenario
-from harness_core.plugins import PluginHost, RegisteredProvider
-from harness_core.provider import OfflineSetup
-from harness_core.spec import AgentRunSpec
-from harness_core.testing._contract_support import (
-    Approver,
-    Played,
-    assert_invariants,
-    descendants,
-    find_real_cli,
-    processes_left,
-)
-from harness_core.testing._killed_host import kill_host_during_command
-from harness_core.transport.supervisor import available as supervisor_available
+from harness_core.offline.scenarios import SCENARIOS
+from harness_core.testing._contract_base import ContractBase, Play
+from harness_core.testing._contract_faults import FaultTests
+from harness_core.testing._contract_support import Played, descendants
 
-__all__ = ["Played", "ProviderContract", "descendants"]
+__all__ = ["UNKNOWN_SESSION", "ContractBase", "Played", "ProviderContract", "descendants"]
+
+UNKNOWN_SESSION = "harness-contract-no-such-session"
+"""The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract:
-    """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI."""
+class ProviderContract(FaultTests, ContractBase):
+    """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
-    provider_name: ClassVar[str]
-    scenarios: ClassVar[tuple[str, ...]] = ("say", "tools", "think")
-    """The success scenarios this provider can play."""
-    failures: ClassVar[tuple[str, ...]] = ("fail_500", "fail_401", "fail_429")
-    """The API-failure scenarios this provider can play."""
-    interrupt_within: ClassVar[float] = 15.0
-    """Seconds an interrupt may take, from the request to `done`."""
-    run_deadline: ClassVar[float] = 90.0
-
-    # --- the hook a provider overrides ---------------------------------------------------------------------
-
-    def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
-                  fault: str | None = None) -> OfflineSetup | None:
-        """How to run `scenario`. `fault` is None, "too_old" (a CLI below the supported version) or "crash"
-        (the CLI dies mid-turn). Return None to skip (e.g. a fault a real CLI cannot be made to show).
-
-        Default: the provider's own `offline_setup` (a scripted model backend); in fake mode, a provider
-        without one runs as it is, with `scenario=<name>` in its options (in-process providers). Providers
-        that drive a CLI override this for fake mode, to point themselves at their fake CLI."""
-        if fault is not None:
-            return None
-        info = self._provider().cls.info
-        setup = self._provider().cls().offline_setup(scenario, workspace, state_dir)
-        if setup is None and not real:
-            return OfflineSetup(provider_options={"scenario": scenario.name})
-        cli_path = self.real_cli_path()
-        if setup is not None and cli_path:
-            setup.provider_options.setdefault(f"{info.cli_name}_bin", cli_path)
-        return setup
-
-    def real_cli_path(self) -> str | None:
-        """Where the real CLI is when it is not on PATH: `$HARNESS_<CLI>_BIN`, else `$HARNESS_TOOLS_DIR/bin/<cli>`
-        (where `scripts/install-clis.sh` and the tox envs put the pinned CLIs)."""
-        cli = self._provider().cls.info.cli_name
-        return find_real_cli(cli) if cli is not None else None
-
-    def missing_cli_options(self, state_dir: Path) -> dict[str, Any] | None:
-        """Options pointing the provider at a CLI that does not exist (None: it has no CLI)."""
-        cli = self._provider().cls.info.cli_name
-        if cli is None:
-            return None
-        return {f"{cli}_bin": str(state_dir / "no-such-dir" / cli)}
-
-    # --- fixtures ------------------------------------------------------------------------------------------
-
-    @pytest.fixture(params=["asyncio", "trio"])
-    def anyio_backend(self, request: pytest.FixtureRequest) -> str:
-        """Every contract test runs under asyncio and trio: providers must be anyio-clean."""
-        return str(request.param)
-
-    @pytest.fixture
-    def harness_real(self, request: pytest.FixtureRequest) -> bool:
-        return bool(request.config.getoption("--harness-real", default=False))
-
-    @pytest.fixture(autouse=True)
-    def _no_process_left_alive(self) -> Iterator[None]:
-        before = descendants()
-        yield
-        left = processes_left(before, within=5.0)
-        assert not left, f"processes left alive after the run: {sorted(left)}"
-
-    _host: ClassVar[PluginHost | None] = None
-
-    def _provider(self) -> RegisteredProvider:
-        if ProviderContract._host is None:
-            ProviderContract._host = PluginHost.create()
-        return ProviderContract._host.get(self.provider_name)
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return self._provider().cls.info.capabilities
-
-    def _require(self, capability: Capability) -> None:
-        if capability not in self.capabilities:
-            pytest.skip(f"{self.provider_name} does not declare {capability.value!r} (refusal tested instead)")
-
-    @pytest.fixture
-    def play(self, tmp_path: Path, harness_real: bool) -> Callable[..., Awaitable[Played]]:
-        self._runs_dir = tmp_path / "runs"
-        async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
-                       on_event: Callable[[HarnessEvent, Any], None] | None = None, **spec_fields: Any) -> Played:
-            scenario = SCENARIOS[name]
-            workspace = tmp_path / "ws"
-            state = tmp_path / "state"
-            for path in (workspace, state):
-                path.mkdir(exist_ok=True)
-            for rel, content in scenario.files.items():
-                (workspace / rel).write_text(content)
-            setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=fault)
-            if setup is None:
-                pytest.skip(f"{self.provider_name} cannot play {name!r}"
-                            f"{' with fault ' + fault if fault else ''} in this mode")
-            options = {**setup.provider_options, **spec_fields.pop("provider_options", {})}
-            env = {**setup.env, **spec_fields.pop("env", {})}
-            spec = AgentRunSpec(prompt=f"contract scenario {name}", cwd=workspace, provider_options=options,
-                                env=env, **spec_fields)
-            events: list[HarnessEvent] = []
-            with ExitStack() as stack:
-                if setup.backend is not None:
-                    stack.enter_context(setup.backend)
-                with anyio.fail_after(self.run_deadline):
-                    async with open_run(spec, self.provider_name, host=self._provider_host(),
-                                        runs_dir=tmp_path / "runs", approver=approver) as live:
-                        async for event in live:
-                            events.append(event)
-                            if on_event is not None:
-                                on_event(event, live)
-            assert live.result is not None
-            return Played(events, live.result, live.log_path or Path(), workspace)
-
-        return play
-
-    def _provider_host(self) -> PluginHost:
-        self._provider()
-        assert ProviderContract._host is not None
-        return ProviderContract._host
-
-    # --- invariants ----------------------------------------------------------------------------------------
-
-    def check_invariants(self, played: Played) -> None:
-        """The invariants every run holds (see `assert_invariants`); a subclass may add its own."""
-        assert_invariants(played, self.provider_name)
+    Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
+    (see `ContractBase`). Hooks: `setup_run`, `real_cli_path`, `missing_cli_options`, `check_invariants`.
+    """
 
     # --- scenarios -----------------------------------------------------------------------------------------
 
@@ -194,7 +86,7 @@ class ProviderContract:
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["say", "tools", "think"])
-    async def test_scenario(self, name: str, play: Callable[..., Awaitable[Played]]) -> None:
+    async def test_scenario(self, name: str, play: Play) -> None:
         if name not in self.scenarios:
             pytest.skip(f"{self.provider_name} does not play {name!r}")
         played = await play(name)
@@ -221,7 +113,7 @@ class ProviderContract:
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["fail_500", "fail_401", "fail_429"])
-    async def test_api_failure_is_classified(self, name: str, play: Callable[..., Awaitable[Played]]) -> None:
+    async def test_api_failure_is_classified(self, name: str, play: Play) -> None:
         if name not in self.failures:
             pytest.skip(f"{self.provider_name} does not play {name!r}")
         played = await play(name)
@@ -231,7 +123,7 @@ class ProviderContract:
         assert played.result.error.code == SCENARIOS[name].expected.error_code, played.result.error
 
     @pytest.mark.anyio
-    async def test_stall_is_caught_by_idle_timeout(self, play: Callable[..., Awaitable[Played]]) -> None:
+    async def test_stall_is_caught_by_idle_timeout(self, play: Play) -> None:
         started = time.monotonic()
         played = await play("stall", idle_timeout=3.0)
         self.check_invariants(played)
@@ -242,7 +134,7 @@ class ProviderContract:
     # --- capabilities --------------------------------------------------------------------------------------
 
     @pytest.mark.anyio
-    async def test_streaming_deltas_arrive_before_the_result(self, play: Callable[..., Awaitable[Played]]) -> None:
+    async def test_streaming_deltas_arrive_before_the_result(self, play: Play) -> None:
         if Capability.STREAMING not in self.capabilities:
             await self._assert_refused(play, requires=[Capability.STREAMING])
             return
@@ -252,14 +144,18 @@ class ProviderContract:
         assert max(deltas) < played.events[-1].seq
 
     @pytest.mark.anyio
-    async def test_resume_continues_the_session(self, play: Callable[..., Awaitable[Played]]) -> None:
+    async def test_resume_continues_the_session(self, play: Play) -> None:
+        """The resumed run continues the conversation: where a scripted backend shows the model requests (real
+        mode), the resumed run's request carries the earlier turn (a word only the first prompt said), or, for
+        a chained API, names the resumed session's response as `previous_response_id`."""
         if Capability.SESSION not in self.capabilities:
             await self._assert_refused(play, resume_session="some-session")
             return
-        first = await play("say")
+        word = f"harness-resume-{secrets.token_hex(4)}"
+        first = await play("say", prompt=f"contract scenario say: remember the word {word}")
         session = first.result.session_id
         assert session
-        second = await play("say", resume_session=session)
+        second = await play("say", resume_session=session, prompt="contract scenario say: which word was it?")
         self.check_invariants(second)
         assert second.result.status is RunStatus.SUCCESS, second.result.error
         assert second.result.session_id, "a resumed run must report the session id to continue from"
@@ -267,10 +163,32 @@ class ProviderContract:
         assert started, "a resumed run must emit session_started"
         # Ids may stay (a thread or session the agent keeps) or advance per run (chained API responses).
         assert started[0].session_id == session or started[0].resumed, started[0]
+        if second.requests is not None:
+            assert second.requests, "the resumed run sent no model request"
+            request = second.requests[0]
+            # The earlier turn travels in the request, or (a chained API) the request names the response that
+            # holds it: the session it was asked to resume.
+            assert word in json.dumps(request) or request.get("previous_response_id") == session, (
+                "the resumed run's model request does not carry the earlier turn: the session was not resumed")
+
+    @pytest.mark.anyio
+    async def test_resume_of_an_unknown_session_fails(self, play: Play) -> None:
+        """Resuming a session no run created fails (with `session_not_found`, naming it, where the provider
+        recognises the agent's answer), instead of quietly starting a new conversation that claims to continue
+        one. In fake mode the provider's fake must know its sessions too (as a real agent's home does)."""
+        if Capability.SESSION not in self.capabilities:
+            pytest.skip(f"{self.provider_name} does not declare 'session' (refusal tested instead)")
+        unknown = UNKNOWN_SESSION
+        played = await play("say", resume_session=unknown)
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.FAILED, (
+            f"resuming the unknown session {unknown!r} ended {played.result.status.value}: a provider must not "
+            "pretend to continue a session its agent does not have")
+        assert played.result.error is not None
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["slow_text", "slow_command"])
-    async def test_interrupt_ends_interrupted(self, name: str, play: Callable[..., Awaitable[Played]]) -> None:
+    async def test_interrupt_ends_interrupted(self, name: str, play: Play) -> None:
         if Capability.INTERRUPT not in self.capabilities:
             await self._assert_refused(play, requires=[Capability.INTERRUPT])
             return
@@ -286,36 +204,16 @@ class ProviderContract:
         self.check_invariants(played)
         assert asked, "the scenario never reached the point to interrupt"
         assert played.result.status is RunStatus.INTERRUPTED, played.result
+        error = played.result.error
+        assert error is None or error.details.get("stopped_by") != "runner", (
+            f"the provider did not end the run after the interrupt; the runner stopped it hard ({error.message}). "
+            "A provider with `interrupt` stops the turn on its wire when `ctx.interrupt_requested` is set and "
+            "returns status `interrupted`")
         assert time.monotonic() - asked[0] < self.interrupt_within
-
-    @pytest.mark.parametrize("sig", ["SIGKILL", "SIGHUP"])
-    def test_nothing_outlives_a_killed_harness(self, sig: str, tmp_path: Path, harness_real: bool) -> None:
-        """Whatever kills the process running Harness (SIGKILL, an OOM kill, the terminal closing), the agent
-        and every process it started — also in their own session — are gone within seconds."""
-        if not supervisor_available():
-            pytest.skip("no process supervisor on this platform (Linux only)")
-        scenario = SCENARIOS["slow_command"]
-        workspace, state = tmp_path / "ws", tmp_path / "state"
-        for path in (workspace, state):
-            path.mkdir()
-        for rel, content in scenario.files.items():
-            (workspace / rel).write_text(content)
-        setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=None)
-        if setup is None:
-            pytest.skip(f"{self.provider_name} cannot play 'slow_command' in this mode")
-        spec = AgentRunSpec(prompt="contract scenario slow_command", cwd=workspace,
-                            provider_options=setup.provider_options, env=setup.env)
-        with ExitStack() as stack:
-            if setup.backend is not None:
-                stack.enter_context(setup.backend)
-            outcome, survivors = kill_host_during_command(spec, self.provider_name, tmp_path, signal.Signals[sig])
-        if outcome != "killed":
-            pytest.skip(f"{self.provider_name}: {outcome}")
-        assert not survivors, f"alive 3 s after {sig} of the process running Harness: {survivors}"
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("decision", list(ApprovalDecision))
-    async def test_approvals(self, decision: ApprovalDecision, play: Callable[..., Awaitable[Played]]) -> None:
+    async def test_approvals(self, decision: ApprovalDecision, play: Play) -> None:
         if Capability.APPROVALS not in self.capabilities:
             await self._assert_refused(play, approval="untrusted")
             return
@@ -348,39 +246,3 @@ class ProviderContract:
                 assert played.result.status is RunStatus.INTERRUPTED, played.result
             else:
                 assert played.result.status is RunStatus.SUCCESS, played.result.error
-
-    async def _assert_refused(self, play: Callable[..., Awaitable[Played]], **fields: Any) -> None:
-        before = descendants()
-        with pytest.raises(UnsupportedFeatureError) as caught:
-            await play("say", **fields)
-        message = str(caught.value)
-        assert self.provider_name in message and "Nothing was started" in message
-        assert descendants() - before == set()
-        assert not self._runs_dir.exists() or not any(self._runs_dir.iterdir()), "a refused run must not start"
-
-    # --- faults --------------------------------------------------------------------------------------------
-
-    @pytest.mark.anyio
-    async def test_missing_cli_is_reported(self, tmp_path: Path, play: Callable[..., Awaitable[Played]]) -> None:
-        options = self.missing_cli_options(tmp_path)
-        if options is None:
-            pytest.skip(f"{self.provider_name} drives no CLI")
-        with pytest.raises(CliNotFoundError) as caught:
-            await play("say", provider_options=options)
-        assert "install" in str(caught.value).lower()
-
-    @pytest.mark.anyio
-    async def test_too_old_cli_is_refused(self, play: Callable[..., Awaitable[Played]]) -> None:
-        minimum = self._provider().cls.info.min_cli_version
-        if minimum is None:
-            pytest.skip(f"{self.provider_name} declares no minimum CLI version")
-        with pytest.raises(CliVersionUnsupportedError) as caught:
-            await play("say", fault="too_old")
-        assert minimum in str(caught.value)
-
-    @pytest.mark.anyio
-    async def test_cli_crash_mid_turn_is_reported(self, play: Callable[..., Awaitable[Played]]) -> None:
-        played = await play("tools", fault="crash")
-        self.check_invariants(played)
-        assert played.result.status is RunStatus.FAILED
-        assert played.result.error is not None and played.result.error.code == "process_exited"

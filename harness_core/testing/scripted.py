@@ -9,7 +9,9 @@ Register it in a test with `PluginHost.create(plugins=[("scripted", harness_core
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
@@ -28,6 +30,7 @@ from harness_core import (
     ReasoningDelta,
     RunStatus,
     SandboxMode,
+    SessionNotFoundError,
     SessionStarted,
     TextDelta,
     ToolKind,
@@ -64,6 +67,9 @@ class ScriptedOptions(ProviderOptions):
     """Raise an unexpected exception mid-run (to test the runner's safety net)."""
     ignore_interrupt: bool = False
     """Pretend to be a provider that cannot stop cleanly (the runner must stop it hard)."""
+    state_dir: str | None = None
+    """The agent's "home": sessions are remembered there, and resuming one it does not hold fails with
+    `session_not_found` (as a real agent's would). Without it, any session id is accepted."""
 
 
 def tool_details(step: Step, status: ToolStatus = ToolStatus.STARTED) -> tuple[str, HarnessToolDetails]:
@@ -94,6 +100,8 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         if scenario is None:
             raise ModelError(f"unknown scenario {options.scenario!r}; known: {', '.join(SCENARIOS)}")
         session = spec.resume_session or f"scripted-{ctx.run_id}"
+        if options.state_dir is not None:
+            _remember(Path(options.state_dir), session, spec.prompt, resumed=spec.resume_session is not None)
         await ctx.emit(SessionStarted(session_id=session, resumed=spec.resume_session is not None))
         with anyio.CancelScope() as scope:
             if not options.ignore_interrupt:
@@ -169,6 +177,21 @@ def _apply(step: ReadFile | WriteFile | EditFile, spec: AgentRunSpec) -> str:
         return apply_file_step(step, spec.cwd, read_only=spec.sandbox is SandboxMode.READ_ONLY)
     except ValueError as exc:
         raise ModelError(str(exc)) from None
+
+
+def _remember(state_dir: Path, session: str, prompt: str, *, resumed: bool) -> None:
+    """Add `prompt` to the session's transcript in `state_dir` (a resumed session must be there already).
+
+    Raises:
+        SessionNotFoundError: a resumed session this directory does not hold.
+    """
+    sessions = state_dir / "scripted-sessions"
+    transcript = sessions / f"{session}.txt"
+    if resumed and (not re.fullmatch(r"[\w.-]+", session) or not transcript.is_file()):
+        raise SessionNotFoundError(session, f"no such session in {sessions}")
+    sessions.mkdir(parents=True, exist_ok=True)
+    with transcript.open("a") as out:
+        out.write(prompt + "\n")
 
 
 def _classified(step: Fail) -> Exception:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -102,6 +102,7 @@ class ScriptedBackend:
         """Parsed JSON bodies of the turn requests received, in order."""
         self.exchanges: list[Exchange] = []
         """Every request received (turns and side requests), in order."""
+        self._listeners: list[Callable[[Exchange], None]] = []
         self._cursor = 0
         self._turns = 0
         self._lock = threading.Lock()
@@ -212,6 +213,12 @@ class ScriptedBackend:
             return self._stopped.is_set()
         return self._stopped.wait(seconds)
 
+    def on_request(self, callback: Callable[[Exchange], None]) -> None:
+        """Call `callback(exchange)` for every request as it arrives, after it is recorded and before it is
+        answered (on the server's handler thread: keep it quick). The contract suite uses it to arm a fault
+        when the first model request of a turn arrives."""
+        self._listeners.append(callback)
+
     # -- subclass interface ----------------------------------------------------------------------------
 
     def is_turn_request(self, path: str, body: _JSON | None) -> bool:
@@ -243,10 +250,13 @@ class ScriptedBackend:
                 parsed = None
             body = parsed if isinstance(parsed, dict) else None
         turn = method == "POST" and body is not None and self.is_turn_request(http.path, body)
+        exchange = Exchange(method, http.path, body, turn)
         with self._lock:
-            self.exchanges.append(Exchange(method, http.path, body, turn))
+            self.exchanges.append(exchange)
             if turn and body is not None:
                 self.requests.append(body)
+        for listener in self._listeners:
+            listener(exchange)
         if turn and body is not None:
             step = self.next_turn()
             if self.wait(step.delay):

@@ -43,6 +43,12 @@ class ResponsesBackend(ScriptedBackend):
 
     turn_path: ClassVar[str] = "/v1/responses"
     default_model: ClassVar[str] = "gpt-5.5"
+    _issued: ClassVar[set[str]] = set()
+    """Response ids any backend of this process has completed: the responses the API would have stored (so a
+    `previous_response_id` chains across backends, as across API sessions)."""
+    refuse_unknown_previous: bool = False
+    """Answer a `previous_response_id` no backend of this process issued with the API's 404, as the real API
+    does (the contract suite sets it; off by default, so a test may chain onto any id)."""
 
     def __init__(
         self, scenario: Scenario, cwd: str | Path | None = None, dialect: ResponsesDialect | None = None
@@ -60,6 +66,12 @@ class ResponsesBackend(ScriptedBackend):
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
         step = turn.step
+        previous = body.get("previous_response_id")
+        if previous and self.refuse_unknown_previous and previous not in ResponsesBackend._issued:
+            http.send_json(404, {"error": {"message": f"Previous response with id '{previous}' not found.",
+                                           "type": "invalid_request_error", "param": "previous_response_id",
+                                           "code": "previous_response_not_found"}})
+            return
         if isinstance(step, Fail):
             kind, code = _ERROR_KINDS.get(step.status, ("server_error", None))
             http.send_json(
@@ -152,6 +164,7 @@ class ResponsesBackend(ScriptedBackend):
             }
         else:
             yield {"type": "response.output_item.done", "output_index": out, "item": self._tool_item(turn)}
+        ResponsesBackend._issued.add(f"resp_{turn.index}")
         yield {
             "type": "response.completed",
             "response": {

@@ -1,0 +1,256 @@
+"""The machinery under the contract's tests: the hooks a provider overrides, the fixtures, and `play`.
+
+Layer: testing (private base of `harness_core.testing.contract.ProviderContract`; documented there). Knows the
+public runner API, the scenario vocabulary, the scripted model backends and the generic fault wrappers; knows no
+concrete provider.
+
+Every run `play` plays is checked on the way out, whatever the test: it must end within `run_deadline` (else the
+test fails with "the provider never returned after N s (scenario X)"), and no delivered event may carry the value
+of a secret of the run's environment (one in `spec.env`, one secret-looking variable in the process
+environment). After each test, no process may be left alive and no event may have been emitted after a
+provider's `run` returned (the runner refuses such events and logs them).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import pytest
+
+from harness_core import open_run
+from harness_core.capabilities import Capability
+from harness_core.errors import UnsupportedFeatureError
+from harness_core.events import HarnessEvent
+from harness_core.offline.backends import Exchange, ResponsesBackend, ScriptedBackend
+from harness_core.offline.scenarios import SCENARIOS, Scenario
+from harness_core.plugins import PluginHost, RegisteredProvider
+from harness_core.provider import OfflineSetup
+from harness_core.spec import AgentRunSpec
+from harness_core.testing._contract_support import (
+    Approver,
+    LateEmits,
+    Played,
+    assert_invariants,
+    assert_no_secrets,
+    descendants,
+    find_real_cli,
+    processes_left,
+)
+from harness_core.testing.fault_cli import below, write_crashing_cli, write_too_old_cli
+
+__all__ = ["ContractBase", "Play", "SECRET_ENV", "SECRET_SPEC_ENV"]
+
+SECRET_SPEC_ENV = "HARNESS_CONTRACT_SECRET"
+"""The variable of `spec.env` whose (random) value no event may carry."""
+SECRET_ENV = "HARNESS_CONTRACT_TOKEN"
+"""The secret-looking variable of the process environment whose (random) value no event may carry."""
+
+Play = Callable[..., Awaitable[Played]]
+
+
+class ContractBase:
+    """The hooks, fixtures and helpers of `ProviderContract` (see its docstring)."""
+
+    provider_name: ClassVar[str]
+    scenarios: ClassVar[tuple[str, ...]] = ("say", "tools", "think")
+    """The success scenarios this provider can play."""
+    failures: ClassVar[tuple[str, ...]] = ("fail_500", "fail_401", "fail_429")
+    """The API-failure scenarios this provider can play."""
+    interrupt_within: ClassVar[float] = 15.0
+    """Seconds an interrupt may take, from the request to `done`."""
+    run_deadline: ClassVar[float] = 90.0
+    """Seconds one played run may take before the test fails with "the provider never returned after N s
+    (scenario X)" (the run is then interrupted and stopped, so the log still ends with `done`)."""
+    crash_after_lines: ClassVar[int] = 3
+    """Real mode without a scripted backend: the crash wrapper kills the CLI after this many lines of stdout."""
+
+    # --- the hooks a provider overrides --------------------------------------------------------------------
+
+    def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
+                  fault: str | None = None) -> OfflineSetup | None:
+        """How to run `scenario`. `fault` is None, "too_old" (a CLI below the supported version) or "crash"
+        (the CLI dies mid-turn). Return None to skip (the test says why with `-rs`).
+
+        Default: the provider's own `offline_setup` (a scripted model backend) with the real CLI (`real_cli_path`,
+        else PATH); in fake mode, a provider without one runs as it is, with `scenario=<name>` in its options
+        (in-process providers), and `state_dir=<dir>` if its options have that field (its "home", where it
+        keeps sessions across the runs of one test). Faults wrap that real CLI (`harness_core.testing.fault_cli`):
+        "too_old" answers `--version` with a version below `ProviderInfo.min_cli_version`, "crash" SIGKILLs the
+        CLI at its first line of output after the scripted backend received the turn's first model request.
+        Providers that drive a CLI override this for fake mode, to point themselves at their fake CLI (and its
+        own faults)."""
+        cls = self._provider().cls
+        setup = cls().offline_setup(scenario, workspace, state_dir)
+        if setup is None:
+            if real or fault is not None:
+                return None
+            options: dict[str, Any] = {"scenario": scenario.name}
+            if "state_dir" in cls.Options.model_fields:  # where an in-process agent keeps its sessions
+                options["state_dir"] = str(state_dir)
+            return OfflineSetup(provider_options=options)
+        cli, cli_path = cls.info.cli_name, self.real_cli_path()
+        if fault is not None:
+            return self._with_fault(setup, fault, state_dir)
+        if cli is not None and cli_path:
+            setup.provider_options.setdefault(f"{cli}_bin", cli_path)
+        return setup
+
+    def real_cli_path(self) -> str | None:
+        """Where the real CLI is when it is not on PATH: `$HARNESS_<CLI>_BIN`, else `$HARNESS_TOOLS_DIR/bin/<cli>`
+        (where `scripts/install-clis.sh` and the tox envs put the pinned CLIs)."""
+        cli = self._provider().cls.info.cli_name
+        return find_real_cli(cli) if cli is not None else None
+
+    def missing_cli_options(self, state_dir: Path) -> dict[str, Any] | None:
+        """Options pointing the provider at a CLI that does not exist (None: it has no CLI)."""
+        cli = self._provider().cls.info.cli_name
+        if cli is None:
+            return None
+        return {f"{cli}_bin": str(state_dir / "no-such-dir" / cli)}
+
+    def _with_fault(self, setup: OfflineSetup, fault: str, state_dir: Path) -> OfflineSetup | None:
+        """`setup` with its CLI replaced by a fault wrapper around the real one (None: no CLI to wrap)."""
+        info = self._provider().cls.info
+        real = (self.real_cli_path() or shutil.which(info.cli_name)) if info.cli_name else None
+        if info.cli_name is None or real is None:
+            return None
+        bin_dir = state_dir / f"fault-{fault}"
+        if fault == "too_old":
+            version = below(info.min_cli_version) if info.min_cli_version else None
+            if version is None:
+                return None
+            wrapper = write_too_old_cli(bin_dir, info.cli_name, real, version)
+        elif fault == "crash":
+            backend = setup.backend
+            if isinstance(backend, ScriptedBackend):
+                armed = bin_dir / "armed"
+
+                def arm(exchange: Exchange) -> None:
+                    if exchange.turn:
+                        armed.touch()
+
+                backend.on_request(arm)
+                wrapper = write_crashing_cli(bin_dir, info.cli_name, real, armed)
+            else:
+                wrapper = write_crashing_cli(bin_dir, info.cli_name, real, None, after_lines=self.crash_after_lines)
+        else:
+            raise ValueError(f"unknown fault {fault!r}: None, 'too_old' or 'crash'")
+        setup.provider_options[f"{info.cli_name}_bin"] = str(wrapper)
+        return setup
+
+    # --- fixtures ------------------------------------------------------------------------------------------
+
+    @pytest.fixture(params=["asyncio", "trio"])
+    def anyio_backend(self, request: pytest.FixtureRequest) -> str:
+        """Every contract test runs under asyncio and trio: providers must be anyio-clean."""
+        return str(request.param)
+
+    @pytest.fixture
+    def harness_real(self, request: pytest.FixtureRequest) -> bool:
+        return bool(request.config.getoption("--harness-real", default=False))
+
+    @pytest.fixture(autouse=True)
+    def _nothing_left_behind(self) -> Iterator[None]:
+        """After each test: no process of its runs alive, no event emitted after a provider returned."""
+        before = descendants()
+        with LateEmits() as late:
+            yield
+            left = processes_left(before, within=5.0)
+        assert not left, f"processes left alive after the run: {sorted(left)}"
+        assert not late.refused, (
+            f"events emitted after the provider's run returned (refused by the runner): {late.refused}")
+
+    extra_plugins: ClassVar[tuple[tuple[str, Any], ...]] = ()
+    """Plugins (name, module or object) registered beside the `harness` entry points, for a provider under test
+    that is not installed as a distribution (`test_found_through_its_entry_point` then fails, as it should)."""
+    _hosts: ClassVar[dict[tuple[str, ...], PluginHost]] = {}
+
+    def _provider_host(self) -> PluginHost:
+        key = tuple(name for name, _ in self.extra_plugins)
+        host = ContractBase._hosts.get(key)
+        if host is None:
+            host = ContractBase._hosts[key] = PluginHost.create(plugins=self.extra_plugins)
+        return host
+
+    def _provider(self) -> RegisteredProvider:
+        return self._provider_host().get(self.provider_name)
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return self._provider().cls.info.capabilities
+
+    def _require(self, capability: Capability) -> None:
+        if capability not in self.capabilities:
+            pytest.skip(f"{self.provider_name} does not declare {capability.value!r} (refusal tested instead)")
+
+    @pytest.fixture
+    def play(self, tmp_path: Path, harness_real: bool, monkeypatch: pytest.MonkeyPatch) -> Play:
+        self._runs_dir = tmp_path / "runs"
+        secret_values = {SECRET_SPEC_ENV: f"hcs-{secrets.token_hex(12)}", SECRET_ENV: f"hct-{secrets.token_hex(12)}"}
+        monkeypatch.setenv(SECRET_ENV, secret_values[SECRET_ENV])
+
+        async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
+                       on_event: Callable[[HarnessEvent, Any], None] | None = None, **spec_fields: Any) -> Played:
+            scenario = SCENARIOS[name]
+            workspace = tmp_path / "ws"
+            state = tmp_path / "state"
+            for path in (workspace, state):
+                path.mkdir(exist_ok=True)
+            for rel, content in scenario.files.items():
+                (workspace / rel).write_text(content)
+            setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=fault)
+            if setup is None:
+                pytest.skip(f"{self.provider_name} cannot play {name!r}"
+                            f"{' with fault ' + fault if fault else ''} in this mode")
+            options = {**setup.provider_options, **spec_fields.pop("provider_options", {})}
+            env = {**setup.env, SECRET_SPEC_ENV: secret_values[SECRET_SPEC_ENV], **spec_fields.pop("env", {})}
+            prompt = spec_fields.pop("prompt", f"contract scenario {name}")
+            spec = AgentRunSpec(prompt=prompt, cwd=workspace, provider_options=options, env=env, **spec_fields)
+            events: list[HarnessEvent] = []
+            if isinstance(setup.backend, ResponsesBackend):
+                setup.backend.refuse_unknown_previous = True  # an unknown chain fails, as on the real API
+            with ExitStack() as stack:
+                if setup.backend is not None:
+                    stack.enter_context(setup.backend)
+                with anyio.move_on_after(self.run_deadline) as deadline:
+                    async with open_run(spec, self.provider_name, host=self._provider_host(),
+                                        runs_dir=tmp_path / "runs", approver=approver) as live:
+                        async for event in live:
+                            events.append(event)
+                            if on_event is not None:
+                                on_event(event, live)
+            if deadline.cancelled_caught:
+                pytest.fail(
+                    f"the provider never returned after {self.run_deadline:g} s (scenario {name!r}); the runner "
+                    "interrupted and stopped it. A provider must end every run — return a result or raise a "
+                    "HarnessError — also when its agent failed (an error it swallowed, a message it still waits "
+                    "for). Raise `run_deadline` if the agent legitimately takes longer.", pytrace=False)
+            assert live.result is not None
+            backend = setup.backend
+            requests = list(backend.requests) if isinstance(backend, ScriptedBackend) else None
+            played = Played(events, live.result, live.log_path or Path(), workspace, requests)
+            assert_no_secrets(played, secret_values)
+            return played
+
+        return play
+
+    # --- helpers -------------------------------------------------------------------------------------------
+
+    def check_invariants(self, played: Played) -> None:
+        """The invariants every run holds (see `assert_invariants`); a subclass may add its own."""
+        assert_invariants(played, self.provider_name)
+
+    async def _assert_refused(self, play: Play, **fields: Any) -> None:
+        before = descendants()
+        with pytest.raises(UnsupportedFeatureError) as caught:
+            await play("say", **fields)
+        message = str(caught.value)
+        assert self.provider_name in message and "Nothing was started" in message
+        assert descendants() - before == set()
+        assert not self._runs_dir.exists() or not any(self._runs_dir.iterdir()), "a refused run must not start"

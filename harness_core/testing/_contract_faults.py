@@ -1,0 +1,125 @@
+"""The contract's tests of what goes wrong and of what every provider must honour: a missing, too-old or crashing
+CLI, a killed Harness, events emitted after the run returned, and the spec fields every agent must receive.
+
+Layer: testing (private part of `harness_core.testing.contract.ProviderContract`; documented there). Knows the
+public runner API, the scenario vocabulary and the process-tree helpers; knows no concrete provider.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from contextlib import ExitStack
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError
+from harness_core.events import RunStatus
+from harness_core.offline.scenarios import SCENARIOS
+from harness_core.spec import AgentRunSpec, SandboxMode
+from harness_core.testing._contract_base import ContractBase, Play
+from harness_core.testing._contract_support import LateEmits
+from harness_core.testing._killed_host import kill_host_during_command
+from harness_core.transport.supervisor import available as supervisor_available
+
+__all__ = ["FaultTests"]
+
+_LATE_WINDOW = 0.5
+"""Seconds after a run's `done` in which a task the provider left running would show itself by emitting."""
+_MODEL = "harness-contract-model"
+_SYSTEM = "harness-contract-instructions: answer briefly."
+
+
+class FaultTests(ContractBase):
+    """Faults and the fields every provider must honour (mixed into `ProviderContract`)."""
+
+    @pytest.mark.anyio
+    async def test_missing_cli_is_reported(self, tmp_path: Path, play: Play) -> None:
+        options = self.missing_cli_options(tmp_path)
+        if options is None:
+            pytest.skip(f"{self.provider_name} drives no CLI")
+        with pytest.raises(CliNotFoundError) as caught:
+            await play("say", provider_options=options)
+        assert "install" in str(caught.value).lower()
+
+    @pytest.mark.anyio
+    async def test_too_old_cli_is_refused(self, play: Play) -> None:
+        minimum = self._provider().cls.info.min_cli_version
+        if minimum is None:
+            pytest.skip(f"{self.provider_name} declares no minimum CLI version")
+        with pytest.raises(CliVersionUnsupportedError) as caught:
+            await play("say", fault="too_old")
+        assert minimum in str(caught.value)
+
+    @pytest.mark.anyio
+    async def test_cli_crash_mid_turn_is_reported(self, play: Play) -> None:
+        played = await play("tools", fault="crash")
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.FAILED, (
+            f"the CLI was killed mid-turn, yet the run ended {played.result.status.value}: a provider must check "
+            "how its CLI exited")
+        assert played.result.error is not None and played.result.error.code == "process_exited", played.result.error
+
+    @pytest.mark.parametrize("sig", ["SIGKILL", "SIGHUP"])
+    def test_nothing_outlives_a_killed_harness(self, sig: str, tmp_path: Path, harness_real: bool) -> None:
+        """Whatever kills the process running Harness (SIGKILL, an OOM kill, the terminal closing), the agent
+        and every process it started — also in their own session — are gone within seconds."""
+        if not supervisor_available():
+            pytest.skip("no process supervisor on this platform (Linux only)")
+        scenario = SCENARIOS["slow_command"]
+        workspace, state = tmp_path / "ws", tmp_path / "state"
+        for path in (workspace, state):
+            path.mkdir()
+        for rel, content in scenario.files.items():
+            (workspace / rel).write_text(content)
+        setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=None)
+        if setup is None:
+            pytest.skip(f"{self.provider_name} cannot play 'slow_command' in this mode")
+        spec = AgentRunSpec(prompt="contract scenario slow_command", cwd=workspace,
+                            provider_options=setup.provider_options, env=setup.env)
+        with ExitStack() as stack:
+            if setup.backend is not None:
+                stack.enter_context(setup.backend)
+            outcome, survivors = kill_host_during_command(spec, self.provider_name, tmp_path, signal.Signals[sig])
+        if outcome != "killed":
+            pytest.skip(f"{self.provider_name}: {outcome}")
+        assert not survivors, f"alive 3 s after {sig} of the process running Harness: {survivors}"
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("name", ["say", "tools"])
+    async def test_nothing_is_emitted_after_the_run_returns(self, name: str, play: Play) -> None:
+        """A task the provider left running (a reader still feeding deltas, an unawaited callback) must not emit
+        once `run` returned: the runner refuses such an event and logs it; this test gives such a task
+        `_LATE_WINDOW` seconds after `done` to show itself."""
+        with LateEmits() as late:
+            played = await play(name)
+            await anyio.sleep(_LATE_WINDOW)  # an observation window, not a synchronisation: nothing to wait for
+        self.check_invariants(played)
+        assert not late.refused, (
+            f"the provider emitted after its run returned (the runner refused it): {late.refused}. Wait for every "
+            "task that emits before returning the result.")
+
+    @pytest.mark.anyio
+    async def test_spec_fields_reach_the_agent(self, play: Play, harness_real: bool) -> None:
+        """`model` and `system_prompt` reach the model API (checked where the scripted backend shows the
+        requests: real mode, or a provider whose fake mode uses one); a `read-only` sandbox changes nothing in
+        the workspace (checked where a real agent or the provider itself does the file steps: real mode, or a
+        provider with no CLI — a fake CLI only simulates them)."""
+        if harness_real or self._provider().cls.info.cli_name is None:
+            played = await play("tools", sandbox=SandboxMode.READ_ONLY)
+            self.check_invariants(played)
+            notes = (played.workspace / "notes.txt").read_text()
+            assert notes == "alpha\n" and not (played.workspace / "new.txt").exists(), (
+                "a read-only run changed the workspace: the provider must pass `sandbox` to its agent")
+        asked = await play("say", model=_MODEL, system_prompt=_SYSTEM)
+        self.check_invariants(asked)
+        if asked.requests is None:
+            pytest.skip(f"{self.provider_name}: model and system_prompt are checked only where a scripted backend "
+                        "sees the model requests (run with --harness-real); the sandbox was checked")
+        assert asked.requests, "the run sent no model request to the scripted backend"
+        first = asked.requests[0]
+        assert first.get("model") == _MODEL, (
+            f"the model request names model {first.get('model')!r}, not the spec's {_MODEL!r}")
+        assert _SYSTEM in json.dumps(first), "the spec's system_prompt is not in the model request"

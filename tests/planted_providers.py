@@ -1,0 +1,176 @@
+"""Test-only providers: the scripted provider with one typical provider bug planted in each (issue 10, section 5).
+
+Layer: tests. Each variant is the in-process scripted provider (`harness_core.testing.scripted`) with one bug a
+provider author typically makes; `tests/test_contract_planted_bugs.py` runs the shipped contract suite against
+each and expects the named contract test to fail, and against `planted-none` (no bug) expecting it to pass.
+Registered through the plugin host, never installed: `PluginHost.create(plugins=[("planted", this module)])`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import anyio
+import sniffio
+
+from harness_core import (
+    AgentRunSpec,
+    HarnessEvent,
+    HarnessResult,
+    ProviderRaw,
+    SessionStarted,
+    TextDelta,
+    ToolResult,
+)
+from harness_core.provider import Provider, ProviderInfo, RunContext, hookimpl
+from harness_core.testing.scripted import ScriptedOptions, ScriptedProvider
+
+__all__ = ["PLANTED", "harness_register_providers"]
+
+
+class _Ctx:
+    """A `RunContext` whose `emit` a planted bug rewrites (everything else is the runner's own)."""
+
+    def __init__(self, inner: RunContext, rewrite: Callable[[HarnessEvent], HarnessEvent | None]) -> None:
+        self._inner = inner
+        self._rewrite = rewrite
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def emit(self, event: HarnessEvent) -> None:
+        rewritten = self._rewrite(event)
+        if rewritten is not None:
+            await self._inner.emit(rewritten)
+
+
+def _info(name: str) -> ProviderInfo:
+    return ProviderInfo(name=f"planted-{name}", version="1.0", capabilities=ScriptedProvider.info.capabilities,
+                        description=f"the scripted provider with a planted bug: {name}")
+
+
+class NoBug(ScriptedProvider):
+    info: ClassVar[ProviderInfo] = _info("none")
+
+
+class DropsAToolResult(ScriptedProvider):
+    """Loses the second `tool_result` (a mapping that misses one message shape)."""
+
+    info: ClassVar[ProviderInfo] = _info("drops-tool-result")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        seen: list[ToolResult] = []
+
+        def drop_second(event: HarnessEvent) -> HarnessEvent | None:
+            if isinstance(event, ToolResult):
+                seen.append(event)
+                if len(seen) == 2:
+                    return None
+            return event
+
+        return await super().run(spec, options, _Ctx(ctx, drop_second))  # type: ignore[arg-type]
+
+
+class IgnoresInterrupt(ScriptedProvider):
+    """Never looks at `ctx.interrupt_requested` (only the runner's hard stop ends the run)."""
+
+    info: ClassVar[ProviderInfo] = _info("ignores-interrupt")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        return await super().run(spec, options.model_copy(update={"ignore_interrupt": True}), ctx)
+
+
+class EmitsAfterReturning(ScriptedProvider):
+    """Returns the result while a task it started still has a text delta to emit (an unawaited reader)."""
+
+    info: ClassVar[ProviderInfo] = _info("emits-after-return")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        result = await super().run(spec, options, ctx)
+
+        async def late() -> None:
+            await anyio.sleep(0.01)
+            with contextlib.suppress(RuntimeError):  # what the runner raises; a task nobody awaits loses it anyway
+                await ctx.emit(TextDelta(text=" (late)"))
+
+        if sniffio.current_async_library() == "trio":
+            import trio
+
+            trio.lowlevel.spawn_system_task(late)
+        else:
+            import asyncio
+
+            task = asyncio.get_running_loop().create_task(late())
+            _KEEP.add(task)
+            task.add_done_callback(_KEEP.discard)
+        return result
+
+
+_KEEP: set[Any] = set()
+
+
+class FakesResume(ScriptedProvider):
+    """Declares `session`, ignores `resume_session`, and still reports the session as resumed."""
+
+    info: ClassVar[ProviderInfo] = _info("fakes-resume")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        wanted = spec.resume_session
+        if wanted is None:
+            return await super().run(spec, options, ctx)
+
+        def claim(event: HarnessEvent) -> HarnessEvent | None:
+            if isinstance(event, SessionStarted):
+                return SessionStarted(session_id=wanted, resumed=True)
+            return event
+
+        fresh = spec.model_copy(update={"resume_session": None})
+        result = await super().run(fresh, options, _Ctx(ctx, claim))  # type: ignore[arg-type]
+        return result.model_copy(update={"session_id": wanted})
+
+
+class SwallowsAnErrorAndHangs(ScriptedProvider):
+    """Catches the model API's failure and keeps waiting for a message that never comes."""
+
+    info: ClassVar[ProviderInfo] = _info("swallows-and-hangs")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        try:
+            return await super().run(spec, options, ctx)
+        except Exception:  # noqa: BLE001 - the planted bug: the failure (a HarnessError, maybe in a group) is lost
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable") from None
+
+
+class LeaksSpecEnv(ScriptedProvider):
+    """Puts the environment it gives its agent (`spec.env`) into a raw event."""
+
+    info: ClassVar[ProviderInfo] = _info("leaks-spec-env")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        await ctx.emit(ProviderRaw(method="agent_env", payload=dict(spec.env)))
+        return await super().run(spec, options, ctx)
+
+
+class LeaksProcessEnv(ScriptedProvider):
+    """Puts a secret-looking variable of its own process environment into a raw event (a CLI's banner)."""
+
+    info: ClassVar[ProviderInfo] = _info("leaks-process-env")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        tokens = {k: v for k, v in os.environ.items() if k.endswith("_TOKEN")}
+        await ctx.emit(ProviderRaw(method="banner", payload=tokens))
+        return await super().run(spec, options, ctx)
+
+
+PLANTED: tuple[type[ScriptedProvider], ...] = (NoBug, DropsAToolResult, IgnoresInterrupt, EmitsAfterReturning,
+                                               FakesResume, SwallowsAnErrorAndHangs, LeaksSpecEnv, LeaksProcessEnv)
+
+
+@hookimpl
+def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
+    for cls in PLANTED:
+        register(cls)

@@ -1,0 +1,66 @@
+"""The contract suite proves what it claims: each typical provider bug, planted in the scripted provider, fails
+the contract test that should catch it; the same tests pass for the scripted provider without a bug.
+
+Each case writes a one-class contract module (the provider registered through the plugin host, as
+`tests/planted_providers.py` says) and runs pytest on it in-process, selecting the contract tests that matter.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+_MODULE = '''
+from harness_core.testing.contract import ProviderContract
+import tests.planted_providers as planted
+
+
+class TestPlantedContract(ProviderContract):
+    provider_name = "planted-{bug}"
+    extra_plugins = (("planted", planted),)
+    run_deadline = {deadline}
+'''
+
+# bug → (the contract tests to run, `-k` expression; what the failure report must say)
+_CASES: dict[str, tuple[str, str]] = {
+    "drops-tool-result": ("test_scenario and tools", r"FAILED .*test_scenario\[asyncio-tools\]"),
+    "ignores-interrupt": ("test_interrupt_ends_interrupted and slow_text",
+                          "the provider did not end the run after the interrupt; the runner stopped it hard"),
+    "emits-after-return": ("test_nothing_is_emitted_after_the_run_returns and say",
+                           "the provider emitted after its run returned"),
+    "fakes-resume": ("test_resume_of_an_unknown_session_fails",
+                     "a provider must not pretend to continue a session its agent does not have"),
+    "swallows-and-hangs": ("test_api_failure_is_classified and fail_500",
+                           r"the provider never returned after 3 s \(scenario 'fail_500'\)"),
+    "leaks-spec-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_SECRET"),
+    "leaks-process-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_TOKEN"),
+}
+
+
+def _run(pytester: pytest.Pytester, bug: str, selection: str) -> pytest.RunResult:
+    deadline = 3.0 if bug == "swallows-and-hangs" else 60.0  # a short deadline only where the hang is the point
+    pytester.makepyfile(test_planted=_MODULE.format(bug=bug, deadline=deadline))
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "-k", selection)
+
+
+@pytest.mark.parametrize("bug", sorted(_CASES))
+def test_a_planted_bug_fails_the_contract(bug: str, pytester: pytest.Pytester) -> None:
+    selection, says = _CASES[bug]
+    result = _run(pytester, bug, selection)
+    outcomes = result.parseoutcomes()
+    report = result.stdout.str()
+    assert outcomes.get("failed", 0) + outcomes.get("errors", 0) >= 1 and not outcomes.get("passed"), report
+    assert re.search(says, report), f"the failure does not say {says!r}:\n{report}"
+
+
+@pytest.mark.parametrize("bug", sorted(_CASES))
+def test_the_same_tests_pass_without_the_bug(bug: str, pytester: pytest.Pytester) -> None:
+    """So that a planted bug's failure cannot come from the test itself: the clean provider passes them."""
+    selection, _ = _CASES[bug]
+    result = _run(pytester, "none", selection)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors"), (
+        result.stdout.str())
