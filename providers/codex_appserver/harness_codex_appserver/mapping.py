@@ -10,8 +10,8 @@ arrived (`finished`). The time is read only from the injected `clock`, only to c
 Rules worth knowing:
 
 - Text: `item/agentMessage/delta` → `text_delta`. A message that arrives whole (`item/completed` without
-  deltas) is emitted as one `text_delta` so no text is lost. The final text is the last completed
-  `agentMessage` whose phase is `final_answer`, else the last completed `agentMessage` of the turn.
+  deltas) is one `text_delta`. The final text is the last completed `agentMessage` of phase `final_answer`,
+  else the turn's last completed `agentMessage`.
 - Command output (`item/commandExecution/outputDelta`) is coalesced per item: emitted as one `tool_summary`
   when `flush_bytes` have piled up, when `flush_interval` seconds passed since the last flush of that item
   (checked when a delta arrives), and at the item's end. Never more than `max_streamed_chars` per item are
@@ -19,14 +19,12 @@ Rules worth knowing:
 - Token usage: Codex reports `total` (cumulative over the thread) and `last` (the latest model call). The
   per-run figure is `total - baseline`. The baseline is the `total` of an update that arrives before our turn
   starts (the replay `thread/resume` sends); failing that, `total - last` of the first update of the turn
-  (that update's `last` is this run's first call, so everything before it belonged to earlier turns). Updates
-  before the turn are emitted with `cumulative=True`.
-- Errors: `error` → `error` (a notice that Codex will retry is retryable), classified from `codexErrorInfo`
-  (see `payloads`).
-- Items that never complete (a command still running when the turn is interrupted) get a `tool_result`
-  with status `failed` at `turn/completed`, so every `tool_use` has its result.
-- Known bookkeeping notifications (`IGNORED`) produce nothing, deliberately; anything else unmapped becomes
-  `provider_raw`.
+  (its `last` is this run's first call). Updates before the turn are emitted with `cumulative=True`.
+- Errors: `error` → `error` (classified from `codexErrorInfo`, see `payloads`); one with `willRetry` is a
+  `notice` (code `reconnecting`). Past the `reconnects` bound the mapper gives up (`gave_up`, an `error`;
+  the provider interrupts, the turn ends `failed` with it). A connection failure is "could not reach".
+- Items that never complete (a command running at an interrupt) get a `failed` `tool_result` at the end.
+- Known bookkeeping notifications (`IGNORED`) produce nothing; anything else unmapped is `provider_raw`.
 """
 
 from __future__ import annotations
@@ -36,10 +34,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness_codex_common import Reconnect, Reconnects, parse_reconnect
 from harness_core import (
     ContextUsage,
     ErrorEvent,
     ErrorInfo,
+    HarnessError,
     HarnessEvent,
     HarnessResult,
     ProviderRaw,
@@ -55,7 +55,7 @@ from harness_core import (
 from harness_core.provider import OUTPUT_CHARS, bounded_tail
 
 from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, tool_calls
-from harness_codex_appserver.payloads import turn_error, usage_from_wire
+from harness_codex_appserver.payloads import codex_error_status, turn_failure, usage_from_wire
 
 __all__ = ["IGNORED", "TurnMapper"]
 
@@ -65,14 +65,13 @@ IGNORED = frozenset(
         "turn/started",  # turn id is taken from the turn/start response; tracked here too
         "thread/status/changed",  # active/idle bookkeeping, implied by the turn events
         "serverRequest/resolved",  # approvals are settled (and reported) by the provider and the runner
-        "item/reasoning/summaryPartAdded",  # a section break; the next summaryTextDelta carries the text
+        "item/reasoning/summaryPartAdded",  # a section break; the next summaryTextDelta has the text
     }
 )
 
 _STATUS = {"completed": RunStatus.SUCCESS, "interrupted": RunStatus.INTERRUPTED, "failed": RunStatus.FAILED}
 
-# `TextDelta(text=..., item_id=...)` with the same validation, minus `BaseModel.__init__`'s Python frame and
-# keyword packing (about a third of the cost of building the event).
+# `TextDelta(text=..., item_id=...)` minus `BaseModel.__init__`'s frame and keyword packing (a third of the cost).
 _text_delta_event = TextDelta.__pydantic_validator__.validate_python
 
 
@@ -90,6 +89,7 @@ class TurnMapper:
     the turn's `HarnessResult` (status, final text, this run's usage, error; `session_id` is the thread).
 
     `clock` (seconds, monotonic) is read when command output arrives, to flush it every `flush_interval`.
+    `reconnects` counts Codex's retries and bounds them (default: `MAX_RECONNECTS`, base URL unknown).
     """
 
     def __init__(
@@ -100,8 +100,12 @@ class TurnMapper:
         flush_interval: float = 0.5,
         max_streamed_chars: int = 256_000,
         clock: Callable[[], float] = time.monotonic,
+        reconnects: Reconnects | None = None,
     ) -> None:
         self.thread_id = thread_id
+        self.reconnects = reconnects if reconnects is not None else Reconnects()
+        self.gave_up: HarnessError | None = None
+        self.tool_ids: set[str] = set()  # every tool item seen (so the provider adds no second display)
         self.turn_id: str | None = None
         self.outcome: HarnessResult | None = None
         self.usage = Usage()
@@ -119,16 +123,14 @@ class TurnMapper:
         self._last_diff: str | None = None
 
     @property
-    def finished(self) -> bool:
-        """Whether `turn/completed` arrived (then `outcome` is set)."""
+    def finished(self) -> bool:  # `turn/completed` arrived: `outcome` is set
         return self.outcome is not None
 
     def open_calls(self, item_id: str) -> list[ToolCall]:
         """The tool actions of an item that started and has not completed (for approval displays)."""
         return list(self._open.get(item_id, []))
 
-    def start_turn(self, turn_id: str) -> None:
-        """Tell the mapper the id of its turn (from the `turn/start` response)."""
+    def start_turn(self, turn_id: str) -> None:  # from the `turn/start` response
         self.turn_id = turn_id
 
     # --- dispatch ---------------------------------------------------------------------------------------
@@ -200,6 +202,7 @@ class TurnMapper:
         if kind in TOOL_ITEM_TYPES:
             calls = tool_calls(item, completed=False)
             self._open[str(item.get("id"))] = calls
+            self.tool_ids.add(str(item.get("id")))
             return [ToolUse(tool_id=c.tool_id, name=c.name, display=c.display, input=c.input) for c in calls]
         if kind in ("userMessage", "agentMessage", "reasoning", "plan"):
             return []  # their content arrives as deltas or with item/completed
@@ -209,6 +212,7 @@ class TurnMapper:
         item = p.get("item") or {}
         kind, item_id = item.get("type"), str(item.get("id"))
         if kind in TOOL_ITEM_TYPES:
+            self.tool_ids.add(item_id)
             events = self._flush(("output", item_id), force=True)
             events += self._finish_tool(item_id, tool_calls(item, completed=True))
             return events
@@ -327,11 +331,19 @@ class TurnMapper:
         return [ContextUsage(usage=self.usage, cumulative=False, context_window=window)]
 
     def _error(self, p: dict[str, Any]) -> list[HarnessEvent]:
-        retry = bool(p.get("willRetry"))
-        info = turn_error(p.get("error") or {}, will_retry=retry).to_info()
-        if not retry:
-            self._last_error = info
-        return [ErrorEvent(error=info)]
+        error = p.get("error") or {}
+        if not p.get("willRetry"):
+            self._last_error = turn_failure(error, self.reconnects).to_info()
+            return [ErrorEvent(error=self._last_error)]
+        message, extra = str(error.get("message") or "Reconnecting..."), error.get("additionalDetails")
+        retry = parse_reconnect(message, extra) or Reconnect(None, None, str(extra or message))
+        status = codex_error_status(error.get("codexErrorInfo"))[1]
+        shown = f"{message} ({extra})" if extra else message
+        events: list[HarnessEvent] = [self.reconnects.notice(shown, retry, status)]
+        if self.reconnects.exhausted and self.gave_up is None:
+            self.gave_up = self.reconnects.give_up()
+            events.append(ErrorEvent(error=self.gave_up.to_info()))
+        return events
 
     def _turn_completed(self, p: dict[str, Any]) -> list[HarnessEvent]:
         turn = p.get("turn") or {}
@@ -353,8 +365,10 @@ class TurnMapper:
             events += self._finish_tool(item_id, ended)
         status = _STATUS.get(str(turn.get("status")), RunStatus.FAILED)
         error = self._last_error
-        if status is RunStatus.FAILED and isinstance(turn.get("error"), dict):
-            error = turn_error(turn["error"]).to_info()
+        if self.gave_up is not None:  # however Codex ended the turn we stopped
+            status, error = RunStatus.FAILED, self.gave_up.to_info()
+        elif status is RunStatus.FAILED and isinstance(turn.get("error"), dict):
+            error = turn_failure(turn["error"], self.reconnects).to_info()
         elif status is RunStatus.FAILED and error is None:
             error = ErrorInfo(
                 code="model_error", message=f"the turn ended with status {turn.get('status')!r}"

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness_codex_common import HINTS, RETRYING, ErrorKind, codex_error
+from harness_codex_common import HINTS, RETRYING, ErrorKind, Reconnects, codex_error
 from harness_core import HarnessError, Usage
 
-__all__ = ["codex_error_status", "turn_error", "usage_from_wire"]
+__all__ = ["codex_error_status", "turn_error", "turn_failure", "usage_from_wire"]
 
 _KIND: dict[str, ErrorKind] = {
     "unauthorized": "auth",
@@ -55,6 +55,14 @@ def turn_error(error: dict[str, Any], *, will_retry: bool = False) -> HarnessErr
     if will_retry:
         err.retryable = True
     return err
+
+
+def turn_failure(error: dict[str, Any], reconnects: Reconnects) -> HarnessError:
+    """A turn's fatal `TurnError`: "could not reach its model API" (`reconnects` knows where and how often)
+    for a connection failure without an HTTP status, else `turn_error`'s class."""
+    status = codex_error_status(error.get("codexErrorInfo"))[1]
+    detail = " ".join(str(part) for part in (error.get("message"), error.get("additionalDetails")) if part)
+    return reconnects.final(status, detail) or turn_error(error)
 
 
 def usage_from_wire(breakdown: dict[str, Any] | None) -> Usage:

@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from harness_codex_common import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
+from harness_codex_common import (
+    MIN_CODEX_VERSION,
+    NATIVE_GLOBS,
+    Reconnects,
+    model_api_url,
+    offline_setup,
+    probe_codex,
+    read_turn,
+    refused_events,
+    session_not_found,
+)
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
@@ -104,9 +114,12 @@ class _Session:
         self, spec: AgentRunSpec, opts: CodexAppServerOptions, ctx: RunContext, child: ChildProcess
     ) -> None:
         self.spec, self.opts, self.ctx, self.child = spec, opts, ctx, child
-        self.mapper = TurnMapper()
+        base_url = model_api_url(opts.config, spec.env, opts.codex_home)
+        self.mapper = TurnMapper(reconnects=Reconnects(opts.max_reconnects, base_url))
         self.thread_id: str | None = None
+        self.rollout: Path | None = None  # the thread's rollout file (None for an ephemeral thread)
         self.stop = anyio.Event()
+        self.stopping = anyio.Event()  # interrupt the turn: the user asked, or Codex kept reconnecting
         self.closed = False
         self.interrupt_sent = False
         self.startup = anyio.CancelScope()
@@ -126,6 +139,7 @@ class _Session:
         result: HarnessResult | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._read)
+            tg.start_soon(self._forward_interrupt)
             tg.start_soon(self._watch_interrupt)
             try:
                 result = await self._turn()
@@ -157,8 +171,12 @@ class _Session:
         await self.stop.wait()
         outcome = self.mapper.outcome
         if outcome is None and self.interrupt_sent and not self.closed:
+            gave_up = self.mapper.gave_up
             return HarnessResult(
-                status=RunStatus.INTERRUPTED, session_id=self.thread_id, usage=self.mapper.usage
+                status=RunStatus.INTERRUPTED if gave_up is None else RunStatus.FAILED,
+                session_id=self.thread_id,
+                usage=self.mapper.usage,
+                error=None if gave_up is None else gave_up.to_info(),
             )
         if outcome is None:
             with anyio.move_on_after(2.0):
@@ -210,6 +228,9 @@ class _Session:
             try:
                 result = await self._request("thread/resume", params, timeout)
             except ProtocolError as exc:
+                missing = session_not_found(spec.resume_session, exc.message)
+                if missing is not None:
+                    raise missing from None
                 raise ProtocolError(
                     f"{exc.message}. Check the session id (from the first run's "
                     "session_started) and that both runs use the same CODEX_HOME"
@@ -220,6 +241,7 @@ class _Session:
             result = await self._request("thread/start", params, timeout)
         thread = result.get("thread") or {}
         self.thread_id = str(thread.get("id"))
+        self.rollout = Path(thread["path"]) if isinstance(thread.get("path"), str) else None
         self.mapper.thread_id = self.thread_id
         await self.ctx.emit(
             SessionStarted(
@@ -227,8 +249,12 @@ class _Session:
             )
         )
 
-    async def _watch_interrupt(self) -> None:
+    async def _forward_interrupt(self) -> None:
         await self.ctx.interrupt_requested.wait()
+        self.stopping.set()
+
+    async def _watch_interrupt(self) -> None:
+        await self.stopping.wait()
         turn_id = self.mapper.turn_id
         if turn_id is None or self.thread_id is None:
             self.startup.cancel()
@@ -256,6 +282,8 @@ class _Session:
             return self._settle_then_map(msg, params)
         mapper = self.mapper
         events = mapper.feed(msg)
+        if mapper.gave_up is not None:
+            self.stopping.set()
         if len(events) == 1 and mapper.outcome is None:
             return self.ctx.emit(events[0])
         return self._emit_all(events)
@@ -268,7 +296,17 @@ class _Session:
         for event in events:
             await self.ctx.emit(event)
         if self.mapper.finished:  # only once the turn's last events are out: `_turn` returns on `stop`
+            for event in await self._refused():
+                await self.ctx.emit(event)
             self.stop.set()
+
+    async def _refused(self) -> list[HarnessEvent]:
+        """The tool calls Codex refused without an item (a patch in a read-only sandbox), from the rollout
+        (see `harness_codex_common.rollout`); Codex has written the turn to it when the turn completes."""
+        if self.rollout is None:
+            return []
+        records = await anyio.to_thread.run_sync(read_turn, self.rollout)
+        return refused_events(records, str(self.spec.cwd), self.mapper.tool_ids)
 
     async def _on_error(self, err: HarnessError) -> None:
         await self.ctx.emit(ErrorEvent(error=err.to_info()))

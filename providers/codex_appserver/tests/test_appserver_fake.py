@@ -201,7 +201,8 @@ async def test_resume_unknown_session_says_what_to_check(
     events = await _collect(spec, host)
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "failed" and result.error is not None
-    assert result.error.code == "protocol_error" and "same CODEX_HOME" in result.error.message
+    assert result.error.code == "session_not_found" and "CODEX_HOME" in result.error.message
+    assert "00000000-0000-0000-0000-000000000000" in result.error.message and "harness runs" in result.error.message
 
 
 async def test_process_dies_mid_turn(

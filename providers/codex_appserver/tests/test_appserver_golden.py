@@ -67,3 +67,27 @@ def test_every_golden_has_a_source() -> None:
     assert len(stems) == len(set(stems)), f"two transcripts share a name: {sorted(stems)}"
     orphans = sorted(g.name for g in GOLDEN.glob("*.json") if g.stem not in stems)
     assert not orphans, f"golden files without a transcript in {TRANSCRIPTS}: {orphans}"
+
+
+def test_recorded_endless_reconnecting_gives_notices_then_the_run_fails_past_the_bound() -> None:
+    """real-reconnect.jsonl: codex 0.169.0 against a closed 127.0.0.1 port (its "waiting for network" mode,
+    stopped by the provider at `max_reconnects=1`; then its bounded mode, ending by itself)."""
+    from harness_codex_common import Reconnects
+
+    from harness_codex_appserver.mapping import TurnMapper
+
+    waiting, bounded = conversations(load_transcript(TRANSCRIPTS / "real-reconnect.jsonl"))
+    mapper = TurnMapper(reconnects=Reconnects(1, "http://127.0.0.1:1/v1"))
+    events = [e for line in waiting.lines if line.get("dir") == "in" and "method" in line["msg"]
+              for e in mapper.feed(line["msg"])]
+    kinds = [e.type for e in events if e.type in ("notice", "error")]
+    assert kinds == ["notice", "notice", "error"]
+    assert mapper.gave_up is not None and mapper.outcome is not None  # turn/completed (interrupted) arrived
+    assert mapper.outcome.status.value == "failed" and mapper.outcome.error is not None
+    assert mapper.outcome.error.message.startswith(
+        "the agent could not reach its model API at http://127.0.0.1:1/v1 after 2 attempts"
+    )
+    replayed, (outcome,) = replay(bounded)
+    assert [e.details["attempt"] for e in replayed if e.type == "notice"] == [1, 2, 3, 4, 5]
+    assert [e.type for e in replayed].count("error") == 1
+    assert outcome.error is not None and "after 6 attempts" in outcome.error.message

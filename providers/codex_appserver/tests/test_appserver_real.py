@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from appserver_helpers import MISSING_CODEX, children, real_codex, run_real
-from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind
+from harness_core import AgentRunSpec, ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind, open_run
 from harness_core.offline import SCENARIOS
 from harness_core.plugins import PluginHost
 
@@ -161,3 +162,67 @@ async def test_app_server_killed_mid_turn(workspace: Path, state: Path, host: Pl
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "failed" and result.error.code == "process_exited"
     assert "SIGKILL" in result.error.message
+
+
+async def test_read_only_sandbox_shows_the_refused_edit_and_write(
+    workspace: Path, state: Path, host: PluginHost
+) -> None:
+    events = await _run("tools", workspace, state, host, sandbox="read-only")
+    results = [(e.display.kind, e.display.status.value) for e in events if e.type == "tool_result"]
+    assert results == [
+        (ToolKind.SHELL, "completed"),
+        (ToolKind.READ, "completed"),
+        (ToolKind.EDIT, "declined"),
+        (ToolKind.WRITE, "declined"),
+    ]
+    assert (workspace / "notes.txt").read_text() == "alpha\n" and not (workspace / "new.txt").exists()
+
+
+async def test_resume_of_an_unknown_thread_is_session_not_found(
+    workspace: Path, state: Path, host: PluginHost
+) -> None:
+    events = await _run("say", workspace, state, host, resume_session="0199a213-81c0-7800-8aa1-bbab2a035a53")
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "failed" and result.error.code == "session_not_found"
+    assert "0199a213-81c0-7800-8aa1-bbab2a035a53" in result.error.message and "harness runs" in result.error.message
+
+
+async def test_endless_reconnecting_to_a_closed_port_fails_after_max_reconnects(
+    workspace: Path, state: Path, host: PluginHost
+) -> None:
+    """Codex's default "waiting for network" mode retries forever (5, 10, 20 s ... apart); the provider ends
+    the run once the notices pass `max_reconnects` (1 here: about 10 s)."""
+    assert CODEX is not None
+    with socket.socket() as sock:  # a port nobody listens on (bound, then closed)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    home = state / "codex-home"
+    home.mkdir(parents=True)
+    spec = AgentRunSpec(
+        prompt="hello",
+        cwd=workspace,
+        env={"HARNESS_MOCK_API_KEY": "x", "HOME": str(workspace)},
+        provider_options={
+            "codex_bin": str(CODEX),
+            "codex_home": str(home),
+            "disable": ["plugins"],  # unbounded_connection_retries stays on, as for a user
+            "max_reconnects": 1,
+            "config": {
+                "model_provider": '"mock"',
+                "model": '"gpt-5.5"',
+                "model_providers.mock": f'{{name="mock", base_url="{base_url}", wire_api="responses", '
+                'env_key="HARNESS_MOCK_API_KEY"}',
+            },
+        },
+    )
+    events: list[HarnessEvent] = []
+    with anyio.fail_after(45):
+        async with open_run(spec, "codex-appserver", host=host, run_log=False) as live:
+            events = [event async for event in live]
+    notices = [e for e in events if e.type == "notice"]
+    assert [n.code for n in notices] == ["reconnecting", "reconnecting"]
+    assert [e.error.code for e in events if e.type == "error"] == ["model_error"]  # no error per retry
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.status.value == "failed" and result.error.code == "model_error"
+    assert result.error.message.startswith(f"the agent could not reach its model API at {base_url} after 2 attempts")

@@ -7,6 +7,10 @@ knows nothing of app-server's JSON-RPC or `codex exec --json` (each provider has
 - `harness_codex_common.argv`: a codex command line for a log (`redacted_argv`: `-c` values hidden).
 - `harness_codex_common.errors`: a Codex failure as a Harness error (`codex_error`, `classify_message`) and
   the next steps its messages end with (`CodexHints`, `HINTS`, `RETRYING`).
+- `harness_codex_common.retries`: Codex reconnecting to its model API (`Reconnects`: each retry a `Notice`,
+  the run ended past `max_reconnects`), and where that API is (`model_api_url`).
+- `harness_codex_common.rollout`: the tool calls Codex refused without an item (a patch in a read-only
+  sandbox), read from a thread's rollout file, as tool events.
 - `harness_codex_common.offline`: codex against the scripted Responses backend (`offline_setup`, and the
   `-c` overrides, `--disable` flags and environment it is made of, for tests that run codex by hand).
 """
@@ -36,6 +40,7 @@ from harness_codex_common.errors import (
     codex_error,
     message_kind,
     message_status,
+    session_not_found,
 )
 from harness_codex_common.offline import (
     OFFLINE_DISABLE,
@@ -47,6 +52,16 @@ from harness_codex_common.offline import (
     offline_options,
     offline_setup,
 )
+from harness_codex_common.retries import (
+    MAX_RECONNECTS,
+    Reconnect,
+    Reconnects,
+    is_connection_failure,
+    model_api_url,
+    parse_reconnect,
+    unreachable_error,
+)
+from harness_codex_common.rollout import read_turn, refused_events, rollout_path
 
 __all__ = [
     "AUTH_HINT",
@@ -56,6 +71,7 @@ __all__ = [
     "FAILURE_HINT",
     "HINTS",
     "INSTALL_HINT",
+    "MAX_RECONNECTS",
     "MIN_CODEX_VERSION",
     "NATIVE_GLOBS",
     "OFFLINE_DISABLE",
@@ -63,18 +79,28 @@ __all__ = [
     "OFFLINE_MODEL",
     "RETRYING",
     "RETRY_HINT",
+    "Reconnect",
+    "Reconnects",
     "classify_message",
     "codex_error",
     "config_args",
     "flat_config",
+    "is_connection_failure",
     "message_kind",
     "message_status",
+    "model_api_url",
     "offline_args",
     "offline_config",
     "offline_env",
     "offline_options",
     "offline_setup",
+    "parse_reconnect",
     "probe_codex",
+    "read_turn",
     "redacted_argv",
+    "refused_events",
+    "rollout_path",
+    "session_not_found",
     "toml_value",
+    "unreachable_error",
 ]

@@ -66,6 +66,12 @@ class CodexCliOptions(ProviderOptions):
     enable: list[str] = Field(default_factory=list, description="Codex features to `--enable` (comma-separated).")
     disable: list[str] = Field(default_factory=list, description="Codex features to `--disable` (comma-separated).")
     codex_home: str | None = Field(default=None, description="CODEX_HOME for the run (config, sessions).")
+    max_reconnects: int = Field(
+        default=5,
+        ge=0,
+        description="How many times Codex may reconnect to its model API in one run (each one a `reconnecting` "
+        "notice) before Harness ends the run as a model error; 5 is Codex's own retry default.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, NamedTuple
 
-from harness_core import AuthFailedError, HarnessError, RateLimitedError, truncate
+from harness_core import AuthFailedError, HarnessError, RateLimitedError, SessionNotFoundError, truncate
 from harness_core.provider import error_for_status
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "codex_error",
     "message_kind",
     "message_status",
+    "session_not_found",
 ]
 
 ErrorKind = Literal["auth", "rate_limit"]
@@ -57,6 +58,10 @@ RETRYING = CodexHints("codex is retrying", "codex is retrying", "codex is retryi
 
 _DECIDING = frozenset({401, 403, 429})
 _HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden|Too Many Requests)\b")
+_INTERNAL_SERVER_ERROR = "currently experiencing high demand"
+"""What Codex says instead of an HTTP 500 (its `InternalServerError`): the status is not in the text."""
+_NO_SESSION = ("no rollout found for thread id", "invalid session id", "thread not found")
+"""Codex's words (`thread/resume`, `codex exec resume`) for a session id it has no thread for."""
 _TEXTS: tuple[tuple[ErrorKind, tuple[str, ...]], ...] = (
     ("auth", ("unauthorized", "missing environment variable")),
     ("rate_limit", ("rate limit", "too many requests", "usage limit")),
@@ -64,9 +69,12 @@ _TEXTS: tuple[tuple[ErrorKind, tuple[str, ...]], ...] = (
 
 
 def message_status(message: str) -> int | None:
-    """The HTTP status a Codex error text quotes (`unexpected status 401 Unauthorized`, `last status: 429`)."""
+    """The HTTP status a Codex error text quotes (`unexpected status 401 Unauthorized`, `last status: 429`),
+    or implies (its fixed text for a 500: "We're currently experiencing high demand, ...")."""
     match = _HTTP_STATUS.search(message)
-    return int(next(g for g in match.groups() if g)) if match else None
+    if match:
+        return int(next(g for g in match.groups() if g))
+    return 500 if _INTERNAL_SERVER_ERROR in message.lower() else None
 
 
 def message_kind(message: str) -> ErrorKind | None:
@@ -102,3 +110,14 @@ def codex_error(
 def classify_message(message: str, *, hints: CodexHints = HINTS, **details: Any) -> HarnessError:
     """A Codex error text (all `codex exec` prints of a failure) as the Harness error it is."""
     return codex_error(message_status(message), message, kind=message_kind(message), hints=hints, **details)
+
+
+def session_not_found(session_id: str, message: str) -> SessionNotFoundError | None:
+    """The error for a resume Codex refused because it has no thread `session_id` (no rollout in its
+    CODEX_HOME, or not a thread id at all), else None."""
+    lower = message.lower()
+    if not any(text in lower for text in _NO_SESSION):
+        return None
+    return SessionNotFoundError(
+        session_id, f"{message.strip()}; a session lives in the CODEX_HOME of the run that started it"
+    )

@@ -9,7 +9,10 @@ interrupted or cut-short run ends), the runner owns stamping. Knows the exec JSO
 Errors: Codex prints only a message; `harness_codex_common.classify_message` reads it (an HTTP status in it
 decides the error class through the core's `error_for_status`; without one, the text decides: `unauthorized`,
 a missing key variable → credentials; `rate limit`, `too many requests`, `usage limit` → rate limited;
-anything else is a model error).
+anything else is a model error). An `error` line "Reconnecting... 2/5 (why)" is Codex retrying: a `notice`
+(code `reconnecting`), counted by `reconnects`; past its bound the mapping gives up (`gave_up`, the run's
+failure: the provider stops codex), as it does when codex started a new thread instead of resuming one. A
+connection failure as Codex's last word is the same "could not reach its model API" error.
 
 Usage: `turn.completed.usage` is the thread's running total (it keeps growing across `resume`). Given the
 total before this run (`previous_total`: zero for a new thread, read from the session log for a resume) the
@@ -24,7 +27,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness_codex_common import CodexHints, classify_message
+from harness_codex_common import CodexHints, Reconnects, classify_message, message_status, parse_reconnect
 
 from harness_core import (
     ContextUsage,
@@ -33,10 +36,10 @@ from harness_core import (
     HarnessEvent,
     HarnessResult,
     HarnessToolDetails,
-    InvalidSpecError,
     ProviderRaw,
     ReasoningDelta,
     RunStatus,
+    SessionNotFoundError,
     SessionStarted,
     TextDelta,
     ToolKind,
@@ -110,8 +113,11 @@ class ExecMapping:
         model: str | None = None,
         resume_session: str | None = None,
         previous_total: Usage | None = None,
+        reconnects: Reconnects | None = None,
     ) -> None:
         self.cwd = cwd
+        self.reconnects = reconnects if reconnects is not None else Reconnects()
+        self.gave_up: HarnessError | None = None
         self.model = model
         self.resume_session = resume_session
         self.previous_total = previous_total
@@ -163,7 +169,7 @@ class ExecMapping:
             error = msg.get("error")
             message = str(error.get("message") if isinstance(error, Mapping) else error or "the turn failed")
             events = self._error(message)
-            self.failure = classify_error(message)
+            self.failure = self.gave_up or self._classify(message)
             return events
         item = msg.get("item")
         if kind in ("item.started", "item.updated", "item.completed") and isinstance(item, Mapping):
@@ -177,16 +183,15 @@ class ExecMapping:
         resumed = self.resume_session is not None and thread_id == self.resume_session
         events: list[HarnessEvent] = [SessionStarted(session_id=thread_id, resumed=resumed, model=self.model)]
         if self.resume_session is not None and not resumed:
-            # codex takes an id it cannot parse as a UUID for a thread *name*, and starts a new thread.
+            # codex takes an id it cannot parse as a UUID for a thread *name*, and starts a new thread: the run
+            # must not pretend to continue a session (the provider stops codex at once).
             self.previous_total = Usage()
-            warning = InvalidSpecError(
-                f"codex started a new session {thread_id} instead of resuming {self.resume_session!r}; pass "
-                "the session id exactly as a previous run reported it",
-                requested=self.resume_session,
-            ).to_info()
-            events.append(
-                ErrorEvent(error=warning.model_copy(update={"details": {**warning.details, "fatal": False}}))
+            self.gave_up = self.failure = SessionNotFoundError(
+                self.resume_session,
+                f"codex took it for a thread name and started a new session {thread_id}; pass the session id "
+                "exactly as a previous run reported it",
             )
+            events.append(ErrorEvent(error=self.failure.to_info()))
         return events
 
     def _usage(self, raw: Any) -> ContextUsage:
@@ -196,11 +201,21 @@ class ExecMapping:
         self.usage = total if per_run is None else per_run
         return ContextUsage(usage=self.usage, cumulative=self.usage_cumulative)
 
+    def _classify(self, message: str) -> HarnessError:
+        return self.reconnects.final(message_status(message), message) or classify_error(message)
+
     def _error(self, message: str, *, warning: bool = False) -> list[HarnessEvent]:
+        retry = None if warning else parse_reconnect(message)
+        if retry is not None:
+            events: list[HarnessEvent] = [self.reconnects.notice(message, retry, message_status(message))]
+            if self.reconnects.exhausted and self.gave_up is None:
+                self.gave_up = self.failure = self.reconnects.give_up()
+                events.append(ErrorEvent(error=self.gave_up.to_info()))
+            return events
         if message in self._errors_seen:
             return []
         self._errors_seen.add(message)
-        info = classify_error(message).to_info()
+        info = self._classify(message).to_info()
         if warning:
             info = info.model_copy(update={"details": {**info.details, "fatal": False}})
         return [ErrorEvent(error=info)]

@@ -16,14 +16,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import anyio
-from harness_codex_common import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
+from harness_codex_common import (
+    MIN_CODEX_VERSION,
+    NATIVE_GLOBS,
+    Reconnects,
+    model_api_url,
+    offline_setup,
+    probe_codex,
+    read_turn,
+    refused_events,
+    rollout_path,
+    session_not_found,
+)
 
 from harness_codex_exec import __version__
 from harness_codex_exec.argv import build_argv, build_env, redacted_argv
 from harness_codex_exec.mapping import ExecMapping
 from harness_codex_exec.options import CodexExecOptions
 from harness_codex_exec.sessions import codex_home, previous_total
-from harness_core import AgentRunSpec, HarnessResult, InterruptedRunError, RunStatus, Usage
+from harness_core import AgentRunSpec, HarnessError, HarnessResult, InterruptedRunError, RunStatus, Usage
 from harness_core.provider import (
     Capability,
     ChildProcess,
@@ -74,11 +85,13 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         if spec.resume_session is not None:
             home = codex_home(options.codex_home, spec.env)
             previous = await anyio.to_thread.run_sync(previous_total, home, spec.resume_session)
+        base_url = model_api_url(options.config, spec.env, options.codex_home)
         mapping = ExecMapping(
             cwd=str(spec.cwd),
             model=spec.model,
             resume_session=spec.resume_session,
             previous_total=previous,
+            reconnects=Reconnects(options.max_reconnects, base_url),
         )
         ctx.log.debug("codex_exec_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
         interrupted = False
@@ -92,20 +105,36 @@ class CodexExecProvider(Provider[CodexExecOptions]):
                     tg.cancel_scope.cancel()
             if reading.cancelled_caught:
                 interrupted = True  # leaving the block stops the group: SIGTERM, then SIGKILL
-            else:
+            elif mapping.gave_up is None:  # else codex is still reconnecting: leaving the block stops it
                 with anyio.move_on_after(_EXIT_WAIT):
                     await child.wait()
                 if not mapping.finished:
-                    raise child.exit_error(
-                        "codex exec ended before its turn finished; see its stderr below, rerun with "
-                        "`--record-wire` to keep every line it printed"
-                    )
+                    raise _early_exit(child, spec)
+        if mapping.finished and mapping.session_id is not None:
+            home = codex_home(options.codex_home, spec.env)
+            records = await anyio.to_thread.run_sync(lambda: read_turn(rollout_path(home, str(mapping.session_id))))
+            for event in refused_events(records, str(spec.cwd)):
+                await ctx.emit(event)
         return _result(mapping, interrupted)
+
+
+def _early_exit(child: ChildProcess, spec: AgentRunSpec) -> HarnessError:
+    """Why codex exited without a last line: a session it does not have to resume, or it died."""
+    if spec.resume_session is not None:
+        missing = session_not_found(spec.resume_session, child.stderr_tail())
+        if missing is not None:
+            return missing
+    return child.exit_error(
+        "codex exec ended before its turn finished; see its stderr below, rerun with `--record-wire` to keep "
+        "every line it printed"
+    )
 
 
 async def _pump(child: ChildProcess, mapping: ExecMapping, ctx: RunContext) -> None:
     emit = ctx.emit
     async for msg in json_messages(child.lines(), emit):
+        if mapping.gave_up is not None:
+            return  # codex would go on reconnecting: the caller stops it
         if msg.get("type") == "item.started":
             # A tool starts: remember who runs it. When codex dies on its own, a helper it started with an
             # environment of its own (login-shell snapshot, a command in its own session) is reparented and
@@ -113,6 +142,8 @@ async def _pump(child: ChildProcess, mapping: ExecMapping, ctx: RunContext) -> N
             await child.remember_descendants()
         for event in mapping.feed(msg):
             await emit(event)
+        if mapping.gave_up is not None:
+            return
 
 
 async def _cancel_on_interrupt(ctx: RunContext, scope: anyio.CancelScope) -> None:

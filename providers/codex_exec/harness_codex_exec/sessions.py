@@ -13,6 +13,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness_codex_common import rollout_path
+
 from harness_codex_exec.mapping import parse_usage
 from harness_core import Usage
 
@@ -27,19 +29,9 @@ def codex_home(option: str | None, env: Mapping[str, str]) -> Path:
     return Path(chosen).expanduser() if chosen else Path.home() / ".codex"
 
 
-def _rollout(home: Path, thread_id: str) -> Path | None:
-    if not thread_id or "/" in thread_id or "*" in thread_id:
-        return None
-    for folder in ("sessions", "archived_sessions"):
-        found = sorted((home / folder).glob(f"**/rollout-*-{thread_id}.jsonl"))
-        if found:
-            return found[-1]
-    return None
-
-
 def previous_total(home: Path, thread_id: str) -> Usage | None:
     """The thread's token total before this run, or None if it cannot be read."""
-    path = _rollout(home, thread_id)
+    path = rollout_path(home, thread_id)
     if path is None:
         return None
     try:

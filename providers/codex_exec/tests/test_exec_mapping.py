@@ -152,9 +152,10 @@ def test_usage_is_per_run_when_the_previous_total_is_known() -> None:
 
 def test_resume_that_started_a_new_thread_is_flagged() -> None:
     ((_, lines),) = load_cases("say.jsonl")
-    _m, events = _map(lines, resume_session="not-a-uuid", previous_total=None)
+    m, events = _map(lines, resume_session="not-a-uuid", previous_total=None)
     assert events[0].type == "session_started" and events[0].resumed is False
-    assert events[1].type == "error" and events[1].error.details["fatal"] is False
+    assert events[1].type == "error" and events[1].error.code == "session_not_found"  # the run fails: see below
+    assert m.outcome is not None and m.outcome.status is RunStatus.FAILED
     assert next(e for e in events if e.type == "context_usage").cumulative is False
 
 
@@ -253,3 +254,49 @@ def test_mapping_module_is_pure() -> None:
     source = (Path(__file__).parents[1] / "harness_codex_exec" / "mapping.py").read_text()
     for forbidden in ("import anyio", "subprocess", "open(", "time."):
         assert forbidden not in source
+
+
+def test_reconnecting_is_a_notice_and_codex_giving_up_names_the_base_url() -> None:
+    """Recorded: codex against a closed 127.0.0.1 port, `unbounded_connection_retries` off (5 retries)."""
+    from harness_codex_common import Reconnects
+
+    ((_, lines),) = load_cases("reconnect_bounded.jsonl")
+    mapping, events = _map(lines, reconnects=Reconnects(5, "http://127.0.0.1:1/v1"))
+    notices = [e for e in events if e.type == "notice"]
+    assert [n.details["attempt"] for n in notices] == [1, 2, 3, 4, 5] and {n.code for n in notices} == {"reconnecting"}
+    assert [e.error.code for e in events if isinstance(e, ErrorEvent)] == ["model_error"]  # the last one only
+    assert mapping.failure is not None and mapping.gave_up is None
+    assert mapping.failure.message.startswith(
+        "the agent could not reach its model API at http://127.0.0.1:1/v1 after 6 attempts"
+    )
+
+
+def test_endless_reconnecting_ends_the_run_past_max_reconnects() -> None:
+    """Recorded: codex's default "waiting for network" mode, which would retry forever."""
+    from harness_codex_common import Reconnects
+
+    ((_, lines),) = load_cases("reconnect_waiting.jsonl")
+    mapping, events = _map(lines, reconnects=Reconnects(1, "http://127.0.0.1:1/v1"))
+    assert [e.type for e in events][:4] == ["session_started", "notice", "notice", "error"]  # then codex is stopped
+    assert mapping.gave_up is not None and mapping.finished
+    outcome = mapping.outcome
+    assert outcome is not None and outcome.status is RunStatus.FAILED and outcome.error is not None
+    assert "after 2 attempts" in outcome.error.message and outcome.error.retryable
+    _, unbounded = _map(lines)  # the default bound (5) is not reached by these three notices
+    assert [e.type for e in unbounded] == ["session_started", "notice", "notice", "notice"]
+
+
+def test_a_500_carries_its_http_status() -> None:
+    ((_, lines),) = load_cases("fail_500.jsonl")
+    mapping, _ = _map(lines)
+    assert mapping.failure is not None and mapping.failure.details["status"] == 500
+    assert "HTTP 500" in mapping.failure.message and mapping.failure.retryable
+
+
+def test_a_session_codex_took_for_a_name_is_session_not_found() -> None:
+    mapping = ExecMapping(resume_session="nosuchthread")
+    events = mapping.feed({"type": "thread.started", "thread_id": "01a2314c-0bd8-7b12-a4d0-6edb0fe6ac3d"})
+    warning = next(e for e in events if isinstance(e, ErrorEvent))
+    assert warning.error.code == "session_not_found" and "'nosuchthread'" in warning.error.message
+    assert "harness runs" in warning.error.message and mapping.gave_up is not None
+    assert mapping.outcome is not None and mapping.outcome.status is RunStatus.FAILED

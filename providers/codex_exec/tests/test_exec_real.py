@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -180,3 +181,58 @@ async def test_codex_killed_mid_turn(host: PluginHost, tmp_path: Path) -> None:
     assert result.status is RunStatus.FAILED and result.error is not None
     assert result.error.code == "process_exited" and result.error.details["exit_code"] == -9
     assert not await _left_running(ws)
+
+
+async def test_read_only_sandbox_shows_the_refused_edit_and_write(host: PluginHost, tmp_path: Path) -> None:
+    with _offline(tmp_path, SCENARIOS["tools"], sandbox="read-only") as (_, spec):
+        result, events = await _run(host, spec)
+    assert result.status is RunStatus.SUCCESS
+    shown = [(e.display.kind.value, e.display.status.value) for e in events if e.type == "tool_result"]
+    assert shown == [("shell", "completed"), ("read", "completed"), ("edit", "declined"), ("write", "declined")]
+    assert (tmp_path / "ws" / "notes.txt").read_text() == "alpha\n"
+
+
+async def test_resume_of_an_unknown_thread_is_session_not_found(host: PluginHost, tmp_path: Path) -> None:
+    thread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+    with _offline(tmp_path, SCENARIOS["say"], resume_session=thread) as (_, spec):
+        result, _ = await _run(host, spec)
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.code == "session_not_found" and thread in result.error.message
+
+
+async def test_endless_reconnecting_to_a_closed_port_fails_at_once_with_max_reconnects_0(
+    host: PluginHost, tmp_path: Path
+) -> None:
+    """Codex's default "waiting for network" mode would retry forever; `max_reconnects=0` ends the run at
+    the first reconnect notice, and codex is stopped."""
+    with socket.socket() as sock:  # a port nobody listens on (bound, then closed)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    ws, home = tmp_path / "ws", tmp_path / "codex-home"
+    ws.mkdir()
+    home.mkdir()
+    assert CODEX is not None
+    spec = AgentRunSpec(
+        prompt="hello",
+        cwd=ws,
+        env={"HARNESS_MOCK_API_KEY": "x", "HOME": str(tmp_path)},
+        provider_options={
+            "codex_bin": CODEX,
+            "codex_home": str(home),
+            "disable": ["plugins"],  # unbounded_connection_retries stays on, as for a user
+            "max_reconnects": 0,
+            "config": {
+                "model_provider": '"mock"',
+                "model": '"gpt-5.5"',
+                "model_providers.mock": f'{{name="mock", base_url="{base_url}", wire_api="responses", '
+                'env_key="HARNESS_MOCK_API_KEY"}',
+            },
+        },
+    )
+    with anyio.fail_after(30):
+        result, events = await _run(host, spec)
+    assert [e.type for e in events if e.type in ("notice", "error")] == ["notice", "error"]
+    assert result.status is RunStatus.FAILED and result.error is not None and result.error.code == "model_error"
+    assert result.error.message.startswith(f"the agent could not reach its model API at {base_url} after 1 attempt ")
+    assert await _left_running(ws) == []

@@ -1,0 +1,185 @@
+"""The tool calls Codex refused without telling its client: found in a thread's rollout file, as tool events.
+
+Layer: provider support shared by the Codex providers. `rollout_path` and `read_turn` read files; the rest is
+pure. Knows the rollout files of codex 0.169.0 (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread
+id>.jsonl`: `response_item` lines with the model's `custom_tool_call`/`function_call` and their `*_output`,
+`event_msg` lines with `task_started` and `item_completed`); knows nothing of processes, JSON-RPC or
+`codex exec --json` lines.
+
+Why: in a read-only sandbox (or when a patch does not verify) Codex answers the model's `apply_patch` with
+"patch rejected: writing is blocked by read-only sandbox; ..." and never starts a file-change item, so neither
+the app-server nor `codex exec --json` says a word about it; only the rollout has the call and its answer. A
+call of the run's turn that got an answer but no item of its own is such a call: it becomes a `tool_use` and
+a `tool_result` (`declined` when Codex refused it, else `failed`, the answer as summary and output), so every
+provider shows what the agent tried and was refused. An ephemeral thread has no rollout: nothing is found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from typing import Any
+
+from harness_core import HarnessEvent, HarnessToolDetails, ToolKind, ToolResult, ToolStatus, ToolUse
+from harness_core.provider import bounded_head, bounded_tail, classify_command, file_change_display
+
+__all__ = ["read_turn", "refused_events", "rollout_path"]
+
+_TAIL_BYTES = 4 * 1024 * 1024
+_CALLS = ("custom_tool_call", "function_call")
+_OUTPUTS = ("custom_tool_call_output", "function_call_output")
+_REFUSED = ("rejected", "declined", "not allowed", "blocked by")
+_PATCH_FILE = {"*** Add File: ": "add", "*** Update File: ": "update", "*** Delete File: ": "delete"}
+
+
+def rollout_path(home: Path, thread_id: str) -> Path | None:
+    """The rollout file of `thread_id` under CODEX_HOME `home` (the newest, archived ones too), or None."""
+    if not thread_id or "/" in thread_id or "*" in thread_id:
+        return None
+    for folder in ("sessions", "archived_sessions"):
+        found = sorted((home / folder).glob(f"**/rollout-*-{thread_id}.jsonl"))
+        if found:
+            return found[-1]
+    return None
+
+
+def read_turn(path: Path | None) -> list[dict[str, Any]]:
+    """The rollout records of the thread's latest turn (after its last `task_started`), from the file's last
+    4 MiB; an unreadable file or line is skipped (best effort: nothing found, nothing shown)."""
+    if path is None:
+        return []
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - _TAIL_BYTES))
+            tail = fh.read()
+    except OSError:
+        return []
+    records: list[dict[str, Any]] = []
+    for raw in tail.splitlines():
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        payload = record.get("payload")
+        if record.get("type") == "event_msg" and isinstance(payload, dict) and payload.get("type") == "task_started":
+            records = []
+        records.append(record)
+    return records
+
+
+def refused_events(
+    records: Iterable[dict[str, Any]], cwd: str | None = None, seen: Collection[str] = ()
+) -> list[HarnessEvent]:
+    """A `tool_use` and a `tool_result` for each call of `records` (one turn's rollout lines) that Codex
+    answered without an item of its own (in the rollout, or among the item ids `seen` on the wire), in call
+    order; file paths are resolved against `cwd`."""
+    calls: dict[str, dict[str, Any]] = {}
+    answers: dict[str, str] = {}
+    items: set[str] = set()
+    for record in records:
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        kind = payload.get("type")
+        if record.get("type") == "response_item" and kind in _CALLS and payload.get("call_id"):
+            calls[str(payload["call_id"])] = payload
+        elif record.get("type") == "response_item" and kind in _OUTPUTS and payload.get("call_id"):
+            answers[str(payload["call_id"])] = _text(payload.get("output"))
+        elif record.get("type") == "event_msg" and kind in ("item_started", "item_completed"):
+            item = payload.get("item")
+            if isinstance(item, dict) and item.get("id"):
+                items.add(str(item["id"]))
+    events: list[HarnessEvent] = []
+    for call_id, call in calls.items():
+        if call_id in items or call_id in seen or call_id not in answers:
+            continue
+        answer = answers[call_id]
+        lower = answer.lower()
+        status = ToolStatus.DECLINED if any(word in lower for word in _REFUSED) else ToolStatus.FAILED
+        for tool_id, name, display, tool_input in _describe(call_id, call, cwd):
+            ended = display.model_copy(update={"status": status, "summary": bounded_tail(answer)})
+            events.append(ToolUse(tool_id=tool_id, name=name, display=display, input=tool_input))
+            events.append(
+                ToolResult(tool_id=tool_id, name=name, display=ended, output=bounded_head(answer), is_error=True)
+            )
+    return events
+
+
+def _describe(
+    call_id: str, call: dict[str, Any], cwd: str | None
+) -> list[tuple[str, str, HarnessToolDetails, dict[str, Any] | None]]:
+    name = str(call.get("name") or "tool")
+    if name == "apply_patch":
+        text = call.get("input")
+        if text is None:  # the function-tool form of apply_patch: {"input": "..."} as arguments
+            text = _arguments(call).get("input")
+        files = _patch_files(str(text or ""))
+        described: list[tuple[str, str, HarnessToolDetails, dict[str, Any] | None]] = []
+        for index, (change, path) in enumerate(files):
+            kind, title = file_change_display(change)
+            display = HarnessToolDetails(
+                kind=kind, title=title, path=_absolute(path, cwd), status=ToolStatus.STARTED, raw={"kind": change}
+            )
+            tool_id = call_id if len(files) == 1 else f"{call_id}#{index}"
+            described.append((tool_id, name, display, {"path": display.path, "kind": change}))
+        if described:
+            return described
+        display = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing files", status=ToolStatus.STARTED)
+        return [(call_id, name, display, None)]
+    args = _arguments(call)
+    command = args.get("cmd") or args.get("command")
+    if isinstance(command, list):
+        command = " ".join(str(part) for part in command)
+    if isinstance(command, str) and command:
+        action = classify_command(command)
+        display = HarnessToolDetails(
+            kind=action.kind,
+            title=action.title,
+            path=_absolute(action.path, cwd),
+            command=action.command,
+            cwd=cwd,
+            status=ToolStatus.STARTED,
+        )
+        return [(call_id, "shell", display, {"command": action.command, "cwd": cwd})]
+    display = HarnessToolDetails(kind=ToolKind.UNKNOWN, title=f"Calling {name}", status=ToolStatus.STARTED)
+    return [(call_id, name, display, args or None)]
+
+
+def _patch_files(patch: str) -> list[tuple[str, str]]:
+    files: list[tuple[str, str]] = []
+    for line in patch.splitlines():
+        for marker, change in _PATCH_FILE.items():
+            if line.startswith(marker) and line[len(marker) :].strip():
+                files.append((change, line[len(marker) :].strip()))
+    return files
+
+
+def _arguments(call: dict[str, Any]) -> dict[str, Any]:
+    raw = call.get("arguments")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):  # content items
+        return "\n".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+    if isinstance(output, dict):
+        return str(output.get("content") or output.get("output") or "")
+    return "" if output is None else str(output)
+
+
+def _absolute(path: str | None, cwd: str | None) -> str | None:
+    if path is None or os.path.isabs(path) or not cwd:
+        return path
+    return os.path.normpath(os.path.join(cwd, path))
