@@ -214,3 +214,27 @@ def test_the_guides_backend_for_another_api_plays_scenarios(doc_module: types.Mo
     with backend_cls(SCENARIOS["fail_401"]) as backend, pytest.raises(urllib.error.HTTPError) as failed:
         _post(backend.url + backend_cls.turn_path, {"stream": True, "messages": []})
     assert failed.value.code == 401
+
+
+_TEST_REF = re.compile(r"`((?:[\w./-]+\.py)::(test_\w+)|ProviderContract\.(test_\w+))`")
+
+
+def test_the_fault_matrix_names_only_tests_that_exist() -> None:
+    """docs/reliability.md: every cell names the test that proves it (`path::test_name`, or
+    `ProviderContract.test_name` for the contract every provider runs); each such test exists."""
+    text = (DOCS / "reliability.md").read_text()
+    root = DOCS.parent
+    refs = _TEST_REF.findall(text)
+    assert len(refs) >= 20, "the fault matrix names the tests that prove each cell"
+    missing = []
+    for whole, path_test, contract_test in refs:
+        if contract_test:
+            source = (root / "harness_core/testing/contract.py").read_text()
+            name = contract_test
+        else:
+            path = root / whole.split("::")[0]
+            source = path.read_text() if path.exists() else ""
+            name = path_test
+        if not re.search(rf"def {name}\b", source):
+            missing.append(whole)
+    assert not missing, f"docs/reliability.md names tests that do not exist: {missing}"

@@ -84,6 +84,7 @@ async def test_an_owner_closing_a_run_early_interrupts_it_and_completes_its_log(
             await live.aclose()
             assert live.finished.is_set()  # aclose returns once the run is done, not before
     assert live.result is not None and live.result.status is RunStatus.INTERRUPTED
-    assert live.result.error is None  # the provider saw the interrupt and stopped cleanly, within the grace
+    error = live.result.error  # the provider saw the interrupt and stopped cleanly, within the grace
+    assert error is not None and error.code == "interrupted" and error.details["stopped_by"] == "provider"
     logged = list(read_events(live.log_path))  # type: ignore[arg-type]
     assert isinstance(logged[-1], Done) and [e.seq for e in logged] == list(range(len(logged)))

@@ -106,7 +106,9 @@ async def test_interrupt_is_clean_when_the_provider_cooperates(host: PluginHost,
                     live.interrupt()
     assert_invariants(events, live.log_path)
     assert live.result.status is RunStatus.INTERRUPTED
-    assert live.result.error is None
+    error = live.result.error  # the same code every time; who ended it is in the details
+    assert error is not None and error.code == "interrupted" and error.details["stopped_by"] == "provider"
+    assert not [e for e in events if e.type == "error"], "an interrupt the provider honoured is not an error"
 
 
 async def test_interrupt_stops_hard_after_the_grace_period(host: PluginHost, runs_dir: Path) -> None:
@@ -120,7 +122,7 @@ async def test_interrupt_stops_hard_after_the_grace_period(host: PluginHost, run
                     live.interrupt()
     assert_invariants(events, live.log_path)
     assert live.result.status is RunStatus.INTERRUPTED
-    assert live.result.error.code == "interrupted"
+    assert live.result.error.code == "interrupted" and live.result.error.details["stopped_by"] == "runner"
 
 
 async def test_consumer_leaving_early_still_completes_the_log(host: PluginHost, runs_dir: Path) -> None:
@@ -144,7 +146,8 @@ async def test_a_cancelled_caller_interrupts_the_provider_before_stopping_it(hos
     logged = list(read_events(live.log_path))
     assert isinstance(logged[-1], Done)
     assert logged[-1].result.status is RunStatus.INTERRUPTED
-    assert logged[-1].result.error is None  # the scripted provider saw the interrupt and stopped cleanly
+    error = logged[-1].result.error  # the scripted provider saw the interrupt and stopped cleanly
+    assert error is not None and error.code == "interrupted" and error.details["stopped_by"] == "provider"
 
 
 @pytest.mark.parametrize(

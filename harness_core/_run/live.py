@@ -259,8 +259,10 @@ class LiveRun:
                               duration_ms=int((_monotonic() - started) * 1000))
         for closing in state.closing_results(result.status):  # every tool_use gets its tool_result
             await self._publish_final(closing)
-        if result.error is not None and result.error.code not in state.error_codes:
-            await self._publish_final(ErrorEvent(error=result.error))  # a failure always shows as an event
+        error = result.error
+        by_provider = error is not None and error.details.get("stopped_by") == "provider"
+        if error is not None and error.code not in state.error_codes and not by_provider:
+            await self._publish_final(ErrorEvent(error=error))  # a failure (or a hard stop) always shows as an event
         await self._publish_final(Done(result=result))
         self.result = result
         self._pipe.close()

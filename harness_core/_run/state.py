@@ -106,6 +106,7 @@ class RunState:
             return provider_result.model_copy(update={
                 "run_id": self.run_id, "provider": self.provider, "duration_ms": duration_ms,
                 "session_id": provider_result.session_id or self.session_id,
+                "error": _interrupted_error(provider_result),
             })
         if error is None:  # cancelled from outside (the owner's scope), not by the runner
             error = InterruptedRunError("the run was cancelled by its caller").to_info()
@@ -119,6 +120,19 @@ class RunState:
             run_id=self.run_id,
             provider=self.provider,
         )
+
+
+def _interrupted_error(result: HarnessResult) -> ErrorInfo | None:
+    """The error of a result the provider returned: an `interrupted` one always carries code `interrupted`
+    (`stopped_by="provider"`: it ended the turn itself; the runner's hard stop says `stopped_by="runner"`)."""
+    error = result.error
+    if result.status is not RunStatus.INTERRUPTED or (error is not None and error.code == "interrupted"):
+        return error
+    if error is None:
+        ended = InterruptedRunError("the run was interrupted; the provider ended the turn", stopped_by="provider")
+    else:
+        ended = InterruptedRunError(error.message, stopped_by="provider", provider_code=error.code, **error.details)
+    return ended.to_info()
 
 
 class IdlePause:

@@ -23,6 +23,8 @@ __all__ = [
     "Expected",
     "ExpectedTool",
     "Fail",
+    "LEAK_ENV",
+    "LEAK_SHAPED",
     "ReadFile",
     "RunCommand",
     "SCENARIOS",
@@ -174,6 +176,12 @@ class Scenario:
         return tuple(dict.fromkeys(paths))
 
 
+LEAK_ENV = {"HARNESS_PROBE_VALUE": "hpv-4b1f9e27c35d", "HARNESS_PROBE_TOKEN": "hpt-9c03a7e51b6f"}
+"""The secrets `print_secrets` prints: the first is meant for `spec.env`, the second (a secret-looking name) for
+the environment of the process that runs Harness; beside them it prints `LEAK_SHAPED`, a credential shape."""
+LEAK_SHAPED = "sk-proj-Qm7Tz2Lx9Vb4Nc8Rw1"
+_LEAKED = f"{LEAK_ENV['HARNESS_PROBE_VALUE']} {LEAK_ENV['HARNESS_PROBE_TOKEN']} {LEAK_SHAPED}"
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -214,6 +222,12 @@ SCENARIOS: dict[str, Scenario] = {
             # Not a bare `sleep 30`: some CLIs refuse a command that starts with a long sleep.
             (RunCommand("echo waiting; sleep 30", output="waiting\n"), Say("done sleeping")),
             Expected(status="interrupted"),
+        ),
+        Scenario(
+            "print_secrets",  # a command prints secrets, and the model repeats one: none may reach a file
+            (RunCommand("cat token.txt", output=_LEAKED + "\n"), Say(f"The token is {LEAK_SHAPED}.", chunks=1)),
+            Expected(final_text=f"The token is {LEAK_SHAPED}."),
+            files={"token.txt": _LEAKED + "\n"},
         ),
         Scenario(
             "slow_text",

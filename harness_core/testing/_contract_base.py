@@ -196,7 +196,8 @@ class ContractBase:
         monkeypatch.setenv(SECRET_ENV, secret_values[SECRET_ENV])
 
         async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
-                       on_event: Callable[[HarnessEvent, Any], None] | None = None, **spec_fields: Any) -> Played:
+                       on_event: Callable[[HarnessEvent, Any], None] | None = None, record_wire: bool = False,
+                       check_secrets: bool = True, **spec_fields: Any) -> Played:
             scenario = SCENARIOS[name]
             workspace = tmp_path / "ws"
             state = tmp_path / "state"
@@ -220,7 +221,8 @@ class ContractBase:
                     stack.enter_context(setup.backend)
                 with anyio.move_on_after(self.run_deadline) as deadline:
                     async with open_run(spec, self.provider_name, host=self._provider_host(),
-                                        runs_dir=tmp_path / "runs", approver=approver) as live:
+                                        runs_dir=tmp_path / "runs", approver=approver,
+                                        record_wire=record_wire) as live:
                         async for event in live:
                             events.append(event)
                             if on_event is not None:
@@ -235,7 +237,8 @@ class ContractBase:
             backend = setup.backend
             requests = list(backend.requests) if isinstance(backend, ScriptedBackend) else None
             played = Played(events, live.result, live.log_path or Path(), workspace, requests)
-            assert_no_secrets(played, secret_values)
+            if check_secrets:
+                assert_no_secrets(played, secret_values)
             return played
 
         return play

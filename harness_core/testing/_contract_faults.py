@@ -1,5 +1,6 @@
 """The contract's tests of what goes wrong and of what every provider must honour: a missing, too-old or crashing
-CLI, a killed Harness, events emitted after the run returned, and the spec fields every agent must receive.
+CLI, a killed Harness, events emitted after the run returned, secrets in a run's files, and the spec fields every
+agent must receive.
 
 Layer: testing (private part of `harness_core.testing.contract.ProviderContract`; documented there). Knows the
 public runner API, the scenario vocabulary and the process-tree helpers; knows no concrete provider.
@@ -17,8 +18,9 @@ import pytest
 
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError
 from harness_core.events import RunStatus
-from harness_core.offline.scenarios import SCENARIOS
+from harness_core.offline.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
 from harness_core.spec import AgentRunSpec, SandboxMode
+from harness_core.store import read_events
 from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_support import LateEmits
 from harness_core.testing._killed_host import kill_host_during_command
@@ -100,6 +102,28 @@ class FaultTests(ContractBase):
         assert not late.refused, (
             f"the provider emitted after its run returned (the runner refused it): {late.refused}. Wait for every "
             "task that emits before returning the result.")
+
+    @pytest.mark.anyio
+    async def test_no_secret_reaches_any_file(self, play: Play, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A command prints a `spec.env` value, a secret-looking variable of Harness's environment and a credential
+        shape, and the model repeats one (scenario `print_secrets`): the consumer sees them, but no file the run
+        wrote (run log, wire log) holds any of them."""
+        spec_name, env_name = "HARNESS_PROBE_VALUE", "HARNESS_PROBE_TOKEN"
+        monkeypatch.setenv(env_name, LEAK_ENV[env_name])
+        played = await play("print_secrets", env={spec_name: LEAK_ENV[spec_name]}, record_wire=True,
+                            check_secrets=False)
+        logged = list(read_events(played.log_path))  # the log is the stream, scrubbed: same events, in order
+        assert [(e.seq, e.type) for e in logged] == [(e.seq, e.type) for e in played.events]
+        secrets = (LEAK_ENV[spec_name], LEAK_ENV[env_name], LEAK_SHAPED)
+        outputs = " ".join(str(r.output) for r in played.of_type("tool_result"))
+        assert all(value in outputs for value in secrets), (
+            f"the command's output did not reach the consumer, so nothing was tested: {outputs!r}")
+        written = sorted(p for p in played.log_path.parent.rglob("*") if p.is_file())
+        assert played.log_path in written
+        for path in written:
+            data = path.read_bytes()
+            leaked = [value for value in secrets if value.encode() in data]
+            assert not leaked, f"{path.name} holds secrets {leaked}: every file Harness writes must be scrubbed"
 
     @pytest.mark.anyio
     async def test_spec_fields_reach_the_agent(self, play: Play, harness_real: bool) -> None:

@@ -205,7 +205,8 @@ class ProviderContract(FaultTests, ContractBase):
         assert asked, "the scenario never reached the point to interrupt"
         assert played.result.status is RunStatus.INTERRUPTED, played.result
         error = played.result.error
-        assert error is None or error.details.get("stopped_by") != "runner", (
+        assert error is not None and error.code == "interrupted", f"an interrupted run has code interrupted: {error}"
+        assert error.details.get("stopped_by") != "runner", (
             f"the provider did not end the run after the interrupt; the runner stopped it hard ({error.message}). "
             "A provider with `interrupt` stops the turn on its wire when `ctx.interrupt_requested` is set and "
             "returns status `interrupted`")

@@ -104,7 +104,9 @@ async def test_approval_never_denies_automatically(tmp_path: Path, host: PluginH
 @pytest.mark.parametrize(("name", "on"), [("slow_text", "text_delta"), ("slow_command", "tool_use")])
 async def test_interrupt(tmp_path: Path, host: PluginHost, name: str, on: str) -> None:
     out, _ = await play(tmp_path, host, SCENARIOS[name], interrupt_on=on, timeout=20)
-    assert out.result.status.value == "interrupted" and out.result.error is None
+    error = out.result.error
+    assert out.result.status.value == "interrupted"
+    assert error is not None and error.code == "interrupted" and error.details.get("stopped_by") == "provider"
     # an interrupt is an interrupt: the stream Claude Code abandons on our request is not reported as a stall
     assert out.of("error") == [], [e.error for e in out.of("error")]
 

@@ -157,7 +157,7 @@ async def test_interrupt(
                     live.interrupt()
     result = events[-1].result  # type: ignore[union-attr]
     assert result.status.value == "interrupted"
-    assert result.error is None  # a clean interrupt, not the runner's hard stop
+    assert result.error is not None and result.error.details.get("stopped_by") == "provider"  # not a hard stop
     if scenario == "slow_command":  # the running command got its (failed) result
         assert [e.display.status.value for e in events if e.type == "tool_result"] == ["failed"]
 

@@ -109,7 +109,8 @@ async def test_interrupt(
     with anyio.fail_after(30):
         events = await _run(scenario, workspace, state, host, on_event=on_event)
     result = events[-1].result  # type: ignore[union-attr]
-    assert result.status.value == "interrupted" and result.error is None
+    assert result.status.value == "interrupted" and result.error is not None
+    assert result.error.code == "interrupted" and result.error.details.get("stopped_by") == "provider"
 
 
 async def test_resume_in_second_run(tmp_path: Path, state: Path, host: PluginHost) -> None:
