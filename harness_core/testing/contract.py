@@ -173,9 +173,9 @@ class ProviderContract(FaultTests, ContractBase):
 
     @pytest.mark.anyio
     async def test_resume_of_an_unknown_session_fails(self, play: Play) -> None:
-        """Resuming a session no run created fails (with `session_not_found`, naming it, where the provider
-        recognises the agent's answer), instead of quietly starting a new conversation that claims to continue
-        one. In fake mode the provider's fake must know its sessions too (as a real agent's home does)."""
+        """Resuming a session no run created fails with `session_not_found` naming it (raise
+        `SessionNotFoundError` when the agent says so), instead of quietly starting a new conversation that claims
+        to continue one. In fake mode the provider's fake must know its sessions too (as a real agent's home does)."""
         if Capability.SESSION not in self.capabilities:
             pytest.skip(f"{self.provider_name} does not declare 'session' (refusal tested instead)")
         unknown = UNKNOWN_SESSION
@@ -184,7 +184,9 @@ class ProviderContract(FaultTests, ContractBase):
         assert played.result.status is RunStatus.FAILED, (
             f"resuming the unknown session {unknown!r} ended {played.result.status.value}: a provider must not "
             "pretend to continue a session its agent does not have")
-        assert played.result.error is not None
+        error = played.result.error
+        assert error is not None and error.code == "session_not_found" and unknown in error.message, (
+            f"resuming an unknown session must fail as session_not_found naming {unknown!r}: {error}")
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["slow_text", "slow_command"])

@@ -91,7 +91,8 @@ class ResponsesClient:
                 log.debug("response_started", url=self.url, status=response.status_code)
                 if response.status_code >= 400:
                     raise http_error(
-                        response.status_code, await response.aread(), self._key_env, self._key_set
+                        response.status_code, await response.aread(), self._key_env, self._key_set,
+                        body.get("previous_response_id"),
                     )
                 yield EventStream(response.aiter_lines(), self._record)
         except httpx.TimeoutException as exc:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from harness_core import HarnessError, ModelError, Usage, truncate
+from harness_core import HarnessError, ModelError, SessionNotFoundError, Usage, truncate
 from harness_core.provider import error_for_status
 
 __all__ = [
@@ -186,16 +186,20 @@ def parse_usage(raw: Any) -> Usage:
     )
 
 
-def http_error(status: int, body: bytes, key_env: str, key_set: bool) -> HarnessError:
+def http_error(status: int, body: bytes, key_env: str, key_set: bool,
+               previous_response_id: str | None = None) -> HarnessError:
     """The Harness error for a failed HTTP response, classified by the core's `error_for_status` (401/403
-    auth_failed, 429 rate_limited, anything else model_error, retryable for 5xx) with mini-agent's next steps.
-    The detail is the API's own `error.message` when the body carries one, else the body itself."""
+    auth_failed, 429 rate_limited, anything else model_error, retryable for 5xx) with mini-agent's next steps;
+    a 404 for the `previous_response_id` a resumed run names is `SessionNotFoundError`. The detail is the
+    API's own `error.message` when the body carries one, else the body itself."""
     message = body.decode("utf-8", "replace")
     try:
         parsed = json.loads(body)
         message = str(parsed["error"]["message"])
     except (ValueError, KeyError, TypeError):
         pass
+    if status == 404 and previous_response_id and previous_response_id in message:
+        return SessionNotFoundError(previous_response_id, message)
     auth_hint = (
         f"check the key in ${key_env}"
         if key_set
