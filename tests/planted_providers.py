@@ -3,6 +3,8 @@
 Layer: tests. Each variant is the in-process scripted provider (`harness_core.testing.scripted`) with one bug a
 provider author typically makes; `tests/test_contract_planted_bugs.py` runs the shipped contract suite against
 each and expects the named contract test to fail, and against `planted-none` (no bug) expecting it to pass.
+`CliNoBug` / `CliIgnoresExitStatus` are the same for a provider that drives a CLI (a `python -c` agent that
+streams text lines and, for the contract's `crash` fault, dies mid-turn).
 Registered through the plugin host, never installed: `PluginHost.create(plugins=[("planted", this module)])`.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -21,11 +24,20 @@ from harness_core import (
     HarnessEvent,
     HarnessResult,
     ProviderRaw,
+    RunStatus,
     SessionStarted,
     TextDelta,
     ToolResult,
 )
-from harness_core.provider import Provider, ProviderInfo, RunContext, hookimpl
+from harness_core.provider import (
+    Capability,
+    Provider,
+    ProviderInfo,
+    ProviderOptions,
+    RunContext,
+    hookimpl,
+    json_messages,
+)
 from harness_core.testing.scripted import ScriptedOptions, ScriptedProvider
 
 __all__ = ["PLANTED", "harness_register_providers"]
@@ -169,8 +181,52 @@ class LeaksProcessEnv(ScriptedProvider):
 PLANTED: tuple[type[ScriptedProvider], ...] = (NoBug, DropsAToolResult, IgnoresInterrupt, EmitsAfterReturning,
                                                FakesResume, SwallowsAnErrorAndHangs, LeaksSpecEnv, LeaksProcessEnv)
 
+# --- a provider that drives a CLI: a child process whose exit status it must check ----------------------------
+
+_AGENT = """
+import json, os, signal, sys
+print(json.dumps({"text": "Working on it."}), flush=True)
+if os.environ.get("PLANTED_AGENT_CRASH") == "1":
+    os.kill(os.getpid(), signal.SIGKILL)  # dies mid-turn, as a CLI killed by the OOM killer would
+print(json.dumps({"text": " Done."}), flush=True)
+"""
+
+
+class CliOptions(ProviderOptions):
+    scenario: str = "say"
+    crash: bool = False
+    """The agent dies mid-turn (the contract's `crash` fault, played by this provider's own agent)."""
+
+
+class CliNoBug(Provider[CliOptions]):
+    """Streams the text lines of a small agent CLI (`python -c`) and checks how the agent exited."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="planted-cli-none", version="1.0", capabilities=frozenset({Capability.STREAMING}),
+        description="a CLI-driving test provider, without a bug")
+    checks_exit_status: ClassVar[bool] = True
+
+    async def run(self, spec: AgentRunSpec, options: CliOptions, ctx: RunContext) -> HarnessResult:
+        env = {**os.environ, **spec.env, "PLANTED_AGENT_CRASH": "1" if options.crash else "0"}
+        text: list[str] = []
+        async with ctx.spawn([sys.executable, "-c", _AGENT], env=env) as child:
+            async for message in json_messages(child.lines(), ctx.emit):
+                text.append(str(message["text"]))
+                await ctx.emit(TextDelta(text=text[-1]))
+            code = await child.wait()
+        if code != 0 and self.checks_exit_status:
+            raise child.exit_error("the agent exited before finishing its turn")
+        return HarnessResult(status=RunStatus.SUCCESS, final_text="".join(text))
+
+
+class CliIgnoresExitStatus(CliNoBug):
+    """Reports success whatever the agent's exit status (it read every line it got, so all looks well)."""
+
+    info: ClassVar[ProviderInfo] = CliNoBug.info.model_copy(update={"name": "planted-ignores-exit-status"})
+    checks_exit_status: ClassVar[bool] = False
+
 
 @hookimpl
 def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
-    for cls in PLANTED:
+    for cls in (*PLANTED, CliNoBug, CliIgnoresExitStatus):
         register(cls)

@@ -24,6 +24,15 @@ class TestPlantedContract(ProviderContract):
     run_deadline = {deadline}
 '''
 
+_CLI_SETUP = '''
+    def setup_run(self, scenario, workspace, state_dir, *, real, fault=None):
+        from harness_core.provider import OfflineSetup
+
+        if fault not in (None, "crash"):
+            return None
+        return OfflineSetup(provider_options={{"scenario": scenario.name, "crash": fault == "crash"}})
+'''
+
 # bug → (the contract tests to run, `-k` expression; what the failure report must say)
 _CASES: dict[str, tuple[str, str]] = {
     "drops-tool-result": ("test_scenario and tools", r"FAILED .*test_scenario\[asyncio-tools\]"),
@@ -37,19 +46,24 @@ _CASES: dict[str, tuple[str, str]] = {
                            r"the provider never returned after 3 s \(scenario 'fail_500'\)"),
     "leaks-spec-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_SECRET"),
     "leaks-process-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_TOKEN"),
+    "ignores-exit-status": ("test_cli_crash_mid_turn_is_reported",
+                            "the CLI was killed mid-turn, yet the run ended success"),
 }
+_CLI_BUGS = {"ignores-exit-status"}
+"""Bugs of a CLI-driving provider: planted in `planted_providers.CliNoBug`, whose clean twin is `cli-none`."""
 
 
-def _run(pytester: pytest.Pytester, bug: str, selection: str) -> pytest.RunResult:
+def _run(pytester: pytest.Pytester, bug: str, selection: str, *, cli: bool = False) -> pytest.RunResult:
     deadline = 3.0 if bug == "swallows-and-hangs" else 60.0  # a short deadline only where the hang is the point
-    pytester.makepyfile(test_planted=_MODULE.format(bug=bug, deadline=deadline))
+    module = _MODULE + (_CLI_SETUP if cli else "")
+    pytester.makepyfile(test_planted=module.format(bug=bug, deadline=deadline))
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "-k", selection)
 
 
 @pytest.mark.parametrize("bug", sorted(_CASES))
 def test_a_planted_bug_fails_the_contract(bug: str, pytester: pytest.Pytester) -> None:
     selection, says = _CASES[bug]
-    result = _run(pytester, bug, selection)
+    result = _run(pytester, bug, selection, cli=bug in _CLI_BUGS)
     outcomes = result.parseoutcomes()
     report = result.stdout.str()
     assert outcomes.get("failed", 0) + outcomes.get("errors", 0) >= 1 and not outcomes.get("passed"), report
@@ -60,7 +74,8 @@ def test_a_planted_bug_fails_the_contract(bug: str, pytester: pytest.Pytester) -
 def test_the_same_tests_pass_without_the_bug(bug: str, pytester: pytest.Pytester) -> None:
     """So that a planted bug's failure cannot come from the test itself: the clean provider passes them."""
     selection, _ = _CASES[bug]
-    result = _run(pytester, "none", selection)
+    cli = bug in _CLI_BUGS
+    result = _run(pytester, "cli-none" if cli else "none", selection, cli=cli)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors"), (
         result.stdout.str())
