@@ -24,7 +24,7 @@ from harness_codex_common import (
     model_api_url,
     offline_setup,
     probe_codex,
-    read_turn,
+    read_finished_turn,
     refused_events,
     session_not_found,
 )
@@ -302,10 +302,11 @@ class _Session:
 
     async def _refused(self) -> list[HarnessEvent]:
         """The tool calls Codex refused without an item (a patch in a read-only sandbox), from the rollout
-        (see `harness_codex_common.rollout`); Codex has written the turn to it when the turn completes."""
+        (see `harness_codex_common.rollout`), once its `task_complete` is in the file (Codex writes it
+        asynchronously: at most a second's wait)."""
         if self.rollout is None:
             return []
-        records = await anyio.to_thread.run_sync(read_turn, self.rollout)
+        records = await anyio.to_thread.run_sync(read_finished_turn, self.rollout)
         return refused_events(records, str(self.spec.cwd), self.mapper.tool_ids)
 
     async def _on_error(self, err: HarnessError) -> None:

@@ -61,7 +61,7 @@ from harness_codex_common.retries import (
     parse_reconnect,
     unreachable_error,
 )
-from harness_codex_common.rollout import read_turn, refused_events, rollout_path
+from harness_codex_common.rollout import read_finished_turn, read_turn, refused_events, rollout_path
 
 __all__ = [
     "AUTH_HINT",
@@ -96,6 +96,7 @@ __all__ = [
     "offline_setup",
     "parse_reconnect",
     "probe_codex",
+    "read_finished_turn",
     "read_turn",
     "redacted_argv",
     "refused_events",

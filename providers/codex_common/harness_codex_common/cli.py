@@ -54,6 +54,13 @@ async def probe_codex(explicit: str | None) -> CliInfo:
 # -- config values ---------------------------------------------------------------------------------------
 
 
+MAX_RECONNECTS = 5
+"""How many times Codex may reconnect to its model API in one run before Harness ends the run (the
+`max_reconnects` option). The same as Codex's own `stream_max_retries` default, so a retry policy Codex bounds
+itself is never cut short; what it bounds is Codex's unbounded "waiting for network" mode (about 2.5 minutes
+of backoff at 5)."""
+
+
 class CodexCliOptions(ProviderOptions):
     """The options both Codex providers take (`-o KEY=VALUE`); each provider's own options model adds to it."""
 
@@ -67,7 +74,7 @@ class CodexCliOptions(ProviderOptions):
     disable: list[str] = Field(default_factory=list, description="Codex features to `--disable` (comma-separated).")
     codex_home: str | None = Field(default=None, description="CODEX_HOME for the run (config, sessions).")
     max_reconnects: int = Field(
-        default=5,
+        default=MAX_RECONNECTS,
         ge=0,
         description="How many times Codex may reconnect to its model API in one run (each one a `reconnecting` "
         "notice) before Harness ends the run as a model error; 5 is Codex's own retry default.",

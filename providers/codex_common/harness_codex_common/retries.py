@@ -26,7 +26,7 @@ from typing import Any
 
 from harness_core import HarnessError, ModelError, Notice, truncate
 
-from harness_codex_common.cli import flat_config
+from harness_codex_common.cli import MAX_RECONNECTS, flat_config
 from harness_codex_common.errors import HINTS, codex_error
 
 __all__ = [
@@ -38,12 +38,6 @@ __all__ = [
     "parse_reconnect",
     "unreachable_error",
 ]
-
-MAX_RECONNECTS = 5
-"""How many times Codex may reconnect to its model API in one run before Harness ends the run (the
-`max_reconnects` option). The same as Codex's own `stream_max_retries` default, so a retry policy Codex bounds
-itself is never cut short; what it bounds is Codex's unbounded "waiting for network" mode (about 2.5 minutes
-of backoff at 5)."""
 
 _RECONNECT = re.compile(
     r"^\s*Reconnecting\.\.\.\s*(?:(?P<n>\d+)/(?P<m>\d+)|waiting for network)?\s*(?:\((?P<why>.*)\))?\s*$", re.S

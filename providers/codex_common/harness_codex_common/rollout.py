@@ -8,16 +8,19 @@ id>.jsonl`: `response_item` lines with the model's `custom_tool_call`/`function_
 
 Why: in a read-only sandbox (or when a patch does not verify) Codex answers the model's `apply_patch` with
 "patch rejected: writing is blocked by read-only sandbox; ..." and never starts a file-change item, so neither
-the app-server nor `codex exec --json` says a word about it; only the rollout has the call and its answer. A
-call of the run's turn that got an answer but no item of its own is such a call: it becomes a `tool_use` and
-a `tool_result` (`declined` when Codex refused it, else `failed`, the answer as summary and output), so every
-provider shows what the agent tried and was refused. An ephemeral thread has no rollout: nothing is found.
+the app-server nor `codex exec --json` says a word about it; only the rollout has the call and its answer. An
+`apply_patch` call of the run's turn that got an answer but no item of its own is such a call: it becomes a
+`tool_use` and a `tool_result` (`declined` when Codex refused it, else `failed`: a patch that did not verify,
+the answer as summary and output), so every provider shows what the agent tried and was refused. Other calls
+without an item are not failures (`write_stdin` polling a long command, `update_plan`): they are left alone. An
+ephemeral thread has no rollout: nothing is found.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -25,24 +28,54 @@ from typing import Any
 from harness_core import HarnessEvent, HarnessToolDetails, ToolKind, ToolResult, ToolStatus, ToolUse
 from harness_core.provider import bounded_head, bounded_tail, classify_command, file_change_display
 
-__all__ = ["read_turn", "refused_events", "rollout_path"]
+__all__ = ["read_finished_turn", "read_turn", "refused_events", "rollout_path", "turn_finished"]
 
 _TAIL_BYTES = 4 * 1024 * 1024
 _CALLS = ("custom_tool_call", "function_call")
 _OUTPUTS = ("custom_tool_call_output", "function_call_output")
 _REFUSED = ("rejected", "declined", "not allowed", "blocked by")
+_PATCH_TOOLS = frozenset({"apply_patch"})
+"""The only calls whose missing item means Codex refused them (a patch); any other item-less call is a tool that
+never has an item (`write_stdin`, `update_plan`, ...)."""
 _PATCH_FILE = {"*** Add File: ": "add", "*** Update File: ": "update", "*** Delete File: ": "delete"}
 
 
 def rollout_path(home: Path, thread_id: str) -> Path | None:
-    """The rollout file of `thread_id` under CODEX_HOME `home` (the newest, archived ones too), or None."""
+    """The rollout file of `thread_id` under CODEX_HOME `home` (the newest, archived ones too), or None. The
+    day folders of today and yesterday (local time and UTC) are looked in first: a thread a run just used is
+    almost always there, and a home with months of sessions is walked only when it is not."""
     if not thread_id or "/" in thread_id or "*" in thread_id:
         return None
+    name = f"rollout-*-{thread_id}.jsonl"
+    now = time.time()
+    days = dict.fromkeys(time.strftime("%Y/%m/%d", clock(now - lag)) for lag in (0, 86400)
+                         for clock in (time.localtime, time.gmtime))
+    for day in days:
+        found = sorted((home / "sessions" / day).glob(name))
+        if found:
+            return found[-1]
     for folder in ("sessions", "archived_sessions"):
-        found = sorted((home / folder).glob(f"**/rollout-*-{thread_id}.jsonl"))
+        found = sorted((home / folder).glob(f"**/{name}"))
         if found:
             return found[-1]
     return None
+
+
+def turn_finished(records: list[dict[str, Any]]) -> bool:
+    """Whether `records` (from `read_turn`) end their turn: a `task_complete` after the `task_started`."""
+    return any(r.get("type") == "event_msg" and isinstance(r.get("payload"), dict)
+               and r["payload"].get("type") == "task_complete" for r in records)
+
+
+def read_finished_turn(path: Path | None, wait: float = 1.0) -> list[dict[str, Any]]:
+    """`read_turn`, read again (every 50 ms, for at most `wait` seconds) until the turn's `task_complete` is in
+    the file: Codex writes its rollout asynchronously, and may say the turn completed before the file does."""
+    deadline = time.monotonic() + wait
+    records = read_turn(path)
+    while path is not None and not turn_finished(records) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        records = read_turn(path)
+    return records
 
 
 def read_turn(path: Path | None) -> list[dict[str, Any]]:
@@ -75,8 +108,8 @@ def read_turn(path: Path | None) -> list[dict[str, Any]]:
 def refused_events(
     records: Iterable[dict[str, Any]], cwd: str | None = None, seen: Collection[str] = ()
 ) -> list[HarnessEvent]:
-    """A `tool_use` and a `tool_result` for each call of `records` (one turn's rollout lines) that Codex
-    answered without an item of its own (in the rollout, or among the item ids `seen` on the wire), in call
+    """A `tool_use` and a `tool_result` for each `apply_patch` call of `records` (one turn's rollout lines) that
+    Codex answered without an item of its own (in the rollout, or among the item ids `seen` on the wire), in call
     order; file paths are resolved against `cwd`."""
     calls: dict[str, dict[str, Any]] = {}
     answers: dict[str, str] = {}
@@ -86,7 +119,8 @@ def refused_events(
         if not isinstance(payload, dict):
             continue
         kind = payload.get("type")
-        if record.get("type") == "response_item" and kind in _CALLS and payload.get("call_id"):
+        if (record.get("type") == "response_item" and kind in _CALLS and payload.get("call_id")
+                and payload.get("name") in _PATCH_TOOLS):
             calls[str(payload["call_id"])] = payload
         elif record.get("type") == "response_item" and kind in _OUTPUTS and payload.get("call_id"):
             answers[str(payload["call_id"])] = _text(payload.get("output"))

@@ -6,6 +6,7 @@ read-only sandbox through each provider, Codex's own prompt lines dropped and pa
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from harness_codex_common import (
     rollout_path,
     session_not_found,
 )
+from harness_codex_common.rollout import read_finished_turn, turn_finished
 
 ROLLOUTS = Path(__file__).parent / "rollouts"
 CONNECTION = "Connection failed: error sending request"
@@ -146,3 +148,45 @@ def test_only_the_latest_turn_counts_and_a_missing_rollout_gives_nothing(tmp_pat
     assert rollout_path(tmp_path, "abc") == path and rollout_path(tmp_path, "a/b") is None
     assert refused_events(read_turn(path)) == []
     assert read_turn(None) == [] and read_turn(tmp_path / "nope.jsonl") == []
+
+
+def test_item_less_calls_that_are_not_patches_are_not_failures() -> None:
+    """`write_stdin` (polling a command that outlived its yield) and `update_plan` never have items of their
+    own; only an `apply_patch` without one was refused."""
+    def call(call_id: str, name: str, arguments: str) -> dict[str, object]:
+        return {"type": "response_item", "payload": {"type": "function_call", "call_id": call_id, "name": name,
+                                                     "arguments": arguments}}
+
+    def answer(call_id: str, output: str) -> dict[str, object]:
+        return {"type": "response_item", "payload": {"type": "function_call_output", "call_id": call_id,
+                                                     "output": output}}
+
+    records = [
+        {"type": "event_msg", "payload": {"type": "task_started"}},
+        call("c1", "write_stdin", '{"session_id": 3, "chars": ""}'), answer("c1", "Process exited with code 0"),
+        call("c2", "update_plan", '{"plan": []}'), answer("c2", "Plan updated"),
+        {"type": "event_msg", "payload": {"type": "task_complete"}},
+    ]
+    assert refused_events(records, "/ws") == []
+    assert turn_finished(records) and not turn_finished(records[:-1])
+
+
+def test_a_rollout_of_today_is_found_without_walking_the_whole_home(tmp_path: Path) -> None:
+    day = time.strftime("%Y/%m/%d", time.localtime())
+    path = tmp_path / "sessions" / day / "rollout-2026-12-01T00-00-00-t1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("")
+    old = tmp_path / "sessions" / "2020" / "01" / "01" / "rollout-2020-01-01T00-00-00-t0.jsonl"
+    old.parent.mkdir(parents=True)
+    old.write_text("")
+    assert rollout_path(tmp_path, "t1") == path
+    assert rollout_path(tmp_path, "t0") == old  # an older thread: the whole tree, as before
+
+
+def test_a_turn_not_yet_written_is_read_again_until_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(json.dumps({"type": "event_msg", "payload": {"type": "task_started"}}) + "\n")
+    assert not turn_finished(read_finished_turn(path, wait=0.2))  # never completed: gives up after the wait
+    with path.open("a") as fh:
+        fh.write(json.dumps({"type": "event_msg", "payload": {"type": "task_complete"}}) + "\n")
+    assert turn_finished(read_finished_turn(path, wait=0.2))
