@@ -12,6 +12,7 @@ would replace Codex's own instructions, tool usage included.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -28,6 +29,7 @@ from harness_codex_common import (
     refused_events,
     session_not_found,
 )
+from harness_codex_common.auth import check_codex_login
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
@@ -45,6 +47,7 @@ from harness_core import (
     ToolKind,
 )
 from harness_core.provider import (
+    AuthStatus,
     Capability,
     ChildProcess,
     CliInfo,
@@ -93,6 +96,14 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
 
     async def probe(self, options: CodexAppServerOptions) -> CliInfo:
         return await probe_codex(options.codex_bin)
+
+    async def check_auth(self, options: CodexAppServerOptions, cli: CliInfo) -> AuthStatus:
+        """`codex login status` in the CODEX_HOME a run would use, or an API key in the environment (no
+        network; see `harness_codex_common.auth`)."""
+        environ = dict(os.environ)
+        if options.codex_home:
+            environ["CODEX_HOME"] = options.codex_home
+        return await check_codex_login(cli, environ)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under

@@ -12,6 +12,7 @@ approvals (`codex exec` never asks). Ctrl-C or cancel still stops the run and re
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -28,6 +29,7 @@ from harness_codex_common import (
     rollout_path,
     session_not_found,
 )
+from harness_codex_common.auth import check_codex_login
 
 from harness_codex_exec import __version__
 from harness_codex_exec.argv import build_argv, build_env, redacted_argv
@@ -36,6 +38,7 @@ from harness_codex_exec.options import CodexExecOptions
 from harness_codex_exec.sessions import codex_home, previous_total
 from harness_core import AgentRunSpec, HarnessError, HarnessResult, InterruptedRunError, RunStatus, Usage
 from harness_core.provider import (
+    AuthStatus,
     Capability,
     ChildProcess,
     CliInfo,
@@ -72,6 +75,14 @@ class CodexExecProvider(Provider[CodexExecOptions]):
 
     async def probe(self, options: CodexExecOptions) -> CliInfo:
         return await probe_codex(options.codex_bin)
+
+    async def check_auth(self, options: CodexExecOptions, cli: CliInfo) -> AuthStatus:
+        """`codex login status` in the CODEX_HOME a run would use, or an API key in the environment (no
+        network; see `harness_codex_common.auth`)."""
+        environ = dict(os.environ)
+        if options.codex_home:
+            environ["CODEX_HOME"] = options.codex_home
+        return await check_codex_login(cli, environ)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,25 @@ def test_argv_log_scrubs_known_secrets_and_credential_shapes(tmp_path: Path) -> 
     text = " ".join(shown)
     assert "sk-abcdefghijklmnop" not in text and "team-token-1234567" not in text
     assert shown[shown.index("-C") + 1] == str(tmp_path / REDACTED)
+
+
+
+def test_doctor_checks_codex_login_in_the_runs_codex_home(tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check_auth` (what `harness doctor` calls) runs `codex login status` with the CODEX_HOME a run would use."""
+    import anyio
+
+    from harness_codex_exec.provider import CodexExecProvider
+    from harness_core.provider import CliInfo
+
+    for name in ("OPENAI_API_KEY", "CODEX_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    seen = tmp_path / "seen"
+    codex = tmp_path / "codex"
+    codex.write_text(f"#!/bin/sh\necho \"$* $CODEX_HOME\" > {seen}\necho 'Not logged in'\nexit 1\n")
+    codex.chmod(0o755)
+    provider = CodexExecProvider()
+    options = provider.parse_options({"codex_home": str(tmp_path / "home")})
+    status = anyio.run(provider.check_auth, options, CliInfo(path=str(codex), version="0.169.0"))
+    assert seen.read_text().strip() == f"login status {tmp_path / 'home'}"
+    assert status is not None and not status.logged_in and "codex login" in (status.next_step or "")
