@@ -21,7 +21,9 @@ from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
     Done,
+    ErrorInfo,
     HarnessEvent,
+    HarnessResult,
     RunStarted,
     RunStatus,
     ToolResult,
@@ -523,3 +525,55 @@ async def test_an_approval_cut_short_while_waiting_for_room_is_still_resolved(ho
     requested = [e.request_id for e in logged if e.type == "approval_requested"]
     resolved = [e.request_id for e in logged if e.type == "approval_resolved"]
     assert requested and sorted(requested) == sorted(resolved)
+
+
+class _InterruptedWithDetails(scripted.ScriptedProvider):
+    """Returns an interrupted result whose error has a foreign code and details named like the error's own
+    arguments."""
+
+    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+        return HarnessResult(status=RunStatus.INTERRUPTED, error=ErrorInfo(
+            code="model_error", message="stopped mid-stream", details={"message": "m", "stopped_by": "x"}))
+
+
+class _SlowToReturn(scripted.ScriptedProvider):
+    """Honours the interrupt, but its own shielded cleanup ends only after the runner's grace has run out."""
+
+    async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+        await ctx.interrupt_requested.wait()
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(0.5)  # interrupt_grace is 0.1 below
+        return HarnessResult(status=RunStatus.INTERRUPTED, final_text="partial answer")
+
+
+def _host_with(name: str, cls: type[scripted.ScriptedProvider]) -> PluginHost:
+    class Plugin:
+        @hookimpl
+        def harness_register_providers(self, register: Any) -> None:
+            cls.info = ProviderInfo(name=name, version="1", capabilities=scripted.ScriptedProvider.info.capabilities)
+            register(cls)
+
+    return PluginHost.create(entry_points=False, plugins=[(name, Plugin())])
+
+
+async def test_an_interrupted_result_with_any_details_still_ends_with_done(runs_dir: Path) -> None:
+    host = _host_with("odd-details", _InterruptedWithDetails)
+    events, live = await collect(spec_for("say"), host, runs_dir, "odd-details")
+    assert_invariants(events, live.log_path)
+    error = live.result.error
+    assert error.code == "interrupted" and error.details["stopped_by"] == "provider"
+    assert error.details["provider_code"] == "model_error" and error.details["message"] == "m"
+
+
+async def test_a_result_returned_as_the_hard_stop_lands_is_kept(runs_dir: Path) -> None:
+    """The provider ended the run (shielded cleanup, slower than the grace): its result, not a runner stop."""
+    host = _host_with("slow-to-return", _SlowToReturn)
+    with anyio.fail_after(10):
+        async with open_run(spec_for("say"), "slow-to-return", host=host, runs_dir=runs_dir,
+                            interrupt_grace=0.1) as live:
+            async for event in live:
+                if event.type == "run_started":
+                    live.interrupt()
+    result = live.result
+    assert result.status is RunStatus.INTERRUPTED and result.final_text == "partial answer"
+    assert result.error is not None and result.error.details["stopped_by"] == "provider"

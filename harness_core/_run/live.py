@@ -185,7 +185,7 @@ class LiveRun:
                         f"no event for {self._spec.idle_timeout:g} s; the run was stopped. Raise --idle-timeout if "
                         "the agent legitimately works that long in silence."
                     ).to_info()
-                elif error is None:
+                elif error is None and provider_result is None:  # a result that came back as the stop landed counts
                     error = self._hard_stop_error()
         finally:
             with anyio.CancelScope(shield=True):

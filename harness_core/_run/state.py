@@ -129,10 +129,10 @@ def _interrupted_error(result: HarnessResult) -> ErrorInfo | None:
     if result.status is not RunStatus.INTERRUPTED or (error is not None and error.code == "interrupted"):
         return error
     if error is None:
-        ended = InterruptedRunError("the run was interrupted; the provider ended the turn", stopped_by="provider")
-    else:
-        ended = InterruptedRunError(error.message, stopped_by="provider", provider_code=error.code, **error.details)
-    return ended.to_info()
+        return InterruptedRunError("the run was interrupted; the provider ended the turn",
+                                   stopped_by="provider").to_info()
+    details = {**error.details, "stopped_by": "provider", "provider_code": error.code}  # no clash with arguments
+    return ErrorInfo(code=InterruptedRunError.code, message=error.message, retryable=error.retryable, details=details)
 
 
 class IdlePause:
