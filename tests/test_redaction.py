@@ -169,3 +169,4 @@ def _files_without(directory: Path, secrets: tuple[str, ...]) -> list[str]:
             assert secret.encode() not in data, f"{secret} in {path.name}"
         names.append(path.name)
     return names
+

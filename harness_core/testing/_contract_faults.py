@@ -19,6 +19,7 @@ import pytest
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError
 from harness_core.events import RunStatus
 from harness_core.offline.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
+from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec, SandboxMode
 from harness_core.store import read_events
 from harness_core.testing._contract_base import ContractBase, Play
@@ -124,6 +125,20 @@ class FaultTests(ContractBase):
             data = path.read_bytes()
             leaked = [value for value in secrets if value.encode() in data]
             assert not leaked, f"{path.name} holds secrets {leaked}: every file Harness writes must be scrubbed"
+
+    def test_offline_secrets_leave_harness_paths_alone(self, tmp_path: Path) -> None:
+        """The provider's offline setup (a scripted key in `env`, say) is made of secrets the logs scrub wherever
+        they appear: none may be part of the temporary paths Harness itself creates, or every workspace path in
+        an offline run's log would read `/tmp/***-ws-…`."""
+        setup = self._provider().cls().offline_setup(SCENARIOS["say"], tmp_path / "ws", tmp_path / "state")
+        if setup is None:
+            pytest.skip(f"{self.provider_name} cannot run offline")
+        if setup.backend is not None:
+            setup.backend.stop()  # it may have bound its port to put its URL in the setup
+        secrets = RunSecrets.of_run(setup.env, setup.provider_options, environ={})
+        for path in ("/tmp/harness-offline-ws-abcd1234/notes.txt", "/tmp/harness-offline-abcd1234/home",
+                     "/tmp/harness-demo-abcd1234/ws"):
+            assert secrets.text(path) == path, f"an offline secret of {self.provider_name} is part of {path}"
 
     @pytest.mark.anyio
     async def test_spec_fields_reach_the_agent(self, play: Play, harness_real: bool) -> None:

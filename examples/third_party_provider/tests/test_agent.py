@@ -24,7 +24,7 @@ from harness_core.offline import SCENARIOS, seed_workspace
 from harness_core.testing.contract import descendants
 
 from harness_mini_agent import wire
-from harness_mini_agent.offline import offline_setup
+from harness_mini_agent.offline import OFFLINE_KEY, offline_setup
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -99,7 +99,7 @@ async def test_the_wire_log_holds_the_http_bodies_and_not_the_commands_output(tm
     assert "harness-ok" not in received, "a tool command's stdout is not agent protocol: not in the wire log"
     events = [json.loads(line) for line in received if line.startswith("{")]
     assert sum(e.get("type") == "response.completed" for e in events) == 5
-    assert "harness-offline" not in wire_log.read_text(), "the API key never reaches the wire log"
+    assert OFFLINE_KEY not in wire_log.read_text(), "the API key never reaches the wire log"
 
 
 @pytest.mark.anyio

@@ -94,7 +94,7 @@ class ClaudeCodeBackend(MessagesBackend):
         """Environment for `claude` to use this backend only, with its state isolated under `home`."""
         return {
             "ANTHROPIC_BASE_URL": self.url,
-            "ANTHROPIC_API_KEY": "harness-offline",
+            "ANTHROPIC_API_KEY": "scripted-offline-key",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "CLAUDE_CODE_MAX_RETRIES": "0",
             "HOME": str(home),

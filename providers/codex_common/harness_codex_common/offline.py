@@ -64,7 +64,7 @@ def offline_args(backend: ResponsesBackend) -> list[str]:
 
 def offline_env() -> dict[str, str]:
     """The environment Codex needs to call the loopback provider (its key variable; any value is accepted)."""
-    return {OFFLINE_KEY_ENV: "harness-offline"}
+    return {OFFLINE_KEY_ENV: "scripted-offline-key"}
 
 
 def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, Any]:

@@ -35,7 +35,7 @@ def test_offline_config_names_the_loopback_provider_without_retries() -> None:
         assert 'wire_api="responses"' in provider
         assert "request_max_retries=0" in provider and "stream_max_retries=0" in provider
         assert f'env_key="{OFFLINE_KEY_ENV}"' in provider
-    assert offline_env() == {"HARNESS_MOCK_API_KEY": "harness-offline"}
+    assert offline_env() == {"HARNESS_MOCK_API_KEY": "scripted-offline-key"}
 
 
 def test_offline_args_disable_retries_and_plugins_then_override() -> None:

@@ -18,7 +18,7 @@ from harness_mini_agent.options import MiniAgentOptions
 
 __all__ = ["OFFLINE_KEY", "offline_setup"]
 
-OFFLINE_KEY = "harness-offline"
+OFFLINE_KEY = "scripted-offline-key"
 """The scripted backend accepts any key; this one goes into the spec's env, never into os.environ."""
 
 
