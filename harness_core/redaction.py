@@ -31,22 +31,32 @@ MIN_SECRET = 8
 
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
 _SHAPES = (r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"
-           r"|xox[abprs]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16})|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}")
+           r"|xox[abprs]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16})|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{8,}")
 _SECRET_TEXT = re.compile(_SHAPES)
 # Cheap first look at a JSON line: literal triggers only (a hit sends the line down the exact, slow path).
-_TRIGGERS = rb"sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|Bearer |://[^/\s@\"]+@"
+_TRIGGERS = r"sk-|gh[pousr]_|github_pat_|xox|AKIA|Bearer |bearer |://"
+# Literal alternatives only: the regex engine then skips ahead by first character (a character class or a
+# look-behind in front costs 2-3x per line). A trigger is only a first look: the exact shapes decide.
 
 _SECRET_NAME = re.compile(
     r"(key|token|secret|passw|credential|auth|cookie|session_?id|bearer|private|(^|[_.-])pat($|[_.-]))", re.IGNORECASE
 )
 _ALL_SECRET_TABLES = frozenset({"env", "environment", "headers", "http_headers", "env_vars"})
+_SECRET_ENV_NAME = re.compile(
+    r"(API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|(^|_)KEY$|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION_?ID|(^|_)PAT$)",
+    re.IGNORECASE,
+)
+"""Names of environment variables whose values are secrets: `*_API_KEY`, `*_KEY`, `*TOKEN*`, `*SECRET*`,
+`*PASSWORD*`, `*CREDENTIAL*`, … — not merely `*AUTH*` or `*PRIVATE*` (`GIT_AUTHOR_NAME`, `SSH_AUTH_SOCK`,
+`XAUTHORITY` and `GOPRIVATE` are not secrets)."""
 _SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|passw|auth|bearer)[\w-]*$", re.IGNORECASE)
 
 
 def scrub(text: str, known: tuple[str, ...] = ()) -> str:
-    """`text` with credential-looking substrings, URL user-info and the `known` secret values replaced."""
+    """`text` with credential-looking substrings, URL user-info and the `known` secret values (those of at least
+    `MIN_SECRET` characters) replaced."""
     for secret in known:
-        if len(secret) >= 6 and secret in text:
+        if len(secret) >= MIN_SECRET and secret in text:
             text = text.replace(secret, REDACTED)
     text = _URL_USERINFO.sub(lambda m: m.group("scheme") + REDACTED + "@", text)
     return _SECRET_TEXT.sub(REDACTED, text)
@@ -137,8 +147,9 @@ def _secrets_inside_json(text: str) -> list[str]:
 
 
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
-    """The values of the secret-looking variables of `environ` (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …)."""
-    return [value for name, value in environ.items() if _SECRET_NAME.search(name)]
+    """The values of the secret-looking variables of `environ` (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …; see
+    `_SECRET_ENV_NAME`)."""
+    return [value for name, value in environ.items() if _SECRET_ENV_NAME.search(name)]
 
 
 class RunSecrets:
@@ -152,9 +163,15 @@ class RunSecrets:
     def __init__(self, known: Iterable[str] = ()) -> None:
         values = {v for v in known if len(v) >= MIN_SECRET}
         self.known: tuple[str, ...] = tuple(sorted(values, key=len, reverse=True))
-        forms = {json.dumps(v, ensure_ascii=False)[1:-1].encode() for v in self.known}
+        escaped = {json.dumps(v, ensure_ascii=ascii)[1:-1] for v in self.known for ascii in (False, True)}
+        self._text_forms = tuple(sorted(escaped | set(self.known), key=len, reverse=True))
+        """Each value as it is, and as it appears inside a JSON string (an agent's wire line), longest first."""
+        forms = {json.dumps(v, ensure_ascii=False)[1:-1].encode() for v in self.known}  # as the run log writes them
         named = b"|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-        self._probe = re.compile(_TRIGGERS + (b"|" + named if named else b"")).search
+        self._probe = re.compile(_TRIGGERS.encode() + (b"|" + named if named else b"")).search
+        plain = "|".join(re.escape(v) for v in self.known)
+        self.text_probe = re.compile(_TRIGGERS + ("|" + plain if plain else "")).search
+        """A first look at a short text (a streamed delta): None when it cannot hold a secret."""
 
     @classmethod
     def of_run(cls, env: Mapping[str, str], options: Any = None, *, secret_flags: Collection[str] = frozenset(),
@@ -169,8 +186,9 @@ class RunSecrets:
         return cls(found)
 
     def text(self, text: str) -> str:
-        """`text` scrubbed (a wire line, a message)."""
-        return scrub(text, self.known)
+        """`text` scrubbed (a wire line, a message): the values also in their JSON-escaped forms, since a wire line
+        is usually an agent's JSON."""
+        return scrub(text, self._text_forms)
 
     def json_line(self, line: bytes) -> bytes:
         """A serialised JSON value (one run-log line) with every secret inside its strings replaced."""
@@ -189,7 +207,7 @@ class RunSecrets:
         if isinstance(value, str):
             return scrub(value, self.known)
         if isinstance(value, dict):
-            return {k: self._walk(v) for k, v in value.items()}
+            return {scrub(k, self.known) if isinstance(k, str) else k: self._walk(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self._walk(v) for v in value]
         return value

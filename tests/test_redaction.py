@@ -170,3 +170,27 @@ def _files_without(directory: Path, secrets: tuple[str, ...]) -> list[str]:
         names.append(path.name)
     return names
 
+
+
+def test_ordinary_environment_variables_are_not_secrets() -> None:
+    secrets = RunSecrets.of_run({}, environ={
+        "GIT_AUTHOR_NAME": "Jane Maintainer", "SSH_AUTH_SOCK": "/tmp/ssh-abc/agent.1", "XAUTHORITY": "/home/j/.Xa",
+        "GOPRIVATE": "example.com/private", "GNOME_KEYRING_CONTROL": "/run/user/1/keyring",
+        "OPENAI_API_KEY": "openai-key-value", "STRIPE_KEY": "stripe-key-value", "GH_TOKEN": "gh-token-value",
+        "DB_PASSWORD": "db-password-value", "AWS_SECRET_ACCESS_KEY": "aws-secret-value"})
+    assert set(secrets.known) == {"openai-key-value", "stripe-key-value", "gh-token-value", "db-password-value",
+                                  "aws-secret-value"}
+    assert secrets.text("Author: Jane Maintainer") == "Author: Jane Maintainer"
+
+
+def test_the_wire_log_hides_a_secret_in_its_json_escaped_forms() -> None:
+    secrets = RunSecrets(['pa"ss\\word-12345', "naïve-secret-1"])
+    wire = json.dumps({"out": 'pa"ss\\word-12345'}) + " " + json.dumps({"out": "naïve-secret-1"})  # \\u00ef form
+    assert "12345" not in secrets.text(wire) and "secret-1" not in secrets.text(wire)
+    assert secrets.text(json.dumps({"out": "naïve-secret-1"}, ensure_ascii=False)) == '{"out": "***"}'
+
+
+def test_keys_and_lowercase_bearer_are_scrubbed_too() -> None:
+    secrets = RunSecrets(["key-as-a-key-1"])
+    line = json.dumps({"payload": {"key-as-a-key-1": "v"}, "h": "authorization: bearer abcdefgh12345"}).encode()
+    assert json.loads(secrets.json_line(line)) == {"payload": {"***": "v"}, "h": "authorization: bearer ***"}

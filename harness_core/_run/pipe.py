@@ -37,7 +37,8 @@ EventCallback = Callable[[HarnessEvent], "Awaitable[None] | None"]
 
 _FINAL_SEND_DEADLINE = 5.0
 _DELTAS = (TextDelta, ReasoningDelta)
-"""Streamed text: a delta shorter than any secret is written unscrubbed (the common case, and the hot path)."""
+"""Streamed text, the hot path: a delta shorter than any secret is written as it is; a longer one gets a first
+look at its text alone (not the whole serialised line) and is scrubbed only when that finds something."""
 _wall_clock = time.time
 _monotonic = time.monotonic
 
@@ -68,6 +69,7 @@ class EventPipe:
         self._send_nowait = send.send_nowait
         self._write_line = logs.events.write_line if logs.events is not None else None
         self._scrub = logs.secrets.json_line
+        self._text_probe = logs.secrets.text_probe
         self._logs = logs
         self._state = state
         self._host = host
@@ -89,7 +91,7 @@ class EventPipe:
         kind = type(event)
         if self._write_line is not None:
             line = event_json(event)
-            if kind not in _DELTAS or len(event.text) >= MIN_SECRET:  # type: ignore[union-attr]
+            if kind not in _DELTAS or (len(text := event.text) >= MIN_SECRET and self._text_probe(text)):
                 line = self._scrub(line)
             self._write_line(line)
         if kind in TRACKED:
