@@ -15,7 +15,8 @@ import json
 import os
 from collections.abc import Mapping
 
-from harness_core.provider import AuthStatus, CliInfo, cli_output, scrub, truncate
+from harness_core import ProtocolError
+from harness_core.provider import AuthStatus, CliInfo, cli_output
 
 __all__ = ["AUTH_STATUS_ARGS", "LOGIN_HINT", "auth_status", "check_claude_auth"]
 
@@ -25,19 +26,19 @@ _METHODS = {"api_key": "API key", "claude.ai": "claude.ai login", "oauth_token":
 
 
 def auth_status(returncode: int, output: str) -> AuthStatus:
-    """What `claude auth status --json` said (its exit status and output, which may carry warning lines)."""
+    """What `claude auth status --json` said (its exit status and output, which may carry warning lines).
+
+    Raises:
+        ProtocolError: output this version of the check cannot read (doctor shows "not checked").
+    """
     start, end = output.find("{"), output.rfind("}")
     try:
         said = json.loads(output[start : end + 1]) if 0 <= start < end else None
     except json.JSONDecodeError:
         said = None
-    if not isinstance(said, dict) or not isinstance(said.get("loggedIn"), bool):
-        return AuthStatus(
-            logged_in=False,
-            detail=f"`claude auth status` said something unexpected (exit {returncode}): "
-            f"{truncate(scrub(output.strip()), 200) or '(nothing)'}",
-            next_step="run `claude auth status` by hand; " + LOGIN_HINT,
-        )
+    if not isinstance(said, dict) or not isinstance(said.get("loggedIn"), bool):  # doctor: "not checked (...)"
+        raise ProtocolError(f"`claude auth status` said something unexpected (exit {returncode}); run it by hand "
+                            "to see whether Claude Code is logged in", line=output.strip() or "(nothing)")
     if not said["loggedIn"]:
         return AuthStatus(logged_in=False, detail="not logged in", next_step=LOGIN_HINT)
     method = str(said.get("authMethod") or "unknown")

@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 from claude_helpers import CLAUDE, needs_real_claude
+from harness_core import ProtocolError
 from harness_core.provider import CliInfo
 
 from harness_claude.auth import LOGIN_HINT, auth_status, check_claude_auth
@@ -46,10 +47,12 @@ def test_an_api_key_says_where_it_comes_from() -> None:
     assert login.logged_in and login.detail == "claude.ai login"
 
 
-def test_output_that_is_not_the_json_is_reported_with_a_next_step() -> None:
-    status = auth_status(1, "error: unknown command 'auth'")
-    assert not status.logged_in and "unknown command" in status.detail
-    assert status.next_step is not None and status.next_step.startswith("run `claude auth status` by hand")
+def test_output_that_is_not_the_json_is_not_checked_rather_than_not_logged_in() -> None:
+    """A check that cannot read the answer (another version's format) says so; doctor shows "not checked (...)"
+    instead of blaming the user's login."""
+    with pytest.raises(ProtocolError) as caught:
+        auth_status(1, "error: unknown command 'auth'")
+    assert "unknown command" in caught.value.message and "run it by hand" in caught.value.message
 
 
 def _isolated(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
+from harness_core import ProtocolError
 from harness_core.provider import AuthStatus, CliInfo
 from test_offline_real import CODEX
 from test_offline_real import pytestmark as real_marks
@@ -49,10 +51,12 @@ def test_stored_logins_are_found_and_never_quote_the_key() -> None:
     assert chatgpt.logged_in and chatgpt.detail == "logged in using ChatGPT"
 
 
-def test_unexpected_output_is_shown_scrubbed_with_a_next_step() -> None:
-    odd = login_status(2, "error: sk-abcdefghijklmnopqrstuvwx is malformed\n", {})
-    assert not odd.logged_in and "sk-abcdefghijklmnop" not in odd.detail and "exit 2" in odd.detail
-    assert odd.next_step is not None and odd.next_step.startswith("run `codex login status` by hand")
+def test_unexpected_output_is_not_checked_shown_scrubbed() -> None:
+    """A failing check with an answer it cannot read says so (doctor: "not checked (...)"), never "not logged in"."""
+    with pytest.raises(ProtocolError) as caught:
+        login_status(2, "error: sk-abcdefghijklmnopqrstuvwx is malformed\n", {})
+    message = caught.value.message
+    assert "sk-abcdefghijklmnop" not in message and "exit 2" in message and "run it by hand" in message
 
 
 def _isolated(tmp_path: Path, **extra: str) -> dict[str, str]:
