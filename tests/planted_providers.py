@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -178,8 +179,23 @@ class LeaksProcessEnv(ScriptedProvider):
         return await super().run(spec, options, ctx)
 
 
+LEFT_RUNNING: list[subprocess.Popen[bytes]] = []
+"""The children `LeavesItsChildRunning` left behind (the test that planted it kills them)."""
+
+
+class LeavesItsChildRunning(ScriptedProvider):
+    """Starts a helper process for its agent and returns without stopping or reaping it."""
+
+    info: ClassVar[ProviderInfo] = _info("leaves-child-running")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        LEFT_RUNNING.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(8)"]))  # noqa: ASYNC220 - the bug
+        return await super().run(spec, options, ctx)
+
+
 PLANTED: tuple[type[ScriptedProvider], ...] = (NoBug, DropsAToolResult, IgnoresInterrupt, EmitsAfterReturning,
-                                               FakesResume, SwallowsAnErrorAndHangs, LeaksSpecEnv, LeaksProcessEnv)
+                                               FakesResume, SwallowsAnErrorAndHangs, LeaksSpecEnv, LeaksProcessEnv,
+                                               LeavesItsChildRunning)
 
 # --- a provider that drives a CLI: a child process whose exit status it must check ----------------------------
 

@@ -11,6 +11,8 @@ import re
 
 import pytest
 
+import tests.planted_providers as planted
+
 pytest_plugins = ["pytester"]
 
 _MODULE = '''
@@ -46,6 +48,7 @@ _CASES: dict[str, tuple[str, str]] = {
                            r"the provider never returned after 3 s \(scenario 'fail_500'\)"),
     "leaks-spec-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_SECRET"),
     "leaks-process-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_TOKEN"),
+    "leaves-child-running": ("test_scenario and asyncio-say", "processes left alive after the run"),
     "ignores-exit-status": ("test_cli_crash_mid_turn_is_reported",
                             "the CLI was killed mid-turn, yet the run ended success"),
 }
@@ -63,10 +66,19 @@ def _run(pytester: pytest.Pytester, bug: str, selection: str, *, cli: bool = Fal
 @pytest.mark.parametrize("bug", sorted(_CASES))
 def test_a_planted_bug_fails_the_contract(bug: str, pytester: pytest.Pytester) -> None:
     selection, says = _CASES[bug]
-    result = _run(pytester, bug, selection, cli=bug in _CLI_BUGS)
+    try:
+        result = _run(pytester, bug, selection, cli=bug in _CLI_BUGS)
+    finally:
+        for child in planted.LEFT_RUNNING:  # what the planted bug left behind, once the suite has seen it
+            child.kill()
+            child.wait()
+        planted.LEFT_RUNNING.clear()
     outcomes = result.parseoutcomes()
     report = result.stdout.str()
-    assert outcomes.get("failed", 0) + outcomes.get("errors", 0) >= 1 and not outcomes.get("passed"), report
+    if bug == "leaves-child-running":  # caught by the teardown: the test body itself passes, its teardown errors
+        assert outcomes.get("errors", 0) >= 1, report
+    else:
+        assert outcomes.get("failed", 0) + outcomes.get("errors", 0) >= 1 and not outcomes.get("passed"), report
     assert re.search(says, report), f"the failure does not say {says!r}:\n{report}"
 
 
