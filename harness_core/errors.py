@@ -6,6 +6,7 @@ through `exit_status`, in CLI exit statuses.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, ClassVar
 
 from harness_core.events import ErrorInfo
@@ -97,9 +98,11 @@ class ProviderNotFoundError(HarnessError):
         if broken is not None:
             message = (f"provider {name!r} is installed but its plugin failed to load ({broken}); fix or reinstall "
                        f"its distribution (`harness doctor` shows details). Working providers: {have}.")
+        elif close := difflib.get_close_matches(name, installed, n=1, cutoff=0.6):
+            message = (f"no provider named {name!r}; did you mean {close[0]!r}? Installed providers: {have}.")
         else:
             message = (f"no provider named {name!r}; installed providers: {have}. Pick one with --provider NAME, "
-                       "or install the distribution that provides it (`pip install harness-NAME`).")
+                       "or install the distribution that provides it (its documentation names it).")
         super().__init__(message, provider=name, installed=installed, broken=broken)
 
 

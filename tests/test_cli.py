@@ -115,6 +115,8 @@ def test_unknown_provider_exits_2_naming_installed_ones(runs_dir: Path) -> None:
     assert result.stderr.startswith("harness: error: no provider named 'nope'; installed providers: scripted")
     assert result.stdout == ""
     assert not runs_dir.exists()
+    typo = invoke("run", "--provider", "scriptd", "x")
+    assert typo.exit_code == 2 and "did you mean 'scripted'?" in typo.stderr
 
 
 def test_missing_capability_exits_2_names_providers_with_it_and_starts_nothing(

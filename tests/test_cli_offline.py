@@ -166,10 +166,42 @@ def test_an_empty_cwd_is_played_in_kept_and_says_what_it_created(tmp_path: Path,
     assert (ws / "notes.txt").read_text() == "beta\n" and list(temp.iterdir()) == []
 
 
-@pytest.mark.parametrize("args", [["--keep-workspace"], ["--force"]])
+@pytest.mark.parametrize("args", [["--keep-workspace"], ["--force"], ["--scenario", "say"], ["--scenario", "tools"]])
 def test_offline_only_flags_without_offline_are_usage_errors(args: list[str]) -> None:
     result = invoke("run", "x", *args)
     assert result.exit_code == 2 and "only apply with --offline" in result.stderr
+
+
+class _OfflineWithoutCli(OfflineScriptedProvider):
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="offline-no-cli", version="1.0", cli_name="no-cli",
+                                                capabilities=frozenset(Capability))
+
+    async def probe(self, options: Any) -> Any:
+        from harness_core import CliNotFoundError
+
+        raise CliNotFoundError("no-cli not found on PATH; install it with `npm install -g no-cli`")
+
+
+class _NoCliPlugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(_OfflineWithoutCli)
+
+
+def test_a_missing_cli_or_unwritable_runs_dir_creates_nothing(tmp_path: Path, temp: Path) -> None:
+    """Checked before the workspace and its files exist: the user's empty directory stays empty."""
+    reset_host(make_host(("offline", _OfflinePlugin()), ("no-cli", _NoCliPlugin())))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    missing = invoke("run", "--offline", "--provider", "offline-no-cli", "--cwd", str(ws))
+    assert missing.exit_code == 3 and "npm install -g no-cli" in missing.stderr, missing.output
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    unwritable = invoke("run", "--offline", "--cwd", str(ws), "--runs-dir", str(blocked / "runs"))
+    assert unwritable.exit_code == 2 and "cannot write run logs" in unwritable.stderr, unwritable.output
+    for result in (missing, unwritable):
+        assert "created" not in result.stderr
+    assert list(ws.iterdir()) == [] and list(temp.iterdir()) == [] and OfflineScriptedProvider.setups == []
 
 
 def test_scenario_writes_lists_seeded_and_written_files() -> None:

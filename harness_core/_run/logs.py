@@ -8,13 +8,14 @@ through the run's `RunSecrets` on its way in (`write_event`, and the wire record
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from harness_core.errors import InvalidSpecError
 from harness_core.redaction import RunSecrets
 from harness_core.store import LogWriter, log_path, resolve_runs_dir, wire_path
 
-__all__ = ["RunLogs"]
+__all__ = ["RunLogs", "check_writable"]
 
 
 class RunLogs:
@@ -66,6 +67,29 @@ class RunLogs:
                 writer.close()
 
 
+def check_writable(runs_dir: str | Path | None) -> Path:
+    """The runs directory (resolved as the CLI does), created if need be, after checking a run could write its logs
+    there: for callers that must know before they create anything else (an offline workspace).
+
+    Raises:
+        InvalidSpecError: the directory cannot be created or written.
+    """
+    directory = resolve_runs_dir(runs_dir)
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        writable = os.access(directory, os.W_OK | os.X_OK)
+    except OSError as exc:
+        raise _unwritable(directory, exc.strerror or str(exc)) from None
+    if not writable:
+        raise _unwritable(directory, "permission denied")
+    return directory
+
+
+def _unwritable(directory: Path, why: str) -> InvalidSpecError:
+    return InvalidSpecError(f"cannot write run logs in {directory}: {why}; pass --runs-dir DIR or set "
+                            "HARNESS_RUNS_DIR to a writable directory")
+
+
 def _open(path: Path) -> LogWriter:
     try:
         return LogWriter(path)
@@ -73,6 +97,4 @@ def _open(path: Path) -> LogWriter:
         raise InvalidSpecError(f"a run log for run id {path.stem!r} already exists in {path.parent}; "
                                "pass a new run id (or none)") from None
     except OSError as exc:
-        raise InvalidSpecError(
-            f"cannot write run logs in {path.parent}: {exc.strerror or exc}; pass --runs-dir DIR or set "
-            "HARNESS_RUNS_DIR to a writable directory") from None
+        raise _unwritable(path.parent, exc.strerror or str(exc)) from None

@@ -91,7 +91,8 @@ class EventPipe:
         kind = type(event)
         if self._write_line is not None:
             line = event_json(event)
-            if kind not in _DELTAS or (len(text := event.text) >= MIN_SECRET and self._text_probe(text)):
+            text: str = event.text if kind in _DELTAS else ""  # type: ignore[union-attr]
+            if not text or (len(text) >= MIN_SECRET and self._text_probe(text)):  # a delta: mostly written as is
                 line = self._scrub(line)
             self._write_line(line)
         if kind in TRACKED:

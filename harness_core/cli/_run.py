@@ -127,21 +127,27 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
                           json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ))
 
     if not offline:
-        if keep_workspace or force:
-            raise click.UsageError("--keep-workspace and --force only apply with --offline")
+        scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
+        if keep_workspace or force or scenario_given:
+            raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
         sys.exit(run_async(execute, request_for(spec), sys.stdout))
     sys.exit(_run_offline(spec, provider, scenario, explicit_cwd=cwd is not None, keep=keep_workspace,
-                          force=force, request_for=request_for))
+                          force=force, runs_dir=runs_dir, request_for=request_for))
+
+
+_DEFAULT_SOURCE = click.core.ParameterSource.DEFAULT
 
 
 def _run_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                 force: bool, request_for: Callable[[AgentRunSpec], RunRequest]) -> int:
-    """`harness run --offline`: check everything first (scenario, provider, options, capabilities, the
-    workspace), only then create the workspace and the scenario's files, run, and remove a temporary workspace
-    unless it is to be kept. Returns the exit status."""
+                 force: bool, runs_dir: Path | None, request_for: Callable[[AgentRunSpec], RunRequest]) -> int:
+    """`harness run --offline`: check everything first (scenario, provider, options, capabilities, the agent's
+    CLI, the runs directory, the workspace), only then create the workspace and the scenario's files, run, and
+    remove a temporary workspace unless it is to be kept. Returns the exit status."""
     import shutil
     import tempfile
 
+    from harness_core._run.api import prepare
+    from harness_core._run.logs import check_writable
     from harness_core.cli._live import execute
     from harness_core.offline import offline_spec, seed_workspace
     from harness_core.offline._setup import check_offline, workspace_conflict
@@ -149,6 +155,8 @@ def _run_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, exp
 
     host = get_host()
     played = check_offline(spec, provider, scenario, host=host)
+    run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
+    check_writable(runs_dir)
     if explicit_cwd:
         if keep:
             raise click.UsageError("--keep-workspace is for the temporary workspace; a --cwd directory is kept")
