@@ -176,5 +176,17 @@ def format_summary(rows: list[DemoRow]) -> str:
     lines = ["", "== summary ==", *table(cells)]
     lines += [f"{r.provider}: {r.error}" for r in rows if r.error]
     lines += [f"{r.provider}: workspace kept at {r.workspace}" for r in rows if r.workspace is not None]
-    lines.append("Inspect a run with `harness show RUN_ID`.")
+    lines.append(f"Inspect a run with `{_harness_command()} show RUN_ID`.")
     return "\n".join(lines)
+
+
+def _harness_command() -> str:
+    """How the user can type `harness` again: its name when it is on PATH, else the path it was started by."""
+    import os
+    import shutil
+    import sys
+
+    started = sys.argv[0] if sys.argv and os.path.basename(sys.argv[0]) == "harness" else None
+    if started is None or shutil.which("harness") is not None:
+        return "harness"
+    return os.path.relpath(started) if not os.path.relpath(started).startswith("..") else started
