@@ -75,12 +75,13 @@ def is_connection_failure(text: str) -> bool:
 
 def unreachable_error(base_url: str | None, attempts: int, detail: str) -> HarnessError:
     """The error of a run whose agent never reached its model API: where it tried, how often, what to do."""
-    where = f"at {base_url}" if base_url else "(its model provider's base_url)"
+    where = f"at {base_url}" if base_url else "(Codex's default provider, the OpenAI API)"
     said = truncate(detail.strip()) or "no answer"
     error = ModelError(
         f"the agent could not reach its model API {where} after {attempts} attempt{'s' * (attempts != 1)} "
-        f"({said}); check the network and the base URL (`-o config.model_providers.ID.base_url=...`, or "
-        "OPENAI_BASE_URL), or try Harness without credentials with --offline",
+        f"({said}); check the network and the base URL (OPENAI_BASE_URL, or `-o config.model_providers.ID."
+        "base_url=...` for the provider `-o config.model_provider=ID` names) and that Codex has credentials "
+        "(`harness doctor` checks), or try Harness without credentials with --offline",
         base_url=base_url,
         attempts=attempts,
     )

@@ -36,6 +36,7 @@ from harness_core import (
     HarnessEvent,
     HarnessResult,
     HarnessToolDetails,
+    Notice,
     ProviderRaw,
     ReasoningDelta,
     RunStatus,
@@ -103,6 +104,10 @@ def usage_since(total: Usage, previous: Usage) -> Usage | None:
     return total - previous
 
 
+_TRANSPORT_FALLBACK = "Falling back from WebSockets to HTTPS transport"
+"""What 0.169.0 says (as an `error` line) when its WebSocket connection to the model API fails and it retries
+over HTTPS."""
+
 class ExecMapping:
     """Maps one `codex exec --json` run, line by line. Holds only what the lines themselves said."""
 
@@ -164,7 +169,10 @@ class ExecMapping:
             return [self._usage(msg.get("usage"))]
         if kind == "error":
             # A stream error: fatal when `turn.failed` follows (with the same message), else a retry notice.
-            return self._error(str(msg.get("message") or "codex reported an error"))
+            message = str(msg.get("message") or "codex reported an error")
+            if message.startswith(_TRANSPORT_FALLBACK):  # Codex says how it goes on: not an error of the run
+                return [Notice(code="transport_fallback", level="info", message=message)]
+            return self._error(message)
         if kind == "turn.failed":
             error = msg.get("error")
             message = str(error.get("message") if isinstance(error, Mapping) else error or "the turn failed")

@@ -300,3 +300,12 @@ def test_a_session_codex_took_for_a_name_is_session_not_found() -> None:
     assert warning.error.code == "session_not_found" and "'nosuchthread'" in warning.error.message
     assert "harness runs" in warning.error.message and mapping.gave_up is not None
     assert mapping.outcome is not None and mapping.outcome.status is RunStatus.FAILED
+
+
+def test_the_websocket_fallback_is_a_notice_not_an_error() -> None:
+    """0.169.0 with no network says, as an `error` line, that it goes on over HTTPS: not a failure of the run."""
+    line = {"type": "error", "message": "Falling back from WebSockets to HTTPS transport. stream disconnected "
+            "before completion: error sending request for url (https://api.openai.com/v1/responses)"}
+    mapping, events = _map([{"type": "thread.started", "thread_id": "t1"}, line])
+    assert [e.type for e in events] == ["session_started", "notice"]
+    assert events[1].code == "transport_fallback" and mapping.failure is None  # type: ignore[union-attr]
