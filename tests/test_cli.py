@@ -129,6 +129,8 @@ def test_missing_capability_exits_2_names_providers_with_it_and_starts_nothing(
     assert "does not support 'interrupt'" in result.stderr
     assert "providers that have it: scripted" in result.stderr
     assert MissingCliProvider.probed == 0 and not runs_dir.exists()
+    asked = invoke("run", "--provider", "missing", "--require", "approvals", "x")  # asked for, not implied
+    assert "the run requires it (--require" in asked.stderr and "approval policy" not in asked.stderr
 
 
 def test_unavailable_provider_exits_3() -> None:

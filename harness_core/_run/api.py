@@ -71,7 +71,9 @@ def preflight(
     if missing:
         cap = missing[0]
         why = _CAPABILITY_WHY.get(cap, "the operation requires it")
-        if cap is Capability.APPROVALS:
+        if cap in spec.requires:
+            why = "the run requires it (--require / `requires`)"
+        elif cap is Capability.APPROVALS:
             why = f"approval policy {spec.approval.value!r} needs it"
         raise UnsupportedFeatureError(registered.name, cap.value, host.providers_with(cap), why)
     options = instance.parse_options(spec.provider_options)
