@@ -26,9 +26,11 @@ from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
 __all__ = [
     "BAD_LINE_HEAD",
     "ENV_RUNS_DIR",
+    "LAST",
     "BadLine",
     "LogWriter",
     "RunSummary",
+    "find_run",
     "list_runs",
     "log_path",
     "new_run_id",
@@ -277,6 +279,37 @@ def _locked(path: Path) -> bool:
     finally:
         os.close(fd)  # closing drops a lock we may have taken
     return False
+
+
+LAST = "last"
+"""The run reference that names the newest run."""
+
+
+def find_run(runs_dir: Path, ref: str) -> str:
+    """The run id `ref` names in `runs_dir`: a whole run id, a unique prefix of one (like a short git hash), or
+    `last` (the newest run).
+
+    Raises:
+        InvalidSpecError: nothing matches, the prefix is ambiguous (the candidates are named), or `ref` is no
+            valid run id.
+    """
+    if ref == LAST:
+        newest = list_runs(runs_dir)
+        if not newest:
+            raise InvalidSpecError(f"there are no runs in {runs_dir} yet; start one with `harness run PROMPT`")
+        return newest[0].run_id
+    validate_run_id(ref)
+    if log_path(runs_dir, ref).is_file():
+        return ref
+    ids = sorted(p.name.removesuffix(".jsonl") for p in runs_dir.glob(f"{ref}*.jsonl")
+                 if not p.name.endswith(".wire.jsonl")) if runs_dir.is_dir() else []
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise InvalidSpecError(f"no run {ref!r} in {runs_dir}; `harness runs` lists the runs there (a unique "
+                               "prefix of a run id, or `last`, also works)")
+    shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    raise InvalidSpecError(f"{ref!r} matches {len(ids)} runs ({shown}); give more of the run id")
 
 
 def list_runs(runs_dir: Path) -> list[RunSummary]:

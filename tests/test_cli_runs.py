@@ -1,0 +1,72 @@
+"""`harness runs` and `harness show` as people use them: run ids by unique prefix or `last` (`show` with no id is
+the last run), an ambiguous prefix names its candidates; `runs --limit/--status/--provider`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness_core.events import Done, HarnessResult, RunStarted, RunStatus
+from harness_core.plugins import PluginHost, reset_host
+from harness_core.store import LogWriter
+from tests.test_cli import invoke, make_host
+
+
+@pytest.fixture(autouse=True)
+def runs_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    host: PluginHost = make_host()
+    reset_host(host)
+    directory = tmp_path / "runs"
+    monkeypatch.setenv("HARNESS_RUNS_DIR", str(directory))
+    yield directory
+    reset_host(None)
+
+
+def _log(runs_dir: Path, run_id: str, ts: float, status: RunStatus, provider: str = "scripted") -> None:
+    writer = LogWriter(runs_dir / f"{run_id}.jsonl")
+    started = RunStarted(run_id=run_id, seq=0, ts=ts, provider=provider, provider_version="1",
+                         spec={"prompt": f"prompt of {run_id}"})
+    done = Done(run_id=run_id, seq=1, ts=ts + 1, result=HarnessResult(status=status, duration_ms=1000))
+    for event in (started, done):
+        writer.write_line(event.model_dump_json().encode())
+    writer.close()
+
+
+@pytest.fixture
+def three(runs_dir: Path) -> Path:
+    _log(runs_dir, "20261201T100000-aaaa1111", 1000.0, RunStatus.SUCCESS)
+    _log(runs_dir, "20261201T110000-aaab2222", 2000.0, RunStatus.FAILED, provider="other")
+    _log(runs_dir, "20261201T120000-cccc3333", 3000.0, RunStatus.INTERRUPTED)
+    return runs_dir
+
+
+def test_show_takes_a_unique_prefix_and_last(three: Path) -> None:
+    assert json.loads(invoke("show", "20261201T10", "--json").stdout)["run_id"] == "20261201T100000-aaaa1111"
+    assert json.loads(invoke("show", "last", "--json").stdout)["run_id"] == "20261201T120000-cccc3333"
+    assert json.loads(invoke("show", "--json").stdout)["run_id"] == "20261201T120000-cccc3333"  # no id: last
+
+
+def test_an_ambiguous_prefix_names_the_candidates(three: Path) -> None:
+    result = invoke("show", "20261201T1")
+    assert result.exit_code == 2
+    assert "matches 3 runs" in result.stderr and "20261201T110000-aaab2222" in result.stderr
+
+
+def test_show_last_with_no_runs_says_how_to_start_one() -> None:
+    result = invoke("show")
+    assert result.exit_code == 2 and "harness run PROMPT" in result.stderr
+
+
+def test_runs_limit_status_and_provider(three: Path) -> None:
+    newest = invoke("runs", "--limit", "1").stdout.splitlines()
+    assert "20261201T120000-cccc3333" in newest[1] and len(newest) == 3
+    assert newest[2] == "(2 older runs not shown; --limit 0 shows all)"
+    listed = json.loads(invoke("runs", "--json", "--status", "success", "--status", "failed").stdout)
+    assert [r["run_id"] for r in listed] == ["20261201T110000-aaab2222", "20261201T100000-aaaa1111"]
+    assert [r["run_id"] for r in json.loads(invoke("runs", "--json", "--provider", "other").stdout)] == [
+        "20261201T110000-aaab2222"]
+    assert "match the filters" in invoke("runs", "--provider", "nobody").stdout
+    assert len(json.loads(invoke("runs", "--json", "--limit", "0").stdout)) == 3
