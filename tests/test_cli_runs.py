@@ -70,3 +70,25 @@ def test_runs_limit_status_and_provider(three: Path) -> None:
         "20261201T110000-aaab2222"]
     assert "match the filters" in invoke("runs", "--provider", "nobody").stdout
     assert len(json.loads(invoke("runs", "--json", "--limit", "0").stdout)) == 3
+
+
+def test_show_says_when_where_what_changed_and_the_whole_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  runs_dir: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    prompt = "first line of the task\nsecond line, which an excerpt would cut " + "x" * 80
+    assert invoke("run", prompt, "-o", "scenario=tools", "--provider", "scripted").exit_code == 0
+    shown = invoke("show").stdout
+    assert f"directory {tmp_path}" in shown and "started   20" in shown
+    assert "prompt    first line of the task\n          second line, which an excerpt would cut " + "x" * 80 in shown
+    assert "changed   notes.txt, new.txt" in shown
+    assert json.loads(invoke("show", "--json").stdout)["files_changed"] == ["notes.txt", "new.txt"]  # as recorded
+
+
+def test_a_lost_run_says_what_lost_means(runs_dir: Path) -> None:
+    writer = LogWriter(runs_dir / "20261201T130000-dddd4444.jsonl")
+    writer.write_line(RunStarted(run_id="20261201T130000-dddd4444", seq=0, ts=1.0, provider="scripted",
+                                 provider_version="1", spec={"prompt": "p"}).model_dump_json().encode())
+    writer.close()  # no `done`, and nobody holds the log: lost
+    shown = invoke("show", "last").stdout
+    assert "status    lost" in shown and "its Harness ended before the run did" in shown

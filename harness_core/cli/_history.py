@@ -7,6 +7,7 @@ nothing of providers or of the runner.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,13 @@ class RunDetails:
         return self.summary.done.result.duration_ms if self.summary.done else None
 
     @property
+    def files_changed(self) -> tuple[str, ...]:
+        """The paths the run's completed write, edit and delete actions touched, each once, in order."""
+        changed = [t.path for t in self.tools
+                   if t.path and t.kind.value in ("write", "edit") and t.status.value == "completed"]
+        return tuple(dict.fromkeys(changed))
+
+    @property
     def cwd(self) -> str | None:
         """The run's workspace, as its `run_started` recorded it."""
         cwd = self.started.spec.get("cwd") if self.started else None
@@ -60,7 +68,8 @@ class RunDetails:
 
     def as_json(self) -> dict[str, Any]:
         """The summary's fields (`RunSummary.as_json`), `cli_version` and `cwd` when the log has its
-        `run_started`, then usage, tools (without their raw provider fields), final text and error."""
+        `run_started`, then usage, tools (without their raw provider fields), the files changed, final text,
+        error and bad lines."""
         found = self.summary.as_json()
         found["model"] = self.model
         if self.started is not None:
@@ -68,6 +77,7 @@ class RunDetails:
         found.update(
             usage=self.usage.model_dump(mode="json") if self.usage else None,
             tools=[t.model_dump(mode="json", exclude={"raw"}) for t in self.tools],
+            files_changed=list(self.files_changed),
             final_text=self.final_text,
             error=self.error.model_dump(mode="json") if self.error else None,
             bad_lines=[bad.as_json() for bad in self.bad_lines],
@@ -148,6 +158,13 @@ def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
     return "\n".join(table(rows))
 
 
+def _relative(path: str, cwd: str | None) -> str:
+    """`path` relative to the run's workspace when it is inside it (as the live view shows paths)."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
+
+
 def format_show(details: RunDetails) -> str:
     summary = details.summary
     started = summary.started
@@ -157,13 +174,27 @@ def format_show(details: RunDetails) -> str:
         f"provider  {(started.provider if started else None) or '?'}",
         f"model     {details.model or 'default'}",
         f"status    {summary.status}",
-        f"duration  {_duration(details.duration_ms)}",
     ]
+    if summary.status == "lost":
+        lines.append("          (its Harness ended before the run did: killed, or the machine went down; the agent's "
+                     "processes ended with it, as each runs under a supervisor)")
+    if started is not None:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started.ts))
+        lines.append(f"started   {when}")
+    lines.append(f"duration  {_duration(details.duration_ms)}")
+    if details.cwd:
+        lines.append(f"directory {details.cwd}")
     if details.usage:
-        lines.append(f"usage     {format_tokens(details.usage)}")
+        cost = f" · ${details.usage.cost_usd:.4f}" if details.usage.cost_usd is not None else ""
+        lines.append(f"usage     {format_tokens(details.usage)}{cost}")
     if session_id:
         lines.append(f"session   {session_id}")
-    lines.append(f"prompt    {excerpt(started.spec.get('prompt') if started else None)}")
+    prompt = started.spec.get("prompt") if started else None
+    first, *rest = (prompt.splitlines() or [""]) if isinstance(prompt, str) else [excerpt(None)]
+    lines.append(f"prompt    {first}")
+    lines += [f"          {line}" for line in rest]
+    if details.files_changed:
+        lines.append(f"changed   {', '.join(_relative(p, details.cwd) for p in details.files_changed)}")
     if details.tools:
         lines.append("tools")  # paths inside the run's workspace read as in the live view: relative
         lines += [f"  {tool_line(t, cwd=details.cwd)}" for t in details.tools]
