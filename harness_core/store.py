@@ -31,6 +31,7 @@ __all__ = [
     "LogWriter",
     "RunSummary",
     "find_run",
+    "follow_events",
     "list_runs",
     "log_path",
     "new_run_id",
@@ -224,6 +225,46 @@ class RunSummary:
             "session_id": result.session_id if result else None,
             "path": str(self.path),
         }
+
+
+def follow_events(path: Path, *, poll: float = 0.05, on_bad_line: Callable[[BadLine], None] | None = None,
+                  on_wait: Callable[[], None] | None = None) -> Iterator[HarnessEvent]:
+    """The events of a run log as `read_events` gives them, then each one appended while its writer lives, until
+    `done` (the run ended) or the writer is gone without it (the run is lost: the iteration just ends). Polls
+    every `poll` seconds while the log is quiet, calling `on_wait` each time (a live view's clock); every wait
+    ends when the writer does.
+
+    Raises:
+        InvalidSpecError: as `read_events`, for a bad line without `on_bad_line`.
+    """
+    number = 0
+    pending = b""
+    with path.open("rb") as fh:
+        while True:
+            chunk = fh.read(1 << 16)
+            if not chunk:
+                if _locked(path):  # the writer lives: wait for more
+                    if on_wait is not None:
+                        on_wait()
+                    time.sleep(poll)
+                    continue
+                chunk = fh.read(1 << 16)  # the writer is gone: what it wrote is all there is, after one last read
+                if not chunk:
+                    return
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                number += 1
+                try:
+                    event = parse_event(raw)
+                except ValidationError as exc:
+                    bad = _bad_line(number, raw, exc)
+                    if on_bad_line is None:
+                        raise InvalidSpecError(f"{path}:{number} {bad.problem}: {bad.head!r}") from None
+                    on_bad_line(bad)
+                    continue
+                yield event
+                if isinstance(event, Done):
+                    return
 
 
 def _first_and_last_lines(path: Path) -> tuple[bytes | None, bytes | None]:

@@ -1,0 +1,66 @@
+"""`harness attach`: show a run from its first event and follow it live, from any terminal, until it ends.
+
+Layer: CLI, imported at start-up: click at the top; the run store, the renderer and the exit statuses are imported
+when the command runs. Knows the run store's log (followed while its writer holds it) and the live view; knows
+nothing of providers or the runner: attaching reads the run's log, so it works for any run, started anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, fail, harness_command
+
+__all__ = ["attach"]
+
+
+@click.command()
+@click.argument("run_id", default="last")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@click.option("-v", "--verbose", count=True, help="Show output summaries and usage, as `harness run -v`.")
+@harness_command
+def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> None:
+    """Show a run from its first event and follow it live until it ends (RUN_ID: a run id, a unique prefix of
+    one, or `last`, the default); on a finished run, show it whole. Ctrl-C stops watching: the run goes on.
+
+    Exit status: the run's, as for `harness run` (0, 1, 3, 130); 1 for a run that was lost (its Harness ended
+    before the run did); 130 when you stop watching.
+    """
+    from harness_core import Done, HarnessResult
+    from harness_core.cli._live import exit_status_for
+    from harness_core.cli.render import Renderer
+    from harness_core.store import BadLine, find_run, follow_events, log_path, resolve_runs_dir
+
+    directory = resolve_runs_dir(runs_dir)
+    found = find_run(directory, run_id)
+    renderer = None if as_json else Renderer.for_stream(sys.stdout, verbose=verbose > 0, environ=os.environ)
+    result: HarnessResult | None = None
+    bad: list[BadLine] = []
+    try:
+        for event in follow_events(log_path(directory, found), on_bad_line=bad.append,
+                                   on_wait=renderer.tick if renderer is not None else None):
+            if renderer is None:
+                click.echo(event.model_dump_json())
+            else:
+                renderer.feed(event)
+            if isinstance(event, Done):
+                result = event.result
+    except KeyboardInterrupt:
+        if renderer is not None:
+            renderer.close()
+        click.echo(f"harness: stopped watching {found}; the run goes on (`harness attach {found}` to watch it "
+                   "again, `harness runs` for its status)", err=True)
+        sys.exit(130)
+    if renderer is not None:
+        renderer.close()
+    for line in bad:
+        click.echo(f"harness: skipped {line.describe()}", err=True)
+    if result is None:
+        fail(f"run {found} is lost: its Harness ended before the run did (killed, or the machine went down), so its "
+             f"log has no result; `harness show {found}` shows what it did", EXIT_FAILED)
+    sys.exit(exit_status_for(result))

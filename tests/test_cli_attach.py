@@ -1,0 +1,103 @@
+"""`harness attach`: a run followed live from another process, until it ends, with its exit status; a finished
+run shown whole; a lost run named; Ctrl-C stops watching and the run goes on. Real `harness` subprocesses,
+the scripted provider playing the runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness_core.events import RunStarted
+from harness_core.store import LogWriter, list_runs
+from tests.test_cli import WRAPPER
+
+_DEADLINE = 60.0
+
+
+@pytest.fixture
+def harness(tmp_path: Path, runs_dir: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
+    script = tmp_path / "harness_scripted.py"
+    script.write_text(WRAPPER)
+    env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
+    yield [sys.executable, str(script)], env
+
+
+def _running_run(runs_dir: Path) -> str:
+    """The id of the run that appears in `runs_dir`, once its log has its first event."""
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        found = [r for r in list_runs(runs_dir) if r.started is not None]
+        if found:
+            return found[0].run_id
+        time.sleep(0.05)
+    raise AssertionError("the run never started")
+
+
+def test_attach_follows_a_live_run_to_its_end_and_exits_with_its_status(
+        harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    run = subprocess.Popen([*cmd, "run", "x", "-o", "scenario=slow_text"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        run_id = _running_run(runs_dir)
+        watcher = subprocess.Popen([*cmd, "attach", run_id[:17]], env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)  # let both stream for a while: an observation window, not a synchronisation
+        assert watcher.poll() is None, "attach returned while the run was still going"
+        run.send_signal(signal.SIGINT)  # the run ends (interrupted); the watcher sees its `done` and ends too
+        out, err = watcher.communicate(timeout=_DEADLINE)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        run.wait(timeout=_DEADLINE)
+    assert watcher.returncode == 130, err
+    assert out.startswith("a slow") and "interrupted" in out.splitlines()[-1]  # the streamed text, then the end
+
+
+def test_attach_to_a_finished_run_shows_it_whole(harness: tuple[list[str], dict[str, str]]) -> None:
+    cmd, env = harness
+    assert subprocess.run([*cmd, "run", "x", "-o", "scenario=tools"], env=env, capture_output=True,
+                          timeout=_DEADLINE).returncode == 0
+    shown = subprocess.run([*cmd, "attach"], env=env, capture_output=True, text=True, timeout=_DEADLINE)
+    assert shown.returncode == 0 and "All four tools ran." in shown.stdout and "✓ Editing file" in shown.stdout
+    lines = subprocess.run([*cmd, "attach", "last", "--json"], env=env, capture_output=True, text=True,
+                           timeout=_DEADLINE).stdout.splitlines()
+    assert json.loads(lines[0])["type"] == "run_started" and json.loads(lines[-1])["type"] == "done"
+
+
+def test_a_lost_run_is_named_and_exits_1(harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    writer = LogWriter(runs_dir / "20261201T130000-dddd4444.jsonl")
+    writer.write_line(RunStarted(run_id="20261201T130000-dddd4444", seq=0, ts=1.0, provider="scripted",
+                                 provider_version="1", spec={"prompt": "p"}).model_dump_json().encode())
+    writer.close()
+    lost = subprocess.run([*cmd, "attach", "20261201T130000"], env=env, capture_output=True, text=True,
+                          timeout=_DEADLINE)
+    assert lost.returncode == 1 and "is lost" in lost.stderr
+
+
+def test_ctrl_c_stops_watching_and_the_run_goes_on(harness: tuple[list[str], dict[str, str]],
+                                                   runs_dir: Path) -> None:
+    cmd, env = harness
+    run = subprocess.Popen([*cmd, "run", "x", "-o", "scenario=slow_text"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        run_id = _running_run(runs_dir)
+        watcher = subprocess.Popen([*cmd, "attach", run_id], env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # an observation window: the watcher is following
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=_DEADLINE)
+        assert watcher.returncode == 130 and "the run goes on" in err
+        assert run.poll() is None and [r.status for r in list_runs(runs_dir)] == ["running"]
+    finally:
+        run.send_signal(signal.SIGINT)
+        run.wait(timeout=_DEADLINE)
