@@ -39,6 +39,7 @@ __all__ = [
     "resolve_runs_dir",
     "summarize",
     "validate_run_id",
+    "writer_pid",
     "wire_path",
 ]
 
@@ -351,6 +352,24 @@ def find_run(runs_dir: Path, ref: str) -> str:
                                "prefix of a run id, or `last`, also works)")
     shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
     raise InvalidSpecError(f"{ref!r} matches {len(ids)} runs ({shown}); give more of the run id")
+
+
+def writer_pid(path: Path) -> int | None:
+    """The process that holds the log's writer lock (the Harness driving the run), or None: no live writer, or
+    not knowable here (Linux's `/proc/locks` names the holder; a lock exists only while its holder lives, so the
+    answer cannot be a reused pid)."""
+    try:
+        st = path.stat()
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            table = fh.read()
+    except OSError:
+        return None
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == where and fields[4].isdigit():
+            return int(fields[4])
+    return None
 
 
 def list_runs(runs_dir: Path) -> list[RunSummary]:

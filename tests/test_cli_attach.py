@@ -101,3 +101,58 @@ def test_ctrl_c_stops_watching_and_the_run_goes_on(harness: tuple[list[str], dic
     finally:
         run.send_signal(signal.SIGINT)
         run.wait(timeout=_DEADLINE)
+
+
+# --- harness cancel ---------------------------------------------------------------------------------------
+
+def test_cancel_interrupts_a_run_through_the_process_that_drives_it(
+        harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    run = subprocess.Popen([*cmd, "run", "x", "-o", "scenario=slow_text"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        run_id = _running_run(runs_dir)
+        cancelled = subprocess.run([*cmd, "cancel", run_id[:20]], env=env, capture_output=True, text=True,
+                                   timeout=_DEADLINE)
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert cancelled.stdout.strip() == f"run {run_id} ended: interrupted"
+        assert run.wait(timeout=_DEADLINE) == 130  # the run's own terminal saw an interrupt
+        again = subprocess.run([*cmd, "cancel", "last"], env=env, capture_output=True, text=True, timeout=_DEADLINE)
+        assert again.returncode == 0 and "already ended (interrupted); nothing to cancel" in again.stdout
+    finally:
+        if run.poll() is None:
+            run.kill()
+        run.communicate(timeout=_DEADLINE)
+    logged = next(r for r in list_runs(runs_dir) if r.run_id == run_id)
+    assert logged.done is not None and logged.done.result.error.details["stopped_by"] == "provider"
+
+
+def test_cancel_of_a_lost_run_or_one_not_driven_by_harness(harness: tuple[list[str], dict[str, str]],
+                                                            runs_dir: Path) -> None:
+    cmd, env = harness
+    writer = LogWriter(runs_dir / "20261201T130000-dddd4444.jsonl")  # held by this test process: not `harness`
+    writer.write_line(RunStarted(run_id="20261201T130000-dddd4444", seq=0, ts=1.0, provider="scripted",
+                                 provider_version="1", spec={"prompt": "p"}).model_dump_json().encode())
+    writer.flush()
+    try:
+        foreign = subprocess.run([*cmd, "cancel", "20261201T130000"], env=env, capture_output=True, text=True,
+                                 timeout=_DEADLINE)
+        assert foreign.returncode == 2 and f"process {os.getpid()}" in foreign.stderr, foreign.stderr
+    finally:
+        writer.close()
+    lost = subprocess.run([*cmd, "cancel", "20261201T130000"], env=env, capture_output=True, text=True,
+                          timeout=_DEADLINE)
+    assert lost.returncode == 1 and "is lost" in lost.stderr
+
+
+@pytest.mark.parametrize(("argv", "is_harness"), [
+    (["/venv/bin/python", "/venv/bin/harness", "run", "x"], True),
+    (["/venv/bin/python", "-m", "harness_core", "run", "x"], True),
+    (["python", "/tmp/harness_scripted.py", "run"], True),
+    (["/venv/bin/python", "-m", "pytest", "/home/u/harness/tests"], False),  # a test runner is never signalled
+    (["python", "my_app.py", "--harness"], False),
+])
+def test_only_a_harness_command_is_signalled(argv: list[str], is_harness: bool) -> None:
+    from harness_core.cli._cancel import _is_harness
+
+    assert _is_harness(argv) is is_harness

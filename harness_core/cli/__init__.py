@@ -12,6 +12,7 @@ One module per command group, each importing only click at the top, so `harness 
   `_approve` (approvals asked on the terminal);
 - `_info` (`providers`, `doctor`, `schema`) with the typed reports in `_providers`;
 - `_runs` (`runs`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a run's log live);
+  `_cancel` (`cancel`: interrupt a run through the `harness` process that drives it);
 - `_demo` (`demo`) with the player in `_play`;
 - `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
 
@@ -26,6 +27,7 @@ import click
 
 from harness_core import __version__
 from harness_core.cli._attach import attach
+from harness_core.cli._cancel import cancel
 from harness_core.cli._demo import demo
 from harness_core.cli._info import doctor, providers, schema
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
@@ -44,7 +46,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, demo, providers, doctor, runs, show, attach, schema):
+for _command in (run, demo, providers, doctor, runs, show, attach, cancel, schema):
     cli.add_command(_command)
 
 

@@ -1,0 +1,92 @@
+"""`harness cancel`: interrupt a run from another terminal, through the `harness` process that drives it.
+
+Layer: CLI, imported at start-up: click at the top; the run store is imported when the command runs. Knows the
+run store (a run's log, and which process holds its writer lock) and the `harness run` contract that a first
+SIGINT interrupts the turn through its provider and a second one stops it at once; knows nothing of providers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import time
+from pathlib import Path
+
+import click
+
+from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
+
+__all__ = ["cancel"]
+
+_POLL = 0.1
+
+
+@click.command()
+@click.argument("run_id")
+@RUNS_DIR_OPTION
+@click.option("--timeout", type=click.FloatRange(min=0), default=30.0, show_default=True, metavar="SECONDS",
+              help="How long to wait for the run to end (0: do not wait).")
+@harness_command
+def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
+    """Interrupt a running run (RUN_ID: a run id, a unique prefix of one, or `last`): the `harness` process that
+    drives it stops the turn through its provider, as Ctrl-C in its terminal would, and completes its log. Cancel
+    a run that is still stopping again to stop it at once. A run that already ended is left as it is.
+
+    Exit status: 0 the run ended (or had ended); 1 it did not end within --timeout, or it is lost; 2 it is not
+    driven by a `harness` command (stop it in the program that runs it).
+    """
+    from harness_core.store import find_run, log_path, resolve_runs_dir, summarize, writer_pid
+
+    directory = resolve_runs_dir(runs_dir)
+    found = find_run(directory, run_id)
+    path = log_path(directory, found)
+    before = summarize(path)
+    if before.done is not None:
+        click.echo(f"run {found} already ended ({before.status}); nothing to cancel")
+        return
+    pid = writer_pid(path)
+    if pid is None:
+        if not before.writer_alive:
+            fail(f"run {found} is lost: its Harness ended before the run did, so there is nothing to cancel "
+                 f"(`harness show {found}` shows what it did)", EXIT_FAILED)
+        fail(f"cannot tell which process drives run {found} here (no /proc/locks); stop it in its terminal",
+             EXIT_FAILED)
+    argv = _argv(pid)
+    if not _is_harness(argv):
+        fail(f"run {found} is driven by process {pid} ({' '.join(argv) or 'unknown'}), not a `harness` command; "
+             "stop it in the program that runs it (LiveRun.interrupt())", EXIT_USAGE)
+    os.kill(pid, signal.SIGINT)
+    click.echo(f"asked run {found} to stop (process {pid})", err=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = summarize(path)
+        if now.done is not None or not now.writer_alive:
+            if now.done is None:
+                fail(f"run {found}'s Harness ended without completing its log: it is lost", EXIT_FAILED)
+            click.echo(f"run {found} ended: {now.status}")
+            return
+        time.sleep(_POLL)
+    if timeout:
+        fail(f"run {found} has not ended after {timeout:g} s; `harness cancel {found}` again stops it at once",
+             EXIT_FAILED)
+
+
+def _argv(pid: int) -> list[str]:
+    """The command line of process `pid` (empty when it cannot be read)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
+
+
+def _is_harness(argv: list[str]) -> bool:
+    """Whether `argv` is the `harness` command (its console script, `python -m harness_core[.cli]`, or a
+    `harness_*.py` wrapper script): a process that turns SIGINT into an interrupt, not one it would kill."""
+    head = argv[:3]
+    if any(os.path.basename(arg) == "harness" or (os.path.basename(arg).startswith("harness_")
+                                                   and arg.endswith(".py")) for arg in head):
+        return True
+    modules = ("harness_core", "harness_core.cli")
+    return any(flag == "-m" and module in modules for flag, module in itertools.pairwise(argv))
