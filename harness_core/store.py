@@ -367,7 +367,9 @@ def writer_pid(path: Path) -> int | None:
     where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     for line in table.splitlines():
         fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == where and fields[4].isdigit():
+        # `FLOCK ADVISORY WRITE <pid> <dev:inode>`: the writer's exclusive lock, never a reader's brief shared one
+        if (len(fields) >= 6 and fields[1:4] == ["FLOCK", "ADVISORY", "WRITE"] and fields[5] == where
+                and fields[4].isdigit()):
             return int(fields[4])
     return None
 

@@ -4,8 +4,10 @@ the scripted provider playing the runs."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -24,7 +26,7 @@ _DEADLINE = 60.0
 
 @pytest.fixture
 def harness(tmp_path: Path, runs_dir: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
-    script = tmp_path / "harness_scripted.py"
+    script = tmp_path / "harness"  # named as the console script: `harness cancel` signals only `harness run`
     script.write_text(WRAPPER)
     env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
     yield [sys.executable, str(script)], env
@@ -93,7 +95,9 @@ def test_ctrl_c_stops_watching_and_the_run_goes_on(harness: tuple[list[str], dic
         run_id = _running_run(runs_dir)
         watcher = subprocess.Popen([*cmd, "attach", run_id], env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)  # an observation window: the watcher is following
+        assert watcher.stdout is not None
+        ready, _, _ = select.select([watcher.stdout], [], [], _DEADLINE)  # it follows: the run's text arrives
+        assert ready, "attach showed nothing of the running run"
         watcher.send_signal(signal.SIGINT)
         _, err = watcher.communicate(timeout=_DEADLINE)
         assert watcher.returncode == 130 and "the run goes on" in err
@@ -146,13 +150,38 @@ def test_cancel_of_a_lost_run_or_one_not_driven_by_harness(harness: tuple[list[s
 
 
 @pytest.mark.parametrize(("argv", "is_harness"), [
+    (["/venv/bin/harness", "run", "x"], True),
     (["/venv/bin/python", "/venv/bin/harness", "run", "x"], True),
-    (["/venv/bin/python", "-m", "harness_core", "run", "x"], True),
-    (["python", "/tmp/harness_scripted.py", "run"], True),
+    (["/venv/bin/python3.11", "-m", "harness_core", "run", "x"], True),
+    (["/venv/bin/python", "-m", "harness_core.cli", "run", "x"], True),
+    (["/venv/bin/harness", "demo"], False),  # no interrupt handling: SIGINT would abort it
     (["/venv/bin/python", "-m", "pytest", "/home/u/harness/tests"], False),  # a test runner is never signalled
-    (["python", "my_app.py", "--harness"], False),
+    (["/venv/bin/pytest", "/home/u/src/harness"], False),
+    (["python", "app.py", "/data/harness"], False),
+    (["vim", "harness"], False),
+    (["python", "harness_nightly.py", "run"], False),
+    ([], False),
 ])
-def test_only_a_harness_command_is_signalled(argv: list[str], is_harness: bool) -> None:
-    from harness_core.cli._cancel import _is_harness
+def test_only_harness_run_is_signalled(argv: list[str], is_harness: bool) -> None:
+    from harness_core.cli._cancel import _is_harness_run
 
-    assert _is_harness(argv) is is_harness
+    assert _is_harness_run(argv) is is_harness
+
+
+def test_writer_pid_is_the_writer_never_a_reader(tmp_path: Path) -> None:
+    from harness_core.store import writer_pid
+
+    log = tmp_path / "r.jsonl"
+    log.write_text("")
+    reader = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1]); "
+                               "fcntl.flock(f, fcntl.LOCK_SH); print('locked', flush=True); time.sleep(30)", str(log)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "locked\n"
+        assert writer_pid(log) is None  # a reader's shared lock (`harness runs` checking liveness) is no writer
+    finally:
+        reader.kill()
+        reader.wait(timeout=_DEADLINE)
+    with log.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert writer_pid(log) == os.getpid()

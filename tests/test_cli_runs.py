@@ -92,3 +92,13 @@ def test_a_lost_run_says_what_lost_means(runs_dir: Path) -> None:
     writer.close()  # no `done`, and nobody holds the log: lost
     shown = invoke("show", "last").stdout
     assert "status    lost" in shown and "its Harness ended before the run did" in shown
+
+
+def test_show_never_prints_a_logs_control_characters(runs_dir: Path) -> None:
+    writer = LogWriter(runs_dir / "20261201T140000-eeee5555.jsonl")
+    writer.write_line(RunStarted(run_id="20261201T140000-eeee5555", seq=0, ts=1.0, provider="scripted",
+                                 provider_version="1", spec={"prompt": "hi\x1b]0;pwned\x07 there",
+                                                             "cwd": "/tmp/\x1b[2Jws"}).model_dump_json().encode())
+    writer.close()
+    shown = invoke("show", "last").stdout
+    assert "\x1b" not in shown and "\x07" not in shown and "prompt    hi]0;pwned there" in shown

@@ -7,7 +7,6 @@ SIGINT interrupts the turn through its provider and a second one stops it at onc
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 import time
@@ -42,30 +41,44 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
     found = find_run(directory, run_id)
     path = log_path(directory, found)
     before = summarize(path)
+    if before.done is None and not before.writer_alive:
+        before = summarize(path)  # the writer may have completed the log between reading it and checking its lock
     if before.done is not None:
         click.echo(f"run {found} already ended ({before.status}); nothing to cancel")
         return
     pid = writer_pid(path)
     if pid is None:
-        if not before.writer_alive:
+        now = summarize(path)
+        if now.done is not None:
+            click.echo(f"run {found} already ended ({now.status}); nothing to cancel")
+            return
+        if not now.writer_alive:
             fail(f"run {found} is lost: its Harness ended before the run did, so there is nothing to cancel "
                  f"(`harness show {found}` shows what it did)", EXIT_FAILED)
-        fail(f"cannot tell which process drives run {found} here (no /proc/locks); stop it in its terminal",
-             EXIT_FAILED)
+        fail(f"the process that drives run {found} is not visible here (another container or pid namespace, or no "
+             "/proc/locks); stop it in its terminal", EXIT_FAILED)
     argv = _argv(pid)
-    if not _is_harness(argv):
-        fail(f"run {found} is driven by process {pid} ({' '.join(argv) or 'unknown'}), not a `harness` command; "
-             "stop it in the program that runs it (LiveRun.interrupt())", EXIT_USAGE)
-    os.kill(pid, signal.SIGINT)
+    if not _is_harness_run(argv):
+        fail(f"run {found} is driven by process {pid} ({' '.join(argv) or 'unknown'}), not a `harness run` "
+             "command; stop it in the program that runs it (LiveRun.interrupt())", EXIT_USAGE)
+    try:
+        os.kill(pid, signal.SIGINT)
+    except ProcessLookupError:  # it ended just now
+        pass
+    except PermissionError:
+        fail(f"not allowed to signal process {pid}, which drives run {found} (another user's run?); stop it "
+             "in its terminal", EXIT_FAILED)
     click.echo(f"asked run {found} to stop (process {pid})", err=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         now = summarize(path)
-        if now.done is not None or not now.writer_alive:
-            if now.done is None:
-                fail(f"run {found}'s Harness ended without completing its log: it is lost", EXIT_FAILED)
+        if now.done is None and not now.writer_alive:
+            now = summarize(path)  # gone: the log is final now (it may have been completed in between)
+        if now.done is not None:
             click.echo(f"run {found} ended: {now.status}")
             return
+        if not now.writer_alive:
+            fail(f"run {found}'s Harness ended without completing its log: it is lost", EXIT_FAILED)
         time.sleep(_POLL)
     if timeout:
         fail(f"run {found} has not ended after {timeout:g} s; `harness cancel {found}` again stops it at once",
@@ -81,12 +94,21 @@ def _argv(pid: int) -> list[str]:
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
 
 
-def _is_harness(argv: list[str]) -> bool:
-    """Whether `argv` is the `harness` command (its console script, `python -m harness_core[.cli]`, or a
-    `harness_*.py` wrapper script): a process that turns SIGINT into an interrupt, not one it would kill."""
-    head = argv[:3]
-    if any(os.path.basename(arg) == "harness" or (os.path.basename(arg).startswith("harness_")
-                                                   and arg.endswith(".py")) for arg in head):
-        return True
-    modules = ("harness_core", "harness_core.cli")
-    return any(flag == "-m" and module in modules for flag, module in itertools.pairwise(argv))
+def _is_harness_run(argv: list[str]) -> bool:
+    """Whether `argv` is `harness run ...` (the console script, directly or through its interpreter, or
+    `python -m harness_core[.cli] run ...`): a process that turns SIGINT into an interrupt of its turn. Anything
+    else — a program using the library, `harness demo`, a test runner in a checkout named harness — is never
+    signalled."""
+    if not argv:
+        return False
+    rest = argv[1:]
+    if os.path.basename(argv[0]).startswith("python") and rest:
+        if rest[0] == "-m" and len(rest) > 1 and rest[1] in ("harness_core", "harness_core.cli"):
+            rest = rest[2:]
+        elif os.path.basename(rest[0]) == "harness":
+            rest = rest[1:]
+        else:
+            return False
+    elif os.path.basename(argv[0]) != "harness":
+        return False
+    return bool(rest) and rest[0] == "run"

@@ -27,6 +27,7 @@ from harness_core import (
     ToolUse,
     Usage,
 )
+from harness_core.cli import _terminal as term
 from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
 from harness_core.store import BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
 
@@ -55,7 +56,8 @@ class RunDetails:
 
     @property
     def files_changed(self) -> tuple[str, ...]:
-        """The paths the run's completed write, edit and delete actions touched, each once, in order."""
+        """The paths the run's completed write and edit tools touched, each once, in order (files a shell command
+        changed are not known here)."""
         changed = [t.path for t in self.tools
                    if t.path and t.kind.value in ("write", "edit") and t.status.value == "completed"]
         return tuple(dict.fromkeys(changed))
@@ -183,18 +185,20 @@ def format_show(details: RunDetails) -> str:
         lines.append(f"started   {when}")
     lines.append(f"duration  {_duration(details.duration_ms)}")
     if details.cwd:
-        lines.append(f"directory {details.cwd}")
+        lines.append(f"directory {details.cwd.translate(term.UNSAFE)}")
     if details.usage:
         cost = f" · ${details.usage.cost_usd:.4f}" if details.usage.cost_usd is not None else ""
         lines.append(f"usage     {format_tokens(details.usage)}{cost}")
     if session_id:
         lines.append(f"session   {session_id}")
     prompt = started.spec.get("prompt") if started else None
-    first, *rest = (prompt.splitlines() or [""]) if isinstance(prompt, str) else [excerpt(None)]
+    safe = prompt.translate(term.UNSAFE) if isinstance(prompt, str) else None  # no escape sequences from a log
+    first, *rest = (safe.splitlines() or [""]) if safe is not None else [excerpt(None)]
     lines.append(f"prompt    {first}")
     lines += [f"          {line}" for line in rest]
     if details.files_changed:
-        lines.append(f"changed   {', '.join(_relative(p, details.cwd) for p in details.files_changed)}")
+        changed = ", ".join(_relative(p, details.cwd) for p in details.files_changed)
+        lines.append(f"changed   {changed.translate(term.UNSAFE)}")
     if details.tools:
         lines.append("tools")  # paths inside the run's workspace read as in the live view: relative
         lines += [f"  {tool_line(t, cwd=details.cwd)}" for t in details.tools]

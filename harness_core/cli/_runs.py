@@ -15,19 +15,20 @@ from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, 
 __all__ = ["runs", "show"]
 
 
+_TABLE_LIMIT = 20
 _STATUSES = ("running", "success", "failed", "interrupted", "lost", "unreadable")
 
 
 @click.command()
-@click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True, metavar="N",
-              help="Show the newest N runs (0: all).")
+@click.option("--limit", "-n", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Show the newest N runs (0: all). Default: 20 in the table, all with --json.")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
               help="Only runs with this status (repeatable).")
 @click.option("--provider", "providers", multiple=True, metavar="NAME", help="Only runs of this provider (repeatable).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @harness_command
-def runs(limit: int, statuses: tuple[str, ...], providers: tuple[str, ...], runs_dir: Path | None,
+def runs(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], runs_dir: Path | None,
          as_json: bool) -> None:
     """List past and running runs, newest first."""
     from harness_core.cli._history import format_runs
@@ -36,6 +37,8 @@ def runs(limit: int, statuses: tuple[str, ...], providers: tuple[str, ...], runs
     directory = resolve_runs_dir(runs_dir)
     found = [s for s in list_runs(directory) if (not statuses or s.status in statuses)
              and (not providers or (s.started is not None and s.started.provider in providers))]
+    if limit is None:
+        limit = 0 if as_json else _TABLE_LIMIT
     shown = found[:limit] if limit else found
     if as_json:
         click.echo(dumps([summary.as_json() for summary in shown]))
