@@ -12,7 +12,6 @@ would replace Codex's own instructions, tool usage included.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -29,7 +28,7 @@ from harness_codex_common import (
     refused_events,
     session_not_found,
 )
-from harness_codex_common.auth import check_codex_login
+from harness_codex_common.auth import check_codex_auth
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
@@ -100,10 +99,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
     async def check_auth(self, options: CodexAppServerOptions, cli: CliInfo) -> AuthStatus:
         """`codex login status` in the CODEX_HOME a run would use, or an API key in the environment (no
         network; see `harness_codex_common.auth`)."""
-        environ = dict(os.environ)
-        if options.codex_home:
-            environ["CODEX_HOME"] = options.codex_home
-        return await check_codex_login(cli, environ)
+        return await check_codex_auth(cli, options.codex_home)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real codex against a scripted Responses backend on 127.0.0.1, with its own CODEX_HOME under

@@ -62,3 +62,13 @@ async def check_codex_login(cli: CliInfo, environ: Mapping[str, str] | None = No
     env = dict(os.environ if environ is None else environ)
     returncode, output = await cli_output([cli.path or "codex", "login", "status"], env=env, timeout=10.0)
     return login_status(returncode, output, env)
+
+
+async def check_codex_auth(cli: CliInfo, codex_home: str | None = None) -> AuthStatus:
+    """What both Codex providers' `check_auth` does: `check_codex_login` with the environment a run would have,
+    its CODEX_HOME set to the provider's `codex_home` option when there is one."""
+    environ = dict(os.environ)
+    if codex_home:
+        environ["CODEX_HOME"] = codex_home
+    return await check_codex_login(cli, environ)
+

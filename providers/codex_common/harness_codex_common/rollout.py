@@ -28,7 +28,7 @@ from typing import Any
 from harness_core import HarnessEvent, HarnessToolDetails, ToolKind, ToolResult, ToolStatus, ToolUse
 from harness_core.provider import bounded_head, bounded_tail, classify_command, file_change_display
 
-__all__ = ["read_finished_turn", "read_turn", "refused_events", "rollout_path", "turn_finished"]
+__all__ = ["read_finished_turn", "read_tail", "read_turn", "refused_events", "rollout_path", "turn_finished"]
 
 _TAIL_BYTES = 4 * 1024 * 1024
 _CALLS = ("custom_tool_call", "function_call")
@@ -78,17 +78,22 @@ def read_finished_turn(path: Path | None, wait: float = 1.0) -> list[dict[str, A
     return records
 
 
-def read_turn(path: Path | None) -> list[dict[str, Any]]:
-    """The rollout records of the thread's latest turn (after its last `task_started`), from the file's last
-    4 MiB; an unreadable file or line is skipped (best effort: nothing found, nothing shown)."""
-    if path is None:
-        return []
+def read_tail(path: Path) -> bytes | None:
+    """The last 4 MiB of a rollout file (its latest turns), or None when it cannot be read."""
     try:
         with path.open("rb") as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - _TAIL_BYTES))
-            tail = fh.read()
+            return fh.read()
     except OSError:
+        return None
+
+
+def read_turn(path: Path | None) -> list[dict[str, Any]]:
+    """The rollout records of the thread's latest turn (after its last `task_started`), from the file's last
+    4 MiB; an unreadable file or line is skipped (best effort: nothing found, nothing shown)."""
+    tail = read_tail(path) if path is not None else None
+    if tail is None:
         return []
     records: list[dict[str, Any]] = []
     for raw in tail.splitlines():

@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness_codex_common import rollout_path
+from harness_codex_common.rollout import read_tail
 
 from harness_codex_exec.mapping import parse_usage
 from harness_core import Usage
 
 __all__ = ["codex_home", "previous_total"]
-
-_TAIL_BYTES = 4 * 1024 * 1024
 
 
 def codex_home(option: str | None, env: Mapping[str, str]) -> Path:
@@ -34,12 +33,8 @@ def previous_total(home: Path, thread_id: str) -> Usage | None:
     path = rollout_path(home, thread_id)
     if path is None:
         return None
-    try:
-        with path.open("rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - _TAIL_BYTES))
-            tail = f.read()
-    except OSError:
+    tail = read_tail(path)
+    if tail is None:
         return None
     total: Usage | None = Usage()  # a thread with no token count yet has used nothing
     for raw in tail.splitlines():
