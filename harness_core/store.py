@@ -3,6 +3,8 @@
 Layer: core storage. Knows events and the file layout `<runs-dir>/<run_id>.jsonl` (+ `.wire.jsonl`); knows
 nothing of providers or rendering. Logs are private (0600 files in a 0700 directory), written one event per
 line and flushed as it happens; readers tolerate a torn last line (a run still being written, or a crash).
+The writer (`_store_writer`), finding the process that holds a log (`_store_locks`) and removing old runs
+(`_store_prune`) live beside this module and are re-exported here. Runs are kept until pruned (no retention).
 """
 
 from __future__ import annotations
@@ -13,15 +15,18 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from harness_core._store_locks import writer_pid
+from harness_core._store_prune import PrunedRun, PruneReport, prune
+from harness_core._store_writer import LogWriter
 from harness_core.errors import InvalidSpecError
-from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
+from harness_core.events import ApprovalRequested, ApprovalResolved, Done, HarnessEvent, RunStarted, parse_event
 
 __all__ = [
     "BAD_LINE_HEAD",
@@ -29,12 +34,16 @@ __all__ = [
     "LAST",
     "BadLine",
     "LogWriter",
+    "PruneReport",
+    "PrunedRun",
     "RunSummary",
+    "WAITING_FOR_APPROVAL",
     "find_run",
     "follow_events",
     "list_runs",
     "log_path",
     "new_run_id",
+    "prune_runs",
     "read_events",
     "resolve_runs_dir",
     "summarize",
@@ -44,6 +53,8 @@ __all__ = [
 ]
 
 ENV_RUNS_DIR = "HARNESS_RUNS_DIR"
+WAITING_FOR_APPROVAL = "waiting for approval"
+"""The status of a running run that waits for an answer to an approval request."""
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
@@ -64,13 +75,21 @@ def new_run_id() -> str:
 
 
 def validate_run_id(run_id: str) -> str:
-    """Raises `InvalidSpecError` unless `run_id` is a plain name (no separators, no traversal)."""
+    """Raises `InvalidSpecError` unless `run_id` is a plain name (no separators, no traversal) other than `last`
+    (the reference to the newest run)."""
     if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
         raise InvalidSpecError(
             f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' only "
             "(see `harness runs` for the ids of your runs)",
             run_id=run_id,
         )
+    if run_id == LAST:
+        raise InvalidSpecError(f"{LAST!r} cannot be a run id: it names the newest run (`harness show {LAST}`); "
+                               "choose another id, or leave run_id out for a new one", run_id=run_id)
+    if run_id.endswith(".wire"):
+        raise InvalidSpecError(f"invalid run id {run_id!r}: `{run_id}.jsonl` is the wire log of run "
+                               f"{run_id.removesuffix('.wire')!r}; choose an id that does not end in '.wire'",
+                               run_id=run_id)
     return run_id
 
 
@@ -80,58 +99,6 @@ def log_path(runs_dir: Path, run_id: str) -> Path:
 
 def wire_path(runs_dir: Path, run_id: str) -> Path:
     return runs_dir / f"{validate_run_id(run_id)}.wire.jsonl"
-
-
-def _ensure_private_dir(path: Path) -> None:
-    """Create the runs dir 0700; tighten an existing one we own (run logs hold prompts and output)."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = path.stat()
-    if info.st_uid == os.getuid() and info.st_mode & 0o077:
-        path.chmod(0o700)
-
-
-class LogWriter:
-    """Append-only JSONL file, created 0600 (never overwriting).
-
-    Lines are buffered and written with one system call per `flush` (or whenever the buffer passes
-    `flush_bytes`), so a reader sees whole lines or a torn tail. The runner flushes whenever the run is about
-    to wait for anything (the consumer caught up, backpressure, the end of the run): the log is current
-    whenever the stream pauses, and a burst of events costs one write instead of one per event.
-    """
-
-    def __init__(self, path: Path, *, flush_bytes: int = 1 << 16) -> None:
-        _ensure_private_dir(path.parent)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while we write: readers can tell "running" from "lost"
-        self.path = path
-        self._fd: int | None = fd
-        self._buffer = bytearray()
-        self._flush_bytes = flush_bytes
-
-    def write_line(self, data: bytes) -> None:
-        """Queue `data` plus a newline; written at the next `flush` (or at once past `flush_bytes`)."""
-        buffer = self._buffer
-        buffer += data
-        buffer += b"\n"
-        if len(buffer) >= self._flush_bytes:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._buffer and self._fd is not None:
-            view = memoryview(self._buffer)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-            view.release()
-            self._buffer.clear()
-
-    def close(self) -> None:
-        if self._fd is not None:
-            try:
-                self.flush()
-            finally:
-                os.close(self._fd)
-                self._fd = None
 
 
 @dataclass(frozen=True)
@@ -202,16 +169,21 @@ class RunSummary:
     mtime: float
     writer_alive: bool = False
     problem: str | None = None
+    waiting: bool = False
+    """Whether the running run waits for an answer to an approval request."""
 
     @property
     def status(self) -> str:
-        """The result's status; `running` while a writer holds the log; `lost` when the writer died before `done`
-        (killed, crashed machine); `unreadable` when the file cannot be read."""
+        """The result's status; `running` while a writer holds the log (`waiting for approval` while it waits for
+        an answer); `lost` when the writer died before `done` (killed, crashed machine); `unreadable` when the
+        file cannot be read."""
         if self.problem is not None:
             return "unreadable"
         if self.done is not None:
             return self.done.result.status.value
-        return "running" if self.writer_alive else "lost"
+        if not self.writer_alive:
+            return "lost"
+        return WAITING_FOR_APPROVAL if self.waiting else "running"
 
     def as_json(self) -> dict[str, Any]:
         result = self.done.result if self.done else None
@@ -239,7 +211,7 @@ def follow_events(path: Path, *, poll: float = 0.05, on_bad_line: Callable[[BadL
         InvalidSpecError: as `read_events`, for a bad line without `on_bad_line`.
     """
     number = 0
-    pending = b""
+    pending = bytearray()  # read, not yet parsed: a torn line grows in place, never copied per read
     with path.open("rb") as fh:
         while True:
             chunk = fh.read(1 << 16)
@@ -252,7 +224,14 @@ def follow_events(path: Path, *, poll: float = 0.05, on_bad_line: Callable[[BadL
                 chunk = fh.read(1 << 16)  # the writer is gone: what it wrote is all there is, after one last read
                 if not chunk:
                     return
-            *lines, pending = (pending + chunk).split(b"\n")
+            scanned = len(pending)  # no newline before here: search only what just came
+            pending += chunk
+            lines: list[bytes] = []
+            begin = 0
+            while (end := pending.find(b"\n", scanned)) >= 0:
+                lines.append(bytes(pending[begin:end]))
+                begin = scanned = end + 1
+            del pending[:begin]
             for raw in lines:
                 number += 1
                 try:
@@ -305,7 +284,35 @@ def summarize(path: Path) -> RunSummary:
         elif isinstance(event, Done):
             done = event
     alive = done is None and _locked(path)
-    return RunSummary(run_id, path, started, done, mtime, writer_alive=alive)
+    waiting = alive and _waits_for_approval(path)
+    return RunSummary(run_id, path, started, done, mtime, writer_alive=alive, waiting=waiting)
+
+
+def _waits_for_approval(path: Path) -> bool:
+    """Whether the log's last MiB has an `approval_requested` without its `approval_resolved` (a run waits for
+    an answer; the runner flushes the request before it waits)."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - (1 << 20)))
+            tail = fh.read()
+    except OSError:
+        return False
+    if b'"approval_requested"' not in tail:
+        return False
+    open_requests: set[str] = set()
+    for raw in tail.split(b"\n"):
+        if b'"approval_' not in raw:
+            continue
+        try:
+            event = parse_event(raw)
+        except (ValidationError, json.JSONDecodeError):
+            continue
+        if isinstance(event, ApprovalRequested):
+            open_requests.add(event.request_id)
+        elif isinstance(event, ApprovalResolved):
+            open_requests.discard(event.request_id)
+    return bool(open_requests)
 
 
 def _locked(path: Path) -> bool:
@@ -354,26 +361,6 @@ def find_run(runs_dir: Path, ref: str) -> str:
     raise InvalidSpecError(f"{ref!r} matches {len(ids)} runs ({shown}); give more of the run id")
 
 
-def writer_pid(path: Path) -> int | None:
-    """The process that holds the log's writer lock (the Harness driving the run), or None: no live writer, or
-    not knowable here (Linux's `/proc/locks` names the holder; a lock exists only while its holder lives, so the
-    answer cannot be a reused pid)."""
-    try:
-        st = path.stat()
-        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
-            table = fh.read()
-    except OSError:
-        return None
-    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for line in table.splitlines():
-        fields = line.split()
-        # `FLOCK ADVISORY WRITE <pid> <dev:inode>`: the writer's exclusive lock, never a reader's brief shared one
-        if (len(fields) >= 6 and fields[1:4] == ["FLOCK", "ADVISORY", "WRITE"] and fields[5] == where
-                and fields[4].isdigit()):
-            return int(fields[4])
-    return None
-
-
 def list_runs(runs_dir: Path) -> list[RunSummary]:
     """Every run in `runs_dir`, newest first."""
     if not runs_dir.is_dir():
@@ -381,3 +368,16 @@ def list_runs(runs_dir: Path) -> list[RunSummary]:
     logs = [p for p in runs_dir.glob("*.jsonl") if not p.name.endswith(".wire.jsonl")]
     return sorted((summarize(p) for p in logs), key=lambda s: (s.started.ts if s.started else s.mtime, s.run_id),
                   reverse=True)
+
+
+def prune_runs(runs_dir: Path, *, older_than: float, statuses: Iterable[str] | None = None, dry_run: bool = False,
+               now: float | None = None) -> PruneReport:
+    """Remove every file of each run in `runs_dir` that ended more than `older_than` seconds ago (its `done`, or
+    its log's last write without one), only runs of `statuses` when given; never a run whose writer still holds
+    its log (running, waiting for approval), however old. `dry_run` only says what would go. Runs are kept
+    until pruned: there is no default retention.
+
+    Raises:
+        ValueError: `older_than` is negative.
+    """
+    return prune(runs_dir, list_runs(runs_dir), older_than=older_than, statuses=statuses, dry_run=dry_run, now=now)

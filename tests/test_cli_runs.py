@@ -1,9 +1,11 @@
 """`harness runs` and `harness show` as people use them: run ids by unique prefix or `last` (`show` with no id is
-the last run), an ambiguous prefix names its candidates; `runs --limit/--status/--provider`."""
+the last run), an ambiguous prefix names its candidates; `runs --limit/--status/--provider`; `runs prune`."""
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 
 from harness_core.events import Done, HarnessResult, RunStarted, RunStatus
 from harness_core.plugins import PluginHost, reset_host
-from harness_core.store import LogWriter
+from harness_core.store import LogWriter, list_runs
 from tests.test_cli import invoke, make_host
 
 
@@ -102,3 +104,62 @@ def test_show_never_prints_a_logs_control_characters(runs_dir: Path) -> None:
     writer.close()
     shown = invoke("show", "last").stdout
     assert "\x1b" not in shown and "\x07" not in shown and "prompt    hi]0;pwned there" in shown
+
+
+# --- harness runs prune -----------------------------------------------------------------------------------
+
+def test_runs_is_still_the_list_and_lists_prune_in_its_help(three: Path) -> None:
+    assert len(invoke("runs", "-n", "2").stdout.splitlines()) == 4  # header, two runs, the "not shown" line
+    assert "prune" in invoke("runs", "--help").stdout
+    assert "--older-than AGE" in invoke("runs", "prune", "--help").stdout
+
+
+def test_prune_removes_old_runs_and_says_how_many_and_how_much(three: Path) -> None:
+    (three / "20261201T100000-aaaa1111.wire.jsonl").write_bytes(b"w" * 2048)
+    _log(three, "20261201T130000-young000", time.time(), RunStatus.SUCCESS)
+    dry = invoke("runs", "prune", "--older-than", "30d", "--dry-run")
+    assert dry.exit_code == 0 and "would remove  20261201T100000-aaaa1111  success" in dry.stdout
+    assert "3 runs (" in dry.stdout and "would be removed" in dry.stdout and len(list_runs(three)) == 4
+    done = invoke("runs", "prune", "--older-than", "30d", "--status", "failed")
+    assert done.exit_code == 0 and done.stdout.splitlines()[-1].startswith("removed 1 run, ")
+    assert "20261201T110000-aaab2222" in done.stdout
+    report = json.loads(invoke("runs", "prune", "--older-than", "2w", "--json").stdout)
+    assert [r["run_id"] for r in report["runs"]] == ["20261201T120000-cccc3333", "20261201T100000-aaaa1111"]
+    assert report["count"] == 2 and report["bytes"] > 2048 and report["dry_run"] is False
+    assert [r.run_id for r in list_runs(three)] == ["20261201T130000-young000"]
+    assert sorted(p.name for p in three.iterdir()) == ["20261201T130000-young000.jsonl"]
+    assert "nothing to remove" in invoke("runs", "prune", "--older-than", "1h").stdout
+
+
+def test_prune_keeps_a_running_run_and_says_so(runs_dir: Path) -> None:
+    writer = LogWriter(runs_dir / "20261201T150000-ffff6666.jsonl")
+    writer.write_line(RunStarted(run_id="20261201T150000-ffff6666", seq=0, ts=1.0, provider="scripted",
+                                 provider_version="1", spec={"prompt": "p"}).model_dump_json().encode())
+    writer.flush()
+    os.utime(writer.path, (1.0, 1.0))
+    try:
+        kept = invoke("runs", "prune", "--older-than", "0s")
+        assert kept.exit_code == 0 and "kept 1 still running" in kept.stdout and writer.path.exists()
+    finally:
+        writer.close()
+    assert "removed 1 run" in invoke("runs", "--runs-dir", str(runs_dir), "prune", "--older-than", "0s").stdout
+
+
+@pytest.mark.parametrize("age", ["30", "30 days", "1.5d", "-3d", "3M", "d"])
+def test_a_bad_age_is_a_usage_error_naming_the_forms(three: Path, age: str) -> None:
+    result = invoke("runs", "prune", "--older-than", age)
+    assert result.exit_code == 2 and "30d, 12h, 90m, 2w or 45s" in result.stderr
+    assert len(list_runs(three)) == 3
+
+
+def test_ages() -> None:
+    from harness_core.cli._runs import parse_age
+
+    assert [parse_age(a) for a in ("30d", "12h", "90m", "2w", "45s", "0s")] == [
+        30 * 86400, 12 * 3600, 90 * 60, 14 * 86400, 45, 0]
+
+
+def test_list_options_before_prune_are_refused(three: Path) -> None:
+    result = invoke("runs", "--status", "failed", "prune", "--older-than", "1d")
+    assert result.exit_code == 2 and "after it" in result.stderr and len(list_runs(three)) == 3
+    assert invoke("runs", "prune").exit_code == 2  # --older-than is required: no default retention

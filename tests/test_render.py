@@ -247,3 +247,14 @@ def test_untrusted_control_characters_never_reach_the_terminal() -> None:
     text = out.getvalue()
     assert "\x07" not in text and "\x1b[2J" not in text and "\x1b]" not in text and "\r" not in text
     assert "hi]52;c;ZXZpbA== there[2J\n" in text
+
+
+def test_attached_later_the_clock_counts_from_the_run_start() -> None:
+    """`harness attach` to a run that started two minutes ago shows its age, not the time since attaching."""
+    import time
+
+    out = FakeTTY()
+    r = Renderer.for_stream(out, environ={"TERM": "xterm"})
+    r.feed(scripted_events("tools")[0].model_copy(update={"ts": time.time() - 125}))
+    r.tick()
+    assert "2 m 0" in out.getvalue()  # 2 m 05 s (or 06 s on a slow machine)

@@ -8,10 +8,11 @@ Layer: CLI — the outermost layer, and the only place logging is configured (`_
 One module per command group, each importing only click at the top, so `harness --help` stays fast (well under
 0.4 s: `benchmarks/startup.py`); pydantic models, anyio, the runner and plugins are imported inside commands:
 
-- `_run` (`harness run`) with `_options` (`-o KEY=VALUE`), `_live` (driving the run, Ctrl-C, exit status) and
-  `_approve` (approvals asked on the terminal);
+- `_run` (`harness run`) with `_options` (`-o KEY=VALUE`), `_live` (driving the run, Ctrl-C, exit status),
+  `_approve` (approvals asked on the terminal) and `_worker` (`--background`: the detached worker);
+- `_answer` (`approve`: answering a background run's approvals; the questions `attach` asks for them);
 - `_info` (`providers`, `doctor`, `schema`) with the typed reports in `_providers`;
-- `_runs` (`runs`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a run's log live);
+- `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a run's log live);
   `_cancel` (`cancel`: interrupt a run through the `harness` process that drives it);
 - `_demo` (`demo`) with the player in `_play`;
 - `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import click
 
 from harness_core import __version__
+from harness_core.cli._answer import approve
 from harness_core.cli._attach import attach
 from harness_core.cli._cancel import cancel
 from harness_core.cli._demo import demo
@@ -46,7 +48,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, demo, providers, doctor, runs, show, attach, cancel, schema):
+for _command in (run, demo, providers, doctor, runs, show, attach, cancel, approve, schema):
     cli.add_command(_command)
 
 

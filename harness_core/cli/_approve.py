@@ -18,7 +18,7 @@ from harness_core import ApprovalDecision, ApprovalRequested, Approver
 from harness_core.cli._format import tool_label
 from harness_core.cli.render import Renderer
 
-__all__ = ["terminal_approver"]
+__all__ = ["parse_answer", "question", "terminal_approver"]
 
 _ANSWERS = {
     "y": ApprovalDecision.APPROVE, "yes": ApprovalDecision.APPROVE,
@@ -44,17 +44,26 @@ def terminal_approver(renderer: Renderer | None) -> Approver:
     return approve
 
 
-async def _ask(request: ApprovalRequested) -> ApprovalDecision:
+def question(request: ApprovalRequested) -> str:
+    """The question asked for `request`: ``[approval] Running command ls (why) — allow? [y]es / [n]o / [a]bort: ``."""
     reason = f" ({request.reason})" if request.reason else ""
-    question = f"[approval] {tool_label(request.display)}{reason} — allow? [y]es / [n]o / [a]bort: "
+    return f"[approval] {tool_label(request.display)}{reason} — allow? [y]es / [n]o / [a]bort: "
+
+
+def parse_answer(line: str) -> ApprovalDecision | None:
+    """The decision a typed answer stands for (Enter denies); None for anything else."""
+    return _ANSWERS.get(line.strip().lower())
+
+
+async def _ask(request: ApprovalRequested) -> ApprovalDecision:
     while True:
-        sys.stderr.write(question)
+        sys.stderr.write(question(request))
         sys.stderr.flush()
         line = await _read_terminal_line()
         if line is None:
             sys.stderr.write("\n")
             return ApprovalDecision.DENY
-        decision = _ANSWERS.get(line.strip().lower())
+        decision = parse_answer(line)
         if decision is not None:
             return decision
         sys.stderr.write("please answer y, n or a\n")

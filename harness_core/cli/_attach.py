@@ -10,10 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, fail, harness_command
+
+if TYPE_CHECKING:
+    from harness_core.cli._answer import TerminalAnswers
+    from harness_core.cli.render import Renderer
 
 __all__ = ["attach"]
 
@@ -26,7 +31,8 @@ __all__ = ["attach"]
 @harness_command
 def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> None:
     """Show a run from its first event and follow it live until it ends (RUN_ID: a run id, a unique prefix of
-    one, or `last`, the default); on a finished run, show it whole. Ctrl-C stops watching: the run goes on.
+    one, or `last`, the default); on a finished run, show it whole. Ctrl-C stops watching: the run goes on. On a
+    terminal, a background run's approval requests are asked here (or answer them with `harness approve`).
 
     Exit status: the run's, as for `harness run` (0, 1, 3, 130); 1 for a run that was lost (its Harness ended
     before the run did); 130 when you stop watching.
@@ -39,22 +45,27 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
     renderer = None if as_json else Renderer.for_stream(sys.stdout, verbose=verbose > 0, environ=os.environ)
+    asker = _asker(directory, found, renderer)
     result: HarnessResult | None = None
     bad: list[BadLine] = []
+    on_wait = None
+    if renderer is not None:
+        on_wait = renderer.tick if asker is None else asker.and_then(renderer.tick)
     try:
-        for event in follow_events(log_path(directory, found), on_bad_line=bad.append,
-                                   on_wait=renderer.tick if renderer is not None else None):
+        for event in follow_events(log_path(directory, found), on_bad_line=bad.append, on_wait=on_wait):
             if renderer is None:
                 click.echo(event.model_dump_json())
             else:
                 renderer.feed(event)
+            if asker is not None:
+                asker.feed(event)
             if isinstance(event, Done):
                 result = event.result
     except KeyboardInterrupt:
         if renderer is not None:
             renderer.close()
         click.echo(f"harness: stopped watching {found}; the run goes on (`harness attach {found}` to watch it "
-                   "again, `harness runs` for its status)", err=True)
+                   f"again, `harness cancel {found}` to stop it)", err=True)
         sys.exit(130)
     if renderer is not None:
         renderer.close()
@@ -64,3 +75,14 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
         fail(f"run {found} is lost: its Harness ended before the run did (killed, or the machine went down), so its "
              f"log has no result; `harness show {found}` shows what it did", EXIT_FAILED)
     sys.exit(exit_status_for(result))
+
+
+def _asker(directory: Path, run_id: str, renderer: Renderer | None) -> TerminalAnswers | None:
+    """The approval questions of a background run, asked when this attach has a terminal to ask on."""
+    from harness_core._answers import AnswersFile, answers_path
+    from harness_core.cli._answer import TerminalAnswers
+
+    path = answers_path(directory, run_id)
+    if renderer is None or not path.exists() or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    return TerminalAnswers(AnswersFile(path), renderer)

@@ -25,15 +25,16 @@ _POLL = 0.1
 @click.argument("run_id")
 @RUNS_DIR_OPTION
 @click.option("--timeout", type=click.FloatRange(min=0), default=30.0, show_default=True, metavar="SECONDS",
-              help="How long to wait for the run to end (0: do not wait).")
+              help="How long to wait for the run to end (0: send the interrupt and do not wait).")
 @harness_command
 def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
     """Interrupt a running run (RUN_ID: a run id, a unique prefix of one, or `last`): the `harness` process that
     drives it stops the turn through its provider, as Ctrl-C in its terminal would, and completes its log. Cancel
     a run that is still stopping again to stop it at once. A run that already ended is left as it is.
 
-    Exit status: 0 the run ended (or had ended); 1 it did not end within --timeout, or it is lost; 2 it is not
-    driven by a `harness` command (stop it in the program that runs it).
+    Exit status: 0 the run ended (or had ended; with --timeout 0, the interrupt was sent); 1 it did not end within
+    --timeout, it is lost, or its Harness is stopped (Ctrl-Z: continue it with `fg` or `kill -CONT PID`); 2 it is
+    not driven by a `harness` command (stop it in the program that runs it).
     """
     from harness_core.store import find_run, log_path, resolve_runs_dir, summarize, writer_pid
 
@@ -68,6 +69,11 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
     except PermissionError:
         fail(f"not allowed to signal process {pid}, which drives run {found} (another user's run?); stop it "
              "in its terminal", EXIT_FAILED)
+    _fail_if_stopped(found, pid)
+    if not timeout:
+        click.echo(f"interrupt sent to run {found} (process {pid}); not waiting for it to end (`harness attach "
+                   f"{found}` follows it to its end)")
+        return
     click.echo(f"asked run {found} to stop (process {pid})", err=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -79,10 +85,31 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
             return
         if not now.writer_alive:
             fail(f"run {found}'s Harness ended without completing its log: it is lost", EXIT_FAILED)
+        _fail_if_stopped(found, pid)  # stopped while we wait (Ctrl-Z in its terminal): it will not end by itself
         time.sleep(_POLL)
-    if timeout:
-        fail(f"run {found} has not ended after {timeout:g} s; `harness cancel {found}` again stops it at once",
-             EXIT_FAILED)
+    fail(f"run {found} has not ended after {timeout:g} s; `harness cancel {found}` again stops it at once",
+         EXIT_FAILED)
+
+
+def _state(pid: int) -> str | None:
+    """The state letter of process `pid` (`R`, `S`, `T` stopped, `t` stopped by a debugger, ...), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces and parentheses
+    return fields[0] if fields else None
+
+
+def _fail_if_stopped(run_id: str, pid: int) -> None:
+    """Exit 1 at once when the run's Harness is stopped: the interrupt it was sent waits until it continues."""
+    state = _state(pid)
+    if state == "T":
+        fail(f"run {run_id}'s Harness (process {pid}) is stopped (Ctrl-Z, or SIGSTOP), so the interrupt sent to it "
+             f"takes effect only when it continues: `fg` in its terminal, or `kill -CONT {pid}`", EXIT_FAILED)
+    if state == "t":
+        fail(f"run {run_id}'s Harness (process {pid}) is stopped in a debugger, so the interrupt sent to it takes "
+             "effect only when the debugger lets it continue", EXIT_FAILED)
 
 
 def _argv(pid: int) -> list[str]:

@@ -1,5 +1,5 @@
-"""The reports behind `harness runs` and `harness show`: past runs read back from their logs, typed, with
-their `--json` form and their text.
+"""The reports behind `harness runs`, `harness runs prune` and `harness show`: past runs read back from their
+logs, typed, with their `--json` form and their text.
 
 Layer: CLI (imported only when one of those commands runs). Knows the run store and the event models;
 nothing of providers or of the runner.
@@ -29,9 +29,9 @@ from harness_core import (
 )
 from harness_core.cli import _terminal as term
 from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
-from harness_core.store import BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
+from harness_core.store import BadLine, PruneReport, RunSummary, log_path, read_events, summarize, validate_run_id
 
-__all__ = ["RunDetails", "format_runs", "format_show", "run_details"]
+__all__ = ["RunDetails", "format_age", "format_bytes", "format_prune", "format_runs", "format_show", "run_details"]
 
 
 @dataclass(frozen=True)
@@ -208,4 +208,50 @@ def format_show(details: RunDetails) -> str:
         lines.append(f"skipped   {bad.describe()}")
     if details.final_text:
         lines += ["", details.final_text.rstrip()]
+    return "\n".join(lines)
+
+
+def format_age(seconds: float) -> str:
+    """``45 s``, ``90 m``, ``12 h``, ``41 d``: the largest unit that keeps a whole number of at least 1 (at
+    most 3 digits of minutes and hours)."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= 2 * size or (unit == "d" and seconds >= size):
+            return f"{int(seconds // size)} {unit}"
+    return f"{max(0, int(seconds))} s"
+
+
+def format_bytes(size: int) -> str:
+    """``512 B``, ``1.5 KiB``, ``20.0 MiB``, ``1.2 GiB``."""
+    if size < 1024:
+        return f"{size} B"
+    value = size / 1024
+    for unit in ("KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, statuses: tuple[str, ...] = (),
+                 now: float | None = None) -> str:
+    """What `harness runs prune` removed (or, with --dry-run, would remove): one line per run, then the totals
+    and the runs kept because they are still running."""
+    now = time.time() if now is None else now
+    which = f" ({', '.join(statuses)})" if statuses else ""
+    age = format_age(older_than)
+    if not report.runs:
+        lines = [f"no runs{which} in {runs_dir} ended more than {age} ago; nothing to remove"]
+    else:
+        rows = [[run.run_id, run.status, f"ended {format_age(now - run.ended)} ago", format_bytes(run.size)]
+                for run in report.runs]
+        verb = "would remove" if report.dry_run else "removed"
+        lines = [f"{verb}  {line}" for line in table(rows)]
+        count = f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}"
+        if report.dry_run:
+            lines.append(f"{count} ({format_bytes(report.size)}) would be removed; run it again without --dry-run "
+                         "to remove them")
+        else:
+            lines.append(f"removed {count}, {format_bytes(report.size)}")
+    if report.held:
+        lines.append(f"kept {len(report.held)} still running (their Harness holds the log): {', '.join(report.held)}")
     return "\n".join(lines)

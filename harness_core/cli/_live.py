@@ -34,7 +34,7 @@ from harness_core.cli._approve import terminal_approver
 from harness_core.cli.render import Renderer
 from harness_core.store import read_events
 
-__all__ = ["RunRequest", "execute", "exit_status_for"]
+__all__ = ["RunRequest", "execute", "exit_status_for", "watch_signals"]
 
 _HARD_STOP_FALLBACK = 20.0
 _TICK_LIVE = 0.1
@@ -79,7 +79,7 @@ async def execute(request: RunRequest, out: TextIO) -> int:
                        record_wire=request.record_wire)
     with anyio.CancelScope() as hard_stop:
         async with started as live, anyio.create_task_group() as tg:
-            tg.start_soon(_watch_signals, live, renderer, hard_stop)
+            tg.start_soon(watch_signals, live, renderer, hard_stop)
             if renderer is not None:
                 tg.start_soon(_tick, renderer)
             await _consume(live, handle)
@@ -128,7 +128,7 @@ async def _tick(renderer: Renderer) -> None:
         await anyio.sleep(period)
 
 
-async def _watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope) -> None:
+async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope) -> None:
     """First SIGINT/SIGTERM/SIGHUP (the terminal closing): interrupt the turn cleanly. Second: stop the run at
     once. Later ones are absorbed: the receiver stays open until the run is over, because the default handler
     would kill Harness by the signal mid-shutdown (exit -2 instead of 130, a log without its `done`)."""

@@ -19,8 +19,11 @@ import click
 from harness_core.cli._common import RUNS_DIR_OPTION, harness_command, run_async
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 
+WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (not imported: start-up time)
+
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec
+    from harness_core._background import OfflinePlan
     from harness_core.cli._live import RunRequest
 
 __all__ = ["run"]
@@ -83,18 +86,31 @@ _SECONDS = _Seconds()
 @click.option("--force", is_flag=True,
               help="With --offline --cwd DIR: play the scenario in DIR even if it is not empty (the scripted "
                    "model creates and changes files there).")
-@click.option("--json", "as_json", is_flag=True, help="Print the run's events as JSON lines (as in its log).")
+@click.option("--background", "-b", is_flag=True,
+              help="Check everything, start the run in a detached worker that survives this terminal, print its "
+                   "run id and return (watch it with `harness attach`, stop it with `harness cancel`).")
+@click.option(WORKER_FLAG, "background_worker", is_flag=True, hidden=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the run's events as JSON lines (as in its log); with "
+              "--background, {\"run_id\": ..., \"log\": ...}.")
 @click.option("-v", "--verbose", count=True, help="-v: show output summaries and usage; -vv: debug logging.")
 @harness_command
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
         requires: tuple[str, ...], options: tuple[str, ...], idle_timeout: float | None,
         runs_dir: Path | None, record_wire: bool, offline: bool, scenario: str, keep_workspace: bool,
-        force: bool, as_json: bool, verbose: int) -> None:
-    """Run one agent turn on PROMPT (`-` reads it from stdin) and show it live.
+        force: bool, background: bool, background_worker: bool, as_json: bool, verbose: int) -> None:
+    """Run one agent turn on PROMPT (`-` reads it from stdin) and show it live, or (--background) detached.
 
-    Exit status: 0 success, 1 the run failed, 2 usage error, 3 provider unavailable, 130 interrupted.
+    Exit status: 0 success, 1 the run failed, 2 usage error, 3 provider unavailable, 130 interrupted; with
+    --background, 0 once the run has started (its own status: `harness attach`, `harness runs`).
     """
+    if background_worker:
+        from harness_core.cli._worker import serve
+
+        sys.exit(serve())
+    if background and verbose:
+        raise click.UsageError("-v is for the live view, which a background run does not have: watch it with "
+                               "`harness attach -v RUN_ID`")
     if verbose >= 2:  # -v is for the rendering; -vv adds debug logs
         from harness_core.cli._logs import level_for, set_level
 
@@ -130,26 +146,42 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
         if keep_workspace or force or scenario_given:
             raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
+        if background:
+            _check_online(spec, provider, runs_dir)
+            sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json))
         sys.exit(run_async(execute, request_for(spec), sys.stdout))
-    sys.exit(_run_offline(spec, provider, scenario, explicit_cwd=cwd is not None, keep=keep_workspace,
-                          force=force, runs_dir=runs_dir, request_for=request_for))
+    explicit_cwd = cwd is not None
+    _check_offline(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
+                   runs_dir=runs_dir)
+    if background:
+        from harness_core._background import OfflinePlan
+
+        plan = OfflinePlan(scenario=scenario, explicit_cwd=explicit_cwd, keep_workspace=keep_workspace)
+        sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json,
+                                  offline=plan))
+    sys.exit(_run_offline(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,
+                          request_for=request_for))
 
 
 _DEFAULT_SOURCE = click.core.ParameterSource.DEFAULT
 
 
-def _run_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                 force: bool, runs_dir: Path | None, request_for: Callable[[AgentRunSpec], RunRequest]) -> int:
-    """`harness run --offline`: check everything first (scenario, provider, options, capabilities, the agent's
-    CLI, the runs directory, the workspace), only then create the workspace and the scenario's files, run, and
-    remove a temporary workspace unless it is to be kept. Returns the exit status."""
-    import shutil
-    import tempfile
-
+def _check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:
+    """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
-    from harness_core.cli._live import execute
-    from harness_core.offline import offline_spec, seed_workspace
+    from harness_core.plugins import get_host
+
+    run_async(prepare, spec, provider, get_host())
+    check_writable(runs_dir)
+
+
+def _check_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
+                   force: bool, runs_dir: Path | None) -> None:
+    """Everything `harness run --offline` checks before it creates anything: the scenario, provider, options,
+    capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error)."""
+    from harness_core._run.api import prepare
+    from harness_core._run.logs import check_writable
     from harness_core.offline._setup import check_offline, workspace_conflict
     from harness_core.plugins import get_host
 
@@ -164,10 +196,53 @@ def _run_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, exp
         if conflict is not None:
             raise click.UsageError(f"{conflict}. Use an empty or new directory (mkdir DIR; --cwd DIR), leave out "
                                    "--cwd for a temporary workspace, or pass --force to play it there anyway")
+    elif force:
+        raise click.UsageError("--force is for --offline --cwd DIR (a temporary workspace is always empty)")
+
+
+def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path | None, record_wire: bool,
+                     as_json: bool, offline: OfflinePlan | None = None) -> int:
+    """Start a checked run in a detached worker; print its id (stdout) and how to follow it (stderr)."""
+    from harness_core._background import JobPlan, launch
+    from harness_core.cli._common import dumps
+    from harness_core.store import new_run_id
+
+    plan = JobPlan(spec=spec, run_id=new_run_id(), provider=provider, runs_dir=runs_dir, record_wire=record_wire,
+                   offline=offline)
+    started = launch(plan)
+    if as_json:
+        click.echo(dumps({"run_id": started.run_id, "log": str(started.log), "pid": started.pid,
+                          "workspace": str(started.workspace) if started.workspace else None}))
+        return 0
+    click.echo(started.run_id)
+    rid = started.run_id
+    if started.workspace is not None:
+        kept = "kept after the run" if offline is not None and offline.keep_workspace else "removed after the run"
+        click.echo(f"harness: offline workspace {started.workspace} ({kept})", err=True)
+    click.echo(f"harness: run {rid} started in the background (log {started.log}); `harness attach {rid}` to "
+               f"watch it, `harness cancel {rid}` to stop it", err=True)
+    if spec.approval.value != "never":
+        click.echo(f"harness: it asks before acting: answer in `harness attach {rid}` on a terminal, or with "
+                   f"`harness approve {rid} REQUEST_ID allow|deny`; `harness runs` shows it waiting", err=True)
+    return 0
+
+
+def _run_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
+                 request_for: Callable[[AgentRunSpec], RunRequest]) -> int:
+    """`harness run --offline`, checked (`_check_offline`): create the workspace and the scenario's files, run,
+    and remove a temporary workspace unless it is to be kept. Returns the exit status."""
+    import shutil
+    import tempfile
+
+    from harness_core.cli._live import execute
+    from harness_core.offline import offline_spec, scenario_named, seed_workspace
+    from harness_core.plugins import get_host
+
+    host = get_host()
+    played = scenario_named(scenario)
+    if explicit_cwd:
         workspace = spec.cwd
     else:
-        if force:
-            raise click.UsageError("--force is for --offline --cwd DIR (a temporary workspace is always empty)")
         workspace = Path(tempfile.mkdtemp(prefix="harness-offline-ws-"))
         spec = spec.model_copy(update={"cwd": workspace})
         then = "kept after the run" if keep else "removed after the run; --keep-workspace keeps it"

@@ -1,4 +1,5 @@
-"""`harness runs` and `harness show`: past and running runs, read back from the run store.
+"""`harness runs` (a group: the list, and `harness runs prune`) and `harness show`: past and running runs, read
+back from the run store; old ones removed.
 
 Layer: CLI, imported at start-up: click at the top; the run store and the reports (`_history`) are imported
 when a command runs. Knows nothing of providers or of the runner.
@@ -6,20 +7,49 @@ when a command runs. Knows nothing of providers or of the runner.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
 
 from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
 
-__all__ = ["runs", "show"]
+__all__ = ["parse_age", "runs", "show"]
 
 
 _TABLE_LIMIT = 20
-_STATUSES = ("running", "success", "failed", "interrupted", "lost", "unreadable")
+_ENDED = ("success", "failed", "interrupted", "lost", "unreadable")
+_STATUSES = ("running", "waiting for approval", *_ENDED)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_AGE = re.compile(r"(\d+)([smhdw])")
 
 
-@click.command()
+def parse_age(text: str) -> int:
+    """`30d`, `12h`, `90m`, `2w`, `45s` in seconds.
+
+    Raises:
+        ValueError: anything else; the message names the accepted forms.
+    """
+    match = _AGE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not an age: use a whole number and one of s, m, h, d, w (seconds, minutes, "
+                         "hours, days, weeks), as in 30d, 12h, 90m, 2w or 45s")
+    return int(match[1]) * _UNITS[match[2]]
+
+
+class _Age(click.ParamType):  # type: ignore[type-arg]
+    name = "AGE"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_age(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+@click.group(invoke_without_command=True, subcommand_metavar="[prune ...]")
 @click.option("--limit", "-n", type=click.IntRange(min=0), default=None, metavar="N",
               help="Show the newest N runs (0: all). Default: 20 in the table, all with --json.")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
@@ -27,10 +57,21 @@ _STATUSES = ("running", "success", "failed", "interrupted", "lost", "unreadable"
 @click.option("--provider", "providers", multiple=True, metavar="NAME", help="Only runs of this provider (repeatable).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
+@click.pass_context
+def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...],
+         runs_dir: Path | None, as_json: bool) -> None:
+    """List past and running runs, newest first. `harness runs prune --older-than 30d` removes old ones (runs are
+    kept until pruned)."""
+    if ctx.invoked_subcommand is None:
+        _list(limit, statuses, providers, runs_dir, as_json)
+    elif limit is not None or statuses or providers:
+        raise click.UsageError(f"--limit, --status and --provider choose runs to list; give the options of "
+                               f"`{ctx.invoked_subcommand}` after it (`harness runs {ctx.invoked_subcommand} --help`)")
+
+
 @harness_command
-def runs(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], runs_dir: Path | None,
-         as_json: bool) -> None:
-    """List past and running runs, newest first."""
+def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], runs_dir: Path | None,
+          as_json: bool) -> None:
     from harness_core.cli._history import format_runs
     from harness_core.store import list_runs, resolve_runs_dir
 
@@ -49,6 +90,40 @@ def runs(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...
     if len(shown) < len(found):
         text += f"\n({len(found) - len(shown)} older runs not shown; --limit 0 shows all)"
     click.echo(text)
+
+
+@runs.command(short_help="Remove runs that ended longer ago than --older-than (30d, 12h, ...).")
+@click.option("--older-than", "older_than", type=_Age(), required=True,
+              help="Remove runs that ended longer ago than this: 30d, 12h, 90m, 2w, 45s.")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(_ENDED),
+              help="Only runs with this status (repeatable; default: any).")
+@click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@click.pass_context
+@harness_command
+def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_run: bool, runs_dir: Path | None,
+          as_json: bool) -> None:
+    """Remove old runs: every file of each run (its log, its wire log, the rest) that ended longer ago than
+    --older-than (a run without an end: its log's last write). A run still running or waiting for approval is
+    never removed, however old. Nothing is removed otherwise: runs are kept until pruned.
+
+    Exit status: 0; 1 when some run could not be removed (each is named).
+    """
+    from harness_core.cli._history import format_prune
+    from harness_core.store import prune_runs, resolve_runs_dir
+
+    parent = ctx.parent.params if ctx.parent is not None else {}  # `harness runs --runs-dir D --json prune` works
+    directory = resolve_runs_dir(runs_dir or parent.get("runs_dir"))
+    report = prune_runs(directory, older_than=older_than, statuses=statuses or None, dry_run=dry_run)
+    if as_json or parent.get("as_json"):
+        click.echo(dumps(report.as_json()))
+    else:
+        click.echo(format_prune(report, directory, older_than=older_than, statuses=statuses))
+    for problem in report.errors:
+        click.echo(f"harness: error: could not remove {problem}", err=True)
+    if report.errors:
+        ctx.exit(EXIT_FAILED)
 
 
 @click.command()

@@ -157,6 +157,8 @@ class Renderer:
 
     def _run_started(self, event: RunStarted) -> None:
         self._phase = "waiting for model"
+        if event.ts > 0 and self._clock is time.monotonic:  # attached later: the clock counts from the run's start
+            self._started -= max(0.0, time.time() - event.ts)
         cwd = event.spec.get("cwd")
         self._cwd = cwd if isinstance(cwd, str) else None
         if self.verbose:

@@ -37,7 +37,7 @@ anyio.run(main)
 """
 
 
-def _cmdline(pid: int) -> str:
+def cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
@@ -67,7 +67,7 @@ def kill_host_during_command(spec: AgentRunSpec, provider: str, workdir: Path, s
         deadline = time.monotonic() + start_within
         while time.monotonic() < deadline and host.poll() is None:
             tree = descendants(host.pid)
-            if any(_cmdline(pid).split(" ")[0].endswith("sleep") for pid, _ in tree):
+            if any(cmdline(pid).split(" ")[0].endswith("sleep") for pid, _ in tree):
                 break
             if not tree and "tool_use" in lines:  # the command is under way and nothing was spawned for it
                 return "the provider runs in-process: it started no process to outlive the host", []
@@ -83,7 +83,7 @@ def kill_host_during_command(spec: AgentRunSpec, provider: str, workdir: Path, s
         while left and time.monotonic() < deadline:
             time.sleep(0.05)
             left = alive(tree)
-        survivors = [f"{pid}: {_cmdline(pid)}" for pid, _ in left]
+        survivors = [f"{pid}: {cmdline(pid)}" for pid, _ in left]
         return "killed", survivors
     finally:
         if host.poll() is None:

@@ -1,0 +1,101 @@
+"""Approval answers for runs nobody's terminal is driving: `<run_id>.answers`, and the approver that reads it.
+
+Layer: core runtime (the run store's approval channel). Knows the run store's directory layout, the approval
+events and the `Approver` callback type; knows nothing of providers, the CLI or how an answer was typed.
+
+A background run cannot ask a terminal: its worker decides each approval request from the run's answers file,
+which `harness approve` and an attached terminal (`harness attach`) append to — one JSON line per answer,
+``{"request_id": ..., "decision": "approve"|"deny"|"abort", "by": ..., "ts": ...}``, written with one `O_APPEND`
+write so concurrent answerers never interleave. The first answer for a request wins; later ones are ignored.
+The request itself is in the run log (`approval_requested`, flushed before the run waits), its outcome too
+(`approval_resolved`): the answers file holds only decisions, never a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+
+from harness_core._run.approvals import Approver
+from harness_core.events import ApprovalDecision, ApprovalRequested
+
+__all__ = ["ANSWERS_SUFFIX", "AnswersFile", "answers_path"]
+
+ANSWERS_SUFFIX = ".answers"
+_POLL = 0.1
+
+
+def answers_path(runs_dir: Path, run_id: str) -> Path:
+    """Where the answers to run `run_id`'s approval requests go."""
+    return runs_dir / f"{run_id}{ANSWERS_SUFFIX}"
+
+
+class AnswersFile:
+    """The answers file of one run: `answer` appends a decision, `approver` waits for one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def create(self) -> None:
+        """Create the file empty (0600): from then on the run takes its approvals from here."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        os.close(fd)
+
+    def answer(self, request_id: str, decision: ApprovalDecision, *, by: str) -> None:
+        """Append one answer (created 0600 on first use). Raises OSError when the file cannot be written."""
+        line = json.dumps({"request_id": request_id, "decision": decision.value, "by": by,
+                           "ts": round(time.time(), 3)}) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, line.encode())  # one write of a short line: atomic with O_APPEND
+        finally:
+            os.close(fd)
+
+    def decisions(self) -> dict[str, tuple[ApprovalDecision, str]]:
+        """The first answer to each request: request id → (decision, who answered). Unreadable lines are
+        skipped (a torn last line is read again once whole)."""
+        found: dict[str, tuple[ApprovalDecision, str]] = {}
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return found
+        for raw in data.split(b"\n"):
+            try:
+                record = json.loads(raw)
+                request_id, decision = str(record["request_id"]), ApprovalDecision(record["decision"])
+            except (ValueError, KeyError, TypeError):
+                continue
+            found.setdefault(request_id, (decision, str(record.get("by") or "answer")))
+        return found
+
+    def approver(self, *, on_wait: Callable[[ApprovalRequested], None] | None = None,
+                 poll: float = _POLL) -> Approver:
+        """An `Approver` that waits for the request's answer in this file, however long it takes (the run's
+        idle clock is paused meanwhile; cancelling the run ends the wait, and the runner settles it `abort`)."""
+
+        async def approve(request: ApprovalRequested) -> ApprovalDecision:
+            if on_wait is not None:
+                on_wait(request)
+            seen = -1
+            while True:
+                size = _size(self.path)
+                if size != seen:
+                    seen = size
+                    answer = self.decisions().get(request.request_id)
+                    if answer is not None:
+                        return answer[0]
+                await anyio.sleep(poll)
+
+        return approve
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1

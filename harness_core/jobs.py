@@ -1,0 +1,233 @@
+"""Background runs from Python: start a run in a detached worker, list runs, follow one, answer, cancel.
+
+Layer: public API (the library side of `harness run --background`, `attach`, `approve`, `cancel`, `runs`).
+Knows the run API's checks, the worker launcher (`_background`), the run store and the answers file; knows
+nothing of providers, the CLI's rendering or click.
+
+    from harness_core import AgentRunSpec, jobs
+
+    job = await jobs.start(AgentRunSpec(prompt="fix the failing test"), "my-agent")
+    async for event in job.events():          # from the first event, following the log live
+        print(event.type)
+    result = await job.wait()                 # None: the run was lost (its worker died)
+
+A job outlives the Python process that started it (the worker is its own session): `jobs.get(run_id)` finds it
+again from anywhere, `jobs.list_jobs()` lists every run of a runs directory, newest first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from harness_core._answers import AnswersFile, answers_path
+from harness_core._background import WORKER_FLAG, JobPlan, Launched, launch
+from harness_core.errors import HarnessError, InvalidSpecError
+from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved, Done, HarnessEvent, HarnessResult
+from harness_core.spec import AgentRunSpec
+from harness_core.store import (
+    BadLine,
+    RunSummary,
+    find_run,
+    follow_events,
+    list_runs,
+    log_path,
+    new_run_id,
+    read_events,
+    resolve_runs_dir,
+    summarize,
+    writer_pid,
+)
+
+__all__ = ["Job", "JobNotRunningError", "get", "list_jobs", "start"]
+
+_POLL = 0.05
+
+
+class JobNotRunningError(HarnessError):
+    """The job has ended (or was lost): there is nothing to answer or cancel."""
+
+    code = "job_not_running"
+
+
+class Job:
+    """One background run, by its log: status, events (followed live), answers to its approvals, cancel."""
+
+    def __init__(self, run_id: str, runs_dir: Path, *, pid: int | None = None) -> None:
+        self.run_id = run_id
+        self.runs_dir = runs_dir
+        self.log_path = log_path(runs_dir, run_id)
+        self.pid = pid
+        """The worker's pid when this process started it (else None; `cancel` finds the worker by its lock)."""
+
+    def __repr__(self) -> str:
+        return f"Job({self.run_id!r}, status={self.status!r})"
+
+    @property
+    def summary(self) -> RunSummary:
+        return summarize(self.log_path)
+
+    @property
+    def status(self) -> str:
+        """`running`, `waiting for approval`, `success`, `failed`, `interrupted`, `lost` (as `harness runs`)."""
+        return self.summary.status
+
+    async def events(self, *, poll: float = _POLL,
+                     on_bad_line: Callable[[BadLine], None] | None = None) -> AsyncIterator[HarnessEvent]:
+        """The run's events from the first, then each one as the worker writes it, until `done` (or until the
+        worker is gone without it: a lost run). Backpressure: the log is read only as fast as you consume.
+        Bad lines are skipped (or given to `on_bad_line`)."""
+        send, receive = anyio.create_memory_object_stream[HarnessEvent](64)
+        stop = threading.Event()
+        token = anyio.lowlevel.current_token()
+        skip = on_bad_line or (lambda _bad: None)
+
+        def stopped() -> None:
+            if stop.is_set():
+                raise _Stop
+
+        def pump() -> None:
+            try:
+                for event in follow_events(self.log_path, poll=poll, on_bad_line=skip, on_wait=stopped):
+                    stopped()
+                    anyio.from_thread.run(send.send, event, token=token)
+            except (_Stop, anyio.BrokenResourceError, anyio.ClosedResourceError, RuntimeError):
+                pass  # the consumer left (or its event loop is gone)
+            finally:
+                with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody reads any more
+                    anyio.from_thread.run_sync(send.close, token=token)
+
+        threading.Thread(target=pump, name=f"harness-job-{self.run_id}", daemon=True).start()
+        try:
+            async with receive:
+                async for event in receive:
+                    yield event
+        finally:
+            stop.set()
+
+    async def wait(self, *, poll: float = _POLL) -> HarnessResult | None:
+        """The run's result once it is done; None when the run was lost."""
+        async for event in self.events(poll=poll):
+            if isinstance(event, Done):
+                return event.result
+        return None
+
+    def pending_approvals(self) -> list[ApprovalRequested]:
+        """The approval requests waiting for an answer, oldest first."""
+        pending: dict[str, ApprovalRequested] = {}
+        for event in read_events(self.log_path, on_bad_line=lambda _bad: None):
+            if isinstance(event, ApprovalRequested):
+                pending[event.request_id] = event
+            elif isinstance(event, ApprovalResolved):
+                pending.pop(event.request_id, None)
+        return list(pending.values())
+
+    def approve(self, request_id: str, decision: ApprovalDecision | str) -> None:
+        """Answer one waiting approval request (the worker takes it within ~0.1 s; the first answer wins).
+
+        Raises:
+            JobNotRunningError: the run is over.
+            InvalidSpecError: not a background run, or no such request waiting.
+        """
+        answers = answers_path(self.runs_dir, self.run_id)
+        if not answers.exists():
+            raise InvalidSpecError(f"run {self.run_id} is not a background run: answer it with the approver of "
+                                   "the program that runs it")
+        self._require_running("answer")
+        waiting = [r.request_id for r in self.pending_approvals()]
+        if request_id not in waiting:
+            raise InvalidSpecError(f"request {request_id!r} of run {self.run_id} is not waiting for an answer "
+                                   f"(waiting: {', '.join(waiting) or 'none'})")
+        AnswersFile(answers).answer(request_id, ApprovalDecision(decision), by="harness_core.jobs")
+
+    async def cancel(self, *, timeout: float = 30.0) -> RunSummary:  # noqa: ASYNC109 (bounds the wait for the end)
+        """Interrupt the run through its provider (result `interrupted`) and wait up to `timeout` seconds for it
+        to end; a second call stops it at once. A finished run is left as it is. Returns its summary.
+
+        Raises:
+            JobNotRunningError: the run was lost.
+            HarnessError: the run did not end in time, or it is not driven by a background worker.
+        """
+        summary = self.summary
+        if summary.done is not None:
+            return summary
+        pid = writer_pid(self.log_path)
+        if pid is None:
+            self._require_running("cancel")
+            raise HarnessError(f"cannot tell which process drives run {self.run_id}; `harness cancel "
+                               f"{self.run_id}` says more")
+        if not _is_worker(pid):
+            raise HarnessError(f"run {self.run_id} is not driven by a background worker (process {pid}); stop it "
+                               "in the program that runs it (LiveRun.interrupt())")
+        with contextlib.suppress(ProcessLookupError):  # it ended just now
+            os.kill(pid, signal.SIGINT)
+        with anyio.move_on_after(timeout):
+            await self.wait()
+        summary = self.summary
+        if summary.done is None and summary.writer_alive:
+            raise HarnessError(f"run {self.run_id} has not ended after {timeout:g} s; cancel it again to stop it "
+                               "at once")
+        return summary
+
+    def _require_running(self, what: str) -> None:
+        status = self.status
+        if status not in ("running", "waiting for approval"):
+            raise JobNotRunningError(f"run {self.run_id} is {status}: there is nothing to {what}")
+
+
+class _Stop(Exception):
+    """The consumer of `Job.events` left: stop following."""
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return False
+    return WORKER_FLAG.encode() in argv
+
+
+async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: str | Path | None = None,
+                record_wire: bool = False, run_id: str | None = None) -> Job:
+    """Check `spec` as `open_run` would (provider, options, capabilities, the CLI), start it in a detached worker,
+    and return its `Job` once the run's log is open. The worker owns the run: it survives this process, and no
+    agent process survives the worker. Approvals (a spec with an approval policy) wait for `Job.approve`,
+    `harness attach` or `harness approve`.
+
+    Raises (nothing started): what `open_run` raises before it spawns anything; `InvalidSpecError` for an
+    unwritable runs directory or a run id in use.
+    """
+    from harness_core._run.api import prepare
+    from harness_core._run.logs import check_writable
+    from harness_core.plugins import get_host
+
+    await prepare(spec, provider, get_host())
+    directory = check_writable(runs_dir)
+    plan = JobPlan(spec=spec, run_id=run_id or new_run_id(), provider=provider, runs_dir=directory,
+                   record_wire=record_wire)
+    started: Launched = await anyio.to_thread.run_sync(launch, plan)
+    return Job(started.run_id, directory, pid=started.pid)
+
+
+def get(ref: str, *, runs_dir: str | Path | None = None) -> Job:
+    """The job (any run of the runs directory) named by a run id, a unique prefix of one, or `last`.
+
+    Raises:
+        InvalidSpecError: no such run, or an ambiguous prefix (the message names the candidates).
+    """
+    directory = resolve_runs_dir(runs_dir)
+    return Job(find_run(directory, ref), directory)
+
+
+def list_jobs(*, runs_dir: str | Path | None = None) -> list[RunSummary]:
+    """Every run of the runs directory (background or not), newest first, as `harness runs --json` lists them."""
+    return list_runs(resolve_runs_dir(runs_dir))

@@ -1,0 +1,223 @@
+"""`harness run --background`: checked first, started in a detached worker that owns the run, followed by
+`attach`, answered by `approve` or an attached terminal, stopped by `cancel`; all agree on the final status.
+
+Real `harness` processes; the worker finds the scripted provider by its entry point (the test env installs
+`tests/plugins/scripted`), so these run in the core tox envs. With every real CLI (and its fake), and the worker
+SIGKILLed: the contract's `BackgroundTests` (`harness_core/testing/_contract_background.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness_core import AgentRunSpec, ApprovalDecision, RunStatus, jobs
+from harness_core.plugins import get_host
+from harness_core.store import list_runs, log_path, read_events, summarize
+
+_DEADLINE = 60.0
+
+pytestmark = pytest.mark.skipif("scripted" not in get_host().providers,
+                                reason="the scripted provider is not installed as a plugin (tox installs it)")
+
+
+@pytest.fixture
+def harness(runs_dir: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
+    env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
+    yield [sys.executable, "-m", "harness_core"], env
+    for summary in list_runs(runs_dir):  # leave no worker behind, whatever the test did
+        if summary.writer_alive:
+            subprocess.run([sys.executable, "-m", "harness_core", "cancel", summary.run_id, "--timeout", "20"],
+                           env=env, capture_output=True, timeout=_DEADLINE)
+
+
+def _start(cmd: list[str], env: dict[str, str], *args: str) -> str:
+    started = subprocess.run([*cmd, "run", "--background", *args], env=env, capture_output=True, text=True,
+                             timeout=_DEADLINE)
+    assert started.returncode == 0, started.stderr
+    return started.stdout.strip()
+
+
+def _wait_status(path: Path, *wanted: str) -> str:
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        status = summarize(path).status
+        if status in wanted:
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"{path.name} never reached {wanted} (now {summarize(path).status})")
+
+
+def test_a_background_run_returns_at_once_and_attach_cancel_runs_agree(
+        harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    began = time.monotonic()
+    run_id = _start(cmd, env, "x", "-o", "scenario=slow_text")
+    assert time.monotonic() - began < 30  # the run takes 40 s: it was not waited for
+    path = log_path(runs_dir, run_id)
+    assert summarize(path).status == "running"  # the log is open and held before the id is printed
+    watchers = [subprocess.Popen([*cmd, "attach", run_id[:17]], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]  # two attaches at once
+    jsonl = subprocess.Popen([*cmd, "attach", run_id, "--json"], env=env, stdout=subprocess.PIPE, text=True)
+    cancelled = subprocess.run([*cmd, "cancel", run_id], env=env, capture_output=True, text=True,
+                               timeout=_DEADLINE)
+    assert cancelled.returncode == 0 and "ended: interrupted" in cancelled.stdout, cancelled.stderr
+    for watcher in watchers:
+        out, err = watcher.communicate(timeout=_DEADLINE)
+        assert watcher.returncode == 130, err
+        assert "interrupted" in out.splitlines()[-1]
+    lines = jsonl.communicate(timeout=_DEADLINE)[0].splitlines()
+    assert jsonl.returncode == 130
+    assert [json.loads(line)["seq"] for line in lines] == [e.seq for e in read_events(path)]
+    listed = json.loads(subprocess.run([*cmd, "runs", "--json"], env=env, capture_output=True, text=True,
+                                       timeout=_DEADLINE).stdout)
+    assert [r["status"] for r in listed if r["run_id"] == run_id] == ["interrupted"]
+    shown = subprocess.run([*cmd, "show", "last"], env=env, capture_output=True, text=True, timeout=_DEADLINE)
+    assert run_id in shown.stdout and "interrupted" in shown.stdout
+
+
+def test_json_prints_the_id_and_log_and_the_run_finishes_on_its_own(
+        harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    out = subprocess.run([*cmd, "run", "--background", "--json", "x", "-o", "scenario=tools"], env=env,
+                         capture_output=True, text=True, timeout=_DEADLINE)
+    assert out.returncode == 0, out.stderr
+    started = json.loads(out.stdout)
+    assert Path(started["log"]) == log_path(runs_dir, started["run_id"])
+    attached = subprocess.run([*cmd, "attach", started["run_id"]], env=env, capture_output=True, text=True,
+                              timeout=_DEADLINE)
+    assert attached.returncode == 0 and "All four tools ran." in attached.stdout
+
+
+@pytest.mark.parametrize(("args", "status", "says"), [
+    (["x", "--provider", "nope"], 2, "no provider named 'nope'"),
+    (["x", "-o", "scenario=say", "-o", "bogus=1"], 2, "bogus"),
+    (["x", "-v"], 2, "harness attach -v"),
+    (["x", "--require", "approvals", "--provider", "scripted"], 0, ""),
+])
+def test_everything_is_checked_before_anything_starts(harness: tuple[list[str], dict[str, str]], runs_dir: Path,
+                                                      args: list[str], status: int, says: str) -> None:
+    cmd, env = harness
+    out = subprocess.run([*cmd, "run", "--background", *args], env=env, capture_output=True, text=True,
+                         timeout=_DEADLINE)
+    assert out.returncode == status, out.stderr
+    assert says in out.stderr
+    if status:
+        assert out.stdout == "" and not list(runs_dir.glob("*.jsonl"))
+
+
+def test_approvals_wait_and_are_answered_by_harness_approve(harness: tuple[list[str], dict[str, str]],
+                                                            runs_dir: Path) -> None:
+    cmd, env = harness
+    run_id = _start(cmd, env, "x", "-o", "scenario=tools", "--approval", "untrusted")
+    path = log_path(runs_dir, run_id)
+    answered = 0
+    while _wait_status(path, "waiting for approval", "success", "failed") == "waiting for approval":
+        listed = subprocess.run([*cmd, "approve", run_id], env=env, capture_output=True, text=True,
+                                timeout=_DEADLINE)
+        assert listed.returncode == 0, listed.stderr
+        request_id = listed.stdout.split()[0]
+        decision = "deny" if answered == 0 else "allow"
+        out = subprocess.run([*cmd, "approve", run_id[:17], request_id, decision], env=env, capture_output=True,
+                             text=True, timeout=_DEADLINE)
+        assert out.returncode == 0 and f"resolved: {'deny' if decision == 'deny' else 'approve'}" in out.stdout, \
+            out.stderr
+        answered += 1
+    assert answered == 4 and summarize(path).status == "success"
+    decisions = [e.decision for e in read_events(path) if e.type == "approval_resolved"]  # type: ignore[attr-defined]
+    assert decisions == [ApprovalDecision.DENY] + [ApprovalDecision.APPROVE] * 3
+    again = subprocess.run([*cmd, "approve", run_id, "approval_0", "allow"], env=env, capture_output=True,
+                           text=True, timeout=_DEADLINE)
+    assert again.returncode == 1 and "is over (success)" in again.stderr
+
+
+def test_an_attached_terminal_answers_approvals(harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    run_id = _start(cmd, env, "x", "-o", "scenario=tools", "--approval", "untrusted")
+    controller, terminal = pty.openpty()
+    attach = subprocess.Popen([*cmd, "attach", run_id], env=env, stdin=terminal, stdout=terminal, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    try:
+        deadline = time.monotonic() + _DEADLINE
+        asked = 0
+        while attach.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.5)
+            if not ready:
+                continue
+            try:
+                seen += os.read(controller, 4096)
+            except OSError:
+                break
+            if seen.count(b"allow? [y]es") > asked:
+                asked += 1
+                os.write(controller, b"y\n")
+        attach.wait(timeout=_DEADLINE)
+    finally:
+        os.close(controller)
+        if attach.poll() is None:
+            attach.kill()
+    assert attach.returncode == 0, seen.decode(errors="replace")
+    assert asked == 4 and b"All four tools ran." in seen
+    resolved = [e for e in read_events(log_path(runs_dir, run_id)) if e.type == "approval_resolved"]
+    assert [e.decision for e in resolved] == [ApprovalDecision.APPROVE] * 4  # type: ignore[attr-defined]
+
+
+def test_the_run_survives_its_starting_terminal_and_a_killed_worker_reads_as_lost(
+        harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    shell = subprocess.Popen([*cmd, "run", "--background", "x", "-o", "scenario=slow_text"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    run_id = shell.communicate(timeout=_DEADLINE)[0].strip()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(shell.pid, signal.SIGHUP)  # the terminal's process group is gone: the worker was never in it
+    path = log_path(runs_dir, run_id)
+    time.sleep(1.0)
+    assert summarize(path).status == "running"
+    from harness_core.store import writer_pid
+
+    worker = writer_pid(path)
+    assert worker is not None and os.getsid(worker) == worker  # a session of its own: no terminal's hangup
+    os.kill(worker, signal.SIGKILL)
+    assert _wait_status(path, "lost") == "lost"
+    assert next(e.type for e in read_events(path)) == "run_started"  # what was written before is all there
+
+
+def test_jobs_api_starts_follows_answers_and_cancels(runs_dir: Path) -> None:
+    async def main() -> None:
+        job = await jobs.start(AgentRunSpec(prompt="x", approval="untrusted", provider_options={"scenario": "tools"}),
+                               "scripted", runs_dir=runs_dir)
+        assert job.status in ("running", "waiting for approval")
+        types = []
+        async for event in job.events():
+            types.append(event.type)
+            if event.type == "approval_requested":
+                job.approve(event.request_id, "approve")  # type: ignore[attr-defined]
+        assert types[0] == "run_started" and types[-1] == "done" and types.count("approval_resolved") == 4
+        result = await job.wait()
+        assert result is not None and result.status is RunStatus.SUCCESS
+        assert jobs.get("last", runs_dir=runs_dir).run_id == job.run_id
+        assert jobs.list_jobs(runs_dir=runs_dir)[0].status == "success"
+
+        slow = await jobs.start(AgentRunSpec(prompt="x", provider_options={"scenario": "slow_text"}), "scripted",
+                                runs_dir=runs_dir)
+        async for event in slow.events():
+            if event.type == "text_delta":
+                break  # leaving the iterator early stops following; the run goes on
+        summary = await slow.cancel(timeout=_DEADLINE)
+        assert summary.status == "interrupted"
+        with pytest.raises(jobs.JobNotRunningError):
+            slow.approve("approval_0", "approve")
+
+    anyio.run(main)
