@@ -174,24 +174,64 @@ def test_an_attached_terminal_answers_approvals(harness: tuple[list[str], dict[s
     assert [e.decision for e in resolved] == [ApprovalDecision.APPROVE] * 4  # type: ignore[attr-defined]
 
 
-def test_the_run_survives_its_starting_terminal_and_a_killed_worker_reads_as_lost(
-        harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+def test_the_run_survives_the_terminal_that_started_it(harness: tuple[list[str], dict[str, str]], runs_dir: Path,
+                                                       tmp_path: Path) -> None:
+    """A shell on a real pty (its controlling terminal) starts a background run that waits for approvals, then
+    the terminal closes: the kernel hangs the shell up, the worker (a session of its own) goes on, and the run
+    finishes once answered."""
     cmd, env = harness
-    shell = subprocess.Popen([*cmd, "run", "--background", "x", "-o", "scenario=slow_text"], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-    run_id = shell.communicate(timeout=_DEADLINE)[0].strip()
-    with pytest.raises(ProcessLookupError):
-        os.killpg(shell.pid, signal.SIGHUP)  # the terminal's process group is gone: the worker was never in it
+    id_file = tmp_path / "id"
+    controller, terminal = pty.openpty()
+    starter = " ".join(cmd)
+    script = (f"{starter} run --background x -o scenario=tools --approval untrusted > {id_file} 2>/dev/null; "
+              "sleep 60")
+    shell = subprocess.Popen(["setsid", "--ctty", "bash", "-c", script], env=env, stdin=terminal, stdout=terminal,
+                             stderr=terminal)
+    os.close(terminal)
+    try:
+        deadline = time.monotonic() + _DEADLINE
+        while not (id_file.exists() and id_file.read_text().strip()):
+            assert time.monotonic() < deadline, "the background run was never started"
+            time.sleep(0.05)
+        run_id = id_file.read_text().strip()
+        path = log_path(runs_dir, run_id)
+        assert _wait_status(path, "waiting for approval") == "waiting for approval"
+        from harness_core.store import writer_pid
+
+        worker = writer_pid(path)
+        assert worker is not None and os.getsid(worker) == worker  # a session of its own: no terminal to hang up
+    finally:
+        os.close(controller)  # the terminal closes: the shell is hung up (SIGHUP), and its sleep with it
+    shell.wait(timeout=_DEADLINE)
+    assert summarize(path).status == "waiting for approval"
+    for _ in range(4):
+        listed = subprocess.run([*cmd, "approve", run_id], env=env, capture_output=True, text=True,
+                                timeout=_DEADLINE).stdout.split()
+        assert listed, summarize(path).status
+        subprocess.run([*cmd, "approve", run_id, listed[0], "allow"], env=env, capture_output=True, timeout=_DEADLINE)
+        _wait_status(path, "waiting for approval", "success")
+    assert _wait_status(path, "success") == "success"
+
+
+def test_a_killed_worker_reads_as_lost_with_its_log_intact(harness: tuple[list[str], dict[str, str]],
+                                                           runs_dir: Path) -> None:
+    cmd, env = harness
+    run_id = _start(cmd, env, "x", "-o", "scenario=slow_text")
     path = log_path(runs_dir, run_id)
-    time.sleep(1.0)
-    assert summarize(path).status == "running"
+    deadline = time.monotonic() + _DEADLINE
+    while not any(e.type == "text_delta" for e in read_events(path)):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
     from harness_core.store import writer_pid
 
     worker = writer_pid(path)
-    assert worker is not None and os.getsid(worker) == worker  # a session of its own: no terminal's hangup
+    assert worker is not None
+    written = [e.seq for e in read_events(path)]
     os.kill(worker, signal.SIGKILL)
     assert _wait_status(path, "lost") == "lost"
-    assert next(e.type for e in read_events(path)) == "run_started"  # what was written before is all there
+    assert [e.seq for e in read_events(path)][:len(written)] == written  # what was written before is all there
+    shown = subprocess.run([*cmd, "show", run_id], env=env, capture_output=True, text=True, timeout=_DEADLINE)
+    assert "lost" in shown.stdout
 
 
 def test_jobs_api_starts_follows_answers_and_cancels(runs_dir: Path) -> None:
