@@ -16,17 +16,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 
-from harness_core._run.approvals import Approver
 from harness_core.events import ApprovalDecision, ApprovalRequested
+from harness_core.store import ANSWERS_SUFFIX
 
-__all__ = ["ANSWERS_SUFFIX", "AnswersFile", "answers_path"]
+__all__ = ["AnswersFile", "answers_path"]
 
-ANSWERS_SUFFIX = ".answers"
 _POLL = 0.1
 
 
@@ -36,15 +34,20 @@ def answers_path(runs_dir: Path, run_id: str) -> Path:
 
 
 class AnswersFile:
-    """The answers file of one run: `answer` appends a decision, `approver` waits for one."""
+    """The answers file of one run: `answer` appends a decision, `wait_for` waits for one."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def create(self) -> None:
-        """Create the file empty (0600): from then on the run takes its approvals from here."""
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    def create(self) -> bool:
+        """Create the file empty (0600): from then on the run takes its approvals from here. False when it was
+        there already (left by an earlier run of the same id)."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            return False
         os.close(fd)
+        return True
 
     def answer(self, request_id: str, decision: ApprovalDecision, *, by: str) -> None:
         """Append one answer (created 0600 on first use). Raises OSError when the file cannot be written."""
@@ -73,25 +76,18 @@ class AnswersFile:
             found.setdefault(request_id, (decision, str(record.get("by") or "answer")))
         return found
 
-    def approver(self, *, on_wait: Callable[[ApprovalRequested], None] | None = None,
-                 poll: float = _POLL) -> Approver:
-        """An `Approver` that waits for the request's answer in this file, however long it takes (the run's
-        idle clock is paused meanwhile; cancelling the run ends the wait, and the runner settles it `abort`)."""
-
-        async def approve(request: ApprovalRequested) -> ApprovalDecision:
-            if on_wait is not None:
-                on_wait(request)
-            seen = -1
-            while True:
-                size = _size(self.path)
-                if size != seen:
-                    seen = size
-                    answer = self.decisions().get(request.request_id)
-                    if answer is not None:
-                        return answer[0]
-                await anyio.sleep(poll)
-
-        return approve
+    async def wait_for(self, request: ApprovalRequested, *, poll: float = _POLL) -> ApprovalDecision:
+        """The answer to `request`, however long it takes (the run's idle clock is paused meanwhile; cancelling
+        the run ends the wait, and the runner settles the request `abort`)."""
+        seen = -1
+        while True:
+            size = _size(self.path)
+            if size != seen:
+                seen = size
+                answer = self.decisions().get(request.request_id)
+                if answer is not None:
+                    return answer[0]
+            await anyio.sleep(poll)
 
 
 def _size(path: Path) -> int:

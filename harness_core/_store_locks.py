@@ -11,11 +11,12 @@ inode, and a holder whose device differs is confirmed through its open files (`/
 
 from __future__ import annotations
 
+import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LockLine", "has_open", "holder_in", "parse_lock_line", "writer_pid"]
+__all__ = ["LockLine", "has_open", "holder_in", "locked", "parse_lock_line", "writer_pid"]
 
 _PROC_LOCKS = "/proc/locks"
 
@@ -105,4 +106,19 @@ def has_open(pid: int, st: os.stat_result) -> bool:
             continue
         if (target.st_ino, target.st_dev) == (st.st_ino, st.st_dev):
             return True
+    return False
+
+
+def locked(path: Path) -> bool:
+    """Whether a live `LogWriter` holds `path` (it keeps an exclusive `flock` until it closes)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock we may have taken
     return False

@@ -20,28 +20,27 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
+import anyio.to_thread
 
 from harness_core._answers import AnswersFile, answers_path
-from harness_core._background import WORKER_FLAG, JobPlan, Launched, launch
+from harness_core._background import JobPlan, Launched, launch
+from harness_core._runproc import is_harness_run, process_argv, process_state
 from harness_core.errors import HarnessError, InvalidSpecError
-from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved, Done, HarnessEvent, HarnessResult
+from harness_core.events import ApprovalDecision, ApprovalRequested, Done, HarnessEvent, HarnessResult
 from harness_core.spec import AgentRunSpec
 from harness_core.store import (
     BadLine,
     RunSummary,
     find_run,
-    follow_events,
+    follow_events_async,
     list_runs,
     log_path,
     new_run_id,
-    read_events,
+    pending_approvals,
     resolve_runs_dir,
     summarize,
     writer_pid,
@@ -80,58 +79,31 @@ class Job:
         """`running`, `waiting for approval`, `success`, `failed`, `interrupted`, `lost` (as `harness runs`)."""
         return self.summary.status
 
-    async def events(self, *, poll: float = _POLL,
-                     on_bad_line: Callable[[BadLine], None] | None = None) -> AsyncIterator[HarnessEvent]:
+    def events(self, *, poll: float = _POLL,
+               on_bad_line: Callable[[BadLine], None] | None = None) -> AsyncGenerator[HarnessEvent, None]:
         """The run's events from the first, then each one as the worker writes it, until `done` (or until the
-        worker is gone without it: a lost run). Backpressure: the log is read only as fast as you consume.
-        Bad lines are skipped (or given to `on_bad_line`)."""
-        send, receive = anyio.create_memory_object_stream[HarnessEvent](64)
-        stop = threading.Event()
-        token = anyio.lowlevel.current_token()
-        skip = on_bad_line or (lambda _bad: None)
+        worker is gone without it: a lost run). The log is read only as fast as you consume it; waiting is
+        `anyio.sleep`, so an iteration you leave early holds nothing (close it with `contextlib.aclosing` to end
+        it at once). Bad lines are skipped, or given to `on_bad_line` (called in your task).
 
-        def stopped() -> None:
-            if stop.is_set():
-                raise _Stop
-
-        def pump() -> None:
-            try:
-                for event in follow_events(self.log_path, poll=poll, on_bad_line=skip, on_wait=stopped):
-                    stopped()
-                    anyio.from_thread.run(send.send, event, token=token)
-            except (_Stop, anyio.BrokenResourceError, anyio.ClosedResourceError, RuntimeError):
-                pass  # the consumer left (or its event loop is gone)
-            finally:
-                with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody reads any more
-                    anyio.from_thread.run_sync(send.close, token=token)
-
-        threading.Thread(target=pump, name=f"harness-job-{self.run_id}", daemon=True).start()
-        try:
-            async with receive:
-                async for event in receive:
-                    yield event
-        finally:
-            stop.set()
+        Raises (while iterating): OSError when the log cannot be read (removed, a failing disk)."""
+        return follow_events_async(self.log_path, poll=poll, on_bad_line=on_bad_line or _skip)
 
     async def wait(self, *, poll: float = _POLL) -> HarnessResult | None:
         """The run's result once it is done; None when the run was lost."""
-        async for event in self.events(poll=poll):
-            if isinstance(event, Done):
-                return event.result
+        async with contextlib.aclosing(self.events(poll=poll)) as events:
+            async for event in events:
+                if isinstance(event, Done):
+                    return event.result
         return None
 
     def pending_approvals(self) -> list[ApprovalRequested]:
         """The approval requests waiting for an answer, oldest first."""
-        pending: dict[str, ApprovalRequested] = {}
-        for event in read_events(self.log_path, on_bad_line=lambda _bad: None):
-            if isinstance(event, ApprovalRequested):
-                pending[event.request_id] = event
-            elif isinstance(event, ApprovalResolved):
-                pending.pop(event.request_id, None)
-        return list(pending.values())
+        return list(pending_approvals(self.log_path).values())
 
     def approve(self, request_id: str, decision: ApprovalDecision | str) -> None:
-        """Answer one waiting approval request (the worker takes it within ~0.1 s; the first answer wins).
+        """Answer one waiting approval request: `approve` (or `allow`), `deny`, or `abort` (deny and stop the
+        turn). The worker takes it within ~0.1 s; the first answer to a request wins.
 
         Raises:
             JobNotRunningError: the run is over.
@@ -146,15 +118,18 @@ class Job:
         if request_id not in waiting:
             raise InvalidSpecError(f"request {request_id!r} of run {self.run_id} is not waiting for an answer "
                                    f"(waiting: {', '.join(waiting) or 'none'})")
-        AnswersFile(answers).answer(request_id, ApprovalDecision(decision), by="harness_core.jobs")
+        AnswersFile(answers).answer(request_id, _decision(decision), by="harness_core.jobs")
 
     async def cancel(self, *, timeout: float = 30.0) -> RunSummary:  # noqa: ASYNC109 (bounds the wait for the end)
         """Interrupt the run through its provider (result `interrupted`) and wait up to `timeout` seconds for it
-        to end; a second call stops it at once. A finished run is left as it is. Returns its summary.
+        to end; a second call stops it at once. Works for any run a `harness run` process drives (a background
+        worker or a foreground run in a terminal). A finished run is left as it is. Returns the run's summary:
+        its status is `interrupted` (or how it ended meanwhile), or `lost` if its worker died meanwhile.
 
         Raises:
-            JobNotRunningError: the run was lost.
-            HarnessError: the run did not end in time, or it is not driven by a background worker.
+            JobNotRunningError: the run was already lost.
+            HarnessError: the run did not end in time; its process is stopped (Ctrl-Z, SIGSTOP); it is driven
+                by a program that is not `harness run` (interrupt it there: `LiveRun.interrupt()`).
         """
         summary = self.summary
         if summary.done is not None:
@@ -164,13 +139,17 @@ class Job:
             self._require_running("cancel")
             raise HarnessError(f"cannot tell which process drives run {self.run_id}; `harness cancel "
                                f"{self.run_id}` says more")
-        if not _is_worker(pid):
-            raise HarnessError(f"run {self.run_id} is not driven by a background worker (process {pid}); stop it "
-                               "in the program that runs it (LiveRun.interrupt())")
+        if not is_harness_run(process_argv(pid)):
+            raise HarnessError(f"run {self.run_id} is not driven by a `harness run` process (process {pid}); "
+                               "interrupt it in the program that runs it (LiveRun.interrupt())")
         with contextlib.suppress(ProcessLookupError):  # it ended just now
             os.kill(pid, signal.SIGINT)
         with anyio.move_on_after(timeout):
-            await self.wait()
+            while (summary := self.summary).done is None and summary.writer_alive:
+                if process_state(pid) in ("T", "t"):
+                    raise HarnessError(f"run {self.run_id}'s Harness (process {pid}) is stopped, so the interrupt "
+                                       f"takes effect only once it continues (`kill -CONT {pid}`)")
+                await anyio.sleep(_POLL)
         summary = self.summary
         if summary.done is None and summary.writer_alive:
             raise HarnessError(f"run {self.run_id} has not ended after {timeout:g} s; cancel it again to stop it "
@@ -183,17 +162,20 @@ class Job:
             raise JobNotRunningError(f"run {self.run_id} is {status}: there is nothing to {what}")
 
 
-class _Stop(Exception):
-    """The consumer of `Job.events` left: stop following."""
+def _skip(_bad: BadLine) -> None:
+    """Bad lines are skipped by default (a reader shows what is readable)."""
 
 
-def _is_worker(pid: int) -> bool:
+_DECISIONS = {"allow": ApprovalDecision.APPROVE}
+
+
+def _decision(value: ApprovalDecision | str) -> ApprovalDecision:
+    if isinstance(value, ApprovalDecision):
+        return value
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            argv = fh.read().split(b"\0")
-    except OSError:
-        return False
-    return WORKER_FLAG.encode() in argv
+        return _DECISIONS.get(value) or ApprovalDecision(value)
+    except ValueError:
+        raise InvalidSpecError(f"{value!r} is not an answer: use approve (or allow), deny or abort") from None
 
 
 async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: str | Path | None = None,

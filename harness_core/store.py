@@ -1,48 +1,67 @@
 """The run store: where run logs live, how they are written, read, listed and followed.
 
-Layer: core storage. Knows events and the file layout `<runs-dir>/<run_id>.jsonl` (+ `.wire.jsonl`); knows
-nothing of providers or rendering. Logs are private (0600 files in a 0700 directory), written one event per
-line and flushed as it happens; readers tolerate a torn last line (a run still being written, or a crash).
-The writer (`_store_writer`), finding the process that holds a log (`_store_locks`) and removing old runs
-(`_store_prune`) live beside this module and are re-exported here. Runs are kept until pruned (no retention).
+Layer: core storage. Knows events and the file layout `<runs-dir>/<run_id>.jsonl` (+ the other files of a run,
+`RUN_FILE_SUFFIXES`); knows nothing of providers or rendering. Logs are private (0600 files in a 0700
+directory), written one event per line and flushed as it happens; readers tolerate a torn last line (a run
+still being written, or a crash). The writer (`_store_writer`), finding the process that holds a log
+(`_store_locks`) and removing old runs (`_store_prune`) live beside this module and are re-exported here. Runs
+are kept until pruned (no retention).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from harness_core._store_locks import locked as _locked
 from harness_core._store_locks import writer_pid
-from harness_core._store_prune import PrunedRun, PruneReport, prune
+from harness_core._store_prune import PrunedRun, PruneReport, SkippedLog, prune
+from harness_core._store_read import (
+    BAD_LINE_HEAD,
+    BadLine,
+    LogFollower,
+    follow_events,
+    follow_events_async,
+    open_approvals,
+    pending_approvals,
+    read_events,
+)
 from harness_core._store_writer import LogWriter
 from harness_core.errors import InvalidSpecError
-from harness_core.events import ApprovalRequested, ApprovalResolved, Done, HarnessEvent, RunStarted, parse_event
+from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
 
 __all__ = [
+    "ANSWERS_SUFFIX",
     "BAD_LINE_HEAD",
     "ENV_RUNS_DIR",
     "LAST",
     "BadLine",
+    "LogFollower",
     "LogWriter",
     "PruneReport",
     "PrunedRun",
+    "RUN_FILE_SUFFIXES",
     "RunSummary",
+    "SkippedLog",
     "WAITING_FOR_APPROVAL",
+    "WORKER_LOG_SUFFIX",
     "find_run",
     "follow_events",
+    "follow_events_async",
     "list_runs",
     "log_path",
     "new_run_id",
+    "open_approvals",
+    "pending_approvals",
     "prune_runs",
     "read_events",
     "resolve_runs_dir",
@@ -55,6 +74,16 @@ __all__ = [
 ENV_RUNS_DIR = "HARNESS_RUNS_DIR"
 WAITING_FOR_APPROVAL = "waiting for approval"
 """The status of a running run that waits for an answer to an approval request."""
+ANSWERS_SUFFIX = ".answers"
+"""`<run_id>.answers`: a background run's approval answers (`harness_core._answers`)."""
+WORKER_LOG_SUFFIX = ".worker.log"
+"""`<run_id>.worker.log`: a background worker's stderr once its run started (warnings, a crash), scrubbed of the
+run's secrets; removed when empty."""
+RUN_FILE_SUFFIXES = (".jsonl", ".wire.jsonl", ANSWERS_SUFFIX, WORKER_LOG_SUFFIX)
+"""Every file a run has in the runs directory, named `<run_id><suffix>`: its log, its wire log, its approval
+answers, its background worker's output. The one registry of them: `harness runs prune` removes these names
+exactly and nothing else, so a new kind of run file is added here. (A suffix ending in `.jsonl` would name a run
+log too: `validate_run_id` must refuse run ids ending in what comes before it, as it does for `.wire`.)"""
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
@@ -102,65 +131,6 @@ def wire_path(runs_dir: Path, run_id: str) -> Path:
 
 
 @dataclass(frozen=True)
-class BadLine:
-    """A complete line of a run log that is not a Harness event: where it is, how it starts, what is wrong."""
-
-    number: int
-    """1-based line number."""
-    head: str
-    """Its first bytes (at most `BAD_LINE_HEAD`), decoded with replacement characters."""
-    problem: str
-
-    def describe(self) -> str:
-        return f"line {self.number} {self.problem}: {self.head!r}"
-
-    def as_json(self) -> dict[str, Any]:
-        return {"line": self.number, "head": self.head, "problem": self.problem}
-
-
-BAD_LINE_HEAD = 60
-"""Bytes of a bad line quoted when naming it."""
-
-
-def _bad_line(number: int, raw: bytes, exc: ValidationError) -> BadLine:
-    kinds = {err["type"] for err in exc.errors()}
-    head = raw[:BAD_LINE_HEAD].decode("utf-8", "replace").rstrip("\n")
-    if "json_invalid" in kinds or "json_type" in kinds:
-        problem = "is not JSON (a corrupt or cut line)"
-    elif "union_tag_not_found" in kinds:
-        problem = "is not a Harness event (it has no `type`)"
-    elif "union_tag_invalid" in kinds:
-        problem = "is not an event type this Harness knows (written by a newer Harness?)"
-    else:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][1:]) or "event"
-        problem = f"is not a valid Harness event ({where}: {first['msg']})"
-    return BadLine(number, head, problem)
-
-
-def read_events(path: Path, *, on_bad_line: Callable[[BadLine], None] | None = None) -> Iterator[HarnessEvent]:
-    """The events of a run log. A torn last line (no newline yet) is skipped. A bad line elsewhere (not JSON, an
-    unknown event type, a missing field) is given to `on_bad_line` and skipped, so a reader shows what is
-    readable; without `on_bad_line` it raises.
-
-    Raises:
-        InvalidSpecError: a bad line and no `on_bad_line`; the message names the file, the line number, its
-            first bytes and the problem.
-    """
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.endswith(b"\n"):
-                return  # torn tail: the writer is mid-line or died mid-line
-            try:
-                yield parse_event(raw)
-            except ValidationError as exc:
-                bad = _bad_line(number, raw, exc)
-                if on_bad_line is None:
-                    raise InvalidSpecError(f"{path}:{number} {bad.problem}: {bad.head!r}") from None
-                on_bad_line(bad)
-
-
-@dataclass(frozen=True)
 class RunSummary:
     run_id: str
     path: Path
@@ -198,53 +168,6 @@ class RunSummary:
             "session_id": result.session_id if result else None,
             "path": str(self.path),
         }
-
-
-def follow_events(path: Path, *, poll: float = 0.05, on_bad_line: Callable[[BadLine], None] | None = None,
-                  on_wait: Callable[[], None] | None = None) -> Iterator[HarnessEvent]:
-    """The events of a run log as `read_events` gives them, then each one appended while its writer lives, until
-    `done` (the run ended) or the writer is gone without it (the run is lost: the iteration just ends). Polls
-    every `poll` seconds while the log is quiet, calling `on_wait` each time (a live view's clock); every wait
-    ends when the writer does.
-
-    Raises:
-        InvalidSpecError: as `read_events`, for a bad line without `on_bad_line`.
-    """
-    number = 0
-    pending = bytearray()  # read, not yet parsed: a torn line grows in place, never copied per read
-    with path.open("rb") as fh:
-        while True:
-            chunk = fh.read(1 << 16)
-            if not chunk:
-                if _locked(path):  # the writer lives: wait for more
-                    if on_wait is not None:
-                        on_wait()
-                    time.sleep(poll)
-                    continue
-                chunk = fh.read(1 << 16)  # the writer is gone: what it wrote is all there is, after one last read
-                if not chunk:
-                    return
-            scanned = len(pending)  # no newline before here: search only what just came
-            pending += chunk
-            lines: list[bytes] = []
-            begin = 0
-            while (end := pending.find(b"\n", scanned)) >= 0:
-                lines.append(bytes(pending[begin:end]))
-                begin = scanned = end + 1
-            del pending[:begin]
-            for raw in lines:
-                number += 1
-                try:
-                    event = parse_event(raw)
-                except ValidationError as exc:
-                    bad = _bad_line(number, raw, exc)
-                    if on_bad_line is None:
-                        raise InvalidSpecError(f"{path}:{number} {bad.problem}: {bad.head!r}") from None
-                    on_bad_line(bad)
-                    continue
-                yield event
-                if isinstance(event, Done):
-                    return
 
 
 def _first_and_last_lines(path: Path) -> tuple[bytes | None, bytes | None]:
@@ -300,34 +223,16 @@ def _waits_for_approval(path: Path) -> bool:
         return False
     if b'"approval_requested"' not in tail:
         return False
-    open_requests: set[str] = set()
+    return bool(open_approvals(_approval_events(tail)))
+
+
+def _approval_events(tail: bytes) -> Iterator[HarnessEvent]:
     for raw in tail.split(b"\n"):
-        if b'"approval_' not in raw:
-            continue
-        try:
-            event = parse_event(raw)
-        except (ValidationError, json.JSONDecodeError):
-            continue
-        if isinstance(event, ApprovalRequested):
-            open_requests.add(event.request_id)
-        elif isinstance(event, ApprovalResolved):
-            open_requests.discard(event.request_id)
-    return bool(open_requests)
-
-
-def _locked(path: Path) -> bool:
-    """Whether a live `LogWriter` holds `path` (it keeps an exclusive `flock` until it closes)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing drops a lock we may have taken
-    return False
+        if b'"approval_' in raw:
+            try:
+                yield parse_event(raw)
+            except (ValidationError, json.JSONDecodeError):
+                continue
 
 
 LAST = "last"
@@ -372,12 +277,14 @@ def list_runs(runs_dir: Path) -> list[RunSummary]:
 
 def prune_runs(runs_dir: Path, *, older_than: float, statuses: Iterable[str] | None = None, dry_run: bool = False,
                now: float | None = None) -> PruneReport:
-    """Remove every file of each run in `runs_dir` that ended more than `older_than` seconds ago (its `done`, or
-    its log's last write without one), only runs of `statuses` when given; never a run whose writer still holds
-    its log (running, waiting for approval), however old. `dry_run` only says what would go. Runs are kept
-    until pruned: there is no default retention.
+    """Remove the files of each run in `runs_dir` (those of `RUN_FILE_SUFFIXES`, nothing else) that ended more
+    than `older_than` seconds ago (its `done`, or its log's last write without one), only runs of `statuses`
+    when given; never a run whose writer still holds its log (running, waiting for approval), however old, never
+    a `*.jsonl` that is not a run log (its first line the run's `run_started`: others are reported as skipped).
+    `dry_run` only says what would go. Runs are kept until pruned: there is no default retention.
 
     Raises:
         ValueError: `older_than` is negative.
     """
-    return prune(runs_dir, list_runs(runs_dir), older_than=older_than, statuses=statuses, dry_run=dry_run, now=now)
+    return prune(runs_dir, list_runs(runs_dir), suffixes=RUN_FILE_SUFFIXES, older_than=older_than, statuses=statuses,
+                 dry_run=dry_run, now=now)

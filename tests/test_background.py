@@ -180,11 +180,11 @@ def test_the_run_survives_the_terminal_that_started_it(harness: tuple[list[str],
     the terminal closes: the kernel hangs the shell up, the worker (a session of its own) goes on, and the run
     finishes once answered."""
     cmd, env = harness
-    id_file = tmp_path / "id"
+    id_file, sid_file = tmp_path / "id", tmp_path / "sid"
     controller, terminal = pty.openpty()
     starter = " ".join(cmd)
-    script = (f"{starter} run --background x -o scenario=tools --approval untrusted > {id_file} 2>/dev/null; "
-              "sleep 60")
+    script = (f"ps -o sid= -p $$ > {sid_file}; "
+              f"{starter} run --background x -o scenario=tools --approval untrusted > {id_file} 2>/dev/null; sleep 60")
     shell = subprocess.Popen(["setsid", "--ctty", "bash", "-c", script], env=env, stdin=terminal, stdout=terminal,
                              stderr=terminal)
     os.close(terminal)
@@ -199,7 +199,8 @@ def test_the_run_survives_the_terminal_that_started_it(harness: tuple[list[str],
         from harness_core.store import writer_pid
 
         worker = writer_pid(path)
-        assert worker is not None and os.getsid(worker) == worker  # a session of its own: no terminal to hang up
+        assert worker is not None  # in a session of its own: no terminal to hang it up
+        assert os.getsid(worker) not in (int(sid_file.read_text()), os.getsid(0))
     finally:
         os.close(controller)  # the terminal closes: the shell is hung up (SIGHUP), and its sleep with it
     shell.wait(timeout=_DEADLINE)
@@ -234,6 +235,8 @@ def test_a_killed_worker_reads_as_lost_with_its_log_intact(harness: tuple[list[s
     assert "lost" in shown.stdout
 
 
+@pytest.mark.filterwarnings("error::ResourceWarning")  # no Popen left unreaped by jobs.start
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_jobs_api_starts_follows_answers_and_cancels(runs_dir: Path) -> None:
     async def main() -> None:
         job = await jobs.start(AgentRunSpec(prompt="x", approval="untrusted", provider_options={"scenario": "tools"}),
@@ -261,3 +264,24 @@ def test_jobs_api_starts_follows_answers_and_cancels(runs_dir: Path) -> None:
             slow.approve("approval_0", "approve")
 
     anyio.run(main)
+
+
+def test_a_worker_keeps_its_stderr_in_a_private_worker_log(harness: tuple[list[str], dict[str, str]],
+                                                           runs_dir: Path) -> None:
+    """After `ready` the worker has no terminal: what it would print (here the runner's error log of a crashing
+    provider) goes to `<run_id>.worker.log`, 0600; a run with nothing to say leaves none."""
+    cmd, env = harness
+    crashed = _start(cmd, env, "x", "-o", "scenario=tools", "-o", "crash=true")
+    quiet = _start(cmd, env, "x", "-o", "scenario=say")
+    for run_id in (crashed, quiet):
+        _wait_status(log_path(runs_dir, run_id), "success", "failed")
+    worker_log = runs_dir / f"{crashed}.worker.log"
+    deadline = time.monotonic() + _DEADLINE
+    while not (worker_log.exists() and "provider crashed" in worker_log.read_text()):
+        assert time.monotonic() < deadline, "the worker's error log never reached its worker log"
+        time.sleep(0.05)
+    assert worker_log.stat().st_mode & 0o777 == 0o600
+    deadline = time.monotonic() + _DEADLINE
+    while (runs_dir / f"{quiet}.worker.log").exists():  # removed once the worker ends with nothing written
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

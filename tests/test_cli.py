@@ -455,3 +455,23 @@ def test_python_dash_m_works() -> None:
         done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
                               timeout=60)
         assert done.returncode == 0 and "Usage: harness" in done.stdout
+
+
+@pytest.mark.parametrize(("args", "status", "says"), [
+    (["--provider", "missing", "x"], 3, "missing-cli not found on PATH"),
+    (["--provider", "missing", "--require", "approvals", "x"], 2, "the run requires it (--require"),
+    (["--provider", "missing", "--approval", "untrusted", "x"], 2, "approval"),
+])
+def test_background_refusals_exit_at_once_and_start_nothing(args: list[str], status: int, says: str,
+                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`harness run --background` checks what a foreground run checks before any worker starts: a missing CLI
+    exits 3, a capability refusal 2, and no worker is launched, no run log written."""
+    import harness_core._background as background
+
+    launched: list[object] = []
+    monkeypatch.setattr(background, "launch", lambda *a, **k: launched.append(a))  # never reached
+    reset_host(make_host(("missing", _MissingPlugin())))
+    result = invoke("run", "--background", *args)
+    assert result.exit_code == status, result.output
+    assert says in result.stderr and result.stdout == ""
+    assert not launched and not (tmp_path / "runs").exists()

@@ -163,9 +163,9 @@ def test_cancel_of_a_lost_run_or_one_not_driven_by_harness(harness: tuple[list[s
     ([], False),
 ])
 def test_only_harness_run_is_signalled(argv: list[str], is_harness: bool) -> None:
-    from harness_core.cli._cancel import _is_harness_run
+    from harness_core._runproc import is_harness_run
 
-    assert _is_harness_run(argv) is is_harness
+    assert is_harness_run(argv) is is_harness
 
 
 def test_writer_pid_is_the_writer_never_a_reader(tmp_path: Path) -> None:

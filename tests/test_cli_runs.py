@@ -131,6 +131,48 @@ def test_prune_removes_old_runs_and_says_how_many_and_how_much(three: Path) -> N
     assert "nothing to remove" in invoke("runs", "prune", "--older-than", "1h").stdout
 
 
+def test_prune_lists_every_file_it_removes_or_would(three: Path) -> None:
+    old = "20261201T100000-aaaa1111"
+    (three / f"{old}.wire.jsonl").write_bytes(b"w" * 2048)
+    (three / f"{old}.answers").write_bytes(b"{}\n")
+    (three / f"{old}.notes").write_text("the user's")  # not a file of the store's: neither listed nor removed
+    files = sorted(p for p in three.iterdir() if p.suffix != ".notes")
+    for dry_run in (True, False):
+        result = invoke("runs", "prune", "--older-than", "30d", *(["--dry-run"] if dry_run else []))
+        assert result.exit_code == 0
+        listed = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("    ")]
+        assert sorted(Path(p) for p in listed) == files  # each file, under its run
+        assert "    " + str(three / f"{old}.wire.jsonl") + "  2.0 KiB" in result.stdout
+        totals = f"3 runs ({len(files)} files, " if dry_run else f"removed 3 runs, {len(files)} files, "
+        assert totals in result.stdout.splitlines()[-1]
+        assert ".notes" not in result.stdout
+    assert sorted(p.name for p in three.iterdir()) == [f"{old}.notes"]
+
+
+def test_prune_in_a_data_folder_removes_nothing_of_it(tmp_path: Path) -> None:
+    """The review's case: `--runs-dir .` in a folder of data: `data.jsonl` (40 days old) is no run log."""
+    data = tmp_path / "project"
+    (data / "data.d").mkdir(parents=True)
+    (data / "data.jsonl").write_text('{"x": 1}\n')
+    (data / "data.csv").write_text("x\n1\n")
+    (data / "data.d" / "keep.txt").write_text("keep")
+    os.utime(data / "data.jsonl", (time.time() - 40 * 86400,) * 2)
+    for extra in (["--dry-run"], [], ["--json"]):
+        result = invoke("runs", "prune", "--older-than", "30d", "--runs-dir", str(data), *extra)
+        assert result.exit_code == 0
+        if extra == ["--json"]:
+            report = json.loads(result.stdout)
+            assert report["runs"] == [] and report["skipped"] == [
+                {"path": str(data / "data.jsonl"), "reason": "its first line is not a Harness event"}]
+        else:
+            assert "nothing to remove" in result.stdout and "would remove" not in result.stdout
+            assert (f"skipped: not a Harness run log  {data / 'data.jsonl'}  (its first line is not a Harness "
+                    "event)") in result.stdout
+            assert "skipped 1 file: not a Harness run log" in result.stdout
+    assert sorted(p.name for p in data.iterdir()) == ["data.csv", "data.d", "data.jsonl"]
+    assert (data / "data.d" / "keep.txt").read_text() == "keep"
+
+
 def test_prune_keeps_a_running_run_and_says_so(runs_dir: Path) -> None:
     writer = LogWriter(runs_dir / "20261201T150000-ffff6666.jsonl")
     writer.write_line(RunStarted(run_id="20261201T150000-ffff6666", seq=0, ts=1.0, provider="scripted",

@@ -1,6 +1,7 @@
-"""`store.prune_runs`: which runs go (age from `done`, else the log's last write; statuses), every file of each
-(and never a neighbour's), never a run its writer still holds, dry runs; and run ids that would clash with the
-store's names (`last`, `<id>.wire`) refused."""
+"""`store.prune_runs`: which runs go (age from `done`, else the log's last write; statuses), exactly the files
+the store knows of each (never an unknown sibling, a neighbour's, a directory or a link), never a file that is
+not a run log (a foreign `.jsonl`, an empty or torn one, another run's), never a run its writer still holds, dry
+runs; and run ids that would clash with the store's names (`last`, `<id>.wire`) refused."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ from harness_core import AgentRunSpec, run_sync
 from harness_core.errors import InvalidSpecError
 from harness_core.events import Done, HarnessResult, RunStarted, RunStatus
 from harness_core.plugins import PluginHost
-from harness_core.store import LogWriter, find_run, list_runs, log_path, prune_runs, validate_run_id
+from harness_core.store import (
+    RUN_FILE_SUFFIXES,
+    LogWriter,
+    SkippedLog,
+    find_run,
+    list_runs,
+    log_path,
+    prune_runs,
+    validate_run_id,
+)
 
 DAY = 86400.0
 NOW = 1_800_000_000.0
@@ -39,10 +49,19 @@ def _names(runs_dir: Path) -> set[str]:
     return {p.name for p in runs_dir.iterdir()}
 
 
-def test_old_runs_go_with_every_file_they_own_and_nothing_of_their_neighbours(runs_dir: Path) -> None:
+def _old(path: Path, content: bytes | None = None) -> None:
+    """Make `path` 40 days old (written with `content` first, when given)."""
+    if content is not None:
+        path.write_bytes(content)
+    os.utime(path, (NOW - 40 * DAY, NOW - 40 * DAY))
+
+
+def test_old_runs_lose_exactly_the_files_the_store_knows_and_nothing_of_their_neighbours(runs_dir: Path) -> None:
     _log(runs_dir, "abc", ended=NOW - 40 * DAY)
     (runs_dir / "abc.wire.jsonl").write_bytes(b"x" * 100)
     (runs_dir / "abc.answers").write_bytes(b"y" * 10)
+    (runs_dir / "abc.worker.log").write_bytes(b"v" * 5)
+    (runs_dir / "abc.notes").write_text("the user's, beside a run")  # an unknown sibling: not the store's
     (runs_dir / "abc.work").mkdir()
     (runs_dir / "abc.work" / "state").write_bytes(b"z" * 7)
     _log(runs_dir, "abcd", ended=NOW - 1 * DAY)  # a longer id sharing the prefix: young, kept
@@ -50,16 +69,99 @@ def test_old_runs_go_with_every_file_they_own_and_nothing_of_their_neighbours(ru
     _log(runs_dir, "abc.1", ended=NOW - 1 * DAY)  # a run id with a dot: its files are not `abc`'s
     (runs_dir / "abc.1.wire.jsonl").write_bytes(b"w")
     (runs_dir / "notes.txt").write_text("not a run's")
-    size = sum(p.stat().st_size for p in (runs_dir / "abc.jsonl", runs_dir / "abc.wire.jsonl",
-                                          runs_dir / "abc.answers")) + 7
+    known = [runs_dir / f"abc{suffix}" for suffix in (".wire.jsonl", ".answers", ".worker.log", ".jsonl")]
+    assert {p.name for p in known} == {f"abc{suffix}" for suffix in RUN_FILE_SUFFIXES}
+    sizes = tuple(p.stat().st_size for p in known)
 
     report = prune_runs(runs_dir, older_than=30 * DAY, now=NOW)
 
-    assert [r.run_id for r in report.runs] == ["abc"] and not report.dry_run
-    assert report.runs[0].files[-1] == runs_dir / "abc.jsonl"  # the log goes last
-    assert report.size == size == report.runs[0].size
-    assert _names(runs_dir) == {"abcd.jsonl", "abcd.wire.jsonl", "abc.1.jsonl", "abc.1.wire.jsonl", "notes.txt"}
+    assert [r.run_id for r in report.runs] == ["abc"] and not report.dry_run and report.skipped == ()
+    assert report.runs[0].files == tuple(known) and report.runs[0].sizes == sizes  # the log goes last
+    assert report.size == sum(sizes) == report.runs[0].size
+    assert _names(runs_dir) == {"abcd.jsonl", "abcd.wire.jsonl", "abc.1.jsonl", "abc.1.wire.jsonl", "notes.txt",
+                                "abc.notes", "abc.work"}
+    assert (runs_dir / "abc.work" / "state").read_bytes() == b"z" * 7
     assert {r.run_id for r in list_runs(runs_dir)} == {"abcd", "abc.1"}
+
+
+def test_a_foreign_jsonl_and_everything_beside_it_survive(runs_dir: Path) -> None:
+    """The review's case: `--runs-dir` pointed at a data folder must not lose `data.*`, recursively."""
+    runs_dir.mkdir()
+    _old(runs_dir / "data.jsonl", b'{"a": 1}\n')
+    (runs_dir / "data.csv").write_text("a,b\n")
+    (runs_dir / "data.d").mkdir()
+    (runs_dir / "data.d" / "keep.txt").write_text("keep")
+    assert [s.status for s in list_runs(runs_dir)] == ["lost"]  # what made the old prune take it
+
+    for dry_run in (True, False):
+        report = prune_runs(runs_dir, older_than=30 * DAY, dry_run=dry_run, now=NOW)
+        assert report.runs == () and report.size == 0 and report.errors == ()
+        assert report.skipped == (SkippedLog(runs_dir / "data.jsonl", "its first line is not a Harness event"),)
+        assert report.as_json()["skipped"] == [{"path": str(runs_dir / "data.jsonl"),
+                                                "reason": "its first line is not a Harness event"}]
+    assert _names(runs_dir) == {"data.jsonl", "data.csv", "data.d"}
+    assert (runs_dir / "data.d" / "keep.txt").read_text() == "keep"
+
+
+def test_a_log_that_starts_another_run_is_not_pruned(runs_dir: Path) -> None:
+    _log(runs_dir, "other", ended=NOW - 40 * DAY)
+    (runs_dir / "copy.jsonl").write_bytes((runs_dir / "other.jsonl").read_bytes())  # not `copy`'s run_started
+    (runs_dir / "copy.wire.jsonl").write_bytes(b"w")
+    _old(runs_dir / "copy.jsonl")
+
+    report = prune_runs(runs_dir, older_than=30 * DAY, now=NOW)
+
+    assert [r.run_id for r in report.runs] == ["other"]
+    assert report.skipped == (SkippedLog(runs_dir / "copy.jsonl", "its first line starts run 'other', not 'copy'"),)
+    assert _names(runs_dir) == {"copy.jsonl", "copy.wire.jsonl"}
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    (b"", "it is empty"),
+    (b'{"type": "run_started", "run_id": "x"', "its first line is incomplete (being written, or cut)"),
+    (b"\x00\xff garbage\n", "its first line is not JSON"),
+    (b'{"type": "done"}\n', "its first line is not a Harness event"),
+])
+def test_an_empty_torn_or_corrupt_log_is_skipped_and_named(runs_dir: Path, content: bytes, reason: str) -> None:
+    runs_dir.mkdir()
+    _old(runs_dir / "x.jsonl", content)
+    (runs_dir / "x.wire.jsonl").write_bytes(b"w")
+
+    report = prune_runs(runs_dir, older_than=30 * DAY, now=NOW)
+
+    assert report.runs == () and report.skipped == (SkippedLog(runs_dir / "x.jsonl", reason),)
+    assert _names(runs_dir) == {"x.jsonl", "x.wire.jsonl"}
+
+
+def test_a_first_line_of_another_event_is_no_run_log(runs_dir: Path) -> None:
+    runs_dir.mkdir()
+    done = Done(run_id="x", seq=1, ts=NOW - 40 * DAY, result=HarnessResult(status=RunStatus.SUCCESS))
+    (runs_dir / "x.jsonl").write_bytes(done.model_dump_json().encode() + b"\n")  # a done, and no run_started
+
+    report = prune_runs(runs_dir, older_than=30 * DAY, now=NOW)
+
+    assert report.runs == () and report.skipped == (
+        SkippedLog(runs_dir / "x.jsonl", "its first line is a `done` event, not `run_started`"),)
+    assert _names(runs_dir) == {"x.jsonl"}
+
+
+def test_links_and_directories_by_a_run_files_name_are_left_alone(runs_dir: Path, tmp_path: Path) -> None:
+    _log(runs_dir, "real", ended=NOW - 40 * DAY)
+    (runs_dir / "real.wire.jsonl").mkdir()  # a directory by a run file's name: never the store's, never rmtree'd
+    (runs_dir / "real.wire.jsonl" / "inside").write_text("keep")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep")
+    (runs_dir / "real.answers").symlink_to(target)
+    _log(tmp_path, "linked", ended=NOW - 40 * DAY)
+    (runs_dir / "linked.jsonl").symlink_to(tmp_path / "linked.jsonl")  # a run log elsewhere, linked in
+
+    report = prune_runs(runs_dir, older_than=30 * DAY, now=NOW)
+
+    assert [r.run_id for r in report.runs] == ["real"] and report.runs[0].files == (runs_dir / "real.jsonl",)
+    assert report.skipped == (SkippedLog(runs_dir / "linked.jsonl", "it is a symbolic link"),)
+    assert _names(runs_dir) == {"real.wire.jsonl", "real.answers", "linked.jsonl"}
+    assert (runs_dir / "real.wire.jsonl" / "inside").read_text() == "keep" == target.read_text()
+    assert (tmp_path / "linked.jsonl").is_file()
 
 
 def test_age_is_the_end_else_the_logs_last_write(runs_dir: Path) -> None:
@@ -115,7 +217,7 @@ def test_nothing_to_prune(runs_dir: Path, tmp_path: Path) -> None:
     assert prune_runs(tmp_path / "missing", older_than=0).runs == ()
     _log(runs_dir, "young", ended=NOW)
     assert prune_runs(runs_dir, older_than=DAY, now=NOW).as_json() == {
-        "dry_run": False, "count": 0, "bytes": 0, "runs": [], "held": [], "errors": []}
+        "dry_run": False, "count": 0, "bytes": 0, "runs": [], "held": [], "errors": [], "skipped": []}
     with pytest.raises(ValueError, match="0 or more"):
         prune_runs(runs_dir, older_than=-1)
 

@@ -12,7 +12,8 @@ One module per command group, each importing only click at the top, so `harness 
   `_approve` (approvals asked on the terminal) and `_worker` (`--background`: the detached worker);
 - `_answer` (`approve`: answering a background run's approvals; the questions `attach` asks for them);
 - `_info` (`providers`, `doctor`, `schema`) with the typed reports in `_providers`;
-- `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a run's log live);
+- `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a
+  run's log live);
   `_cancel` (`cancel`: interrupt a run through the `harness` process that drives it);
 - `_demo` (`demo`) with the player in `_play`;
 - `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).

@@ -23,28 +23,14 @@ import click
 from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
 
 if TYPE_CHECKING:
-    from harness_core import ApprovalRequested, HarnessEvent
+    from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent
     from harness_core._answers import AnswersFile
     from harness_core.cli.render import Renderer
 
-__all__ = ["TerminalAnswers", "approve", "pending_requests"]
+__all__ = ["AnswerHints", "TerminalAnswers", "approve"]
 
 _DECISIONS = {"allow": "approve", "approve": "approve", "deny": "deny", "abort": "abort"}
 _CONFIRM_DEADLINE = 10.0
-
-
-def pending_requests(path: Path) -> dict[str, ApprovalRequested]:
-    """The approval requests in a run log that have no `approval_resolved` yet, oldest first."""
-    from harness_core import ApprovalRequested, ApprovalResolved
-    from harness_core.store import read_events
-
-    pending: dict[str, ApprovalRequested] = {}
-    for event in read_events(path, on_bad_line=lambda _bad: None):
-        if isinstance(event, ApprovalRequested):
-            pending[event.request_id] = event
-        elif isinstance(event, ApprovalResolved):
-            pending.pop(event.request_id, None)
-    return pending
 
 
 @click.command()
@@ -60,10 +46,10 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
     RUN_ID and REQUEST_ID may be unique prefixes (RUN_ID also `last`). Exit status: 0 the run took the answer;
     1 it has not taken it in 10 s, or the run is over; 2 no such run or request.
     """
-    from harness_core import ApprovalDecision, ApprovalResolved
+    from harness_core import ApprovalDecision
     from harness_core._answers import AnswersFile, answers_path
     from harness_core.cli._approve import question
-    from harness_core.store import find_run, log_path, read_events, resolve_runs_dir, summarize
+    from harness_core.store import find_run, log_path, pending_approvals, resolve_runs_dir, summarize
 
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
@@ -73,7 +59,7 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
         fail(f"run {found} was not started with --background: it asks the terminal that runs it (or its "
              "program's approver), so answer it there", EXIT_USAGE)
     status = summarize(path).status
-    pending = pending_requests(path)
+    pending = pending_approvals(path)
     if status not in ("running", "waiting for approval"):
         fail(f"run {found} is over ({status}): there is nothing to approve", EXIT_FAILED)
     if request_id is None:
@@ -93,18 +79,36 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
         fail(f"request {request_id!r} of run {found} {what} (waiting: {waiting}); `harness approve {found}` lists "
              "them", EXIT_USAGE)
     chosen = matches[0]
-    AnswersFile(answers).answer(chosen, ApprovalDecision(_DECISIONS[decision]), by="harness approve")
+    mine = ApprovalDecision(_DECISIONS[decision])
+    file = AnswersFile(answers)
+    file.answer(chosen, mine, by="harness approve")
+    resolved = _resolution(path, chosen)
+    if resolved is None:
+        fail(f"the answer to request {chosen} is recorded, but run {found} has not taken it yet; `harness attach "
+             f"{found}` shows what it does", EXIT_FAILED)
+    first = file.decisions().get(chosen)
+    if resolved != mine:
+        who = f" by {first[1]}" if first is not None and first[0] == resolved else ""
+        fail(f"request {chosen} of run {found} was answered first{who}: {resolved.value}", EXIT_FAILED)
+    click.echo(f"run {found}: request {chosen} resolved: {resolved.value}")
+
+
+def _resolution(path: Path, request_id: str) -> ApprovalDecision | None:
+    """How the run resolved `request_id`, following its log from the start for up to 10 s; None if it has not
+    (the run may be busy, or over without it)."""
+    from harness_core import ApprovalResolved
+    from harness_core.store import LogFollower
+
     deadline = time.monotonic() + _CONFIRM_DEADLINE
-    while time.monotonic() < deadline:
-        for event in read_events(path, on_bad_line=lambda _bad: None):
-            if isinstance(event, ApprovalResolved) and event.request_id == chosen:
-                click.echo(f"run {found}: request {chosen} resolved: {event.decision.value}")
-                return
-        if summarize(path).status not in ("running", "waiting for approval"):
-            break
-        time.sleep(0.1)
-    fail(f"the answer to request {chosen} is recorded, but run {found} has not taken it yet; `harness attach "
-         f"{found}` shows what it does", EXIT_FAILED)
+    with LogFollower(path, on_bad_line=lambda _bad: None) as follower:
+        while time.monotonic() < deadline:
+            for event in follower.read():
+                if isinstance(event, ApprovalResolved) and event.request_id == request_id:
+                    return event.decision
+            if follower.over:
+                return None
+            time.sleep(0.05)
+    return None
 
 
 class TerminalAnswers:
@@ -112,8 +116,9 @@ class TerminalAnswers:
     caught up with the log, and write the answer to the run's answers file. Another terminal (or `harness
     approve`) may answer first: then the question is withdrawn. Reading the terminal never blocks the view."""
 
-    def __init__(self, answers: AnswersFile, renderer: Renderer) -> None:
+    def __init__(self, answers: AnswersFile, renderer: Renderer, run_id: str) -> None:
         self._answers = answers
+        self._run_id = run_id
         self._renderer = renderer
         self._pending: dict[str, ApprovalRequested] = {}
         self._answered: set[str] = set()
@@ -132,12 +137,13 @@ class TerminalAnswers:
             if self._asked == event.request_id:
                 self._withdraw(f"answered elsewhere: {event.decision.value}")
 
-    def and_then(self, tick: Callable[[], None]) -> Callable[[], None]:
+    def and_then(self, tick: Callable[[], None] | None) -> Callable[[], None]:
         """The view's wait callback: poll for answers, then `tick`."""
 
         def wait() -> None:
             self.poll()
-            tick()
+            if tick is not None:
+                tick()
 
         return wait
 
@@ -159,10 +165,15 @@ class TerminalAnswers:
     def _ask(self, request_id: str) -> None:
         from harness_core.cli._approve import question
 
-        self._asked = request_id
         while not self._lines.empty():  # what was typed before the question is not its answer
             if self._lines.get_nowait() is None:
                 self._closed = True
+        if self._closed:  # the terminal's input ended between two questions
+            sys.stderr.write(f"harness: run {self._run_id} waits for approval of {request_id}; no terminal input "
+                             f"to ask on: `harness approve {self._run_id} {request_id} allow|deny`\n")
+            sys.stderr.flush()
+            return
+        self._asked = request_id
         self._renderer.hold()
         sys.stderr.write(question(self._pending[request_id]))
         sys.stderr.flush()
@@ -178,7 +189,7 @@ class TerminalAnswers:
             return
         if line is None:
             self._closed = True
-            self._withdraw(f"no terminal input; answer with `harness approve RUN_ID {asked} allow|deny`")
+            self._withdraw(f"no terminal input; answer with `harness approve {self._run_id} {asked} allow|deny`")
             return
         decision = parse_answer(line)
         if decision is None:
@@ -209,3 +220,39 @@ class TerminalAnswers:
             self._lines.put(line or None)
             if not line:
                 return
+
+
+class AnswerHints:
+    """`harness attach` without a terminal to ask on (piped, `--json`), for a background run: once the view has
+    caught up with the log, name each request that waits for an answer, once, on stderr, with the command that
+    answers it."""
+
+    def __init__(self, run_id: str) -> None:
+        self._run_id = run_id
+        self._pending: dict[str, ApprovalRequested] = {}
+        self._named: set[str] = set()
+
+    def feed(self, event: HarnessEvent) -> None:
+        from harness_core.store import open_approvals
+
+        if event.type in ("approval_requested", "approval_resolved"):
+            self._pending = open_approvals([*self._pending.values(), event])
+
+    def and_then(self, tick: Callable[[], None] | None) -> Callable[[], None]:
+        def wait() -> None:
+            self.poll()
+            if tick is not None:
+                tick()
+
+        return wait
+
+    def poll(self) -> None:
+        from harness_core.cli._approve import question
+
+        for request_id, request in self._pending.items():
+            if request_id not in self._named:
+                self._named.add(request_id)
+                what = question(request).removeprefix("[approval] ").split(" — ")[0]
+                sys.stderr.write(f"harness: run {self._run_id} waits for approval of {request_id} ({what}): "
+                                 f"`harness approve {self._run_id} {request_id} allow|deny`\n")
+                sys.stderr.flush()

@@ -17,7 +17,7 @@ import click
 from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, fail, harness_command
 
 if TYPE_CHECKING:
-    from harness_core.cli._answer import TerminalAnswers
+    from harness_core.cli._answer import AnswerHints, TerminalAnswers
     from harness_core.cli.render import Renderer
 
 __all__ = ["attach"]
@@ -48,9 +48,8 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
     asker = _asker(directory, found, renderer)
     result: HarnessResult | None = None
     bad: list[BadLine] = []
-    on_wait = None
-    if renderer is not None:
-        on_wait = renderer.tick if asker is None else asker.and_then(renderer.tick)
+    tick = renderer.tick if renderer is not None else None
+    on_wait = asker.and_then(tick) if asker is not None else tick
     try:
         for event in follow_events(log_path(directory, found), on_bad_line=bad.append, on_wait=on_wait):
             if renderer is None:
@@ -77,12 +76,15 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
     sys.exit(exit_status_for(result))
 
 
-def _asker(directory: Path, run_id: str, renderer: Renderer | None) -> TerminalAnswers | None:
-    """The approval questions of a background run, asked when this attach has a terminal to ask on."""
+def _asker(directory: Path, run_id: str, renderer: Renderer | None) -> TerminalAnswers | AnswerHints | None:
+    """A background run's approval requests: asked when this attach has a terminal to ask on, else named once
+    each with the command that answers them. None for a run that asks its own terminal (a foreground run)."""
     from harness_core._answers import AnswersFile, answers_path
-    from harness_core.cli._answer import TerminalAnswers
+    from harness_core.cli._answer import AnswerHints, TerminalAnswers
 
     path = answers_path(directory, run_id)
-    if renderer is None or not path.exists() or not (sys.stdin.isatty() and sys.stderr.isatty()):
+    if not path.exists():
         return None
-    return TerminalAnswers(AnswersFile(path), renderer)
+    if renderer is None or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return AnswerHints(run_id)
+    return TerminalAnswers(AnswersFile(path), renderer, run_id)

@@ -36,6 +36,7 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
     --timeout, it is lost, or its Harness is stopped (Ctrl-Z: continue it with `fg` or `kill -CONT PID`); 2 it is
     not driven by a `harness` command (stop it in the program that runs it).
     """
+    from harness_core._runproc import is_harness_run, process_argv
     from harness_core.store import find_run, log_path, resolve_runs_dir, summarize, writer_pid
 
     directory = resolve_runs_dir(runs_dir)
@@ -58,8 +59,8 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
                  f"(`harness show {found}` shows what it did)", EXIT_FAILED)
         fail(f"the process that drives run {found} is not visible here (another container or pid namespace, or no "
              "/proc/locks); stop it in its terminal", EXIT_FAILED)
-    argv = _argv(pid)
-    if not _is_harness_run(argv):
+    argv = process_argv(pid)
+    if not is_harness_run(argv):
         fail(f"run {found} is driven by process {pid} ({' '.join(argv) or 'unknown'}), not a `harness run` "
              "command; stop it in the program that runs it (LiveRun.interrupt())", EXIT_USAGE)
     try:
@@ -91,51 +92,14 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
          EXIT_FAILED)
 
 
-def _state(pid: int) -> str | None:
-    """The state letter of process `pid` (`R`, `S`, `T` stopped, `t` stopped by a debugger, ...), or None."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces and parentheses
-    return fields[0] if fields else None
-
-
 def _fail_if_stopped(run_id: str, pid: int) -> None:
     """Exit 1 at once when the run's Harness is stopped: the interrupt it was sent waits until it continues."""
-    state = _state(pid)
+    from harness_core._runproc import process_state
+
+    state = process_state(pid)
     if state == "T":
         fail(f"run {run_id}'s Harness (process {pid}) is stopped (Ctrl-Z, or SIGSTOP), so the interrupt sent to it "
              f"takes effect only when it continues: `fg` in its terminal, or `kill -CONT {pid}`", EXIT_FAILED)
     if state == "t":
         fail(f"run {run_id}'s Harness (process {pid}) is stopped in a debugger, so the interrupt sent to it takes "
              "effect only when the debugger lets it continue", EXIT_FAILED)
-
-
-def _argv(pid: int) -> list[str]:
-    """The command line of process `pid` (empty when it cannot be read)."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return []
-    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
-
-
-def _is_harness_run(argv: list[str]) -> bool:
-    """Whether `argv` is `harness run ...` (the console script, directly or through its interpreter, or
-    `python -m harness_core[.cli] run ...`): a process that turns SIGINT into an interrupt of its turn. Anything
-    else — a program using the library, `harness demo`, a test runner in a checkout named harness — is never
-    signalled."""
-    if not argv:
-        return False
-    rest = argv[1:]
-    if os.path.basename(argv[0]).startswith("python") and rest:
-        if rest[0] == "-m" and len(rest) > 1 and rest[1] in ("harness_core", "harness_core.cli"):
-            rest = rest[2:]
-        elif os.path.basename(rest[0]) == "harness":
-            rest = rest[1:]
-        else:
-            return False
-    elif os.path.basename(argv[0]) != "harness":
-        return False
-    return bool(rest) and rest[0] == "run"

@@ -29,9 +29,9 @@ from harness_core import (
 )
 from harness_core.cli import _terminal as term
 from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
-from harness_core.store import BadLine, PruneReport, RunSummary, log_path, read_events, summarize, validate_run_id
+from harness_core.store import WORKER_LOG_SUFFIX, BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
 
-__all__ = ["RunDetails", "format_age", "format_bytes", "format_prune", "format_runs", "format_show", "run_details"]
+__all__ = ["RunDetails", "format_age", "format_bytes", "format_runs", "format_show", "run_details"]
 
 
 @dataclass(frozen=True)
@@ -180,6 +180,9 @@ def format_show(details: RunDetails) -> str:
     if summary.status == "lost":
         lines.append("          (its Harness ended before the run did: killed, or the machine went down; the agent's "
                      "processes ended with it, as each runs under a supervisor)")
+        worker_log = summary.path.with_name(f"{summary.run_id}{WORKER_LOG_SUFFIX}")
+        if worker_log.is_file():
+            lines.append(f"          its background worker's last words: {str(worker_log).translate(term.UNSAFE)}")
     if started is not None:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started.ts))
         lines.append(f"started   {when}")
@@ -230,28 +233,3 @@ def format_bytes(size: int) -> str:
             return f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GiB"
-
-
-def format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, statuses: tuple[str, ...] = (),
-                 now: float | None = None) -> str:
-    """What `harness runs prune` removed (or, with --dry-run, would remove): one line per run, then the totals
-    and the runs kept because they are still running."""
-    now = time.time() if now is None else now
-    which = f" ({', '.join(statuses)})" if statuses else ""
-    age = format_age(older_than)
-    if not report.runs:
-        lines = [f"no runs{which} in {runs_dir} ended more than {age} ago; nothing to remove"]
-    else:
-        rows = [[run.run_id, run.status, f"ended {format_age(now - run.ended)} ago", format_bytes(run.size)]
-                for run in report.runs]
-        verb = "would remove" if report.dry_run else "removed"
-        lines = [f"{verb}  {line}" for line in table(rows)]
-        count = f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}"
-        if report.dry_run:
-            lines.append(f"{count} ({format_bytes(report.size)}) would be removed; run it again without --dry-run "
-                         "to remove them")
-        else:
-            lines.append(f"removed {count}, {format_bytes(report.size)}")
-    if report.held:
-        lines.append(f"kept {len(report.held)} still running (their Harness holds the log): {', '.join(report.held)}")
-    return "\n".join(lines)

@@ -8,11 +8,16 @@ when a command runs. Knows nothing of providers or of the runner.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
+
+if TYPE_CHECKING:
+    from harness_core.store import PruneReport
 
 __all__ = ["parse_age", "runs", "show"]
 
@@ -104,13 +109,13 @@ def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ..
 @harness_command
 def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_run: bool, runs_dir: Path | None,
           as_json: bool) -> None:
-    """Remove old runs: every file of each run (its log, its wire log, the rest) that ended longer ago than
-    --older-than (a run without an end: its log's last write). A run still running or waiting for approval is
-    never removed, however old. Nothing is removed otherwise: runs are kept until pruned.
+    """Remove old runs: the files of each run (its log, wire log, approval answers, background worker output;
+    nothing else) that ended longer ago than --older-than (a run without an end: its log's last write). Each file
+    is listed. A run still running or waiting for approval is never removed, however old; a `.jsonl` that is not
+    a Harness run log is skipped (and named). Nothing is removed otherwise: runs are kept until pruned.
 
     Exit status: 0; 1 when some run could not be removed (each is named).
     """
-    from harness_core.cli._history import format_prune
     from harness_core.store import prune_runs, resolve_runs_dir
 
     parent = ctx.parent.params if ctx.parent is not None else {}  # `harness runs --runs-dir D --json prune` works
@@ -119,11 +124,62 @@ def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_ru
     if as_json or parent.get("as_json"):
         click.echo(dumps(report.as_json()))
     else:
-        click.echo(format_prune(report, directory, older_than=older_than, statuses=statuses))
+        click.echo(_format_prune(report, directory, older_than=older_than, statuses=statuses))
     for problem in report.errors:
         click.echo(f"harness: error: could not remove {problem}", err=True)
     if report.errors:
         ctx.exit(EXIT_FAILED)
+
+
+def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, statuses: tuple[str, ...] = (),
+                  now: float | None = None) -> str:
+    """What `harness runs prune` removed (or, with --dry-run, would remove): each run and under it each of its
+    files, then the totals; the files skipped as no run logs; the runs kept because they are still running."""
+    from harness_core.cli._history import format_age, format_bytes
+
+    now = time.time() if now is None else now
+    which = f" ({', '.join(statuses)})" if statuses else ""
+    lines: list[str] = []
+    if not report.runs:
+        lines.append(f"no runs{which} in {_shown(runs_dir)} ended more than {format_age(older_than)} ago; nothing "
+                     "to remove")
+    else:
+        from harness_core.cli._format import table
+
+        verb = "would remove" if report.dry_run else "removed"
+        rows = table([[run.run_id, run.status, f"ended {format_age(now - run.ended)} ago", format_bytes(run.size)]
+                      for run in report.runs])
+        for run, row in zip(report.runs, rows, strict=True):
+            lines.append(f"{verb}  {row}")
+            lines.extend(f"    {_shown(path)}  {format_bytes(size)}" for path, size in zip(run.files, run.sizes,
+                                                                                             strict=True))
+        count = _plural(len(report.runs), "run")
+        files = _plural(sum(len(run.files) for run in report.runs), "file")
+        if report.dry_run:
+            lines.append(f"{count} ({files}, {format_bytes(report.size)}) would be removed; run it again without "
+                         "--dry-run to remove them")
+        else:
+            lines.append(f"removed {count}, {files}, {format_bytes(report.size)}")
+    for log in report.skipped:
+        lines.append(f"skipped: not a Harness run log  {_shown(log.path)}  ({log.reason})")
+    if report.skipped:
+        lines.append(f"skipped {_plural(len(report.skipped), 'file')}: not a Harness run log (nothing of it or "
+                     "beside it removed)")
+    if report.held:
+        lines.append(f"kept {len(report.held)} still running (their Harness holds the log): {', '.join(report.held)}")
+    return "\n".join(lines)
+
+
+_UNPRINTABLE = {code: "?" for code in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))}
+
+
+def _shown(path: Path) -> str:
+    """A path on one line, none of its control characters (a foreign file's name is untrusted) sent raw."""
+    return str(path).translate(_UNPRINTABLE)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @click.command()

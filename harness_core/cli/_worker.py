@@ -1,13 +1,15 @@
 """The background worker: `harness run --background-worker` plays one run detached from any terminal.
 
 Layer: CLI (imported only when a worker starts). Knows the worker protocol of `harness_core._background`, the
-run API, the answers file (`harness_core._answers`: how a background run's approvals are decided) and the
-offline support; knows nothing of any concrete provider.
+run API, the answers file (`harness_core._answers`: how a background run's approvals are decided), the run's
+secrets (its stderr goes to a scrubbed worker log) and the offline support; knows nothing of any provider.
 
-Started by `launch` in its own session with the plan on stdin. It opens the run (the log exists and is locked
-from then on), answers "ready" on stdout, lets go of the starter's stdout and stderr (the terminal may close),
-then consumes the run to its `done`. SIGINT/SIGTERM/SIGHUP interrupt the turn as for a foreground run (a
-second one stops it at once): that is how `harness cancel` reaches it.
+Started by `launch` in a session of its own with the plan on stdin. It forks once more (the first process exits
+at once, so the starter can reap it and the worker, no session leader, can never gain a controlling terminal),
+says its pid, opens the run (the log exists and is locked from then on), answers "ready" on stdout, lets go of
+the starter's stdout, sends its stderr (warnings, a crash) through the run's secrets to `<run_id>.worker.log`,
+then consumes the run to its `done`. SIGINT/SIGTERM/SIGHUP interrupt the turn as for a foreground run (a second
+one stops it at once): that is how `harness cancel` reaches it. Before the run starts they end the worker.
 """
 
 from __future__ import annotations
@@ -15,19 +17,24 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 
-from harness_core import AgentRunSpec, HarnessError, open_run
+from harness_core import AgentRunSpec, ApprovalDecision, ApprovalRequested, Approver, HarnessError, open_run
 from harness_core._answers import AnswersFile, answers_path
-from harness_core._background import JobPlan, error_line, ready_line
+from harness_core._background import JobPlan, error_line, pid_line, ready_line
 from harness_core.cli._live import exit_status_for, watch_signals
 from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED
-from harness_core.store import resolve_runs_dir
+from harness_core.plugins import get_host
+from harness_core.redaction import RunSecrets
+from harness_core.store import WORKER_LOG_SUFFIX, resolve_runs_dir
 
 __all__ = ["serve"]
 
@@ -36,26 +43,47 @@ def serve() -> int:
     """Read the plan from stdin, play it, return the exit status (the run's, as for `harness run`)."""
     raw = sys.stdin.buffer.read()
     _to_devnull(0)
-    answered = False
-
-    def ready(run_id: str, log: Path, workspace: Path | None) -> None:
-        nonlocal answered
-        _answer(ready_line(run_id, log, workspace))
-        answered = True
-
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # until the run's own handlers: end cleanly, never half-started
+        signal.signal(sig, signal.default_int_handler)
+    if os.fork():
+        os._exit(0)  # the starter reaps this one at once; the worker below is nobody's session leader
+    starter = _Starter()
+    starter.say(pid_line(os.getpid()))
     try:
         plan = JobPlan.model_validate_json(raw)
         with _workspace(plan) as (spec, workspace):
-            return int(anyio.run(_play, plan, spec, workspace, ready))
+            return int(anyio.run(_play, plan, spec, workspace, starter))
     except BaseException as exc:
-        if answered:
-            raise
-        _answer(error_line(exc))
+        if starter.answered:
+            raise  # after ready: the traceback goes to the worker log
+        starter.say(error_line(exc))
         if isinstance(exc, HarnessError):
             return exc.exit_status
         if isinstance(exc, KeyboardInterrupt):
             return EXIT_INTERRUPTED
         return EXIT_FAILED
+
+
+class _Starter:
+    """The process that launched this worker, at the other end of stdout until the run is ready."""
+
+    def __init__(self) -> None:
+        self.answered = False
+
+    def say(self, line: str) -> bool:
+        """Say `line`; False when the starter is gone (its pipe is closed)."""
+        try:
+            os.write(1, (line + "\n").encode())
+        except OSError:
+            return False
+        return True
+
+    def ready(self, run_id: str, log: Path, workspace: Path | None) -> bool:
+        """Say the run is ready, and let go of stdout; False when the starter was gone."""
+        heard = self.say(ready_line(run_id, log, workspace))
+        self.answered = True
+        _to_devnull(1)
+        return heard
 
 
 @contextlib.contextmanager
@@ -83,32 +111,89 @@ def _workspace(plan: JobPlan) -> Iterator[tuple[AgentRunSpec, Path | None]]:
             shutil.rmtree(temporary, ignore_errors=True)
 
 
-async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None,
-                ready: Callable[[str, Path, Path | None], None]) -> int:
+async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter) -> int:
     directory = resolve_runs_dir(plan.runs_dir)
     answers = AnswersFile(answers_path(directory, plan.run_id))
-    approver = answers.approver()
+    created = answers.create()  # before the provider starts: its first request may come at once
+    try:
+        return await _drive(plan, spec, workspace, starter, answers, directory)
+    except BaseException:
+        if created and not starter.answered:
+            answers.path.unlink(missing_ok=True)  # the run never started: no answers file without a log
+        raise
+
+
+async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter, answers: AnswersFile,
+                 directory: Path) -> int:
     hard_stop = anyio.CancelScope()
     with hard_stop:
-        async with open_run(spec, plan.provider, approver=approver, runs_dir=directory,
+        async with open_run(spec, plan.provider, approver=_approver(answers, spec), runs_dir=directory,
                             record_wire=plan.record_wire, run_id=plan.run_id) as live, anyio.create_task_group() as tg:
             assert live.log_path is not None
-            answers.create()  # the run's log is open: from now on it takes approvals from its answers file
-            ready(live.run_id, live.log_path, workspace)
-            _to_devnull(1)
-            _to_devnull(2)
             tg.start_soon(watch_signals, live, None, hard_stop)
-            async for _ in live:
-                pass
+            await anyio.lowlevel.checkpoint()  # the signal handlers are in place before the id is given out
+            if not starter.ready(live.run_id, live.log_path, workspace):
+                live.interrupt()  # the starter died before it could print the run id: nobody knows of this run
+            with _worker_log(directory / f"{plan.run_id}{WORKER_LOG_SUFFIX}", spec, plan.provider):
+                async for _ in live:
+                    pass
             tg.cancel_scope.cancel()
     if hard_stop.cancelled_caught:
         return EXIT_INTERRUPTED
     return exit_status_for(live.result)
 
 
-def _answer(line: str) -> None:
-    with contextlib.suppress(OSError):
-        os.write(1, (line + "\n").encode())
+def _approver(answers: AnswersFile, spec: AgentRunSpec) -> Approver:
+    """A `harness_approve` plugin decides first (as it would for a run with no approver); else the request waits
+    for an answer in the run's answers file (`harness approve`, `harness attach`, `Job.approve`)."""
+    hook = get_host().pm.hook.harness_approve
+
+    async def approve(request: ApprovalRequested) -> ApprovalDecision:
+        decided = hook(request=request, spec=spec)
+        if decided is not None:
+            return ApprovalDecision(decided)
+        return await answers.wait_for(request)
+
+    return approve
+
+
+@contextlib.contextmanager
+def _worker_log(path: Path, spec: AgentRunSpec, provider: str | None) -> Iterator[None]:
+    """Send stderr (the library's warnings, a crash's traceback) through the run's secrets to `path` (0600),
+    line by line, while the run plays; the file is removed if nothing was written."""
+    try:
+        secret_flags = get_host().get(provider).cls.info.secret_flags
+    except HarnessError:
+        secret_flags = frozenset()
+    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags)
+    read_end, write_end = os.pipe()
+    sys.stderr.flush()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+
+    def copy() -> None:
+        with os.fdopen(read_end, "rb") as source:
+            for line in source:
+                os.write(fd, secrets.text(line.decode("utf-8", "replace")).encode())
+
+    copier = threading.Thread(target=copy, name="harness-worker-log", daemon=True)
+    copier.start()
+    try:
+        yield
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        raise
+    finally:
+        sys.stderr.flush()
+        _to_devnull(2)  # the pipe's last writer closes: the copier reads to its end
+        copier.join(timeout=5)
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            if path.stat().st_size == 0:
+                path.unlink()
 
 
 def _to_devnull(fd: int) -> None:

@@ -89,8 +89,9 @@ class BackgroundTests(ContractBase):
                 while time.monotonic() < deadline:
                     tree = descendants(job.pid)
                     commanded = any(isinstance(e, ToolUse) for e in read_events(job.log_path))
-                    if tree and commanded:
-                        break  # the agent runs the command (a fake CLI may only pretend to: it is the process then)
+                    sleeping = any(_cmdline(pid).split(" ")[0].endswith("sleep") for pid, _ in tree)
+                    if sleeping or (tree and commanded and not harness_real):
+                        break  # the agent's command runs (a fake CLI only pretends to: then it is the process)
                     if not tree and commanded:
                         pytest.skip(f"{self.provider_name} runs in-process: it started no process to outlive "
                                     "its worker")
