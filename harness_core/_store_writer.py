@@ -7,8 +7,10 @@ readers tell a running run from a lost one); nothing of events, providers or the
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import secrets
 from pathlib import Path
 
 __all__ = ["LogWriter"]
@@ -33,8 +35,7 @@ class LogWriter:
 
     def __init__(self, path: Path, *, flush_bytes: int = 1 << 16) -> None:
         _ensure_private_dir(path.parent)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while we write: readers can tell "running" from "lost"
+        fd = _create_locked(path)  # the lock is held while we write: readers tell "running" from "lost"
         self.path = path
         self._fd: int | None = fd
         self._buffer = bytearray()
@@ -64,3 +65,29 @@ class LogWriter:
             finally:
                 os.close(self._fd)
                 self._fd = None
+
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+
+
+def _create_locked(path: Path) -> int:
+    """Create `path` (never overwriting: FileExistsError) already holding its exclusive `flock`: made under a
+    private name, locked, then linked into place, so no reader ever sees it unlocked (a "lost" run for an
+    instant) and a reader's brief shared lock can never make ours fail. Where hard links are not supported, it is
+    created in place and locked at once."""
+    private = path.with_name(f".{path.name}.{secrets.token_hex(4)}.creating")
+    fd = os.open(private, _FLAGS, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # nobody else knows the private name: this never waits
+        os.link(private, path)
+    except FileExistsError:
+        os.close(fd)
+        raise
+    except OSError:  # no hard links here (some FUSE or network file systems)
+        os.close(fd)
+        fd = os.open(path, _FLAGS, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a reader's shared lock is brief: wait for it
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(private)
+    return fd

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -191,8 +192,11 @@ def summarize(path: Path) -> RunSummary:
     started: RunStarted | None = None
     done: Done | None = None
     try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device named *.jsonl would block the listing
+            return RunSummary(run_id, path, None, None, st.st_mtime, problem="not a regular file")
         first, last = _first_and_last_lines(path)
-        mtime = path.stat().st_mtime
+        mtime = st.st_mtime
     except OSError as exc:
         return RunSummary(run_id, path, None, None, 0.0, problem=f"{type(exc).__name__}: {exc.strerror or exc}")
     for raw in (first, last):

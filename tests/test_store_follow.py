@@ -171,3 +171,12 @@ def test_a_huge_line_read_in_many_pieces_arrives_whole_once(tmp_path: Path) -> N
     assert os.path.getsize(writer.path) > 8_000_000
     events = list(follow_events(writer.path))
     assert [e.type for e in events] == ["run_started", "text_delta", "done"] and len(_texts(events)[0]) == 8_000_000
+
+
+def test_a_fifo_named_like_a_log_does_not_block_the_listing(tmp_path: Path) -> None:
+    """`harness runs` summarises every `*.jsonl`: a FIFO (or device) with that name is unreadable, not a hang."""
+    from harness_core.store import list_runs
+
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    [summary] = list_runs(tmp_path)
+    assert summary.status == "unreadable" and summary.problem == "not a regular file"
