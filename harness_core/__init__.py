@@ -77,6 +77,10 @@ _EXPORTS: dict[str, str] = {
     "open_run": "harness_core._run.api",
     "run": "harness_core._run.api",
     "run_sync": "harness_core._run.api",
+    "WireLog": "harness_core._run.replay",
+    "load_wire": "harness_core._run.replay",
+    "open_replay": "harness_core._run.replay",
+    "replay": "harness_core._run.replay",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -99,6 +103,18 @@ if TYPE_CHECKING:
     )
     from harness_core._run.pipe import (
         EventCallback as EventCallback,
+    )
+    from harness_core._run.replay import (
+        WireLog as WireLog,
+    )
+    from harness_core._run.replay import (
+        load_wire as load_wire,
+    )
+    from harness_core._run.replay import (
+        open_replay as open_replay,
+    )
+    from harness_core._run.replay import (
+        replay as replay,
     )
     from harness_core.capabilities import (
         Capability as Capability,

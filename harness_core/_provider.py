@@ -10,7 +10,7 @@ the rest: checks, stamping, the run log, approvals, idle timeout, interrupt and 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_origin
@@ -140,6 +140,15 @@ class RunContext(Protocol):
     def record_wire(self, direction: str, line: bytes | str) -> None:
         """Record one raw exchange that does not go through a spawned child (an HTTP request a provider makes
         itself, say); `direction` is "in" or "out". A no-op unless the operation asked for a wire log."""
+        ...
+
+    async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
+        """Read something the provider needs besides its child's pipe (a file its CLI writes beside it, such as
+        a session transcript): `read` runs in a worker thread and returns the bytes, or None when there are none.
+        With a wire log the answer is recorded under `name` (a `file` record, scrubbed like every wire line), and
+        `harness replay` answers from that record instead of calling `read`, so a replayed run sees what the
+        recorded one saw, wherever it is replayed. `name` says what was read, not where (`transcript:<session
+        id>`); reads of the same `name` are answered in the order they were made."""
         ...
 
 

@@ -72,7 +72,7 @@ def _bad_line(number: int, raw: bytes, exc: ValidationError) -> BadLine:
     return BadLine(number, head, problem)
 
 
-def read_events(path: Path, *, on_bad_line: Callable[[BadLine], None] | None = None) -> Iterator[HarnessEvent]:
+def read_events(path: str | Path, *, on_bad_line: Callable[[BadLine], None] | None = None) -> Iterator[HarnessEvent]:
     """The events of a run log. A torn last line (no newline yet) is skipped. A bad line elsewhere (not JSON, an
     unknown event type, a missing field) is given to `on_bad_line` and skipped, so a reader shows what is
     readable; without `on_bad_line` it raises.
@@ -81,7 +81,7 @@ def read_events(path: Path, *, on_bad_line: Callable[[BadLine], None] | None = N
         InvalidSpecError: a bad line and no `on_bad_line`; the message names the file, the line number, its
             first bytes and the problem.
     """
-    with path.open("rb") as fh:
+    with Path(path).open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
                 return  # torn tail: the writer is mid-line or died mid-line

@@ -10,7 +10,9 @@ and the plugin host; knows nothing of any concrete provider, wire protocol or re
 - `context`   the `RunContext` a provider gets (thin: composes the three above, spawns its child);
 - `live`      `LiveRun`, the run object: owns the cancel scopes and the provider call, from `run_started` to
               `done`; an owner (`open_run`, or a session with one run per turn) creates and drives it;
-- `api`       pre-flight (resolve, validate, check capabilities, probe), `open_run`, `run`, `run_sync`.
+- `api`       pre-flight (resolve, validate, check capabilities, probe), `open_run`, `run`, `run_sync`;
+- `replay`    a recorded wire log played back through the provider's real `run` (owns a `LiveRun` like `api`);
+- `wirelog`   reads a wire log back: header, child scripts, side inputs, decisions.
 
 Nothing is imported here: importing one part does not import the others.
 """

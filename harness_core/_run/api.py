@@ -18,7 +18,8 @@ import anyio
 
 from harness_core._provider import CliInfo, Provider, ProviderOptions
 from harness_core._run.approvals import Approver
-from harness_core._run.live import LiveRun
+from harness_core._run.context import write_wire_header
+from harness_core._run.live import LiveRun, _redacted_spec
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
 from harness_core.capabilities import Capability, missing_capabilities
@@ -27,7 +28,7 @@ from harness_core.events import HarnessResult
 from harness_core.plugins import PluginHost, RegisteredProvider, get_host
 from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec
-from harness_core.store import new_run_id
+from harness_core.store import new_run_id, validate_run_id
 
 __all__ = ["Approver", "EventCallback", "LiveRun", "ProbedProvider", "open_run", "prepare", "preflight", "probe",
            "run", "run_sync"]
@@ -135,11 +136,15 @@ async def open_run(
     """
     host = host or get_host()
     probed = await prepare(spec, provider, host)
-    rid = run_id or new_run_id()
+    rid = validate_run_id(run_id) if run_id is not None else new_run_id()  # also without a run log
     secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=probed.registered.cls.info.secret_flags)
     logs = RunLogs.open(runs_dir, rid, run_log=run_log, record_wire=record_wire, secrets=secrets)
     thrown: BaseException | None = None
     try:
+        registered = probed.registered
+        write_wire_header(logs, run_id=rid, provider=registered.name, cli=probed.cli,
+                          provider_version=registered.distribution_version or registered.cls.info.version,
+                          spec=_redacted_spec(spec, registered.cls.info.secret_flags))
         live = LiveRun(spec, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,
                        buffer=buffer, interrupt_grace=interrupt_grace)
         async with anyio.create_task_group() as tg:

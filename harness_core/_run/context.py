@@ -4,6 +4,14 @@ Layer: core runtime (the provider-facing edge of the runner). Thin on purpose: i
 the approval broker and the run's logs, and adds only what is the provider's side of them — the events a
 provider may not emit as they are, and the child process with wire recording wired in. Knows nothing of any
 concrete provider, of the consumer or of cancel scopes.
+
+The wire log (`<run_id>.wire.jsonl`, written only with `record_wire`) has one JSON record per line, each with
+`dir` and `t` (seconds since the epoch): a `header` first (`write_wire_header`); for each child, `spawn`, then
+`out` / `in` (a line to / from it, `line`), `err` (a chunk of its stderr, `line`), `close` (its stdin closed),
+`eof` (its stdout ended) and `exit` (`code`); and `file` (a side input the provider read: `name`, `data`, null
+when there was none) and `approval` (`request_id`, `decision`). A provider's own `record_wire` calls add `in` /
+`out` records outside any child. Every record is scrubbed by the run's `RunSecrets`. `harness replay`
+(`harness_core._run.replay`) plays it back.
 """
 
 from __future__ import annotations
@@ -11,12 +19,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import anyio
 
+from harness_core import __version__
 from harness_core._logging import BoundLogger
 from harness_core._provider import CliInfo
 from harness_core._run.approvals import ApprovalBroker
@@ -26,7 +35,11 @@ from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalRes
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 
-__all__ = ["ProviderContext"]
+__all__ = ["WIRE_FORMAT", "ProviderContext", "write_wire_header"]
+
+WIRE_FORMAT = 2
+"""The wire log's format: 2 has the header and the `spawn`/`err`/`close`/`eof`/`exit`/`file`/`approval` records; a
+file without a header (format 1) has only `in` and `out`."""
 
 _CHECKED = frozenset({RunStarted, Done, ApprovalResolved})
 """Event types a provider may not emit as they are (checked off the hot path)."""
@@ -79,7 +92,17 @@ class ProviderContext:
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         if self._returned:
             self._refuse_late(request.type)
-        return await self._broker.request(request)
+        decision = await self._broker.request(request)
+        if self._wire is not None:
+            self._write_record({"dir": "approval", "request_id": request.request_id, "decision": decision.value})
+        return decision
+
+    async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
+        data = await anyio.to_thread.run_sync(read)
+        if self._wire is not None:
+            text = None if data is None else data.decode("utf-8", "replace")
+            self._write_record({"dir": "file", "name": name, "data": text})
+        return data
 
     def provider_returned(self) -> None:
         """The provider's `run` returned (or raised, or was stopped): from now on `emit` refuses (the runner's
@@ -102,7 +125,11 @@ class ProviderContext:
         on_line = self.record_wire if self._wire is not None else None  # no per-line call without a wire log
         if env is None:
             env = {**os.environ, **self._spec.env}
-        return ChildProcess(argv, env=env, cwd=self._spec.cwd if cwd is None else cwd, on_line=on_line, **options)
+        on_record = self._record_child if self._wire is not None else None
+        if self._wire is not None:
+            self._write_record({"dir": "spawn"})  # what follows, up to its `exit`, is this child's
+        return ChildProcess(argv, env=env, cwd=self._spec.cwd if cwd is None else cwd, on_line=on_line,
+                            on_record=on_record, **options)
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:
@@ -110,6 +137,21 @@ class ProviderContext:
         raw = self._secrets.text(line.decode("utf-8", "replace") if isinstance(line, bytes) else line)
         record = {"dir": direction, "t": round(time.time(), 6), "line": raw}
         self._wire.write_line(json.dumps(record, ensure_ascii=False).encode())
+
+    def _record_child(self, kind: str, data: bytes) -> None:
+        """The child's other wire facts (`ChildProcess(on_record=...)`): its stderr, its stdin closed, the end of
+        its stdout, its exit status."""
+        if kind == "err":
+            self.record_wire("err", data)
+        elif kind == "exit":
+            self._write_record({"dir": "exit", "code": int(data)})
+        else:
+            self._write_record({"dir": kind})
+
+    def _write_record(self, record: dict[str, Any]) -> None:
+        assert self._wire is not None
+        line = json.dumps({"dir": record["dir"], "t": round(time.time(), 6), **record}, ensure_ascii=False)
+        self._wire.write_line(self._secrets.text(line).encode())
 
     def _admit(self, event: HarnessEvent) -> bool:
         """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's, and
@@ -120,3 +162,15 @@ class ProviderContext:
         if isinstance(event, ApprovalResolved):
             return self._broker.first_resolution(event)
         return True
+
+
+def write_wire_header(logs: RunLogs, *, run_id: str, provider: str, provider_version: str, cli: CliInfo,
+                      spec: dict[str, Any]) -> None:
+    """The wire log's first record (a no-op without one): who ran, with which CLI, and the spec as `run_started`
+    logs it (already redacted), so `harness replay` needs nothing else."""
+    if logs.wire is None:
+        return
+    record = {"dir": "header", "t": round(time.time(), 6), "format": WIRE_FORMAT, "run_id": run_id,
+              "provider": provider, "provider_version": provider_version, "harness_version": __version__,
+              "cli": cli.model_dump(mode="json"), "spec": spec}
+    logs.wire.write_line(logs.secrets.text(json.dumps(record, ensure_ascii=False)).encode())

@@ -15,6 +15,7 @@ One module per command group, each importing only click at the top, so `harness 
 - `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a
   run's log live);
   `_cancel` (`cancel`: interrupt a run through the `harness` process that drives it);
+- `_replay` (`replay`: a wire log played back through its provider);
 - `_demo` (`demo`) with the player in `_play`;
 - `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
 
@@ -34,6 +35,7 @@ from harness_core.cli._cancel import cancel
 from harness_core.cli._demo import demo
 from harness_core.cli._info import doctor, providers, schema
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
+from harness_core.cli._replay import replay
 from harness_core.cli._run import run
 from harness_core.cli._runs import runs, show
 
@@ -49,7 +51,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, demo, providers, doctor, runs, show, attach, cancel, approve, schema):
+for _command in (run, demo, providers, doctor, runs, show, attach, cancel, approve, schema, replay):
     cli.add_command(_command)
 
 

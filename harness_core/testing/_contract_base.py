@@ -245,6 +245,26 @@ class ContractBase:
 
     # --- helpers -------------------------------------------------------------------------------------------
 
+    async def replay_of(self, played: Played) -> tuple[list[HarnessEvent], list[HarnessEvent]]:
+        """A run played with `record_wire=True`, replayed from its wire log (`harness_core.open_replay`: the
+        provider's own `run` on the recorded child; no CLI runs): (its run log's events, the replayed events), to
+        compare with `without_wall_clock`. The replay must end within `run_deadline`. Skips the test when the
+        provider reached its agent without `RunContext.spawn` (in-process, or over HTTP it records itself with
+        `RunContext.record_wire`): a replay plays only what a spawned child did."""
+        from harness_core import load_wire, open_replay
+        from harness_core.store import read_events
+
+        wire = load_wire(played.log_path.with_name(played.log_path.name.removesuffix(".jsonl") + ".wire.jsonl"))
+        if wire.outside or not wire.children:
+            how = f"{wire.outside} lines it recorded itself" if wire.outside else "it spawned no child"
+            pytest.skip(f"{self.provider_name} reaches its agent without `RunContext.spawn` ({how}): a replay plays "
+                        "only a spawned child, side inputs (`read_side_input`) and approvals")
+        recorded = list(read_events(played.log_path))
+        with anyio.fail_after(self.run_deadline):
+            async with open_replay(wire, host=self._provider_host()) as live:
+                replayed = [event async for event in live]
+        return recorded, replayed
+
     def check_invariants(self, played: Played) -> None:
         """The invariants every run holds (see `assert_invariants`); a subclass may add its own."""
         assert_invariants(played, self.provider_name)

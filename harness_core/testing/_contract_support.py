@@ -31,8 +31,12 @@ from harness_core._logging import fields_of
 from harness_core.store import read_events
 from harness_core.transport import ChildProcess, proctree
 
-__all__ = ["Approver", "LateEmits", "Played", "assert_invariants", "assert_no_secrets", "descendants",
-           "find_real_cli", "processes_left"]
+__all__ = ["WALL_CLOCK_FIELDS", "Approver", "LateEmits", "Played", "assert_invariants", "assert_no_secrets",
+           "descendants", "find_real_cli", "processes_left", "without_wall_clock"]
+
+WALL_CLOCK_FIELDS = ("ts", "result.duration_ms")
+"""The fields of an event that a replay cannot reproduce: when it was stamped (`ts`, every event) and how long the
+run took (`result.duration_ms`, of `done`). Everything else a replay must give back as it was recorded."""
 
 Approver = Callable[[ApprovalRequested], ApprovalDecision]
 
@@ -55,6 +59,19 @@ class Played:
     @property
     def text(self) -> str:
         return "".join(e.text for e in self.of_type("text_delta"))
+
+
+def without_wall_clock(events: list[HarnessEvent]) -> list[dict[str, Any]]:
+    """`events` as JSON-shaped dicts without their `WALL_CLOCK_FIELDS`, to compare a replay with its recording
+    field by field (a plain `==` on the lists: pytest shows the first field that differs)."""
+    shaped: list[dict[str, Any]] = []
+    for event in events:
+        data = event.model_dump(mode="json")
+        data.pop("ts", None)
+        if isinstance(event, Done):
+            data["result"].pop("duration_ms", None)
+        shaped.append(data)
+    return shaped
 
 
 def assert_invariants(played: Played, provider_name: str) -> None:

@@ -32,6 +32,13 @@ test); a resumed run's model request carries the earlier turn (where a scripted 
 resuming an unknown session fails with `session_not_found`; `sandbox="read-only"` leaves the workspace unchanged,
 and `model` and `system_prompt` reach the model request (where a scripted backend shows it).
 
+Replay (`test_replay_reproduces_the_run`): a run recorded with `record_wire=True` (tool calls; approvals, where
+declared; an API failure) and replayed from its wire log (`harness_core.open_replay`: the provider's own `run` on the
+recorded child, no CLI run) gives back its run log's events field by field, `WALL_CLOCK_FIELDS` aside
+(`without_wall_clock`). A provider that reaches its CLI only through `RunContext.spawn`, and reads anything else
+through `RunContext.read_side_input`, passes it without code of its own; `ContractBase.replay_of` replays any run a
+provider's own tests played.
+
 Faults (`test_too_old_cli_is_refused`, `test_cli_crash_mid_turn_is_reported`): in real mode the default
 `setup_run` wraps the real CLI in a generic fault wrapper (`harness_core.testing.fault_cli`): "too_old" answers
 `--version` with a version below `ProviderInfo.min_cli_version` and otherwise execs the real CLI; "crash" runs the
@@ -60,12 +67,21 @@ from harness_core.events import (
     ToolStatus,
 )
 from harness_core.offline.scenarios import SCENARIOS
+from harness_core.store import read_events  # re-exported: a golden test reads its recorded run log
 from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_faults import FaultTests
-from harness_core.testing._contract_support import Played, descendants
+from harness_core.testing._contract_support import Played, descendants, without_wall_clock
 
-__all__ = ["UNKNOWN_SESSION", "ContractBase", "Played", "ProviderContract", "descendants"]
+__all__ = [
+    "UNKNOWN_SESSION",
+    "ContractBase",
+    "Played",
+    "ProviderContract",
+    "descendants",
+    "read_events",
+    "without_wall_clock",
+]
 
 UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
@@ -250,3 +266,23 @@ class ProviderContract(BackgroundTests, FaultTests, ContractBase):
                 assert played.result.status is RunStatus.INTERRUPTED, played.result
             else:
                 assert played.result.status is RunStatus.SUCCESS, played.result.error
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("case", ["tools", "approved", "fail_401"])
+    async def test_replay_reproduces_the_run(self, case: str, play: Play) -> None:
+        """A run recorded with `record_wire=True`, replayed from its wire log (`harness_core.open_replay`: the
+        provider's own `run` on the recorded child, no CLI run), gives back its run log's events field by field,
+        `WALL_CLOCK_FIELDS` aside: a run with tool calls, one with approvals, one that failed."""
+        fields: dict[str, Any] = {}
+        if case == "approved":
+            if Capability.APPROVALS not in self.capabilities:
+                pytest.skip(f"{self.provider_name} does not declare 'approvals'")
+            fields = {"approval": "untrusted", "approver": lambda _request: ApprovalDecision.APPROVE}
+        elif case not in self.failures:
+            case = case if case in self.scenarios else "say"
+        played = await play("tools" if case == "approved" else case, record_wire=True, **fields)
+        recorded, replayed = await self.replay_of(played)
+        assert without_wall_clock(replayed) == without_wall_clock(recorded)
+        assert replayed[-1].type == "done"
+        if case == "approved":
+            assert played.of_type("approval_resolved"), "approval 'untrusted' must ask before at least one action"

@@ -11,6 +11,10 @@ whole tree when Harness dies, however it dies (SIGKILL, SIGHUP, OOM): no agent o
 started it. The program keeps the same pipes, group and session, and the shutdown above is unchanged (`pid` is
 then the supervisor's: the group leader, which exits with the program's status). It costs ~10 ms per spawn.
 Linux only: elsewhere (and with `supervise=False`) the program is started directly.
+
+Recording (for a wire log): `on_line(direction, line)` gets every line sent ("out") and read ("in");
+`on_record(kind, data)` the rest of what a replay needs: "err" (each chunk of stderr), "close" (stdin closed),
+"eof" (stdout ended) and "exit" (the exit status, as ASCII digits, once). Neither costs anything when unset.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ class ChildProcess:
         kill_timeout: float = 2.0,
         stdin_close_timeout: float = 2.0,
         on_line: Callable[[str, bytes], None] | None = None,
+        on_record: Callable[[str, bytes], None] | None = None,
         supervise: bool = True,
     ) -> None:
         if not argv:
@@ -93,6 +98,7 @@ class ChildProcess:
         self._kill_timeout = kill_timeout
         self._stdin_close_timeout = stdin_close_timeout
         self._on_line = on_line
+        self._on_record = on_record
         self._supervise = supervise and available()
         self._supervision: Supervision | None = None
         self._proc: Process | None = None
@@ -103,6 +109,8 @@ class ChildProcess:
         self._reader: LineReader | None = None
         self._closed = False
         self._closing = False
+        self._exit_recorded = False  # the wire log's `exit` and `close` records are written once
+        self._stdin_close_recorded = False
 
     # -- lifecycle -----------------------------------------------------------------------------------------
 
@@ -196,6 +204,9 @@ class ChildProcess:
     async def close_stdin(self) -> None:
         proc = self._require()
         if proc.stdin is not None:
+            if self._on_record is not None and not self._stdin_close_recorded:
+                self._stdin_close_recorded = True
+                self._on_record("close", b"")
             with contextlib.suppress(*_SEND_ERRORS, OSError):
                 await proc.stdin.aclose()
 
@@ -217,6 +228,8 @@ class ChildProcess:
     async def _settle_after_eof(self) -> None:
         # Stdout EOF almost always means the child is exiting: give it a moment, so that whoever reacts to the
         # EOF (e.g. failing pending requests with `exit_error`) sees the exit code and the whole stderr.
+        if self._on_record is not None:
+            self._on_record("eof", b"")
         with anyio.move_on_after(_EOF_SETTLE):
             await self.wait()
 
@@ -240,11 +253,14 @@ class ChildProcess:
                 return
             limit = self._stderr_tail_bytes
             buf = self._stderr
+            on_record = self._on_record
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for chunk in stream:
                     buf += chunk
                     if len(buf) > 2 * limit:
                         del buf[:-limit]
+                    if on_record is not None:
+                        on_record("err", chunk)
         finally:
             self._stderr_done.set()
 
@@ -253,7 +269,14 @@ class ChildProcess:
         code = await self._require().wait()
         with anyio.move_on_after(_STDERR_SETTLE):
             await self._stderr_done.wait()
+        self._record_exit(code)
         return code
+
+    def _record_exit(self, code: int | None) -> None:
+        """With a wire log: the child's exit status, once (after its stderr, so a replay has it all)."""
+        if self._on_record is not None and code is not None and not self._exit_recorded:
+            self._exit_recorded = True
+            self._on_record("exit", str(code).encode())
 
     def exit_error(self, what: str) -> ProcessExitedError:
         """A `ProcessExitedError` saying `what`, with the exit code (if known) and the stderr tail."""
@@ -294,6 +317,7 @@ class ChildProcess:
             finally:
                 try:
                     await proc.aclose()  # closes stdin/stdout/stderr (ending the stderr drain) and reaps
+                    self._record_exit(proc.returncode)
                 finally:
                     if self._supervision is not None:
                         self._supervision.close()  # only now: before, it would tell the supervisor to kill

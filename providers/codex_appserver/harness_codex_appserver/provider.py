@@ -24,11 +24,11 @@ from harness_codex_common import (
     model_api_url,
     offline_setup,
     probe_codex,
-    read_finished_turn,
     refused_events,
     session_not_found,
 )
 from harness_codex_common.auth import check_codex_auth
+from harness_codex_common.rollout import read_finished_tail, turn_records
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
@@ -311,10 +311,11 @@ class _Session:
         """The tool calls Codex refused without an item (a patch in a read-only sandbox), from the rollout
         (see `harness_codex_common.rollout`), once its `task_complete` is in the file (Codex writes it
         asynchronously: at most a second's wait)."""
-        if self.rollout is None:
+        rollout = self.rollout
+        if rollout is None:
             return []
-        records = await anyio.to_thread.run_sync(read_finished_turn, self.rollout)
-        return refused_events(records, str(self.spec.cwd), self.mapper.tool_ids)
+        tail = await self.ctx.read_side_input(f"rollout:{self.thread_id}", lambda: read_finished_tail(rollout))
+        return refused_events(turn_records(tail), str(self.spec.cwd), self.mapper.tool_ids)
 
     async def _on_error(self, err: HarnessError) -> None:
         await self.ctx.emit(ErrorEvent(error=err.to_info()))

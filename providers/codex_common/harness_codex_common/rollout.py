@@ -1,10 +1,11 @@
 """The tool calls Codex refused without telling its client: found in a thread's rollout file, as tool events.
 
-Layer: provider support shared by the Codex providers. `rollout_path` and `read_turn` read files; the rest is
-pure. Knows the rollout files of codex 0.169.0 (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread
-id>.jsonl`: `response_item` lines with the model's `custom_tool_call`/`function_call` and their `*_output`,
-`event_msg` lines with `task_started` and `item_completed`); knows nothing of processes, JSON-RPC or
-`codex exec --json` lines.
+Layer: provider support shared by the Codex providers. `rollout_path` and the `read_*` functions read files;
+the rest is pure (`turn_records` parses what `read_tail` / `read_finished_tail` read, which a provider reads
+through `RunContext.read_side_input` so that a wire log records it and a replay answers it). Knows the rollout
+files of codex 0.169.0 (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`: `response_item`
+lines with the model's `custom_tool_call`/`function_call` and their `*_output`, `event_msg` lines with
+`task_started` and `item_completed`); knows nothing of processes, JSON-RPC or `codex exec --json` lines.
 
 Why: in a read-only sandbox (or when a patch does not verify) Codex answers the model's `apply_patch` with
 "patch rejected: writing is blocked by read-only sandbox; ..." and never starts a file-change item, so neither
@@ -28,7 +29,16 @@ from typing import Any
 from harness_core import HarnessEvent, HarnessToolDetails, ToolKind, ToolResult, ToolStatus, ToolUse
 from harness_core.provider import bounded_head, bounded_tail, classify_command, file_change_display
 
-__all__ = ["read_finished_turn", "read_tail", "read_turn", "refused_events", "rollout_path", "turn_finished"]
+__all__ = [
+    "read_finished_tail",
+    "read_finished_turn",
+    "read_tail",
+    "read_turn",
+    "refused_events",
+    "rollout_path",
+    "turn_finished",
+    "turn_records",
+]
 
 _TAIL_BYTES = 4 * 1024 * 1024
 _CALLS = ("custom_tool_call", "function_call")
@@ -70,12 +80,20 @@ def turn_finished(records: list[dict[str, Any]]) -> bool:
 def read_finished_turn(path: Path | None, wait: float = 1.0) -> list[dict[str, Any]]:
     """`read_turn`, read again (every 50 ms, for at most `wait` seconds) until the turn's `task_complete` is in
     the file: Codex writes its rollout asynchronously, and may say the turn completed before the file does."""
+    return turn_records(read_finished_tail(path, wait))
+
+
+def read_finished_tail(path: Path | None, wait: float = 1.0) -> bytes | None:
+    """`read_tail`, read again (every 50 ms, for at most `wait` seconds) until its latest turn has its
+    `task_complete` (see `read_finished_turn`); for `RunContext.read_side_input`, which records what was read."""
+    if path is None:
+        return None
     deadline = time.monotonic() + wait
-    records = read_turn(path)
-    while path is not None and not turn_finished(records) and time.monotonic() < deadline:
+    tail = read_tail(path)
+    while not turn_finished(turn_records(tail)) and time.monotonic() < deadline:
         time.sleep(0.05)
-        records = read_turn(path)
-    return records
+        tail = read_tail(path)
+    return tail
 
 
 def read_tail(path: Path) -> bytes | None:
@@ -92,7 +110,12 @@ def read_tail(path: Path) -> bytes | None:
 def read_turn(path: Path | None) -> list[dict[str, Any]]:
     """The rollout records of the thread's latest turn (after its last `task_started`), from the file's last
     4 MiB; an unreadable file or line is skipped (best effort: nothing found, nothing shown)."""
-    tail = read_tail(path) if path is not None else None
+    return turn_records(read_tail(path) if path is not None else None)
+
+
+def turn_records(tail: bytes | None) -> list[dict[str, Any]]:
+    """The records of the latest turn in `tail` (a rollout's last bytes, as `read_tail` gives them; None: no
+    file): pure, so a replayed run parses what the recorded one read."""
     if tail is None:
         return []
     records: list[dict[str, Any]] = []

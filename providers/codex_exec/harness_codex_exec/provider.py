@@ -23,9 +23,7 @@ from harness_codex_common import (
     model_api_url,
     offline_setup,
     probe_codex,
-    read_turn,
     refused_events,
-    rollout_path,
     session_not_found,
 )
 from harness_codex_common.auth import check_codex_auth
@@ -34,7 +32,7 @@ from harness_codex_exec import __version__
 from harness_codex_exec.argv import build_argv, build_env, redacted_argv
 from harness_codex_exec.mapping import ExecMapping
 from harness_codex_exec.options import CodexExecOptions
-from harness_codex_exec.sessions import codex_home, previous_total
+from harness_codex_exec.sessions import codex_home, read_previous_total, read_turn_records
 from harness_core import AgentRunSpec, HarnessError, HarnessResult, InterruptedRunError, RunStatus, Usage
 from harness_core.provider import (
     AuthStatus,
@@ -91,7 +89,7 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         previous: Usage | None = Usage()
         if spec.resume_session is not None:
             home = codex_home(options.codex_home, spec.env)
-            previous = await anyio.to_thread.run_sync(previous_total, home, spec.resume_session)
+            previous = await read_previous_total(ctx, home, spec.resume_session)
         base_url = model_api_url(options.config, spec.env, options.codex_home)
         mapping = ExecMapping(
             cwd=str(spec.cwd),
@@ -119,7 +117,7 @@ class CodexExecProvider(Provider[CodexExecOptions]):
                     raise _early_exit(child, spec)
         if mapping.finished and mapping.session_id is not None:
             home = codex_home(options.codex_home, spec.env)
-            records = await anyio.to_thread.run_sync(lambda: read_turn(rollout_path(home, str(mapping.session_id))))
+            records = await read_turn_records(ctx, home, str(mapping.session_id))
             for event in refused_events(records, str(spec.cwd)):
                 await ctx.emit(event)
         return _result(mapping, interrupted)

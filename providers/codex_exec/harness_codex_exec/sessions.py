@@ -3,7 +3,8 @@
 Layer: provider (codex-exec), file reading only. Knows the rollout files of codex 0.169.0
 (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, `event_msg`/`token_count` lines with
 `info.total_token_usage`); knows nothing of processes or events. Best effort: any surprise gives None, and
-the run then reports thread totals marked `cumulative`.
+the run then reports thread totals marked `cumulative`. `read_previous_total` reads through the run's
+`read_side_input`, so a wire log records what was read and `harness replay` answers from it.
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from harness_codex_common import rollout_path
-from harness_codex_common.rollout import read_tail
+from harness_codex_common.rollout import read_tail, turn_records
 
 from harness_codex_exec.mapping import parse_usage
 from harness_core import Usage
+from harness_core.provider import RunContext
 
-__all__ = ["codex_home", "previous_total"]
+__all__ = ["codex_home", "previous_total", "read_previous_total", "read_turn_records", "total_in"]
 
 
 def codex_home(option: str | None, env: Mapping[str, str]) -> Path:
@@ -30,10 +33,27 @@ def codex_home(option: str | None, env: Mapping[str, str]) -> Path:
 
 def previous_total(home: Path, thread_id: str) -> Usage | None:
     """The thread's token total before this run, or None if it cannot be read."""
+    return total_in(_rollout_tail(home, thread_id))
+
+
+async def read_previous_total(ctx: RunContext, home: Path, thread_id: str) -> Usage | None:
+    """`previous_total`, read through `ctx.read_side_input` (so a wire log records it and a replay has it)."""
+    return total_in(await ctx.read_side_input(f"rollout:{thread_id}", lambda: _rollout_tail(home, thread_id)))
+
+
+async def read_turn_records(ctx: RunContext, home: Path, thread_id: str) -> list[dict[str, Any]]:
+    """The rollout records of the thread's latest turn (as `rollout.read_turn` reads them), read through
+    `ctx.read_side_input` (so a wire log records them and a replay has them)."""
+    return turn_records(await ctx.read_side_input(f"rollout:{thread_id}", lambda: _rollout_tail(home, thread_id)))
+
+
+def _rollout_tail(home: Path, thread_id: str) -> bytes | None:
     path = rollout_path(home, thread_id)
-    if path is None:
-        return None
-    tail = read_tail(path)
+    return None if path is None else read_tail(path)
+
+
+def total_in(tail: bytes | None) -> Usage | None:
+    """The latest token total in a rollout's tail (None: no file, or unreadable). Pure."""
     if tail is None:
         return None
     total: Usage | None = Usage()  # a thread with no token count yet has used nothing
