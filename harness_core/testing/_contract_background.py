@@ -20,7 +20,6 @@ import pytest
 
 from harness_core import jobs
 from harness_core.events import Done, RunStatus, ToolUse
-from harness_core.offline.scenarios import SCENARIOS
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
@@ -42,19 +41,7 @@ class BackgroundTests(ContractBase):
         if self.provider_name not in PluginHost.create().providers:
             pytest.skip(f"{self.provider_name} is not installed as a `harness` entry point: a background worker "
                         "(another process) cannot find it")
-        scenario = SCENARIOS[name]
-        workspace, state = tmp_path / "ws", tmp_path / "state"
-        for path in (workspace, state):
-            path.mkdir()
-        for rel, content in scenario.files.items():
-            (workspace / rel).write_text(content)
-        setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=None)
-        if setup is None:
-            pytest.skip(f"{self.provider_name} cannot play {name!r} in this mode")
-        if setup.backend is not None:
-            stack.enter_context(setup.backend)  # served here, on 127.0.0.1: the worker's CLI reaches it
-        return AgentRunSpec(prompt=f"contract scenario {name}", cwd=workspace, provider_options=setup.provider_options,
-                            env=setup.env)
+        return self.served_spec(name, tmp_path, harness_real, stack)  # served here: the worker's CLI reaches it
 
     def test_a_background_run_plays_as_in_the_foreground(self, tmp_path: Path, harness_real: bool) -> None:
         """`jobs.start` returns once the run's log is open; the worker plays it to `done` and the log holds the

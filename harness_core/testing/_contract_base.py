@@ -72,6 +72,24 @@ class ContractBase:
 
     # --- the hooks a provider overrides --------------------------------------------------------------------
 
+    def served_spec(self, name: str, tmp_path: Path, real: bool, stack: ExitStack) -> AgentRunSpec:
+        """A spec that plays scenario `name` in `tmp_path/ws` (its files seeded; the state dir `tmp_path/state`),
+        its backend (if any) served on 127.0.0.1 until `stack` closes: for tests that run the spec in another
+        process (a killed host, a background worker). Skips when the provider cannot play it in this mode."""
+        scenario = SCENARIOS[name]
+        workspace, state = tmp_path / "ws", tmp_path / "state"
+        for path in (workspace, state):
+            path.mkdir()
+        for rel, content in scenario.files.items():
+            (workspace / rel).write_text(content)
+        setup = self.setup_run(scenario, workspace, state, real=real, fault=None)
+        if setup is None:
+            pytest.skip(f"{self.provider_name} cannot play {name!r} in this mode")
+        if setup.backend is not None:
+            stack.enter_context(setup.backend)
+        return AgentRunSpec(prompt=f"contract scenario {name}", cwd=workspace, provider_options=setup.provider_options,
+                            env=setup.env)
+
     def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
                   fault: str | None = None) -> OfflineSetup | None:
         """How to run `scenario`. `fault` is None, "too_old" (a CLI below the supported version) or "crash"

@@ -20,7 +20,7 @@ from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError
 from harness_core.events import RunStatus
 from harness_core.offline.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
 from harness_core.redaction import RunSecrets
-from harness_core.spec import AgentRunSpec, SandboxMode
+from harness_core.spec import SandboxMode
 from harness_core.store import read_events
 from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_support import LateEmits
@@ -71,20 +71,8 @@ class FaultTests(ContractBase):
         and every process it started — also in their own session — are gone within seconds."""
         if not supervisor_available():
             pytest.skip("no process supervisor on this platform (Linux only)")
-        scenario = SCENARIOS["slow_command"]
-        workspace, state = tmp_path / "ws", tmp_path / "state"
-        for path in (workspace, state):
-            path.mkdir()
-        for rel, content in scenario.files.items():
-            (workspace / rel).write_text(content)
-        setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=None)
-        if setup is None:
-            pytest.skip(f"{self.provider_name} cannot play 'slow_command' in this mode")
-        spec = AgentRunSpec(prompt="contract scenario slow_command", cwd=workspace,
-                            provider_options=setup.provider_options, env=setup.env)
         with ExitStack() as stack:
-            if setup.backend is not None:
-                stack.enter_context(setup.backend)
+            spec = self.served_spec("slow_command", tmp_path, harness_real, stack)
             outcome, survivors = kill_host_during_command(spec, self.provider_name, tmp_path, signal.Signals[sig])
         if outcome != "killed":
             pytest.skip(f"{self.provider_name}: {outcome}")
