@@ -111,7 +111,24 @@ def _resolution(path: Path, request_id: str) -> ApprovalDecision | None:
     return None
 
 
-class TerminalAnswers:
+class _WaitHook:
+    """Something `harness attach` polls while it waits for the log (between the view's ticks)."""
+
+    def poll(self) -> None:
+        raise NotImplementedError
+
+    def and_then(self, tick: Callable[[], None] | None) -> Callable[[], None]:
+        """The view's wait callback: `poll`, then `tick`."""
+
+        def wait() -> None:
+            self.poll()
+            if tick is not None:
+                tick()
+
+        return wait
+
+
+class TerminalAnswers(_WaitHook):
     """`harness attach` on a terminal, for a background run: ask each open approval request once the view has
     caught up with the log, and write the answer to the run's answers file. Another terminal (or `harness
     approve`) may answer first: then the question is withdrawn. Reading the terminal never blocks the view."""
@@ -136,16 +153,6 @@ class TerminalAnswers:
             self._pending.pop(event.request_id, None)
             if self._asked == event.request_id:
                 self._withdraw(f"answered elsewhere: {event.decision.value}")
-
-    def and_then(self, tick: Callable[[], None] | None) -> Callable[[], None]:
-        """The view's wait callback: poll for answers, then `tick`."""
-
-        def wait() -> None:
-            self.poll()
-            if tick is not None:
-                tick()
-
-        return wait
 
     def poll(self) -> None:
         """Called while the view waits for the log: ask the next open request, take a typed answer."""
@@ -222,7 +229,7 @@ class TerminalAnswers:
                 return
 
 
-class AnswerHints:
+class AnswerHints(_WaitHook):
     """`harness attach` without a terminal to ask on (piped, `--json`), for a background run: once the view has
     caught up with the log, name each request that waits for an answer, once, on stderr, with the command that
     answers it."""
@@ -237,14 +244,6 @@ class AnswerHints:
 
         if event.type in ("approval_requested", "approval_resolved"):
             self._pending = open_approvals([*self._pending.values(), event])
-
-    def and_then(self, tick: Callable[[], None] | None) -> Callable[[], None]:
-        def wait() -> None:
-            self.poll()
-            if tick is not None:
-                tick()
-
-        return wait
 
     def poll(self) -> None:
         from harness_core.cli._approve import question

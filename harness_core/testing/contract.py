@@ -72,10 +72,12 @@ from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_faults import FaultTests
 from harness_core.testing._contract_support import Played, descendants, without_wall_clock
+from harness_core.testing._fake_and_real import FakeAndReal
 
 __all__ = [
     "UNKNOWN_SESSION",
     "ContractBase",
+    "FakeAndReal",
     "Played",
     "ProviderContract",
     "descendants",

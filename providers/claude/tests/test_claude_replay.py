@@ -10,38 +10,18 @@ calls, `untrusted` approvals and an API failure are the shipped contract's `test
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 import test_claude_contract as contract
 from harness_core import ApprovalDecision, ApprovalRequested
-from harness_core.offline import Scenario
-from harness_core.provider import OfflineSetup
-from harness_core.testing.contract import ContractBase, Play, without_wall_clock
+from harness_core.testing.contract import FakeAndReal, Play, without_wall_clock
 
 pytestmark = pytest.mark.anyio
 
 
-class TestClaudeReplay(ContractBase):
+class TestClaudeReplay(FakeAndReal):
     provider_name = "claude"
 
-    def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
-                  fault: str | None = None) -> OfflineSetup | None:
-        if real:
-            return super().setup_run(scenario, workspace, state_dir, real=True, fault=fault)
-        return contract.TestClaudeContract.setup_run(self, scenario, workspace, state_dir,  # type: ignore[arg-type]
-                                                     real=False, fault=fault)
-
-    @pytest.fixture
-    def anyio_backend(self) -> str:
-        return "asyncio"  # the contract plays replays under trio too
-
-    @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.real_cli)])
-    def harness_real(self, request: pytest.FixtureRequest) -> bool:
-        if request.param == "real" and self.real_cli_path() is None and shutil.which("claude") is None:
-            pytest.skip("real claude not installed: run scripts/install-clis.sh or set HARNESS_CLAUDE_BIN")
-        return bool(request.param == "real")
+    fake_contract = contract.TestClaudeContract
 
     async def test_on_request_approvals_replay_as_decided(self, play: Play, harness_real: bool) -> None:
         asked: list[ApprovalRequested] = []

@@ -12,37 +12,19 @@ contract's `test_replay_reproduces_the_run`.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 import test_appserver_contract as contract
 from harness_core import ApprovalDecision, ApprovalRequested
-from harness_core.offline import Scenario
-from harness_core.provider import OfflineSetup
-from harness_core.testing.contract import ContractBase, Play, without_wall_clock
+from harness_core.testing.contract import FakeAndReal, Play, without_wall_clock
 
 pytestmark = pytest.mark.anyio
 
 
-class TestCodexAppServerReplay(ContractBase):
+class TestCodexAppServerReplay(FakeAndReal):
     provider_name = "codex-appserver"
 
-    def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
-                  fault: str | None = None) -> OfflineSetup | None:
-        if real:
-            return super().setup_run(scenario, workspace, state_dir, real=True, fault=fault)
-        return contract.TestCodexAppServerContract.setup_run(self, scenario, workspace, state_dir,  # type: ignore[arg-type]
-                                                             real=False, fault=fault)
-
-    @pytest.fixture
-    def anyio_backend(self) -> str:
-        return "asyncio"  # the contract plays replays under trio too
-
-    @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.real_cli)])
-    def harness_real(self, request: pytest.FixtureRequest) -> bool:
-        if request.param == "real" and self.real_cli_path() is None and shutil.which("codex") is None:
-            pytest.skip("real codex not installed: run scripts/install-clis.sh or set HARNESS_CODEX_BIN")
-        return bool(request.param == "real")
+    fake_contract = contract.TestCodexAppServerContract
 
     async def test_on_request_approvals_replay_as_decided(self, play: Play, harness_real: bool) -> None:
         asked: list[ApprovalRequested] = []

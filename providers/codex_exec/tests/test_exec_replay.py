@@ -12,37 +12,20 @@ included, is gone. Tool calls and an API failure are the shipped contract's `tes
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 import test_exec_contract as contract
 
 from harness_core import SessionStarted
-from harness_core.offline import Scenario
-from harness_core.provider import OfflineSetup
-from harness_core.testing.contract import ContractBase, Play, without_wall_clock
+from harness_core.testing.contract import FakeAndReal, Play, without_wall_clock
 
 pytestmark = pytest.mark.anyio
 
-class TestCodexExecReplay(ContractBase):
+
+class TestCodexExecReplay(FakeAndReal):
     provider_name = "codex-exec"
 
-    def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
-                  fault: str | None = None) -> OfflineSetup | None:
-        if real:
-            return super().setup_run(scenario, workspace, state_dir, real=True, fault=fault)
-        return contract.TestCodexExecContract.setup_run(self, scenario, workspace, state_dir,  # type: ignore[arg-type]
-                                                        real=False, fault=fault)
-
-    @pytest.fixture
-    def anyio_backend(self) -> str:
-        return "asyncio"  # the contract plays replays under trio too
-
-    @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.real_cli)])
-    def harness_real(self, request: pytest.FixtureRequest) -> bool:
-        if request.param == "real" and self.real_cli_path() is None and shutil.which("codex") is None:
-            pytest.skip("real codex not installed: run scripts/install-clis.sh or set HARNESS_CODEX_BIN")
-        return bool(request.param == "real")
+    fake_contract = contract.TestCodexExecContract
 
     async def test_a_crash_replays_to_the_same_error(self, play: Play) -> None:
         played = await play("tools", fault="crash", record_wire=True)
