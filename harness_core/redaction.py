@@ -38,9 +38,23 @@ _TRIGGERS = r"sk-|gh[pousr]_|github_pat_|xox|AKIA|Bearer |bearer |://"
 # Literal alternatives only: the regex engine then skips ahead by first character (a character class or a
 # look-behind in front costs 2-3x per line). A trigger is only a first look: the exact shapes decide.
 
-_SECRET_NAME = re.compile(
-    r"(key|token|secret|passw|credential|auth|cookie|session_?id|bearer|private|(^|[_.-])pat($|[_.-]))", re.IGNORECASE
-)
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+"""The words of a key name: `openai_api_key` → openai, api, key; `apiKey` → api, Key; `X-Auth-Token` → X, Auth,
+Token."""
+_SECRET_WORDS = frozenset({
+    "key", "apikey", "token", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "credential",
+    "credentials", "creds", "auth", "authorization", "authtoken", "cookie", "cookies", "bearer", "pat", "sessionid",
+})
+"""A key with one of these words holds a secret (whole words: `max_tokens`, `author`, `keyboard` do not)."""
+
+
+def _secret_name(name: str) -> bool:
+    """Whether an option key names a secret: one of `_SECRET_WORDS` as a whole word, or `passw…`, `session_id`."""
+    words = {word.lower() for word in _NAME_WORDS.findall(name)}
+    if words & _SECRET_WORDS:
+        return True
+    lowered = name.lower()
+    return "passw" in lowered or "session_id" in lowered or "sessionid" in lowered or "private_key" in lowered
 _ALL_SECRET_TABLES = frozenset({"env", "environment", "headers", "http_headers", "env_vars"})
 _SECRET_ENV_NAME = re.compile(
     r"(API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|(^|_)KEY$|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION_?ID|(^|_)PAT$)",
@@ -93,7 +107,7 @@ def redact(value: Any, *, all_values: bool = False, secret_flags: Collection[str
         out: dict[str, Any] = {}
         for key, item in value.items():
             name = str(key)
-            if all_values or _SECRET_NAME.search(name) or name.lower() in _ALL_SECRET_TABLES:
+            if all_values or _secret_name(name) or name.lower() in _ALL_SECRET_TABLES:
                 out[key] = _hide(item, found)
             else:
                 out[key] = redact(item, secret_flags=secret_flags, found=found)

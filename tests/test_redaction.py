@@ -194,3 +194,14 @@ def test_keys_and_lowercase_bearer_are_scrubbed_too() -> None:
     secrets = RunSecrets(["key-as-a-key-1"])
     line = json.dumps({"payload": {"key-as-a-key-1": "v"}, "h": "authorization: bearer abcdefgh12345"}).encode()
     assert json.loads(secrets.json_line(line)) == {"payload": {"***": "v"}, "h": "authorization: bearer ***"}
+
+
+def test_option_names_are_secret_by_whole_words_only() -> None:
+    """`max_tokens`, `author`, `keyboard` are ordinary options: hiding them would make a run's recorded spec (and its
+    replay) wrong. Keys, tokens, passwords, `apiKey`, `X-Auth-Token`, `Authorization` are hidden."""
+    hidden = ["api_key", "apiKey", "X-Auth-Token", "Authorization", "github_pat", "session_id", "db_passwd",
+              "access_token", "AWS_SECRET_ACCESS_KEY", "privateKey", "cookie"]
+    shown = ["max_tokens", "author", "keyboard", "tokens_per_minute", "model", "monkey", "authors"]
+    redacted = redact({name: "value" for name in hidden + shown})
+    assert [name for name in hidden if redacted[name] != "***"] == []
+    assert [name for name in shown if redacted[name] != "value"] == []
