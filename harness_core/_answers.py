@@ -13,6 +13,7 @@ The request itself is in the run log (`approval_requested`, flushed before the r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -48,6 +49,11 @@ class AnswersFile:
             return False
         os.close(fd)
         return True
+
+    def clear(self) -> None:
+        """Empty the file (answers left by an earlier run of the same id must not answer this one's requests)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.truncate(self.path, 0)
 
     def answer(self, request_id: str, decision: ApprovalDecision, *, by: str) -> None:
         """Append one answer (created 0600 on first use). Raises OSError when the file cannot be written."""

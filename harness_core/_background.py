@@ -102,13 +102,15 @@ def launch(plan: JobPlan, *, python: str | None = None, deadline: float = _READY
         worker = int(first["worker"]) if first is not None and "worker" in first else None
         answer = lines.next() if worker is not None else first
         if answer is None or not ("error" in answer or "run_id" in answer):
-            raise HarnessError(f"the background worker ended before starting its run (exit status "
-                               f"{_reap(proc)}); run the same command without --background to see why")
+            raise HarnessError("the background worker ended before starting its run; run the same command without "
+                               "--background to see why")
     except BaseException as exc:  # Ctrl-C, a deadline, a broken answer: the run must not go on unseen
         _stop(worker)
         if isinstance(exc, TimeoutError):
-            raise HarnessError(f"the background worker did not start its run within {deadline:g} s (it was "
-                               "stopped); run the same command without --background to see why") from None
+            stopped = ("it was asked to stop" if worker is not None
+                       else "it never said its pid, so it could not be stopped")
+            raise HarnessError(f"the background worker did not start its run within {deadline:g} s ({stopped}); run "
+                               "the same command without --background to see why") from None
         raise
     finally:
         proc.stdout.close()
@@ -156,8 +158,8 @@ class _Lines:
         try:
             answer = json.loads(line)
         except ValueError:
-            return None
-        return answer if isinstance(answer, dict) else None
+            return self.next()  # not the worker's (a plugin printing at import): skip it
+        return answer if isinstance(answer, dict) else self.next()
 
 
 def _stop(worker: int | None) -> None:

@@ -24,6 +24,7 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from harness_core._answers import AnswersFile, answers_path
@@ -196,8 +197,16 @@ async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: st
     directory = check_writable(runs_dir)
     plan = JobPlan(spec=spec, run_id=run_id or new_run_id(), provider=provider, runs_dir=directory,
                    record_wire=record_wire)
-    started: Launched = await anyio.to_thread.run_sync(launch, plan)
-    return Job(started.run_id, directory, pid=started.pid)
+    with anyio.CancelScope(shield=True):  # a launch cannot be taken back half-way: finish it, then honour a cancel
+        started: Launched = await anyio.to_thread.run_sync(launch, plan)
+    job = Job(started.run_id, directory, pid=started.pid)
+    try:
+        await anyio.lowlevel.checkpoint()  # cancelled meanwhile: the run must not go on with nobody knowing of it
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.kill(started.pid, signal.SIGINT)
+        raise
+    return job
 
 
 def get(ref: str, *, runs_dir: str | Path | None = None) -> Job:

@@ -128,7 +128,8 @@ async def _tick(renderer: Renderer) -> None:
         await anyio.sleep(period)
 
 
-async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope) -> None:
+async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope, *,
+                        again: str = "press Ctrl-C again to stop at once") -> None:
     """First SIGINT/SIGTERM/SIGHUP (the terminal closing): interrupt the turn cleanly. Second: stop the run at
     once. Later ones are absorbed: the receiver stays open until the run is over, because the default handler
     would kill Harness by the signal mid-shutdown (exit -2 instead of 130, a log without its `done`)."""
@@ -138,7 +139,7 @@ async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: any
             count += 1
             if count == 1:
                 live.interrupt()
-                _say(renderer, "interrupting… (press Ctrl-C again to stop at once)")
+                _say(renderer, f"interrupting… ({again})")
             elif count == 2:
                 _say(renderer, "stopping now")
                 live.stop()  # the stream still ends with its `done`; the scope below is only a last resort

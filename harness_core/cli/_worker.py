@@ -15,6 +15,7 @@ one stops it at once): that is how `harness cancel` reaches it. Before the run s
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -51,11 +52,12 @@ def serve() -> int:
     starter.say(pid_line(os.getpid()))
     try:
         plan = JobPlan.model_validate_json(raw)
-        with _workspace(plan) as (spec, workspace):
+        with contextlib.ExitStack() as after_ready, _workspace(plan) as (spec, workspace):
+            starter.after_ready = after_ready  # the worker log, entered once ready, closes last
             return int(anyio.run(_play, plan, spec, workspace, starter))
     except BaseException as exc:
         if starter.answered:
-            raise  # after ready: the traceback goes to the worker log
+            raise  # after ready: the worker log has the traceback (written as it left the `with`)
         starter.say(error_line(exc))
         if isinstance(exc, HarnessError):
             return exc.exit_status
@@ -69,6 +71,7 @@ class _Starter:
 
     def __init__(self) -> None:
         self.answered = False
+        self.after_ready: contextlib.ExitStack | None = None
 
     def say(self, line: str) -> bool:
         """Say `line`; False when the starter is gone (its pipe is closed)."""
@@ -114,9 +117,10 @@ def _workspace(plan: JobPlan) -> Iterator[tuple[AgentRunSpec, Path | None]]:
 async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter) -> int:
     directory = resolve_runs_dir(plan.runs_dir)
     answers = AnswersFile(answers_path(directory, plan.run_id))
-    created = answers.create()  # before the provider starts: its first request may come at once
+    created = answers.create()  # before the provider starts: its first request may come at once (False: a stale
+    # file of an earlier run with this id; emptied below once the log, created exclusively, proves the id is ours)
     try:
-        return await _drive(plan, spec, workspace, starter, answers, directory)
+        return await _drive(plan, spec, workspace, starter, answers, directory, stale_answers=not created)
     except BaseException:
         if created and not starter.answered:
             answers.path.unlink(missing_ok=True)  # the run never started: no answers file without a log
@@ -124,19 +128,24 @@ async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, start
 
 
 async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter, answers: AnswersFile,
-                 directory: Path) -> int:
+                 directory: Path, *, stale_answers: bool) -> int:
     hard_stop = anyio.CancelScope()
     with hard_stop:
         async with open_run(spec, plan.provider, approver=_approver(answers, spec), runs_dir=directory,
                             record_wire=plan.record_wire, run_id=plan.run_id) as live, anyio.create_task_group() as tg:
             assert live.log_path is not None
-            tg.start_soon(watch_signals, live, None, hard_stop)
+            if stale_answers:
+                answers.clear()
+            tg.start_soon(functools.partial(watch_signals, again="`harness cancel` again stops it at once"), live,
+                          None, hard_stop)
             await anyio.lowlevel.checkpoint()  # the signal handlers are in place before the id is given out
             if not starter.ready(live.run_id, live.log_path, workspace):
                 live.interrupt()  # the starter died before it could print the run id: nobody knows of this run
-            with _worker_log(directory / f"{plan.run_id}{WORKER_LOG_SUFFIX}", spec, plan.provider):
-                async for _ in live:
-                    pass
+            assert starter.after_ready is not None
+            starter.after_ready.enter_context(_worker_log(directory / f"{plan.run_id}{WORKER_LOG_SUFFIX}", spec,
+                                                          plan.provider))
+            async for _ in live:
+                pass
             tg.cancel_scope.cancel()
     if hard_stop.cancelled_caught:
         return EXIT_INTERRUPTED
