@@ -142,6 +142,14 @@ class RunSummary:
     problem: str | None = None
     waiting: bool = False
     """Whether the running run waits for an answer to an approval request."""
+    session_model: str | None = None
+    """The model the agent reported when its session started (the spec's is often unset: the provider's default)."""
+
+    @property
+    def model(self) -> str | None:
+        """The model asked for, else the one the agent reported."""
+        asked = self.started.spec.get("model") if self.started else None
+        return asked if isinstance(asked, str) and asked else self.session_model
 
     @property
     def status(self) -> str:
@@ -161,21 +169,25 @@ class RunSummary:
         return {
             "run_id": self.run_id,
             "provider": self.started.provider if self.started else None,
-            "model": (self.started.spec.get("model") if self.started else None),
+            "model": self.model,
             "status": self.status,
             "started_at": self.started.ts if self.started else None,
             "duration_ms": result.duration_ms if result else None,
+            "cost_usd": result.usage.cost_usd if result and result.usage else None,
+            "cwd": (self.started.spec.get("cwd") if self.started else None),
             "prompt": (self.started.spec.get("prompt") if self.started else None),
             "session_id": result.session_id if result else None,
             "path": str(self.path),
         }
 
 
-def _first_and_last_lines(path: Path) -> tuple[bytes | None, bytes | None]:
+def _ends(path: Path) -> tuple[bytes | None, bytes, bytes | None]:
+    """The log's first line, its first 64 KiB (where `session_started` is) and its last complete line."""
     with path.open("rb") as fh:
-        first = fh.readline()
-        if not first.endswith(b"\n"):
-            return None, None
+        head = fh.read(1 << 16)
+        first, newline, _ = head.partition(b"\n")
+        if not newline:
+            return None, b"", None
         size = fh.seek(0, os.SEEK_END)
         block = min(size, 1 << 20)
         fh.seek(size - block)
@@ -183,7 +195,18 @@ def _first_and_last_lines(path: Path) -> tuple[bytes | None, bytes | None]:
     lines = tail.split(b"\n")
     # the last complete line is the one before the final newline (lines[-1] is b"" or a torn fragment)
     last = lines[-2] if len(lines) >= 2 else None
-    return first, last
+    return first, head, last
+
+
+def _session_model(head: bytes) -> str | None:
+    for raw in head.split(b"\n")[1:-1]:  # after run_started; the last piece may be cut
+        if b'"session_started"' in raw:
+            try:
+                event = parse_event(raw)
+            except (ValidationError, json.JSONDecodeError):
+                return None
+            return getattr(event, "model", None)
+    return None
 
 
 def summarize(path: Path) -> RunSummary:
@@ -195,7 +218,7 @@ def summarize(path: Path) -> RunSummary:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode):  # a FIFO or device named *.jsonl would block the listing
             return RunSummary(run_id, path, None, None, st.st_mtime, problem="not a regular file")
-        first, last = _first_and_last_lines(path)
+        first, head, last = _ends(path)
         mtime = st.st_mtime
     except OSError as exc:
         return RunSummary(run_id, path, None, None, 0.0, problem=f"{type(exc).__name__}: {exc.strerror or exc}")
@@ -212,7 +235,8 @@ def summarize(path: Path) -> RunSummary:
             done = event
     alive = done is None and _locked(path)
     waiting = alive and _waits_for_approval(path)
-    return RunSummary(run_id, path, started, done, mtime, writer_alive=alive, waiting=waiting)
+    return RunSummary(run_id, path, started, done, mtime, writer_alive=alive, waiting=waiting,
+                      session_model=_session_model(head))
 
 
 def _waits_for_approval(path: Path) -> bool:

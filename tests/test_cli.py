@@ -268,7 +268,7 @@ def test_runs_and_show_on_real_logs(runs_dir: Path) -> None:
     invoke("run", "second prompt that is quite a bit longer than the excerpt would allow", "-o",
            "scenario=fail_500")
     table = invoke("runs").stdout.splitlines()
-    assert table[0].split() == ["RUN", "PROVIDER", "STATUS", "DURATION", "PROMPT"]
+    assert table[0].split() == ["RUN", "PROVIDER", "MODEL", "STATUS", "AGE", "DURATION", "PROMPT"]
     failed_row = next(row for row in table if " failed " in row)
     assert "second prompt" in failed_row and failed_row.endswith("…")
     # both runs may start within the same second, so their order is not asserted

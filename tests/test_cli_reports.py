@@ -143,8 +143,8 @@ def test_show_json_keys_in_their_documented_order() -> None:
     invoke("run", "x", "-o", "scenario=fail_500")
     run_id = json.loads(invoke("runs", "--json").stdout)[0]["run_id"]
     details = json.loads(invoke("show", run_id, "--json").stdout)
-    assert list(details) == ["run_id", "provider", "model", "status", "started_at", "duration_ms", "prompt",
-                             "session_id", "path", "cli_version", "cwd", "usage", "tools", "files_changed",
+    assert list(details) == ["run_id", "provider", "model", "status", "started_at", "duration_ms", "cost_usd", "cwd",
+                             "prompt", "session_id", "path", "cli_version", "usage", "tools", "files_changed",
                              "final_text", "error", "bad_lines"]
     assert details["error"] == {"code": "model_error", "message": "the model API failed (HTTP 500: internal error)",
                                 "retryable": False, "details": {"status": 500}}
@@ -157,7 +157,7 @@ def test_show_of_a_log_without_its_run_started_omits_what_only_that_event_knows(
     log = only_log(tmp_path / "runs")
     log.write_text("".join(log.read_text().splitlines(keepends=True)[1:]))
     details = json.loads(invoke("show", log.stem, "--json").stdout)
-    assert "cli_version" not in details and "cwd" not in details
+    assert "cli_version" not in details and details["cwd"] is None
     assert details["provider"] is None and details["final_text"] == "Hello from the scripted model."
     assert "provider  ?" in invoke("show", log.stem).stdout
 

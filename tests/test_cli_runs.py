@@ -70,7 +70,8 @@ def test_runs_limit_status_and_provider(three: Path) -> None:
     assert [r["run_id"] for r in listed] == ["20261201T110000-aaab2222", "20261201T100000-aaaa1111"]
     assert [r["run_id"] for r in json.loads(invoke("runs", "--json", "--provider", "other").stdout)] == [
         "20261201T110000-aaab2222"]
-    assert "match the filters" in invoke("runs", "--provider", "nobody").stdout
+    assert "match the filters" in invoke("runs", "--provider", "scripted", "--status", "lost").stdout
+    assert "no provider named 'nobody'" in invoke("runs", "--provider", "nobody").stderr
     assert len(json.loads(invoke("runs", "--json", "--limit", "0").stdout)) == 3
 
 
@@ -205,3 +206,10 @@ def test_list_options_before_prune_are_refused(three: Path) -> None:
     result = invoke("runs", "--status", "failed", "prune", "--older-than", "1d")
     assert result.exit_code == 2 and "after it" in result.stderr and len(list_runs(three)) == 3
     assert invoke("runs", "prune").exit_code == 2  # --older-than is required: no default retention
+
+
+def test_runs_provider_filter_names_a_typo() -> None:
+    invoke("run", "x", "-o", "scenario=say")
+    typo = invoke("runs", "--provider", "scriptd")
+    assert typo.exit_code == 2 and "did you mean 'scripted'?" in typo.stderr
+    assert invoke("runs", "--provider", "scripted").exit_code == 0

@@ -147,17 +147,27 @@ def _duration(ms: int | None) -> str:
 def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
     if not runs:
         return f"no runs in {runs_dir} yet; start one with `harness run PROMPT`"
-    rows = [["RUN", "PROVIDER", "STATUS", "DURATION", "PROMPT"]]
-    for run in runs:
+    now = time.time()
+    costs = [_cost(run) for run in runs]
+    rows = [["RUN", "PROVIDER", "MODEL", "STATUS", "AGE", "DURATION", *(["COST"] if any(costs) else []), "PROMPT"]]
+    for run, cost in zip(runs, costs, strict=True):
         started, done = run.started, run.done
         rows.append([
             run.run_id,
             (started.provider if started else None) or "?",
+            (run.model or "default").translate(term.UNSAFE),
             run.status,
+            format_age(now - started.ts) if started else "-",
             _duration(done.result.duration_ms if done else None),
+            *([cost or "-"] if any(costs) else []),
             excerpt(started.spec.get("prompt") if started else None),
         ])
     return "\n".join(table(rows))
+
+
+def _cost(run: RunSummary) -> str:
+    usage = run.done.result.usage if run.done else None
+    return f"${usage.cost_usd:.4f}" if usage is not None and usage.cost_usd is not None else ""
 
 
 def _relative(path: str, cwd: str | None) -> str:
@@ -181,7 +191,7 @@ def format_show(details: RunDetails) -> str:
         lines.append("          (its Harness ended before the run did: killed, or the machine went down; the agent's "
                      "processes ended with it, as each runs under a supervisor)")
         worker_log = summary.path.with_name(f"{summary.run_id}{WORKER_LOG_SUFFIX}")
-        if worker_log.is_file():
+        if worker_log.is_file() and worker_log.stat().st_size:
             lines.append(f"          its background worker's last words: {str(worker_log).translate(term.UNSAFE)}")
     if started is not None:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started.ts))

@@ -129,7 +129,7 @@ async def _tick(renderer: Renderer) -> None:
 
 
 async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope, *,
-                        again: str = "press Ctrl-C again to stop at once") -> None:
+                        again: str | None = "press Ctrl-C again to stop at once") -> None:
     """First SIGINT/SIGTERM/SIGHUP (the terminal closing): interrupt the turn cleanly. Second: stop the run at
     once. Later ones are absorbed: the receiver stays open until the run is over, because the default handler
     would kill Harness by the signal mid-shutdown (exit -2 instead of 130, a log without its `done`)."""
@@ -139,9 +139,11 @@ async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: any
             count += 1
             if count == 1:
                 live.interrupt()
-                _say(renderer, f"interrupting… ({again})")
+                if again is not None:  # None: nobody to tell (a background worker)
+                    _say(renderer, f"interrupting… ({again})")
             elif count == 2:
-                _say(renderer, "stopping now")
+                if again is not None:
+                    _say(renderer, "stopping now")
                 live.stop()  # the stream still ends with its `done`; the scope below is only a last resort
                 with anyio.move_on_after(_HARD_STOP_FALLBACK):
                     await live.finished.wait()

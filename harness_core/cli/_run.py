@@ -109,8 +109,9 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
 
         sys.exit(serve())
     if background and verbose:
-        raise click.UsageError("-v is for the live view, which a background run does not have: watch it with "
-                               "`harness attach -v RUN_ID`")
+        raise click.UsageError("-v/-vv are for the live view and its log lines, which a background run does not "
+                               "have: watch it with `harness attach -v RUN_ID`; its warnings go to "
+                               "<runs dir>/RUN_ID.worker.log")
     if verbose >= 2:  # -v is for the rendering; -vv adds debug logs
         from harness_core.cli._logs import level_for, set_level
 

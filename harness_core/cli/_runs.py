@@ -17,7 +17,7 @@ import click
 from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
 
 if TYPE_CHECKING:
-    from harness_core.store import PruneReport
+    from harness_core.store import PruneReport, RunSummary
 
 __all__ = ["parse_age", "runs", "show"]
 
@@ -81,8 +81,11 @@ def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ..
     from harness_core.store import list_runs, resolve_runs_dir
 
     directory = resolve_runs_dir(runs_dir)
-    found = [s for s in list_runs(directory) if (not statuses or s.status in statuses)
+    every = list_runs(directory)
+    found = [s for s in every if (not statuses or s.status in statuses)
              and (not providers or (s.started is not None and s.started.provider in providers))]
+    if providers and not found:
+        _check_provider_names(providers, every)
     if limit is None:
         limit = 0 if as_json else _TABLE_LIMIT
     shown = found[:limit] if limit else found
@@ -204,3 +207,18 @@ def show(run_id: str, runs_dir: Path | None, as_json: bool) -> None:
         fail(f"nothing in {details.summary.path} is readable as a Harness run log ({len(details.bad_lines)} bad "
              f"line(s); {first.describe()}); check the file, or see `harness runs` for other runs", EXIT_FAILED)
     click.echo(dumps(details.as_json()) if as_json else format_show(details))
+
+
+def _check_provider_names(names: tuple[str, ...], runs: list[RunSummary]) -> None:
+    """A `--provider` that is neither installed nor in any run is a typo: say so, and what it may have meant."""
+    import difflib
+
+    from harness_core.plugins import get_host
+
+    known = set(get_host().providers) | {r.started.provider for r in runs if r.started is not None}
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise click.BadParameter(f"no provider named {name!r} is installed or has runs here; {hint}"
+                                     f"known: {', '.join(sorted(known)) or 'none'}", param_hint="--provider")

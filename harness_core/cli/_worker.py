@@ -136,8 +136,7 @@ async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, star
             assert live.log_path is not None
             if stale_answers:
                 answers.clear()
-            tg.start_soon(functools.partial(watch_signals, again="`harness cancel` again stops it at once"), live,
-                          None, hard_stop)
+            tg.start_soon(functools.partial(watch_signals, again=None), live, None, hard_stop)  # no one to tell
             await anyio.lowlevel.checkpoint()  # the signal handlers are in place before the id is given out
             if not starter.ready(live.run_id, live.log_path, workspace):
                 live.interrupt()  # the starter died before it could print the run id: nobody knows of this run
