@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import anyio
 import pytest
+from pydantic import Field
 
 from harness_core import (
     AgentRunSpec,
@@ -42,6 +43,7 @@ from harness_core.plugins import PluginHost
 from harness_core.provider import Capability, Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
 from harness_core.store import read_events, wire_path
 from harness_core.testing.contract import without_wall_clock
+from harness_core.transport import ChildProcess
 
 _DEADLINE = 60.0
 _ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +57,12 @@ CHILD = textwrap.dedent("""
     if mode == "crash":
         print("fatal: the model API refused the key", file=sys.stderr, flush=True)
         sys.exit(3)
+    if mode == "slow":
+        print(json.dumps({"event": "working"}), flush=True)
+        stop = json.loads(sys.stdin.readline())  # only an interrupt ends the turn
+        print(json.dumps({"id": stop["id"], "event": "interrupted"}), flush=True)
+        sys.stdin.readline()
+        sys.exit(0)
     if mode == "approve":
         print(json.dumps({"id": "ask-1", "method": "approve", "params": {"command": "touch x"}}), flush=True)
         answer = json.loads(sys.stdin.readline())
@@ -68,6 +76,8 @@ CHILD = textwrap.dedent("""
 class WiredOptions(ProviderOptions):
     mode: str = "ok"
     side_file: str | None = None
+    api_token: str | None = None  # secret-looking: `run_started` (and the wire header) show it as "***"
+    flags: list[str] = Field(default_factory=list)
 
 
 class WiredProvider(Provider[WiredOptions]):
@@ -77,11 +87,26 @@ class WiredProvider(Provider[WiredOptions]):
                                                 capabilities=frozenset({Capability.APPROVALS}))
 
     async def run(self, spec: AgentRunSpec, options: WiredOptions, ctx: RunContext) -> HarnessResult:
-        async with ctx.spawn([sys.executable, "-c", CHILD]) as child:
+        if options.mode == "direct":  # a second process started past `ctx.spawn`
+            async with ChildProcess([sys.executable, "-c", "print('direct')"]) as direct:
+                await direct.wait()
+        async with ctx.spawn([sys.executable, "-c", CHILD]) as child, anyio.create_task_group() as tg:
+            async def interrupt_on_request() -> None:
+                await ctx.interrupt_requested.wait()
+                await child.send_line(json.dumps({"id": 2, "method": "interrupt"}))
+
+            tg.start_soon(interrupt_on_request)
             async for raw in child.lines():
                 assert isinstance(raw, bytes)
                 msg = json.loads(raw)
-                if msg.get("event") == "ready":
+                if msg.get("event") == "working":
+                    await ctx.emit(Notice(level="info", code="working", message="busy"))
+                elif msg.get("event") == "interrupted":
+                    await child.close_stdin()
+                    await child.wait()
+                    tg.cancel_scope.cancel()
+                    return HarnessResult(status=RunStatus.INTERRUPTED, final_text="interrupted")
+                elif msg.get("event") == "ready":
                     await child.send_line(json.dumps({"id": 1, "method": "go", "params": {"mode": options.mode}}))
                 elif msg.get("method") == "approve":
                     display = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command",
@@ -96,10 +121,12 @@ class WiredProvider(Provider[WiredOptions]):
                     await ctx.emit(Notice(level="info", code="side", message=repr(data)))
                     await child.close_stdin()
                     code = await child.wait()
+                    tg.cancel_scope.cancel()
                     return HarnessResult(status=RunStatus.SUCCESS, final_text=f"{msg['result']['text']} ({code})")
-            with anyio.move_on_after(5):
-                await child.wait()
-            raise child.exit_error("the wired child ended before answering")
+            tg.cancel_scope.cancel()
+        with anyio.move_on_after(5):
+            await child.wait()
+        raise child.exit_error("the wired child ended before answering")
 
 
 async def _read_side(ctx: RunContext, side: str | None) -> bytes | None:

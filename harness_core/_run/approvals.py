@@ -50,10 +50,11 @@ class ApprovalBroker:
         self._log = log
         self._resolved: set[str] = set()
 
-    async def request(self, request: ApprovalRequested) -> ApprovalDecision:
-        """Emit `request`, decide it, emit its resolution and return the decision. The idle clock is paused
-        meanwhile. Cancelled at any point after the request was logged, it is settled `abort` by the runner
-        (unless already settled), shielded and bounded, and the cancellation goes on."""
+    async def request(self, request: ApprovalRequested) -> ApprovalResolved:
+        """Emit `request`, decide it, emit its resolution and return that resolution (the decision, who decided
+        and why; returned even when the provider settled the request first). The idle clock is paused meanwhile.
+        Cancelled at any point after the request was logged, it is settled `abort` by the runner (unless already
+        settled), shielded and bounded, and the cancellation goes on."""
         with self._state.approval_wait():
             try:
                 if request.seq != -1:  # emitted before: log a copy, never stamp the queued original twice
@@ -63,10 +64,12 @@ class ApprovalBroker:
                 decision, by, reason = await self._decide(request)
             except BaseException:  # cancelled (interrupt, the CLI withdrew it, the run ended): settle it anyway
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_SETTLE_DEADLINE):
-                    await self._settle(request, ApprovalDecision.ABORT, "runner", "the run ended before a decision")
+                    await self._settle(ApprovalResolved(request_id=request.request_id, decision=ApprovalDecision.ABORT,
+                                                        decided_by="runner", reason="the run ended before a decision"))
                 raise
-            await self._settle(request, decision, by, reason)
-            return decision
+            resolved = ApprovalResolved(request_id=request.request_id, decision=decision, decided_by=by, reason=reason)
+            await self._settle(resolved)
+            return resolved
 
     def first_resolution(self, event: ApprovalResolved) -> bool:
         """Whether `event` is the first resolution of its request (a later one is dropped, and logged)."""
@@ -76,9 +79,7 @@ class ApprovalBroker:
         self._resolved.add(event.request_id)
         return True
 
-    async def _settle(self, request: ApprovalRequested, decision: ApprovalDecision, by: DecidedBy,
-                      reason: str | None) -> None:
-        resolved = ApprovalResolved(request_id=request.request_id, decision=decision, decided_by=by, reason=reason)
+    async def _settle(self, resolved: ApprovalResolved) -> None:
         if self.first_resolution(resolved):
             await self._pipe.publish(resolved)
 

@@ -6,16 +6,21 @@ provider may not emit as they are, and the child process with wire recording wir
 concrete provider, of the consumer or of cancel scopes.
 
 The wire log (`<run_id>.wire.jsonl`, written only with `record_wire`) has one JSON record per line, each with
-`dir` and `t` (seconds since the epoch): a `header` first (`write_wire_header`); for each child, `spawn`, then
-`out` / `in` (a line to / from it, `line`), `err` (a chunk of its stderr, `line`), `close` (its stdin closed),
-`eof` (its stdout ended) and `exit` (`code`); and `file` (a side input the provider read: `name`, `data`, null
-when there was none) and `approval` (`request_id`, `decision`). A provider's own `record_wire` calls add `in` /
-`out` records outside any child. Every record is scrubbed by the run's `RunSecrets`. `harness replay`
-(`harness_core._run.replay`) plays it back.
+`dir` and `t` (seconds since the epoch): a `header` first (`write_wire_header`); for each child, numbered `child`
+0, 1, … in spawn order within the run (on each of its records, so concurrent children are told apart): `spawn`,
+then `out` / `in` (a line to / from it, `line`), `err` (one line of its stderr, `line` without the newline, `nl`
+false for a last line without one, or a piece of an overlong line), `close` (its stdin closed), `eof` (its stdout
+ended) and `exit` (`code`); `file` (a side input the provider read: `name`, `data`, null when there was none);
+`approval` (`request_id`, `decision`, `decided_by`, `reason`); and `interrupt` (`how`: "interrupt" or "stop",
+`after_seq`: the seq of the last event published before it, -1 for none). A provider's own `record_wire` calls
+add `in` / `out` records outside any child (no `child`). Every string in a record is scrubbed by the run's
+`RunSecrets` before the record is serialised (a JSON line of a side input value by value), so a replacement
+never spans or breaks the record's own JSON. `harness replay` (`harness_core._run.replay`) plays it back.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import time
@@ -32,14 +37,18 @@ from harness_core._run.approvals import ApprovalBroker
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
 from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved, Done, HarnessEvent, RunStarted
+from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 
 __all__ = ["WIRE_FORMAT", "ProviderContext", "write_wire_header"]
 
 WIRE_FORMAT = 2
-"""The wire log's format: 2 has the header and the `spawn`/`err`/`close`/`eof`/`exit`/`file`/`approval` records; a
-file without a header (format 1) has only `in` and `out`."""
+"""The wire log's format: 2 has the header, the `child` index and the `spawn`/`err`/`close`/`eof`/`exit`/`file`/
+`approval`/`interrupt` records; a file without a header (format 1) has only `in` and `out`."""
+
+_ERR_LINE_MAX = 64 * 1024
+"""Characters of one stderr line held back waiting for its newline; beyond that the piece is written (`nl` false)."""
 
 _CHECKED = frozenset({RunStarted, Done, ApprovalResolved})
 """Event types a provider may not emit as they are (checked off the hot path)."""
@@ -62,6 +71,9 @@ class ProviderContext:
         self._interrupt = interrupt
         self._log = log
         self._secrets = logs.secrets
+        self._pipe = pipe
+        self._children = 0  # the next child's index in the wire log
+        self._interrupts: set[str] = set()  # the `interrupt` records written (one per kind)
 
     @property
     def run_id(self) -> str:
@@ -92,10 +104,12 @@ class ProviderContext:
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         if self._returned:
             self._refuse_late(request.type)
-        decision = await self._broker.request(request)
+        resolved = await self._broker.request(request)
         if self._wire is not None:
-            self._write_record({"dir": "approval", "request_id": request.request_id, "decision": decision.value})
-        return decision
+            self._write_record({"dir": "approval", "request_id": request.request_id,
+                                "decision": resolved.decision.value, "decided_by": resolved.decided_by,
+                                "reason": resolved.reason})
+        return resolved.decision
 
     async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
         data = await anyio.to_thread.run_sync(read)
@@ -103,6 +117,16 @@ class ProviderContext:
             text = None if data is None else data.decode("utf-8", "replace")
             self._write_record({"dir": "file", "name": name, "data": text})
         return data
+
+    def record_interrupt(self, how: str) -> None:
+        """The runner was asked to interrupt the turn (`how="interrupt"`) or stop the run (`"stop"`): the first
+        time, an `interrupt` record with the seq of the last event published so far (a no-op without a wire log),
+        so a replay interrupts where the recorded run was interrupted."""
+        if self._wire is None or how in self._interrupts:
+            return
+        self._interrupts.add(how)
+        # The pipe's next seq (EventPipe has no public accessor for it yet).
+        self._write_record({"dir": "interrupt", "how": how, "after_seq": self._pipe.last_seq})
 
     def provider_returned(self) -> None:
         """The provider's `run` returned (or raised, or was stopped): from now on `emit` refuses (the runner's
@@ -122,36 +146,34 @@ class ProviderContext:
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
               **options: Any) -> ChildProcess:
-        on_line = self.record_wire if self._wire is not None else None  # no per-line call without a wire log
         if env is None:
             env = {**os.environ, **self._spec.env}
-        on_record = self._record_child if self._wire is not None else None
-        if self._wire is not None:
-            self._write_record({"dir": "spawn"})  # what follows, up to its `exit`, is this child's
-        return ChildProcess(argv, env=env, cwd=self._spec.cwd if cwd is None else cwd, on_line=on_line,
-                            on_record=on_record, **options)
+        cwd = self._spec.cwd if cwd is None else cwd
+        if self._wire is None:  # no per-line call without a wire log
+            return ChildProcess(argv, env=env, cwd=cwd, **options)
+        recorder = _ChildRecorder(self._children, self._write_record)
+        self._children += 1
+        self._write_record({"dir": "spawn", "child": recorder.child})  # its records follow, each with its index
+        return ChildProcess(argv, env=env, cwd=cwd, on_line=recorder.line, on_record=recorder.record, **options)
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:
             return
-        raw = self._secrets.text(line.decode("utf-8", "replace") if isinstance(line, bytes) else line)
-        record = {"dir": direction, "t": round(time.time(), 6), "line": raw}
-        self._wire.write_line(json.dumps(record, ensure_ascii=False).encode())
-
-    def _record_child(self, kind: str, data: bytes) -> None:
-        """The child's other wire facts (`ChildProcess(on_record=...)`): its stderr, its stdin closed, the end of
-        its stdout, its exit status."""
-        if kind == "err":
-            self.record_wire("err", data)
-        elif kind == "exit":
-            self._write_record({"dir": "exit", "code": int(data)})
-        else:
-            self._write_record({"dir": kind})
+        self._write_record({"dir": direction, "line": line.decode("utf-8", "replace") if isinstance(line, bytes)
+                            else line})
 
     def _write_record(self, record: dict[str, Any]) -> None:
+        """One record, every string in it scrubbed before it is serialised (a side input's `data` line by line)."""
         assert self._wire is not None
-        line = json.dumps({"dir": record["dir"], "t": round(time.time(), 6), **record}, ensure_ascii=False)
-        self._wire.write_line(self._secrets.text(line).encode())
+        fields = {"dir": record["dir"], "t": round(time.time(), 6), **record}
+        for key, value in fields.items():
+            if key == "dir":  # the record's kind, never a secret
+                continue
+            if key == "data" and isinstance(value, str):
+                fields[key] = _scrubbed_data(value, self._secrets)
+            elif isinstance(value, (str, dict, list)):
+                fields[key] = _scrubbed(value, self._secrets)
+        self._wire.write_line(json.dumps(fields, ensure_ascii=False).encode())
 
     def _admit(self, event: HarnessEvent) -> bool:
         """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's, and
@@ -173,4 +195,72 @@ def write_wire_header(logs: RunLogs, *, run_id: str, provider: str, provider_ver
     record = {"dir": "header", "t": round(time.time(), 6), "format": WIRE_FORMAT, "run_id": run_id,
               "provider": provider, "provider_version": provider_version, "harness_version": __version__,
               "cli": cli.model_dump(mode="json"), "spec": spec}
-    logs.wire.write_line(logs.secrets.text(json.dumps(record, ensure_ascii=False)).encode())
+    logs.wire.write_line(json.dumps(_scrubbed(record, logs.secrets), ensure_ascii=False).encode())
+
+
+class _ChildRecorder:
+    """The wire records of one spawned child (`ChildProcess(on_line=..., on_record=...)`), each with its `child`
+    index. Its stderr is recorded a line at a time: a partial line is held (decoded incrementally, so a character
+    split across reads stays whole) until its newline, the end of stderr or the child's exit, so a secret written
+    in pieces is scrubbed whole."""
+
+    def __init__(self, child: int, write: Callable[[dict[str, Any]], None]) -> None:
+        self.child = child
+        self._write = write
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._partial = ""
+
+    def line(self, direction: str, raw: bytes) -> None:
+        self._write({"dir": direction, "child": self.child, "line": raw.decode("utf-8", "replace")})
+
+    def record(self, kind: str, data: bytes) -> None:
+        if kind == "err":
+            self._stderr(self._decoder.decode(data))
+        elif kind == "err_eof":
+            self._stderr(self._decoder.decode(b"", final=True))
+            self._flush_partial()
+        elif kind == "exit":
+            self._flush_partial()  # its stderr may outlive it (a helper holding the pipe): written before `exit`
+            self._write({"dir": "exit", "child": self.child, "code": int(data)})
+        else:
+            self._write({"dir": kind, "child": self.child})
+
+    def _stderr(self, text: str) -> None:
+        *lines, rest = (self._partial + text).split("\n")
+        for line in lines:
+            self._write({"dir": "err", "child": self.child, "line": line, "nl": True})
+        self._partial = rest
+        while len(self._partial) > _ERR_LINE_MAX:
+            piece, self._partial = self._partial[:_ERR_LINE_MAX], self._partial[_ERR_LINE_MAX:]
+            self._write({"dir": "err", "child": self.child, "line": piece, "nl": False})
+
+    def _flush_partial(self) -> None:
+        if self._partial:
+            piece, self._partial = self._partial, ""
+            self._write({"dir": "err", "child": self.child, "line": piece, "nl": False})
+
+
+def _scrubbed(value: Any, secrets: RunSecrets) -> Any:
+    """`value` (a record's field) with every string in it, keys included, scrubbed as text."""
+    if isinstance(value, str):
+        return secrets.text(value)
+    if isinstance(value, dict):
+        return {_scrubbed(k, secrets): _scrubbed(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, secrets) for v in value]
+    return value
+
+
+def _scrubbed_data(data: str, secrets: RunSecrets) -> str:
+    """A side input's text scrubbed line by line: a line that is a JSON value value by value (`json_line`: a
+    secret with JSON-special characters is escaped in it, and a replacement cannot run across its fields), any
+    other line as text."""
+    return "\n".join(_scrubbed_data_line(line, secrets) for line in data.split("\n"))
+
+
+def _scrubbed_data_line(line: str, secrets: RunSecrets) -> str:
+    try:
+        json.loads(line)
+    except ValueError:
+        return secrets.text(line)
+    return secrets.json_line(line.encode()).decode()

@@ -111,6 +111,7 @@ class LiveRun:
         if self.finished.is_set() or self._interrupt.is_set():
             return
         self._interrupted_at = _monotonic()
+        self._ctx.record_interrupt("interrupt")  # into the wire log, if any: a replay interrupts here too
         self._interrupt.set()
 
     def stop(self) -> None:
@@ -118,6 +119,7 @@ class LiveRun:
         the stream still ends with its `done`, status `interrupted`."""
         self._interrupt.set()
         if not self.finished.is_set():
+            self._ctx.record_interrupt("stop")  # into the wire log, if any
             self._hard_stopped = self._hard_stopped or "stop"
             self._hard_stop.cancel()
 

@@ -80,6 +80,11 @@ class EventPipe:
         self._seq = 0
         self._consumer_gone = False
 
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last event published (-1 before the first)."""
+        return self._seq - 1
+
     def record(self, event: HarnessEvent) -> bool:
         """The hot path, synchronous on purpose: stamp, log, track, observe, and hand the event to the consumer
         if there is room. Returns False when `deliver` must finish the job (a callback to call, or no room)."""

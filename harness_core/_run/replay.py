@@ -4,22 +4,24 @@ Layer: core runtime (an owner of a `LiveRun`, like `api.open_run`). Knows the ru
 context, the approval broker) and the wire log as `wirelog` reads it; knows nothing of any concrete provider.
 
 The seam is the child process: every provider reaches its CLI through `RunContext.spawn`, so replay gives it a
-`ReplayProcess` instead, which plays the recorded child: its stdout lines in their recorded order, each held back
-until the provider has sent as many lines as it had when the child printed it (an answer never overtakes its
-question), the end of its stdout, its stderr and its exit status. Nothing sleeps the recorded gaps. Side inputs
-(`read_side_input`) are answered from their `file` records, approvals as they were decided (the run log beside the
-wire log, else the wire's `approval` records, else denied with a warning), the spec is the recorded (redacted) one
-and the probe's `CliInfo` the recorded one: the real CLI is never run. So `run_started`, `done` and every event in
-between come out as recorded, timestamps (`ts`) and the run's `duration_ms` aside.
+`ReplayProcess` (`replay_child`) instead, which plays the recorded child. A real `ChildProcess` may not start
+while a replay drives its run (`transport.process.REPLAYING`), and a recording with no child at all (a provider
+that talks HTTP itself) is refused unless `live=True`. Side inputs (`read_side_input`) are answered from their
+`file` records, approvals as they were decided (the run log beside the wire log, else the wire's `approval`
+records, else denied with a warning), interrupts as recorded (once the run has published the event the recorded
+one had), the spec is the recorded (redacted) one, its hidden option values dropped, and the probe's `CliInfo`
+the recorded one: the real CLI is never run. `harness_on_event` observers do not see a replay (it is not a run),
+and nothing is logged. So `run_started`, `done` and every event in between come out as recorded, timestamps
+(`ts`) and the run's `duration_ms` aside. Each replay works on its own copy of the `WireLog` (`fresh`).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Any, cast, get_args
 
 import anyio
 
@@ -28,158 +30,55 @@ from harness_core._run.context import ProviderContext
 from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
-from harness_core._run.wirelog import ChildScript, ScriptItem, WireLog, load_wire, method_and_id
-from harness_core.errors import InvalidSpecError, MessageTooLargeError, ProcessExitedError
-from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessResult
+from harness_core._run.replay_child import ReplayProcess
+from harness_core._run.wirelog import ChildScript, WireLog, load_wire
+from harness_core.errors import InvalidSpecError
+from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult, RunStarted
 from harness_core.plugins import PluginHost, get_host
+from harness_core.redaction import REDACTED
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
-from harness_core.transport.process import _describe_status
+from harness_core.transport.process import REPLAYING
 
-__all__ = ["ReplayProcess", "WireLog", "load_wire", "open_replay", "replay"]
+__all__ = ["ReplayProcess", "ReplayRun", "WireLog", "load_wire", "open_replay", "replay"]
 
-_EOF_SETTLE = 1.0  # as the real child: the end of stdout waits this long for the exit
 _STALL = 3.0
 """How long a run may go on once its recording is played out before the replay interrupts it (a recorded run
 that was interrupted, whose trigger is not on the wire), beyond the spec's idle timeout."""
+DEFAULT_DEADLINE = 120.0
+"""The overall deadline of a replay (`deadline`, `harness replay --timeout`): a replay still going then is stopped."""
+_DECIDERS: frozenset[str] = frozenset(get_args(DecidedBy))
 
 
-class ReplayProcess(ChildProcess):
-    """A `ChildProcess` that plays a recorded child (`ChildScript`) instead of running one."""
+class ReplayRun(LiveRun):
+    """The `LiveRun` of a replay, with what this replay noticed (`warnings`: a line the provider sent that differs
+    from the recording, a missing decision, a child the recording lacks) and whether its deadline stopped it."""
 
-    def __init__(self, script: ChildScript, argv: Sequence[str], warnings: list[str], played: Callable[[], None],
-                 *, stdin: bool = True, stderr_tail_bytes: int = 64 * 1024, **_options: Any) -> None:
-        super().__init__(argv, env={}, stdin=stdin, stderr_tail_bytes=stderr_tail_bytes, supervise=False)
-        self._script = script
-        self._warnings = warnings
-        self._played = played
-        self._sent = 0
-        self._input_closed = False
-        self._changed = anyio.Event()
-        self._code: int | None = None
-        self._next = 0
-        self._exit = next((item for item in script.items if item.kind == "exit"), None)
+    warnings: list[str]
+    timed_out: bool = False
+    recorded_options: dict[str, Any]
 
-    async def __aenter__(self) -> ReplayProcess:
-        return self
+    def _run_started(self) -> RunStarted:
+        """As recorded: the options as the recording shows them (hidden ones included), not as replayed."""
+        started = super()._run_started()
+        return started.model_copy(update={"spec": {**started.spec, "provider_options": self.recorded_options}})
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
+
+class _ReplayHost(PluginHost):
+    """The plugin host of a replay: its providers and approval hooks, without `harness_on_event` observers."""
 
     @property
-    def pid(self) -> int:
-        return 0
-
-    @property
-    def returncode(self) -> int | None:
-        if self._code is None and self._exit is not None and self._released(self._exit):
-            self._code = self._exit.code
-        return self._code
-
-    def _released(self, item: ScriptItem) -> bool:
-        return item.after_outs <= self._sent and (self._input_closed or not item.after_close)
-
-    async def _until_released(self, item: ScriptItem) -> None:
-        while not self._released(item):
-            changed = self._changed
-            await changed.wait()
-
-    def _bump(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def send_line(self, data: bytes | str) -> None:
-        raw = data.encode() if isinstance(data, str) else data
-        if b"\n" in raw:
-            raise ValueError("send_line data must not contain a newline")
-        if not self._want_stdin:
-            raise RuntimeError("this ChildProcess was started with stdin=False")
-        outs = self._script.outs
-        if self._input_closed or (self._sent >= len(outs) and self.returncode is not None):
-            raise self.exit_error("the child closed its input")
-        if self._sent < len(outs):
-            sent, recorded = method_and_id(raw.decode("utf-8", "replace")), outs[self._sent]
-            if sent != recorded:
-                self._warnings.append(f"line {self._sent + 1} sent to the child differs from the recording: "
-                                      f"method/id {sent} instead of {recorded}")
-        self._sent += 1
-        self._bump()
-
-    async def close_stdin(self) -> None:
-        self._input_closed = True
-        self._bump()
-
-    def lines(self) -> _ReplayLines:  # type: ignore[override]  # the same async iterator of lines
-        return _ReplayLines(self)
-
-    async def _next_line(self) -> bytes | None:
-        """The next recorded stdout line once it is due, or None at the end of stdout."""
-        items = self._script.items
-        while self._next < len(items):
-            item = items[self._next]
-            if item.kind == "exit":
-                self._next += 1
-                continue
-            await self._until_released(item)
-            self._next += 1
-            if item.kind == "in":
-                return item.line
-            self._played()
-            with anyio.move_on_after(_EOF_SETTLE):
-                await self.wait()
-            return None
-        self._played()
-        await anyio.sleep_forever()  # the recorded stdout never ended: it was stopped
-        return None  # pragma: no cover
-
-    async def remember_descendants(self) -> None:
-        return
-
-    def stderr_tail(self) -> str:
-        return self._script.stderr.encode()[-self._stderr_tail_bytes:].decode("utf-8", "replace")
-
-    async def wait(self) -> int:
-        if self._exit is None:
-            await anyio.sleep_forever()  # the recording ends before the child did
-        assert self._exit is not None
-        await self._until_released(self._exit)
-        self._code = self._exit.code
-        return self._code
-
-    def exit_error(self, what: str) -> ProcessExitedError:
-        code = self.returncode
-        status = "still running" if code is None else _describe_status(code)
-        return ProcessExitedError(f"{self.argv[0]}: {what} ({status})", exit_code=code,
-                                  stderr_tail=self.stderr_tail())
-
-    async def aclose(self) -> None:
-        self._input_closed = True
-        self._bump()
-        if self._code is None and self._exit is not None:
-            self._code = self._exit.code  # stopped at the end, as the recorded child was
-
-
-class _ReplayLines:
-    def __init__(self, process: ReplayProcess) -> None:
-        self._process = process
-
-    def __aiter__(self) -> _ReplayLines:
-        return self
-
-    async def __anext__(self) -> bytes | MessageTooLargeError:
-        line = await self._process._next_line()
-        if line is None:
-            raise StopAsyncIteration
-        return line
+    def observes_events(self) -> bool:
+        return False
 
 
 class _ReplayContext(ProviderContext):
     """The runner's context with the child, the side inputs and the wire log taken from the recording."""
 
-    def __init__(self, wire: WireLog, played: Callable[[], None], **kwargs: Any) -> None:
+    def __init__(self, wire: WireLog, played: Callable[[], None], warnings: list[str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._recording = wire
+        self._warnings = warnings
         self._played = played
         self._spawned = 0
         self._warned_outside = False
@@ -189,22 +88,22 @@ class _ReplayContext(ProviderContext):
         children = self._recording.children
         script = children[self._spawned] if self._spawned < len(children) else ChildScript()
         if self._spawned >= len(children):
-            self._recording.warnings.append(f"the provider started child {self._spawned + 1}; the recording "
+            self._warnings.append(f"the provider started child {self._spawned + 1}; the recording "
                                             f"has {len(children)}")
         self._spawned += 1
-        return ReplayProcess(script, argv, self._recording.warnings, self._played, **options)
+        return ReplayProcess(script, argv, self._warnings, self._played, **options)
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if direction in ("in", "out") and not self._warned_outside:
             self._warned_outside = True
-            self._recording.warnings.append(
+            self._warnings.append(
                 "the provider exchanged lines outside a spawned child (its own `record_wire`): a replay plays only "
                 "a child started with `ctx.spawn`, so it talked to the real thing again")
 
     async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
         recorded = self._recording.side_inputs.get(name)
         if not recorded:
-            self._recording.warnings.append(f"the provider read {name!r}, which the recording does not have")
+            self._warnings.append(f"the provider read {name!r}, which the recording does not have")
             return None
         return recorded.popleft()
 
@@ -212,9 +111,10 @@ class _ReplayContext(ProviderContext):
 class _RecordedBroker(ApprovalBroker):
     """Decides each approval request as the recorded run did."""
 
-    def __init__(self, wire: WireLog, **kwargs: Any) -> None:
+    def __init__(self, wire: WireLog, warnings: list[str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._recording = wire
+        self._warnings = warnings
 
     async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
         resolutions = self._recording.resolutions.get(request.request_id)
@@ -225,62 +125,160 @@ class _RecordedBroker(ApprovalBroker):
             return resolved.decision, resolved.decided_by, resolved.reason
         decisions = self._recording.wire_decisions.get(request.request_id)
         if decisions:
-            return ApprovalDecision(decisions.popleft()), "callback", None
-        self._recording.warnings.append(f"no recorded decision for approval request {request.request_id}; denied")
+            recorded = decisions.popleft()
+            by = recorded.decided_by if recorded.decided_by in _DECIDERS else "callback"
+            return ApprovalDecision(recorded.decision), cast(DecidedBy, by), recorded.reason
+        self._warnings.append(f"no recorded decision for approval request {request.request_id}; denied")
         return ApprovalDecision.DENY, "default", "replay: the recording has no decision for this request"
+
+
+def _without_hidden(value: Any, path: str, hidden: list[str]) -> Any:
+    """`provider_options` without the values the recording hid (`REDACTED`), nested too, so defaults apply."""
+    if isinstance(value, dict):
+        kept: dict[str, Any] = {}
+        for key, inner in value.items():
+            if inner == REDACTED:
+                hidden.append(f"{path}{key}")
+            else:
+                kept[key] = _without_hidden(inner, f"{path}{key}.", hidden)
+        return kept
+    if isinstance(value, list):  # argv-like: `--flag ***` and `--flag=***` go whole
+        items: list[Any] = []
+        for item in value:
+            if item == REDACTED or (isinstance(item, str) and item.endswith("=" + REDACTED)):
+                hidden.append(f"{path.rstrip('.')}[{item if item != REDACTED else (items or ['?'])[-1]}]")
+                if item == REDACTED and items and isinstance(items[-1], str) and items[-1].startswith("-"):
+                    items.pop()
+            else:
+                items.append(_without_hidden(item, path, hidden))
+        return items
+    return value
+
+
+def _merged(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        inner = merged.get(key)
+        merged[key] = _merged(inner, value) if isinstance(inner, dict) and isinstance(value, Mapping) else value
+    return merged
+
+
+def _replay_spec(recording: WireLog, options: Mapping[str, Any] | None) -> tuple[AgentRunSpec, list[str]]:
+    fields = {k: v for k, v in recording.spec.items() if k != "harness_version"}
+    hidden: list[str] = []
+    fields["provider_options"] = _merged(_without_hidden(dict(fields.get("provider_options") or {}), "", hidden),
+                                         options or {})
+    try:
+        return AgentRunSpec.model_validate(fields), hidden
+    except ValueError as exc:
+        raise InvalidSpecError(f"the spec recorded in {recording.path} does not validate ({exc}); replay it with "
+                               "the Harness version that recorded it") from None
 
 
 @asynccontextmanager
 async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *, host: PluginHost | None = None,
-                      on_event: EventCallback | None = None) -> AsyncIterator[LiveRun]:
+                      on_event: EventCallback | None = None, live: bool = False,
+                      options: Mapping[str, Any] | None = None,
+                      deadline: float | None = DEFAULT_DEADLINE) -> AsyncIterator[ReplayRun]:
     """Replay a recorded run (a `WireLog`, or the path of its `.wire.jsonl`) and give it to the caller live, as
-    `open_run` does; `wire.warnings` then says what differed. No log is written and no CLI is run.
+    `open_run` does; the run's `warnings` then say what differed. No log is written and no CLI is run. The
+    `WireLog` is not used up: each replay plays its own copy.
 
-    Raises (before anything runs): InvalidSpecError (an unreadable wire log or recorded spec),
-    ProviderNotFoundError, UnsupportedFeatureError.
+    `options` are provider options to add (the recording hides secret-looking values, which are dropped so their
+    defaults apply). `live=True` replays a recording that has no child (a provider that reached its agent
+    without `RunContext.spawn`) by letting the provider reach it for real. A replay still going after `deadline`
+    seconds (None: never) is stopped, with `timed_out` set and a warning.
+
+    Raises (before anything runs): InvalidSpecError (an unreadable wire log or recorded spec, a recording with no
+    child and not `live`, options that do not validate), ProviderNotFoundError, UnsupportedFeatureError.
     """
     from harness_core._run.api import ProbedProvider, preflight
 
-    recording = wire if isinstance(wire, WireLog) else load_wire(wire, provider)
+    recording = (wire if isinstance(wire, WireLog) else load_wire(wire, provider)).fresh()
+    warnings = recording.warnings
+    if not recording.children:
+        if not live:
+            raise InvalidSpecError(
+                f"{recording.path}: this recording has no agent process to replay: the provider talks to its agent "
+                "without RunContext.spawn (over HTTP, say), so a replay would run the agent for real; pass --live "
+                "(`live=True`) to do that")
+        warnings.append("the recorded run started no child (`RunContext.spawn`): the provider ran for real (--live)")
     name = provider or recording.provider
-    host = host or get_host()
-    fields = {k: v for k, v in recording.spec.items() if k != "harness_version"}
+    base = host or get_host()
+    quiet = _ReplayHost(pm=base.pm, providers=base.providers, broken=base.broken)
+    spec, hidden = _replay_spec(recording, options)
     try:
-        spec = AgentRunSpec.model_validate(fields)
-    except ValueError as exc:
-        raise InvalidSpecError(f"the spec recorded in {recording.path} does not validate ({exc}); replay it with "
-                               "the Harness version that recorded it") from None
-    registered, instance, options = preflight(spec, name, host)
-    probed = ProbedProvider(registered, instance, options, recording.cli)
+        registered, instance, parsed = preflight(spec, name, quiet)
+    except InvalidSpecError as exc:
+        why = (f"the recording hid option(s) {', '.join(hidden)} (secret-looking values are logged as "
+               f"{REDACTED!r}); " if hidden else "")
+        raise InvalidSpecError(f"{exc.message.replace(' (pass them with -o KEY=VALUE).', '.')} {why}pass them with "
+                               "`harness replay --option KEY=VALUE` (`options=` to open_replay)",
+                               **exc.details) from None
+    installed = registered.distribution_version or registered.cls.info.version
+    if recording.provider_version is not None and recording.provider_version != installed:
+        warnings.append(f"recorded with {registered.name} {recording.provider_version}; replaying with {installed}, "
+                        "so the events may differ")
+    probed = ProbedProvider(registered, instance, parsed, recording.cli)
     played = anyio.Event()
-    live = LiveRun(spec, probed, host=host, run_id=recording.run_id, logs=RunLogs(), on_event=on_event)
-    broker = _RecordedBroker(recording, spec=spec, host=host, approver=None, pipe=live._pipe, state=live._state,
-                             log=live._log)
-    live._ctx = _ReplayContext(recording, played.set, run_id=recording.run_id, spec=spec, cli=recording.cli,
-                               pipe=live._pipe, broker=broker, logs=RunLogs(), interrupt=live._interrupt,
-                               log=live._log, provider=registered.name)
+    pending = deque(recording.interrupts)
 
+    async def apply_interrupts(event: HarnessEvent) -> None:
+        while pending and event.seq >= pending[0].after_seq:
+            run.stop() if pending.popleft().how == "stop" else run.interrupt()
+        if on_event is not None:
+            outcome = on_event(event)
+            if outcome is not None:
+                await outcome
+
+    run = ReplayRun(spec, probed, host=quiet, run_id=recording.run_id, logs=RunLogs(),
+                    on_event=apply_interrupts if pending or on_event is not None else None)
+    run.warnings = warnings
+    run.recorded_options = dict(recording.spec.get("provider_options") or {})
+    broker = _RecordedBroker(recording, warnings, spec=spec, host=quiet, approver=None, pipe=run._pipe,
+                             state=run._state, log=run._log)
+    run._ctx = _ReplayContext(recording, played.set, warnings, run_id=recording.run_id, spec=spec,
+                              cli=recording.cli, pipe=run._pipe, broker=broker, logs=RunLogs(),
+                              interrupt=run._interrupt, log=run._log, provider=registered.name)
     stall = _STALL + (spec.idle_timeout or 0.0)  # a recorded idle timeout fires first, as it did
 
     async def unstick() -> None:
         await played.wait()
         with anyio.move_on_after(stall):
-            await live.finished.wait()
-        if not live.finished.is_set():
-            recording.warnings.append(f"the run went on {stall:g} s after its recording ended; interrupted it")
-            live.interrupt()
+            await run.finished.wait()
+        if not run.finished.is_set():
+            warnings.append(f"the run went on {stall:g} s after its recording ended; interrupted it")
+            run.interrupt()
+
+    async def watch_deadline() -> None:
+        with anyio.move_on_after(deadline if deadline is not None else float("inf")):
+            await run.finished.wait()
+        if not run.finished.is_set():
+            run.timed_out = True
+            warnings.append(f"the replay did not end within {deadline:g} s, so it was stopped: the provider waits for "
+                            "something the recording does not have (an interrupt before format 2, a line it did not "
+                            "record); raise --timeout if it legitimately takes longer")
+            run.stop()
+
+    async def drive() -> None:
+        token = REPLAYING.set(None if live else str(recording.path))  # the provider's tasks inherit it
+        try:
+            await run.drive()
+        finally:
+            REPLAYING.reset(token)
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(live.drive)
+        tg.start_soon(drive)
         tg.start_soon(unstick)
+        tg.start_soon(watch_deadline)
         try:
-            yield live
+            yield run
         finally:
-            await live.aclose()
+            await run.aclose()
             tg.cancel_scope.cancel()
 
 
 async def replay(wire: WireLog | str | Path, provider: str | None = None, **kwargs: Any) -> HarnessResult:
     """Replay a recorded run to its end and return its result (keyword arguments as for `open_replay`)."""
-    async with open_replay(wire, provider, **kwargs) as live:
-        return await live.wait()
+    async with open_replay(wire, provider, **kwargs) as run:
+        return await run.wait()

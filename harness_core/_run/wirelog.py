@@ -2,25 +2,30 @@
 
 Layer: core runtime (the reading side of the wire log that `context.ProviderContext` writes; its record format is
 described there). Pure data and file reading: knows the wire log's records and the run log beside it
-(`<run_id>.jsonl`, for the `run_started` of an old file and the approvals' resolutions); knows nothing of
-processes, providers or how the script is played (`replay`).
+(`X.jsonl` beside `X.wire.jsonl`, else `<run_id>.jsonl`: the `run_started` of an old file and the approvals'
+resolutions); knows nothing of processes, providers or how the script is played (`replay`). Reads format 2
+(`child` on each child record, `err` per line with `nl`, `interrupt`, `approval` with `decided_by`/`reason`) and the
+older records (no `child`: the most recent spawn's; `err` chunks; no header at all). A `WireLog` is loaded data: a
+replay works on its own `fresh()` copy, so one `WireLog` replays any number of times.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness_core._provider import CliInfo
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalResolved, RunStarted
-from harness_core.store import read_events
+from harness_core.store import BadLine, read_events
 
-__all__ = ["ChildScript", "ScriptItem", "WireLog", "load_wire", "method_and_id"]
+__all__ = ["ChildScript", "Interrupt", "ScriptItem", "WireDecision", "WireLog", "load_wire", "method_and_id"]
 
+READS_FORMAT = 2
+"""The newest wire format this reader knows; a newer file is refused (its records may mean something else)."""
 _CHILD_RECORDS = frozenset({"spawn", "in", "out", "err", "close", "eof", "exit"})
 
 
@@ -46,6 +51,24 @@ class ChildScript:
     stderr: str = ""
 
 
+@dataclass(frozen=True)
+class Interrupt:
+    """The recorded run was interrupted (`how`: "interrupt") or stopped ("stop") when its last published event had
+    seq `after_seq`: a replay does the same once it has published that event."""
+
+    how: str
+    after_seq: int
+
+
+@dataclass(frozen=True)
+class WireDecision:
+    """An `approval` record: how a request was decided (`decided_by` and `reason` from format 2 on)."""
+
+    decision: str
+    decided_by: str | None = None
+    reason: str | None = None
+
+
 @dataclass
 class WireLog:
     """A wire log ready to replay: who ran (`provider`, `cli`, the redacted `spec`), what each child did, the side
@@ -59,42 +82,62 @@ class WireLog:
     children: list[ChildScript]
     side_inputs: dict[str, deque[bytes | None]]
     resolutions: dict[str, deque[ApprovalResolved]]
-    wire_decisions: dict[str, deque[str]]
+    wire_decisions: dict[str, deque[WireDecision]]
     has_header: bool
+    interrupts: list[Interrupt] = field(default_factory=list)
+    provider_version: str | None = None
+    """The version of the provider that recorded it (the header's), to warn when the installed one differs."""
     outside: int = 0
     """Lines recorded outside any spawned child (a provider's own `record_wire`: an HTTP exchange, say): a replay
     cannot play those, so such a provider talks to the real thing again (and its replay differs)."""
     warnings: list[str] = field(default_factory=list)
-    """What a replay noticed (a line the provider sent that differs from the recording, a missing decision)."""
+    """What reading it noticed (a torn last line, bad lines in the run log beside it). A replay's own warnings
+    (a line the provider sent that differs from the recording, a missing decision) are its run's `warnings`."""
+
+    def fresh(self) -> WireLog:
+        """A copy with its own cursors (side inputs, decisions) and warnings, for one replay."""
+        return replace(self, side_inputs={k: deque(v) for k, v in self.side_inputs.items()},
+                       resolutions={k: deque(v) for k, v in self.resolutions.items()},
+                       wire_decisions={k: deque(v) for k, v in self.wire_decisions.items()},
+                       interrupts=list(self.interrupts), warnings=list(self.warnings))
 
 
 def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
     """Read the wire log at `path` (and the run log beside it, if any). `provider` overrides the header's (and is
-    needed for a file recorded before wire logs had one).
+    needed for a file recorded before wire logs had one). A torn last line (a writer killed mid-line) is skipped
+    with a warning, as are bad lines of the run log beside it.
 
     Raises:
-        InvalidSpecError: the file is missing, unreadable or not a wire log; an old file without `provider`.
+        InvalidSpecError: the file is missing, unreadable or not a wire log; recorded by a newer Harness; an old
+            file without `provider`.
     """
     path = Path(path)
     hint = "pass the `<run id>.wire.jsonl` written by `harness run --record-wire` (in `harness runs`' directory)"
     try:
-        raw_lines = path.read_bytes().splitlines()
+        data = path.read_bytes()
     except OSError as exc:
         raise InvalidSpecError(f"cannot read wire log {path}: {exc.strerror or exc}; {hint}") from None
+    raw_lines = data.split(b"\n")
+    torn = raw_lines.pop()  # b"" when the file ends with its newline
     records: list[dict[str, Any]] = []
-    for number, raw in enumerate(raw_lines, 1):
+    warnings: list[str] = []
+    for number, raw in enumerate([*raw_lines, torn], 1):
         if not raw.strip():
             continue
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            record = None
-        if not isinstance(record, dict) or not isinstance(record.get("dir"), str):
+        record = _record(raw)
+        if record is None and number > len(raw_lines):
+            warnings.append(f"{path}:{number}: skipped its torn last line (the recording stopped mid-line)")
+            continue
+        if record is None:
             raise InvalidSpecError(f"{path}:{number} is not a wire log record (a JSON object with `dir`); {hint}")
         records.append(record)
     header = records[0] if records and records[0]["dir"] == "header" else None
+    version = header.get("format", 2) if header else 1
+    if not isinstance(version, int) or version > READS_FORMAT:
+        raise InvalidSpecError(f"{path} was recorded by a newer Harness (format {version}); upgrade harness-core "
+                               f"to replay it (this one reads up to format {READS_FORMAT})")
     run_id = str(header["run_id"]) if header else path.name.removesuffix(".jsonl").removesuffix(".wire")
-    started, resolutions = _run_log(path.with_name(f"{run_id}.jsonl"))
+    started, resolutions = _run_log(_beside(path, run_id), warnings)
     if header is None:
         if provider is None:
             raise InvalidSpecError(f"{path} was recorded before wire logs named their provider; pass --provider "
@@ -105,68 +148,100 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
         spec, cli = started.spec, CliInfo(version=started.cli_version)
     else:
         spec, cli = dict(header.get("spec") or {}), CliInfo.model_validate(header.get("cli") or {})
-    children, outside = _children(records, legacy=header is None)
-    wire = WireLog(path=path, run_id=run_id, provider=provider or (str(header["provider"]) if header else None),
+    children, outside, interrupts = _children(records, legacy=header is None)
+    recorded_version = header.get("provider_version") if header else None
+    return WireLog(path=path, run_id=run_id, provider=provider or (str(header["provider"]) if header else None),
                    cli=cli, spec=spec, children=children, side_inputs=_side_inputs(records),
                    resolutions=resolutions, wire_decisions=_decisions(records), has_header=header is not None,
-                   outside=outside)
-    if not children:
-        wire.warnings.append("the recorded run started no child (`RunContext.spawn`): the replay ran its provider "
-                             "again, for real")
-    return wire
+                   interrupts=interrupts, outside=outside, warnings=warnings,
+                   provider_version=None if recorded_version is None else str(recorded_version))
 
 
-def _run_log(path: Path) -> tuple[RunStarted | None, dict[str, deque[ApprovalResolved]]]:
+def _record(raw: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("dir"), str) else None
+
+
+def _beside(path: Path, run_id: str) -> Path:
+    """The run log beside a wire log: by the wire file's own stem (`X.wire.jsonl` → `X.jsonl`: a renamed golden
+    pair), else by the recorded run id."""
+    if path.name.endswith(".wire.jsonl"):
+        own = path.with_name(path.name.removesuffix(".wire.jsonl") + ".jsonl")
+        if own.is_file():
+            return own
+    return path.with_name(f"{run_id}.jsonl")
+
+
+def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[str, deque[ApprovalResolved]]]:
     started: RunStarted | None = None
     resolutions: dict[str, deque[ApprovalResolved]] = {}
     if not path.is_file():
         return started, resolutions
+    bad: list[BadLine] = []
     try:
-        for event in read_events(path):
+        for event in read_events(path, on_bad_line=bad.append):
             if isinstance(event, RunStarted) and started is None:
                 started = event
             elif isinstance(event, ApprovalResolved):
                 resolutions.setdefault(event.request_id, deque()).append(event)
     except OSError:
         pass  # best effort: the wire log alone still replays
+    if bad:
+        warnings.append(f"skipped {len(bad)} unreadable line(s) of the run log {path} (first: line {bad[0].number}, "
+                        f"{bad[0].problem})")
     return started, resolutions
 
 
-def _children(records: list[dict[str, Any]], *, legacy: bool) -> tuple[list[ChildScript], int]:
-    """The records of each spawned child (from its `spawn` to its `exit`), and how many `in`/`out` lines were
-    recorded outside any child. An old file (no header: only `in`/`out`, one child) ends its child's stdout after
-    its last line, and its child exits 0."""
+def _children(records: list[dict[str, Any]], *, legacy: bool) -> tuple[list[ChildScript], int, list[Interrupt]]:
+    """The records of each spawned child (by its `child` index, else the most recent spawn up to its `exit`), how
+    many `in`/`out` lines were recorded outside any child, and the interrupts. An old file (no header: only
+    `in`/`out`, one child) ends its child's stdout after its last line, and its child exits 0."""
     children: list[ChildScript] = [ChildScript()] if legacy else []
-    child: ChildScript | None = children[0] if legacy else None
-    closed = False
+    current: int | None = 0 if legacy else None
+    closed: set[int] = set()
     outside = 0
+    interrupts: list[Interrupt] = []
     for record in records:
         kind = record["dir"]
+        if kind == "interrupt":
+            interrupts.append(Interrupt(str(record.get("how", "interrupt")), int(record.get("after_seq", 0))))
+            continue
         if kind not in _CHILD_RECORDS:
             continue
+        given = record.get("child")
+        index = given if isinstance(given, int) and not isinstance(given, bool) else None
         if kind == "spawn":
-            child = ChildScript()
-            children.append(child)
-            closed = False
-        elif child is None:
+            index = len(children) if index is None else index
+            children += [ChildScript() for _ in range(index + 1 - len(children))]
+            current = index
+            continue
+        index = current if index is None else index
+        if index is None or not 0 <= index < len(children):
             outside += kind in ("in", "out")
-        elif kind == "out":
+            continue
+        child = children[index]
+        if kind == "out":
             child.outs.append(method_and_id(str(record.get("line", ""))))
         elif kind == "err":
-            child.stderr += str(record.get("line", ""))
+            nl = record.get("nl")
+            child.stderr += str(record.get("line", "")) + ("\n" if nl else "")
         elif kind == "close":
-            closed = True
+            closed.add(index)
         elif kind == "in":
             child.items.append(ScriptItem("in", len(child.outs), line=str(record.get("line", "")).encode()))
         elif kind == "eof":
             child.items.append(ScriptItem("eof", len(child.outs)))
         else:
-            child.items.append(ScriptItem("exit", len(child.outs), after_close=closed, code=int(record["code"])))
-            child = None
+            child.items.append(ScriptItem("exit", len(child.outs), after_close=index in closed,
+                                          code=int(record["code"])))
+            current = None if index == current else current
     if legacy:
         last = children[0].items[-1].after_outs if children[0].items else 0
         children[0].items += [ScriptItem("eof", last), ScriptItem("exit", last)]
-    return children, outside
+    return children, outside, interrupts
 
 
 def method_and_id(line: str) -> tuple[Any, Any]:
@@ -189,9 +264,11 @@ def _side_inputs(records: list[dict[str, Any]]) -> dict[str, deque[bytes | None]
     return found
 
 
-def _decisions(records: list[dict[str, Any]]) -> dict[str, deque[str]]:
-    found: dict[str, deque[str]] = {}
+def _decisions(records: list[dict[str, Any]]) -> dict[str, deque[WireDecision]]:
+    found: dict[str, deque[WireDecision]] = {}
     for record in records:
         if record["dir"] == "approval":
-            found.setdefault(str(record.get("request_id")), deque()).append(str(record.get("decision")))
+            by, reason = record.get("decided_by"), record.get("reason")
+            found.setdefault(str(record.get("request_id")), deque()).append(WireDecision(
+                str(record.get("decision")), None if by is None else str(by), None if reason is None else str(reason)))
     return found

@@ -10,50 +10,67 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from harness_core.cli._common import JSON_OPTION, harness_command, run_async
+from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 
 if TYPE_CHECKING:
     from harness_core._run.replay import WireLog
 
 __all__ = ["replay"]
 
+_DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not imported: start-up time)
+
 
 @click.command()
 @click.argument("wire_file", type=click.Path(path_type=Path))
 @click.option("-p", "--provider", default=None, metavar="NAME",
               help="The provider that recorded it (only needed for a wire log recorded without a header).")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A provider option to add (repeatable; dotted keys nest), e.g. one the recording hid as '***'.")
+@click.option("--live", is_flag=True,
+              help="Replay a recording with no agent process (a provider that talks HTTP itself) by letting the "
+                   "provider reach its agent for real.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=_DEFAULT_DEADLINE,
+              show_default=True, metavar="SECONDS", help="Stop a replay still going after this long (exit 1).")
 @JSON_OPTION
 @click.option("-v", "--verbose", count=True, help="Show output summaries and usage, as `harness run -v`.")
 @harness_command
-def replay(wire_file: Path, provider: str | None, as_json: bool, verbose: int) -> None:
+def replay(wire_file: Path, provider: str | None, options: tuple[str, ...], live: bool, timeout: float,
+           as_json: bool, verbose: int) -> None:
     """Replay a run from its wire log (WIRE_FILE: the `<run id>.wire.jsonl` that `harness run --record-wire`
     writes beside the run log): the provider plays the recorded lines instead of running its CLI, and the events
     come out as the run logged them (timestamps aside). With --json, one event per line, as in the run log. Nothing
     is run and nothing is written; where the replay differs from the recording, a warning goes to stderr.
 
-    Exit status: the replayed run's, as for `harness run` (0, 1, 3, 130); 2 for a missing or unreadable file.
+    Exit status: the replayed run's, as for `harness run` (0, 1, 3, 130); 1 when it did not end within --timeout;
+    2 for a missing or unreadable file, a recording with no agent process (without --live) or bad options.
     """
     from harness_core._run.replay import load_wire
 
+    try:
+        extra = parse_option_pairs(options)
+    except OptionSyntaxError as exc:
+        raise click.BadParameter(str(exc), param_hint="-o/--option") from None
     recording = load_wire(wire_file, provider)  # a bad file fails here: one line, exit 2
-    status = run_async(_replay, recording, as_json, verbose)
-    for warning in recording.warnings:
+    status, warnings = run_async(_replay, recording, extra, live, timeout, as_json, verbose)
+    for warning in warnings:
         click.echo(f"harness: replay: {warning}", err=True)
     sys.exit(status)
 
 
-async def _replay(recording: WireLog, as_json: bool, verbose: int) -> int:
+async def _replay(recording: WireLog, extra: dict[str, Any], live: bool, timeout: float, as_json: bool,
+                  verbose: int) -> tuple[int, list[str]]:
     from harness_core._run.replay import open_replay
     from harness_core.cli._live import exit_status_for
     from harness_core.cli.render import Renderer
 
     renderer = None if as_json else Renderer.for_stream(sys.stdout, verbose=verbose > 0, environ=os.environ)
-    async with open_replay(recording) as live:
-        async for event in live:
+    async with open_replay(recording, options=extra, live=live, deadline=timeout) as run:
+        async for event in run:
             if renderer is None:
                 sys.stdout.write(event.model_dump_json() + "\n")
             else:
@@ -61,4 +78,4 @@ async def _replay(recording: WireLog, as_json: bool, verbose: int) -> int:
     sys.stdout.flush()
     if renderer is not None:
         renderer.close()
-    return exit_status_for(live.result)
+    return (1 if run.timed_out else exit_status_for(run.result)), run.warnings

@@ -13,13 +13,15 @@ then the supervisor's: the group leader, which exits with the program's status).
 Linux only: elsewhere (and with `supervise=False`) the program is started directly.
 
 Recording (for a wire log): `on_line(direction, line)` gets every line sent ("out") and read ("in");
-`on_record(kind, data)` the rest of what a replay needs: "err" (each chunk of stderr), "close" (stdin closed),
-"eof" (stdout ended) and "exit" (the exit status, as ASCII digits, once). Neither costs anything when unset.
+`on_record(kind, data)` the rest of what a replay needs: "err" (each chunk of stderr, as read: the recorder frames
+it), "err_eof" (stderr ended), "close" (stdin closed), "eof" (stdout ended) and "exit" (the exit status, as ASCII
+digits, once). Neither costs anything when unset.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import secrets
 import signal
@@ -136,6 +138,7 @@ class ChildProcess:
                 await tg.__aexit__(None, None, None)
 
     async def _spawn(self) -> None:
+        _refuse_during_replay(self.argv)
         sup = self._supervision = Supervision() if self._supervise else None
         if _STARTED_MARKS is not None:
             _STARTED_MARKS.add(self._mark)  # only children really started (see `track_started_marks`)
@@ -263,6 +266,8 @@ class ChildProcess:
                         on_record("err", chunk)
         finally:
             self._stderr_done.set()
+            if self._on_record is not None:
+                self._on_record("err_eof", b"")
 
     async def wait(self) -> int:
         """Wait for the child to exit (and its stderr to settle, briefly) and return its exit code."""
@@ -359,3 +364,15 @@ def _spawn_error(exc: OSError, argv: list[str], cwd: str | Path | None) -> Spawn
     else:
         what = f"{exc.strerror or exc}; check it is an executable for this machine"
     return SpawnFailedError(f"cannot start {program}: {what}", argv=argv)
+
+
+REPLAYING: contextvars.ContextVar[str | None] = contextvars.ContextVar("harness_replaying", default=None)
+"""Set (to the wire log's path) while `harness_core.open_replay` drives a run: no real child may start then."""
+
+
+def _refuse_during_replay(argv: list[str]) -> None:
+    replaying = REPLAYING.get()
+    if replaying is not None:
+        raise SpawnFailedError(f"not starting {argv[0]}: this run is a replay of {replaying}, which plays only the "
+                               "children the provider started with `RunContext.spawn`; start the agent's process "
+                               "with `ctx.spawn` so that it is recorded and replayed", argv=argv)

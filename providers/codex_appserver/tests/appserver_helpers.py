@@ -107,9 +107,11 @@ async def run_real(
 
 
 def wire_to_transcript(wire: Path, out: Path, *, rewrite: dict[str, str]) -> int:
-    """A runner wire log (`{"dir","t","line"}`) → a transcript (`{"dir","t","msg"}`, t from 0, paths
-    rewritten). Returns the number of lines written."""
-    rows = [json.loads(line) for line in wire.read_text().splitlines() if line.strip()]
+    """A runner wire log's lines to and from the child (`{"dir": "in"|"out","t","line"}`; the header, `spawn`,
+    `err`, `exit`, `file`, `approval` and `interrupt` records of format 2 are left out) → a transcript
+    (`{"dir","t","msg"}`, t from 0, paths rewritten). Returns the number of lines written."""
+    rows = [row for row in (json.loads(line) for line in wire.read_text().splitlines() if line.strip())
+            if row.get("dir") in ("in", "out")]
     if not rows:
         return 0
     t0 = rows[0]["t"]

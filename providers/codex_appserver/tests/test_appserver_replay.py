@@ -11,11 +11,14 @@ contract's `test_replay_reproduces_the_run`.
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
+from typing import Any
 
 import pytest
 import test_appserver_contract as contract
-from harness_core import ApprovalDecision, ApprovalRequested
+from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStatus
 from harness_core.testing.contract import FakeAndReal, Play, without_wall_clock
 
 pytestmark = pytest.mark.anyio
@@ -41,6 +44,21 @@ class TestCodexAppServerReplay(FakeAndReal):
         assert [e.decision for e in replayed if e.type == "approval_resolved"] == [
             ApprovalDecision.APPROVE if i == 0 else ApprovalDecision.DENY for i in range(len(asked))]
 
+    @pytest.mark.parametrize("name", ["slow_text", "slow_command"])
+    async def test_an_interrupted_run_replays_its_interrupt(self, name: str, play: Play) -> None:
+        busy = "text_delta" if name == "slow_text" else "tool_use"
+        asked: list[str] = []
+
+        def interrupt_when_busy(event: HarnessEvent, live: Any) -> None:
+            if event.type == busy and not asked:
+                asked.append(event.type)
+                live.interrupt()
+
+        played = await play(name, on_event=interrupt_when_busy, record_wire=True)
+        assert asked and played.result.status is RunStatus.INTERRUPTED, played.result
+        recorded, replayed = await self.replay_of(played)  # within run_deadline: the recorded interrupt is replayed
+        assert without_wall_clock(replayed) == without_wall_clock(recorded)
+
     async def test_a_crash_replays_to_the_same_error(self, play: Play) -> None:
         played = await play("tools", fault="crash", record_wire=True)
         assert played.result.error is not None and played.result.error.code == "process_exited"
@@ -56,3 +74,27 @@ class TestCodexAppServerReplay(FakeAndReal):
         shutil.rmtree(played.workspace.parent / "state")  # CODEX_HOME and its rollouts: gone where it is replayed
         recorded, replayed = await self.replay_of(played)
         assert without_wall_clock(replayed) == without_wall_clock(recorded)
+
+
+def test_the_golden_recorder_reads_a_format_2_wire_log(tmp_path: Path) -> None:
+    from appserver_helpers import wire_to_transcript
+
+    records = [
+        {"dir": "header", "t": 10.0, "format": 2, "run_id": "r", "provider": "codex-appserver", "spec": {}},
+        {"dir": "spawn", "t": 10.5, "child": 0},
+        {"dir": "out", "t": 11.0, "child": 0, "line": json.dumps({"id": 1, "method": "initialize", "cwd": "/tmp/x"})},
+        {"dir": "err", "t": 11.1, "child": 0, "line": "warming up", "nl": True},
+        {"dir": "in", "t": 11.5, "child": 0, "line": json.dumps({"id": 1, "result": {}})},
+        {"dir": "file", "t": 11.6, "name": "rollout", "data": None},
+        {"dir": "approval", "t": 11.7, "request_id": "a", "decision": "approve", "decided_by": "callback"},
+        {"dir": "interrupt", "t": 11.8, "how": "interrupt", "after_seq": 3},
+        {"dir": "close", "t": 12.0, "child": 0}, {"dir": "eof", "t": 12.1, "child": 0},
+        {"dir": "exit", "t": 12.2, "child": 0, "code": 0},
+    ]
+    wire = tmp_path / "run.wire.jsonl"
+    wire.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "transcript.jsonl"
+    assert wire_to_transcript(wire, out, rewrite={"/tmp/x": "/tmp/e2e"}) == 2
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == [{"dir": "out", "t": 0.0, "msg": {"id": 1, "method": "initialize", "cwd": "/tmp/e2e"}},
+                    {"dir": "in", "t": 0.5, "msg": {"id": 1, "result": {}}}]
