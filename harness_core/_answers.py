@@ -82,9 +82,10 @@ class AnswersFile:
             found.setdefault(request_id, (decision, str(record.get("by") or "answer")))
         return found
 
-    async def wait_for(self, request: ApprovalRequested, *, poll: float = _POLL) -> ApprovalDecision:
-        """The answer to `request`, however long it takes (the run's idle clock is paused meanwhile; cancelling
-        the run ends the wait, and the runner settles the request `abort`)."""
+    async def wait_for(self, request: ApprovalRequested, *,
+                       poll: float = _POLL) -> tuple[ApprovalDecision, str]:
+        """The answer to `request` and who gave it, however long it takes (the run's idle clock is paused
+        meanwhile; cancelling the run ends the wait, and the runner settles the request `abort`)."""
         seen = -1
         while True:
             size = _size(self.path)
@@ -92,7 +93,7 @@ class AnswersFile:
                 seen = size
                 answer = self.decisions().get(request.request_id)
                 if answer is not None:
-                    return answer[0]
+                    return answer  # (decision, who answered)
             await anyio.sleep(poll)
 
 

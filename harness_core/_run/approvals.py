@@ -25,8 +25,12 @@ from harness_core.spec import AgentRunSpec
 
 __all__ = ["ApprovalBroker", "Approver"]
 
-Approver = Callable[[ApprovalRequested], "ApprovalDecision | Awaitable[ApprovalDecision]"]
-"""`approver`: decides one approval request (may be async); what it raises denies the request."""
+Approver = Callable[
+    [ApprovalRequested],
+    "ApprovalDecision | tuple[ApprovalDecision, str] | Awaitable[ApprovalDecision | tuple[ApprovalDecision, str]]",
+]
+"""`approver`: decides one approval request (may be async): a decision, or (decision, reason) to say who or why
+(logged as the resolution's `reason`); what it raises denies the request."""
 
 DecidedBy = Literal["callback", "hook", "default", "runner"]
 
@@ -87,8 +91,11 @@ class ApprovalBroker:
         if self._approver is not None:
             try:
                 outcome = self._approver(request)
-                decision = await outcome if inspect.isawaitable(outcome) else outcome
-                return ApprovalDecision(decision), "callback", None
+                answer = await outcome if inspect.isawaitable(outcome) else outcome
+                if isinstance(answer, tuple):
+                    decision, why = answer
+                    return ApprovalDecision(decision), "callback", str(why)
+                return ApprovalDecision(answer), "callback", None
             except Exception as exc:  # noqa: BLE001 - a broken approver denies, it does not crash the run
                 self._log.exception("approver raised; denying", request_id=request.request_id)
                 return ApprovalDecision.DENY, "callback", f"the approver raised {type(exc).__name__}: {exc}"

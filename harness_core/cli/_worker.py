@@ -156,11 +156,12 @@ def _approver(answers: AnswersFile, spec: AgentRunSpec) -> Approver:
     for an answer in the run's answers file (`harness approve`, `harness attach`, `Job.approve`)."""
     hook = get_host().pm.hook.harness_approve
 
-    async def approve(request: ApprovalRequested) -> ApprovalDecision:
+    async def approve(request: ApprovalRequested) -> tuple[ApprovalDecision, str]:
         decided = hook(request=request, spec=spec)
         if decided is not None:
-            return ApprovalDecision(decided)
-        return await answers.wait_for(request)
+            return ApprovalDecision(decided), "decided by a harness_approve plugin"
+        decision, by = await answers.wait_for(request)
+        return decision, f"answered with {by}"
 
     return approve
 

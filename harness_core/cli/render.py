@@ -221,7 +221,7 @@ class Renderer:
         what = tool_label(display, self._marks["more"], self._cwd) if display else f"request {event.request_id}"
         approved = event.decision is ApprovalDecision.APPROVE
         reason = ""
-        if event.reason and not approved:
+        if event.reason and (not approved or event.reason.startswith(("answered ", "decided "))):
             seen = event.reason in self._reasons_shown
             reason = " (same reason as above)" if seen else f" ({event.reason})"
             self._reasons_shown.add(event.reason)
