@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,17 +14,12 @@ from pathlib import Path
 import pytest
 
 from harness_core.store import list_runs
-from tests.test_cli import WRAPPER
+from tests.test_cli_attach import harness
 
 _DEADLINE = 60.0
 
 
-@pytest.fixture
-def harness(tmp_path: Path, runs_dir: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
-    script = tmp_path / "harness"  # named as the console script: `harness cancel` signals only `harness run`
-    script.write_text(WRAPPER)
-    env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
-    yield [sys.executable, str(script)], env
+__all__ = ["harness"]  # the fixture, shared with tests.test_cli_attach
 
 
 @pytest.fixture

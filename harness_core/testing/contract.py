@@ -73,6 +73,7 @@ from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_faults import FaultTests
 from harness_core.testing._contract_support import Played, descendants, without_wall_clock
 from harness_core.testing._fake_and_real import FakeAndReal
+from harness_core.testing._replay_cases import ReplayCases
 
 __all__ = [
     "UNKNOWN_SESSION",
@@ -80,6 +81,7 @@ __all__ = [
     "FakeAndReal",
     "Played",
     "ProviderContract",
+    "ReplayCases",
     "descendants",
     "read_events",
     "without_wall_clock",

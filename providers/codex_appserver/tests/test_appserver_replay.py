@@ -14,17 +14,16 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 import test_appserver_contract as contract
-from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStatus
-from harness_core.testing.contract import FakeAndReal, Play, without_wall_clock
+from harness_core import ApprovalDecision, ApprovalRequested
+from harness_core.testing.contract import Play, ReplayCases, without_wall_clock
 
 pytestmark = pytest.mark.anyio
 
 
-class TestCodexAppServerReplay(FakeAndReal):
+class TestCodexAppServerReplay(ReplayCases):
     provider_name = "codex-appserver"
 
     fake_contract = contract.TestCodexAppServerContract
@@ -43,27 +42,6 @@ class TestCodexAppServerReplay(FakeAndReal):
         assert without_wall_clock(replayed) == without_wall_clock(recorded)
         assert [e.decision for e in replayed if e.type == "approval_resolved"] == [
             ApprovalDecision.APPROVE if i == 0 else ApprovalDecision.DENY for i in range(len(asked))]
-
-    @pytest.mark.parametrize("name", ["slow_text", "slow_command"])
-    async def test_an_interrupted_run_replays_its_interrupt(self, name: str, play: Play) -> None:
-        busy = "text_delta" if name == "slow_text" else "tool_use"
-        asked: list[str] = []
-
-        def interrupt_when_busy(event: HarnessEvent, live: Any) -> None:
-            if event.type == busy and not asked:
-                asked.append(event.type)
-                live.interrupt()
-
-        played = await play(name, on_event=interrupt_when_busy, record_wire=True)
-        assert asked and played.result.status is RunStatus.INTERRUPTED, played.result
-        recorded, replayed = await self.replay_of(played)  # within run_deadline: the recorded interrupt is replayed
-        assert without_wall_clock(replayed) == without_wall_clock(recorded)
-
-    async def test_a_crash_replays_to_the_same_error(self, play: Play) -> None:
-        played = await play("tools", fault="crash", record_wire=True)
-        assert played.result.error is not None and played.result.error.code == "process_exited"
-        recorded, replayed = await self.replay_of(played)
-        assert without_wall_clock(replayed) == without_wall_clock(recorded)
 
     async def test_refused_patches_replay_from_the_recorded_rollout(self, play: Play, harness_real: bool) -> None:
         if not harness_real:
