@@ -22,7 +22,9 @@ __all__ = ["ReplayCases"]
 
 
 class ReplayCases(FakeAndReal):
-    """Subclass with `provider_name` and `fake_contract` (see `FakeAndReal`)."""
+    """Subclass with `provider_name` and `fake_contract` (see `FakeAndReal`). A provider without `interrupt` sets
+    `test_an_interrupted_run_replays_its_interrupt = None` (under `HARNESS_REQUIRE_REAL_CLIS=1` a skipped real test
+    fails)."""
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["slow_text", "slow_command"])

@@ -26,6 +26,7 @@ class TestCodexExecReplay(ReplayCases):
     provider_name = "codex-exec"
 
     fake_contract = contract.TestCodexExecContract
+    test_an_interrupted_run_replays_its_interrupt = None  # codex exec cannot interrupt a turn (no `interrupt`)
 
     async def test_a_resumed_runs_token_usage_replays_from_the_recorded_rollout(self, play: Play) -> None:
         first = await play("say")
