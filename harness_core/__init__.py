@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "AgentRunSpec": "harness_core.spec",
     "ApprovalPolicy": "harness_core.spec",
     "SandboxMode": "harness_core.spec",
+    "SessionSpec": "harness_core.spec",
     "Capability": "harness_core.capabilities",
     "ProviderInfo": "harness_core.capabilities",
     "ApprovalDecision": "harness_core.events",
@@ -38,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "RunStarted": "harness_core.events",
     "RunStatus": "harness_core.events",
     "SessionStarted": "harness_core.events",
+    "SessionTurn": "harness_core.events",
     "TextDelta": "harness_core.events",
     "ToolKind": "harness_core.events",
     "ToolResult": "harness_core.events",
@@ -61,6 +63,10 @@ _EXPORTS: dict[str, str] = {
     "ProviderNotFoundError": "harness_core.errors",
     "RateLimitedError": "harness_core.errors",
     "SessionNotFoundError": "harness_core.errors",
+    "BudgetExceededError": "harness_core.errors",
+    "SessionBusyError": "harness_core.errors",
+    "SessionClosedError": "harness_core.errors",
+    "StructuredOutputError": "harness_core.errors",
     "SpawnFailedError": "harness_core.errors",
     "UnsupportedFeatureError": "harness_core.errors",
     "EXIT_FAILED": "harness_core.errors",
@@ -77,6 +83,8 @@ _EXPORTS: dict[str, str] = {
     "open_run": "harness_core._run.api",
     "run": "harness_core._run.api",
     "run_sync": "harness_core._run.api",
+    "Session": "harness_core._run.session",
+    "open_session": "harness_core._run.session",
     "WireLog": "harness_core._run.replay",
     "load_wire": "harness_core._run.replay",
     "open_replay": "harness_core._run.replay",
@@ -116,6 +124,12 @@ if TYPE_CHECKING:
     from harness_core._run.replay import (
         replay as replay,
     )
+    from harness_core._run.session import (
+        Session as Session,
+    )
+    from harness_core._run.session import (
+        open_session as open_session,
+    )
     from harness_core.capabilities import (
         Capability as Capability,
     )
@@ -139,6 +153,9 @@ if TYPE_CHECKING:
     )
     from harness_core.errors import (
         AuthFailedError as AuthFailedError,
+    )
+    from harness_core.errors import (
+        BudgetExceededError as BudgetExceededError,
     )
     from harness_core.errors import (
         CliNotFoundError as CliNotFoundError,
@@ -180,10 +197,19 @@ if TYPE_CHECKING:
         RateLimitedError as RateLimitedError,
     )
     from harness_core.errors import (
+        SessionBusyError as SessionBusyError,
+    )
+    from harness_core.errors import (
+        SessionClosedError as SessionClosedError,
+    )
+    from harness_core.errors import (
         SessionNotFoundError as SessionNotFoundError,
     )
     from harness_core.errors import (
         SpawnFailedError as SpawnFailedError,
+    )
+    from harness_core.errors import (
+        StructuredOutputError as StructuredOutputError,
     )
     from harness_core.errors import (
         UnsupportedFeatureError as UnsupportedFeatureError,
@@ -246,6 +272,9 @@ if TYPE_CHECKING:
         SessionStarted as SessionStarted,
     )
     from harness_core.events import (
+        SessionTurn as SessionTurn,
+    )
+    from harness_core.events import (
         TextDelta as TextDelta,
     )
     from harness_core.events import (
@@ -280,6 +309,9 @@ if TYPE_CHECKING:
     )
     from harness_core.spec import (
         SandboxMode as SandboxMode,
+    )
+    from harness_core.spec import (
+        SessionSpec as SessionSpec,
     )
 
 

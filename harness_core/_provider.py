@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_origin
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult
     from harness_core.offline.backends import ScriptedBackend
     from harness_core.offline.scenarios import Scenario
-    from harness_core.spec import AgentRunSpec
+    from harness_core.spec import AgentRunSpec, SessionSpec
     from harness_core.transport import ChildProcess
 
 __all__ = [
@@ -38,7 +39,9 @@ __all__ = [
     "OptionsT",
     "Provider",
     "ProviderOptions",
+    "ProviderSession",
     "RunContext",
+    "SessionContext",
 ]
 
 
@@ -152,6 +155,60 @@ class RunContext(Protocol):
         ...
 
 
+class SessionContext(Protocol):
+    """What the runner gives a provider for a live session (`Provider.open_session`): its process, for all
+    its turns. Each turn still gets its own `RunContext` (emit, approvals, the interrupt flag)."""
+
+    @property
+    def session_id(self) -> str:
+        """The Harness session's id (each turn's `run_started.session_turn.session`)."""
+        ...
+
+    @property
+    def log(self) -> BoundLogger:
+        """A logger (`harness.session`) with the session's id and the provider bound."""
+        ...
+
+    @property
+    def cli(self) -> CliInfo:
+        """What the runner's probe found."""
+        ...
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        **options: Any,
+    ) -> ChildProcess:
+        """The session's agent process, kept across its turns (not started: the provider enters it as `async
+        with` in `open_session`, so it is shut down when the session closes). Defaults as `RunContext.spawn`;
+        no wire recording (a session's turns record none)."""
+        ...
+
+
+class ProviderSession(abc.ABC):
+    """A live session's provider side: one agent process, several turns, one at a time.
+
+    Made by `Provider.open_session` (an async context manager that starts the process and shuts it down);
+    the runner calls `turn` once per turn, each with that turn's `RunContext`, and never two at once. Events of
+    a turn go to that turn's context: a reader task that outlives turns must emit into the current turn's.
+    """
+
+    @abc.abstractmethod
+    async def turn(self, spec: AgentRunSpec, ctx: RunContext) -> HarnessResult:
+        """Play one turn as `Provider.run` plays a run: `spec` is the session's settings with the turn's prompt
+        and overrides applied (an override the session made sticky in the agent must be put back when a later
+        turn's spec no longer has it). Raise `ProcessExitedError` when the process is gone; the runner then
+        closes the session."""
+
+    async def steer(self, text: str, ctx: RunContext) -> bool:
+        """Add `text` to the running turn (`steer` capability): return once the agent took it, False when no
+        turn was running. Called from the consumer's task while `turn` runs."""
+        raise NotImplementedError
+
+
 OptionsT = TypeVar("OptionsT", bound=ProviderOptions)
 
 
@@ -216,6 +273,15 @@ class Provider(abc.ABC, Generic[OptionsT]):
         run's cwd); the CLI's own state (home, config) goes under `state_dir`. Return None when the provider
         cannot run offline (the default)."""
         return None
+
+    def open_session(
+        self, spec: SessionSpec, options: OptionsT, ctx: SessionContext
+    ) -> AbstractAsyncContextManager[ProviderSession]:
+        """A live session (`live_session` capability): start the agent process (`ctx.spawn`), get it ready for
+        turns, and yield its `ProviderSession`; on exit shut it down (bounded). Raise a `HarnessError` when it
+        cannot start. Providers without `live_session` do not override it: their sessions play each turn with
+        `run`, resuming the previous turn's session."""
+        raise NotImplementedError(f"provider {self.info.name!r} has no live sessions")
 
     @abc.abstractmethod
     async def run(self, spec: AgentRunSpec, options: OptionsT, ctx: RunContext) -> HarnessResult:

@@ -25,6 +25,19 @@ class Capability(str, enum.Enum):
     """Stop a running turn and still get a clean `interrupted` result."""
     APPROVALS = "approvals"
     """Ask the operation before running a command or changing a file."""
+    LIVE_SESSION = "live_session"
+    """`open_session` keeps one agent process across turns (without it, a session with `session` runs each
+    turn as a new process resuming the last one)."""
+    STEER = "steer"
+    """Add input to a turn while it runs (`LiveRun.steer`, on a turn of a live session)."""
+    STRUCTURED_OUTPUT = "structured_output"
+    """Make the agent's final answer a JSON value valid against `output_schema`."""
+    EFFORT = "effort"
+    """Set the model's reasoning effort (`effort`)."""
+    MAX_TURNS = "max_turns"
+    """Bound the agent's steps natively (`max_turns`)."""
+    COST = "cost"
+    """Report what a run cost in USD (`Usage.cost_usd`), so `max_cost_usd` can be enforced."""
 
 
 class ProviderInfo(BaseModel):
@@ -41,6 +54,11 @@ class ProviderInfo(BaseModel):
     )
     min_cli_version: str | None = Field(default=None, description="Oldest supported CLI version.")
     tested_cli_version: str | None = Field(default=None, description="The CLI version its tests pin.")
+    session_overrides: frozenset[str] = Field(
+        default=frozenset({"model", "approval", "sandbox", "effort", "output_schema"}),
+        description="The spec fields a turn of a live session may change (`Session.turn(model=...)`); a provider "
+        "without `live_session` plays each turn as a new process and can change them all.",
+    )
     secret_flags: frozenset[str] = Field(
         default=frozenset(),
         description="CLI flags whose value may carry secrets (e.g. a settings JSON with keys): wherever they "

@@ -36,6 +36,10 @@ __all__ = [
     "EXIT_OK",
     "EXIT_UNAVAILABLE",
     "EXIT_USAGE",
+    "BudgetExceededError",
+    "SessionBusyError",
+    "SessionClosedError",
+    "StructuredOutputError",
     "exit_status_for_code",
     "truncate",
 ]
@@ -221,6 +225,50 @@ class SessionNotFoundError(HarnessError):
 class InterruptedRunError(HarnessError):
     code = "interrupted"
     exit_status = EXIT_INTERRUPTED
+
+
+_BUDGET_UNITS = {"max_cost_usd": "USD", "max_output_tokens": "output tokens", "max_turns": "agent steps"}
+
+
+class BudgetExceededError(HarnessError):
+    """A run (or the session it is a turn of) went over one of the spec's budgets: `max_cost_usd`,
+    `max_output_tokens` or `max_turns`. The runner interrupted it; `details` say which limit and what was used."""
+
+    code = "budget_exceeded"
+
+    def __init__(self, budget: str, limit: float, used: float | None, *, scope: str = "run", **details: Any) -> None:
+        unit = _BUDGET_UNITS.get(budget, "")
+        spent = "" if used is None else f"used {used:g} {unit}, "
+        super().__init__(
+            f"the {scope} went over its budget ({budget} = {limit:g} {unit}: {spent}stopped); raise {budget} "
+            "(--" + budget.replace("_", "-") + ") to let it go further", budget=budget, limit=limit, used=used,
+            scope=scope, **details)
+
+
+class StructuredOutputError(HarnessError):
+    """With `output_schema`: the agent's final answer is not JSON, or not valid against the schema. `details`
+    carry the answer's text (`text`) and what is wrong (`problem`)."""
+
+    code = "invalid_structured_output"
+
+    def __init__(self, problem: str, text: str) -> None:
+        super().__init__(
+            f"the agent's final answer does not match the output schema ({problem}); its text is in the error's "
+            "`text` detail. Make the prompt say what to answer, or loosen the schema", problem=problem, text=text)
+
+
+class SessionBusyError(HarnessError):
+    """`Session.turn` while another turn of the session is still live: turns are played one at a time."""
+
+    code = "session_busy"
+    exit_status = EXIT_USAGE
+
+
+class SessionClosedError(HarnessError):
+    """A turn of a session that is closed: closed by its owner, or its agent process ended (killed, crashed, or
+    stopped hard after an interrupt it ignored)."""
+
+    code = "session_closed"
 
 
 def error_for_status(

@@ -32,6 +32,7 @@ __all__ = [
     "RunStarted",
     "RunStatus",
     "SessionStarted",
+    "SessionTurn",
     "TextDelta",
     "ToolKind",
     "ToolResult",
@@ -165,6 +166,9 @@ class HarnessResult(BaseModel):
     error: ErrorInfo | None = None
     run_id: str = ""
     provider: str = ""
+    structured_output: Any = Field(
+        default=None, description="With `output_schema`: the final answer parsed as JSON and valid against it."
+    )
 
     @property
     def ok(self) -> bool:
@@ -179,6 +183,16 @@ class _Event(BaseModel):
     ts: float = 0.0
 
 
+class SessionTurn(BaseModel):
+    """Which turn of which `open_session` session a run is (`RunStarted.session_turn`)."""
+
+    model_config = _FROZEN
+
+    session: str = Field(description="The Harness session's id (shared by all its turns' runs).")
+    index: int = Field(ge=0, description="The turn's index in the session, from 0.")
+    live: bool = Field(description="Whether the session keeps one agent process across its turns.")
+
+
 class RunStarted(_Event):
     """Always the first event: who runs, with what, and the (redacted) spec."""
 
@@ -188,6 +202,7 @@ class RunStarted(_Event):
     cli_version: str | None = None
     capabilities: list[Capability] = Field(default_factory=list)
     spec: dict[str, Any] = Field(default_factory=dict, description="The spec, secrets redacted.")
+    session_turn: SessionTurn | None = Field(default=None, description="Set when the run is a session's turn.")
 
 
 class SessionStarted(_Event):

@@ -21,7 +21,9 @@ from harness_core._provider import (
     OptionsT,
     Provider,
     ProviderOptions,
+    ProviderSession,
     RunContext,
+    SessionContext,
 )
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import error_for_status, truncate
@@ -59,7 +61,9 @@ __all__ = [
     "Provider",
     "ProviderInfo",
     "ProviderOptions",
+    "ProviderSession",
     "RunContext",
+    "SessionContext",
     "hookimpl",
     # child processes and wire protocols
     "ChildProcess",

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness_core.capabilities import Capability
 
-__all__ = ["AgentRunSpec", "ApprovalPolicy", "Capability", "SandboxMode"]
+__all__ = ["AgentRunSpec", "ApprovalPolicy", "Capability", "SandboxMode", "SessionSpec", "schema_problem"]
 
 
 class SandboxMode(str, enum.Enum):
@@ -32,19 +32,37 @@ class ApprovalPolicy(str, enum.Enum):
     UNTRUSTED = "untrusted"
 
 
-class AgentRunSpec(BaseModel):
-    """One agent run, provider-neutral. Frozen; unknown fields are rejected."""
+class _SpecFields(BaseModel):
+    """Everything a run is played with except its prompt: shared by `AgentRunSpec` and `SessionSpec`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
-    prompt: str = Field(min_length=1, description="The user prompt for the turn.")
     system_prompt: str | None = Field(default=None, description="Extra instructions for the agent.")
     cwd: Path = Field(default_factory=Path.cwd, description="Working directory of the agent.")
     model: str | None = Field(default=None, description="Model name; the provider's default when unset.")
+    effort: str | None = Field(
+        default=None, description="Reasoning effort, as the provider's model names it (e.g. low, medium, high); "
+        "the provider's default when unset (needs the `effort` capability)."
+    )
     sandbox: SandboxMode = SandboxMode.WORKSPACE_WRITE
     approval: ApprovalPolicy = ApprovalPolicy.NEVER
     resume_session: str | None = Field(
         default=None, description="A provider session id to continue (needs the `session` capability)."
+    )
+    output_schema: dict[str, Any] | None = Field(
+        default=None, description="A JSON Schema the final answer must be valid against: the result's "
+        "`structured_output` holds the parsed value (needs the `structured_output` capability)."
+    )
+    max_turns: int | None = Field(
+        default=None, ge=1, description="At most this many agent steps (needs the `max_turns` capability)."
+    )
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, description="Stop the run (failed, `budget_exceeded`) once it has cost more than this "
+        "many USD, as the provider reports it (needs the `cost` capability); in a session, over all its turns."
+    )
+    max_output_tokens: int | None = Field(
+        default=None, ge=1, description="Stop the run (failed, `budget_exceeded`) once the model has written more "
+        "than this many tokens; in a session, over all its turns."
     )
     requires: frozenset[Capability] = Field(
         default_factory=frozenset, description="Capabilities the operation cannot do without."
@@ -57,14 +75,7 @@ class AgentRunSpec(BaseModel):
         default_factory=dict, description="Provider-specific options, validated by the provider's options model."
     )
 
-    @field_validator("prompt", mode="before")  # before `min_length`, so "" gets this message too
-    @classmethod
-    def _prompt_not_blank(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
-            raise ValueError("the prompt is empty; pass the task for the agent as PROMPT or on stdin with `-`")
-        return value
-
-    @field_validator("model", "resume_session")
+    @field_validator("model", "resume_session", "effort")
     @classmethod
     def _no_empty_strings(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
@@ -76,6 +87,15 @@ class AgentRunSpec(BaseModel):
     def _absolute_cwd(cls, value: Path) -> Path:
         return value.expanduser().absolute()
 
+    @field_validator("output_schema")
+    @classmethod
+    def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            problem = schema_problem(value)
+            if problem is not None:
+                raise ValueError(f"not a valid JSON Schema: {problem}")
+        return value
+
     def needed_capabilities(self) -> frozenset[Capability]:
         """Every capability this spec needs: `requires` plus what its fields imply."""
         needed = set(self.requires)
@@ -83,4 +103,62 @@ class AgentRunSpec(BaseModel):
             needed.add(Capability.SESSION)
         if self.approval is not ApprovalPolicy.NEVER:
             needed.add(Capability.APPROVALS)
+        for name, capability in _FIELD_CAPABILITIES.items():
+            if getattr(self, name) is not None:
+                needed.add(capability)
         return frozenset(needed)
+
+
+_FIELD_CAPABILITIES = {
+    "output_schema": Capability.STRUCTURED_OUTPUT,
+    "effort": Capability.EFFORT,
+    "max_turns": Capability.MAX_TURNS,
+    "max_cost_usd": Capability.COST,
+}
+"""The optional spec fields that need a capability when set (`needed_capabilities`)."""
+
+
+class AgentRunSpec(_SpecFields):
+    """One agent run, provider-neutral. Frozen; unknown fields are rejected."""
+
+    prompt: str = Field(min_length=1, description="The user prompt for the turn.")
+
+    @field_validator("prompt", mode="before")  # before `min_length`, so "" gets this message too
+    @classmethod
+    def _prompt_not_blank(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("the prompt is empty; pass the task for the agent as PROMPT or on stdin with `-`")
+        return value
+
+
+class SessionSpec(_SpecFields):
+    """A live session's settings (`open_session`): an `AgentRunSpec` without the prompt, which each turn brings.
+    Frozen; unknown fields are rejected."""
+
+    def turn(self, prompt: str, **overrides: Any) -> AgentRunSpec:
+        """The spec of one turn: these settings, `prompt`, and the turn's overrides (a None override keeps the
+        session's value).
+
+        Raises:
+            pydantic.ValidationError: the prompt is empty or an override does not validate.
+        """
+        fields = self.model_dump(exclude_unset=False)
+        fields.update({k: v for k, v in overrides.items() if v is not None})
+        return AgentRunSpec(prompt=prompt, **fields)
+
+    @classmethod
+    def of(cls, spec: _SpecFields) -> SessionSpec:
+        """The settings of `spec` (an `AgentRunSpec`'s prompt left out)."""
+        return cls(**{name: getattr(spec, name) for name in cls.model_fields})
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """What is wrong with `schema` as a JSON Schema (its own meta-schema's verdict), or None when it is valid."""
+    from jsonschema import exceptions, validators  # only when a schema is given: keeps `import harness_core` cheap
+
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path)
+        return f"{exc.message}" + (f" (at {where})" if where else "")
+    return None

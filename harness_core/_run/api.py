@@ -27,15 +27,19 @@ from harness_core.errors import HarnessError, ProviderCrashedError, SpawnFailedE
 from harness_core.events import HarnessResult
 from harness_core.plugins import PluginHost, RegisteredProvider, get_host
 from harness_core.redaction import RunSecrets
-from harness_core.spec import AgentRunSpec
+from harness_core.spec import AgentRunSpec, SessionSpec
 from harness_core.store import new_run_id, validate_run_id
 
 __all__ = ["Approver", "EventCallback", "LiveRun", "ProbedProvider", "open_run", "prepare", "preflight", "probe",
-           "run", "run_sync"]
+           "run", "run_sync", "unwrap_caller_exception"]
 
 _CAPABILITY_WHY = {
     Capability.SESSION: "the spec resumes a session",
     Capability.APPROVALS: "the spec's approval policy asks before acting",
+    Capability.STRUCTURED_OUTPUT: "the spec has an output_schema (--output-schema)",
+    Capability.EFFORT: "the spec sets a reasoning effort (--effort)",
+    Capability.MAX_TURNS: "the spec sets max_turns (--max-turns)",
+    Capability.COST: "max_cost_usd needs the run's cost, which this provider does not report",
 }
 _PROBE_DEADLINE = 30.0
 
@@ -56,7 +60,7 @@ class ProbedProvider:
 
 
 def preflight(
-    spec: AgentRunSpec, provider: str | None, host: PluginHost
+    spec: AgentRunSpec | SessionSpec, provider: str | None, host: PluginHost
 ) -> tuple[RegisteredProvider, Provider[Any], ProviderOptions]:
     """Resolve the provider, validate its options and check capabilities; spawns nothing.
 
@@ -104,7 +108,7 @@ async def probe(instance: Provider[Any], options: ProviderOptions, name: str) ->
             "provider; `harness doctor` shows the details", provider=name) from exc
 
 
-async def prepare(spec: AgentRunSpec, provider: str | None, host: PluginHost) -> ProbedProvider:
+async def prepare(spec: AgentRunSpec | SessionSpec, provider: str | None, host: PluginHost) -> ProbedProvider:
     """`preflight`, then `probe`: the provider ready to play `spec` (raises as both do)."""
     registered, instance, options = preflight(spec, provider, host)
     cli = await probe(instance, options, registered.name)
@@ -157,13 +161,18 @@ async def open_run(
             finally:
                 await live.aclose()  # shielded: the caller's scope may be the one being cancelled
     except BaseException as group:
-        # The task group wraps what the caller's own block raised; give the caller its exception back unchanged.
-        inner = getattr(group, "exceptions", None)
-        if thrown is not None and group is not thrown and inner is not None and len(inner) == 1 and inner[0] is thrown:
-            raise thrown from None
+        unwrap_caller_exception(group, thrown)
         raise
     finally:
         logs.close()  # the run closes them after `done`; this only matters if it never got to run
+
+
+def unwrap_caller_exception(group: BaseException, thrown: BaseException | None) -> None:
+    """A run owner's task group wraps what the caller's own block raised (`thrown`) in an exception group:
+    raise the caller's exception unchanged instead. Returns (the owner re-raises `group`) otherwise."""
+    inner = getattr(group, "exceptions", None)
+    if thrown is not None and group is not thrown and inner is not None and len(inner) == 1 and inner[0] is thrown:
+        raise thrown from None
 
 
 async def run(spec: AgentRunSpec, provider: str | None = None, **kwargs: Any) -> HarnessResult:

@@ -22,7 +22,7 @@ returned, `emit` refuses (a task it left running cannot add events after `done`)
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +30,23 @@ import anyio
 
 from harness_core import __version__
 from harness_core._logging import get_logger
+from harness_core._provider import ProviderOptions, RunContext
 from harness_core._run.approvals import ApprovalBroker, Approver
+from harness_core._run.budget import Budget
 from harness_core._run.context import ProviderContext
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, EventPipe
 from harness_core._run.state import RunState
-from harness_core.errors import HarnessError, IdleTimeoutError, InterruptedRunError, ProviderCrashedError
-from harness_core.events import Done, ErrorEvent, ErrorInfo, HarnessEvent, HarnessResult, RunStarted
+from harness_core._run.structured import structured_result
+from harness_core.capabilities import Capability
+from harness_core.errors import (
+    HarnessError,
+    IdleTimeoutError,
+    InterruptedRunError,
+    ProviderCrashedError,
+    UnsupportedFeatureError,
+)
+from harness_core.events import Done, ErrorEvent, ErrorInfo, HarnessEvent, HarnessResult, RunStarted, SessionTurn
 from harness_core.plugins import PluginHost
 from harness_core.redaction import redact
 from harness_core.spec import AgentRunSpec
@@ -44,7 +54,12 @@ from harness_core.spec import AgentRunSpec
 if TYPE_CHECKING:
     from harness_core._run.api import ProbedProvider
 
-__all__ = ["LiveRun"]
+__all__ = ["LiveRun", "Play", "Steer"]
+
+Play = Callable[[AgentRunSpec, ProviderOptions, RunContext], Awaitable[HarnessResult]]
+"""What plays the turn: the provider's `run` (the default), or a live session's `turn`."""
+Steer = Callable[[str, RunContext], Awaitable[bool]]
+"""What `LiveRun.steer` calls: a live session's `steer`."""
 
 _FLUSH_EVERY = 0.05
 _HARD_STOP_DEADLINE = 15.0
@@ -61,7 +76,9 @@ class LiveRun:
 
     def __init__(self, spec: AgentRunSpec, provider: ProbedProvider, *, host: PluginHost, run_id: str,
                  logs: RunLogs | None = None, approver: Approver | None = None, on_event: EventCallback | None = None,
-                 buffer: int = 256, interrupt_grace: float = 5.0) -> None:
+                 buffer: int = 256, interrupt_grace: float = 5.0, play: Play | None = None,
+                 steer: Steer | None = None, session_turn: SessionTurn | None = None,
+                 budget: Budget | None = None) -> None:
         self.run_id = run_id
         self.provider = provider.name
         self._logs = logs if logs is not None else RunLogs()
@@ -73,7 +90,13 @@ class LiveRun:
         self._grace = interrupt_grace
         self._log = get_logger("harness.run").bind(run_id=run_id, provider=provider.name)
         send, self._receive = anyio.create_memory_object_stream[HarnessEvent](buffer)
-        self._state = RunState(run_id, provider.name)
+        self._play: Play = play if play is not None else provider.instance.run
+        self._steer = steer
+        self.session_turn = session_turn
+        self._host = host
+        if budget is None:
+            budget = Budget.of(spec)
+        self._state = RunState(run_id, provider.name, budget, on_over_budget=self.interrupt)
         self._pipe = EventPipe(run_id=run_id, send=send, logs=self._logs, state=self._state, host=host,
                                on_event=on_event, log=self._log, tracks_idle=spec.idle_timeout is not None)
         broker = ApprovalBroker(spec=spec, host=host, approver=approver, pipe=self._pipe, state=self._state,
@@ -113,6 +136,23 @@ class LiveRun:
         self._interrupted_at = _monotonic()
         self._ctx.record_interrupt("interrupt")  # into the wire log, if any: a replay interrupts here too
         self._interrupt.set()
+
+    async def steer(self, text: str) -> bool:
+        """Add `text` to the turn while it runs (the agent reads it before its next step). False when the turn
+        was already over (nothing was sent).
+
+        Raises:
+            UnsupportedFeatureError: the provider cannot steer, or this run is not a turn of a live session.
+            HarnessError: the agent refused the input (what the provider raised).
+        """
+        if self._steer is None:
+            live = self.session_turn is not None and self.session_turn.live
+            why = "steering adds input to a turn of a live session (`open_session`)" if not live else ""
+            providers = self._host.providers_with(Capability.STEER) if self._host is not None else []
+            raise UnsupportedFeatureError(self.provider, Capability.STEER.value, providers, why)
+        if self.finished.is_set() or self._interrupt.is_set() or not text.strip():
+            return False
+        return await self._steer(text, self._ctx)
 
     def stop(self) -> None:
         """Stop the run now, without the grace period (a second Ctrl-C). The child is shut down (bounded) and
@@ -174,7 +214,7 @@ class LiveRun:
                     if self._spec.idle_timeout is not None:
                         inner.start_soon(self._watch_idle, self._spec.idle_timeout)
                     try:
-                        provider_result = await self._probed.instance.run(self._spec, self._probed.options, self._ctx)
+                        provider_result = await self._play(self._spec, self._probed.options, self._ctx)
                     except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
                         error = self._classify(raised)
                     finally:
@@ -203,6 +243,7 @@ class LiveRun:
             cli_version=self._probed.cli.version,
             capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
             spec=_redacted_spec(self._spec, registered.cls.info.secret_flags),
+            session_turn=self.session_turn,
         )
 
     def _hard_stop_error(self) -> ErrorInfo:
@@ -259,6 +300,8 @@ class LiveRun:
         result = state.result(provider_result, error, idle_fired=idle_fired,
                               interrupt_requested=self._interrupt.is_set(),
                               duration_ms=int((_monotonic() - started) * 1000))
+        if self._spec.output_schema is not None:
+            result = structured_result(result, self._spec.output_schema)
         for closing in state.closing_results(result.status):  # every tool_use gets its tool_result
             await self._publish_final(closing)
         error = result.error

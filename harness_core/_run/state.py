@@ -9,9 +9,11 @@ whether the agent went silent and to build the final `done`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import TracebackType
 
-from harness_core.errors import InterruptedRunError
+from harness_core._run.budget import Budget
+from harness_core.errors import BudgetExceededError, InterruptedRunError
 from harness_core.events import (
     ContextUsage,
     ErrorEvent,
@@ -43,7 +45,8 @@ class RunState:
     the idle timeout. `closing` is set once the provider is done and the runner emits the final events.
     """
 
-    def __init__(self, run_id: str, provider: str) -> None:
+    def __init__(self, run_id: str, provider: str, budget: Budget | None = None,
+                 on_over_budget: Callable[[], None] | None = None) -> None:
         self.run_id = run_id
         self.provider = provider
         self.open_tools: dict[str, ToolUse] = {}
@@ -55,6 +58,10 @@ class RunState:
         self.waiting_for_consumer = 0
         self.idle_fired = False
         self.closing = False
+        self.budget = budget
+        self.over_budget: BudgetExceededError | None = None
+        """The first budget limit the run's usage went past (the run object then interrupts the run)."""
+        self._on_over_budget = on_over_budget
 
     def track(self, event: HarnessEvent) -> None:
         """Learn from one event of a `TRACKED` type (called by the pipe, after stamping, for those only)."""
@@ -68,6 +75,10 @@ class RunState:
             self.session_id = event.session_id
         elif isinstance(event, ContextUsage) and not event.cumulative:
             self.last_usage = event.usage
+            if self.budget is not None and self.over_budget is None:
+                self.over_budget = self.budget.over(event.usage)
+                if self.over_budget is not None and self._on_over_budget is not None:
+                    self._on_over_budget()
 
     # --- the idle clock ------------------------------------------------------------------------------------
 
@@ -101,7 +112,18 @@ class RunState:
     def result(self, provider_result: HarnessResult | None, error: ErrorInfo | None, *, idle_fired: bool,
                interrupt_requested: bool, duration_ms: int) -> HarnessResult:
         """The run's final result: the provider's own (completed with what the runner knows) when it returned
-        one and nothing went wrong, else one built from `error` and the state."""
+        one and nothing went wrong, else one built from `error` and the state. A run that went over its budget
+        (while it ran, or by the provider's final figures) is `failed` with `budget_exceeded`, whatever it
+        returned, its answer and usage kept."""
+        over = self.over_budget
+        if over is None and self.budget is not None and provider_result is not None:
+            over = self.budget.over(provider_result.usage)
+        if over is not None and (error is None or error.code == InterruptedRunError.code):
+            kept = provider_result or HarnessResult(status=RunStatus.FAILED, usage=self.last_usage or Usage())
+            return kept.model_copy(update={
+                "status": RunStatus.FAILED, "error": over.to_info(), "run_id": self.run_id, "provider": self.provider,
+                "duration_ms": duration_ms, "session_id": kept.session_id or self.session_id,
+            })
         if provider_result is not None and error is None:
             return provider_result.model_copy(update={
                 "run_id": self.run_id, "provider": self.provider, "duration_ms": duration_ms,

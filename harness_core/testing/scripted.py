@@ -10,7 +10,8 @@ Register it in a test with `PluginHost.create(plugins=[("scripted", harness_core
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,11 +27,13 @@ from harness_core import (
     HarnessResult,
     HarnessToolDetails,
     ModelError,
+    Notice,
     RateLimitedError,
     ReasoningDelta,
     RunStatus,
     SandboxMode,
     SessionNotFoundError,
+    SessionSpec,
     SessionStarted,
     TextDelta,
     ToolKind,
@@ -55,7 +58,16 @@ from harness_core.offline.scenarios import (
     apply_file_step,
     command_sleep,
 )
-from harness_core.provider import Capability, Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
+from harness_core.provider import (
+    Capability,
+    Provider,
+    ProviderInfo,
+    ProviderOptions,
+    ProviderSession,
+    RunContext,
+    SessionContext,
+    hookimpl,
+)
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
 
@@ -70,6 +82,8 @@ class ScriptedOptions(ProviderOptions):
     state_dir: str | None = None
     """The agent's "home": sessions are remembered there, and resuming one it does not hold fails with
     `session_not_found` (as a real agent's would). Without it, any session id is accepted."""
+    cost_usd: float | None = None
+    """What each run reports it cost (none by default), for budget tests."""
 
 
 def tool_details(step: Step, status: ToolStatus = ToolStatus.STARTED) -> tuple[str, HarnessToolDetails]:
@@ -95,6 +109,13 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         description="In-process scenario player for tests (no CLI).",
     )
 
+    @asynccontextmanager
+    async def open_session(self, spec: SessionSpec, options: ScriptedOptions,
+                           ctx: SessionContext) -> AsyncIterator[ProviderSession]:
+        """A live session with no process: each turn plays the scenario in the same session; a steer is echoed
+        as an info `notice` (code `steered`) so tests can see it arrive."""
+        yield _ScriptedSession(self, options, spec.resume_session)
+
     async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
         scenario = SCENARIOS.get(options.scenario)
         if scenario is None:
@@ -116,7 +137,7 @@ class ScriptedProvider(Provider[ScriptedOptions]):
     async def _play(self, scenario: Scenario, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext,
                     session: str) -> HarnessResult:
         final_text = ""
-        usage = Usage(input_tokens=100, output_tokens=20)
+        usage = Usage(input_tokens=100, output_tokens=20, cost_usd=options.cost_usd)
         for index, step in enumerate(scenario.steps):
             if options.crash and index == len(scenario.steps) - 1:
                 raise RuntimeError("scripted crash")
@@ -169,6 +190,24 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         })
         await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, output=output, is_error=failed))
         return decision
+
+
+class _ScriptedSession(ProviderSession):
+    def __init__(self, provider: ScriptedProvider, options: ScriptedOptions, session: str | None) -> None:
+        self._provider = provider
+        self._options = options
+        self._session = session
+
+    async def turn(self, spec: AgentRunSpec, ctx: RunContext) -> HarnessResult:
+        if self._session is not None:
+            spec = spec.model_copy(update={"resume_session": self._session})
+        result = await self._provider.run(spec, self._options, ctx)
+        self._session = result.session_id or self._session
+        return result
+
+    async def steer(self, text: str, ctx: RunContext) -> bool:
+        await ctx.emit(Notice(level="info", code="steered", message=text))
+        return True
 
 
 def _apply(step: ReadFile | WriteFile | EditFile, spec: AgentRunSpec) -> str:

@@ -1,0 +1,58 @@
+"""Budgets: `max_cost_usd` and `max_output_tokens`, enforced by the runner for every provider.
+
+Layer: core runtime (the runner's bookkeeping). Knows usage figures and the budget error; knows nothing of
+providers, the stream or cancel scopes. The run state asks `over` for each `context_usage` event it tracks (not
+on the delta hot path) and once more with the provider's final usage; the run object interrupts the run the
+first time it says a limit is passed. In a session the budget covers all its turns: `used` is what the earlier
+turns used. `max_turns` is not here: only a provider can bound agent steps, natively.
+"""
+
+from __future__ import annotations
+
+from harness_core.errors import BudgetExceededError
+from harness_core.events import Usage
+from harness_core.spec import AgentRunSpec
+
+__all__ = ["Budget"]
+
+
+class Budget:
+    """The cost and output-token limits of one run, with what earlier turns of its session already used."""
+
+    __slots__ = ("_max_cost", "_max_output", "_scope", "_used")
+
+    def __init__(self, max_cost_usd: float | None, max_output_tokens: int | None, *, used: Usage | None = None,
+                 scope: str = "run") -> None:
+        self._max_cost = max_cost_usd
+        self._max_output = max_output_tokens
+        self._used = used or Usage()
+        self._scope = scope
+
+    @classmethod
+    def of(cls, spec: AgentRunSpec, *, used: Usage | None = None, scope: str = "run") -> Budget | None:
+        """The spec's budget, or None when it sets no limit (the runner then checks nothing)."""
+        if spec.max_cost_usd is None and spec.max_output_tokens is None:
+            return None
+        return cls(spec.max_cost_usd, spec.max_output_tokens, used=used, scope=scope)
+
+    def over(self, usage: Usage) -> BudgetExceededError | None:
+        """The error for the first limit `usage` (this run's figures so far) takes the total past, or None."""
+        if self._max_output is not None:
+            output = self._used.output_tokens + usage.output_tokens
+            if output > self._max_output:
+                return BudgetExceededError("max_output_tokens", self._max_output, output, scope=self._scope)
+        if self._max_cost is not None and usage.cost_usd is not None:
+            cost = (self._used.cost_usd or 0.0) + usage.cost_usd
+            if cost > self._max_cost:
+                return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope)
+        return None
+
+    def spent(self) -> BudgetExceededError | None:
+        """Before a turn starts: the error when the earlier turns already reached a limit (nothing is left)."""
+        if self._max_output is not None and self._used.output_tokens >= self._max_output:
+            return BudgetExceededError("max_output_tokens", self._max_output, self._used.output_tokens,
+                                       scope=self._scope)
+        cost = self._used.cost_usd
+        if self._max_cost is not None and cost is not None and cost >= self._max_cost:
+            return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope)
+        return None

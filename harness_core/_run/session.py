@@ -1,0 +1,357 @@
+"""Sessions: several turns on one agent, each turn a run (`open_session`, `Session`; exported by `harness_core`).
+
+Layer: core runtime (a run owner, like `open_run`). Knows the run API's checks, `LiveRun`, the provider's
+session interface and the run logs; knows nothing of any concrete provider or of rendering.
+
+A session is checked and probed once. A provider with `live_session` starts its agent process in
+`Provider.open_session`, entered in the session's own host task, so the process lives across turns and is shut
+down when the session closes; each turn is played by its `ProviderSession.turn`. A provider with `session` only
+plays each turn with `run`, resuming the session the previous turn reported: the same conversation, a new
+process per turn. Either way each turn is a run — its own id, log and exactly one `done`, `run_started` naming
+the session and the turn's index — and turns are played one at a time: a second `turn()` while one is live is
+refused (`SessionBusyError`), not queued. Budgets (`max_cost_usd`, `max_output_tokens`) cover the whole session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+from pydantic import ValidationError
+
+from harness_core._logging import BoundLogger, get_logger
+from harness_core._provider import CliInfo, ProviderOptions, ProviderSession, RunContext
+from harness_core._run.api import ProbedProvider, prepare, unwrap_caller_exception
+from harness_core._run.approvals import Approver
+from harness_core._run.budget import Budget
+from harness_core._run.live import LiveRun, Steer
+from harness_core._run.logs import RunLogs
+from harness_core._run.pipe import EventCallback
+from harness_core.capabilities import Capability, missing_capabilities
+from harness_core.errors import (
+    InvalidSpecError,
+    SessionBusyError,
+    SessionClosedError,
+    UnsupportedFeatureError,
+)
+from harness_core.events import HarnessResult, SessionTurn, Usage
+from harness_core.plugins import PluginHost, get_host
+from harness_core.redaction import RunSecrets
+from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode, SessionSpec
+from harness_core.store import new_run_id, validate_run_id
+from harness_core.transport import ChildProcess
+
+__all__ = ["Session", "open_session"]
+
+_CLOSE_DEADLINE = 20.0
+"""Seconds a live session's provider gets to shut its process down before the runner cancels it."""
+_ENDS_THE_PROCESS = frozenset({"process_exited"})
+"""Error codes of a turn after which a live session's process is gone."""
+
+
+@asynccontextmanager
+async def open_session(
+    spec: SessionSpec | AgentRunSpec | None = None,
+    provider: str | None = None,
+    *,
+    approver: Approver | None = None,
+    on_event: EventCallback | None = None,
+    runs_dir: str | Path | None = None,
+    run_log: bool = True,
+    host: PluginHost | None = None,
+    session_id: str | None = None,
+    buffer: int = 256,
+    interrupt_grace: float = 5.0,
+) -> AsyncIterator[Session]:
+    """Open a session on `provider` with `spec`'s settings (an `AgentRunSpec`'s prompt is not played: each
+    turn brings its own) and give it to the caller; closing the block closes the session (a live turn is
+    interrupted, then the process is shut down in bounded steps).
+
+    Raises (before any turn): ProviderNotFoundError, UnsupportedFeatureError (the provider has no sessions, or
+    lacks what the spec needs), InvalidSpecError, CliNotFoundError, CliVersionUnsupportedError, and what a live
+    provider raises when its process cannot start. The caller's own exception propagates unchanged.
+    """
+    host = host or get_host()
+    settings = spec if isinstance(spec, SessionSpec) else SessionSpec.of(spec) if spec is not None else SessionSpec()
+    probed = await prepare(settings, provider, host)
+    capabilities = probed.registered.cls.info.capabilities
+    if Capability.SESSION not in capabilities and Capability.LIVE_SESSION not in capabilities:
+        raise UnsupportedFeatureError(probed.name, Capability.SESSION.value, host.providers_with(Capability.SESSION),
+                                      "a session plays several turns of one conversation")
+    session = Session(settings, probed, host=host, session_id=session_id or new_run_id(), approver=approver,
+                      on_event=on_event, runs_dir=runs_dir, run_log=run_log, buffer=buffer,
+                      interrupt_grace=interrupt_grace)
+    thrown: BaseException | None = None
+    try:
+        async with anyio.create_task_group() as tg:
+            if session.live:
+                try:
+                    await tg.start(session._host)
+                except BaseException as exc:  # the process did not start: the caller gets why, unwrapped
+                    thrown = exc
+                    raise
+            try:
+                yield session
+            except BaseException as exc:
+                thrown = exc
+                raise
+            finally:
+                await session.aclose()  # shielded inside
+    except BaseException as group:
+        unwrap_caller_exception(group, thrown)
+        raise
+
+
+class Session:
+    """A conversation with one agent: `turn()` plays the next turn live, `run()` plays it to the end.
+
+    `session_id` (Harness's, shared by the turns' runs), `provider`, `live` (one process for all turns) and
+    `turns` (played so far) are known from the start; `provider_session_id` (the agent's own, to `--resume`
+    later) once a turn reported it; `usage` sums the turns'; `pid` is the live agent process's; `closed` says
+    why the session cannot play another turn (None while it can).
+    """
+
+    def __init__(self, spec: SessionSpec, probed: ProbedProvider, *, host: PluginHost, session_id: str,
+                 approver: Approver | None, on_event: EventCallback | None, runs_dir: str | Path | None,
+                 run_log: bool, buffer: int, interrupt_grace: float) -> None:
+        self.spec = spec
+        self.session_id = validate_run_id(session_id)
+        self.provider = probed.name
+        self.live = Capability.LIVE_SESSION in probed.registered.cls.info.capabilities
+        self.turns = 0
+        self.provider_session_id: str | None = spec.resume_session
+        self.usage = Usage()
+        self.closed: str | None = None
+        self._probed = probed
+        self._host_plugins = host
+        self._approver = approver
+        self._on_event = on_event
+        self._runs_dir = runs_dir
+        self._run_log = run_log
+        self._buffer = buffer
+        self._grace = interrupt_grace
+        self._secrets = RunSecrets.of_run(spec.env, spec.provider_options,
+                                          secret_flags=probed.registered.cls.info.secret_flags)
+        self._log = get_logger("harness.session").bind(session_id=self.session_id, provider=probed.name)
+        self._context = _SessionContext(self.session_id, probed.cli, spec, self._log)
+        self._provider_session: ProviderSession | None = None
+        self._live_turn: LiveRun | None = None
+        self._closing = anyio.Event()
+        self._host_done = anyio.Event()
+        self._host_scope = anyio.CancelScope()
+
+    @property
+    def pid(self) -> int | None:
+        """The live agent process's pid (None for a session without one, or before it started)."""
+        return self._context.pid
+
+    # --- turns ---------------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def turn(self, prompt: str, *, model: str | None = None, approval: ApprovalPolicy | str | None = None,
+                   sandbox: SandboxMode | str | None = None, effort: str | None = None,
+                   output_schema: dict[str, Any] | None = None, run_id: str | None = None) -> AsyncIterator[LiveRun]:
+        """Play the next turn and give it to the caller live, exactly like `open_run`'s run (iterate it, then
+        `wait()`; `interrupt()`, `steer()`). The overrides apply to this turn only: the next turn without them
+        gets the session's settings back.
+
+        Raises (before the turn starts): SessionBusyError, SessionClosedError, InvalidSpecError,
+        UnsupportedFeatureError (an override the provider cannot honour, naming the providers that can),
+        BudgetExceededError (earlier turns already spent the session's budget).
+        """
+        overrides = {"model": model, "approval": approval, "sandbox": sandbox, "effort": effort,
+                     "output_schema": output_schema}
+        spec = self._turn_spec(prompt, {k: v for k, v in overrides.items() if v is not None})
+        rid = validate_run_id(run_id) if run_id is not None else new_run_id()
+        budget = Budget.of(spec, used=self.usage, scope="session")
+        spent = budget.spent() if budget is not None else None
+        if spent is not None:
+            raise spent
+        logs = RunLogs.open(self._runs_dir, rid, run_log=self._run_log, secrets=self._secrets)
+        steer: Steer | None = None
+        if self.live and Capability.STEER in self._probed.registered.cls.info.capabilities:
+            steer = self._steer
+        live = LiveRun(spec, self._probed, host=self._host_plugins, run_id=rid, logs=logs, approver=self._approver,
+                       on_event=self._on_event, buffer=self._buffer, interrupt_grace=self._grace,
+                       play=self._play if self.live else None, steer=steer, budget=budget,
+                       session_turn=SessionTurn(session=self.session_id, index=self.turns, live=self.live))
+        self._live_turn = live
+        self.turns += 1
+        thrown: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(live.drive)
+                try:
+                    yield live
+                except BaseException as exc:
+                    thrown = exc
+                    raise
+                finally:
+                    await live.aclose()  # shielded
+        except BaseException as group:
+            unwrap_caller_exception(group, thrown)
+            raise
+        finally:
+            logs.close()
+            self._live_turn = None
+            if live.result is not None:
+                self._after_turn(live.result)
+
+    async def run(self, prompt: str, **overrides: Any) -> HarnessResult:
+        """Play the next turn to the end and return its result (keyword arguments as for `turn`)."""
+        async with self.turn(prompt, **overrides) as live:
+            return await live.wait()
+
+    def _turn_spec(self, prompt: str, overrides: dict[str, Any]) -> AgentRunSpec:
+        if self.closed is not None:
+            raise SessionClosedError(self._closed_message(), session=self.session_id, reason=self.closed,
+                                     provider_session_id=self.provider_session_id)
+        if self._live_turn is not None:
+            raise SessionBusyError(
+                f"turn {self._live_turn.session_turn.index if self._live_turn.session_turn else '?'} of this "
+                "session is still live; turns are played one at a time: wait for it (`await live.wait()`) or "
+                "interrupt it first", session=self.session_id)
+        info = self._probed.registered.cls.info
+        if self.live:
+            refused = sorted(set(overrides) - info.session_overrides)
+            if refused:
+                can = sorted(name for name, p in self._host_plugins.providers.items()
+                             if Capability.SESSION in p.cls.info.capabilities
+                             and (Capability.LIVE_SESSION not in p.cls.info.capabilities
+                                  or refused[0] in p.cls.info.session_overrides))
+                raise UnsupportedFeatureError(self.provider, f"a per-turn {refused[0]}", can,
+                                              "its live sessions keep it for the whole session")
+        if not self.live and self.provider_session_id is not None:
+            overrides["resume_session"] = self.provider_session_id
+        try:
+            spec = self.spec.turn(prompt, **overrides)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'turn'}: {e['msg']}" for e in exc.errors())
+            raise InvalidSpecError(f"invalid turn: {problems}", session=self.session_id) from None
+        missing = missing_capabilities(spec.needed_capabilities(), info.capabilities)
+        if missing:
+            raise UnsupportedFeatureError(self.provider, missing[0].value,
+                                          self._host_plugins.providers_with(missing[0]), "the turn needs it")
+        return spec
+
+    async def _play(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:
+        psession = self._provider_session
+        if psession is None or self._host_done.is_set():
+            raise SessionClosedError(self._closed_message(), session=self.session_id)
+        return await psession.turn(spec, ctx)
+
+    async def _steer(self, text: str, ctx: RunContext) -> bool:
+        psession = self._provider_session
+        if psession is None:
+            return False
+        return await psession.steer(text, ctx)
+
+    def _after_turn(self, result: HarnessResult) -> None:
+        self.usage = self.usage + result.usage
+        if result.session_id:
+            self.provider_session_id = result.session_id
+        error = result.error
+        if not self.live or error is None:
+            return
+        if error.code in _ENDS_THE_PROCESS:
+            self._end("its agent process exited during the last turn")
+        elif error.details.get("stopped_by") == "runner":
+            self._end("its last turn did not stop when interrupted and was stopped hard")
+
+    def _end(self, why: str) -> None:
+        if self.closed is None:
+            self.closed = why
+            self._log.info("session_closed", reason=why)
+        self._closing.set()
+
+    def _closed_message(self) -> str:
+        resume = (f"; its conversation continues in a new session with --resume {self.provider_session_id}"
+                  if self.provider_session_id else "")
+        return f"session {self.session_id} is closed ({self.closed or 'its agent process is gone'}){resume}"
+
+    # --- the live process ----------------------------------------------------------------------------------
+
+    async def _host(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The live session's process, in its own task for the whole session: entered, ready, then held until
+        the session closes. What fails before it is ready propagates to `open_session`; after that it closes
+        the session instead (a live turn is interrupted and ends with the provider's error)."""
+        probed = self._probed
+        started = False
+        try:
+            with self._host_scope:
+                async with probed.instance.open_session(self.spec, probed.options, self._context) as psession:
+                    self._provider_session = psession
+                    started = True
+                    task_status.started()
+                    await self._closing.wait()
+        except Exception as exc:
+            if not started:
+                raise
+            self._log.warning("session_process_failed", error=f"{type(exc).__name__}: {exc}")
+            self._end(f"its agent process failed: {type(exc).__name__}: {exc}")
+        finally:
+            self._host_done.set()
+            if self._live_turn is not None and started:
+                self._live_turn.interrupt()
+
+    async def aclose(self) -> None:
+        """Close the session: a live turn is interrupted (grace, then hard stop), then the process is shut down
+        (bounded). Idempotent; shielded."""
+        with anyio.CancelScope(shield=True):
+            if self._live_turn is not None:
+                await self._live_turn.aclose()
+            if self.closed is None:
+                self.closed = "closed by its owner"
+            self._closing.set()
+            if not self.live:
+                return
+            with anyio.move_on_after(_CLOSE_DEADLINE):
+                await self._host_done.wait()
+            if not self._host_done.is_set():
+                self._log.error("session_close_overran", deadline=_CLOSE_DEADLINE)
+                self._host_scope.cancel()
+                with anyio.move_on_after(_CLOSE_DEADLINE):
+                    await self._host_done.wait()
+
+
+class _SessionContext:
+    """The runner's `SessionContext` implementation (see `harness_core.provider.SessionContext`)."""
+
+    def __init__(self, session_id: str, cli: CliInfo, spec: SessionSpec, log: BoundLogger) -> None:
+        self._session_id = session_id
+        self._cli = cli
+        self._spec = spec
+        self._log = log
+        self._child: ChildProcess | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def log(self) -> BoundLogger:
+        return self._log
+
+    @property
+    def cli(self) -> CliInfo:
+        return self._cli
+
+    @property
+    def pid(self) -> int | None:
+        try:
+            return self._child.pid if self._child is not None else None
+        except RuntimeError:  # not started yet
+            return None
+
+    def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
+              **options: Any) -> ChildProcess:
+        if env is None:
+            env = {**os.environ, **self._spec.env}
+        child = ChildProcess(argv, env=env, cwd=self._spec.cwd if cwd is None else cwd, **options)
+        self._child = self._child or child
+        return child
