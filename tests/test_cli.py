@@ -314,7 +314,7 @@ def test_providers_lists_availability_and_broken_plugins() -> None:
     report = json.loads(invoke("providers", "--json").stdout)
     by_name = {p["name"]: p for p in report["providers"]}
     assert by_name["scripted"]["available"] and by_name["scripted"]["default"]
-    assert by_name["scripted"]["capabilities"] == ["approvals", "interrupt", "session", "streaming"]
+    assert by_name["scripted"]["capabilities"] == sorted(c.value for c in Capability)
     assert not by_name["missing"]["available"] and "not found on PATH" in by_name["missing"]["reason"]
     assert report["broken_plugins"][0]["plugin"] == "left-pad"
     text = invoke("providers").stdout

@@ -57,9 +57,15 @@ PROVIDERS_JSON = textwrap.dedent("""\
           "default": true,
           "capabilities": [
             "approvals",
+            "cost",
+            "effort",
             "interrupt",
+            "live_session",
+            "max_turns",
             "session",
-            "streaming"
+            "steer",
+            "streaming",
+            "structured_output"
           ],
           "description": "In-process scenario player for tests (no CLI).",
           "available": true,

@@ -242,7 +242,7 @@ async def test_unsupported_capability_is_refused_before_anything_starts(
 async def test_unknown_provider_and_bad_options(host: PluginHost, runs_dir: Path) -> None:
     with pytest.raises(ProviderNotFoundError, match="installed providers: scripted"):
         await run(AgentRunSpec(prompt="x"), "nope", host=host, runs_dir=runs_dir)
-    with pytest.raises(InvalidSpecError, match="Valid options: crash, ignore_interrupt, scenario"):
+    with pytest.raises(InvalidSpecError, match="Valid options: cost_usd, crash, ignore_interrupt, scenario"):
         await run(AgentRunSpec(prompt="x", provider_options={"colour": "red"}), "scripted", host=host,
                   runs_dir=runs_dir)
 

@@ -95,6 +95,10 @@ class ScriptedBackend:
 
     turn_path: ClassVar[str] = "/"
     """The POST path (without query) of a model turn request; subclasses set it."""
+    replay_each_prompt: bool = False
+    """Play the scenario again from its first step for every new user prompt (a request carrying more user
+    prompts than any before it: the next turn of a session, in the same conversation), so every turn of
+    `harness chat --offline` gets an answer. Off by default: one scenario, one pass."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -105,6 +109,7 @@ class ScriptedBackend:
         self._listeners: list[Callable[[Exchange], None]] = []
         self._cursor = 0
         self._turns = 0
+        self._prompts = 0
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._server: _Server | None = None
@@ -219,7 +224,20 @@ class ScriptedBackend:
         when the first model request of a turn arrives."""
         self._listeners.append(callback)
 
+    def _rewind_on_new_prompt(self, body: _JSON) -> None:
+        prompts = self.prompts_in(body)
+        with self._lock:
+            if prompts > self._prompts:
+                if self._prompts:  # not the conversation's first prompt: play the scenario again
+                    self._cursor = 0
+                self._prompts = prompts
+
     # -- subclass interface ----------------------------------------------------------------------------
+
+    def prompts_in(self, body: _JSON) -> int:
+        """How many user prompts the conversation in this turn request holds (for `replay_each_prompt`);
+        subclasses count them in their API's shape (default: 0, never replays)."""
+        return 0
 
     def is_turn_request(self, path: str, body: _JSON | None) -> bool:
         """Whether this POST plays a scenario step. Subclasses refine it to recognise side requests."""
@@ -258,6 +276,8 @@ class ScriptedBackend:
         for listener in self._listeners:
             listener(exchange)
         if turn and body is not None:
+            if self.replay_each_prompt:
+                self._rewind_on_new_prompt(body)
             step = self.next_turn()
             if self.wait(step.delay):
                 http.close_connection = True

@@ -77,6 +77,14 @@ class MessagesBackend(ScriptedBackend):
         else:
             super().answer_side(http, method, path, body)
 
+    def prompts_in(self, body: _JSON) -> int:
+        """The user messages that carry no tool result (a prompt, not the answer to a tool call)."""
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return 0
+        return sum(1 for message in messages if isinstance(message, dict) and message.get("role") == "user"
+                   and not _has_tool_result(message.get("content")))
+
     # -- answering -------------------------------------------------------------------------------------
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
@@ -227,3 +235,7 @@ class MessagesBackend(ScriptedBackend):
             "usage": {"output_tokens": 20},
         }
         yield {"type": "message_stop"}
+
+
+def _has_tool_result(content: Any) -> bool:
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)

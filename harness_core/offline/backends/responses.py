@@ -62,6 +62,14 @@ class ResponsesBackend(ScriptedBackend):
         """The API root including `/v1` (what OpenAI clients call `base_url`)."""
         return f"{self.url}/v1"
 
+    def prompts_in(self, body: _JSON) -> int:
+        """The user-role messages of `input` (a tool call's output is not one)."""
+        items = body.get("input")
+        if not isinstance(items, list):
+            return 0
+        return sum(1 for item in items if isinstance(item, dict) and item.get("role") == "user"
+                   and item.get("type", "message") == "message")
+
     # -- answering -------------------------------------------------------------------------------------
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
