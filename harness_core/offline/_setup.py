@@ -12,11 +12,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from harness_core.errors import InvalidSpecError
 from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
-from harness_core.spec import AgentRunSpec
+from harness_core.spec import AgentRunSpec, SessionSpec
+
+SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 
 __all__ = [
     "DEFAULT_SCENARIO",
@@ -97,15 +100,17 @@ def _cannot_run_offline(name: str, host: PluginHost) -> InvalidSpecError:
 
 
 @contextmanager
-def offline_spec(spec: AgentRunSpec, provider: str | None = None, scenario: Scenario | str = DEFAULT_SCENARIO,
-                 *, host: PluginHost | None = None) -> Iterator[AgentRunSpec]:
+def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | str = DEFAULT_SCENARIO,
+                 *, host: PluginHost | None = None) -> Iterator[SpecT]:
     """Start the provider's scripted backend for `scenario` (a `Scenario` or its name) and yield `spec`
     pointed at it; run that spec with the same provider inside the `with` block:
 
         with offline_spec(AgentRunSpec(prompt="hi", cwd=ws), "my-agent", "tools") as spec:
             result = await run(spec, "my-agent")
 
-    The scenario's files are not created: call `seed_workspace` first if the workspace should have them. The
+    `spec` may be a `SessionSpec` (for `open_session`): the backend plays the scenario again for every new prompt
+    of the conversation, so each turn gets its answer, in the same workspace. The scenario's files are not
+    created: call `seed_workspace` first if the workspace should have them. The
     CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards; options and
     environment given by the caller win over the offline ones.
 
@@ -128,6 +133,7 @@ def offline_spec(spec: AgentRunSpec, provider: str | None = None, scenario: Scen
             "provider_options": {**setup.provider_options, **spec.provider_options},
             "env": {**setup.env, **spec.env},
         })
+        setup.backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
         with setup.backend:
             yield merged
     finally:
