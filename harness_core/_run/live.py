@@ -123,9 +123,9 @@ class LiveRun:
                 self._pipe.flush()  # caught up with the provider: the log is current while we wait
                 try:
                     event = await receive.receive()
-                except anyio.EndOfStream:
+                except (anyio.EndOfStream, anyio.ClosedResourceError):  # closed by its owner meanwhile: it ends
                     return
-            except anyio.EndOfStream:
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
                 return
             yield event
 

@@ -50,6 +50,8 @@ __all__ = ["Session", "open_session"]
 
 _CLOSE_DEADLINE = 20.0
 """Seconds a live session's provider gets to shut its process down before the runner cancels it."""
+_TURN_END_DEADLINE = 5.0
+"""Seconds past the interrupt grace a live turn gets to end when its session closes, before its stream closes."""
 _ENDS_THE_PROCESS = frozenset({"process_exited"})
 """Error codes of a turn after which a live session's process is gone."""
 
@@ -147,7 +149,8 @@ class Session:
 
     @property
     def pid(self) -> int | None:
-        """The live agent process's pid (None for a session without one, or before it started)."""
+        """The pid of the live session's process as spawned (the agent's supervisor, which takes the agent down
+        with it when killed); None for a session without one, or before it started."""
         return self._context.pid
 
     # --- turns ---------------------------------------------------------------------------------------------
@@ -214,14 +217,15 @@ class Session:
         if self._live_turn is not None:
             raise SessionBusyError(
                 f"turn {self._live_turn.session_turn.index if self._live_turn.session_turn else '?'} of this "
-                "session is still live; turns are played one at a time: wait for it (`await live.wait()`) or "
-                "interrupt it first", session=self.session_id)
+                "session is still live; turns are played one at a time: let it end (`await live.wait()`, or "
+                "`live.interrupt()`) and leave its `async with session.turn(...)` block before the next",
+                session=self.session_id)
         info = self._probed.registered.cls.info
         if self.live:
             refused = sorted(set(overrides) - info.session_overrides)
             if refused:
                 can = sorted(name for name, p in self._host_plugins.providers.items()
-                             if Capability.SESSION in p.cls.info.capabilities
+                             if {Capability.SESSION, Capability.LIVE_SESSION} & p.cls.info.capabilities
                              and (Capability.LIVE_SESSION not in p.cls.info.capabilities
                                   or refused[0] in p.cls.info.session_overrides))
                 raise UnsupportedFeatureError(self.provider, f"a per-turn {refused[0]}", can,
@@ -303,8 +307,12 @@ class Session:
         """Close the session: a live turn is interrupted (grace, then hard stop), then the process is shut down
         (bounded). Idempotent; shielded."""
         with anyio.CancelScope(shield=True):
-            if self._live_turn is not None:
-                await self._live_turn.aclose()
+            live = self._live_turn
+            if live is not None:  # closed from another task while a turn plays: its consumer still reads it
+                live.interrupt()
+                with anyio.move_on_after(self._grace + _TURN_END_DEADLINE):
+                    await live.finished.wait()  # its consumer gets the rest of the turn, `done` included
+                await live.aclose()
             if self.closed is None:
                 self.closed = "closed by its owner"
             self._closing.set()

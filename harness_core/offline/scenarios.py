@@ -234,5 +234,10 @@ SCENARIOS: dict[str, Scenario] = {
             (Say("a slow answer " * 20, chunks=40, delay=1.0),),
             Expected(status="interrupted"),
         ),
+        Scenario(  # a JSON answer, for `output_schema` (the contract's structured-output check)
+            "json",
+            (Say('{"answer": "hello", "count": 3}', chunks=2),),
+            Expected(final_text='{"answer": "hello", "count": 3}'),
+        ),
     )
 }

@@ -71,6 +71,7 @@ from harness_core.store import read_events  # re-exported: a golden test reads i
 from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_faults import FaultTests
+from harness_core.testing._contract_session import SessionTests
 from harness_core.testing._contract_support import Played, descendants, without_wall_clock
 from harness_core.testing._fake_and_real import FakeAndReal
 from harness_core.testing._replay_cases import ReplayCases
@@ -91,7 +92,7 @@ UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract(BackgroundTests, FaultTests, ContractBase):
+class ProviderContract(SessionTests, BackgroundTests, FaultTests, ContractBase):
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
