@@ -38,7 +38,7 @@ from harness_core._store_read import (
 )
 from harness_core._store_writer import LogWriter
 from harness_core.errors import InvalidSpecError
-from harness_core.events import Done, HarnessEvent, RunStarted, parse_event
+from harness_core.events import Done, HarnessEvent, RunStarted, SessionStarted, parse_event
 
 __all__ = [
     "ANSWERS_SUFFIX",
@@ -144,6 +144,26 @@ class RunSummary:
     """Whether the running run waits for an answer to an approval request."""
     session_model: str | None = None
     """The model the agent reported when its session started (the spec's is often unset: the provider's default)."""
+    started_session: str | None = None
+    """The agent's session id as its `session_started` reported it (known before `done`, and for a lost run)."""
+
+    @property
+    def session(self) -> str | None:
+        """The Harness session this run is a turn of (`run_started.session_turn`), None for a lone run."""
+        turn = self.started.session_turn if self.started else None
+        return turn.session if turn is not None else None
+
+    @property
+    def turn(self) -> int | None:
+        """This run's index among its session's turns (from 0), None for a lone run."""
+        turn = self.started.session_turn if self.started else None
+        return turn.index if turn is not None else None
+
+    @property
+    def provider_session(self) -> str | None:
+        """The agent's own session id (to `--resume`): the result's, else what `session_started` reported."""
+        reported = self.done.result.session_id if self.done else None
+        return reported or self.started_session
 
     @property
     def model(self) -> str | None:
@@ -176,7 +196,9 @@ class RunSummary:
             "cost_usd": result.usage.cost_usd if result and result.usage else None,
             "cwd": (self.started.spec.get("cwd") if self.started else None),
             "prompt": (self.started.spec.get("prompt") if self.started else None),
-            "session_id": result.session_id if result else None,
+            "session_id": self.provider_session,
+            "session": self.session,
+            "turn": self.turn,
             "path": str(self.path),
         }
 
@@ -198,14 +220,14 @@ def _ends(path: Path) -> tuple[bytes | None, bytes, bytes | None]:
     return first, head, last
 
 
-def _session_model(head: bytes) -> str | None:
+def _session_started(head: bytes) -> SessionStarted | None:
     for raw in head.split(b"\n")[1:-1]:  # after run_started; the last piece may be cut
         if b'"session_started"' in raw:
             try:
                 event = parse_event(raw)
             except (ValidationError, json.JSONDecodeError):
                 return None
-            return getattr(event, "model", None)
+            return event if isinstance(event, SessionStarted) else None
     return None
 
 
@@ -235,8 +257,10 @@ def summarize(path: Path) -> RunSummary:
             done = event
     alive = done is None and _locked(path)
     waiting = alive and _waits_for_approval(path)
+    session = _session_started(head)
     return RunSummary(run_id, path, started, done, mtime, writer_alive=alive, waiting=waiting,
-                      session_model=_session_model(head))
+                      session_model=session.model if session else None,
+                      started_session=session.session_id if session else None)
 
 
 def _waits_for_approval(path: Path) -> bool:

@@ -150,8 +150,8 @@ def test_show_json_keys_in_their_documented_order() -> None:
     run_id = json.loads(invoke("runs", "--json").stdout)[0]["run_id"]
     details = json.loads(invoke("show", run_id, "--json").stdout)
     assert list(details) == ["run_id", "provider", "model", "status", "started_at", "duration_ms", "cost_usd", "cwd",
-                             "prompt", "session_id", "path", "cli_version", "usage", "tools", "files_changed",
-                             "final_text", "error", "bad_lines"]
+                             "prompt", "session_id", "session", "turn", "path", "cli_version", "usage", "tools",
+                             "files_changed", "final_text", "error", "bad_lines"]
     assert details["error"] == {"code": "model_error", "message": "the model API failed (HTTP 500: internal error)",
                                 "retryable": False, "details": {"status": 500}}
     assert details["usage"] is None and details["tools"] == [] and details["final_text"] == ""

@@ -8,8 +8,11 @@ Layer: CLI — the outermost layer, and the only place logging is configured (`_
 One module per command group, each importing only click at the top, so `harness --help` stays fast (well under
 0.4 s: `benchmarks/startup.py`); pydantic models, anyio, the runner and plugins are imported inside commands:
 
-- `_run` (`harness run`) with `_options` (`-o KEY=VALUE`), `_live` (driving the run, Ctrl-C, exit status),
-  `_approve` (approvals asked on the terminal) and `_worker` (`--background`: the detached worker);
+- `_run` (`harness run`) with `_options` (`-o KEY=VALUE`), `_spec_flags` (the budget, effort and output-schema
+  flags; `--continue`), `_live` (driving the run, Ctrl-C, exit status), `_approve` (approvals asked on the
+  terminal), `_offline` (`--offline`: the workspace and scripted backend) and `_worker` (`--background`: the
+  detached worker);
+- `_chat` (`harness chat`) with `_conversation` (one session, a turn per prompt, `/` commands, Ctrl-C);
 - `_answer` (`approve`: answering a background run's approvals; the questions `attach` asks for them);
 - `_info` (`providers`, `doctor`, `schema`) with the typed reports in `_providers`;
 - `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a
@@ -32,6 +35,7 @@ from harness_core import __version__
 from harness_core.cli._answer import approve
 from harness_core.cli._attach import attach
 from harness_core.cli._cancel import cancel
+from harness_core.cli._chat import chat
 from harness_core.cli._demo import demo
 from harness_core.cli._info import doctor, providers, schema
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
@@ -51,7 +55,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, demo, providers, doctor, runs, show, attach, cancel, approve, schema, replay):
+for _command in (run, chat, demo, providers, doctor, runs, show, attach, cancel, approve, schema, replay):
     cli.add_command(_command)
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from harness_core import ApprovalDecision, ApprovalRequested, Approver
+from harness_core import ApprovalDecision, ApprovalRequested
 from harness_core.cli._format import tool_label
 from harness_core.cli.render import Renderer
 
@@ -27,7 +28,7 @@ _ANSWERS = {
 }
 
 
-def terminal_approver(renderer: Renderer | None) -> Approver:
+def terminal_approver(renderer: Renderer | None) -> Callable[[ApprovalRequested], Awaitable[ApprovalDecision]]:
     """Ask on the terminal, one request at a time: [y]es approves, [n]o (or Enter) denies, [a]bort stops."""
     lock = anyio.Lock()
 

@@ -7,16 +7,22 @@ providers, the runner or the run store.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from harness_core import HarnessToolDetails, ToolKind, ToolStatus, Usage
+from harness_core import ErrorInfo, HarnessResult, HarnessToolDetails, RunStatus, ToolKind, ToolStatus, Usage
 from harness_core.cli._terminal import UNICODE_MARKS
 
 __all__ = [
+    "error_label",
     "excerpt",
+    "final_line",
+    "format_cost",
     "format_duration",
     "format_tokens",
     "one_line",
+    "structured_text",
     "table",
     "tool_label",
     "tool_line",
@@ -46,6 +52,45 @@ def format_tokens(usage: Usage) -> str:
     """``1,234 tokens in / 56 out`` (cached input noted when there is any)."""
     cached = f" ({usage.cached_input_tokens:,} cached)" if usage.cached_input_tokens else ""
     return f"{usage.input_tokens:,} tokens in{cached} / {usage.output_tokens:,} out"
+
+
+def format_cost(usd: float) -> str:
+    """``$0.0123``: what `harness runs` and `harness show` print too."""
+    return f"${usd:.4f}"
+
+
+def error_label(error: ErrorInfo) -> str:
+    """A failure's code for a one-line summary, with the limit passed for ``budget_exceeded``:
+    ``budget_exceeded (max_cost_usd 0.01)``."""
+    budget, limit = error.details.get("budget"), error.details.get("limit")
+    if error.code == "budget_exceeded" and isinstance(budget, str) and isinstance(limit, (int, float)):
+        return f"{error.code} ({budget} {limit:g})"
+    return error.code
+
+
+def structured_text(value: Any) -> str:
+    """A structured answer (`HarnessResult.structured_output`) as indented JSON."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def final_line(result: HarnessResult, marks: Mapping[str, str] = UNICODE_MARKS, seen: Usage | None = None) -> str:
+    """The live view's last line: ``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``.
+    `seen` is the last usage the stream reported, for a result without figures of its own; the cost is shown
+    when known, a failure's error code (`error_label`) when it did not succeed."""
+    sep = f" {marks['sep']} "
+    mark = {RunStatus.SUCCESS: marks["ok"], RunStatus.FAILED: marks["fail"], RunStatus.INTERRUPTED: marks["stop"]}
+    parts = [f"{mark[result.status]} {result.status.value} in {format_duration(result.duration_ms)}"]
+    usage = result.usage if (result.usage.input_tokens or result.usage.output_tokens) else seen
+    if usage is not None:
+        parts.append(format_tokens(usage))
+    cost = result.usage.cost_usd if result.usage.cost_usd is not None else usage.cost_usd if usage else None
+    if cost is not None:
+        parts.append(format_cost(cost))
+    if result.error is not None and result.status is not RunStatus.SUCCESS:
+        parts.append(error_label(result.error))
+    if result.session_id:
+        parts.append(f"session {result.session_id}")
+    return sep.join(parts)
 
 
 def one_line(text: str, limit: int, more: str = "…") -> str:

@@ -31,7 +31,7 @@ from harness_core.cli import _terminal as term
 from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
 from harness_core.store import WORKER_LOG_SUFFIX, BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
 
-__all__ = ["RunDetails", "format_age", "format_bytes", "format_runs", "format_show", "run_details"]
+__all__ = ["RunDetails", "format_age", "format_bytes", "format_runs", "format_show", "run_details", "turn_mark"]
 
 
 @dataclass(frozen=True)
@@ -160,9 +160,14 @@ def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
             format_age(now - started.ts) if started else "-",
             _duration(done.result.duration_ms if done else None),
             *([cost or "-"] if any(costs) else []),
-            excerpt(started.spec.get("prompt") if started else None),
+            turn_mark(run) + excerpt(started.spec.get("prompt") if started else None),
         ])
     return "\n".join(table(rows))
+
+
+def turn_mark(run: RunSummary) -> str:
+    """``[turn 2] `` for the second turn of a session (counted from 1, as people do; `--json` has the index)."""
+    return f"[turn {run.turn + 1}] " if run.turn is not None else ""
 
 
 def _cost(run: RunSummary) -> str:
@@ -180,7 +185,7 @@ def _relative(path: str, cwd: str | None) -> str:
 def format_show(details: RunDetails) -> str:
     summary = details.summary
     started = summary.started
-    session_id = summary.done.result.session_id if summary.done else None
+    session_id = summary.provider_session
     lines = [
         f"run       {summary.run_id}",
         f"provider  {(started.provider if started else None) or '?'}",
@@ -202,6 +207,9 @@ def format_show(details: RunDetails) -> str:
     if details.usage:
         cost = f" · ${details.usage.cost_usd:.4f}" if details.usage.cost_usd is not None else ""
         lines.append(f"usage     {format_tokens(details.usage)}{cost}")
+    if summary.session is not None and summary.turn is not None:
+        live = " (one live agent process)" if started and started.session_turn and started.session_turn.live else ""
+        lines.append(f"turn      {summary.turn + 1} of session {summary.session}{live}")
     if session_id:
         lines.append(f"session   {session_id}")
     prompt = started.spec.get("prompt") if started else None

@@ -34,7 +34,7 @@ from harness_core.cli._approve import terminal_approver
 from harness_core.cli.render import Renderer
 from harness_core.store import read_events
 
-__all__ = ["RunRequest", "execute", "exit_status_for", "watch_signals"]
+__all__ = ["JsonLines", "RunRequest", "execute", "exit_status_for", "tick", "watch_signals"]
 
 _HARD_STOP_FALLBACK = 20.0
 _TICK_LIVE = 0.1
@@ -71,7 +71,7 @@ async def execute(request: RunRequest, out: TextIO) -> int:
     """
     renderer = None if request.json else Renderer.for_stream(out, verbose=request.verbose > 0,
                                                               environ=request.environ)
-    json_out = _JsonLines(out)
+    json_out = JsonLines(out)
     handle = json_out.print if renderer is None else renderer.feed
     approver = terminal_approver(renderer) if request.interactive else None
     live: LiveRun | None = None
@@ -81,7 +81,7 @@ async def execute(request: RunRequest, out: TextIO) -> int:
         async with started as live, anyio.create_task_group() as tg:
             tg.start_soon(watch_signals, live, renderer, hard_stop)
             if renderer is not None:
-                tg.start_soon(_tick, renderer)
+                tg.start_soon(tick, renderer)
             await _consume(live, handle)
             tg.cancel_scope.cancel()
     result = live.result if live is not None else None
@@ -99,7 +99,7 @@ async def _consume(live: LiveRun, handle: Callable[[HarnessEvent], None]) -> Non
         handle(event)
 
 
-class _JsonLines:
+class JsonLines:
     """`--json` output: each event as its run-log line; remembers the last `seq` printed."""
 
     def __init__(self, out: TextIO) -> None:
@@ -121,7 +121,8 @@ class _JsonLines:
                 self.print(event)
 
 
-async def _tick(renderer: Renderer) -> None:
+async def tick(renderer: Renderer) -> None:
+    """Keep `renderer`'s clock going (status line, slow tools' start lines) until cancelled."""
     period = _TICK_LIVE if renderer.live else _TICK_PLAIN
     while True:
         renderer.tick()

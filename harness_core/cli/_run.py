@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ import click
 
 from harness_core.cli._common import RUNS_DIR_OPTION, harness_command, run_async
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
+from harness_core.cli._spec_flags import spec_flag_options
 
 WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (not imported: start-up time)
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from harness_core._background import OfflinePlan
     from harness_core.cli._live import RunRequest
 
-__all__ = ["run"]
+__all__ = ["check_offline_flags", "check_online", "run", "start_background"]
 
 _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
 
@@ -65,6 +65,10 @@ _SECONDS = _Seconds()
 @click.option("--approval", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
               show_default=True, help="When the agent must ask before acting (asked on the terminal).")
 @click.option("--resume", "resume_session", metavar="SESSION_ID", help="Continue a provider session.")
+@click.option("--continue", "-c", "continue_last", is_flag=True,
+              help="Continue the last session played in this directory (--cwd, else the current one), with its "
+                   "provider.")
+@spec_flag_options
 @click.option("--require", "requires", multiple=True, metavar="CAPABILITY",
               type=click.Choice(["streaming", "session", "interrupt", "approvals"]),
               help="A capability the run cannot do without (repeatable).")
@@ -96,7 +100,8 @@ _SECONDS = _Seconds()
 @harness_command
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
-        requires: tuple[str, ...], options: tuple[str, ...], idle_timeout: float | None,
+        continue_last: bool, spec_fields: dict[str, Any], requires: tuple[str, ...], options: tuple[str, ...],
+        idle_timeout: float | None,
         runs_dir: Path | None, record_wire: bool, offline: bool, scenario: str, keep_workspace: bool,
         force: bool, background: bool, background_worker: bool, as_json: bool, verbose: int) -> None:
     """Run one agent turn on PROMPT (`-` reads it from stdin) and show it live, or (--background) detached.
@@ -129,10 +134,21 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         provider_options = parse_option_pairs(options)
     except OptionSyntaxError as exc:
         raise click.BadParameter(str(exc), param_hint="-o/--option") from None
+    if continue_last:
+        if resume_session is not None:
+            raise click.UsageError("--continue and --resume both say which session to continue: give one")
+        if offline:
+            raise click.UsageError("--continue is for online runs: an offline run's agent state is temporary, so "
+                                   "its sessions cannot be continued")
+        from harness_core.cli._spec_flags import continued_session
+
+        last = continued_session(runs_dir, cwd, provider)
+        resume_session, provider = last.session_id, last.provider
+        click.echo(f"harness: continuing session {last.session_id} ({last.provider}, run {last.run_id})", err=True)
     fields: dict[str, Any] = {
         "prompt": prompt, "system_prompt": system_prompt, "model": model, "sandbox": sandbox,
         "approval": approval, "resume_session": resume_session, "requires": frozenset(requires),
-        "idle_timeout": idle_timeout, "provider_options": provider_options,
+        "idle_timeout": idle_timeout, "provider_options": provider_options, **spec_fields,
     }
     if cwd is not None:
         fields["cwd"] = cwd
@@ -148,11 +164,11 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         if keep_workspace or force or scenario_given:
             raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
         if background:
-            _check_online(spec, provider, runs_dir)
+            check_online(spec, provider, runs_dir)
             sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json))
         sys.exit(run_async(execute, request_for(spec), sys.stdout))
     explicit_cwd = cwd is not None
-    _check_offline(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
+    check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
                    runs_dir=runs_dir)
     if background:
         from harness_core._background import OfflinePlan
@@ -160,14 +176,17 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         plan = OfflinePlan(scenario=scenario, explicit_cwd=explicit_cwd, keep_workspace=keep_workspace)
         sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json,
                                   offline=plan))
-    sys.exit(_run_offline(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,
-                          request_for=request_for))
+    from harness_core.cli._offline import offline_workspace
+
+    with offline_workspace(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace) as played:
+        status = run_async(execute, request_for(played), sys.stdout)
+    sys.exit(status)
 
 
 _DEFAULT_SOURCE = click.core.ParameterSource.DEFAULT
 
 
-def _check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:
+def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
@@ -177,7 +196,7 @@ def _check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | Non
     check_writable(runs_dir)
 
 
-def _check_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
+def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
                    force: bool, runs_dir: Path | None) -> None:
     """Everything `harness run --offline` checks before it creates anything: the scenario, provider, options,
     capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error)."""
@@ -226,37 +245,3 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
         click.echo(f"harness: it asks before acting: answer in `harness attach {rid}` on a terminal, or with "
                    f"`harness approve {rid} REQUEST_ID allow|deny`; `harness runs` shows it waiting", err=True)
     return 0
-
-
-def _run_offline(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                 request_for: Callable[[AgentRunSpec], RunRequest]) -> int:
-    """`harness run --offline`, checked (`_check_offline`): create the workspace and the scenario's files, run,
-    and remove a temporary workspace unless it is to be kept. Returns the exit status."""
-    import shutil
-    import tempfile
-
-    from harness_core.cli._live import execute
-    from harness_core.offline import offline_spec, scenario_named, seed_workspace
-    from harness_core.plugins import get_host
-
-    host = get_host()
-    played = scenario_named(scenario)
-    if explicit_cwd:
-        workspace = spec.cwd
-    else:
-        workspace = Path(tempfile.mkdtemp(prefix="harness-offline-ws-"))
-        spec = spec.model_copy(update={"cwd": workspace})
-        then = "kept after the run" if keep else "removed after the run; --keep-workspace keeps it"
-        click.echo(f"harness: offline workspace {workspace} ({then})", err=True)
-    try:
-        created = seed_workspace(played, workspace)
-        if created:
-            click.echo(f"harness: created {', '.join(created)} in {workspace} for scenario {scenario!r}", err=True)
-        with offline_spec(spec, provider, played, host=host) as offline_run:
-            status: int = run_async(execute, request_for(offline_run), sys.stdout)
-    finally:
-        if not explicit_cwd and not keep:
-            shutil.rmtree(workspace, ignore_errors=True)
-    if keep:
-        click.echo(f"harness: kept the offline workspace {workspace}", err=True)
-    return status

@@ -60,30 +60,33 @@ class _Age(click.ParamType):  # type: ignore[type-arg]
 @click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
               help="Only runs with this status (repeatable).")
 @click.option("--provider", "providers", multiple=True, metavar="NAME", help="Only runs of this provider (repeatable).")
+@click.option("--session", metavar="ID", help="Only the turns of this session: its Harness session id (or a prefix "
+              "of it), or the agent's session id (which also finds the runs that resumed it).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @click.pass_context
 def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...],
-         runs_dir: Path | None, as_json: bool) -> None:
-    """List past and running runs, newest first. `harness runs prune --older-than 30d` removes old ones (runs are
-    kept until pruned)."""
+         session: str | None, runs_dir: Path | None, as_json: bool) -> None:
+    """List past and running runs, newest first; the turns of a session (`harness chat`) are marked `[turn N]`.
+    `harness runs prune --older-than 30d` removes old ones (runs are kept until pruned)."""
     if ctx.invoked_subcommand is None:
-        _list(limit, statuses, providers, runs_dir, as_json)
-    elif limit is not None or statuses or providers:
-        raise click.UsageError(f"--limit, --status and --provider choose runs to list; give the options of "
+        _list(limit, statuses, providers, session, runs_dir, as_json)
+    elif limit is not None or statuses or providers or session:
+        raise click.UsageError(f"--limit, --status, --provider and --session choose runs to list; give the options of "
                                f"`{ctx.invoked_subcommand}` after it (`harness runs {ctx.invoked_subcommand} --help`)")
 
 
 @harness_command
-def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], runs_dir: Path | None,
-          as_json: bool) -> None:
+def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], session: str | None,
+          runs_dir: Path | None, as_json: bool) -> None:
     from harness_core.cli._history import format_runs
     from harness_core.store import list_runs, resolve_runs_dir
 
     directory = resolve_runs_dir(runs_dir)
     every = list_runs(directory)
     found = [s for s in every if (not statuses or s.status in statuses)
-             and (not providers or (s.started is not None and s.started.provider in providers))]
+             and (not providers or (s.started is not None and s.started.provider in providers))
+             and (session is None or _in_session(s, session))]
     if providers and not found:
         _check_provider_names(providers, every)
     if limit is None:
@@ -93,8 +96,10 @@ def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ..
         click.echo(dumps([summary.as_json() for summary in shown]))
         return
     text = format_runs(shown, directory) if shown or not found else ""
-    if not found and (statuses or providers):
+    if not found and (statuses or providers or session):
         text = f"no runs in {directory} match the filters"
+        if session is not None:
+            text += f" (no turns of a session {session!r}: a session's id is on the last line of `harness chat`)"
     if len(shown) < len(found):
         text += f"\n({len(found) - len(shown)} older runs not shown; --limit 0 shows all)"
     click.echo(text)
@@ -207,6 +212,12 @@ def show(run_id: str, runs_dir: Path | None, as_json: bool) -> None:
         fail(f"nothing in {details.summary.path} is readable as a Harness run log ({len(details.bad_lines)} bad "
              f"line(s); {first.describe()}); check the file, or see `harness runs` for other runs", EXIT_FAILED)
     click.echo(dumps(details.as_json()) if as_json else format_show(details))
+
+
+def _in_session(run: RunSummary, session: str) -> bool:
+    """Whether `run` belongs to `session`: a turn of the Harness session it names (its id or a prefix of it), or
+    a run of the agent session it names (`--resume`d or `--continue`d runs of that conversation too)."""
+    return (run.session is not None and run.session.startswith(session)) or run.provider_session == session
 
 
 def _check_provider_names(names: tuple[str, ...], runs: list[RunSummary]) -> None:

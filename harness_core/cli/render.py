@@ -14,7 +14,8 @@ What it prints:
   slow one is two, and a reader of a pipe always knows what is running;
 - approvals once decided (``[approval] Running command rm -rf build — approved by callback``), errors
   (``[error] auth_failed: ...``), notices (``[warning] reconnecting to the model API (2/5)``) and a final
-  status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · session abc``);
+  status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``), after the parsed
+  answer (pretty JSON) when the run had an output schema;
 - with ``verbose``: the run header, session, token usage updates and command output summaries (indented,
   at most `SUMMARY_LINES` lines).
 
@@ -53,7 +54,15 @@ from harness_core import (
     Usage,
 )
 from harness_core.cli import _terminal as term
-from harness_core.cli._format import format_duration, format_tokens, one_line, tool_label, tool_line
+from harness_core.cli._format import (
+    final_line,
+    format_duration,
+    format_tokens,
+    one_line,
+    structured_text,
+    tool_label,
+    tool_line,
+)
 from harness_core.cli._terminal import use_plain
 
 __all__ = [
@@ -261,27 +270,16 @@ class Renderer:
         self._flush_pending()
         self.result = event.result
         self._phase = "done"
+        if event.result.structured_output is not None:  # with an output schema: the parsed answer, pretty
+            for line in structured_text(event.result.structured_output).splitlines():
+                self._line(line)
         self._line(self.final_line(event.result), _STATUS_COLOR[event.result.status], bold=True)
 
     # --- pieces ------------------------------------------------------------------------------------------
 
     def final_line(self, result: HarnessResult) -> str:
-        """``✓ success in 3.4 s · 1,234 tokens in / 56 out · session abc``."""
-        sep = f" {self._marks['sep']} "
-        mark = {
-            RunStatus.SUCCESS: self._marks["ok"],
-            RunStatus.FAILED: self._marks["fail"],
-            RunStatus.INTERRUPTED: self._marks["stop"],
-        }[result.status]
-        parts = [f"{mark} {result.status.value} in {format_duration(result.duration_ms)}"]
-        usage = result.usage if (result.usage.input_tokens or result.usage.output_tokens) else self._usage
-        if usage is not None:
-            parts.append(format_tokens(usage))
-        if result.error is not None and result.status is not RunStatus.SUCCESS:
-            parts.append(result.error.code)
-        if result.session_id:
-            parts.append(f"session {result.session_id}")
-        return sep.join(parts)
+        """``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc`` (`_format.final_line`)."""
+        return final_line(result, self._marks, self._usage)
 
     def _summary(self, text: str) -> None:
         lines = [line for line in text.splitlines() if line.strip()]

@@ -1,0 +1,118 @@
+"""`harness chat`: its options, and turning them into the settings of one session (online, or `--offline`
+against the embedded scripted model backend, which then answers every turn).
+
+Layer: CLI, imported at start-up: click and the standard library at the top; the spec model, the conversation
+(`_conversation`) and the offline support are imported when the command runs. Knows nothing of any concrete
+provider.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness_core.cli._common import RUNS_DIR_OPTION, harness_command
+from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
+from harness_core.cli._spec_flags import spec_flag_options
+
+__all__ = ["chat"]
+
+_DEFAULT_SCENARIO = "say"
+_PLACEHOLDER = "(chat)"
+"""The prompt of the spec the pre-flight checks see; a session plays the prompts typed, never this one."""
+
+
+@click.command()
+@click.option("--provider", "-p", metavar="NAME", help="Provider to use (default: $HARNESS_PROVIDER, else the "
+              "provider `harness providers` marks as default).")
+@click.option("--model", "-m", metavar="M", help="Model of the session (default: the provider's; `/model` changes "
+              "it for the next turns).")
+@click.option("--cwd", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Working directory of the agent (default: the current directory).")
+@click.option("--sandbox", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
+              default="workspace-write", show_default=True, help="How much the agent may change.")
+@click.option("--approval", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
+              show_default=True, help="When the agent must ask before acting (asked on the terminal; `/approval` "
+              "changes it for the next turns).")
+@click.option("--resume", "resume_session", metavar="SESSION_ID", help="Continue a provider session.")
+@click.option("--continue", "-c", "continue_last", is_flag=True,
+              help="Continue the last session played in this directory, with its provider.")
+@spec_flag_options
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
+@RUNS_DIR_OPTION
+@click.option("--offline", is_flag=True,
+              help="Chat with the real agent CLI against the embedded scripted model backend on 127.0.0.1 (no "
+                   "credentials, no network): every turn plays --scenario, whatever is typed.")
+@click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME",
+              help="With --offline: what the scripted model does on each turn (say, tools, think, ...).")
+@click.option("--keep-workspace", is_flag=True,
+              help="With --offline and no --cwd: keep the temporary workspace after the chat.")
+@click.option("--force", is_flag=True, help="With --offline --cwd DIR: play in DIR even if it is not empty.")
+@click.option("--json", "as_json", is_flag=True, help="Print every turn's events as JSON lines (as in their logs).")
+@click.option("-v", "--verbose", count=True, help="-v: show output summaries and usage; -vv: debug logging.")
+@harness_command
+def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str, approval: str,
+         resume_session: str | None, continue_last: bool, spec_fields: dict[str, Any], options: tuple[str, ...],
+         runs_dir: Path | None, offline: bool, scenario: str, keep_workspace: bool, force: bool, as_json: bool,
+         verbose: int) -> None:
+    """Hold a conversation with an agent: one session, one turn per prompt (on a live agent process when the
+    provider has live sessions). On a terminal: type a prompt at `you>`; `/help` lists the commands (`/model`,
+    `/approval`, `/exit`); Ctrl-C interrupts the turn, Ctrl-D (or Ctrl-C at the prompt) leaves. Off a terminal:
+    one prompt per line of stdin.
+
+    Exit status: that of the last turn (0 success, 1 failed, 130 interrupted); 2 usage error, 3 provider
+    unavailable.
+    """
+    if verbose >= 2:
+        from harness_core.cli._logs import level_for, set_level
+
+        set_level(level_for(verbose))
+    from harness_core import AgentRunSpec, SessionSpec
+    from harness_core.cli._conversation import ChatRequest, converse
+
+    try:
+        provider_options = parse_option_pairs(options)
+    except OptionSyntaxError as exc:
+        raise click.BadParameter(str(exc), param_hint="-o/--option") from None
+    if continue_last:
+        if resume_session is not None:
+            raise click.UsageError("--continue and --resume both say which session to continue: give one")
+        if offline:
+            raise click.UsageError("--continue is for online chats: an offline chat's agent state is temporary")
+        from harness_core.cli._spec_flags import continued_session
+
+        last = continued_session(runs_dir, cwd, provider)
+        resume_session, provider = last.session_id, last.provider
+        click.echo(f"harness: continuing session {last.session_id} ({last.provider}, run {last.run_id})", err=True)
+    fields: dict[str, Any] = {"prompt": _PLACEHOLDER, "model": model, "sandbox": sandbox, "approval": approval,
+                              "resume_session": resume_session, "provider_options": provider_options,
+                              **spec_fields}
+    if cwd is not None:
+        fields["cwd"] = cwd
+    spec = AgentRunSpec(**fields)
+    request = ChatRequest(spec=spec, provider=provider, runs_dir=runs_dir, json=as_json, verbose=verbose,
+                          prompt=sys.stdin.isatty(), approvals=sys.stdin.isatty() and sys.stderr.isatty(),
+                          environ=dict(os.environ))
+    if not offline:
+        scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
+        if keep_workspace or force or scenario_given:
+            raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
+        sys.exit(converse(request, sys.stdin, sys.stdout))
+    from harness_core.cli._offline import offline_workspace
+    from harness_core.cli._run import check_offline_flags
+
+    explicit_cwd = cwd is not None
+    check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
+                        runs_dir=runs_dir)
+    with offline_workspace(SessionSpec.of(spec), provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,
+                           what="chat") as played:
+        status = converse(request.with_spec(played), sys.stdin, sys.stdout)
+    sys.exit(status)
+
+
+_DEFAULT_SOURCE = click.core.ParameterSource.DEFAULT

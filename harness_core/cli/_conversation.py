@@ -1,0 +1,386 @@
+"""`harness chat` in the foreground: one session, a turn per prompt read, each rendered as `harness run` renders
+a run (or printed as JSON lines); `/` commands between turns; Ctrl-C and the exit status.
+
+The session lives in an event loop on a thread of its own (an anyio blocking portal) for the whole chat, so it
+stays alive while the main thread waits in `input()` (readline editing for free). Signals reach the main thread
+only: Ctrl-C at the prompt leaves; Ctrl-C while a turn plays interrupts that turn through the portal (a second one
+stops it at once, as in `harness run`), and the chat goes on. SIGTERM and SIGHUP (the terminal closing) interrupt
+the turn and end the chat.
+
+Layer: CLI (imported only when `harness chat` runs). Knows the session API of the `harness_core` façade
+(`open_session`, `Session`, `LiveRun`), the renderer, the run driver's helpers (`_live`) and the terminal approver;
+knows nothing of any concrete provider.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from harness_core import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    AgentRunSpec,
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequested,
+    BudgetExceededError,
+    Done,
+    HarnessError,
+    HarnessResult,
+    LiveRun,
+    Session,
+    SessionClosedError,
+    SessionSpec,
+    UnsupportedFeatureError,
+    open_session,
+)
+from harness_core.cli import _terminal as term
+from harness_core.cli._approve import terminal_approver
+from harness_core.cli._common import ENV_BACKEND
+from harness_core.cli._format import format_cost, format_tokens
+from harness_core.cli._live import JsonLines, exit_status_for, tick
+from harness_core.cli.render import Renderer
+
+__all__ = ["HELP", "ChatRequest", "converse"]
+
+PROMPT = "you> "
+HELP = """\
+/model NAME       the next turns use model NAME (/model alone: the current one; /model default: the session's)
+/approval POLICY  the next turns ask before acting: never, on-request or untrusted (/approval alone: the current)
+/help             this list
+/exit             leave (so do /quit, Ctrl-D, and Ctrl-C at the prompt)
+//TEXT            send /TEXT as a prompt
+Ctrl-C during a turn interrupts it (the chat goes on); press it again to stop the turn at once."""
+_HARD_STOP_FALLBACK = 20.0
+_POLICIES = tuple(p.value for p in ApprovalPolicy)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """Everything `harness chat` was asked, after click parsed it."""
+
+    spec: AgentRunSpec | SessionSpec
+    """The session's settings (an `AgentRunSpec`'s prompt is a placeholder: each turn brings its own)."""
+    provider: str | None = None
+    runs_dir: Path | None = None
+    json: bool = False
+    verbose: int = 0
+    prompt: bool = False
+    """Show `you> ` and read with line editing (stdin is a terminal)."""
+    approvals: bool = False
+    """Ask approval requests on the terminal (stdin and stderr are terminals)."""
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+    def with_spec(self, spec: AgentRunSpec | SessionSpec) -> ChatRequest:
+        return dataclasses.replace(self, spec=spec)
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived (raised in the main thread, as KeyboardInterrupt is for SIGINT)."""
+
+
+class _Keys:
+    """SIGINT, SIGTERM and SIGHUP in the main thread, raised only while it waits (`waiting()`: at the prompt, for
+    a turn); one arriving while it does something else (a command, the session closing) is kept and raised at
+    the next wait, so no signal lands in the middle of a call into the portal."""
+
+    _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self._waiting = False
+        self._pending: list[int] = []
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {sig: signal.signal(sig, self._handle) for sig in self._SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Raise KeyboardInterrupt (SIGINT) or `_Signalled` when a signal comes (or came) during the block."""
+        if self._pending:
+            self._raise(self._pending.pop(0))
+        self._waiting = True
+        try:
+            yield
+        finally:
+            self._waiting = False
+
+    def forget_ctrl_c(self) -> None:
+        """Drop the Ctrl-Cs kept since the last wait (pressed for a turn that ended meanwhile: they must not
+        leave the chat at the next prompt); SIGTERM and SIGHUP stay."""
+        self._pending = [sig for sig in self._pending if sig != signal.SIGINT]
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if not self._waiting:
+            self._pending.append(signum)
+            return
+        self._waiting = False
+        self._raise(signum)
+
+    @staticmethod
+    def _raise(signum: int) -> None:
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise _Signalled(signum)
+
+
+def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
+    """Hold the chat `request` asks for, reading prompts from `stdin` and rendering turns to `out`; returns the
+    exit status (the last turn's; 130 when a signal ended the chat).
+
+    Raises (before the first prompt): what `open_session` raises (provider, capabilities, the CLI);
+    KeyboardInterrupt when a signal stops the session's start.
+    """
+    if request.prompt:
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401 - imported for its side effect: line editing and history in input()
+    keys = _Keys()
+    chat = _Chat(request, stdin, out, keys)
+    with keys.installed(), start_blocking_portal(os.environ.get(ENV_BACKEND, "asyncio")) as portal:
+        chat.portal = portal
+        opened = portal.wrap_async_context_manager(open_session(
+            request.spec, request.provider, approver=chat.approve if request.approvals else None,
+            runs_dir=request.runs_dir))
+        try:
+            with keys.waiting():
+                chat.session = opened.__enter__()
+        except _Signalled:
+            raise KeyboardInterrupt from None
+        try:
+            chat.greet()
+            chat.loop()
+        finally:
+            opened.__exit__(None, None, None)
+        chat.farewell()
+    return chat.status
+
+
+class _Chat:
+    """The conversation: the main thread's loop (`loop`, `_turn`) and what runs in the portal (`_play`, `_press`)."""
+
+    def __init__(self, request: ChatRequest, stdin: TextIO, out: TextIO, keys: _Keys) -> None:
+        self.request = request
+        self.keys = keys
+        self.stdin = stdin
+        self.out = out
+        self.portal: BlockingPortal
+        self.session: Session
+        self.status = EXIT_OK
+        self.overrides: dict[str, str] = {}
+        self._played: dict[str, str] = {}
+        self._leaving = False
+        self._live: LiveRun | None = None
+        self._renderer: Renderer | None = None
+        self._approver = terminal_approver(None)
+        self._hard_stop: anyio.CancelScope | None = None
+
+    # --- the main thread -----------------------------------------------------------------------------------
+
+    def greet(self) -> None:
+        if not self.request.prompt:
+            return
+        kind = "one live agent process" if self.session.live else "a new agent process per turn"
+        _say(f"chat with {self.session.provider} ({kind}) {_SEP} model {self._model()} {_SEP} /help for commands, "
+             "Ctrl-D to leave")
+
+    def loop(self) -> None:
+        while not self._leaving:
+            try:
+                with self.keys.waiting():
+                    line = self._read()
+            except (EOFError, KeyboardInterrupt):
+                if self.request.prompt:
+                    self.out.write("\n")
+                return
+            except _Signalled:
+                self.status = EXIT_INTERRUPTED
+                return
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/") and not text.startswith("//"):
+                self._command(text)
+                continue
+            self._turn(text[1:] if text.startswith("//") else text)
+
+    def _read(self) -> str:
+        if self.request.prompt:
+            self.out.flush()
+            if self.out.isatty():
+                return input(PROMPT)
+            sys.stderr.write(PROMPT)  # the turns go to a file or pipe: the prompt stays on the terminal
+            sys.stderr.flush()
+            return input()
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        return line
+
+    def _command(self, text: str) -> None:
+        name, _, arg = text.partition(" ")
+        arg = arg.strip()
+        if name in ("/exit", "/quit"):
+            self._leaving = True
+        elif name == "/help":
+            print(HELP, file=sys.stderr, flush=True)
+        elif name == "/model":
+            if not arg:
+                _say(f"model: {self._model()}")
+            elif arg == "default":
+                self.overrides.pop("model", None)
+                _say(f"model: {self._model()} from the next turn")
+            else:
+                self.overrides["model"] = arg
+                _say(f"model: {arg} from the next turn")
+        elif name == "/approval":
+            if not arg:
+                _say(f"approval: {self.overrides.get('approval', self.session.spec.approval.value)}")
+            elif arg not in _POLICIES:
+                _say(f"/approval {arg}: not a policy; use one of {', '.join(_POLICIES)}")
+            else:
+                self.overrides["approval"] = arg
+                asked = "" if arg == "never" or self.request.approvals else (
+                    " (no terminal to ask on: requests go to the harness_approve plugins, else are denied)")
+                _say(f"approval: {arg} from the next turn{asked}")
+        else:
+            _say(f"unknown command {name}; /help lists the commands (start the line with // to send it as a prompt)")
+
+    def _model(self) -> str:
+        return self.overrides.get("model") or self.session.spec.model or "the provider's default"
+
+    def _turn(self, prompt: str) -> None:
+        """Play one turn in the portal; Ctrl-C (and SIGTERM/SIGHUP) while it plays go to `_press`."""
+        future: Future[tuple[HarnessResult | None, bool]] = self.portal.start_task_soon(self._play, prompt,
+                                                                                        dict(self.overrides))
+        presses = 0
+        while True:
+            try:
+                with self.keys.waiting():
+                    result, hard_stopped = future.result()
+                break
+            except (KeyboardInterrupt, _Signalled) as exc:
+                if isinstance(exc, _Signalled):
+                    self._leaving = True
+                presses += 1
+                self.portal.start_task_soon(self._press, presses)
+            except HarnessError as exc:  # refused before the turn started: nothing was sent
+                self._refused(exc)
+                return
+        self.keys.forget_ctrl_c()
+        self._played = dict(self.overrides)
+        self.status = EXIT_INTERRUPTED if hard_stopped else exit_status_for(result)
+        if self.session.closed is not None:
+            _say(f"the session cannot go on: {self.session.closed}")
+            self._leaving = True
+
+    def _refused(self, exc: HarnessError) -> None:
+        _say(f"error: {exc.message}")
+        if isinstance(exc, UnsupportedFeatureError):
+            self.overrides = dict(self._played)
+            _say("(that override is dropped and the prompt was not sent: send it again, or change the override)")
+        elif isinstance(exc, (SessionClosedError, BudgetExceededError)):
+            self.status = exc.exit_status
+            self._leaving = True
+
+    def farewell(self) -> None:
+        """The one-line summary: turns, tokens, cost, and how to continue the conversation."""
+        session = self.session
+        parts = [f"chat over {_SEP} {session.turns} turn{'' if session.turns == 1 else 's'}"]
+        if session.turns:
+            parts.append(format_tokens(session.usage))
+        if session.usage.cost_usd is not None:
+            parts.append(format_cost(session.usage.cost_usd))
+        line = f" {_SEP} ".join(parts)
+        agent = session.provider_session_id
+        if agent:
+            flags = f"-p {session.provider} --resume {agent}"
+            line += f" {_SEP} session {agent}: continue it with `harness chat {flags}` or `harness run {flags} PROMPT`"
+        if session.turns:
+            line += f" {_SEP} its turns: `harness runs --session {session.session_id}`"
+        _say(line)
+
+    # --- the portal's event loop ---------------------------------------------------------------------------
+
+    async def approve(self, request: ApprovalRequested) -> ApprovalDecision:
+        """The session's approver: asks on the terminal, pausing the current turn's live view."""
+        return await self._approver(request)
+
+    async def _play(self, prompt: str, overrides: dict[str, Any]) -> tuple[HarnessResult | None, bool]:
+        """One turn, rendered (or printed as JSON lines) to `out`: its result, and whether it had to be stopped
+        by cancelling it (the last resort after a second Ctrl-C)."""
+        request = self.request
+        renderer = None if request.json else Renderer.for_stream(self.out, verbose=request.verbose > 0,
+                                                                  environ=request.environ)
+        json_out = JsonLines(self.out)
+        handle: Callable[[Any], None] = json_out.print if renderer is None else renderer.feed
+        self._renderer = renderer
+        self._approver = terminal_approver(renderer)
+        live: LiveRun | None = None
+        with anyio.CancelScope() as hard_stop:
+            self._hard_stop = hard_stop
+            async with self.session.turn(prompt, **overrides) as live, anyio.create_task_group() as tg:
+                self._live = live
+                if renderer is not None:
+                    tg.start_soon(tick, renderer)
+                async for event in live:
+                    handle(event)
+                tg.cancel_scope.cancel()
+        self._live = self._hard_stop = None
+        result = live.result if live is not None else None
+        if renderer is None and hard_stop.cancelled_caught and live is not None:
+            json_out.print_log_tail(live)
+        if renderer is not None:
+            if result is not None and renderer.result is None:
+                renderer.feed(Done(result=result))
+            renderer.close()
+        return result, hard_stop.cancelled_caught
+
+    async def _press(self, count: int) -> None:
+        """The `count`th Ctrl-C of the turn: interrupt it, then stop it at once (then cancel it, as a last
+        resort); later ones are ignored. Nothing when no turn is live (it just ended)."""
+        live, hard_stop = self._live, self._hard_stop
+        if live is None or hard_stop is None:
+            return
+        if count == 1:
+            live.interrupt()
+            self._note("interrupting… (press Ctrl-C again to stop at once)")
+        elif count == 2:
+            self._note("stopping now")
+            live.stop()
+            with anyio.move_on_after(_HARD_STOP_FALLBACK):
+                await live.finished.wait()
+            if not live.finished.is_set():
+                hard_stop.cancel()
+
+    def _note(self, text: str) -> None:
+        if self._renderer is not None:
+            self._renderer.note(text)
+        else:
+            _say(text)
+
+
+_SEP = "·" if term.can_encode(sys.stderr, "·") else "-"
+
+
+def _say(text: str) -> None:
+    """A line of the chat's own, on stderr (stdout holds the turns: their rendering, or their JSON lines)."""
+    print(f"harness: {text}", file=sys.stderr, flush=True)
+

@@ -1,0 +1,125 @@
+"""The spec flags `harness run` and `harness chat` share — `--effort`, `--max-turns`, `--max-cost-usd`,
+`--max-output-tokens`, `--output-schema FILE` — and `--continue`: finding the last session played in a directory.
+
+Layer: CLI, imported at start-up: click and the standard library at the top; the run store and `jsonschema` are
+imported only when a flag needs them. Knows the spec's field names and the run store's summaries; nothing of any
+provider (whether one can honour a flag is the runner's check, as for every spec field).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from harness_core.store import RunSummary
+
+__all__ = ["ContinuedSession", "SchemaFile", "continued_session", "spec_flag_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_FIELDS = ("effort", "max_turns", "max_cost_usd", "max_output_tokens", "output_schema")
+
+
+class SchemaFile(click.ParamType):  # type: ignore[type-arg]
+    """`--output-schema FILE`: a file holding a JSON Schema, read and checked against its meta-schema."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> dict[str, Any]:
+        if isinstance(value, dict):
+            return value
+        path = Path(value)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.fail(f"cannot read {str(path)!r}: {getattr(exc, 'strerror', None) or exc}", param, ctx)
+        try:
+            schema = json.loads(text)
+        except ValueError as exc:
+            self.fail(f"{str(path)!r} is not JSON ({exc}); the file must hold one JSON Schema object", param, ctx)
+        if not isinstance(schema, dict):
+            self.fail(f"{str(path)!r} holds a JSON {type(schema).__name__}, not a JSON Schema object "
+                      '(e.g. {"type": "object", "properties": {...}})', param, ctx)
+        from harness_core.spec import schema_problem
+
+        problem = schema_problem(schema)
+        if problem is not None:
+            self.fail(f"{str(path)!r} is not a valid JSON Schema: {problem}", param, ctx)
+        return schema
+
+
+_OPTIONS = (
+    click.option("--effort", metavar="LEVEL", default=None,
+                 help="Reasoning effort, as the provider's model names it (e.g. low, medium, high)."),
+    click.option("--max-turns", type=click.IntRange(min=1), metavar="N", default=None,
+                 help="At most N agent steps (providers with the max_turns capability)."),
+    click.option("--max-cost-usd", type=click.FloatRange(min=0, min_open=True), metavar="USD", default=None,
+                 help="Stop (failed, budget_exceeded) once it cost more than USD (providers that report cost); "
+                      "in a chat, over all its turns."),
+    click.option("--max-output-tokens", type=click.IntRange(min=1), metavar="N", default=None,
+                 help="Stop (failed, budget_exceeded) once the model wrote more than N tokens; in a chat, over "
+                      "all its turns."),
+    click.option("--output-schema", type=SchemaFile(), metavar="FILE", default=None,
+                 help="A JSON Schema file the final answer must be valid against; the parsed value is printed "
+                      "as the answer (with --json: the `done` event's result.structured_output)."),
+)
+
+
+def spec_flag_options(func: F) -> F:
+    """Add the shared spec flags to a click command; the command receives them as one `spec_fields` dict holding
+    only the flags given (ready for `AgentRunSpec(**fields)`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name) for name in _FIELDS}
+        return func(*args, spec_fields={k: v for k, v in given.items() if v is not None}, **kwargs)
+
+    for option in reversed(_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class ContinuedSession:
+    """The session `--continue` continues: the agent's session id, its provider and the run that reported it."""
+
+    session_id: str
+    provider: str
+    run_id: str
+
+
+def continued_session(runs_dir: Path | None, cwd: Path | None, provider: str | None) -> ContinuedSession:
+    """The newest run in the runs directory played in `cwd` (default: the current directory) that reported an
+    agent session id: what `--continue` resumes, with that run's provider.
+
+    Raises:
+        click.UsageError: no such run (start one with `harness run`), or `provider` names another provider.
+    """
+    from harness_core.store import list_runs, resolve_runs_dir
+
+    here = os.path.realpath(cwd if cwd is not None else Path.cwd())
+    directory = resolve_runs_dir(runs_dir)
+    found = next((s for s in list_runs(directory) if _played_in(s, here) and s.provider_session), None)
+    if found is None or found.started is None or found.provider_session is None:
+        raise click.UsageError(f"--continue: no run in {directory} played in {here} reported a session to continue; "
+                               "start one with `harness run PROMPT` (or `harness chat`), or pass --resume SESSION_ID")
+    name = found.started.provider
+    if provider is not None and provider != name:
+        raise click.UsageError(f"--continue: the last session in {here} ({found.provider_session}, run "
+                               f"{found.run_id}) is a {name!r} session, and --provider names {provider!r}; leave "
+                               f"out --provider to continue it, or start a new {provider!r} session without "
+                               "--continue")
+    return ContinuedSession(session_id=found.provider_session, provider=name, run_id=found.run_id)
+
+
+def _played_in(summary: RunSummary, here: str) -> bool:
+    cwd = summary.started.spec.get("cwd") if summary.started is not None else None
+    return isinstance(cwd, str) and os.path.realpath(cwd) == here

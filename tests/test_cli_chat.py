@@ -1,0 +1,329 @@
+"""`harness chat`: one session, a turn per prompt (off a terminal: one per line of stdin), `/` commands between
+turns, the exit status of the last turn, a summary that says how to continue; on a real pty, Ctrl-C interrupts the
+turn and the chat goes on. The in-process scripted provider plays every turn (it has live sessions)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+import harness_core.testing.scripted as scripted
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.events import Done, HarnessEvent, RunStarted, RunStatus
+from harness_core.hookspecs import hookimpl
+from harness_core.offline.backends import MessagesBackend
+from harness_core.offline.scenarios import Scenario
+from harness_core.plugins import PluginHost, reset_host
+from harness_core.provider import OfflineSetup
+from harness_core.store import list_runs, read_events
+from tests.test_cli import WRAPPER, invoke, make_host
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+_DEADLINE = 60.0
+
+
+class ModelFixedProvider(scripted.ScriptedProvider):
+    """Live sessions that keep their model for the whole session (cannot change it per turn)."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="model-fixed", version="1.0", capabilities=frozenset(Capability),
+                                                session_overrides=frozenset({"approval", "sandbox"}))
+
+
+class NoSessionProvider(scripted.ScriptedProvider):
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="one-shot", version="1.0",
+                                                capabilities=frozenset({Capability.STREAMING}))
+
+
+class OfflineScriptedProvider(scripted.ScriptedProvider):
+    """The scripted provider with an offline setup, remembering the backends it made."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="offline-scripted", version="1.0",
+                                                capabilities=frozenset(Capability))
+    backends: ClassVar[list[MessagesBackend]] = []
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+        backend = MessagesBackend(scenario, cwd=workspace)
+        type(self).backends.append(backend)
+        return OfflineSetup(backend=backend, provider_options={"scenario": scenario.name})
+
+
+class _Plugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        for cls in (ModelFixedProvider, NoSessionProvider, OfflineScriptedProvider):
+            register(cls)
+
+
+@pytest.fixture(autouse=True)
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginHost]:
+    monkeypatch.chdir(tmp_path)
+    found = make_host(("chat-test", _Plugin()))
+    reset_host(found)
+    monkeypatch.setenv("HARNESS_PROVIDER", "scripted")
+    monkeypatch.setenv("HARNESS_RUNS_DIR", str(tmp_path / "runs"))
+    OfflineScriptedProvider.backends = []
+    yield found
+    reset_host(None)
+
+
+def turns(runs_dir: Path) -> list[list[HarnessEvent]]:
+    """Each run's events, oldest run first."""
+    return [list(read_events(s.path)) for s in reversed(list_runs(runs_dir))]
+
+
+def started(events: list[HarnessEvent]) -> RunStarted:
+    first = events[0]
+    assert isinstance(first, RunStarted)
+    return first
+
+
+def result_of(events: list[HarnessEvent]) -> Done:
+    last = events[-1]
+    assert isinstance(last, Done)
+    return last
+
+
+# --- off a terminal: one prompt per line ----------------------------------------------------------------
+
+def test_three_lines_are_three_turns_of_one_session(runs_dir: Path) -> None:
+    out = invoke("chat", "-o", "cost_usd=0.01", input="first\n\n   \nsecond\nthird\n")
+    assert out.exit_code == 0, out.output
+    played = turns(runs_dir)
+    assert [started(t).spec["prompt"] for t in played] == ["first", "second", "third"]  # blank lines skipped
+    session_turns = [started(t).session_turn for t in played]
+    assert [t.index for t in session_turns if t] == [0, 1, 2]
+    assert len({t.session for t in session_turns if t}) == 1 and all(t and t.live for t in session_turns)
+    agent_sessions = {result_of(t).result.session_id for t in played}
+    assert len(agent_sessions) == 1  # one conversation: every turn continues the first turn's agent session
+    assert out.stdout.count("Hello from the scripted model.") == 3
+    assert out.stdout.count("✓ success in ") == 3 and "$0.0100" in out.stdout
+    summary = out.stderr.strip().splitlines()[-1]
+    agent = agent_sessions.pop()
+    assert "chat over · 3 turns · 300 tokens in / 60 out · $0.0300" in summary
+    assert f"harness chat -p scripted --resume {agent}" in summary
+    assert f"harness run -p scripted --resume {agent}" in summary
+    assert f"harness runs --session {session_turns[0].session}" in summary  # type: ignore[union-attr]
+
+
+def test_model_override_applies_to_the_next_turns_and_default_gives_the_sessions_back(runs_dir: Path) -> None:
+    lines = "one\n/model\n/model m2\ntwo\n/model default\nthree\n"
+    out = invoke("chat", "-m", "base", input=lines)
+    assert out.exit_code == 0, out.output
+    assert [started(t).spec["model"] for t in turns(runs_dir)] == ["base", "m2", "base"]
+    assert "model: base\n" in out.stderr and "model: m2 from the next turn" in out.stderr
+
+
+def test_approval_override_and_bad_policy(runs_dir: Path) -> None:
+    out = invoke("chat", input="/approval sometimes\n/approval untrusted\none\n/approval\n")
+    assert out.exit_code == 0, out.output
+    assert "/approval sometimes: not a policy; use one of never, on-request, untrusted" in out.stderr
+    assert [started(t).spec["approval"] for t in turns(runs_dir)] == ["untrusted"]
+    assert "approval: untrusted\n" in out.stderr
+
+
+def test_exit_leaves_before_the_remaining_lines(runs_dir: Path) -> None:
+    out = invoke("chat", input="one\n/exit\ntwo\n")
+    assert out.exit_code == 0, out.output
+    assert [started(t).spec["prompt"] for t in turns(runs_dir)] == ["one"]
+    assert "chat over · 1 turn ·" in out.stderr
+
+
+def test_help_unknown_commands_and_a_double_slash_prompt(runs_dir: Path) -> None:
+    out = invoke("chat", input="/help\n/tmp/x is broken\n//tmp/x is broken\n")
+    assert out.exit_code == 0, out.output
+    assert "/model NAME" in out.stderr and "/exit" in out.stderr
+    assert "unknown command /tmp/x; /help lists the commands (start the line with // to send it" in out.stderr
+    assert [started(t).spec["prompt"] for t in turns(runs_dir)] == ["/tmp/x is broken"]
+
+
+def test_json_prints_every_turns_events_as_their_logs(runs_dir: Path) -> None:
+    out = invoke("chat", "--json", input="one\ntwo\n")
+    assert out.exit_code == 0, out.output
+    logs = "".join(s.path.read_text() for s in reversed(list_runs(runs_dir)))
+    assert out.stdout == logs and len(logs.splitlines()) > 4
+    assert [json.loads(line)["type"] for line in out.stdout.splitlines()].count("done") == 2
+
+
+def test_exit_status_is_the_last_turns(runs_dir: Path) -> None:
+    failing = invoke("chat", "-o", "scenario=fail_401", input="one\ntwo\n")
+    assert failing.exit_code == 1
+    assert failing.stdout.count("[error] auth_failed: ") == 2
+    assert invoke("chat", input="").exit_code == 0  # no turn at all
+
+
+def test_the_session_budget_stops_the_chat_and_says_which_limit(runs_dir: Path) -> None:
+    """20 output tokens a turn, 30 for the session: the second turn goes over (failed, budget_exceeded), the third
+    is refused before it starts and the chat ends, exit 1."""
+    out = invoke("chat", "--max-output-tokens", "30", input="one\ntwo\nthree\n")
+    assert out.exit_code == 1, out.output
+    played = turns(runs_dir)
+    assert [result_of(t).result.status for t in played] == [RunStatus.SUCCESS, RunStatus.FAILED]
+    assert result_of(played[1]).result.error.code == "budget_exceeded"  # type: ignore[union-attr]
+    assert "budget_exceeded (max_output_tokens 30)" in out.stdout.splitlines()[-1]
+    assert "the session went over its budget" in out.stderr and "chat over · 2 turns" in out.stderr
+
+
+def test_an_override_the_provider_cannot_make_per_turn_is_refused_and_the_chat_goes_on(runs_dir: Path) -> None:
+    out = invoke("chat", "-p", "model-fixed", input="one\n/model m2\ntwo\nthree\n")
+    assert out.exit_code == 0, out.output
+    assert "provider 'model-fixed' does not support 'a per-turn model'" in out.stderr
+    assert "the prompt was not sent" in out.stderr
+    assert [(started(t).spec["prompt"], started(t).spec["model"]) for t in turns(runs_dir)] == [
+        ("one", None), ("three", None)]
+
+
+def test_resume_continues_the_given_agent_session(runs_dir: Path) -> None:
+    out = invoke("chat", "--resume", "earlier-session", input="one\n")
+    assert out.exit_code == 0, out.output
+    (played,) = turns(runs_dir)
+    assert started(played).spec["resume_session"] == "earlier-session"
+    assert result_of(played).result.session_id == "earlier-session"
+
+
+def test_a_provider_without_sessions_is_refused_before_anything_starts(runs_dir: Path) -> None:
+    out = invoke("chat", "-p", "one-shot", input="one\n")
+    assert out.exit_code == 2
+    assert "provider 'one-shot' does not support 'session'" in out.stderr and "scripted" in out.stderr
+    assert not list_runs(runs_dir)
+
+
+def test_offline_replays_the_scenario_on_every_turn_in_one_temporary_workspace(runs_dir: Path, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    out = invoke("chat", "--offline", "-p", "offline-scripted", input="one\ntwo\nthree\n")
+    assert out.exit_code == 0, out.output
+    (backend,) = OfflineScriptedProvider.backends
+    assert backend.replay_each_prompt  # every turn of the conversation gets the scenario's answer
+    played = turns(runs_dir)
+    assert len(played) == 3 and len({started(t).spec["cwd"] for t in played}) == 1
+    assert all(started(t).spec["provider_options"]["scenario"] == "say" for t in played)
+    assert "offline workspace" in out.stderr and not list(temp.iterdir())  # the workspace is gone
+
+
+# --- on a terminal ----------------------------------------------------------------------------------------
+
+class _Terminal:
+    """`harness chat` on a pty that is its controlling terminal (so ^C is SIGINT from the line discipline)."""
+
+    def __init__(self, tmp_path: Path, runs_dir: Path, *args: str) -> None:
+        script = tmp_path / "harness_scripted.py"
+        script.write_text(WRAPPER)
+        env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
+        self.controller, terminal = pty.openpty()
+
+        def controlling_terminal() -> None:
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.child = subprocess.Popen([sys.executable, str(script), "chat", *args], env=env, stdin=terminal,
+                                      stdout=terminal, stderr=terminal, preexec_fn=controlling_terminal)
+        os.close(terminal)
+        self.seen = b""
+
+    def wait_for(self, text: bytes, count: int = 1) -> None:
+        deadline = time.monotonic() + _DEADLINE
+        while self.seen.count(text) < count:
+            assert time.monotonic() < deadline and self.child.poll() is None, self.seen.decode(errors="replace")
+            ready, _, _ = select.select([self.controller], [], [], 0.5)
+            if ready:
+                try:
+                    self.seen += os.read(self.controller, 4096)
+                except OSError:  # the child closed the terminal
+                    break
+
+    def type(self, text: bytes) -> None:
+        os.write(self.controller, text)
+
+    def finish(self) -> int:
+        deadline = time.monotonic() + _DEADLINE
+        while self.child.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.controller], [], [], 0.5)
+            if ready:
+                try:
+                    self.seen += os.read(self.controller, 4096)
+                except OSError:
+                    break
+        return self.child.wait(timeout=_DEADLINE)
+
+    def close(self) -> None:
+        os.close(self.controller)
+        if self.child.poll() is None:
+            self.child.kill()
+            self.child.wait(timeout=_DEADLINE)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path, runs_dir: Path) -> Iterator[Any]:
+    opened: list[_Terminal] = []
+
+    def start(*args: str) -> _Terminal:
+        opened.append(_Terminal(tmp_path, runs_dir, *args))
+        return opened[-1]
+
+    yield start
+    for term in opened:
+        term.close()
+
+
+def test_ctrl_c_interrupts_the_turn_and_the_chat_goes_on(terminal: Any, runs_dir: Path) -> None:
+    chat = terminal("-o", "scenario=slow_text")
+    chat.wait_for(b"you> ")
+    chat.type(b"first\n")
+    chat.wait_for(b"a slow")  # streaming
+    chat.type(b"\x03")
+    chat.wait_for(b"interrupted in ")
+    chat.wait_for(b"you> ", 2)  # the chat goes on: a new prompt
+    chat.type(b"/model\n")
+    chat.wait_for(b"model: the provider's default")
+    chat.type(b"\x03")  # Ctrl-C at the prompt leaves
+    status = chat.finish()
+    assert status == 130, chat.seen.decode(errors="replace")  # the last turn was interrupted
+    assert b"interrupting" in chat.seen and b"chat over \xc2\xb7 1 turn" in chat.seen
+    (played,) = turns(runs_dir)
+    assert result_of(played).result.status is RunStatus.INTERRUPTED
+
+
+def test_a_second_ctrl_c_stops_the_turn_at_once(terminal: Any, runs_dir: Path) -> None:
+    chat = terminal("-o", "scenario=slow_text", "-o", "ignore_interrupt=true")
+    chat.wait_for(b"you> ")
+    chat.type(b"first\n")
+    chat.wait_for(b"a slow")
+    chat.type(b"\x03")
+    chat.wait_for(b"interrupting")
+    begun = time.monotonic()
+    chat.type(b"\x03")
+    chat.wait_for(b"interrupted in ")
+    assert time.monotonic() - begun < 4  # well before the 5 s interrupt grace
+    chat.type(b"\x04")  # Ctrl-D leaves
+    assert chat.finish() == 130
+    (played,) = turns(runs_dir)
+    assert result_of(played).result.status is RunStatus.INTERRUPTED
+
+
+def test_the_terminal_closing_interrupts_the_turn_and_ends_the_chat(terminal: Any, runs_dir: Path) -> None:
+    chat = terminal("-o", "scenario=slow_text")
+    chat.wait_for(b"you> ")
+    chat.type(b"first\nsecond\n")
+    chat.wait_for(b"a slow")
+    chat.child.send_signal(signal.SIGHUP)
+    assert chat.finish() == 130
+    (played,) = turns(runs_dir)  # the second line was never played
+    assert result_of(played).result.status is RunStatus.INTERRUPTED
