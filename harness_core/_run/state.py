@@ -132,7 +132,9 @@ class RunState:
             })
         if error is None:  # cancelled from outside (the owner's scope), not by the runner
             error = InterruptedRunError("the run was cancelled by its caller").to_info()
-        interrupted = not idle_fired and (error.code == "interrupted" or interrupt_requested)
+        # A budget stop is a failure even though the runner interrupted the run for it (the provider may raise it).
+        interrupted = not idle_fired and error.code != BudgetExceededError.code and (
+            error.code == "interrupted" or interrupt_requested)
         return HarnessResult(
             status=RunStatus.INTERRUPTED if interrupted else RunStatus.FAILED,
             session_id=self.session_id,

@@ -6,22 +6,28 @@ events. Whether we run as root and the base environment are passed in.
 
     claude -p --output-format stream-json --verbose --include-partial-messages --input-format stream-json
            [--bare] [--setting-sources S] [--model M] [--append-system-prompt S | --system-prompt S]
-           [--resume ID] [--max-turns N] <permission flags> [extra_args]
+           [--resume ID] [--effort E] [--json-schema JSON] [--max-turns N] [--max-budget-usd X]
+           <permission flags> [extra_args]
 
-The prompt is not on the command line: it goes to stdin as a stream-json user message.
+The prompt is not on the command line: it goes to stdin as a stream-json user message. A live session's
+process (`live=True`) gets the permission flags of `plan_permissions(live=True)`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
-from harness_core import AgentRunSpec
+from harness_core import AgentRunSpec, InvalidSpecError, SessionSpec
 from harness_core.provider import redact_argv
 
 from harness_claude.options import ClaudeOptions
 from harness_claude.permissions import plan_permissions
 
-__all__ = ["BASE_ARGS", "SECRET_FLAGS", "build_argv", "build_env", "redacted_argv"]
+__all__ = ["BASE_ARGS", "EFFORTS", "SECRET_FLAGS", "build_argv", "build_env", "redacted_argv"]
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+"""`--effort` values of 2.1.328 (it warns about any other value and uses its default: refused here instead)."""
 
 BASE_ARGS = (
     "-p",
@@ -38,8 +44,14 @@ SECRET_FLAGS = frozenset({"--settings", "--system-prompt", "--append-system-prom
 `--continue` in Claude Code and takes no value.)"""
 
 
-def build_argv(binary: str, spec: AgentRunSpec, opts: ClaudeOptions, *, is_root: bool) -> list[str]:
-    """The command line of one turn of `spec` (see the module docstring)."""
+def build_argv(
+    binary: str, spec: AgentRunSpec | SessionSpec, opts: ClaudeOptions, *, is_root: bool, live: bool = False
+) -> list[str]:
+    """The command line of one turn of `spec`, or of a live session's process (see the module docstring).
+
+    Raises:
+        InvalidSpecError: `spec.effort` is not one of `EFFORTS`.
+    """
     plan = plan_permissions(
         spec.sandbox,
         spec.approval,
@@ -47,6 +59,7 @@ def build_argv(binary: str, spec: AgentRunSpec, opts: ClaudeOptions, *, is_root:
         mode_override=opts.permission_mode,
         allowed=opts.allowed_tools,
         disallowed=opts.disallowed_tools,
+        live=live,
     )
     argv = [binary, *BASE_ARGS]
     if opts.bare:
@@ -60,8 +73,17 @@ def build_argv(binary: str, spec: AgentRunSpec, opts: ClaudeOptions, *, is_root:
         argv += [flag, spec.system_prompt]
     if spec.resume_session:
         argv += ["--resume", spec.resume_session]
-    if opts.max_turns is not None:
-        argv += ["--max-turns", str(opts.max_turns)]
+    if spec.effort is not None:
+        if spec.effort not in EFFORTS:
+            raise InvalidSpecError(f"Claude Code takes effort {', '.join(EFFORTS)}, not {spec.effort!r}")
+        argv += ["--effort", spec.effort]
+    if spec.output_schema is not None:
+        argv += ["--json-schema", json.dumps(spec.output_schema, separators=(",", ":"))]
+    max_turns = spec.max_turns if spec.max_turns is not None else opts.max_turns
+    if max_turns is not None:
+        argv += ["--max-turns", str(max_turns)]
+    if spec.max_cost_usd is not None:
+        argv += ["--max-budget-usd", repr(spec.max_cost_usd)]
     return [*argv, *plan.argv(), *opts.extra_args]
 
 
@@ -72,12 +94,19 @@ def redacted_argv(argv: list[str], known: tuple[str, ...] = ()) -> list[str]:
 
 
 def build_env(
-    spec: AgentRunSpec, opts: ClaudeOptions, *, is_root: bool, base: Mapping[str, str]
+    spec: AgentRunSpec | SessionSpec,
+    opts: ClaudeOptions,
+    *,
+    is_root: bool,
+    base: Mapping[str, str],
+    live: bool = False,
 ) -> dict[str, str]:
     """The child's environment: `base`, our defaults, `spec.env` (the caller's values beat our defaults, e.g.
     their own CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS), options the caller set explicitly, and what the permission
     plan needs (IS_SANDBOX)."""
-    plan = plan_permissions(spec.sandbox, spec.approval, is_root=is_root, mode_override=opts.permission_mode)
+    plan = plan_permissions(
+        spec.sandbox, spec.approval, is_root=is_root, mode_override=opts.permission_mode, live=live
+    )
     idle = {"CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": str(opts.stream_idle_timeout_ms)}
     explicit = idle if "stream_idle_timeout_ms" in opts.model_fields_set else {}
     if opts.max_retries is not None:

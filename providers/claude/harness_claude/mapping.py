@@ -17,6 +17,7 @@ from typing import Any
 
 from harness_core import (
     ApprovalRequested,
+    BudgetExceededError,
     ContextUsage,
     HarnessError,
     HarnessEvent,
@@ -31,11 +32,12 @@ from harness_core import (
     ToolStatus,
     ToolSummary,
     ToolUse,
+    Usage,
 )
 
-from harness_claude._json import obj, string, text_of, timestamp
+from harness_claude._json import count, obj, string, text_of, timestamp
 from harness_claude.display import summarize, tool_display
-from harness_claude.outcome import TurnEnd, classify_api_error, turn_end
+from harness_claude.outcome import Limits, TurnEnd, classify_api_error, total_cost, turn_end
 
 __all__ = ["ClaudeMapper", "approval_request"]
 
@@ -43,8 +45,10 @@ OUTPUT_LIMIT = 16_000
 """Characters of tool output kept in `tool_result.output`."""
 
 _IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response", "ui_invalidate"})
-_IGNORED_STREAM = frozenset({"message_start", "message_delta", "message_stop", "content_block_stop"})
-_SILENT = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
+_IGNORED_STREAM = frozenset({"message_stop", "content_block_stop"})
+_SILENT = frozenset(
+    {"control_request", "control_response", "control_cancel_request", "keep_alive", "command_lifecycle"}
+)
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
 _POLICY_REFUSED = re.compile(r"No such tool available: (\S+)\. \1 is disabled for this session")
 """2.1.328's answer to a tool left out by `--tools` or refused by `--disallowedTools`: declined by policy, not
@@ -87,12 +91,21 @@ class ClaudeMapper:
 
     Set `interrupt_sent` once the provider has asked the CLI to stop the turn: an aborted `result` is then
     an `interrupted` outcome rather than a failure. Control-protocol lines (`control_request`, ...) map to no
-    event: the provider answers them.
+    event: the provider answers them. Each model message's final usage (its `message_delta`) is a non-cumulative
+    `context_usage` of the turn so far, so the runner can enforce `max_output_tokens` while the turn runs.
+    `limits` and `cost_before` go to `turn_end` (native budget stops; the process's cost before this turn).
     """
 
-    def __init__(self, cwd: str | None = None, *, resumed: bool = False) -> None:
+    def __init__(
+        self, cwd: str | None = None, *, resumed: bool = False, limits: Limits | None = None, cost_before: float = 0.0
+    ) -> None:
         self.cwd = cwd
         self.resumed = resumed
+        self.limits = limits
+        self.cost_before = cost_before
+        self.total_cost: float | None = None
+        """`total_cost_usd` of the last `result` line: what the process has cost so far."""
+        self._messages: dict[str, tuple[int, int, int]] = {}
         self.interrupt_sent = False
         self.session_id: str | None = None
         self.model: str | None = None
@@ -233,6 +246,8 @@ class ClaudeMapper:
                 self._blocks.setdefault(key, _Block("thinking")).streamed += len(delta["thinking"])
                 return [ReasoningDelta(text=delta["thinking"], item_id=item)]
             return []
+        if etype in ("message_start", "message_delta"):
+            return self._message_usage(key[0], etype, event)
         if etype == "message_stop" and msg.get("abandoned_blocks") and self.interrupt_sent:
             return []  # we stopped the stream: an interrupt, not a stall (2.1.328 abandons the open blocks)
         if etype == "message_stop" and msg.get("abandoned_blocks"):
@@ -243,6 +258,20 @@ class ClaudeMapper:
         if etype in _IGNORED_STREAM:
             return []
         return [ProviderRaw(method=f"stream_event/{etype}", payload=msg)]
+
+    def _message_usage(self, mid: str, etype: str, event: dict[str, Any]) -> list[HarnessEvent]:
+        """Input tokens from `message_start`, output tokens from `message_delta`: the turn's usage so far."""
+        raw = obj(obj(event.get("message")).get("usage") if etype == "message_start" else event.get("usage"))
+        fresh, cached, output = self._messages.get(mid, (0, 0, 0))
+        if etype == "message_start":
+            cached = count(raw.get("cache_read_input_tokens"))
+            fresh = count(raw.get("input_tokens")) + count(raw.get("cache_creation_input_tokens")) + cached
+            self._messages[mid] = (fresh, cached, output)
+            return []
+        self._messages[mid] = (fresh, cached, count(raw.get("output_tokens")))
+        so_far = [sum(m[i] for m in self._messages.values()) for i in range(3)]
+        usage = Usage(input_tokens=so_far[0], cached_input_tokens=so_far[1], output_tokens=so_far[2])
+        return [ContextUsage(usage=usage)]
 
     def _unstreamed(self, mid: str, index: int, kind: str, full: str) -> str:
         """The part of a complete block not already sent as deltas (consumes the matching stream)."""
@@ -353,11 +382,18 @@ class ClaudeMapper:
     # --- end of turn ------------------------------------------------------------------------------
 
     def _result(self, msg: dict[str, Any]) -> list[HarnessEvent]:
+        self.total_cost = total_cost(msg)
         self._end = end = turn_end(
             msg,
             session_id=self.session_id,
             interrupted=self.interrupt_sent,
             stalled=self._stalled,
             streamed_text=self.streamed_text,
+            limits=self.limits,
+            cost_before=self.cost_before,
         )
+        if isinstance(end.error, BudgetExceededError):
+            # Claude Code stopped for the spec's own limit: the provider raises the budget error. The usage event
+            # would make the runner find the same budget passed, interrupt, and report `interrupted`.
+            return []
         return [ContextUsage(usage=end.result.usage, context_window=end.context_window)]

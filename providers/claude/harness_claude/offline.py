@@ -14,12 +14,13 @@ Any call without the agent loop's `tools`/`thinking` keys (a title or a summary)
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import MessagesBackend, MessagesDialect, ToolUse
+from harness_core.offline.backends import MessagesBackend, MessagesDialect, ToolUse, Turn
 from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
 
@@ -32,6 +33,9 @@ OFFLINE_OPTIONS: dict[str, Any] = {
 """No retries (a scripted failure fails at once, not after ~3 minutes of backoff), and no settings files, so
 hooks and permission rules from the directories around the workspace take no part. Not `--bare`: with it,
 Claude Code 2.1.328 offers no Write tool, and scenarios that write a file would fail."""
+
+STRUCTURED_TOOL = "StructuredOutput"
+"""The tool Claude Code 2.1.328 offers with `--json-schema`: its input is the answer."""
 
 _CWD_RE = re.compile(r"(?:Primary working directory|Working directory|CWD):\s*(/[^\n<]*)")
 
@@ -84,11 +88,33 @@ CLAUDE_CODE_TOOLS = ClaudeCodeTools()
 class ClaudeCodeBackend(MessagesBackend):
     """A `MessagesBackend` that speaks to Claude Code: its tool dialect, and the environment to point it here.
 
-    Without `cwd`, the working directory comes from Claude Code's own prompt.
+    Without `cwd`, the working directory comes from Claude Code's own prompt. With `--json-schema` Claude Code
+    2.1.328 offers a `StructuredOutput` tool and takes the answer only from a call to it (a text answer is asked
+    for again once, then the turn ends with the text, unparsed): a scripted answer that is a JSON object is
+    given as that call when the tool is offered, as a real model does.
     """
 
     def __init__(self, scenario: Scenario, cwd: str | Path | None = None) -> None:
         super().__init__(scenario, cwd=cwd, dialect=CLAUDE_CODE_TOOLS)
+        self._structured: set[int] = set()
+
+    def _blocks(self, turn: Turn, body: Mapping[str, Any]) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = super()._blocks(turn, dict(body))
+        offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+        last = blocks[-1] if blocks else {}
+        if STRUCTURED_TOOL in offered and last.get("type") == "text":
+            try:
+                value = json.loads(last["text"])
+            except ValueError:
+                return blocks
+            if isinstance(value, dict):
+                blocks[-1] = {"type": "tool_use", "id": f"toolu_{turn.index:04d}", "name": STRUCTURED_TOOL,
+                              "input": value}
+                self._structured.add(turn.index)
+        return blocks
+
+    def _stop_reason(self, turn: Turn) -> str:  # type: ignore[override]  # a staticmethod in the base
+        return "tool_use" if turn.index in self._structured else MessagesBackend._stop_reason(turn)
 
     def claude_env(self, home: Path) -> dict[str, str]:
         """Environment for `claude` to use this backend only, with its state isolated under `home`."""

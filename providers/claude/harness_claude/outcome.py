@@ -12,12 +12,14 @@ from typing import Any
 
 from harness_core import (
     AuthFailedError,
+    BudgetExceededError,
     HarnessError,
     HarnessResult,
     IdleTimeoutError,
     ModelError,
     RunStatus,
     SessionNotFoundError,
+    StructuredOutputError,
     Usage,
 )
 from harness_core.provider import error_for_status
@@ -25,9 +27,18 @@ from harness_core.provider import error_for_status
 from harness_claude._json import count, obj, opt_str, string
 from harness_claude.auth import LOGIN_HINT as _LOGIN_HINT
 
-__all__ = ["TurnEnd", "classify_api_error", "session_not_found", "turn_end", "usage_from_result"]
+__all__ = [
+    "Limits",
+    "TurnEnd",
+    "classify_api_error",
+    "session_not_found",
+    "total_cost",
+    "turn_end",
+    "usage_from_result",
+]
 
 _MAX_TURNS = re.compile(r"maximum number of turns \((\d+)\)")
+_MAX_BUDGET = re.compile(r"maximum budget \(\$([0-9.]+)\)")
 _AUTH_HINT = "check ANTHROPIC_API_KEY (or run `claude /login`) and ANTHROPIC_BASE_URL"
 _RATE_HINT = "wait and retry, or raise -o max_retries=N"
 _FAILED_HINT = "retry later, or raise -o max_retries=N"
@@ -69,22 +80,42 @@ def classify_api_error(status: int | None, message: str, *, retrying: bool = Fal
     )
 
 
-def usage_from_result(msg: dict[str, Any]) -> tuple[Usage, int | None]:
-    """Per-turn usage (the `usage` of a `result` is since the last result) and the context window."""
+def usage_from_result(msg: dict[str, Any], *, cost_before: float = 0.0) -> tuple[Usage, int | None]:
+    """Per-turn usage and the context window of a `result` line.
+
+    Claude Code 2.1.328 on one process (a live session): `usage` is since the last result, `total_cost_usd` and
+    `modelUsage` are totals for the process, `model_usage_since_last_result` is per turn (tokens and `costUSD`
+    by model). The cost is that per-turn sum, else `total_cost_usd - cost_before` (`cost_before`: the total of
+    the process's earlier results). A result that stops the turn at once (`error_max_budget_usd`) has zero
+    `usage` but its model call in `model_usage_since_last_result`: the tokens then come from there."""
     raw = obj(msg.get("usage"))
     fresh, created, read = (
         count(raw.get("input_tokens")),
         count(raw.get("cache_creation_input_tokens")),
         count(raw.get("cache_read_input_tokens")),
     )
-    details = obj(raw.get("output_tokens_details"))
-    cost = msg.get("total_cost_usd")
+    output = count(raw.get("output_tokens"))
+    thinking = count(obj(raw.get("output_tokens_details")).get("thinking_tokens"))
+    since = msg.get("model_usage_since_last_result")
+    per_model = [m for m in since.values() if isinstance(m, dict)] if isinstance(since, dict) else None
+    if per_model and not (fresh or created or read or output):
+        fresh, created, read, output, thinking = (
+            sum(count(m.get(key)) for m in per_model)
+            for key in ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens",
+                        "thinkingTokens")
+        )
+    total = msg.get("total_cost_usd")
+    cost: float | None = None
+    if per_model is not None:
+        cost = sum(float(m["costUSD"]) for m in per_model if isinstance(m.get("costUSD"), (int, float)))
+    elif isinstance(total, (int, float)) and total >= 0:
+        cost = max(float(total) - cost_before, 0.0)
     usage = Usage(
         input_tokens=fresh + created + read,
         cached_input_tokens=read,
-        output_tokens=count(raw.get("output_tokens")),
-        reasoning_tokens=count(details.get("thinking_tokens")),
-        cost_usd=float(cost) if isinstance(cost, (int, float)) and cost >= 0 else None,
+        output_tokens=output,
+        reasoning_tokens=thinking,
+        cost_usd=cost,
     )
     window = None
     model_usage = msg.get("modelUsage")
@@ -92,6 +123,12 @@ def usage_from_result(msg: dict[str, Any]) -> tuple[Usage, int | None]:
         windows = [count(m.get("contextWindow")) for m in model_usage.values() if isinstance(m, dict)]
         window = max(windows, default=0) or None
     return usage, window
+
+
+def total_cost(msg: dict[str, Any]) -> float | None:
+    """`total_cost_usd` of a `result` line: what the process has cost so far (all its turns)."""
+    total = msg.get("total_cost_usd")
+    return float(total) if isinstance(total, (int, float)) and total >= 0 else None
 
 
 def _max_turns_error(errors: list[str], reason: str | None) -> ModelError:
@@ -107,6 +144,34 @@ def _max_turns_error(errors: list[str], reason: str | None) -> ModelError:
     )
 
 
+def _budget_error(sub: str, errors: list[str], msg: dict[str, Any], limits: Limits) -> BudgetExceededError | None:
+    """A native stop for a limit the spec set (`--max-turns`, `--max-budget-usd`) as the budget error; None when
+    the limit was not the spec's (a `-o max_turns` option stays a model error, as before budgets existed)."""
+    said = "; ".join(errors)
+    if sub == "error_max_turns" and limits.max_turns is not None:
+        found = _MAX_TURNS.search(said)
+        limit = int(found.group(1)) if found else limits.max_turns
+        return BudgetExceededError("max_turns", limit, count(msg.get("num_turns")) or None, scope=limits.scope,
+                                   said=said or sub)
+    if sub == "error_max_budget_usd" and limits.max_cost_usd is not None:
+        found = _MAX_BUDGET.search(said)
+        cost_limit = float(found.group(1)) if found else limits.max_cost_usd
+        spent = total_cost(msg)
+        return BudgetExceededError("max_cost_usd", cost_limit, round(spent, 6) if spent is not None else None,
+                                   scope=limits.scope, said=said or sub)
+    return None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The spec's native limits as passed to Claude Code, and what they bound (`run`, or a live `session`:
+    `--max-budget-usd` covers the whole process)."""
+
+    max_turns: int | None = None
+    max_cost_usd: float | None = None
+    scope: str = "run"
+
+
 def session_not_found(errors: list[str], session_id: str | None) -> SessionNotFoundError | None:
     """The `SessionNotFoundError` a result's `errors` stand for, or None when they say something else. The id is
     the one Claude Code quotes (falling back to the result's `session_id`)."""
@@ -119,14 +184,23 @@ def session_not_found(errors: list[str], session_id: str | None) -> SessionNotFo
 
 
 def turn_end(
-    msg: dict[str, Any], *, session_id: str | None, interrupted: bool, stalled: bool, streamed_text: str
+    msg: dict[str, Any],
+    *,
+    session_id: str | None,
+    interrupted: bool,
+    stalled: bool,
+    streamed_text: str,
+    limits: Limits | None = None,
+    cost_before: float = 0.0,
 ) -> TurnEnd:
     """The outcome a `result` line stands for.
 
     `interrupted`: we asked the CLI to stop (an aborted result is then `interrupted`, not a failure);
-    `stalled`: the CLI abandoned a stalled stream during the turn; `streamed_text`: the text seen so far.
+    `stalled`: the CLI abandoned a stalled stream during the turn; `streamed_text`: the text seen so far;
+    `limits`: the spec's native limits (their stops are `budget_exceeded`); `cost_before`: see
+    `usage_from_result`. With `--json-schema` the line's `structured_output` is the parsed answer.
     """
-    usage, window = usage_from_result(msg)
+    usage, window = usage_from_result(msg, cost_before=cost_before)
     sub = msg.get("subtype")
     reason = opt_str(msg.get("terminal_reason"))
     text = string(msg.get("result"))
@@ -146,8 +220,12 @@ def turn_end(
                 f"the model API stream stalled ({text.strip()}); raise -o stream_idle_timeout_ms "
                 "or check the backend at ANTHROPIC_BASE_URL"
             )
+    elif (budget := _budget_error(str(sub), errors, msg, limits or Limits())) is not None:
+        error = budget
     elif sub == "error_max_turns":
         error = _max_turns_error(errors, reason)
+    elif sub == "error_max_structured_output_retries":  # the model never called its StructuredOutput tool
+        error = StructuredOutputError(f"Claude Code gave up asking the model for it ({'; '.join(errors) or sub})", text)
     elif sub == "error_during_execution" and (missing := session_not_found(errors, session_id)) is not None:
         error = missing
     else:
@@ -163,5 +241,6 @@ def turn_end(
         usage=usage,
         duration_ms=count(msg.get("duration_ms")),
         error=error.to_info() if error is not None else None,
+        structured_output=msg.get("structured_output") if status is RunStatus.SUCCESS else None,
     )
     return TurnEnd(result=result, error=error, context_window=window)

@@ -14,6 +14,13 @@ EnterWorktree, which writes). Every tool not in `READ_ONLY_TOOLS` is absent from
 "prompt" = `--permission-prompt-tool stdio`: every permission question becomes a `can_use_tool` control
 request. Approval `never` passes `--permission-prompts none` (2.1.328): anything that would prompt is denied
 automatically (a `system/permission_denied` line and a declined tool result), never a hang.
+
+A live session (`live=True`) can change the approval policy between turns, but the prompt tool and the allow
+list are process flags: its process always gets the prompt tool and only the caller's `allowed` rules, the
+mode is set per turn (`set_permission_mode`), and in a turn whose policy is `never` the provider answers each
+`can_use_tool` itself with `auto_answer` (allow what the one-shot plan would allow, e.g. Bash under
+workspace-write; deny the rest, as `--permission-prompts none` would). Under danger-full-access it may switch
+to bypassPermissions, which 2.1.328 allows only with `--allow-dangerously-skip-permissions` at launch.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import dataclass, field
 
 from harness_core import ApprovalPolicy, SandboxMode
 
-__all__ = ["READ_ONLY_TOOLS", "WRITE_TOOLS", "PermissionPlan", "plan_permissions"]
+__all__ = ["READ_ONLY_TOOLS", "WRITE_TOOLS", "PermissionPlan", "auto_answer", "plan_permissions"]
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
@@ -56,9 +63,17 @@ class PermissionPlan:
     allowed: tuple[str, ...] = ()
     disallowed: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    asks: bool = True
+    """The operation is asked (approval is not `never`); a live session's turn answers itself when False."""
+    auto_allowed: tuple[str, ...] = ()
+    """What a turn that asks nobody allows (the one-shot plan's `--allowedTools`)."""
+    bypass_later: bool = False
+    """A live session that may switch to bypassPermissions: launch with `--allow-dangerously-skip-permissions`."""
 
     def argv(self) -> list[str]:
         args = ["--permission-mode", self.mode]
+        if self.bypass_later:
+            args.append("--allow-dangerously-skip-permissions")
         if self.prompt_tool:
             args += ["--permission-prompt-tool", "stdio"]
         else:
@@ -80,8 +95,10 @@ def plan_permissions(
     mode_override: str | None = None,
     allowed: tuple[str, ...] = (),
     disallowed: tuple[str, ...] = (),
+    live: bool = False,
 ) -> PermissionPlan:
-    """The permission flags for a run (see the module table)."""
+    """The permission flags for a run, or for a live session's process and turns (`live`; see the module
+    docstring)."""
     ask = approval is not ApprovalPolicy.NEVER
     extra_allowed: tuple[str, ...] = ()
     tools: tuple[str, ...] | None = None
@@ -96,7 +113,16 @@ def plan_permissions(
         mode = "default" if ask else "bypassPermissions"
     if mode_override:
         mode = mode_override
-    env = {"IS_SANDBOX": "1"} if mode == "bypassPermissions" and is_root else {}
+    bypass_later = live and sandbox is SandboxMode.DANGER_FULL_ACCESS and mode_override is None
+    bypass = mode == "bypassPermissions" or bypass_later
+    env = {"IS_SANDBOX": "1"} if bypass and is_root else {}
     denied = tuple(dict.fromkeys(disallowed))
     allow = tuple(t for t in dict.fromkeys((*extra_allowed, *allowed)) if t not in denied)
-    return PermissionPlan(mode=mode, prompt_tool=ask, tools=tools, allowed=allow, disallowed=denied, env=env)
+    process_allow = tuple(t for t in dict.fromkeys(allowed) if t not in denied) if live else allow
+    return PermissionPlan(mode=mode, prompt_tool=ask or live, tools=tools, allowed=process_allow, disallowed=denied,
+                          env=env, asks=ask, auto_allowed=allow, bypass_later=bypass_later)
+
+
+def auto_answer(plan: PermissionPlan, tool_name: str) -> bool:
+    """In a live session's turn that asks nobody (`plan.asks` False): allow `tool_name` (True) or deny it."""
+    return plan.mode == "bypassPermissions" or tool_name in plan.auto_allowed

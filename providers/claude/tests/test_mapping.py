@@ -74,9 +74,14 @@ def test_missing_golden_is_written_and_fails(tmp_path: Path, monkeypatch: pytest
     check_golden(golden, {"events": []})  # now it exists: compared, passes
 
 
+def _is_result_usage(event: dict[str, Any]) -> bool:
+    """The `context_usage` of a `result` line (it has the cost; those of each model message do not)."""
+    return event["type"] == "context_usage" and event.get("usage", {}).get("cost_usd") is not None
+
+
 def final_message_text(events: list[dict[str, Any]]) -> str:
     """The text deltas of the turn's last assistant message (item ids are `<message id>:<block index>`)."""
-    first_result_at = next(i for i, e in enumerate(events) if e["type"] == "context_usage")
+    first_result_at = next(i for i, e in enumerate(events) if _is_result_usage(e))
     deltas = [e for e in events[:first_result_at] if e["type"] == "text_delta"]
     if not deltas:
         return ""
@@ -98,7 +103,7 @@ def test_repeated_short_text_is_caught() -> None:
     events = [
         {"type": "text_delta", "text": "ok", "item_id": "m1:0"},
         {"type": "text_delta", "text": "ok", "item_id": "m1:0"},
-        {"type": "context_usage"},
+        {"type": "context_usage", "usage": {"cost_usd": 0.1}},
     ]
     assert final_message_text(events) != "ok"
 
@@ -118,8 +123,18 @@ def test_bash_turn_with_partial_messages() -> None:
     assert res["display"]["status"] == "completed" and res["display"]["exit_code"] == 0
     assert res["display"]["duration_ms"] is not None and res["output"] == "hello"
     assert len(ends) == 1 and ends[0]["final_text"] == "The command printed: hello. Done."
-    usage = next(e for e in events if e["type"] == "context_usage")["usage"]
+    usage = next(e for e in events if _is_result_usage(e))["usage"]
     assert usage["input_tokens"] == 200 and usage["output_tokens"] == 24 and usage["cost_usd"] > 0
+
+
+def test_each_model_message_reports_the_turn_usage_so_far() -> None:
+    """Per model message a non-cumulative `context_usage` (input from message_start, output from message_delta),
+    so the runner can stop a turn over `max_output_tokens` before its `result`."""
+    events, _ = _events("bash-partial")
+    so_far = [e["usage"] for e in events if e["type"] == "context_usage" and not _is_result_usage(e)]
+    assert len(so_far) == 2 and not any(e["cumulative"] for e in events if e["type"] == "context_usage")
+    assert so_far[0]["output_tokens"] < so_far[1]["output_tokens"] == 24
+    assert so_far[1]["input_tokens"] == 200
 
 
 def test_thinking_maps_to_reasoning_once() -> None:

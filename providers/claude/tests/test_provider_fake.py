@@ -23,9 +23,10 @@ from harness_core.plugins import PluginHost
 from harness_core.provider import REDACTED
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
+from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
-from harness_claude.provider import _Turn
 from harness_claude.testing import write_fake_claude
+from harness_claude.turn import Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -184,7 +185,7 @@ async def test_approval_never_denies_what_would_prompt(tmp_path: Path, fake_bin:
 
 
 class _StubCtx:
-    """Just enough RunContext for `_Turn._approve`: an approval that never gets a decision."""
+    """Just enough RunContext for `Turn._approve`: an approval that never gets a decision."""
 
     def __init__(self) -> None:
         self.emitted: list[object] = []
@@ -202,7 +203,8 @@ class _StubCtx:
 async def test_abandoned_approval_is_settled_as_abort(tmp_path: Path) -> None:
     """Like codex-appserver (and the runner): an approval the turn ended on is ABORT, decided by the runner."""
     ctx = _StubCtx()
-    turn = _Turn(AgentRunSpec(prompt="p", cwd=tmp_path), ClaudeOptions(), ctx, None)  # type: ignore[arg-type]
+    spec = AgentRunSpec(prompt="p", cwd=tmp_path)
+    turn = Turn(spec, ClaudeOptions(), ctx, None, mapper=ClaudeMapper())  # type: ignore[arg-type]
     request = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "t"}
     async with anyio.create_task_group() as tg:
         tg.start_soon(turn._approve, "r1", request)

@@ -64,6 +64,10 @@ class Wire:
             self._inbox.put(msg)
         self._inbox.put(None)
 
+    def reset(self) -> None:
+        """A new turn: an interrupt of the last one is over."""
+        self._interrupt.clear()
+
     def next_message(self) -> dict[str, Any] | None:
         """The next message on stdin; None once stdin is closed."""
         return self._inbox.get()

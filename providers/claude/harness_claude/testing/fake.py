@@ -7,7 +7,8 @@ Harness providers or events. Stdlib only (plus the scenarios).
 
 Run as `python -m harness_claude.testing.fake ARGS`, or through `write_fake_claude(dir)`:
 - `--version` prints `2.1.328 (Claude Code)`, or `$HARNESS_FAKE_VERSION`.
-- The scenario is named by the prompt (`SCENARIO:<name>`), else `$HARNESS_FAKE_SCENARIO`, else `say`; a name
+- The scenario is named by the prompt (`SCENARIO:<name>`; `ANSWER:<text>` answers `text`),
+  else `$HARNESS_FAKE_SCENARIO`, else `say`; a name
   that is no scenario echoes the prompt.
 - `--permission-prompt-tool stdio` makes tool steps ask with `can_use_tool` control requests (Bash unless in
   `--allowedTools`; Write/Edit unless `--permission-mode acceptEdits`); without it, or with
@@ -16,13 +17,20 @@ Run as `python -m harness_claude.testing.fake ARGS`, or through `write_fake_clau
   the session id (a value that is not a UUID is refused with 2.1.328's result line and exit 1); the `interrupt`
   control request stops the turn like the real CLI.
 - `$HARNESS_FAKE_CRASH=1`: write to stderr and exit 3 in the middle of the turn.
+- One process plays a turn per user message until stdin closes (a live session); `set_model` and
+  `set_permission_mode` control requests change the next turn's model (in its `system/init` and result) and
+  permission mode. `$HARNESS_FAKE_CLAUDE_STDIN_LOG=PATH` appends every message read between turns to PATH, so
+  tests can see which control requests came. `--json-schema` puts a JSON answer in `structured_output`;
+  `--max-turns N` and `--max-budget-usd X` stop a turn as 2.1.328 does (the budget covers the process).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
@@ -32,7 +40,9 @@ from harness_claude.testing.control import Wire
 from harness_claude.testing.player import Flags, Player
 from harness_claude.testing.writer import CRASH_ENV, SCENARIO_ENV, VERSION_ENV
 
-__all__ = ["main", "prompt_text", "scenario_for"]
+__all__ = ["LOG_ENV", "main", "prompt_text", "scenario_for"]
+
+LOG_ENV = "HARNESS_FAKE_CLAUDE_STDIN_LOG"
 
 
 def prompt_text(message: dict[str, Any]) -> str:
@@ -48,7 +58,9 @@ def prompt_text(message: dict[str, Any]) -> str:
 
 def scenario_for(prompt: str, default: str | None) -> Scenario:
     """The scenario a prompt asks for (`SCENARIO:<name>`), else `default`, else `say`; an unknown name plays
-    one answer echoing the prompt."""
+    one answer echoing the prompt; `ANSWER:<text>` answers exactly `text`."""
+    if prompt.startswith("ANSWER:"):
+        return Scenario("answer", (Say(prompt.removeprefix("ANSWER:")),))
     words = prompt.split("SCENARIO:", 1)[1].split() if "SCENARIO:" in prompt else []
     name = words[0] if words else (default or "say")
     return SCENARIOS.get(name) or Scenario(name, (Say(f"echo: {prompt}"),))
@@ -78,12 +90,40 @@ def main(argv: list[str] | None = None) -> int:
         wire.emit(line)
         print(said, file=sys.stderr, flush=True)
         return 1
-    scenario = scenario_for(prompt_text(first), os.environ.get(SCENARIO_ENV))
     player = Player(flags, wire, cwd=os.getcwd(), crash=bool(os.environ.get(CRASH_ENV)))
-    player.init()
-    code = player.play(scenario)
-    wire.drain()  # like the real CLI: stay until stdin closes
+    code = 0
+    msg: dict[str, Any] | None = first
+    while msg is not None:  # like the real CLI: a turn per user message, until stdin closes
+        _log(msg)
+        request = msg.get("request") if msg.get("type") == "control_request" else None
+        if isinstance(request, dict):
+            answer = _control(player, request)
+            if answer is not None:
+                wire.emit(shapes.control_success(msg.get("request_id"), answer))
+        elif msg.get("type") == "user":
+            player.init()
+            code = player.play(scenario_for(prompt_text(msg), os.environ.get(SCENARIO_ENV)))
+        msg = wire.next_message()
     return code
+
+
+def _control(player: Player, request: dict[str, Any]) -> dict[str, Any] | None:
+    """Apply `set_model` / `set_permission_mode` (the answer), ignore the rest (an interrupt between turns)."""
+    if request.get("subtype") == "set_model":
+        model = request.get("model")
+        player.flags = replace(player.flags, model=model if isinstance(model, str) and model else shapes.MODEL)
+        return {"model": player.flags.model}
+    if request.get("subtype") == "set_permission_mode":
+        player.flags = replace(player.flags, mode=str(request.get("mode")))
+        return {"mode": player.flags.mode}
+    return None
+
+
+def _log(msg: dict[str, Any]) -> None:
+    path = os.environ.get(LOG_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps(msg) + "\n")
 
 
 if __name__ == "__main__":

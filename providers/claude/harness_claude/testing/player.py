@@ -13,6 +13,7 @@ text answer streams (after its first chunk), or else just before the `result` li
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -64,11 +65,20 @@ class Flags:
     allowed: frozenset[str] = frozenset()
     denied: frozenset[str] = frozenset()
     tools: tuple[str, ...] = shapes.DEFAULT_TOOLS
+    model: str = shapes.MODEL
+    json_schema: bool = False
+    max_turns: int | None = None
+    max_budget: float | None = None
 
     @classmethod
     def parse(cls, argv: Sequence[str]) -> Flags:
         only = _option(argv, "--tools")
+        turns, budget = _option(argv, "--max-turns"), _option(argv, "--max-budget-usd")
         return cls(
+            model=_option(argv, "--model") or shapes.MODEL,
+            json_schema=_option(argv, "--json-schema") is not None,
+            max_turns=int(turns) if turns else None,
+            max_budget=float(budget) if budget else None,
             resume=_option(argv, "--resume"),
             # `--permission-prompts none` wins over a prompt tool (2.1.328): nobody is asked, anything that
             # would prompt is denied; without a prompt tool `claude -p` denies the same way
@@ -83,6 +93,14 @@ class Flags:
         )
 
 
+class _Stopped(Exception):
+    """A native limit (`--max-turns`, `--max-budget-usd`) ended the turn: its result subtype and error."""
+
+    def __init__(self, subtype: str, said: str) -> None:
+        super().__init__(said)
+        self.subtype, self.said = subtype, said
+
+
 class _Interrupted(Exception):
     """The turn was stopped (an interrupt, or a denial that asked to stop); the result line says how."""
 
@@ -92,10 +110,13 @@ class _Interrupted(Exception):
 
 
 class Player:
-    """Plays one scenario as one turn on `wire`; `play` returns the process exit status."""
+    """Plays one scenario as one turn on `wire`; `play` returns the process exit status. On one process it plays
+    one turn per user message: `flags` (the model, the permission mode) change with control requests."""
 
     def __init__(self, flags: Flags, wire: Wire, *, cwd: str, crash: bool = False) -> None:
         self.flags, self.wire, self.cwd, self.crash = flags, wire, cwd, crash
+        self.cost = 0.0
+        """What the process's earlier turns cost (`total_cost_usd` is the process's)."""
         self.session = flags.resume or str(uuid.uuid4())
         self.msg_no = 0
         self.tool_no = 0
@@ -104,14 +125,26 @@ class Player:
         self._start = time.monotonic()
 
     def init(self) -> None:
-        self.wire.emit(shapes.init(self.session, self.cwd, list(self.flags.tools), self.flags.mode))
+        self.wire.emit(shapes.init(self.session, self.cwd, list(self.flags.tools), self.flags.mode, self.flags.model))
+
+    def _limits(self, more: bool) -> None:
+        """After a model call: over `--max-budget-usd` (the process's cost) or, with steps left, at `--max-turns`."""
+        budget, most = self.flags.max_budget, self.flags.max_turns
+        if budget is not None and self.cost + 0.0004 * self.turns > budget:
+            raise _Stopped("error_max_budget_usd", f"Reached maximum budget (${budget:g})")
+        if more and most is not None and self.turns >= most:
+            raise _Stopped("error_max_turns", f"Reached maximum number of turns ({most})")
 
     def play(self, scenario: Scenario) -> int:
         self._start = time.monotonic()
+        self.turns = self.out_tokens = 0
+        self.wire.reset()
         final = ""
         thinking: list[str] = []
         try:
-            for step in scenario.steps:
+            if self.flags.max_budget is not None and self.cost > self.flags.max_budget:
+                raise _Stopped("error_max_budget_usd", f"Reached maximum budget (${self.flags.max_budget:g})")
+            for n, step in enumerate(scenario.steps):
                 if isinstance(step, Think):
                     thinking.append(step.text)
                 elif isinstance(step, TakeLong):
@@ -128,6 +161,11 @@ class Player:
                     thinking = []
                     if isinstance(step, Say):
                         final = step.text
+                    self._limits(more=n + 1 < len(scenario.steps))
+        except _Stopped as stop:
+            self._result(stop.subtype, is_error=True, errors=[stop.said], terminal_reason="max_turns"
+                         if stop.subtype == "error_max_turns" else "budget_exhausted")
+            return 1
         except _Interrupted as stop:
             self._result(
                 "error_during_execution",
@@ -136,10 +174,18 @@ class Player:
                 errors=[f"[ede_diagnostic] result_type=user stop_reason={stop.reason}"],
             )
             return 0
+        structured: dict[str, Any] = {}
+        if self.flags.json_schema:  # as a model that calls StructuredOutput when its answer is JSON
+            try:
+                structured = {"structured_output": json.loads(final)}
+                final = json.dumps(structured["structured_output"], separators=(",", ":"))
+            except ValueError:
+                pass  # 2.1.328 asks once more, then ends the turn with the text
         self._result(
             "success",
             is_error=False,
             result=final,
+            **structured,
             terminal_reason="completed",
             api_error_status=None,
             ttft_ms=10,
@@ -293,8 +339,10 @@ class Player:
             self._die()
         duration = int((time.monotonic() - self._start) * 1000)
         line = shapes.result(
-            self.session, subtype, turns=self.turns, out_tokens=self.out_tokens, duration_ms=duration, **fields
+            self.session, subtype, turns=self.turns, out_tokens=self.out_tokens, duration_ms=duration,
+            model=self.flags.model, cost_before=self.cost, **fields
         )
+        self.cost = float(line["total_cost_usd"])
         self.wire.emit(line)
 
     def _api_error(self, step: Fail) -> int:

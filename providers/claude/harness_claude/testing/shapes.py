@@ -24,6 +24,7 @@ __all__ = [
     "api_error_assistant",
     "assistant",
     "can_use_tool",
+    "control_success",
     "denied_automatically",
     "init",
     "interrupt_response",
@@ -94,8 +95,8 @@ def _base(session: str) -> dict[str, Any]:
 # --- system lines ---------------------------------------------------------------------------------------
 
 
-def init(session: str, cwd: str, tools: list[str], mode: str) -> dict[str, Any]:
-    """`system/init`: the first line of a turn."""
+def init(session: str, cwd: str, tools: list[str], mode: str, model: str = MODEL) -> dict[str, Any]:
+    """`system/init`: the first line of a turn (of every turn, on a process that plays several)."""
     return {
         "type": "system",
         "subtype": "init",
@@ -103,7 +104,7 @@ def init(session: str, cwd: str, tools: list[str], mode: str) -> dict[str, Any]:
         **_base(session),
         "tools": tools,
         "mcp_servers": [],
-        "model": MODEL,
+        "model": model,
         "permissionMode": mode,
         "slash_commands": [],
         "apiKeySource": "ANTHROPIC_API_KEY",
@@ -311,9 +312,19 @@ def interrupt_response(request_id: object) -> dict[str, Any]:
 
 
 def result(
-    session: str, subtype: str, *, turns: int, out_tokens: int, duration_ms: int, **fields: Any
+    session: str,
+    subtype: str,
+    *,
+    turns: int,
+    out_tokens: int,
+    duration_ms: int,
+    model: str = MODEL,
+    cost_before: float = 0.0,
+    **fields: Any,
 ) -> dict[str, Any]:
-    """The `result` line that ends a turn; `fields` are the subtype's own (`is_error`, `result`, ...)."""
+    """The `result` line that ends a turn; `fields` are the subtype's own (`is_error`, `result`, ...). As on one
+    real process: `usage` and `model_usage_since_last_result` are this turn's (`turns` model calls, none: `{}`),
+    `total_cost_usd` adds `cost_before`, what the process's earlier turns cost."""
     usage = {
         "input_tokens": 100 * max(turns, 1),
         "cache_creation_input_tokens": 0,
@@ -321,7 +332,9 @@ def result(
         "output_tokens": out_tokens,
         "output_tokens_details": {"thinking_tokens": 0},
     }
-    cost = round(0.0004 * max(turns, 1), 6)
+    cost = round(0.0004 * max(turns, 1), 6) if turns else 0.0
+    since = {model: {"inputTokens": usage["input_tokens"], "outputTokens": out_tokens, "cacheReadInputTokens": 0,
+                     "cacheCreationInputTokens": 0, "costUSD": cost, "contextWindow": 1000000}} if turns else {}
     return {
         "type": "result",
         "subtype": subtype,
@@ -330,21 +343,29 @@ def result(
         "num_turns": turns + 1,
         "stop_reason": "end_turn",
         "session_id": session,
-        "total_cost_usd": cost,
+        "total_cost_usd": round(cost_before + cost, 6),
         "usage": usage,
         "modelUsage": {
-            MODEL: {
+            model: {
                 "inputTokens": usage["input_tokens"],
                 "outputTokens": out_tokens,
-                "costUSD": cost,
+                "costUSD": round(cost_before + cost, 6),
                 "contextWindow": 1000000,
             }
         },
         "permission_denials": [],
         "uuid": str(uuid.uuid4()),
         **_RESULT_EXTRA,
+        "model_usage_since_last_result": since,
         **fields,
     }
+
+
+def control_success(request_id: object, response: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a driver's control request (`set_model` → `{"model": M}`, `set_permission_mode` →
+    `{"mode": M}`), as 2.1.328 sends it."""
+    return {"type": "control_response", "response": {"subtype": "success", "request_id": request_id,
+                                                     "response": response}}
 
 
 def resume_refused(value: str) -> tuple[dict[str, Any], str]:

@@ -1,0 +1,149 @@
+"""A live Claude Code session: one `claude -p` stream-json process, its stdin open across turns.
+
+Layer: provider (lifecycle). Owns the session's process, the reader task that outlives turns (each parsed line
+goes to the turn being played, lines between turns are dropped and logged), the settings the process holds
+between turns (model, permission mode: set with `set_model` / `set_permission_mode` before a turn that needs
+others, and set back before the next turn that does not) and the process's running cost. A turn itself is
+played by `turn.Turn`. Knows nothing of rendering, run logs or how approvals are decided.
+
+Observed with 2.1.328 on one process: every turn starts with its own `system/init`; a `result`'s `usage` and
+`model_usage_since_last_result` are the turn's, `total_cost_usd` and `modelUsage` the process's so far;
+`--max-budget-usd` covers the process (once spent, every later turn ends at once with `error_max_budget_usd`
+and the process stays up); `--json-schema`, `--effort`, the sandbox's `--tools` and the prompt tool are fixed
+at launch. A process that died between turns fails the next one with `ProcessExitedError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+from harness_core import AgentRunSpec, HarnessEvent, HarnessResult, SessionSpec
+from harness_core.provider import ChildProcess, ProviderSession, RunContext, SessionContext, json_messages
+
+from harness_claude.argv import build_argv, build_env, redacted_argv
+from harness_claude.mapping import ClaudeMapper
+from harness_claude.options import ClaudeOptions
+from harness_claude.outcome import Limits
+from harness_claude.permissions import plan_permissions
+from harness_claude.turn import Turn
+
+__all__ = ["ClaudeSession", "claude_session"]
+
+
+@asynccontextmanager
+async def claude_session(
+    binary: str, spec: SessionSpec, opts: ClaudeOptions, ctx: SessionContext
+) -> AsyncIterator[ClaudeSession]:
+    """Start the session's process and its reader; on exit close stdin and shut the process down (the
+    transport's bounded close stdin → SIGTERM → SIGKILL)."""
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    argv = build_argv(binary, spec, opts, is_root=is_root, live=True)
+    env = build_env(spec, opts, is_root=is_root, base=os.environ, live=True)
+    ctx.log.debug("claude_session_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
+    async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child, anyio.create_task_group() as tg:
+        session = ClaudeSession(spec, opts, ctx, child, is_root=is_root)
+        tg.start_soon(session.read)
+        try:
+            yield session
+        finally:
+            with anyio.CancelScope(shield=True):
+                await child.close_stdin()
+            tg.cancel_scope.cancel()
+
+
+class ClaudeSession(ProviderSession):
+    """The provider side of a live session (see the module docstring)."""
+
+    def __init__(self, spec: SessionSpec, opts: ClaudeOptions, ctx: SessionContext, child: ChildProcess, *,
+                 is_root: bool) -> None:
+        self.spec, self.opts, self.log, self.child = spec, opts, ctx.log, child
+        self.is_root = is_root
+        self.model = spec.model
+        """The model the process uses now (None: Claude Code's default)."""
+        self.mode = self._plan(spec.sandbox, spec.approval).mode
+        """The permission mode the process is in now."""
+        self.cost = 0.0
+        """`total_cost_usd` of the process's last `result` (all turns so far)."""
+        self.turns = 0
+        self.eof = anyio.Event()
+        self._inbox: MemoryObjectSendStream[dict[str, Any]] | None = None
+        self._turn: Turn | None = None
+
+    def _plan(self, sandbox: Any, approval: Any) -> Any:
+        return plan_permissions(sandbox, approval, is_root=self.is_root, mode_override=self.opts.permission_mode,
+                                allowed=self.opts.allowed_tools, disallowed=self.opts.disallowed_tools, live=True)
+
+    # --- the reader, for the whole session ----------------------------------------------------------
+
+    async def read(self) -> None:
+        """Route every stdout line to the turn being played; at EOF end that turn's stream and remember it."""
+        try:
+            async for msg in json_messages(self.child.lines(), self._emit):
+                inbox = self._inbox
+                if inbox is None:
+                    self.log.debug("claude_line_between_turns", type=msg.get("type"), subtype=msg.get("subtype"))
+                    continue
+                try:
+                    await inbox.send(msg)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    self.log.debug("claude_line_after_turn", type=msg.get("type"))
+        finally:
+            self.eof.set()
+            if self._inbox is not None:
+                self._inbox.close()
+
+    async def _emit(self, event: HarnessEvent) -> None:
+        if self._turn is not None:
+            await self._turn.ctx.emit(event)
+
+    # --- turns --------------------------------------------------------------------------------------
+
+    async def turn(self, spec: AgentRunSpec, ctx: RunContext) -> HarnessResult:
+        if self.eof.is_set():
+            raise await self._gone()
+        plan = self._plan(spec.sandbox, spec.approval)
+        prelude: list[dict[str, Any]] = []
+        if spec.model != self.model:  # an override, or the session's model back after one
+            prelude.append({"subtype": "set_model", **({"model": spec.model} if spec.model else {})})
+        if plan.mode != self.mode:
+            prelude.append({"subtype": "set_permission_mode", "mode": plan.mode})
+        limits = Limits(max_turns=spec.max_turns, max_cost_usd=spec.max_cost_usd, scope="session")
+        resumed = self.turns > 0 or spec.resume_session is not None
+        mapper = ClaudeMapper(str(spec.cwd), resumed=resumed, limits=limits, cost_before=self.cost)
+        turn = Turn(spec, self.opts, ctx, self.child, mapper=mapper, plan=plan, one_shot=False)
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](0)
+        self._inbox, self._turn = send, turn
+        self.turns += 1
+        try:
+            if self.eof.is_set():  # the reader ended just now: it could not close this stream
+                send.close()
+            async with receive:
+                result = await turn.play(receive, prelude=prelude, applied=lambda r: self._applied(spec, r))
+        finally:
+            self._inbox = self._turn = None
+            send.close()
+        if mapper.total_cost is not None:
+            self.cost = mapper.total_cost
+        return result
+
+    def _applied(self, spec: AgentRunSpec, request: dict[str, Any]) -> None:
+        if request["subtype"] == "set_model":
+            self.model = spec.model
+        elif request["subtype"] == "set_permission_mode":
+            self.mode = str(request["mode"])
+
+    async def steer(self, text: str, ctx: RunContext) -> bool:
+        turn = self._turn
+        if turn is None or turn.ctx is not ctx:
+            return False
+        return await turn.steer(text)
+
+    async def _gone(self) -> Exception:
+        with anyio.move_on_after(2.0):
+            await self.child.wait()
+        return self.child.exit_error("Claude Code's session process exited between turns")

@@ -1,0 +1,306 @@
+"""One turn of Claude Code on a live child: the reader loop, approvals, interrupt, steering.
+
+Layer: provider (lifecycle). Shared by a one-shot run (`ClaudeProvider.run`: its own process, stdin closed
+after the `result` line) and a live session's turns (`harness_claude.session`: one process for all turns, the
+messages routed here by the session's reader). Knows the stream-json control protocol and `ClaudeMapper`;
+knows nothing of how the process was started, of rendering or of how approvals are decided.
+
+Before the prompt a session turn may send control requests (`set_model`, `set_permission_mode`) and waits
+for each answer. A steer is a user message with a `uuid`: Claude Code 2.1.328 acknowledges it with
+`command_lifecycle` lines (`queued`, `started`, `completed`); taken while the turn still calls the model it is
+injected into the running turn, taken after the last model call it is played right after as a queued turn,
+with its own `result` line. The Harness turn therefore ends at a `result` only once no steer is waiting to
+start, so what the steer caused stays in the turn that was steered.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from harness_core import (
+    AgentRunSpec,
+    ApprovalDecision,
+    ApprovalResolved,
+    HarnessError,
+    HarnessResult,
+    InvalidSpecError,
+    Usage,
+)
+from harness_core.provider import ChildProcess, RunContext
+
+from harness_claude._json import obj, string
+from harness_claude.mapping import ClaudeMapper, approval_request
+from harness_claude.options import ClaudeOptions
+from harness_claude.permissions import PermissionPlan, auto_answer
+
+__all__ = ["STEER_START_WAIT", "Turn", "line"]
+
+STEER_START_WAIT = 10.0
+"""Seconds a turn whose `result` arrived waits for a queued steer to start before it ends anyway."""
+_STEER_ACK_WAIT = 10.0
+"""Seconds `steer` waits for Claude Code to acknowledge the message (`command_lifecycle` `queued`)."""
+_GONE = frozenset({"cancelled", "discarded", "refused", "dropped"})
+"""`command_lifecycle` states after which a steer will never start."""
+
+Applied = Callable[[dict[str, Any]], None]
+
+
+def line(msg: dict[str, Any]) -> str:
+    """One stream-json line for Claude Code's stdin."""
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
+
+
+def user_message(text: str, message_uuid: str | None = None) -> str:
+    msg: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": text},
+                           "parent_tool_use_id": None, "session_id": ""}
+    if message_uuid is not None:
+        msg["uuid"] = message_uuid
+    return line(msg)
+
+
+class Turn:
+    """One turn on a live child. `plan` is a live session turn's permission plan (None for a one-shot run,
+    whose command line holds the whole policy); `one_shot` closes stdin after the `result` line."""
+
+    def __init__(self, spec: AgentRunSpec, opts: ClaudeOptions, ctx: RunContext, child: ChildProcess, *,
+                 mapper: ClaudeMapper, plan: PermissionPlan | None = None, one_shot: bool = True) -> None:
+        self.spec, self.opts, self.ctx, self.child = spec, opts, ctx, child
+        self.mapper, self.plan, self.one_shot = mapper, plan, one_shot
+        self.approvals: dict[str, anyio.CancelScope] = {}
+        self.interrupted = anyio.Event()
+        self.over = anyio.Event()
+        self._ids = 0
+        self._pending: dict[str, anyio.Event] = {}
+        """Control requests sent, by id, waiting for their `control_response`."""
+        self._responses: dict[str, dict[str, Any]] = {}
+        self._steers: dict[str, anyio.Event] = {}
+        """Steers sent and not yet started, by uuid (set when acknowledged)."""
+        self._failure: HarnessError | None = None
+        """Why the prelude stopped the turn (a refused override)."""
+
+    def _next_id(self) -> str:
+        self._ids += 1
+        return f"harness_{self._ids}"
+
+    async def play(self, messages: AsyncIterator[dict[str, Any]], *, prelude: Sequence[dict[str, Any]] = (),
+                   applied: Applied | None = None) -> HarnessResult:
+        """Send `prelude`'s control requests (each answered before the next; `applied` is told of each success),
+        then the prompt; read `messages` until the turn's end."""
+        outcome: HarnessResult | HarnessError | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._forward_interrupt)
+                tg.start_soon(self._grace, tg.cancel_scope)
+                tg.start_soon(self._prelude, prelude, applied, tg)
+                outcome = await self._read(messages, tg)
+                tg.cancel_scope.cancel()
+        finally:
+            self.over.set()
+        if self._failure is not None:
+            raise self._failure
+        if outcome is None:  # the interrupt grace expired without a `result` line
+            return self.mapper.interrupted_result()
+        if isinstance(outcome, HarnessError):
+            raise outcome
+        return outcome
+
+    async def _prelude(self, prelude: Sequence[dict[str, Any]], applied: Applied | None, tg: TaskGroup) -> None:
+        for request in prelude:
+            answer = await self.control(request)
+            if answer.get("subtype") == "error":
+                self._failure = InvalidSpecError(
+                    f"Claude Code refused {request.get('subtype')} ({string(answer.get('error'), 'no reason')}); "
+                    "play the turn without that override, or start a new session with it"
+                )
+                tg.cancel_scope.cancel()
+                return
+            if applied is not None:
+                applied(request)
+        await self.child.send_line(user_message(self.spec.prompt))
+
+    async def control(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send a control request and wait for its answer (`control_response.response`: `subtype` success or
+        error). The reader delivers it; a turn that ends first answers an error."""
+        request_id = self._next_id()
+        done = self._pending[request_id] = anyio.Event()
+        await self.child.send_line(line({"type": "control_request", "request_id": request_id, "request": request}))
+        await done.wait()
+        return self._responses.pop(request_id, {"subtype": "error", "error": "the turn ended first"})
+
+    async def _read(self, messages: AsyncIterator[dict[str, Any]], tg: TaskGroup) -> HarnessResult | HarnessError:
+        mapper, emit = self.mapper, self.ctx.emit
+        earlier: Usage | None = None  # usage of this turn's earlier `result` lines (a steer played after them)
+        while True:
+            waiting = bool(self._steers) and mapper.finished
+            try:
+                with anyio.fail_after(STEER_START_WAIT if waiting else None):
+                    msg = await messages.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:  # a steer that never started: the turn ends with the result it has
+                self.ctx.log.warning("claude_steer_never_started", waited=STEER_START_WAIT)
+                return await self._end(earlier)
+            kind = msg.get("type")
+            if kind == "control_request":
+                await self._control_request(msg, tg)
+                continue
+            if kind == "control_response":
+                self._answered(obj(msg.get("response")))
+                continue
+            if kind == "control_cancel_request":
+                scope = self.approvals.get(str(msg.get("request_id")))
+                if scope is not None:
+                    scope.cancel()
+                continue
+            if kind == "command_lifecycle":
+                self._lifecycle(msg)
+                continue
+            if kind == "result" and mapper.result is not None:
+                earlier = mapper.result.usage if earlier is None else earlier + mapper.result.usage
+            for event in mapper.feed(msg):
+                await emit(event)
+            if mapper.outcome is not None and not self._steers:
+                return await self._end(earlier)
+        if mapper.finished:  # a steer was still waiting when the CLI exited
+            return await self._end(earlier)
+        # EOF without a `result` line
+        if mapper.interrupt_sent:
+            return mapper.interrupted_result()
+        with anyio.move_on_after(2.0):
+            await self.child.wait()
+        what = "before finishing the turn" if self.one_shot or mapper.session_id else "before the turn started"
+        return self.child.exit_error(f"Claude Code exited {what}")
+
+    async def _end(self, earlier: Usage | None) -> HarnessResult | HarnessError:
+        outcome = self.mapper.outcome
+        assert outcome is not None
+        if self.one_shot:
+            await self.child.close_stdin()  # one turn per run: let the CLI exit
+        if isinstance(outcome, HarnessResult) and earlier is not None:
+            outcome = outcome.model_copy(update={"usage": earlier + outcome.usage})
+        return outcome
+
+    def _answered(self, response: dict[str, Any]) -> None:
+        request_id = str(response.get("request_id"))
+        done = self._pending.pop(request_id, None)
+        if done is not None:
+            self._responses[request_id] = response
+            done.set()
+
+    def _lifecycle(self, msg: dict[str, Any]) -> None:
+        command, state = str(msg.get("command_uuid")), msg.get("state")
+        acked = self._steers.get(command)
+        if acked is None:
+            return
+        acked.set()
+        if state == "started" or state in _GONE:
+            del self._steers[command]
+
+    # --- steering -----------------------------------------------------------------------------------
+
+    async def steer(self, text: str) -> bool:
+        """Send `text` into the running turn; True once Claude Code took it (queued for this turn), False when
+        the turn is over or the CLI did not acknowledge it in time."""
+        if self.over.is_set() or self.mapper.interrupt_sent:
+            return False
+        command = str(uuid.uuid4())
+        acked = self._steers[command] = anyio.Event()
+        await self.child.send_line(user_message(text, command))
+        with anyio.move_on_after(_STEER_ACK_WAIT):
+            await acked.wait()
+        if not acked.is_set():
+            self._steers.pop(command, None)
+            self.ctx.log.warning("claude_steer_not_acknowledged", waited=_STEER_ACK_WAIT)
+        return acked.is_set()
+
+    # --- control protocol ---------------------------------------------------------------------------
+
+    async def _control_request(self, msg: dict[str, Any], tg: TaskGroup) -> None:
+        request_id = str(msg.get("request_id"))
+        request = obj(msg.get("request"))
+        if request.get("subtype") == "can_use_tool":
+            if self.plan is not None and not self.plan.asks:
+                await self._auto_answer(request_id, request)
+                return
+            tg.start_soon(self._approve, request_id, request)
+            return
+        await self._respond_error(request_id, f"harness does not handle {request.get('subtype')!r} requests")
+
+    async def _respond(self, request_id: str, response: dict[str, Any]) -> None:
+        payload = {"subtype": "success", "request_id": request_id, "response": response}
+        await self.child.send_line(line({"type": "control_response", "response": payload}))
+
+    async def _respond_error(self, request_id: str, error: str) -> None:
+        payload = {"subtype": "error", "request_id": request_id, "error": error}
+        await self.child.send_line(line({"type": "control_response", "response": payload}))
+
+    async def _auto_answer(self, request_id: str, request: dict[str, Any]) -> None:
+        """A live turn with approval `never`: what the one-shot command line would allow, else denied."""
+        assert self.plan is not None
+        name = string(request.get("tool_name"), "tool")
+        if auto_answer(self.plan, name):
+            await self._respond(request_id, {"behavior": "allow", "updatedInput": obj(request.get("input"))})
+            return
+        message = f"Permission to use {name} was denied automatically: this turn's approval policy is never"
+        await self._respond(request_id, {"behavior": "deny", "message": message})
+
+    async def _approve(self, request_id: str, request: dict[str, Any]) -> None:
+        event = approval_request(request_id, request, str(self.spec.cwd))
+        decision: ApprovalDecision | None = None
+        with anyio.CancelScope() as scope:
+            self.approvals[request_id] = scope
+            try:
+                decision = await self.ctx.request_approval(event)
+            finally:
+                self.approvals.pop(request_id, None)
+                if decision is None:  # cancelled: the run ended or the CLI withdrew the request
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                        await self.ctx.emit(
+                            ApprovalResolved(
+                                request_id=request_id,
+                                decision=ApprovalDecision.ABORT,  # as codex-appserver and the runner
+                                decided_by="runner",
+                                reason="the turn ended before a decision",
+                            )
+                        )
+        if decision is None:
+            return
+        if decision is ApprovalDecision.APPROVE:
+            tool_input = obj(request.get("input"))
+            await self._respond(request_id, {"behavior": "allow", "updatedInput": tool_input})
+            return
+        abort = decision is ApprovalDecision.ABORT
+        message = "the operation refused this action" + ("; stop the turn" if abort else "")
+        await self._respond(request_id, {"behavior": "deny", "message": message, "interrupt": abort})
+        if abort:
+            await self._interrupt()
+
+    async def _interrupt(self) -> None:
+        if self.mapper.interrupt_sent:
+            return
+        self.mapper.interrupt_sent = True
+        self.interrupted.set()
+        self._steers.clear()  # `cancel_queued`: a steer not yet started goes with the stopped turn
+        request: dict[str, Any] = {"subtype": "interrupt"}
+        if not self.one_shot:
+            request["cancel_queued"] = True
+        msg = {"type": "control_request", "request_id": self._next_id(), "request": request}
+        try:
+            await self.child.send_line(line(msg))
+        except Exception:  # noqa: BLE001 - the child is already gone; EOF ends the turn
+            self.ctx.log.debug("interrupt_send_failed")
+
+    async def _forward_interrupt(self) -> None:
+        await self.ctx.interrupt_requested.wait()
+        await self._interrupt()
+
+    async def _grace(self, scope: anyio.CancelScope) -> None:
+        await self.interrupted.wait()
+        await anyio.sleep(self.opts.interrupt_grace)
+        self.ctx.log.warning("claude_interrupt_grace_expired", grace=self.opts.interrupt_grace)
+        scope.cancel()  # `play` then returns an interrupted result; the transport stops the child
