@@ -236,13 +236,22 @@ class BudgetExceededError(HarnessError):
 
     code = "budget_exceeded"
 
-    def __init__(self, budget: str, limit: float, used: float | None, *, scope: str = "run", **details: Any) -> None:
+    def __init__(self, budget: str, limit: float, used: float | None, *, scope: str = "run", before_turn: bool = False,
+                 **details: Any) -> None:
         unit = _BUDGET_UNITS.get(budget, "")
-        spent = "" if used is None else f"used {used:g} {unit}, "
-        super().__init__(
-            f"the {scope} went over its budget ({budget} = {limit:g} {unit}: {spent}stopped); raise {budget} "
-            "(--" + budget.replace("_", "-") + ") to let it go further", budget=budget, limit=limit, used=used,
-            scope=scope, **details)
+        figures = f"{budget} = {limit:g} {unit}" + ("" if used is None else f", used {used:g}")
+        flag = "--" + budget.replace("_", "-")
+        if scope == "session" and before_turn:
+            message = (f"the session has used its whole budget ({figures}); no turn was started. To go on, continue "
+                       f"the conversation in a new session with a higher {budget} (resume_session=the agent's session "
+                       f"id; on the command line --resume ID {flag} ...)")
+        elif scope == "session":
+            message = (f"the session went over its budget ({figures}) and this turn was stopped. To go on, continue "
+                       f"the conversation in a new session with a higher {budget} (resume_session=the agent's session "
+                       f"id; on the command line --resume ID {flag} ...)")
+        else:
+            message = f"the run went over its budget ({figures}) and was stopped; raise {budget} ({flag}) to go further"
+        super().__init__(message, budget=budget, limit=limit, used=used, scope=scope, **details)
 
 
 class StructuredOutputError(HarnessError):

@@ -44,15 +44,18 @@ class Budget:
         if self._max_cost is not None and usage.cost_usd is not None:
             cost = (self._used.cost_usd or 0.0) + usage.cost_usd
             if cost > self._max_cost:
-                return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope)
+                return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope,
+                                       before_turn=True)
         return None
 
     def spent(self) -> BudgetExceededError | None:
-        """Before a turn starts: the error when the earlier turns already reached a limit (nothing is left)."""
+        """Before a turn starts: the error when the earlier turns already reached a limit (nothing is left: a
+        turn could not write a single token, or spend a cent, without going over)."""
         if self._max_output is not None and self._used.output_tokens >= self._max_output:
             return BudgetExceededError("max_output_tokens", self._max_output, self._used.output_tokens,
-                                       scope=self._scope)
+                                       scope=self._scope, before_turn=True)
         cost = self._used.cost_usd
         if self._max_cost is not None and cost is not None and cost >= self._max_cost:
-            return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope)
+            return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope,
+                                       before_turn=True)
         return None

@@ -78,7 +78,7 @@ class LiveRun:
                  logs: RunLogs | None = None, approver: Approver | None = None, on_event: EventCallback | None = None,
                  buffer: int = 256, interrupt_grace: float = 5.0, play: Play | None = None,
                  steer: Steer | None = None, session_turn: SessionTurn | None = None,
-                 budget: Budget | None = None) -> None:
+                 budget: Budget | None = None, idle_interrupts: bool = False) -> None:
         self.run_id = run_id
         self.provider = provider.name
         self._logs = logs if logs is not None else RunLogs()
@@ -91,6 +91,10 @@ class LiveRun:
         self._log = get_logger("harness.run").bind(run_id=run_id, provider=provider.name)
         send, self._receive = anyio.create_memory_object_stream[HarnessEvent](buffer)
         self._play: Play = play if play is not None else provider.instance.run
+        self._idle_interrupts = idle_interrupts
+        self.stopped_by_runner = False
+        """Set once done when the runner cut the provider's call short (grace expired, `stop()`, idle timeout):
+        the agent may still be playing the turn (a live session's owner then closes the session)."""
         self._steer = steer
         self.session_turn = session_turn
         self._host = host
@@ -220,15 +224,15 @@ class LiveRun:
                     finally:
                         self._ctx.provider_returned()  # a task it left behind may not emit any more
                     inner.cancel_scope.cancel()
-            if scope.cancelled_caught:
-                idle_fired = self._state.idle_fired
-                if idle_fired:
-                    error = IdleTimeoutError(
-                        f"no event for {self._spec.idle_timeout:g} s; the run was stopped. Raise --idle-timeout if "
-                        "the agent legitimately works that long in silence."
-                    ).to_info()
-                elif error is None and provider_result is None:  # a result that came back as the stop landed counts
-                    error = self._hard_stop_error()
+            self.stopped_by_runner = scope.cancelled_caught and provider_result is None
+            idle_fired = self._state.idle_fired
+            if idle_fired:
+                error = IdleTimeoutError(
+                    f"no event for {self._spec.idle_timeout:g} s; the run was stopped. Raise --idle-timeout if "
+                    "the agent legitimately works that long in silence."
+                ).to_info()
+            elif self.stopped_by_runner and error is None:  # a result that came back as the stop landed counts
+                error = self._hard_stop_error()
         finally:
             with anyio.CancelScope(shield=True):
                 await self._finish(provider_result, error, idle_fired, started)
@@ -287,7 +291,10 @@ class LiveRun:
                 await anyio.sleep(idle_seconds)
             elif remaining <= 0:
                 self._state.idle_fired = True
-                self._hard_stop.cancel()
+                if self._idle_interrupts:  # a live process outlives the run: stop its turn first (grace, hard stop)
+                    self.interrupt()
+                else:
+                    self._hard_stop.cancel()
                 return
             else:
                 await anyio.sleep(remaining)

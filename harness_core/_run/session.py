@@ -14,8 +14,7 @@ refused (`SessionBusyError`), not queued. Budgets (`max_cost_usd`, `max_output_t
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -24,14 +23,15 @@ import anyio
 from anyio.abc import TaskStatus
 from pydantic import ValidationError
 
-from harness_core._logging import BoundLogger, get_logger
-from harness_core._provider import CliInfo, ProviderOptions, ProviderSession, RunContext
+from harness_core._logging import get_logger
+from harness_core._provider import ProviderOptions, ProviderSession, RunContext
 from harness_core._run.api import ProbedProvider, prepare, unwrap_caller_exception
 from harness_core._run.approvals import Approver
 from harness_core._run.budget import Budget
 from harness_core._run.live import LiveRun, Steer
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
+from harness_core._run.session_context import SessionProcessContext
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import (
     InvalidSpecError,
@@ -44,7 +44,6 @@ from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode, SessionSpec
 from harness_core.store import new_run_id, validate_run_id
-from harness_core.transport import ChildProcess
 
 __all__ = ["Session", "open_session"]
 
@@ -52,6 +51,8 @@ _CLOSE_DEADLINE = 20.0
 """Seconds a live session's provider gets to shut its process down before the runner cancels it."""
 _TURN_END_DEADLINE = 5.0
 """Seconds past the interrupt grace a live turn gets to end when its session closes, before its stream closes."""
+_OVERRIDES = ("model", "approval", "sandbox", "effort", "output_schema")
+"""The spec fields `Session.turn` takes as per-turn overrides."""
 _ENDS_THE_PROCESS = frozenset({"process_exited"})
 """Error codes of a turn after which a live session's process is gone."""
 
@@ -121,7 +122,7 @@ class Session:
     def __init__(self, spec: SessionSpec, probed: ProbedProvider, *, host: PluginHost, session_id: str,
                  approver: Approver | None, on_event: EventCallback | None, runs_dir: str | Path | None,
                  run_log: bool, buffer: int, interrupt_grace: float) -> None:
-        self.spec = spec
+        self._spec = spec
         self.session_id = validate_run_id(session_id)
         self.provider = probed.name
         self.live = Capability.LIVE_SESSION in probed.registered.cls.info.capabilities
@@ -140,12 +141,25 @@ class Session:
         self._secrets = RunSecrets.of_run(spec.env, spec.provider_options,
                                           secret_flags=probed.registered.cls.info.secret_flags)
         self._log = get_logger("harness.session").bind(session_id=self.session_id, provider=probed.name)
-        self._context = _SessionContext(self.session_id, probed.cli, spec, self._log)
+        self._context = SessionProcessContext(self.session_id, probed.cli, spec, self._log)
         self._provider_session: ProviderSession | None = None
         self._live_turn: LiveRun | None = None
         self._closing = anyio.Event()
         self._host_done = anyio.Event()
         self._host_scope = anyio.CancelScope()
+
+    @property
+    def spec(self) -> SessionSpec:
+        """The session's settings (every turn starts from them; read-only: a turn's overrides are its own)."""
+        return self._spec
+
+    @property
+    def overridable(self) -> frozenset[str]:
+        """The spec fields a turn may override (`turn(model=...)`): all of them for a session that plays each turn
+        as a new process; for a live one, those its provider can change on the running process."""
+        if not self.live:
+            return frozenset(_OVERRIDES)
+        return frozenset(_OVERRIDES) & self._probed.registered.cls.info.session_overrides
 
     @property
     def pid(self) -> int | None:
@@ -182,7 +196,8 @@ class Session:
         live = LiveRun(spec, self._probed, host=self._host_plugins, run_id=rid, logs=logs, approver=self._approver,
                        on_event=self._on_event, buffer=self._buffer, interrupt_grace=self._grace,
                        play=self._play if self.live else None, steer=steer, budget=budget,
-                       session_turn=SessionTurn(session=self.session_id, index=self.turns, live=self.live))
+                       session_turn=SessionTurn(session=self.session_id, index=self.turns, live=self.live),
+                       idle_interrupts=self.live)
         self._live_turn = live
         self.turns += 1
         thrown: BaseException | None = None
@@ -203,11 +218,14 @@ class Session:
             logs.close()
             self._live_turn = None
             if live.result is not None:
-                self._after_turn(live.result)
+                self._after_turn(live.result, stopped_by_runner=live.stopped_by_runner)
 
-    async def run(self, prompt: str, **overrides: Any) -> HarnessResult:
+    async def run(self, prompt: str, *, model: str | None = None, approval: ApprovalPolicy | str | None = None,
+                  sandbox: SandboxMode | str | None = None, effort: str | None = None,
+                  output_schema: dict[str, Any] | None = None, run_id: str | None = None) -> HarnessResult:
         """Play the next turn to the end and return its result (keyword arguments as for `turn`)."""
-        async with self.turn(prompt, **overrides) as live:
+        async with self.turn(prompt, model=model, approval=approval, sandbox=sandbox, effort=effort,
+                             output_schema=output_schema, run_id=run_id) as live:
             return await live.wait()
 
     def _turn_spec(self, prompt: str, overrides: dict[str, Any]) -> AgentRunSpec:
@@ -221,19 +239,22 @@ class Session:
                 "`live.interrupt()`) and leave its `async with session.turn(...)` block before the next",
                 session=self.session_id)
         info = self._probed.registered.cls.info
+        overrides = {k: v for k, v in overrides.items() if _value(v) != _value(getattr(self._spec, k))}
         if self.live:
-            refused = sorted(set(overrides) - info.session_overrides)
+            refused = sorted(set(overrides) - self.overridable)
             if refused:
                 can = sorted(name for name, p in self._host_plugins.providers.items()
                              if {Capability.SESSION, Capability.LIVE_SESSION} & p.cls.info.capabilities
                              and (Capability.LIVE_SESSION not in p.cls.info.capabilities
                                   or refused[0] in p.cls.info.session_overrides))
-                raise UnsupportedFeatureError(self.provider, f"a per-turn {refused[0]}", can,
-                                              "its live sessions keep it for the whole session")
+                raise UnsupportedFeatureError(
+                    self.provider, f"a per-turn {refused[0]}", can,
+                    f"its live session keeps {refused[0]} for the whole session: set it on the session instead "
+                    f"(SessionSpec({refused[0]}=...); harness chat --{refused[0].replace('_', '-')})")
         if not self.live and self.provider_session_id is not None:
             overrides["resume_session"] = self.provider_session_id
         try:
-            spec = self.spec.turn(prompt, **overrides)
+            spec = self._spec.turn(prompt, **overrides)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'turn'}: {e['msg']}" for e in exc.errors())
             raise InvalidSpecError(f"invalid turn: {problems}", session=self.session_id) from None
@@ -255,17 +276,18 @@ class Session:
             return False
         return await psession.steer(text, ctx)
 
-    def _after_turn(self, result: HarnessResult) -> None:
+    def _after_turn(self, result: HarnessResult, *, stopped_by_runner: bool) -> None:
         self.usage = self.usage + result.usage
         if result.session_id:
             self.provider_session_id = result.session_id
-        error = result.error
-        if not self.live or error is None:
+        if not self.live:
             return
-        if error.code in _ENDS_THE_PROCESS:
-            self._end("its agent process exited during the last turn")
-        elif error.details.get("stopped_by") == "runner":
-            self._end("its last turn did not stop when interrupted and was stopped hard")
+        error = result.error
+        if error is not None and error.code in _ENDS_THE_PROCESS:
+            self._end("its agent process exited (or was killed)")
+        elif stopped_by_runner:  # the agent may still be playing that turn: the next must not go to it
+            why = "did not end when interrupted" if error is None or error.code != "idle_timeout" else "went silent"
+            self._end(f"its last turn {why} and was stopped hard")
 
     def _end(self, why: str) -> None:
         if self.closed is None:
@@ -274,7 +296,8 @@ class Session:
         self._closing.set()
 
     def _closed_message(self) -> str:
-        resume = (f"; its conversation continues in a new session with --resume {self.provider_session_id}"
+        resume = (f"; its conversation continues in a new session resuming {self.provider_session_id!r} "
+                  f"(SessionSpec(resume_session=...); on the command line --resume {self.provider_session_id})"
                   if self.provider_session_id else "")
         return f"session {self.session_id} is closed ({self.closed or 'its agent process is gone'}){resume}"
 
@@ -288,9 +311,12 @@ class Session:
         started = False
         try:
             with self._host_scope:
-                async with probed.instance.open_session(self.spec, probed.options, self._context) as psession:
+                async with probed.instance.open_session(self._spec, probed.options, self._context) as psession:
                     self._provider_session = psession
                     started = True
+                    # From now on only `aclose` (shielded, bounded) takes the process down, after the live turn:
+                    # the caller's cancelled scope must not kill it under a turn still being interrupted.
+                    self._host_scope.shield = True
                     task_status.started()
                     await self._closing.wait()
         except Exception as exc:
@@ -308,11 +334,14 @@ class Session:
         (bounded). Idempotent; shielded."""
         with anyio.CancelScope(shield=True):
             live = self._live_turn
-            if live is not None:  # closed from another task while a turn plays: its consumer still reads it
-                live.interrupt()
+            if live is not None:  # closed from another task while a turn plays: its consumer still reads it to
+                live.interrupt()  # `done`; its stream closes when its `async with session.turn(...)` block ends
                 with anyio.move_on_after(self._grace + _TURN_END_DEADLINE):
-                    await live.finished.wait()  # its consumer gets the rest of the turn, `done` included
-                await live.aclose()
+                    await live.finished.wait()
+                if not live.finished.is_set():
+                    live.stop()
+                    with anyio.move_on_after(_TURN_END_DEADLINE):
+                        await live.finished.wait()
             if self.closed is None:
                 self.closed = "closed by its owner"
             self._closing.set()
@@ -327,39 +356,6 @@ class Session:
                     await self._host_done.wait()
 
 
-class _SessionContext:
-    """The runner's `SessionContext` implementation (see `harness_core.provider.SessionContext`)."""
-
-    def __init__(self, session_id: str, cli: CliInfo, spec: SessionSpec, log: BoundLogger) -> None:
-        self._session_id = session_id
-        self._cli = cli
-        self._spec = spec
-        self._log = log
-        self._child: ChildProcess | None = None
-
-    @property
-    def session_id(self) -> str:
-        return self._session_id
-
-    @property
-    def log(self) -> BoundLogger:
-        return self._log
-
-    @property
-    def cli(self) -> CliInfo:
-        return self._cli
-
-    @property
-    def pid(self) -> int | None:
-        try:
-            return self._child.pid if self._child is not None else None
-        except RuntimeError:  # not started yet
-            return None
-
-    def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-              **options: Any) -> ChildProcess:
-        if env is None:
-            env = {**os.environ, **self._spec.env}
-        child = ChildProcess(argv, env=env, cwd=self._spec.cwd if cwd is None else cwd, **options)
-        self._child = self._child or child
-        return child
+def _value(value: Any) -> Any:
+    """An override's value as the spec holds it (an enum's string), to tell a real override from a repeat."""
+    return getattr(value, "value", value)

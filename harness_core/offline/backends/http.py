@@ -96,9 +96,10 @@ class ScriptedBackend:
     turn_path: ClassVar[str] = "/"
     """The POST path (without query) of a model turn request; subclasses set it."""
     replay_each_prompt: bool = False
-    """Play the scenario again from its first step for every new user prompt (a request carrying more user
-    prompts than any before it: the next turn of a session, in the same conversation), so every turn of
-    `harness chat --offline` gets an answer. Off by default: one scenario, one pass."""
+    """Play the scenario again from its first step for every new user prompt once it is played out (a request
+    carrying more user prompts than any before it: the next turn of a session, in the same conversation), so
+    every turn of `harness chat --offline` gets an answer. Off by default (one scenario, one pass);
+    `offline_spec`, which gives each conversation its own backend, turns it on."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -228,7 +229,10 @@ class ScriptedBackend:
         prompts = self.prompts_in(body)
         with self._lock:
             if prompts > self._prompts:
-                if self._prompts:  # not the conversation's first prompt: play the scenario again
+                # A later prompt of the conversation, once the scenario is played out: play it again. A prompt that
+                # arrives mid-scenario (input steered into the running turn, or the turn after an interrupted one)
+                # goes on with the steps left.
+                if self._prompts and self._cursor >= len(self.scenario.steps):
                     self._cursor = 0
                 self._prompts = prompts
 

@@ -17,9 +17,9 @@ Rules worth knowing:
   (checked when a delta arrives), and at the item's end. Never more than `max_streamed_chars` per item are
   streamed; beyond that one note says how much was held back (the `tool_result` has the bounded tail).
 - Token usage: Codex reports `total` (cumulative over the thread) and `last` (the latest model call). The
-  per-run figure is `total - baseline`. The baseline is the `total` of an update that arrives before our turn
-  starts (the replay `thread/resume` sends); failing that, `total - last` of the first update of the turn
-  (its `last` is this run's first call). Updates before the turn are emitted with `cumulative=True`.
+  per-run figure is `total - baseline`. The baseline is the thread's total before the turn (given, or the `total`
+  of an update before our turn starts: the replay `thread/resume` sends); failing that, `total - last` of the
+  turn's first update (its `last` is this run's first call). Updates before the turn are `cumulative=True`.
 - Errors: `error` → `error` (classified from `codexErrorInfo`, see `payloads`); one with `willRetry` is a
   `notice` (code `reconnecting`). Past the `reconnects` bound the mapper gives up (`gave_up`, an `error`;
   the provider interrupts, the turn ends `failed` with it). A connection failure is "could not reach".
@@ -87,10 +87,9 @@ class _Buffer:
 class TurnMapper:
     """Maps the notifications of one thread's turn, in order: `feed` each one. Once `finished`, `outcome` is
     the turn's `HarnessResult` (status, final text, this run's usage, error; `session_id` is the thread).
-
     `clock` (seconds, monotonic) is read when command output arrives, to flush it every `flush_interval`.
     `reconnects` counts Codex's retries and bounds them (default: `MAX_RECONNECTS`, base URL unknown).
-    """
+    `baseline`: the thread's total before this turn, when known (a live session's earlier turns)."""
 
     def __init__(
         self,
@@ -101,6 +100,7 @@ class TurnMapper:
         max_streamed_chars: int = 256_000,
         clock: Callable[[], float] = time.monotonic,
         reconnects: Reconnects | None = None,
+        baseline: Usage | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.reconnects = reconnects if reconnects is not None else Reconnects()
@@ -113,7 +113,7 @@ class TurnMapper:
         self._flush_bytes = flush_bytes
         self._flush_interval = flush_interval
         self._max_streamed = max_streamed_chars
-        self._baseline: Usage | None = None
+        self._baseline = baseline
         self._buffers: dict[tuple[str, str], _Buffer] = {}
         self._streamed_items: set[str] = set()
         self._last_streamed: Any = None  # the item id last added to _streamed_items by a text delta

@@ -11,6 +11,8 @@ Environment (the wrapper `write_fake_codex` writes sets the first two, and the s
 - `HARNESS_FAKE_CRASH`: when set, exit with status 101 right after the turn's first item starts, printing
   the value on stderr (`1` prints a standard message).
 - `HARNESS_FAKE_SCENARIO`: a name from `SCENARIOS` (default `say`).
+- `HARNESS_FAKE_STEPS`: when set, the steps to play instead of the scenario's, as JSON: a list of
+  `[step class name, {field: value}]` pairs of `harness_core.offline.scenarios` (`[["Say", {"text": "{}"}]]`).
 - `CODEX_HOME`: where threads are remembered, so a second process can `thread/resume`.
 
 Simulates what the model would do and what Codex would run: commands are not executed (a `sleep N` command
@@ -19,15 +21,21 @@ waits N seconds, interruptibly); approved file steps really change the workspace
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import sys
+from typing import cast
 
-from harness_core.offline.scenarios import SCENARIOS
+from harness_core.offline import scenarios as steps_module
+from harness_core.offline.scenarios import SCENARIOS, Scenario, Step
 
 from harness_codex_appserver.testing.server import FakeAppServer
 from harness_codex_appserver.testing.shapes import FAKE_VERSION
 
-__all__ = ["main"]
+__all__ = ["STEPS_ENV", "main", "steps_env"]
+
+STEPS_ENV = "HARNESS_FAKE_STEPS"
 
 _CRASH_MESSAGE = "fake codex: simulated crash in the middle of a turn"
 
@@ -45,10 +53,33 @@ def main(argv: list[str] | None = None) -> int:
     if scenario is None:
         sys.stderr.write(f"fake codex: unknown scenario {name!r}; known: {', '.join(SCENARIOS)}\n")
         return 2
+    steps = os.environ.get(STEPS_ENV)
+    if steps:
+        try:
+            scenario = dataclasses.replace(scenario, steps=_steps(steps))
+        except (ValueError, TypeError, AttributeError) as exc:
+            sys.stderr.write(f"fake codex: bad {STEPS_ENV}: {exc}\n")
+            return 2
     crash = os.environ.get("HARNESS_FAKE_CRASH")
     if crash:
         crash = _CRASH_MESSAGE if crash == "1" else crash
     return FakeAppServer(scenario, crash=crash or None).serve()
+
+
+def steps_env(scenario: Scenario) -> dict[str, str]:
+    """The environment that makes the fake play `scenario`'s steps (put it in the run's `spec.env`)."""
+    pairs = [[type(step).__name__, dataclasses.asdict(step)] for step in scenario.steps]
+    return {STEPS_ENV: json.dumps(pairs)}
+
+
+def _steps(raw: str) -> tuple[Step, ...]:
+    out: list[Step] = []
+    for name, fields in json.loads(raw):
+        cls = getattr(steps_module, str(name))
+        if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
+            raise ValueError(f"{name!r} is not a scenario step")
+        out.append(cast("Step", cls(**fields)))
+    return tuple(out)
 
 
 if __name__ == "__main__":

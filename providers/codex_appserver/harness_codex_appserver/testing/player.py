@@ -62,8 +62,11 @@ class TurnPlayer:
         self._item(user, started=True)
         self._item(user, started=False)
         status, error, final = "completed", None, []
+        turn_id = srv.turn_id
         try:
-            for step in srv.scenario.steps:
+            for index, step in enumerate(srv.scenario.steps):
+                if index:
+                    self._take_steers()  # as Codex does: steering input is read before the next model call
                 outcome = self.play_step(step)
                 if isinstance(outcome, dict):
                     final = [outcome]
@@ -75,18 +78,29 @@ class TurnPlayer:
                     break
         except Interrupted:
             status = "interrupted"
-        srv.thread["_lastTurn"] = srv.turn_id  # type: ignore[index]
+        srv.thread["_lastTurn"] = turn_id  # type: ignore[index]
         srv.save()
         srv.notify("thread/status/changed", {"threadId": thread_id, "status": {"type": "idle"}})
         items = final if status == "completed" else []
+        with srv.turn_lock:  # over before the client hears it: its next turn/start starts a new turn
+            srv.turn_id = None
+            srv.steers.clear()
         srv.notify(
             "turn/completed",
-            {"threadId": thread_id, "turn": shapes.turn(srv.turn_id, status, error=error, items=items)},
+            {"threadId": thread_id, "turn": shapes.turn(turn_id, status, error=error, items=items)},
         )
         for rid in srv.resolve_after_turn:
             srv.notify("serverRequest/resolved", {"threadId": thread_id, "requestId": rid})
         srv.resolve_after_turn.clear()
-        srv.turn_id = None
+
+    def _take_steers(self) -> None:
+        srv = self.server
+        with srv.turn_lock:
+            texts, srv.steers[:] = list(srv.steers), []
+        for text in texts:
+            user = shapes.user_message(text)
+            self._item(user, started=True)
+            self._item(user, started=False)
 
     def play_step(self, step: object) -> Any:
         """Play one step; returns the final message item (Say), "cancel", ("failed", error) or None."""
@@ -227,7 +241,7 @@ class TurnPlayer:
         decision = self._ask("item/fileChange/requestApproval", {"reason": None, "grantRoot": None}, item)
         if decision != "accept":
             return "cancel" if decision == "cancel" else None
-        sandbox = srv.settings.get("sandbox") or "read-only"
+        sandbox = srv.settings.get("sandbox") or "read-only"  # as the latest turn/start's sandboxPolicy left it
         apply_file_step(step, cwd, read_only=sandbox == "read-only")  # approved edits really change the cwd
         self._item({**item, "status": "completed"}, started=False)
         srv.notify("turn/diff/updated", {**srv.ids(), "diff": f"--- a/{step.path}\n+++ b/{step.path}\n{diff}"})

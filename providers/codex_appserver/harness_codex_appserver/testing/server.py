@@ -1,9 +1,16 @@
 """The fake app-server's JSON-RPC side: requests and responses, threads remembered under `$CODEX_HOME`.
 
 Layer: testing. Knows the app-server's client requests (initialize, thread/start|resume, turn/start,
-turn/interrupt), its error replies and how it answers server→client requests (codex-cli 0.169.0, shapes from
-`shapes`, checked against `codex app-server generate-json-schema` by the provider's tests); a turn itself is
-played by `player.TurnPlayer` on a thread of its own. Knows nothing of Harness providers or events.
+turn/steer, turn/interrupt, model/list), its error replies and how it answers server→client requests
+(codex-cli 0.169.0, shapes from `shapes`, checked against `codex app-server generate-json-schema` by the
+provider's tests); a turn itself is played by `player.TurnPlayer` on a thread of its own. Knows nothing of
+Harness providers or events.
+
+As the real one: many turns on one thread, one at a time; `turn/start`'s `model`, `approvalPolicy`,
+`sandboxPolicy` and `effort` are sticky (they stay for later turns), `outputSchema` is for its turn only; a
+`turn/start` during a turn, and `turn/steer` with the running turn's id, add input the turn reads before its
+next step. Every `turn/start` and accepted steer is recorded in `$CODEX_HOME/fake-turns.jsonl` (`turns_asked`
+reads it), with the settings the turn ran with, so tests can check what each turn asked for.
 """
 
 from __future__ import annotations
@@ -21,7 +28,28 @@ from harness_codex_appserver.testing import shapes
 from harness_codex_appserver.testing.player import Interrupted, TurnPlayer
 from harness_codex_appserver.testing.shapes import FAKE_VERSION
 
-__all__ = ["FakeAppServer"]
+__all__ = ["TURNS_FILE", "FakeAppServer", "turns_asked"]
+
+TURNS_FILE = "fake-turns.jsonl"
+"""Under `$CODEX_HOME`: one line per `turn/start` (`method`, `turnId`, `text`, and the `model`, `effort`,
+`approvalPolicy`, `sandbox` the turn runs with, its `outputSchema`) and per accepted steer (`text`)."""
+_SANDBOX_MODES = {
+    "readOnly": "read-only",
+    "workspaceWrite": "workspace-write",
+    "dangerFullAccess": "danger-full-access",
+}
+
+
+def turns_asked(codex_home: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """What the fake's turns asked for, in order (see `TURNS_FILE`): for tests."""
+    path = Path(codex_home) / TURNS_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _text(params: dict[str, Any]) -> str:
+    return "".join(str(i.get("text", "")) for i in params.get("input") or [] if isinstance(i, dict))
 
 
 class FakeAppServer:
@@ -44,6 +72,9 @@ class FakeAppServer:
         self.waiting: dict[int, tuple[threading.Event, list[Any]]] = {}
         self.resolve_after_turn: list[int] = []
         self.calls = 0
+        self.turn_lock = threading.Lock()  # turn_id and steers: the player's thread ends a turn, stdin starts one
+        self.steers: list[str] = []
+        self.playing: str | None = None  # the turn a player thread was started for
 
     # -- output --------------------------------------------------------------------------------------------
 
@@ -124,7 +155,8 @@ class FakeAppServer:
         elif method == "thread/resume":
             last_turn = (self.thread or {}).get("_lastTurn") or shapes.new_id()
             self.notify("thread/tokenUsage/updated", self.usage(str(last_turn), None))
-        elif method == "turn/start":
+        elif method == "turn/start" and result.get("turn", {}).get("id") != self.playing:
+            self.playing = result["turn"]["id"]
             player = TurnPlayer(self)
             self.turn_thread = threading.Thread(target=player.play, args=(params,), daemon=True)
             self.turn_thread.start()
@@ -161,15 +193,55 @@ class FakeAppServer:
                 raise ValueError(f"thread not found: {params.get('threadId')}")
             if "input" not in params:
                 raise ValueError("Invalid request: missing field `input`")
-            self.turn_id = shapes.new_id()
+            with self.turn_lock:
+                if self.turn_id is not None:  # a turn is running: this steers it, as the real server does
+                    self._steer(params)
+                    return {"turn": shapes.turn(self.turn_id, "inProgress", started=False)}
+                self.turn_id = shapes.new_id()
             self.interrupt.clear()
+            self._apply_overrides(params)
+            self._record({"method": "turn/start", "turnId": self.turn_id, "text": _text(params),
+                          "model": self.settings.get("model") or self.thread.get("model"),
+                          "effort": self.settings.get("effort"), "approvalPolicy": self.settings.get("approvalPolicy"),
+                          "sandbox": self.settings.get("sandbox"), "outputSchema": params.get("outputSchema")})
             return {"turn": shapes.turn(self.turn_id, "inProgress", started=False)}
+        if method == "turn/steer":
+            with self.turn_lock:
+                if self.turn_id is None:
+                    raise ValueError("no active turn to steer")
+                if params.get("expectedTurnId") != self.turn_id:
+                    raise ValueError(f"expected active turn id `{params.get('expectedTurnId')}` but found "
+                                     f"`{self.turn_id}`")
+                self._steer(params)
+                return {"turnId": self.turn_id}
+        if method == "model/list":
+            return {"data": [shapes.model_entry()], "nextCursor": None}
         if method == "turn/interrupt":
             if self.turn_id is None or params.get("turnId") != self.turn_id:
                 raise ValueError("no active turn to interrupt")
             self.interrupt.set()
             return {}
         raise ValueError(f"Invalid request: unknown variant `{method}`")
+
+    def _apply_overrides(self, params: dict[str, Any]) -> None:
+        """The sticky settings of a `turn/start` (the real server keeps them for later turns)."""
+        self.settings = dict(self.settings)
+        for key in ("model", "approvalPolicy", "effort"):
+            if params.get(key) is not None:
+                self.settings[key] = params[key]
+        policy = params.get("sandboxPolicy")
+        if isinstance(policy, dict):
+            self.settings["sandbox"] = _SANDBOX_MODES.get(str(policy.get("type")), "read-only")
+
+    def _steer(self, params: dict[str, Any]) -> None:
+        """Input for the running turn (call with `turn_lock` held)."""
+        self.steers.append(_text(params))
+        self._record({"method": "steer", "turnId": self.turn_id, "text": _text(params)})
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        with (self.home / TURNS_FILE).open("a") as out:
+            out.write(json.dumps(entry) + "\n")
 
     def _response(self) -> dict[str, Any]:
         assert self.thread is not None

@@ -22,6 +22,7 @@ __all__ = [
     "command_item",
     "empty_total",
     "file_change_item",
+    "model_entry",
     "new_id",
     "new_thread",
     "now_ms",
@@ -211,3 +212,34 @@ def file_change_item(
     item = {"type": "fileChange", "id": call, "changes": [{"path": path, "kind": kind, "diff": diff}],
             "status": "inProgress"}
     return item, diff
+
+
+def model_entry() -> dict[str, Any]:
+    """The `model/list` entry of the offline model (`gpt-5.5` in codex-cli 0.169.0's bundled catalogue)."""
+    efforts = {
+        "low": "Fast responses with lighter reasoning",
+        "medium": "Balances speed and reasoning depth for everyday tasks",
+        "high": "Greater reasoning depth for complex problems",
+        "xhigh": "Extra high reasoning depth for complex problems",
+    }
+    return {
+        "id": "gpt-5.5",
+        "model": "gpt-5.5",
+        "upgrade": None,
+        "upgradeInfo": None,
+        "availabilityNux": None,
+        "displayName": "GPT-5.5",
+        "description": "Legacy coding model.",
+        "modelSpecialty": None,
+        "hidden": False,
+        "supportedReasoningEfforts": [{"reasoningEffort": k, "description": v} for k, v in efforts.items()],
+        "defaultReasoningEffort": "medium",
+        "inputModalities": ["text", "image"],
+        "supportsPersonality": False,
+        "multiAgentVersion": None,
+        "additionalSpeedTiers": ["fast"],
+        "serviceTiers": [{"id": "priority", "name": "Fast", "description": "1.5x speed, increased usage"}],
+        "defaultServiceTier": None,
+        "availableAccessPrograms": None,
+        "isDefault": False,
+    }

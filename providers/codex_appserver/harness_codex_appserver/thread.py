@@ -1,0 +1,240 @@
+"""One `codex app-server` process and its thread: the JSON-RPC peer, the thread's settings, the turn being played.
+
+Layer: provider lifecycle. Knows the app-server's requests around a turn (initialize, thread/start|resume,
+model/list, turn/steer) and where each message goes: notifications, approval requests and protocol errors to
+the turn being played (`turn.Turn`), or, between the turns of a live session, nowhere (logged; token totals
+are kept, so that the next turn's usage is its own). Knows nothing of rendering, run logs or how approvals are
+decided. Used for a one-shot run (one turn) and for a live session (many turns, one at a time): the reader
+(`read`) runs for as long as the process, so a process that dies between turns is noticed at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from harness_codex_common import session_not_found
+from harness_core import (
+    AgentRunSpec,
+    HarnessError,
+    HarnessResult,
+    Notice,
+    ProtocolError,
+    ProviderRaw,
+    SessionSpec,
+    Usage,
+)
+from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
+
+from harness_codex_appserver import __version__
+from harness_codex_appserver.options import CodexAppServerOptions
+from harness_codex_appserver.params import Sticky, thread_params, turn_params
+from harness_codex_appserver.payloads import usage_from_wire
+from harness_codex_appserver.turn import APPROVALS, Turn
+
+__all__ = ["AppThread"]
+
+_METHOD_NOT_FOUND = -32601  # the JSON-RPC 2.0 error code
+_NO_TURN = ("no active turn", "expected active turn")  # turn/steer refused: the turn is over (or another runs)
+
+
+class AppThread:
+    """The process's peer and its thread. `open` starts (or resumes) the thread once; `play` plays one turn on it;
+    `steer` adds input to the turn being played. `closed` once the process's stdout ended."""
+
+    def __init__(self, opts: CodexAppServerOptions, child: ChildProcess, log: Any) -> None:
+        self.opts, self.child, self.log = opts, child, log
+        self.thread_id: str | None = None
+        self.rollout: Path | None = None  # the thread's rollout file (None for an ephemeral thread)
+        self.sticky = Sticky()  # the thread's settings, once open
+        self.total: Usage | None = None  # the thread's cumulative token usage, as last reported
+        self.closed = False
+        self.turn: Turn | None = None
+        self.peer = JsonRpcPeer(
+            child,
+            on_notification=self._on_notification,
+            on_request=self._on_request,
+            on_error=self._on_error,
+            closed_error=self.closed_error,
+        )
+
+    def closed_error(self) -> HarnessError:
+        return self.child.exit_error("codex app-server exited before answering")
+
+    async def read(self) -> None:
+        """The peer's read loop, for the life of the process."""
+        try:
+            await self.peer.run()
+        finally:
+            self.closed = True
+            if self.turn is not None:
+                self.turn.stop.set()
+                self.turn.ready.set()
+
+    async def request(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:  # noqa: ASYNC109
+        try:
+            result = await self.peer.request(method, params, timeout=timeout)
+        except JsonRpcError as exc:
+            raise ProtocolError(
+                f"codex app-server refused {method}: {exc.message}", method=method, rpc_code=exc.code
+            ) from None
+        except TimeoutError:
+            if self.closed:
+                raise self.closed_error() from None
+            raise ProtocolError(
+                f"codex app-server did not answer {method} within {timeout:g}s; raise "
+                "-o startup_timeout / -o request_timeout if the machine is slow"
+            ) from None
+        if not isinstance(result, dict):
+            raise ProtocolError(f"unexpected result for {method}", line=str(result))
+        return result
+
+    async def open(self, spec: AgentRunSpec | SessionSpec) -> None:
+        """`initialize`, then `thread/start` (or `thread/resume` of `spec.resume_session`).
+
+        Raises:
+            SessionNotFoundError: the thread to resume is not in this CODEX_HOME.
+            ProtocolError: the app-server refused or did not answer.
+        """
+        timeout = self.opts.startup_timeout
+        await self.request(
+            "initialize",
+            {
+                "clientInfo": {"name": "harness", "title": "Harness", "version": __version__},
+                "capabilities": {"experimentalApi": False},
+            },
+            timeout,
+        )
+        await self.peer.notify("initialized")
+        params = thread_params(spec, ephemeral=self.opts.ephemeral)
+        if spec.resume_session is not None:
+            params.update(threadId=spec.resume_session, excludeTurns=True)
+            try:
+                result = await self.request("thread/resume", params, timeout)
+            except ProtocolError as exc:
+                missing = session_not_found(spec.resume_session, exc.message)
+                if missing is not None:
+                    raise missing from None
+                raise ProtocolError(
+                    f"{exc.message}. Check the session id (from the first run's "
+                    "session_started) and that both runs use the same CODEX_HOME"
+                ) from None
+        else:
+            result = await self.request("thread/start", params, timeout)
+        thread = result.get("thread") or {}
+        self.thread_id = str(thread.get("id"))
+        self.rollout = Path(thread["path"]) if isinstance(thread.get("path"), str) else None
+        self.sticky = Sticky.of(result, spec.sandbox)
+
+    async def params_for(self, spec: AgentRunSpec, ctx: RunContext, *, live: bool) -> dict[str, Any]:
+        """The `turn/start` params of `spec` (see `params.turn_params`), asking `model/list` first when the
+        effort must be checked or put back."""
+        sticky = self.sticky
+        if sticky.needs_catalogue(spec):
+            sticky.catalogue = await self._catalogue()
+        assert self.thread_id is not None
+        params, warning = turn_params(self.thread_id, spec, sticky, live=live)
+        if warning is not None:
+            await ctx.emit(Notice(level="warning", code="effort_not_restored", message=warning))
+        return params
+
+    async def _catalogue(self) -> dict[str, dict[str, Any]]:
+        """`model/list`'s entries (hidden ones too) by model id; empty when it cannot be had (logged)."""
+        try:
+            result = await self.request("model/list", {"includeHidden": True}, self.opts.request_timeout)
+        except ProtocolError as exc:
+            if self.closed:
+                raise
+            self.log.debug("codex_model_list_failed", error=str(exc))
+            return {}
+        entries = result.get("data") or []
+        return {str(e.get("id")): e for e in entries if isinstance(e, dict)}
+
+    async def play(
+        self,
+        spec: AgentRunSpec,
+        ctx: RunContext,
+        *,
+        live: bool,
+        resumed: bool = False,
+        prelude: Callable[[], Awaitable[None]] | None = None,
+    ) -> HarnessResult:
+        """Play one turn of `spec` on the thread, its events into `ctx` (`prelude`: what to do first, inside the
+        turn's interruptible start-up, e.g. open the thread). Raises `ProcessExitedError` when the process is
+        gone."""
+        turn = Turn(self, spec, ctx, live=live, resumed=resumed)
+        self.turn = turn
+        try:
+            return await turn.play(prelude)
+        finally:
+            if self.turn is turn:
+                self.turn = None
+
+    async def steer(self, text: str) -> bool:
+        """Add `text` to the turn being played (`turn/steer`, with the turn's id as `expectedTurnId`): True once
+        Codex accepted it, False when no turn is running.
+
+        Raises:
+            ProtocolError: Codex refused the input for another reason, or did not answer.
+        """
+        turn = self.turn
+        if turn is None or self.closed:
+            return False
+        with anyio.move_on_after(self.opts.request_timeout):
+            await turn.ready.wait()  # the turn's id is known (turn/start answered), or the turn is over
+        turn_id = turn.mapper.turn_id
+        if turn_id is None or turn.stop.is_set() or turn.mapper.finished or self.thread_id is None:
+            return False
+        params = {
+            "threadId": self.thread_id,
+            "input": [{"type": "text", "text": text, "text_elements": []}],
+            "expectedTurnId": turn_id,
+        }
+        try:
+            await self.peer.request("turn/steer", params, timeout=self.opts.request_timeout)
+        except JsonRpcError as exc:
+            if any(part in exc.message for part in _NO_TURN):
+                return False
+            raise ProtocolError(f"codex app-server refused turn/steer: {exc.message}", method="turn/steer",
+                                rpc_code=exc.code) from None
+        except TimeoutError:
+            if self.closed:
+                return False
+            raise ProtocolError(f"codex app-server did not answer turn/steer within {self.opts.request_timeout:g}s; "
+                                "raise -o request_timeout if the machine is slow") from None
+        await turn.ctx.emit(Notice(level="info", code="steered", message=text))
+        return True
+
+    # -- wire callbacks: to the turn being played ----------------------------------------------------------
+
+    def _on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None]:
+        tokens = method == "thread/tokenUsage/updated" and isinstance(params, dict)
+        if tokens and params.get("threadId") in (None, self.thread_id):
+            self.total = usage_from_wire((params.get("tokenUsage") or {}).get("total"))
+        turn = self.turn
+        if turn is None:
+            return self._between_turns(method)
+        return turn.on_notification(method, params, msg)
+
+    async def _between_turns(self, method: str) -> None:
+        self.log.debug("codex_notification_between_turns", method=method)
+
+    async def _on_request(self, method: str, params: Any, msg: dict[str, Any]) -> Any:
+        turn = self.turn
+        if method in APPROVALS and isinstance(params, dict):
+            if turn is None:  # no turn to ask for: refuse, as an abort would
+                self.log.warning("codex_approval_between_turns", method=method)
+                return {"decision": "cancel"}
+            return await turn.on_approval(method, params, msg)
+        if turn is not None:
+            await turn.ctx.emit(ProviderRaw(method=method, payload=params))
+        raise JsonRpcError(_METHOD_NOT_FOUND, f"harness does not handle the server request {method!r}")
+
+    async def _on_error(self, err: HarnessError) -> None:
+        turn = self.turn
+        if turn is None:
+            self.log.warning("codex_protocol_error_between_turns", error=str(err))
+            return
+        await turn.on_error(err)
