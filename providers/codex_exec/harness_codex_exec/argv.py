@@ -34,9 +34,11 @@ def toml_string(text: str) -> str:
 
 
 def build_argv(
-    codex: str, spec: AgentRunSpec, options: CodexExecOptions, *, extra_config: Mapping[str, str] = {}
+    codex: str, spec: AgentRunSpec, options: CodexExecOptions, *, extra_config: Mapping[str, str] = {},
+    output_schema_file: str | None = None,
 ) -> list[str]:
-    """`codex exec --json ... PROMPT` (or `... resume -- ID PROMPT`) for one run; stdin must be closed."""
+    """`codex exec --json ... PROMPT` (or `... resume -- ID PROMPT`) for one run; stdin must be closed.
+    `output_schema_file` holds `spec.output_schema` (codex reads the schema from a file)."""
     argv = [codex, "exec", "--json", "--skip-git-repo-check", "-C", str(spec.cwd), "-s", spec.sandbox.value]
     if spec.model is not None:
         argv += ["-m", spec.model]
@@ -47,6 +49,8 @@ def build_argv(
         argv += ["--enable", feature]
     for feature in options.disable:
         argv += ["--disable", feature]
+    if output_schema_file is not None:
+        argv += ["--output-schema", output_schema_file]
     if spec.resume_session is not None:
         argv += ["resume", "--", spec.resume_session, spec.prompt]
     else:

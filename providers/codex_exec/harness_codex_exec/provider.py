@@ -12,6 +12,8 @@ approvals (`codex exec` never asks). Ctrl-C or cancel still stops the run and re
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -62,7 +64,7 @@ class CodexExecProvider(Provider[CodexExecOptions]):
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="codex-exec",
         version=__version__,
-        capabilities=frozenset({Capability.SESSION}),
+        capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT}),
         description="OpenAI Codex through the one-shot `codex exec --json` (no streaming, interrupt or "
         "approvals; use codex-appserver for those).",
         cli_name="codex",
@@ -84,8 +86,17 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: CodexExecOptions, ctx: RunContext) -> HarnessResult:
+        if spec.output_schema is None:
+            return await self._run(spec, options, ctx, None)
+        with tempfile.TemporaryDirectory(prefix="harness-codex-schema-") as folder:  # codex reads it from a file
+            schema = Path(folder) / "output-schema.json"
+            schema.write_text(json.dumps(spec.output_schema))
+            return await self._run(spec, options, ctx, str(schema))
+
+    async def _run(self, spec: AgentRunSpec, options: CodexExecOptions, ctx: RunContext,
+                   schema_file: str | None) -> HarnessResult:
         codex = ctx.cli.path or options.codex_bin or "codex"
-        argv = build_argv(codex, spec, options)
+        argv = build_argv(codex, spec, options, output_schema_file=schema_file)
         previous: Usage | None = Usage()
         if spec.resume_session is not None:
             home = codex_home(options.codex_home, spec.env)

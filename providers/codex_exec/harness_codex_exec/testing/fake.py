@@ -52,6 +52,7 @@ _VALUE_FLAGS = {
     "-i",
     "--image",
     "--color",
+    "--output-schema",
 }
 _PER_STEP = {"input_tokens": 100, "cached_input_tokens": 0, "output_tokens": 20, "reasoning_output_tokens": 0}
 
