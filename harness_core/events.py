@@ -191,6 +191,7 @@ class SessionTurn(BaseModel):
     session: str = Field(description="The Harness session's id (shared by all its turns' runs).")
     index: int = Field(ge=0, description="The turn's index in the session, from 0.")
     live: bool = Field(description="Whether the session keeps one agent process across its turns.")
+    pid: int | None = Field(default=None, description="The live session's process (as spawned), when it has one.")
 
 
 class RunStarted(_Event):

@@ -196,7 +196,8 @@ class Session:
         live = LiveRun(spec, self._probed, host=self._host_plugins, run_id=rid, logs=logs, approver=self._approver,
                        on_event=self._on_event, buffer=self._buffer, interrupt_grace=self._grace,
                        play=self._play if self.live else None, steer=steer, budget=budget,
-                       session_turn=SessionTurn(session=self.session_id, index=self.turns, live=self.live),
+                       session_turn=SessionTurn(session=self.session_id, index=self.turns, live=self.live,
+                                                pid=self.pid),
                        idle_interrupts=self.live)
         self._live_turn = live
         self.turns += 1

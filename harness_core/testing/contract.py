@@ -70,6 +70,7 @@ from harness_core.offline.scenarios import SCENARIOS
 from harness_core.store import read_events  # re-exported: a golden test reads its recorded run log
 from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play
+from harness_core.testing._contract_chat import ChatTests
 from harness_core.testing._contract_faults import FaultTests
 from harness_core.testing._contract_session import SessionTests
 from harness_core.testing._contract_support import Played, descendants, without_wall_clock
@@ -92,7 +93,7 @@ UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract(SessionTests, BackgroundTests, FaultTests, ContractBase):
+class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, ContractBase):
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
