@@ -44,8 +44,7 @@ class Budget:
         if self._max_cost is not None and usage.cost_usd is not None:
             cost = (self._used.cost_usd or 0.0) + usage.cost_usd
             if cost > self._max_cost:
-                return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope,
-                                       before_turn=True)
+                return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope)
         return None
 
     def spent(self) -> BudgetExceededError | None:

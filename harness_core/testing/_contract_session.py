@@ -1,6 +1,7 @@
 """Contract tests of sessions (`harness_core.open_session`), for every provider declaring `session` or
 `live_session`, and of structured output: several turns of one conversation, one process kept across them where
-the provider says so, a turn interrupted without losing the session, a process killed between turns.
+the provider says so, a turn interrupted without losing the session, an approval policy changed for one turn only,
+a process killed between turns.
 
 Layer: testing (mixed into `ProviderContract`). Knows the public session API, the scenario vocabulary, the
 scripted model backends and the process-tree helpers; knows no concrete provider.
@@ -263,6 +264,59 @@ class SessionTests(ContractBase):
         self.check_invariants(third)
         assert third.result.status is RunStatus.SUCCESS, f"the turn after an interrupted one: {third.result.error}"
         assert third.result.session_id == first.result.session_id
+
+    @pytest.mark.anyio
+    async def test_an_approval_policy_changed_between_turns_applies_to_its_turn_only(
+            self, open_contract_session: OpenSession) -> None:
+        """Three turns of `tools` in a session with approval `never`: turn 1 asks nothing, turn 2 with
+        `approval="untrusted"` asks before its actions (approved, they change the workspace), turn 3 without the
+        override asks nothing again (an agent that keeps a policy sticky gets the session's back). For providers
+        with `approvals` and sessions, where a live session can change the approval per turn."""
+        self._require_sessions()
+        self._require(Capability.APPROVALS)
+        info = self._provider().cls.info
+        if Capability.LIVE_SESSION in info.capabilities and "approval" not in info.session_overrides:
+            pytest.skip(f"{self.provider_name}'s live sessions keep the approval policy for the whole session "
+                        "(`ProviderInfo.session_overrides`; the refusal is a core test)")
+        playing = [0]
+        asked: list[tuple[int, ApprovalRequested]] = []
+
+        def approver(request: ApprovalRequested) -> ApprovalDecision:
+            asked.append((playing[0], request))
+            return ApprovalDecision.APPROVE
+
+        scenario = SCENARIOS["tools"]
+        turns: list[Played] = []
+        changed: list[bool] = []
+        async with open_contract_session("tools", approval="never", approver=approver) as cs:
+            plan: list[tuple[str, dict[str, Any]]] = [
+                ("contract scenario tools", {}),
+                ("contract scenario tools: again, asking first", {"approval": "untrusted"}),
+                ("contract scenario tools: once more, as the session says", {}),
+            ]
+            for index, (prompt, overrides) in enumerate(plan):
+                if index:
+                    cs.reseed(scenario.files, ("new.txt",))
+                playing[0] = index + 1
+                turns.append(await cs.turn(prompt, **overrides))
+                changed.append("beta" in (cs.workspace / "notes.txt").read_text()
+                               and (cs.workspace / "new.txt").exists())
+        for index, played in enumerate(turns):
+            self.check_invariants(played)
+            assert played.result.status is RunStatus.SUCCESS, f"turn {index + 1}: {played.result.error}"
+            assert changed[index], f"turn {index + 1}'s edits did not change the workspace"
+        by_turn = [[r for turn, r in asked if turn == index + 1] for index in range(3)]
+        shown = [len(played.of_type("approval_requested")) for played in turns]
+        assert not by_turn[0] and shown[0] == 0, (
+            f"turn 1 (approval never) asked {shown[0]} time(s): the session's policy is 'never'")
+        assert by_turn[1] and shown[1] == len(by_turn[1]), (
+            "turn 2 with approval 'untrusted' never asked before acting: a per-turn approval override must reach "
+            "the agent")
+        resolved = turns[1].of_type("approval_resolved")
+        assert len(resolved) == shown[1] and all(r.decision is ApprovalDecision.APPROVE for r in resolved)
+        assert not by_turn[2] and shown[2] == 0, (
+            f"turn 3 (no override) asked {shown[2]} time(s): an override applies to its turn only; a later turn "
+            "without it gets the session's policy back, even where the agent keeps a policy sticky")
 
     @pytest.mark.anyio
     async def test_a_process_killed_between_turns_fails_the_next_turn(self, open_contract_session: OpenSession) -> None:
