@@ -196,6 +196,11 @@ class ProviderSession(abc.ABC):
     a turn go to that turn's context: a reader task that outlives turns must emit into the current turn's.
     """
 
+    broken: str | None = None
+    """Set (to why, for a person) when the process can no longer be trusted with a turn though it still runs — an
+    interrupt the agent never confirmed, say, so its turn may still be playing: the runner then closes the session
+    after the current turn, and the next `turn()` is refused naming the reason."""
+
     @abc.abstractmethod
     async def turn(self, spec: AgentRunSpec, ctx: RunContext) -> HarnessResult:
         """Play one turn as `Provider.run` plays a run: `spec` is the session's settings with the turn's prompt

@@ -284,7 +284,10 @@ class Session:
         if not self.live:
             return
         error = result.error
-        if error is not None and error.code in _ENDS_THE_PROCESS:
+        broken = self._provider_session.broken if self._provider_session is not None else None
+        if broken:
+            self._end(broken)
+        elif error is not None and error.code in _ENDS_THE_PROCESS:
             self._end("its agent process exited (or was killed)")
         elif stopped_by_runner:  # the agent may still be playing that turn: the next must not go to it
             why = "did not end when interrupted" if error is None or error.code != "idle_timeout" else "went silent"
