@@ -1,6 +1,7 @@
 """`harness chat`: one session, a turn per prompt (off a terminal: one per line of stdin), `/` commands between
 turns, the exit status of the last turn, a summary that says how to continue; on a real pty, Ctrl-C interrupts the
-turn and the chat goes on. The in-process scripted provider plays every turn (it has live sessions)."""
+turn and the chat goes on (at the prompt only a second one in a row leaves). The in-process scripted provider plays
+every turn (it has live sessions)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import termios
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +24,7 @@ import pytest
 
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.cli._conversation import _Keys
 from harness_core.events import Done, HarnessEvent, RunStarted, RunStatus
 from harness_core.hookspecs import hookimpl
 from harness_core.offline.backends import MessagesBackend
@@ -34,6 +37,7 @@ from tests.test_cli import WRAPPER, invoke, make_host
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 _DEADLINE = 60.0
+_LEAVE_HINT = b"(press Ctrl-C again, or Ctrl-D, to leave)"
 
 
 class ModelFixedProvider(scripted.ScriptedProvider):
@@ -174,16 +178,24 @@ def test_the_session_budget_stops_the_chat_and_says_which_limit(runs_dir: Path) 
     assert [result_of(t).result.status for t in played] == [RunStatus.SUCCESS, RunStatus.FAILED]
     assert result_of(played[1]).result.error.code == "budget_exceeded"  # type: ignore[union-attr]
     assert "budget_exceeded (max_output_tokens 30)" in out.stdout.splitlines()[-1]
-    assert "the session went over its budget" in out.stderr and "chat over · 2 turns" in out.stderr
+    assert "budget (max_output_tokens = 30 output tokens" in out.stderr and "chat over · 2 turns" in out.stderr
 
 
-def test_an_override_the_provider_cannot_make_per_turn_is_refused_and_the_chat_goes_on(runs_dir: Path) -> None:
-    out = invoke("chat", "-p", "model-fixed", input="one\n/model m2\ntwo\nthree\n")
+def test_an_override_the_provider_cannot_make_per_turn_is_refused_at_the_command(runs_dir: Path) -> None:
+    """`model-fixed` keeps its model for the whole live session (it can change approval): `/model m2` is refused
+    when typed, saying how to get m2, and no prompt is lost; `/model base` (the session's own) is no override."""
+    lines = "/model m2\none\n/model m2\ntwo\n/model base\n/approval untrusted\nthree\n"
+    out = invoke("chat", "-p", "model-fixed", "-m", "base", input=lines)
     assert out.exit_code == 0, out.output
-    assert "provider 'model-fixed' does not support 'a per-turn model'" in out.stderr
-    assert "the prompt was not sent" in out.stderr
-    assert [(started(t).spec["prompt"], started(t).spec["model"]) for t in turns(runs_dir)] == [
-        ("one", None), ("three", None)]
+    played = turns(runs_dir)
+    assert [(started(t).spec["prompt"], started(t).spec["model"], started(t).spec["approval"]) for t in played] == [
+        ("one", "base", "never"), ("two", "base", "never"), ("three", "base", "untrusted")]
+    agent = result_of(played[0]).result.session_id
+    refusal = "model-fixed keeps its model for the whole session: start the chat with `--model m2"
+    assert f"{refusal}` (this chat goes on with base)" in out.stderr  # before any turn: nothing to resume yet
+    assert f"{refusal} --resume {agent}` to go on with this conversation (this chat goes on with base)" in out.stderr
+    assert "model: base from the next turn" in out.stderr and "approval: untrusted from the next turn" in out.stderr
+    assert "not sent" not in out.stderr and "error" not in out.stderr
 
 
 def test_resume_continues_the_given_agent_session(runs_dir: Path) -> None:
@@ -216,6 +228,51 @@ def test_offline_replays_the_scenario_on_every_turn_in_one_temporary_workspace(r
     assert len(played) == 3 and len({started(t).spec["cwd"] for t in played}) == 1
     assert all(started(t).spec["provider_options"]["scenario"] == "say" for t in played)
     assert "offline workspace" in out.stderr and not list(temp.iterdir())  # the workspace is gone
+    summary = out.stderr.strip().splitlines()[-1]
+    assert "the offline agent state is gone: an offline chat cannot be continued" in summary
+    assert "--resume" not in summary  # it would go to the real API, and find no such session
+    assert f"harness runs --session {started(played[0]).session_turn.session}" in summary  # type: ignore[union-attr]
+
+
+# --- signals: raised only while the chat waits, and never lost -------------------------------------------
+
+def test_a_signal_kept_outside_a_wait_is_raised_at_the_next_wait() -> None:
+    keys = _Keys()
+    with keys.installed():
+        signal.raise_signal(signal.SIGTERM)  # the chat is busy (a command): kept
+        with pytest.raises(BaseException) as raised, keys.waiting():
+            pass
+    assert type(raised.value).__name__ == "_Signalled"
+
+
+def _blocked(thread_id: int) -> bool:
+    with open(f"/proc/self/task/{thread_id}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "S"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc to see the main thread block")
+def test_a_ctrl_c_that_did_not_interrupt_the_blocked_wait_is_raised_within_a_tick() -> None:
+    """The signal lands before the main thread's wait blocked in C (here: it is delivered to another thread, so the
+    wait is not interrupted): CPython would run the handler only when the wait ends (at the next key, for
+    readline); the chat's SIGALRM tick interrupts the wait, so Ctrl-C is raised at once."""
+    keys = _Keys()
+    lock = threading.Lock()
+    lock.acquire()
+    main = threading.get_native_id()
+
+    def press_from_another_thread() -> None:
+        deadline = time.monotonic() + _DEADLINE
+        while not _blocked(main) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # the C handler runs here, not in the main thread
+
+    helper = threading.Thread(target=press_from_another_thread)
+    begun = time.monotonic()
+    with keys.installed(), pytest.raises(KeyboardInterrupt), keys.waiting():
+        helper.start()
+        lock.acquire(timeout=30)
+    helper.join(_DEADLINE)
+    assert time.monotonic() - begun < 10  # not the 30 s the wait had left
 
 
 # --- on a terminal ----------------------------------------------------------------------------------------
@@ -291,14 +348,38 @@ def test_ctrl_c_interrupts_the_turn_and_the_chat_goes_on(terminal: Any, runs_dir
     chat.type(b"\x03")
     chat.wait_for(b"interrupted in ")
     chat.wait_for(b"you> ", 2)  # the chat goes on: a new prompt
+    chat.type(b"\x03")  # a second press, meant for the turn that already ended: it does not end the chat
+    chat.wait_for(_LEAVE_HINT)
+    chat.wait_for(b"you> ", 3)  # (a ^C sent before readline waits for input would reach Python only at a key)
     chat.type(b"/model\n")
     chat.wait_for(b"model: the provider's default")
-    chat.type(b"\x03")  # Ctrl-C at the prompt leaves
+    chat.wait_for(b"you> ", 4)
+    chat.type(b"\x03")
+    chat.wait_for(b"you> ", 5)
+    chat.type(b"\x03")  # a second Ctrl-C in a row at the prompt leaves
     status = chat.finish()
     assert status == 130, chat.seen.decode(errors="replace")  # the last turn was interrupted
     assert b"interrupting" in chat.seen and b"chat over \xc2\xb7 1 turn" in chat.seen
+    assert chat.seen.count(_LEAVE_HINT) == 2
     (played,) = turns(runs_dir)
     assert result_of(played).result.status is RunStatus.INTERRUPTED
+
+
+def test_ctrl_c_at_the_prompt_leaves_only_when_pressed_twice_in_a_row(terminal: Any, runs_dir: Path) -> None:
+    chat = terminal()
+    chat.wait_for(b"you> ")
+    chat.type(b"\x03")
+    chat.wait_for(_LEAVE_HINT)
+    chat.wait_for(b"you> ", 2)
+    chat.type(b"/help\n")  # a line in between: the next Ctrl-C is a first one again
+    chat.wait_for(b"/model NAME")
+    chat.wait_for(b"you> ", 3)
+    chat.type(b"\x03")
+    chat.wait_for(_LEAVE_HINT, 2)
+    chat.wait_for(b"you> ", 4)
+    chat.type(b"\x03")
+    assert chat.finish() == 0, chat.seen.decode(errors="replace")  # no turn played: nothing failed
+    assert b"chat over \xc2\xb7 0 turns" in chat.seen and not list_runs(runs_dir)
 
 
 def test_a_second_ctrl_c_stops_the_turn_at_once(terminal: Any, runs_dir: Path) -> None:

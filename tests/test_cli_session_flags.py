@@ -93,14 +93,24 @@ def test_continue_with_no_session_here_says_how_to_start_one(runs_dir: Path) -> 
     assert not list_runs(runs_dir)
 
 
-def test_continue_refuses_another_provider_and_resume(runs_dir: Path) -> None:
+def test_continue_with_a_provider_takes_that_providers_last_session_here(runs_dir: Path) -> None:
     assert invoke("run", "first").exit_code == 0
-    wrong = invoke("run", "-c", "-p", "other", "again")
-    assert wrong.exit_code == 2
-    assert "is a 'scripted' session, and --provider names 'other'" in wrong.stderr
+    none = invoke("run", "-c", "-p", "other", "again")
+    assert none.exit_code == 2
+    assert "no 'other' run in" in none.stderr and "start one with `harness run -p other PROMPT`" in none.stderr
+    assert invoke("run", "-p", "other", "second").exit_code == 0
+    other_session = done(runs_dir).result.session_id
+    assert invoke("run", "third").exit_code == 0  # the newest session here is a scripted one
+    out = invoke("run", "-c", "-p", "other", "again")
+    assert out.exit_code == 0, out.output
+    started = run_started(runs_dir)
+    assert started.provider == "other" and started.spec["resume_session"] == other_session
+    chat = invoke("chat", "-c", "-p", "other", input="more\n")
+    assert chat.exit_code == 0 and f"continuing session {other_session} (other, run " in chat.stderr
+    assert run_started(runs_dir).spec["resume_session"] == other_session
     both = invoke("run", "-c", "--resume", "abc", "again")
     assert both.exit_code == 2 and "--continue and --resume" in both.stderr
-    assert len(list_runs(runs_dir)) == 1
+    assert len(list_runs(runs_dir)) == 5
 
 
 # --- --output-schema -------------------------------------------------------------------------------------
@@ -114,7 +124,7 @@ def test_output_schema_prints_the_parsed_answer_and_puts_it_in_done(runs_dir: Pa
     out = invoke("run", "x", "-o", "scenario=json_answer", "--output-schema", str(schema))
     assert out.exit_code == 0, out.output
     lines = out.stdout.splitlines()
-    assert lines[-5:-1] == ["{", '  "answer": 42,', '  "why": "it is"', "}"] and lines[-1].startswith("✓ success")
+    assert lines == ["{", '  "answer": 42,', '  "why": "it is"', "}", lines[-1]] and lines[-1].startswith("✓ success")
     assert run_started(runs_dir).spec["output_schema"] == _SCHEMA
     as_json = invoke("run", "x", "-o", "scenario=json_answer", "--output-schema", str(schema), "--json")
     final = json.loads(as_json.stdout.splitlines()[-1])
@@ -127,6 +137,16 @@ def test_an_answer_that_does_not_match_fails_the_run(tmp_path: Path) -> None:
     out = invoke("run", "x", "--output-schema", str(schema))  # the `say` scenario answers prose
     assert out.exit_code == 1
     assert "[error] invalid_structured_output: " in out.stdout
+    assert out.stdout.count("Hello from the scripted model.") == 1  # the answer as written, once
+
+
+def test_a_chat_with_an_output_schema_prints_each_answer_once(runs_dir: Path, tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(_SCHEMA))
+    out = invoke("chat", "-o", "scenario=json_answer", "--output-schema", str(schema), input="one\ntwo\n")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.count('  "answer": 42,\n') == 2 and '{"answer"' not in out.stdout
+    assert out.stdout.count("✓ success") == 2
 
 
 @pytest.mark.parametrize(("content", "says"), [

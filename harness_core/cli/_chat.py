@@ -8,6 +8,7 @@ provider.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -40,7 +41,8 @@ _PLACEHOLDER = "(chat)"
               "changes it for the next turns).")
 @click.option("--resume", "resume_session", metavar="SESSION_ID", help="Continue a provider session.")
 @click.option("--continue", "-c", "continue_last", is_flag=True,
-              help="Continue the last session played in this directory, with its provider.")
+              help="Continue the last session played in this directory (--cwd, else the current one), with its "
+                   "provider (with --provider: the last session of that provider).")
 @spec_flag_options
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
@@ -97,7 +99,7 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
     spec = AgentRunSpec(**fields)
     request = ChatRequest(spec=spec, provider=provider, runs_dir=runs_dir, json=as_json, verbose=verbose,
                           prompt=sys.stdin.isatty(), approvals=sys.stdin.isatty() and sys.stderr.isatty(),
-                          environ=dict(os.environ))
+                          environ=dict(os.environ), offline=offline)
     if not offline:
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
         if keep_workspace or force or scenario_given:
@@ -111,7 +113,7 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
                         runs_dir=runs_dir)
     with offline_workspace(SessionSpec.of(spec), provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,
                            what="chat") as played:
-        status = converse(request.with_spec(played), sys.stdin, sys.stdout)
+        status = converse(dataclasses.replace(request, spec=played), sys.stdin, sys.stdout)
     sys.exit(status)
 
 

@@ -3,9 +3,9 @@ a run (or printed as JSON lines); `/` commands between turns; Ctrl-C and the exi
 
 The session lives in an event loop on a thread of its own (an anyio blocking portal) for the whole chat, so it
 stays alive while the main thread waits in `input()` (readline editing for free). Signals reach the main thread
-only: Ctrl-C at the prompt leaves; Ctrl-C while a turn plays interrupts that turn through the portal (a second one
-stops it at once, as in `harness run`), and the chat goes on. SIGTERM and SIGHUP (the terminal closing) interrupt
-the turn and end the chat.
+only: Ctrl-C while a turn plays interrupts it through the portal (a second one stops it at once, as in `harness
+run`); at the prompt, one Ctrl-C says how to leave and a second in a row leaves (a double press for a turn that
+ended meanwhile does not end the chat). SIGTERM and SIGHUP (the terminal closing) interrupt the turn and end it.
 
 Layer: CLI (imported only when `harness chat` runs). Knows the session API of the `harness_core` façade
 (`open_session`, `Session`, `LiveRun`), the renderer, the run driver's helpers (`_live`) and the terminal approver;
@@ -15,7 +15,6 @@ knows nothing of any concrete provider.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import signal
 import sys
@@ -50,7 +49,7 @@ from harness_core import (
 from harness_core.cli import _terminal as term
 from harness_core.cli._approve import terminal_approver
 from harness_core.cli._common import ENV_BACKEND
-from harness_core.cli._format import format_cost, format_tokens
+from harness_core.cli._format import turns_summary
 from harness_core.cli._live import JsonLines, exit_status_for, tick
 from harness_core.cli.render import Renderer
 
@@ -61,9 +60,11 @@ HELP = """\
 /model NAME       the next turns use model NAME (/model alone: the current one; /model default: the session's)
 /approval POLICY  the next turns ask before acting: never, on-request or untrusted (/approval alone: the current)
 /help             this list
-/exit             leave (so do /quit, Ctrl-D, and Ctrl-C at the prompt)
+/exit             leave (so do /quit, Ctrl-D, and Ctrl-C twice in a row at the prompt)
 //TEXT            send /TEXT as a prompt
-Ctrl-C during a turn interrupts it (the chat goes on); press it again to stop the turn at once."""
+Ctrl-C during a turn interrupts it (the chat goes on); press it again to stop the turn at once.
+(A provider whose live process keeps its model or approval refuses /model or /approval: use --model, --approval.)"""
+_DEFAULT_MODEL = "the provider's default"
 _HARD_STOP_FALLBACK = 20.0
 _POLICIES = tuple(p.value for p in ApprovalPolicy)
 
@@ -83,9 +84,8 @@ class ChatRequest:
     approvals: bool = False
     """Ask approval requests on the terminal (stdin and stderr are terminals)."""
     environ: Mapping[str, str] = field(default_factory=dict)
-
-    def with_spec(self, spec: AgentRunSpec | SessionSpec) -> ChatRequest:
-        return dataclasses.replace(self, spec=spec)
+    offline: bool = False
+    """Against the embedded scripted backend: the agent's state is temporary (the chat cannot be continued)."""
 
 
 class _Signalled(BaseException):
@@ -94,10 +94,12 @@ class _Signalled(BaseException):
 
 class _Keys:
     """SIGINT, SIGTERM and SIGHUP in the main thread, raised only while it waits (`waiting()`: at the prompt, for
-    a turn); one arriving while it does something else (a command, the session closing) is kept and raised at
-    the next wait, so no signal lands in the middle of a call into the portal."""
+    a turn); one arriving at another time is kept for the next wait (no signal lands inside a portal call)."""
 
     _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    _TICK = 0.1
+    """Seconds between SIGALRMs while waiting: CPython runs a handler only when a blocking call in C (readline's
+    select, a lock) is interrupted, so a signal that came just before it blocked would wait for the next key."""
 
     def __init__(self) -> None:
         self._waiting = False
@@ -106,6 +108,7 @@ class _Keys:
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
         previous = {sig: signal.signal(sig, self._handle) for sig in self._SIGNALS}
+        previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, lambda signum, frame: None)
         try:
             yield
         finally:
@@ -115,12 +118,14 @@ class _Keys:
     @contextlib.contextmanager
     def waiting(self) -> Iterator[None]:
         """Raise KeyboardInterrupt (SIGINT) or `_Signalled` when a signal comes (or came) during the block."""
-        if self._pending:
-            self._raise(self._pending.pop(0))
-        self._waiting = True
+        self._waiting = True  # first: a signal arriving after the check below would be kept and never raised
+        signal.setitimer(signal.ITIMER_REAL, self._TICK, self._TICK)
         try:
+            if self._pending:
+                self._raise(self._pending.pop(0))
             yield
         finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
             self._waiting = False
 
     def forget_ctrl_c(self) -> None:
@@ -151,7 +156,7 @@ def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
     """
     if request.prompt:
         with contextlib.suppress(ImportError):
-            import readline  # noqa: F401 - imported for its side effect: line editing and history in input()
+            import readline  # noqa: F401 - for its side effect: line editing and history in input()
     keys = _Keys()
     chat = _Chat(request, stdin, out, keys)
     with keys.installed(), start_blocking_portal(os.environ.get(ENV_BACKEND, "asyncio")) as portal:
@@ -185,7 +190,6 @@ class _Chat:
         self.session: Session
         self.status = EXIT_OK
         self.overrides: dict[str, str] = {}
-        self._played: dict[str, str] = {}
         self._leaving = False
         self._live: LiveRun | None = None
         self._renderer: Renderer | None = None
@@ -202,17 +206,23 @@ class _Chat:
              "Ctrl-D to leave")
 
     def loop(self) -> None:
+        presses = 0  # Ctrl-Cs in a row at the prompt: the second leaves
         while not self._leaving:
             try:
                 with self.keys.waiting():
                     line = self._read()
-            except (EOFError, KeyboardInterrupt):
+            except (EOFError, KeyboardInterrupt) as exc:
                 if self.request.prompt:
                     self.out.write("\n")
-                return
+                presses += 1
+                if isinstance(exc, EOFError) or presses > 1:
+                    return
+                _say("(press Ctrl-C again, or Ctrl-D, to leave)")
+                continue
             except _Signalled:
                 self.status = EXIT_INTERRUPTED
                 return
+            presses = 0
             text = line.strip()
             if not text:
                 continue
@@ -226,8 +236,7 @@ class _Chat:
             self.out.flush()
             if self.out.isatty():
                 return input(PROMPT)
-            sys.stderr.write(PROMPT)  # the turns go to a file or pipe: the prompt stays on the terminal
-            sys.stderr.flush()
+            print(PROMPT, end="", file=sys.stderr, flush=True)  # the turns go to a file or pipe: not the prompt
             return input()
         line = self.stdin.readline()
         if not line:
@@ -244,27 +253,39 @@ class _Chat:
         elif name == "/model":
             if not arg:
                 _say(f"model: {self._model()}")
-            elif arg == "default":
-                self.overrides.pop("model", None)
+            elif self._override("model", None if arg == "default" else arg):
                 _say(f"model: {self._model()} from the next turn")
-            else:
-                self.overrides["model"] = arg
-                _say(f"model: {arg} from the next turn")
         elif name == "/approval":
             if not arg:
                 _say(f"approval: {self.overrides.get('approval', self.session.spec.approval.value)}")
             elif arg not in _POLICIES:
                 _say(f"/approval {arg}: not a policy; use one of {', '.join(_POLICIES)}")
-            else:
-                self.overrides["approval"] = arg
+            elif self._override("approval", arg):
                 asked = "" if arg == "never" or self.request.approvals else (
                     " (no terminal to ask on: requests go to the harness_approve plugins, else are denied)")
                 _say(f"approval: {arg} from the next turn{asked}")
         else:
             _say(f"unknown command {name}; /help lists the commands (start the line with // to send it as a prompt)")
 
+    def _override(self, name: str, value: str | None) -> bool:
+        """The next turns' `name` is `value` (None: the session's); False, saying what to do instead, when the
+        session cannot change it per turn (its live process keeps it): the chat goes on as it was."""
+        setting = getattr(self.session.spec, name)
+        current = getattr(setting, "value", setting)  # an enum's value, as typed
+        if value is None or value == current:
+            self.overrides.pop(name, None)
+            return True
+        if name not in self.session.overridable:
+            agent = None if self.request.offline else self.session.provider_session_id
+            resume = f" --resume {agent}` to go on with this conversation" if agent else "`"
+            _say(f"{self.session.provider} keeps its {name} for the whole session: start the chat with `--{name} "
+                 f"{value}{resume} (this chat goes on with {current or _DEFAULT_MODEL})")
+            return False
+        self.overrides[name] = value
+        return True
+
     def _model(self) -> str:
-        return self.overrides.get("model") or self.session.spec.model or "the provider's default"
+        return self.overrides.get("model") or self.session.spec.model or _DEFAULT_MODEL
 
     def _turn(self, prompt: str) -> None:
         """Play one turn in the portal; Ctrl-C (and SIGTERM/SIGHUP) while it plays go to `_press`."""
@@ -285,7 +306,6 @@ class _Chat:
                 self._refused(exc)
                 return
         self.keys.forget_ctrl_c()
-        self._played = dict(self.overrides)
         self.status = EXIT_INTERRUPTED if hard_stopped else exit_status_for(result)
         if self.session.closed is not None:
             _say(f"the session cannot go on: {self.session.closed}")
@@ -293,9 +313,9 @@ class _Chat:
 
     def _refused(self, exc: HarnessError) -> None:
         _say(f"error: {exc.message}")
-        if isinstance(exc, UnsupportedFeatureError):
-            self.overrides = dict(self._played)
-            _say("(that override is dropped and the prompt was not sent: send it again, or change the override)")
+        if isinstance(exc, UnsupportedFeatureError):  # `_override` checked what it could: drop them all
+            self.overrides.clear()
+            _say("(the prompt was not sent, and /model and /approval are back to the session's: send it again)")
         elif isinstance(exc, (SessionClosedError, BudgetExceededError)):
             self.status = exc.exit_status
             self._leaving = True
@@ -303,14 +323,11 @@ class _Chat:
     def farewell(self) -> None:
         """The one-line summary: turns, tokens, cost, and how to continue the conversation."""
         session = self.session
-        parts = [f"chat over {_SEP} {session.turns} turn{'' if session.turns == 1 else 's'}"]
-        if session.turns:
-            parts.append(format_tokens(session.usage))
-        if session.usage.cost_usd is not None:
-            parts.append(format_cost(session.usage.cost_usd))
-        line = f" {_SEP} ".join(parts)
+        line = f"chat over {_SEP} {turns_summary(session.turns, session.usage, _SEP)}"
         agent = session.provider_session_id
-        if agent:
+        if self.request.offline:  # its agent state (and the scripted backend) went with the offline setup
+            line += f" {_SEP} the offline agent state is gone: an offline chat cannot be continued"
+        elif agent:
             flags = f"-p {session.provider} --resume {agent}"
             line += f" {_SEP} session {agent}: continue it with `harness chat {flags}` or `harness run {flags} PROMPT`"
         if session.turns:
@@ -371,10 +388,7 @@ class _Chat:
                 hard_stop.cancel()
 
     def _note(self, text: str) -> None:
-        if self._renderer is not None:
-            self._renderer.note(text)
-        else:
-            _say(text)
+        (_say if self._renderer is None else self._renderer.note)(text)
 
 
 _SEP = "·" if term.can_encode(sys.stderr, "·") else "-"

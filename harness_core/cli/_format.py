@@ -22,11 +22,13 @@ __all__ = [
     "format_duration",
     "format_tokens",
     "one_line",
+    "schema_answer",
     "structured_text",
     "table",
     "tool_label",
     "tool_line",
     "tool_target",
+    "turns_summary",
 ]
 
 _CMD_WIDTH = 200
@@ -68,9 +70,27 @@ def error_label(error: ErrorInfo) -> str:
     return error.code
 
 
+def turns_summary(turns: int, usage: Usage, sep: str = UNICODE_MARKS["sep"]) -> str:
+    """A session's turns for a summary line: ``3 turns · 300 tokens in / 60 out · $0.0300``."""
+    parts = [f"{turns} turn{'' if turns == 1 else 's'}"]
+    if turns:
+        parts.append(format_tokens(usage))
+    if usage.cost_usd is not None:
+        parts.append(format_cost(usage.cost_usd))
+    return f" {sep} ".join(parts)
+
+
 def structured_text(value: Any) -> str:
     """A structured answer (`HarnessResult.structured_output`) as indented JSON."""
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def schema_answer(result: HarnessResult) -> str:
+    """The answer of a run with an output schema: its parsed value as indented JSON, else (not valid, or the run
+    did not succeed) the final text as the agent wrote it, if any."""
+    if result.structured_output is not None:
+        return structured_text(result.structured_output)
+    return result.final_text.strip()
 
 
 def final_line(result: HarnessResult, marks: Mapping[str, str] = UNICODE_MARKS, seen: Usage | None = None) -> str:

@@ -67,7 +67,7 @@ _SECONDS = _Seconds()
 @click.option("--resume", "resume_session", metavar="SESSION_ID", help="Continue a provider session.")
 @click.option("--continue", "-c", "continue_last", is_flag=True,
               help="Continue the last session played in this directory (--cwd, else the current one), with its "
-                   "provider.")
+                   "provider (with --provider: the last session of that provider).")
 @spec_flag_options
 @click.option("--require", "requires", multiple=True, metavar="CAPABILITY",
               type=click.Choice(["streaming", "session", "interrupt", "approvals"]),

@@ -98,28 +98,29 @@ class ContinuedSession:
 
 def continued_session(runs_dir: Path | None, cwd: Path | None, provider: str | None) -> ContinuedSession:
     """The newest run in the runs directory played in `cwd` (default: the current directory) that reported an
-    agent session id: what `--continue` resumes, with that run's provider.
+    agent session id — of `provider` when one is given, else of any provider: what `--continue` resumes, with
+    that run's provider.
 
     Raises:
-        click.UsageError: no such run (start one with `harness run`), or `provider` names another provider.
+        click.UsageError: no such run (start one with `harness run`, or pass --resume).
     """
     from harness_core.store import list_runs, resolve_runs_dir
 
     here = os.path.realpath(cwd if cwd is not None else Path.cwd())
     directory = resolve_runs_dir(runs_dir)
-    found = next((s for s in list_runs(directory) if _played_in(s, here) and s.provider_session), None)
+    found = next((s for s in list_runs(directory) if _continues(s, here, provider)), None)
     if found is None or found.started is None or found.provider_session is None:
-        raise click.UsageError(f"--continue: no run in {directory} played in {here} reported a session to continue; "
-                               "start one with `harness run PROMPT` (or `harness chat`), or pass --resume SESSION_ID")
-    name = found.started.provider
-    if provider is not None and provider != name:
-        raise click.UsageError(f"--continue: the last session in {here} ({found.provider_session}, run "
-                               f"{found.run_id}) is a {name!r} session, and --provider names {provider!r}; leave "
-                               f"out --provider to continue it, or start a new {provider!r} session without "
-                               "--continue")
-    return ContinuedSession(session_id=found.provider_session, provider=name, run_id=found.run_id)
+        kind, flag = (f"{provider!r} ", f" -p {provider}") if provider is not None else ("", "")
+        raise click.UsageError(f"--continue: no {kind}run in {directory} played in {here} reported a session to "
+                               f"continue; start one with `harness run{flag} PROMPT` (or `harness chat{flag}`), or "
+                               "pass --resume SESSION_ID")
+    return ContinuedSession(session_id=found.provider_session, provider=found.started.provider, run_id=found.run_id)
 
 
-def _played_in(summary: RunSummary, here: str) -> bool:
-    cwd = summary.started.spec.get("cwd") if summary.started is not None else None
+def _continues(summary: RunSummary, here: str, provider: str | None) -> bool:
+    """Whether `--continue` (with `--provider provider`, if given) may continue the run `summary` in `here`."""
+    started = summary.started
+    if started is None or not summary.provider_session or provider not in (None, started.provider):
+        return False
+    cwd = started.spec.get("cwd")
     return isinstance(cwd, str) and os.path.realpath(cwd) == here

@@ -6,7 +6,8 @@ time comes from an injectable clock. Formatting helpers live in `_format`, termi
 
 What it prints:
 
-- assistant text, streamed as it arrives (a text line is always ended before any other line);
+- assistant text, streamed as it arrives (a text line is always ended before any other line); a run with an
+  output schema prints its answer once, at the end: pretty JSON, or as written when it is not a valid value;
 - one line per tool action, printed when the action completes: ``[tool] ✓ Running command pytest -q (exit 0,
   1.2 s)``, ``✗`` for a failure, ``⊘`` for a declined action. The start line (``[tool] Running command pytest
   -q …``) is printed only when the result is not immediate: when something else has to be printed first, or
@@ -14,8 +15,7 @@ What it prints:
   slow one is two, and a reader of a pipe always knows what is running;
 - approvals once decided (``[approval] Running command rm -rf build — approved by callback``), errors
   (``[error] auth_failed: ...``), notices (``[warning] reconnecting to the model API (2/5)``) and a final
-  status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``), after the parsed
-  answer (pretty JSON) when the run had an output schema;
+  status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``);
 - with ``verbose``: the run header, session, token usage updates and command output summaries (indented,
   at most `SUMMARY_LINES` lines).
 
@@ -59,7 +59,7 @@ from harness_core.cli._format import (
     format_duration,
     format_tokens,
     one_line,
-    structured_text,
+    schema_answer,
     tool_label,
     tool_line,
 )
@@ -82,11 +82,7 @@ SUMMARY_LINES = 6
 """Most output lines shown per summary with ``verbose``."""
 _SUMMARY_WIDTH = 160
 
-_DECIDED = {
-    ApprovalDecision.APPROVE: "approved",
-    ApprovalDecision.DENY: "denied",
-    ApprovalDecision.ABORT: "aborted",
-}
+_DECIDED = {ApprovalDecision.APPROVE: "approved", ApprovalDecision.DENY: "denied", ApprovalDecision.ABORT: "aborted"}
 
 
 def _phase_of(display: HarnessToolDetails) -> str:
@@ -129,6 +125,7 @@ class Renderer:
         self._approval_displays: dict[str, HarnessToolDetails] = {}
         self._reasons_shown: set[str] = set()
         self._usage: Usage | None = None
+        self._schema = False  # the run has an output schema: its answer is printed at the end, not streamed
         self.result: HarnessResult | None = None
 
     @classmethod
@@ -151,6 +148,9 @@ class Renderer:
     def feed(self, event: HarnessEvent) -> None:
         """Render one event. Text deltas cost one write (and a flush); everything else a few lines."""
         if isinstance(event, TextDelta):
+            if self._schema:
+                self._phase = "writing the answer"
+                return
             if self._status_shown:
                 self._erase_status()
             text = event.text.translate(term.UNSAFE)
@@ -170,6 +170,7 @@ class Renderer:
             self._started -= max(0.0, time.time() - event.ts)
         cwd = event.spec.get("cwd")
         self._cwd = cwd if isinstance(cwd, str) else None
+        self._schema = event.spec.get("output_schema") is not None
         if self.verbose:
             model = event.spec.get("model") or "default model"
             cli = f" (cli {event.cli_version})" if event.cli_version else ""
@@ -270,8 +271,8 @@ class Renderer:
         self._flush_pending()
         self.result = event.result
         self._phase = "done"
-        if event.result.structured_output is not None:  # with an output schema: the parsed answer, pretty
-            for line in structured_text(event.result.structured_output).splitlines():
+        if self._schema or event.result.structured_output is not None:
+            for line in schema_answer(event.result).splitlines():
                 self._line(line)
         self._line(self.final_line(event.result), _STATUS_COLOR[event.result.status], bold=True)
 
