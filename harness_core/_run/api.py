@@ -31,7 +31,7 @@ from harness_core.spec import AgentRunSpec, SessionSpec
 from harness_core.store import new_run_id, validate_run_id
 
 __all__ = ["Approver", "EventCallback", "LiveRun", "ProbedProvider", "open_run", "prepare", "preflight", "probe",
-           "run", "run_sync", "unwrap_caller_exception"]
+           "played", "run", "run_sync", "unwrap_caller_exception"]
 
 _CAPABILITY_WHY = {
     Capability.SESSION: "the spec resumes a session",
@@ -143,7 +143,6 @@ async def open_run(
     rid = validate_run_id(run_id) if run_id is not None else new_run_id()  # also without a run log
     secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=probed.registered.cls.info.secret_flags)
     logs = RunLogs.open(runs_dir, rid, run_log=run_log, record_wire=record_wire, secrets=secrets)
-    thrown: BaseException | None = None
     try:
         registered = probed.registered
         write_wire_header(logs, run_id=rid, provider=registered.name, cli=probed.cli,
@@ -151,6 +150,19 @@ async def open_run(
                           spec=_redacted_spec(spec, registered.cls.info.secret_flags))
         live = LiveRun(spec, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,
                        buffer=buffer, interrupt_grace=interrupt_grace)
+        async with played(live):
+            yield live
+    finally:
+        logs.close()  # the run closes them after `done`; this only matters if it never got to run
+
+
+@asynccontextmanager
+async def played(live: LiveRun) -> AsyncIterator[LiveRun]:
+    """A run owner's block around one `LiveRun`: `drive` in a task group while the caller consumes it, then
+    `aclose` (shielded: the caller's scope may be the one being cancelled). An exception from the caller's own
+    block propagates unchanged, not wrapped in an exception group."""
+    thrown: BaseException | None = None
+    try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(live.drive)
             try:
@@ -159,12 +171,10 @@ async def open_run(
                 thrown = exc
                 raise
             finally:
-                await live.aclose()  # shielded: the caller's scope may be the one being cancelled
+                await live.aclose()
     except BaseException as group:
         unwrap_caller_exception(group, thrown)
         raise
-    finally:
-        logs.close()  # the run closes them after `done`; this only matters if it never got to run
 
 
 def unwrap_caller_exception(group: BaseException, thrown: BaseException | None) -> None:

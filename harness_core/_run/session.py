@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from harness_core._logging import get_logger
 from harness_core._provider import ProviderOptions, ProviderSession, RunContext
-from harness_core._run.api import ProbedProvider, prepare, unwrap_caller_exception
+from harness_core._run.api import ProbedProvider, played, prepare, unwrap_caller_exception
 from harness_core._run.approvals import Approver
 from harness_core._run.budget import Budget
 from harness_core._run.live import LiveRun, Steer
@@ -201,20 +201,9 @@ class Session:
                        idle_interrupts=self.live)
         self._live_turn = live
         self.turns += 1
-        thrown: BaseException | None = None
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(live.drive)
-                try:
-                    yield live
-                except BaseException as exc:
-                    thrown = exc
-                    raise
-                finally:
-                    await live.aclose()  # shielded
-        except BaseException as group:
-            unwrap_caller_exception(group, thrown)
-            raise
+            async with played(live):
+                yield live
         finally:
             logs.close()
             self._live_turn = None
