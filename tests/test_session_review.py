@@ -1,7 +1,8 @@
 """The session fixes of the issue-12 review: a turn the runner cut short (over budget, gone silent) closes its live
 session while one the provider ended keeps it; an idle timeout interrupts before it stops hard; a close from another
 task leaves the turn's stream to its consumer; the caller's cancelled scope does not take the process from under
-the turn; `Session.spec` read-only, `Session.overridable`, a repeat of the session's value is no override; budget
+the turn; a provider session that says its process can no longer be trusted (`broken`) is closed after that turn;
+`Session.spec` read-only, `Session.overridable`, a repeat of the session's value is no override; budget
 messages that say how to go on.
 
 Layer: tests. Knows the public session API and the provider interface; the helpers are `test_session`'s.
@@ -49,6 +50,8 @@ _GRACE = 0.3
 _STOPS_WHEN_ASKED = "go silent; stop when interrupted"
 _DEAF = "go silent; ignore the interrupt"
 _OVERSPENDS = "write 80 tokens, then ignore the interrupt"
+_BREAKS = "answer, then say the process can no longer be trusted"
+_BROKEN = "the agent did not confirm an interrupt: continue in a new session with --resume moody-session"
 
 
 # --- providers ---------------------------------------------------------------------------------------------
@@ -84,6 +87,8 @@ class _MoodySession(ProviderSession):
             finally:
                 self._seen.append(f"stopped hard, interrupt asked first: {ctx.interrupt_requested.is_set()}")
             raise AssertionError("the runner never stopped a turn that ignored its interrupt")
+        if spec.prompt == _BREAKS:
+            self.broken = _BROKEN
         await ctx.emit(TextDelta(text=spec.prompt))
         return HarnessResult(status=RunStatus.SUCCESS, final_text=spec.prompt, session_id="moody-session")
 
@@ -192,6 +197,23 @@ async def test_an_idle_turn_that_ignores_the_interrupt_is_stopped_hard_and_close
         assert session.closed is not None and "went silent" in session.closed, session.closed
         with pytest.raises(SessionClosedError, match="went silent"):
             await session.run("answer")
+
+
+async def test_a_provider_session_that_breaks_during_a_turn_closes_after_it(moody: PluginHost,
+                                                                            runs_dir: Path) -> None:
+    async with open_session(settings(), "moody", host=moody, runs_dir=runs_dir) as session:
+        first = await session.run("answer")
+        assert session.closed is None
+        events, broke = await play_turn(session, _BREAKS)
+        result = broke.result
+        assert result.status is RunStatus.SUCCESS and result.final_text == _BREAKS, "the turn's own result is kept"
+        assert sum(isinstance(e, Done) for e in events) == 1
+        assert session.closed == _BROKEN, session.closed
+        with pytest.raises(SessionClosedError, match="did not confirm an interrupt") as refused:
+            await session.run("answer")
+        assert refused.value.details.get("reason") == _BROKEN
+        assert session.turns == 2
+    assert first.status is RunStatus.SUCCESS
 
 
 # --- 3, 4: closing and cancelling while a turn plays ---------------------------------------------------------

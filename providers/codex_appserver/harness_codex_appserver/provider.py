@@ -93,7 +93,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
                 await thread.open(spec)
                 await ctx.emit(
                     SessionStarted(session_id=str(thread.thread_id), resumed=spec.resume_session is not None,
-                                   model=thread.sticky.model)
+                                   model=thread.sticky.model_for(spec))
                 )
 
             async with anyio.create_task_group() as tg:

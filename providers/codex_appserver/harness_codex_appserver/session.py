@@ -18,7 +18,8 @@ __all__ = ["AppServerSession"]
 class AppServerSession(ProviderSession):
     """Turns on one thread, one at a time. Every turn emits `session_started` with the thread's id (each turn is
     a run with its own log): the first with `resumed` as the session was opened, the later ones `resumed=True`,
-    as a resumed one-shot run would."""
+    as a resumed one-shot run would. `broken` once a turn left the thread out of step (an interrupt Codex never
+    confirmed, a `turn/start` answered with the previous turn's id)."""
 
     def __init__(self, thread: AppThread, *, resumed: bool) -> None:
         self._thread = thread
@@ -28,7 +29,10 @@ class AppServerSession(ProviderSession):
     async def turn(self, spec: AgentRunSpec, ctx: RunContext) -> HarnessResult:
         resumed = self._resumed or self._turns > 0
         self._turns += 1
-        return await self._thread.play(spec, ctx, live=True, resumed=resumed)
+        try:
+            return await self._thread.play(spec, ctx, live=True, resumed=resumed)
+        finally:
+            self.broken = self._thread.broken  # the runner then closes the session after this turn
 
     async def steer(self, text: str, ctx: RunContext) -> bool:
         return await self._thread.steer(text)

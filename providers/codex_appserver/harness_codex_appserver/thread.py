@@ -3,7 +3,8 @@
 Layer: provider lifecycle. Knows the app-server's requests around a turn (initialize, thread/start|resume,
 model/list, turn/steer) and where each message goes: notifications, approval requests and protocol errors to
 the turn being played (`turn.Turn`), or, between the turns of a live session, nowhere (logged; token totals
-are kept, so that the next turn's usage is its own). Knows nothing of rendering, run logs or how approvals are
+are kept, so that the next turn's usage is its own). `broken` says why the thread can take no more turns (a turn
+that may still be running: see `turn.Turn`). Knows nothing of rendering, run logs or how approvals are
 decided. Used for a one-shot run (one turn) and for a live session (many turns, one at a time): the reader
 (`read`) runs for as long as the process, so a process that dies between turns is noticed at once.
 """
@@ -52,6 +53,8 @@ class AppThread:
         self.total: Usage | None = None  # the thread's cumulative token usage, as last reported
         self.closed = False
         self.turn: Turn | None = None
+        self.last_turn_id: str | None = None  # the latest turn/start's answer
+        self.broken: str | None = None  # why the thread can no longer be trusted with a turn (see `Turn`)
         self.peer = JsonRpcPeer(
             child,
             on_notification=self._on_notification,
@@ -204,7 +207,8 @@ class AppThread:
                 return False
             raise ProtocolError(f"codex app-server did not answer turn/steer within {self.opts.request_timeout:g}s; "
                                 "raise -o request_timeout if the machine is slow") from None
-        await turn.ctx.emit(Notice(level="info", code="steered", message=text))
+        if self.turn is turn and not turn.stop.is_set():  # else the turn is over and its run may have returned
+            await turn.ctx.emit(Notice(level="info", code="steered", message=text))
         return True
 
     # -- wire callbacks: to the turn being played ----------------------------------------------------------

@@ -25,6 +25,8 @@ from harness_core import (
     HarnessEvent,
     HarnessResult,
     HarnessToolDetails,
+    Notice,
+    ProtocolError,
     RunStatus,
     SessionStarted,
     ToolKind,
@@ -91,18 +93,24 @@ class Turn:
             mapper.thread_id = thread.thread_id
             if self.live:
                 await self.ctx.emit(
-                    SessionStarted(session_id=str(thread.thread_id), resumed=self.resumed, model=thread.sticky.model)
+                    SessionStarted(session_id=str(thread.thread_id), resumed=self.resumed,
+                                   model=thread.sticky.model_for(self.spec))
                 )
             params = await thread.params_for(self.spec, self.ctx, live=self.live)
             self.starting = True
             turn = await thread.request("turn/start", params, thread.opts.request_timeout)
-            mapper.start_turn(str((turn.get("turn") or {}).get("id")))
+            mapper.start_turn(self._new_turn_id(turn))
             self.ready.set()
         if self.startup.cancelled_caught:  # interrupted before the turn began
             return HarnessResult(status=RunStatus.INTERRUPTED, session_id=thread.thread_id)
         await self.stop.wait()
         outcome = mapper.outcome
         if outcome is None and self.interrupt_sent and not thread.closed:
+            if self.live:  # the process lives on, and so may the turn: the next turn/start would steer into it
+                thread.broken = (f"codex did not confirm the interrupt within {thread.opts.interrupt_timeout:g}s; "
+                                 "its turn may still be running: continue in a new session with --resume "
+                                 f"{thread.thread_id}")
+                await self.ctx.emit(Notice(level="warning", code="interrupt_unconfirmed", message=thread.broken))
             gave_up = mapper.gave_up
             return HarnessResult(
                 status=RunStatus.INTERRUPTED if gave_up is None else RunStatus.FAILED,
@@ -113,6 +121,24 @@ class Turn:
         if outcome is None:
             raise await self._exited("codex app-server exited in the middle of the turn")
         return outcome
+
+    def _new_turn_id(self, answer: dict[str, Any]) -> str:
+        """The id `turn/start` answered with, refused when it is the previous turn's: Codex was still playing that
+        one, took the prompt as input for it, and the thread is no longer in step with the session.
+
+        Raises:
+            ProtocolError: the id is the previous turn's (the thread is then `broken`).
+        """
+        thread = self.thread
+        raw = (answer.get("turn") or {}).get("id")
+        turn_id = str(raw)
+        if raw is not None and turn_id == thread.last_turn_id:
+            thread.broken = (f"codex app-server answered turn/start with the previous turn's id {turn_id}: that turn "
+                             "was still running and took this prompt instead of starting a new turn; continue in a "
+                             f"new session with --resume {thread.thread_id}")
+            raise ProtocolError(thread.broken, method="turn/start", turn_id=turn_id)
+        thread.last_turn_id = turn_id
+        return turn_id
 
     async def _exited(self, what: str) -> HarnessError:
         with anyio.move_on_after(2.0):

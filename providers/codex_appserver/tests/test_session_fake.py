@@ -2,7 +2,9 @@
 
 Through `harness_core.open_session` and the real runner. The fake records what each `turn/start` asked for and
 the settings the turn ran with (`turns_asked`), with the app-server's sticky overrides, so these tests check what
-the provider sent, turn by turn. The same behaviours against the real codex are in `test_session_real.py`.
+the provider sent, turn by turn. The same behaviours against the real codex are in `test_session_real.py`; the
+server misbehaving (an interrupt never confirmed, a turn completed early that plays on, a steer answered after its
+turn ended) only the fake can play (`HARNESS_FAKE_INTERRUPT`, `HARNESS_FAKE_STEER`).
 """
 
 from __future__ import annotations
@@ -56,11 +58,13 @@ def _steps(*steps: Any) -> dict[str, str]:
 @asynccontextmanager
 async def _session(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost, scenario: str = "say", *,
-    env: dict[str, str] | None = None, approver: Any = None, **fields: Any,
+    env: dict[str, str] | None = None, approver: Any = None, interrupt_timeout: float | None = None, **fields: Any,
 ) -> AsyncIterator[Session]:
     codex = write_fake_codex(tmp_path, scenario=scenario)
-    spec = SessionSpec(cwd=workspace, env=env or {},
-                       provider_options={"codex_bin": str(codex), "codex_home": str(codex_home)}, **fields)
+    options: dict[str, Any] = {"codex_bin": str(codex), "codex_home": str(codex_home)}
+    if interrupt_timeout is not None:
+        options["interrupt_timeout"] = interrupt_timeout
+    spec = SessionSpec(cwd=workspace, env=env or {}, provider_options=options, **fields)
     async with open_session(spec, "codex-appserver", host=host, run_log=False, approver=approver) as session:
         yield session
 
@@ -181,6 +185,92 @@ async def test_steer_reaches_the_running_turn(
     asked = turns_asked(codex_home)
     assert [(a["method"], a["text"]) for a in asked] == [("turn/start", "one"), ("steer", "also say goodbye")]
     assert asked[1]["turnId"] == asked[0]["turnId"]
+
+
+async def test_a_steer_answered_after_its_turn_ended_is_accepted_without_a_late_event(
+    tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    """The fake accepts the steer but answers only when the next turn/start arrives: by then the steered turn's
+    run has returned, and its context refuses events."""
+    env = {**_steps(RunCommand("echo waiting; sleep 1", output="waiting\n"), Say("done")), "HARNESS_FAKE_STEER": "late"}
+    steered: list[bool] = []
+    async with _session(tmp_path, workspace, codex_home, host, env=env) as session:
+
+        async def steer(live: Any) -> None:
+            steered.append(await live.steer("also say goodbye"))
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                async with session.turn("one") as live:
+                    async for event in live:
+                        if event.type == "tool_use":
+                            tg.start_soon(steer, live)
+                    first = await live.wait()
+                assert steered == [], "the fake answered the steer before the next turn/start"
+                _, second = await _turn(session, "two")
+    assert steered == [True], "Codex accepted the steer: steer() says so, and raises nothing"
+    assert first.status.value == "success" and second.status.value == "success"
+    asked = turns_asked(codex_home)
+    assert [(a["method"], a["text"]) for a in asked] == [("turn/start", "one"), ("steer", "also say goodbye"),
+                                                         ("turn/start", "two")]
+
+
+async def test_an_interrupt_codex_never_confirms_closes_the_session_after_the_turn(
+    tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    env = {**_steps(RunCommand("sleep 30", output="")), "HARNESS_FAKE_INTERRUPT": "ignore"}
+    async with _session(tmp_path, workspace, codex_home, host, env=env, interrupt_timeout=0.5) as session:
+        with anyio.fail_after(20):
+            async with session.turn("one") as live:
+                events = []
+                async for event in live:
+                    events.append(event)
+                    if event.type == "tool_use":
+                        live.interrupt()
+                result = await live.wait()
+        thread = result.session_id
+        assert result.status.value == "interrupted" and result.error.details.get("stopped_by") == "provider"
+        assert session.closed is not None and "did not confirm the interrupt within 0.5s" in session.closed
+        assert f"--resume {thread}" in session.closed
+        notices = [e for e in events if e.type == "notice" and e.code == "interrupt_unconfirmed"]
+        assert len(notices) == 1 and notices[0].message == session.closed
+        with pytest.raises(SessionClosedError, match="did not confirm the interrupt"):
+            await _turn(session, "two")
+    assert [a["text"] for a in turns_asked(codex_home)] == ["one"], "a second prompt reached the running turn"
+
+
+async def test_a_turn_start_answered_with_the_previous_turns_id_is_refused(
+    tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    """The fake says the interrupted turn completed but plays on: the next turn/start steers into it and answers
+    with its id."""
+    env = {**_steps(RunCommand("sleep 30", output="")), "HARNESS_FAKE_INTERRUPT": "early"}
+    async with _session(tmp_path, workspace, codex_home, host, env=env) as session:
+        with anyio.fail_after(20):
+            async with session.turn("one") as live:
+                async for event in live:
+                    if event.type == "tool_use":
+                        live.interrupt()
+                first = await live.wait()
+        assert first.status.value == "interrupted" and session.closed is None
+        _, second = await _turn(session, "two")
+        assert second.status.value == "failed" and second.error.code == "protocol_error"
+        assert "previous turn's id" in second.error.message and f"--resume {first.session_id}" in second.error.message
+        assert session.closed == second.error.message
+        with pytest.raises(SessionClosedError, match="previous turn's id"):
+            await _turn(session, "three")
+    asked = turns_asked(codex_home)
+    assert [(a["method"], a["text"]) for a in asked] == [("turn/start", "one"), ("steer", "two")]
+
+
+async def test_session_started_names_the_model_each_turn_runs_with(
+    tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    async with _session(tmp_path, workspace, codex_home, host) as session:
+        played = [await _turn(session, "one"), await _turn(session, "two", model="gpt-other"),
+                  await _turn(session, "three")]
+    models = [next(e for e in events if e.type == "session_started").model for events, _ in played]
+    assert models == ["gpt-5.5", "gpt-other", "gpt-5.5"]
 
 
 async def test_steer_of_a_one_shot_run_is_refused(tmp_path: Path, workspace: Path, codex_home: Path,

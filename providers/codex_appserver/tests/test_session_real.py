@@ -87,14 +87,17 @@ async def test_three_turns_one_process_context_kept_and_model_back(
 ) -> None:
     async with _session(SCENARIOS["say"], workspace, tmp_path, host) as (session, backend):
         pid = session.pid
-        _, first = await _turn(session, "remember the word pelican")
+        played = [await _turn(session, "remember the word pelican")]
         asked = len(backend.requests)
-        _, second = await _turn(session, "which word was it?", model="gpt-5.4")
+        played.append(await _turn(session, "which word was it?", model="gpt-5.4"))
         turn_two = backend.requests[asked]
         asked = len(backend.requests)
-        _, third = await _turn(session, "and once more")
+        played.append(await _turn(session, "and once more"))
         turn_three = backend.requests[asked]
         assert session.pid == pid
+    first, second, third = (result for _, result in played)
+    started = [next(e for e in events if e.type == "session_started") for events, _ in played]
+    assert [s.model for s in started] == ["gpt-5.5", "gpt-5.4", "gpt-5.5"]  # the model each turn ran with
     assert [r.status.value for r in (first, second, third)] == ["success"] * 3
     assert first.session_id == second.session_id == third.session_id
     assert "remember the word pelican" in _input_text(turn_two)  # the thread kept turn 1

@@ -13,6 +13,9 @@ Environment (the wrapper `write_fake_codex` writes sets the first two, and the s
 - `HARNESS_FAKE_SCENARIO`: a name from `SCENARIOS` (default `say`).
 - `HARNESS_FAKE_STEPS`: when set, the steps to play instead of the scenario's, as JSON: a list of
   `[step class name, {field: value}]` pairs of `harness_core.offline.scenarios` (`[["Say", {"text": "{}"}]]`).
+- `HARNESS_FAKE_INTERRUPT`: `ignore` (answer `turn/interrupt`, play on, never complete the turn early) or
+  `early` (answer it and send `turn/completed` at once, but play on: the next `turn/start` steers into the turn).
+- `HARNESS_FAKE_STEER`: `late` (accept a `turn/steer`, answer it only when the next `turn/start` arrives).
 - `CODEX_HOME`: where threads are remembered, so a second process can `thread/resume`.
 
 Simulates what the model would do and what Codex would run: commands are not executed (a `sleep N` command
@@ -38,6 +41,7 @@ __all__ = ["STEPS_ENV", "main", "steps_env"]
 STEPS_ENV = "HARNESS_FAKE_STEPS"
 
 _CRASH_MESSAGE = "fake codex: simulated crash in the middle of a turn"
+_MODES = {"HARNESS_FAKE_INTERRUPT": ("ignore", "early"), "HARNESS_FAKE_STEER": ("late",)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     crash = os.environ.get("HARNESS_FAKE_CRASH")
     if crash:
         crash = _CRASH_MESSAGE if crash == "1" else crash
-    return FakeAppServer(scenario, crash=crash or None).serve()
+    modes = {name: os.environ.get(name) or None for name in _MODES}
+    for name, value in modes.items():
+        if value is not None and value not in _MODES[name]:
+            sys.stderr.write(f"fake codex: bad {name} {value!r}; known: {', '.join(_MODES[name])}\n")
+            return 2
+    return FakeAppServer(scenario, crash=crash or None, interrupt=modes["HARNESS_FAKE_INTERRUPT"],
+                         steer=modes["HARNESS_FAKE_STEER"]).serve()
 
 
 def steps_env(scenario: Scenario) -> dict[str, str]:

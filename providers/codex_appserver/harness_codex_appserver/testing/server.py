@@ -11,6 +11,12 @@ As the real one: many turns on one thread, one at a time; `turn/start`'s `model`
 `turn/start` during a turn, and `turn/steer` with the running turn's id, add input the turn reads before its
 next step. Every `turn/start` and accepted steer is recorded in `$CODEX_HOME/fake-turns.jsonl` (`turns_asked`
 reads it), with the settings the turn ran with, so tests can check what each turn asked for.
+
+Misbehaviours on request, to test a client against a server whose turn outlives what it said: `interrupt="ignore"`
+answers `turn/interrupt` and plays on, never completing the turn early; `interrupt="early"` answers it and sends
+the turn's `turn/completed` (interrupted) at once, but plays on (its next `turn/start` steers into it, answering
+with the old turn's id); `steer="late"` accepts a `turn/steer` but answers it only when the next `turn/start`
+arrives, after the turn it steered has ended.
 """
 
 from __future__ import annotations
@@ -55,10 +61,15 @@ def _text(params: dict[str, Any]) -> str:
 class FakeAppServer:
     """One app-server process: reads requests from stdin, writes responses and notifications to stdout."""
 
-    def __init__(self, scenario: Scenario, *, crash: str | None = None) -> None:
+    def __init__(
+        self, scenario: Scenario, *, crash: str | None = None, interrupt: str | None = None, steer: str | None = None
+    ) -> None:
         self.scenario = scenario
         self.crash = crash
         """When set, the process dies right after the turn's first item starts, with this on stderr."""
+        self.interrupt_mode = interrupt  # None (as the real one), "ignore" or "early": see the module docstring
+        self.steer_mode = steer  # None (as the real one) or "late"
+        self.late: list[dict[str, Any]] = []  # steer answers held back until the next turn/start
         self.home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
         self.out_lock = threading.Lock()
         self.initialized = False
@@ -144,10 +155,17 @@ class FakeAppServer:
         method, params, rid = msg["method"], msg.get("params") or {}, msg.get("id")
         if rid is None:
             return  # notifications: `initialized`
+        if method == "turn/start":
+            for answer in self.late:
+                self.send(answer)
+            self.late.clear()
         try:
             result = self.dispatch(method, params)
         except ValueError as exc:
             self.send({"error": {"code": -32600, "message": str(exc)}, "id": rid})
+            return
+        if method == "turn/steer" and self.steer_mode == "late":
+            self.late.append({"id": rid, "result": result})
             return
         self.send({"id": rid, "result": result})
         if method == "thread/start":
@@ -160,6 +178,9 @@ class FakeAppServer:
             player = TurnPlayer(self)
             self.turn_thread = threading.Thread(target=player.play, args=(params,), daemon=True)
             self.turn_thread.start()
+        elif method == "turn/interrupt" and self.interrupt_mode == "early":
+            self.notify("turn/completed", {"threadId": self.thread_id,
+                                           "turn": shapes.turn(str(params.get("turnId")), "interrupted")})
 
     def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "initialize":
@@ -219,7 +240,8 @@ class FakeAppServer:
         if method == "turn/interrupt":
             if self.turn_id is None or params.get("turnId") != self.turn_id:
                 raise ValueError("no active turn to interrupt")
-            self.interrupt.set()
+            if self.interrupt_mode is None:
+                self.interrupt.set()
             return {}
         raise ValueError(f"Invalid request: unknown variant `{method}`")
 
