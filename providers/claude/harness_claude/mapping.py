@@ -17,7 +17,6 @@ from typing import Any
 
 from harness_core import (
     ApprovalRequested,
-    BudgetExceededError,
     ContextUsage,
     HarnessError,
     HarnessEvent,
@@ -392,8 +391,6 @@ class ClaudeMapper:
             limits=self.limits,
             cost_before=self.cost_before,
         )
-        if isinstance(end.error, BudgetExceededError):
-            # Claude Code stopped for the spec's own limit: the provider raises the budget error. The usage event
-            # would make the runner find the same budget passed, interrupt, and report `interrupted`.
-            return []
+        # Also for a native budget stop (the provider raises its `budget_exceeded`): the runner's result keeps this
+        # usage; its own budget check may then interrupt, which `Turn` no longer sends once the turn has ended.
         return [ContextUsage(usage=end.result.usage, context_window=end.context_window)]

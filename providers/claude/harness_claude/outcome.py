@@ -151,7 +151,8 @@ def _budget_error(sub: str, errors: list[str], msg: dict[str, Any], limits: Limi
     if sub == "error_max_turns" and limits.max_turns is not None:
         found = _MAX_TURNS.search(said)
         limit = int(found.group(1)) if found else limits.max_turns
-        return BudgetExceededError("max_turns", limit, count(msg.get("num_turns")) or None, scope=limits.scope,
+        # `--max-turns` counts model calls per turn, also on a live process: this turn's limit, not the session's
+        return BudgetExceededError("max_turns", limit, count(msg.get("num_turns")) or None, scope="run",
                                    said=said or sub)
     if sub == "error_max_budget_usd" and limits.max_cost_usd is not None:
         found = _MAX_BUDGET.search(said)
@@ -164,8 +165,8 @@ def _budget_error(sub: str, errors: list[str], msg: dict[str, Any], limits: Limi
 
 @dataclass(frozen=True)
 class Limits:
-    """The spec's native limits as passed to Claude Code, and what they bound (`run`, or a live `session`:
-    `--max-budget-usd` covers the whole process)."""
+    """The spec's native limits as passed to Claude Code, and what `max_cost_usd` bounds (`scope`: `run`, or a
+    live `session`: `--max-budget-usd` covers the whole process). `max_turns` always bounds one turn."""
 
     max_turns: int | None = None
     max_cost_usd: float | None = None

@@ -124,5 +124,9 @@ def plan_permissions(
 
 
 def auto_answer(plan: PermissionPlan, tool_name: str) -> bool:
-    """In a live session's turn that asks nobody (`plan.asks` False): allow `tool_name` (True) or deny it."""
-    return plan.mode == "bypassPermissions" or tool_name in plan.auto_allowed
+    """In a live session's turn that asks nobody (`plan.asks` False): allow `tool_name` (True) or deny it, as
+    the one-shot run's `--permission-prompts none` would. What still asks under bypassPermissions
+    (AskUserQuestion, ExitPlanMode) is denied. A tool-name match stands in for the one-shot plan's
+    `--allowedTools Bash` rules: the name allows whatever call Claude Code asks about, while a rule could be
+    narrower (`Bash(git:*)`) — a remaining gap between a live `never` turn and a one-shot one."""
+    return tool_name in plan.auto_allowed

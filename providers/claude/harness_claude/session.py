@@ -4,7 +4,13 @@ Layer: provider (lifecycle). Owns the session's process, the reader task that ou
 goes to the turn being played, lines between turns are dropped and logged), the settings the process holds
 between turns (model, permission mode: set with `set_model` / `set_permission_mode` before a turn that needs
 others, and set back before the next turn that does not) and the process's running cost. A turn itself is
-played by `turn.Turn`. Knows nothing of rendering, run logs or how approvals are decided.
+played by `turn.Turn`; when it leaves the process untrustworthy (an interrupt never confirmed, a control request
+never answered) the session says so in `broken` and the runner closes it. Knows nothing of rendering, run logs
+or how approvals are decided.
+
+The model a turn without an override puts back is the session's, else the one the process started with as the
+first turn's `system/init` names it (a resumed conversation's, or Claude Code's default): `set_model` without
+a model would pick Claude Code's default instead.
 
 Observed with 2.1.328 on one process: every turn starts with its own `system/init`; a `result`'s `usage` and
 `model_usage_since_last_result` are the turn's, `total_cost_usd` and `modelUsage` the process's so far;
@@ -64,7 +70,9 @@ class ClaudeSession(ProviderSession):
         self.spec, self.opts, self.log, self.child = spec, opts, ctx.log, child
         self.is_root = is_root
         self.model = spec.model
-        """The model the process uses now (None: Claude Code's default)."""
+        """The model the process uses now (None: the one it started with, not known yet)."""
+        self.home_model = spec.model
+        """The model of a turn without an override: the session's, else the process's first `system/init`'s."""
         self.mode = self._plan(spec.sandbox, spec.approval).mode
         """The permission mode the process is in now."""
         self.cost = 0.0
@@ -108,8 +116,9 @@ class ClaudeSession(ProviderSession):
             raise await self._gone()
         plan = self._plan(spec.sandbox, spec.approval)
         prelude: list[dict[str, Any]] = []
-        if spec.model != self.model:  # an override, or the session's model back after one
-            prelude.append({"subtype": "set_model", **({"model": spec.model} if spec.model else {})})
+        wanted = spec.model or self.home_model
+        if wanted != self.model:  # an override, or the session's model back after one
+            prelude.append({"subtype": "set_model", **({"model": wanted} if wanted else {})})
         if plan.mode != self.mode:
             prelude.append({"subtype": "set_permission_mode", "mode": plan.mode})
         limits = Limits(max_turns=spec.max_turns, max_cost_usd=spec.max_cost_usd, scope="session")
@@ -123,17 +132,21 @@ class ClaudeSession(ProviderSession):
             if self.eof.is_set():  # the reader ended just now: it could not close this stream
                 send.close()
             async with receive:
-                result = await turn.play(receive, prelude=prelude, applied=lambda r: self._applied(spec, r))
+                return await turn.play(receive, prelude=prelude, applied=lambda r: self._applied(wanted, r))
         finally:
             self._inbox = self._turn = None
             send.close()
-        if mapper.total_cost is not None:
-            self.cost = mapper.total_cost
-        return result
+            if mapper.total_cost is not None:
+                self.cost = mapper.total_cost
+            if self.home_model is None and wanted is None and mapper.model:  # what the process started with
+                self.home_model = self.model = mapper.model
+            if turn.broken:
+                self.broken = turn.broken
+                self.log.warning("claude_session_broken", reason=turn.broken)
 
-    def _applied(self, spec: AgentRunSpec, request: dict[str, Any]) -> None:
+    def _applied(self, wanted: str | None, request: dict[str, Any]) -> None:
         if request["subtype"] == "set_model":
-            self.model = spec.model
+            self.model = wanted
         elif request["subtype"] == "set_permission_mode":
             self.mode = str(request["mode"])
 

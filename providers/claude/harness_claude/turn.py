@@ -6,11 +6,17 @@ messages routed here by the session's reader). Knows the stream-json control pro
 knows nothing of how the process was started, of rendering or of how approvals are decided.
 
 Before the prompt a session turn may send control requests (`set_model`, `set_permission_mode`) and waits
-for each answer. A steer is a user message with a `uuid`: Claude Code 2.1.328 acknowledges it with
-`command_lifecycle` lines (`queued`, `started`, `completed`); taken while the turn still calls the model it is
-injected into the running turn, taken after the last model call it is played right after as a queued turn,
-with its own `result` line. The Harness turn therefore ends at a `result` only once no steer is waiting to
-start, so what the steer caused stays in the turn that was steered.
+for each answer (`CONTROL_ANSWER_WAIT`). A steer is a user message with a `uuid`, sent only once the prompt
+is (`prompt_sent`), never after the turn decided to end (`over`, set with no await between that decision and
+the return). Claude Code 2.1.328 acknowledges it with `command_lifecycle` lines (`queued`, `started`,
+`completed`). Observed: taken while the turn still calls the model it is injected into the running turn
+(`queued`, `started`, `completed`, then the turn's one `result`); taken after the last model call it is
+played right after as a queued turn (`queued`, the turn's `result`, then `started`, a new `system/init` and
+the queued turn's own `result`). The Harness turn therefore ends at a `result` only once no steer is waiting
+to start and every steer that started after a `result` has had its own, so what the steer caused stays in
+the turn that was steered. An interrupt after that end is never sent (the runner's budget check interrupts
+right after a `result` over budget); one Claude Code never confirms within `interrupt_grace` leaves `broken`
+set (its turn may still be running).
 """
 
 from __future__ import annotations
@@ -26,9 +32,12 @@ from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
     ApprovalResolved,
+    ContextUsage,
     HarnessError,
+    HarnessEvent,
     HarnessResult,
     InvalidSpecError,
+    ProtocolError,
     Usage,
 )
 from harness_core.provider import ChildProcess, RunContext
@@ -38,12 +47,17 @@ from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.options import ClaudeOptions
 from harness_claude.permissions import PermissionPlan, auto_answer
 
-__all__ = ["STEER_START_WAIT", "Turn", "line"]
+__all__ = ["CONTROL_ANSWER_WAIT", "STEER_START_WAIT", "Turn", "line"]
+
+CONTROL_ANSWER_WAIT = 20.0
+"""Seconds a control request (`set_model`, `set_permission_mode`) waits for Claude Code's answer."""
 
 STEER_START_WAIT = 10.0
 """Seconds a turn whose `result` arrived waits for a queued steer to start before it ends anyway."""
 _STEER_ACK_WAIT = 10.0
 """Seconds `steer` waits for Claude Code to acknowledge the message (`command_lifecycle` `queued`)."""
+_PROMPT_WAIT = 2 * CONTROL_ANSWER_WAIT + 5.0
+"""Seconds `steer` waits for the turn's prompt to be sent (after the control requests before it)."""
 _GONE = frozenset({"cancelled", "discarded", "refused", "dropped"})
 """`command_lifecycle` states after which a steer will never start."""
 
@@ -74,12 +88,22 @@ class Turn:
         self.approvals: dict[str, anyio.CancelScope] = {}
         self.interrupted = anyio.Event()
         self.over = anyio.Event()
+        """The turn ends: no steer and no interrupt is sent from now on."""
+        self.prompt_sent = anyio.Event()
+        """The turn's prompt is on Claude Code's stdin (a steer before it would become the prompt)."""
+        self.broken: str | None = None
+        """Why the process can no longer be trusted with a turn (an unconfirmed interrupt, an unanswered control
+        request), for a live session to close itself; None while all is well."""
         self._ids = 0
         self._pending: dict[str, anyio.Event] = {}
         """Control requests sent, by id, waiting for their `control_response`."""
         self._responses: dict[str, dict[str, Any]] = {}
         self._steers: dict[str, anyio.Event] = {}
         """Steers sent and not yet started, by uuid (set when acknowledged)."""
+        self._owed = 0
+        """Steers that started after a `result` line (each plays as a queued turn with its own `result`)."""
+        self._settled = False
+        """The last `result` line owes nothing: the turn ends there once no steer is waiting to start."""
         self._failure: HarnessError | None = None
         """Why the prelude stopped the turn (a refused override)."""
 
@@ -111,7 +135,12 @@ class Turn:
 
     async def _prelude(self, prelude: Sequence[dict[str, Any]], applied: Applied | None, tg: TaskGroup) -> None:
         for request in prelude:
-            answer = await self.control(request)
+            try:
+                answer = await self.control(request)
+            except ProtocolError as unanswered:
+                self._failure = unanswered
+                tg.cancel_scope.cancel()
+                return
             if answer.get("subtype") == "error":
                 self._failure = InvalidSpecError(
                     f"Claude Code refused {request.get('subtype')} ({string(answer.get('error'), 'no reason')}); "
@@ -122,21 +151,40 @@ class Turn:
             if applied is not None:
                 applied(request)
         await self.child.send_line(user_message(self.spec.prompt))
+        self.prompt_sent.set()
 
     async def control(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send a control request and wait for its answer (`control_response.response`: `subtype` success or
-        error). The reader delivers it; a turn that ends first answers an error."""
+        error). The reader delivers it; a turn that ends first answers an error.
+
+        Raises:
+            ProtocolError: no answer within `CONTROL_ANSWER_WAIT` (`broken` is then set: the process is stuck).
+        """
         request_id = self._next_id()
         done = self._pending[request_id] = anyio.Event()
         await self.child.send_line(line({"type": "control_request", "request_id": request_id, "request": request}))
-        await done.wait()
+        with anyio.move_on_after(CONTROL_ANSWER_WAIT):
+            await done.wait()
+        if not done.is_set():
+            self._pending.pop(request_id, None)
+            subtype = request.get("subtype")
+            self.broken = (f"Claude Code did not answer {subtype} within {CONTROL_ANSWER_WAIT:g} s; its process "
+                           f"looks stuck{self._resume_hint()}")
+            raise ProtocolError(f"Claude Code did not answer {subtype} within {CONTROL_ANSWER_WAIT:g} s; the turn "
+                                f"was not started and the session's process is no longer used{self._resume_hint()}")
         return self._responses.pop(request_id, {"subtype": "error", "error": "the turn ended first"})
+
+    def _resume_hint(self) -> str:
+        sid = self.mapper.session_id
+        return f": continue in a new session with --resume {sid}" if sid else ": continue in a new session"
 
     async def _read(self, messages: AsyncIterator[dict[str, Any]], tg: TaskGroup) -> HarnessResult | HarnessError:
         mapper, emit = self.mapper, self.ctx.emit
         earlier: Usage | None = None  # usage of this turn's earlier `result` lines (a steer played after them)
         while True:
-            waiting = bool(self._steers) and mapper.finished
+            if self._settled and not self._steers:  # an interrupt dropped the steers the turn waited for
+                return await self._end(earlier)
+            waiting = bool(self._steers) and self._settled
             try:
                 with anyio.fail_after(STEER_START_WAIT if waiting else None):
                     msg = await messages.__anext__()
@@ -162,10 +210,18 @@ class Turn:
                 continue
             if kind == "result" and mapper.result is not None:
                 earlier = mapper.result.usage if earlier is None else earlier + mapper.result.usage
-            for event in mapper.feed(msg):
+            events = mapper.feed(msg)
+            if kind == "result" and mapper.finished:
+                self._owed = max(self._owed - 1, 0)
+                self._settled = not self._owed
+                if self._settled and not self._steers:
+                    self.over.set()  # before any await: a steer or interrupt from now on is not sent
+                events = [_with_earlier(e, earlier) for e in events]
+            for event in events:
                 await emit(event)
-            if mapper.outcome is not None and not self._steers:
+            if self.over.is_set():
                 return await self._end(earlier)
+        self.over.set()
         if mapper.finished:  # a steer was still waiting when the CLI exited
             return await self._end(earlier)
         # EOF without a `result` line
@@ -177,6 +233,7 @@ class Turn:
         return self.child.exit_error(f"Claude Code exited {what}")
 
     async def _end(self, earlier: Usage | None) -> HarnessResult | HarnessError:
+        self.over.set()
         outcome = self.mapper.outcome
         assert outcome is not None
         if self.one_shot:
@@ -198,6 +255,9 @@ class Turn:
         if acked is None:
             return
         acked.set()
+        if state == "started" and self.mapper.finished:  # after a `result`: it plays as a queued turn
+            self._owed += 1
+            self._settled = False
         if state == "started" or state in _GONE:
             del self._steers[command]
 
@@ -205,8 +265,14 @@ class Turn:
 
     async def steer(self, text: str) -> bool:
         """Send `text` into the running turn; True once Claude Code took it (queued for this turn), False when
-        the turn is over or the CLI did not acknowledge it in time."""
-        if self.over.is_set() or self.mapper.interrupt_sent:
+        the turn is over, its prompt was not sent in time, or the CLI did not acknowledge it in time."""
+        if not self.prompt_sent.is_set():  # still in the control requests: a steer now would become the prompt
+            with anyio.move_on_after(_PROMPT_WAIT):
+                await _first(self.prompt_sent, self.over)
+            if not self.prompt_sent.is_set():
+                self.ctx.log.warning("claude_steer_before_prompt", waited=_PROMPT_WAIT)
+                return False
+        if self.over.is_set() or self.mapper.interrupt_sent:  # no await from here to registering the steer
             return False
         command = str(uuid.uuid4())
         acked = self._steers[command] = anyio.Event()
@@ -281,7 +347,7 @@ class Turn:
             await self._interrupt()
 
     async def _interrupt(self) -> None:
-        if self.mapper.interrupt_sent:
+        if self.mapper.interrupt_sent or self.over.is_set():  # after the turn's end it would hit the next turn
             return
         self.mapper.interrupt_sent = True
         self.interrupted.set()
@@ -303,4 +369,25 @@ class Turn:
         await self.interrupted.wait()
         await anyio.sleep(self.opts.interrupt_grace)
         self.ctx.log.warning("claude_interrupt_grace_expired", grace=self.opts.interrupt_grace)
-        scope.cancel()  # `play` then returns an interrupted result; the transport stops the child
+        self.broken = (f"Claude Code did not confirm the interrupt within {self.opts.interrupt_grace:g} s; its turn "
+                       f"may still be running{self._resume_hint()}")
+        scope.cancel()  # `play` then returns an interrupted result; the transport (or the session) stops the child
+
+
+def _with_earlier(event: HarnessEvent, earlier: Usage | None) -> HarnessEvent:
+    """A `result` line's `context_usage` as the whole turn's (with the earlier results of a steered turn)."""
+    if earlier is None or not isinstance(event, ContextUsage):
+        return event
+    return event.model_copy(update={"usage": earlier + event.usage})
+
+
+async def _first(*events: anyio.Event) -> None:
+    """Return once any of `events` is set (the caller bounds the wait)."""
+    async with anyio.create_task_group() as tg:
+
+        async def one(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        for event in events:
+            tg.start_soon(one, event)

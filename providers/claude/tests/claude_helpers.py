@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from harness_core import AgentRunSpec, ApprovalDecision, HarnessEvent, HarnessResult, open_run
 from harness_core.plugins import PluginHost
 
-__all__ = ["CLAUDE", "Outcome", "children_of", "needs_real_claude", "run_spec"]
+__all__ = ["CLAUDE", "Outcome", "children_of", "kill_tree", "needs_real_claude", "run_spec"]
 
 CLAUDE = (
     os.environ.get("HARNESS_CLAUDE_BIN")
@@ -85,3 +86,20 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+
+
+async def kill_tree(pid: int, deadline: float = 10.0) -> None:
+    """SIGKILL `pid` (a live session's process as spawned: the agent's supervisor) and wait until the agent under
+    it is gone too: the supervisor takes it down a moment later, and until then it can still answer a prompt."""
+    agents = children_of(pid)
+    os.kill(pid, signal.SIGKILL)
+    with anyio.fail_after(deadline):
+        while any(_running(a) for a in agents):  # noqa: ASYNC110 - no event exists for another process dying
+            await anyio.sleep(0.02)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from harness_core import ApprovalPolicy, SandboxMode
 
-from harness_claude.permissions import READ_ONLY_TOOLS, plan_permissions
+from harness_claude.permissions import READ_ONLY_TOOLS, auto_answer, plan_permissions
 
 # system/init.tools of 2.1.328 (default permission mode): everything that runs commands, writes, schedules
 # or drives other agents must stay out of the read-only set
@@ -51,3 +51,13 @@ def test_approval_never_means_nobody_answers_prompts(sandbox: SandboxMode) -> No
 def test_approval_asks_through_the_prompt_tool(approval: ApprovalPolicy) -> None:
     argv = plan_permissions(SandboxMode.WORKSPACE_WRITE, approval, is_root=False).argv()
     assert "--permission-prompts" not in argv and argv[argv.index("--permission-prompt-tool") + 1] == "stdio"
+
+
+def test_a_live_never_turn_under_full_access_denies_what_still_asks() -> None:
+    """bypassPermissions still asks for AskUserQuestion and ExitPlanMode; the one-shot run's `--permission-prompts
+    none` denies them, so a live turn answering itself must too (not allow every request)."""
+    live = plan_permissions(SandboxMode.DANGER_FULL_ACCESS, ApprovalPolicy.NEVER, is_root=False, live=True)
+    assert live.mode == "bypassPermissions" and not live.asks
+    assert not auto_answer(live, "AskUserQuestion") and not auto_answer(live, "ExitPlanMode")
+    write = plan_permissions(SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.NEVER, is_root=False, live=True)
+    assert auto_answer(write, "Bash") and not auto_answer(write, "Write")

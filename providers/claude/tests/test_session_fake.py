@@ -5,18 +5,26 @@ dies between turns."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from harness_core import ApprovalPolicy, HarnessEvent, Session, SessionSpec, UnsupportedFeatureError, open_session
+from claude_helpers import kill_tree
+from harness_core import (
+    ApprovalPolicy,
+    HarnessEvent,
+    SandboxMode,
+    Session,
+    SessionSpec,
+    UnsupportedFeatureError,
+    open_session,
+)
 from harness_core.errors import SessionClosedError
 from harness_core.plugins import PluginHost
 
-from harness_claude.testing.fake import LOG_ENV
+from harness_claude import turn as turn_module
+from harness_claude.testing.fake import IGNORE_ENV, LOG_ENV
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -95,7 +103,7 @@ async def test_process_killed_between_turns(tmp_path: Path, fake_bin: Path, host
         async with open_session(spec(tmp_path, fake_bin), "claude", host=host, run_log=False) as s:
             assert (await s.run("SCENARIO:say")).status.value == "success"
             assert s.pid is not None
-            os.kill(s.pid, signal.SIGKILL)
+            await kill_tree(s.pid)
             second = await s.run("SCENARIO:say")
             assert second.error is not None and second.error.code == "process_exited"
             assert s.closed is not None
@@ -104,15 +112,21 @@ async def test_process_killed_between_turns(tmp_path: Path, fake_bin: Path, host
 
 
 async def test_native_budget_covers_the_process(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
-    """The fake's model call costs 0.0004 USD: a 0.0006 budget lets one turn through, not two."""
+    """The fake's model call costs 0.0004 USD: a 0.0006 budget lets one turn through, not two. The stopped turn
+    still reports what it cost, and the runner's own budget check (which interrupts right after that `result`)
+    sends nothing to the process."""
     with anyio.fail_after(30):
         async with open_session(spec(tmp_path, fake_bin, max_cost_usd=0.0006), "claude", host=host,
                                 run_log=False) as s:
             first = await s.run("SCENARIO:say")
             second = await s.run("SCENARIO:say")
+            total = s.usage.cost_usd
     assert first.status.value == "success"
     assert second.status.value == "failed" and second.error is not None
     assert second.error.code == "budget_exceeded" and second.error.details["scope"] == "session"
+    assert "maximum budget" in second.error.details["said"]  # Claude Code's own stop, not the runner's
+    assert second.usage.cost_usd == pytest.approx(0.0004) and total == pytest.approx(0.0008)
+    assert not [c for c in controls(tmp_path) if c["subtype"] == "interrupt"]
 
 
 async def test_max_turns_with_a_tool_step(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
@@ -121,6 +135,8 @@ async def test_max_turns_with_a_tool_step(tmp_path: Path, fake_bin: Path, host: 
             result = await s.run("SCENARIO:tools")
     assert result.status.value == "failed" and result.error is not None
     assert result.error.code == "budget_exceeded" and result.error.details["budget"] == "max_turns"
+    # --max-turns bounds each turn of the live process: raise it, no need for a new session
+    assert result.error.details["scope"] == "run" and "new session" not in result.error.message
 
 
 async def test_structured_output(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
@@ -133,3 +149,86 @@ async def test_structured_output(tmp_path: Path, fake_bin: Path, host: PluginHos
     assert valid.status.value == "success" and valid.structured_output == {"answer": 7}
     assert invalid.status.value == "failed" and invalid.error is not None
     assert invalid.error.code == "invalid_structured_output"
+
+
+async def test_a_resumed_session_gets_its_own_model_back_after_an_override(
+    tmp_path: Path, fake_bin: Path, host: PluginHost
+) -> None:
+    """No session model: the model put back is the one the process started with (its first system/init), not
+    `set_model` without a model (Claude Code's default, not the resumed conversation's)."""
+    resume = "0b6b4c4e-8f6a-4d6e-9b0e-3f1c2a4d5e6f"
+    with anyio.fail_after(30):
+        async with open_session(spec(tmp_path, fake_bin, resume_session=resume), "claude", host=host,
+                                run_log=False) as s:
+            await s.run("SCENARIO:say")
+            await s.run("SCENARIO:say", model="claude-haiku-4-5")
+            third, _ = await turn_events(s, "SCENARIO:say")
+            fourth = await s.run("SCENARIO:say")
+    started = next(e for e in third if e.type == "session_started")
+    assert controls(tmp_path) == [
+        {"subtype": "set_model", "model": "claude-haiku-4-5"},
+        {"subtype": "set_model", "model": started.model},
+    ]
+    assert started.model != "claude-haiku-4-5" and fourth.status.value == "success"
+
+
+async def test_an_interrupt_never_confirmed_closes_the_session(
+    tmp_path: Path, fake_bin: Path, host: PluginHost
+) -> None:
+    """A CLI that ignores the interrupt: after the provider's grace the turn ends interrupted, and the session
+    is closed (its process may still be playing that turn), naming why."""
+    live_spec = spec(tmp_path, fake_bin)
+    live_spec = live_spec.model_copy(update={
+        "env": {**live_spec.env, IGNORE_ENV: "interrupt"},
+        "provider_options": {**live_spec.provider_options, "interrupt_grace": 1.0},
+    })
+    with anyio.fail_after(40):
+        async with open_session(live_spec, "claude", host=host, run_log=False, interrupt_grace=10) as s:
+            async with s.turn("SCENARIO:slow_command") as live:
+                async for event in live:
+                    if event.type == "tool_use":
+                        live.interrupt()
+                result = await live.wait()
+            assert result.status.value == "interrupted"
+            assert s.closed is not None and "did not confirm the interrupt" in s.closed
+            with pytest.raises(SessionClosedError, match="did not confirm the interrupt"):
+                await s.run("SCENARIO:say")
+
+
+async def test_a_control_request_never_answered_fails_the_turn_and_closes_the_session(
+    tmp_path: Path, fake_bin: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(turn_module, "CONTROL_ANSWER_WAIT", 1.0)
+    live_spec = spec(tmp_path, fake_bin)
+    live_spec = live_spec.model_copy(update={"env": {**live_spec.env, IGNORE_ENV: "set_model"}})
+    with anyio.fail_after(30):
+        async with open_session(live_spec, "claude", host=host, run_log=False) as s:
+            first = await s.run("SCENARIO:say")
+            second = await s.run("SCENARIO:say", model="claude-haiku-4-5")
+            assert s.closed is not None and "did not answer set_model" in s.closed
+    assert first.status.value == "success"
+    assert second.status.value == "failed" and second.error is not None
+    assert second.error.code == "protocol_error" and "did not answer set_model within 1 s" in second.error.message
+    assert not [c for c in controls(tmp_path) if c["subtype"] != "set_model"]
+
+
+async def test_a_never_turn_denies_a_write_outside_the_workspace(
+    tmp_path: Path, fake_bin: Path, host: PluginHost
+) -> None:
+    """workspace-write + never: acceptEdits lets edits inside the cwd through; one outside asks, and the
+    provider answers it itself: declined, nothing written."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.txt"
+    live_spec = spec(tmp_path, fake_bin, sandbox=SandboxMode.WORKSPACE_WRITE, approval=ApprovalPolicy.NEVER)
+    live_spec = live_spec.model_copy(update={"cwd": ws})
+    with anyio.fail_after(30):
+        async with open_session(live_spec, "claude", host=host, run_log=False) as s:
+            events, result = await turn_events(s, f"WRITE:{outside}")
+            inside, _ = await turn_events(s, "WRITE:inside.txt")
+    declined = [e for e in events if e.type == "tool_result"]
+    assert [e.display.status.value for e in declined] == ["declined"] and not outside.exists()
+    assert "denied automatically" in (declined[0].output or "") and result.status.value == "success"
+    assert not [e for e in events if e.type == "approval_requested"]
+    assert [e.display.status.value for e in inside if e.type == "tool_result"] == ["completed"]
+    assert (ws / "inside.txt").read_text() == "written\n"

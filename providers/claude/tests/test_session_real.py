@@ -8,8 +8,6 @@ asyncio only: trio is covered by the fake tests.
 from __future__ import annotations
 
 import json
-import os
-import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from claude_helpers import CLAUDE, needs_real_claude
+from claude_helpers import CLAUDE, kill_tree, needs_real_claude
 from harness_core import AgentRunSpec, ApprovalDecision, HarnessEvent, Session, SessionSpec, open_run, open_session
 from harness_core.errors import SessionClosedError
 from harness_core.offline.backends import ScriptedBackend
@@ -139,7 +137,7 @@ async def test_process_killed_between_turns(tmp_path: Path, host: PluginHost) ->
     async with session(tmp_path, host, SAY) as (s, _, _ws):
         assert (await s.run("one")).status.value == "success"
         assert s.pid is not None
-        os.kill(s.pid, signal.SIGKILL)
+        await kill_tree(s.pid)
         second = await s.run("two")
         assert second.error is not None and second.error.code == "process_exited"
         assert s.closed is not None
@@ -162,6 +160,26 @@ async def test_steer_is_injected_into_the_running_turn(tmp_path: Path, host: Plu
         second_call = json.dumps(backend.requests[1]["messages"])
         assert "STEER: mention bananas" in second_call
         assert (await s.run("two")).final_text == "done"  # nothing left queued from the steer
+
+
+async def test_a_late_steer_plays_inside_the_steered_turn(tmp_path: Path, host: PluginHost) -> None:
+    """Observed: a steer sent while the turn's last answer streams is played as a queued turn (`started` after
+    the turn's `result`, then a new `system/init` and its own `result`); it stays in the steered Harness turn,
+    so the next turn gets the answer to its own prompt."""
+    slow = Scenario("slow", (Say("a slow final answer " * 3, chunks=6, delay=0.4),))
+    async with session(tmp_path, host, slow) as (s, backend, _ws):
+        async with s.turn("one") as live:
+            steered = None
+            async for event in live:
+                if event.type == "text_delta" and steered is None:
+                    steered = await live.steer("STEER: one more thing")
+            first = await live.wait()
+        assert steered is True and first.status.value == "success" and len(backend.requests) == 2
+        assert "STEER: one more thing" in json.dumps(backend.requests[1]["messages"][-1])
+        second = await s.run("two")
+        assert len(backend.requests) == 3 and "two" in json.dumps(backend.requests[2]["messages"][-1])
+    assert second.status.value == "success" and first.usage.cost_usd is not None
+    assert s.usage.cost_usd == pytest.approx(first.usage.cost_usd + (second.usage.cost_usd or 0))
 
 
 # --- one-shot runs: structured output and native budgets ---------------------------------------------------
@@ -193,6 +211,7 @@ async def test_max_cost_usd_stops_the_run(tmp_path: Path, host: PluginHost) -> N
     result = await one_shot(tmp_path, host, TOUCH, max_cost_usd=0.0001)
     assert result.status.value == "failed" and result.error.code == "budget_exceeded"
     assert result.error.details["budget"] == "max_cost_usd" and result.error.details["used"] > 0.0001
+    assert result.usage.cost_usd is not None and result.usage.cost_usd > 0.0001  # the stopped run's cost is kept
 
 
 async def test_max_turns_stops_the_run(tmp_path: Path, host: PluginHost) -> None:
@@ -209,10 +228,15 @@ async def test_max_output_tokens_stops_the_run(tmp_path: Path, host: PluginHost)
 
 
 async def test_session_budget_covers_all_turns(tmp_path: Path, host: PluginHost) -> None:
-    """--max-budget-usd covers the process: a budget the first turn leaves room in stops the second."""
+    """--max-budget-usd covers the process: a budget the first turn leaves room in stops the second — Claude Code
+    stops it (its own words in `said`), the runner did not refuse it before it started."""
     async with session(tmp_path, host, SAY, max_cost_usd=0.001) as (s, _, _ws):
         first = await s.run("one")
         second = await s.run("two")
-    assert first.status.value == "success"
+        total = s.usage.cost_usd
+    assert first.status.value == "success" and first.usage.cost_usd is not None and first.usage.cost_usd < 0.001
     assert second.status.value == "failed" and second.error is not None
     assert second.error.code == "budget_exceeded" and second.error.details["scope"] == "session"
+    assert "maximum budget" in second.error.details["said"] and not second.error.details.get("before_turn")
+    assert second.usage.cost_usd is not None and second.usage.cost_usd > 0
+    assert total == pytest.approx(first.usage.cost_usd + second.usage.cost_usd)

@@ -28,7 +28,10 @@ class Wire:
     """stdout (one JSON object per line, written whole even when two threads print) and stdin (read by a
     thread: interrupts are noticed at once, everything else is queued for `next_message` and `ask`)."""
 
-    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None, *,
+                 ignore: frozenset[str] = frozenset()) -> None:
+        self.ignore = ignore
+        """Control request subtypes never answered nor acted on (a CLI that ignores an interrupt, say)."""
         self._stdin = stdin or sys.stdin
         self._stdout = stdout or sys.stdout
         self._out = threading.Lock()
@@ -58,7 +61,7 @@ class Wire:
             if not isinstance(msg, dict):
                 continue
             request = msg.get("request") if msg.get("type") == "control_request" else None
-            if isinstance(request, dict) and request.get("subtype") == "interrupt":
+            if isinstance(request, dict) and request.get("subtype") == "interrupt" and "interrupt" not in self.ignore:
                 self._interrupt.set()
                 self.emit(shapes.interrupt_response(msg.get("request_id")))
             self._inbox.put(msg)

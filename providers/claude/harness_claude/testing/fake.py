@@ -7,8 +7,8 @@ Harness providers or events. Stdlib only (plus the scenarios).
 
 Run as `python -m harness_claude.testing.fake ARGS`, or through `write_fake_claude(dir)`:
 - `--version` prints `2.1.328 (Claude Code)`, or `$HARNESS_FAKE_VERSION`.
-- The scenario is named by the prompt (`SCENARIO:<name>`; `ANSWER:<text>` answers `text`),
-  else `$HARNESS_FAKE_SCENARIO`, else `say`; a name
+- The scenario is named by the prompt (`SCENARIO:<name>`; `ANSWER:<text>` answers `text`; `WRITE:<path>`
+  writes `path` with the Write tool, then answers), else `$HARNESS_FAKE_SCENARIO`, else `say`; a name
   that is no scenario echoes the prompt.
 - `--permission-prompt-tool stdio` makes tool steps ask with `can_use_tool` control requests (Bash unless in
   `--allowedTools`; Write/Edit unless `--permission-mode acceptEdits`); without it, or with
@@ -22,6 +22,8 @@ Run as `python -m harness_claude.testing.fake ARGS`, or through `write_fake_clau
   permission mode. `$HARNESS_FAKE_CLAUDE_STDIN_LOG=PATH` appends every message read between turns to PATH, so
   tests can see which control requests came. `--json-schema` puts a JSON answer in `structured_output`;
   `--max-turns N` and `--max-budget-usd X` stop a turn as 2.1.328 does (the budget covers the process).
+- `$HARNESS_FAKE_CLAUDE_IGNORE=interrupt,set_model`: those control requests are never answered nor acted on
+  (a stuck CLI, for the provider's deadlines).
 """
 
 from __future__ import annotations
@@ -33,16 +35,17 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
+from harness_core.offline.scenarios import SCENARIOS, Say, Scenario, WriteFile
 
 from harness_claude.testing import shapes
 from harness_claude.testing.control import Wire
 from harness_claude.testing.player import Flags, Player
 from harness_claude.testing.writer import CRASH_ENV, SCENARIO_ENV, VERSION_ENV
 
-__all__ = ["LOG_ENV", "main", "prompt_text", "scenario_for"]
+__all__ = ["IGNORE_ENV", "LOG_ENV", "main", "prompt_text", "scenario_for"]
 
 LOG_ENV = "HARNESS_FAKE_CLAUDE_STDIN_LOG"
+IGNORE_ENV = "HARNESS_FAKE_CLAUDE_IGNORE"
 
 
 def prompt_text(message: dict[str, Any]) -> str:
@@ -61,6 +64,8 @@ def scenario_for(prompt: str, default: str | None) -> Scenario:
     one answer echoing the prompt; `ANSWER:<text>` answers exactly `text`."""
     if prompt.startswith("ANSWER:"):
         return Scenario("answer", (Say(prompt.removeprefix("ANSWER:")),))
+    if prompt.startswith("WRITE:"):
+        return Scenario("write", (WriteFile(prompt.removeprefix("WRITE:").strip(), "written\n"), Say("wrote it")))
     words = prompt.split("SCENARIO:", 1)[1].split() if "SCENARIO:" in prompt else []
     name = words[0] if words else (default or "say")
     return SCENARIOS.get(name) or Scenario(name, (Say(f"echo: {prompt}"),))
@@ -79,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     if "--version" in args:
         print(f"{os.environ.get(VERSION_ENV) or shapes.VERSION} (Claude Code)")
         return 0
-    wire = Wire()
+    ignore = frozenset(s.strip() for s in os.environ.get(IGNORE_ENV, "").split(",") if s.strip())
+    wire = Wire(ignore=ignore)
     wire.start()
     first = wire.next_message()
     if first is None:
@@ -96,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     while msg is not None:  # like the real CLI: a turn per user message, until stdin closes
         _log(msg)
         request = msg.get("request") if msg.get("type") == "control_request" else None
-        if isinstance(request, dict):
+        if isinstance(request, dict) and request.get("subtype") not in wire.ignore:
             answer = _control(player, request)
             if answer is not None:
                 wire.emit(shapes.control_success(msg.get("request_id"), answer))

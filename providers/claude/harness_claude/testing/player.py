@@ -266,14 +266,14 @@ class Player:
             error = shapes.tool_result(tool_id, f"<tool_use_error>Error: {why}</tool_use_error>", is_error=True)
             self._user([error], tool_use_result=f"Error: {why}")
             return
-        if self._needs_permission(name):
+        if self._needs_permission(name, tool_input):
             if not self.flags.prompt_tool:
                 self._denied_automatically(name, tool_id)
                 return
             if not self._ask(name, tool_input, tool_id):
                 return
-        if isinstance(step, (WriteFile, EditFile)):
-            apply_file_step(step, self.cwd)  # allowed or approved: the edit really changes the cwd
+        if isinstance(step, (WriteFile, EditFile)) and self._inside(tool_input):
+            apply_file_step(step, self.cwd)  # allowed or approved: the edit really changes the cwd (never outside)
         content, is_error = output, False
         if isinstance(step, RunCommand):
             seconds = command_sleep(step.command)
@@ -286,12 +286,17 @@ class Player:
         result = shapes.tool_result(tool_id, content, is_error=is_error)
         self._user([result], tool_use_result=rich, tool_result_meta=[meta])
 
-    def _needs_permission(self, name: str) -> bool:
+    def _needs_permission(self, name: str, tool_input: dict[str, Any]) -> bool:
         if self.flags.mode == "bypassPermissions":
             return False
         if name == "Bash":
             return name not in self.flags.allowed
-        return name in ("Write", "Edit") and self.flags.mode != "acceptEdits"
+        # acceptEdits accepts edits inside the working directory only, as 2.1.328's
+        return name in ("Write", "Edit") and (self.flags.mode != "acceptEdits" or not self._inside(tool_input))
+
+    def _inside(self, tool_input: dict[str, Any]) -> bool:
+        path = os.path.realpath(str(tool_input.get("file_path") or ""))
+        return os.path.commonpath([path, os.path.realpath(self.cwd)]) == os.path.realpath(self.cwd)
 
     def _ask(self, name: str, tool_input: dict[str, Any], tool_id: str) -> bool:
         """Ask with `can_use_tool`: True when allowed; else print the denial and return False (or stop the turn,
