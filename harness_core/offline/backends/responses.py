@@ -54,6 +54,8 @@ class ResponsesBackend(ScriptedBackend):
         self, scenario: Scenario, cwd: str | Path | None = None, dialect: ResponsesDialect | None = None
     ) -> None:
         super().__init__(scenario)
+        self._chained_prompts: dict[str, int] = {}
+        """The prompts of the conversation each response this backend gave answers (for `prompts_in`)."""
         self.cwd = Path(cwd) if cwd is not None else None
         self.dialect = dialect if dialect is not None else ResponsesDialect()
 
@@ -63,12 +65,15 @@ class ResponsesBackend(ScriptedBackend):
         return f"{self.url}/v1"
 
     def prompts_in(self, body: _JSON) -> int:
-        """The user-role messages of `input` (a tool call's output is not one)."""
+        """The user-role messages of `input` (a tool call's output is not one), plus those of the responses it
+        chains onto (`previous_response_id`: an agent that chains sends only the new input)."""
         items = body.get("input")
+        previous = body.get("previous_response_id")
+        before = self._chained_prompts.get(previous, 0) if isinstance(previous, str) else 0
         if not isinstance(items, list):
-            return 0
-        return sum(1 for item in items if isinstance(item, dict) and item.get("role") == "user"
-                   and item.get("type", "message") == "message")
+            return before
+        return before + sum(1 for item in items if isinstance(item, dict) and item.get("role") == "user"
+                            and item.get("type", "message") == "message")
 
     # -- answering -------------------------------------------------------------------------------------
 
@@ -87,6 +92,7 @@ class ResponsesBackend(ScriptedBackend):
             )
             return
         model = str(body.get("model") or self.default_model)
+        self._chained_prompts[f"resp_{turn.index}"] = self.prompts_in(body)  # before a chained request can come
         http.start_sse()
         if isinstance(step, Stall):
             http.send_event(self._created(turn, model))

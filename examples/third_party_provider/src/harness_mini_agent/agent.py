@@ -3,8 +3,8 @@
 Layer: provider logic. Knows the Harness run context (emitting events, approvals, interrupts) and when tools
 run; must not know HTTP details (`client`), how stream events become Harness events (`mapping`, pure), the
 patch format (`patch`) or how a command is spawned (`tools`). Events are emitted from the task that reads the
-stream (backpressure); only the network read and the running command are cancelled by an interrupt, never an
-`emit`.
+stream (backpressure); only the network read, a pending approval and the running command are cancelled by an
+interrupt, never an `emit`.
 """
 
 from __future__ import annotations
@@ -154,14 +154,20 @@ class Agent:
         if call.problem:
             return await self._finish(call, display, ToolStatus.FAILED, call.problem)
         if self.spec.approval is not ApprovalPolicy.NEVER:
-            decision = await self.ctx.request_approval(
-                ApprovalRequested(
-                    request_id=f"approve-{call.call_id}",
-                    tool_id=call.call_id,
-                    display=display,
-                    reason=f"approval policy {self.spec.approval.value!r}: each command and edit is asked",
+            decision: ApprovalDecision | None = None
+            with self.watch.section():  # an interrupt withdraws the question (the runner settles it)
+                decision = await self.ctx.request_approval(
+                    ApprovalRequested(
+                        request_id=f"approve-{call.call_id}",
+                        tool_id=call.call_id,
+                        display=display,
+                        reason=f"approval policy {self.spec.approval.value!r}: each command and edit is "
+                        "asked",
+                    )
                 )
-            )
+            if decision is None:
+                await self._finish(call, display, ToolStatus.FAILED, "interrupted while waiting for approval")
+                return None
             if decision is not ApprovalDecision.APPROVE:
                 await self._finish(call, display, ToolStatus.DECLINED, _DECLINED)
                 if decision is ApprovalDecision.ABORT:
