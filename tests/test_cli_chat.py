@@ -16,7 +16,8 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,13 +25,14 @@ import pytest
 
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.cli._conversation import _Keys
-from harness_core.events import Done, HarnessEvent, RunStarted, RunStatus
+from harness_core.cli._keys import Keys, Signalled
+from harness_core.events import Done, HarnessEvent, HarnessResult, RunStarted, RunStatus
 from harness_core.hookspecs import hookimpl
 from harness_core.offline.backends import MessagesBackend
 from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, reset_host
-from harness_core.provider import OfflineSetup
+from harness_core.provider import OfflineSetup, ProviderSession, RunContext, SessionContext
+from harness_core.spec import AgentRunSpec, SessionSpec
 from harness_core.store import list_runs, read_events
 from tests.test_cli import WRAPPER, invoke, make_host
 
@@ -38,6 +40,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 _DEADLINE = 60.0
 _LEAVE_HINT = b"(press Ctrl-C again, or Ctrl-D, to leave)"
+_CARRY_ON = b"continuing the conversation in a new one (session "
 
 
 class ModelFixedProvider(scripted.ScriptedProvider):
@@ -65,10 +68,37 @@ class OfflineScriptedProvider(scripted.ScriptedProvider):
         return OfflineSetup(backend=backend, provider_options={"scenario": scenario.name})
 
 
+class BreakingProvider(scripted.ScriptedProvider):
+    """Live sessions whose process can no longer be trusted after each turn (`ProviderSession.broken`)."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="breaking", version="1.0", capabilities=frozenset(Capability))
+    opened: ClassVar[list[str | None]] = []
+
+    @asynccontextmanager
+    async def open_session(self, spec: SessionSpec, options: scripted.ScriptedOptions,
+                           ctx: SessionContext) -> AsyncIterator[ProviderSession]:
+        type(self).opened.append(spec.resume_session)
+        async with super().open_session(spec, options, ctx) as inner:
+            yield _Breaking(inner)
+
+
+class _Breaking(ProviderSession):
+    def __init__(self, inner: ProviderSession) -> None:
+        self._inner = inner
+
+    async def turn(self, spec: AgentRunSpec, ctx: RunContext) -> HarnessResult:
+        result = await self._inner.turn(spec, ctx)
+        self.broken = "it lost track of the turn"
+        return result
+
+    async def steer(self, text: str, ctx: RunContext) -> bool:
+        return await self._inner.steer(text, ctx)
+
+
 class _Plugin:
     @hookimpl
     def harness_register_providers(self, register: Any) -> None:
-        for cls in (ModelFixedProvider, NoSessionProvider, OfflineScriptedProvider):
+        for cls in (ModelFixedProvider, NoSessionProvider, OfflineScriptedProvider, BreakingProvider):
             register(cls)
 
 
@@ -80,6 +110,7 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginHost
     monkeypatch.setenv("HARNESS_PROVIDER", "scripted")
     monkeypatch.setenv("HARNESS_RUNS_DIR", str(tmp_path / "runs"))
     OfflineScriptedProvider.backends = []
+    BreakingProvider.opened = []
     yield found
     reset_host(None)
 
@@ -179,6 +210,39 @@ def test_the_session_budget_stops_the_chat_and_says_which_limit(runs_dir: Path) 
     assert result_of(played[1]).result.error.code == "budget_exceeded"  # type: ignore[union-attr]
     assert "budget_exceeded (max_output_tokens 30)" in out.stdout.splitlines()[-1]
     assert "budget (max_output_tokens = 30 output tokens" in out.stderr and "chat over · 2 turns" in out.stderr
+    agent = result_of(played[0]).result.session_id
+    advice = f"continue it with a higher budget: `harness chat -p scripted --resume {agent} --max-output-tokens N`"
+    assert "the chat went over its budget (max_output_tokens = 30 output tokens, used 40)" in out.stdout
+    assert advice in out.stdout and advice in out.stderr  # the turn that went over, the prompt refused after it
+    assert "resume_session" not in out.output  # the command line, not the Python API
+
+
+def test_an_offline_chat_says_its_budget_cannot_be_raised(runs_dir: Path) -> None:
+    out = invoke("chat", "--offline", "-p", "offline-scripted", "--max-output-tokens", "30", input="one\ntwo\n")
+    assert out.exit_code == 1, out.output
+    assert "The budget cannot be raised for this conversation: an offline chat's agent state is temporary" in out.stdout
+    assert "--resume" not in out.output and "resume_session" not in out.output
+
+
+def test_a_turn_that_closes_the_session_does_not_end_the_chat(runs_dir: Path) -> None:
+    """After each turn the `breaking` session's process cannot be trusted: the chat goes on in a new session that
+    resumes the agent's conversation, saying so, and the budget still covers the whole chat (50 output tokens, 20 a
+    turn: the third turn goes over, in the third session)."""
+    out = invoke("chat", "-p", "breaking", "--max-output-tokens", "50", input="one\ntwo\nthree\nfour\n")
+    assert out.exit_code == 1, out.output
+    played = turns(runs_dir)
+    agent = result_of(played[0]).result.session_id
+    assert BreakingProvider.opened == [None, agent, agent]  # each new session resumes the conversation
+    assert [started(t).spec["prompt"] for t in played] == ["one", "two", "three"]
+    assert len({started(t).session_turn.session for t in played}) == 3  # type: ignore[union-attr]
+    assert [started(t).spec["max_output_tokens"] for t in played] == [50, 30, 10]  # what is left of the chat's
+    assert out.stderr.count(f"continuing the conversation in a new one (session {agent})") == 2
+    assert "the session cannot go on: it lost track of the turn (and the chat's budget is used up)" in out.stderr
+    assert "the chat went over its budget (max_output_tokens = 50 output tokens, used 60)" in out.stdout
+    summary = out.stderr.strip().splitlines()[-1]
+    assert "chat over · 3 turns · 300 tokens in / 60 out" in summary
+    assert all(f"harness runs --session {started(t).session_turn.session}" in summary  # type: ignore[union-attr]
+               for t in played)
 
 
 def test_an_override_the_provider_cannot_make_per_turn_is_refused_at_the_command(runs_dir: Path) -> None:
@@ -237,12 +301,11 @@ def test_offline_replays_the_scenario_on_every_turn_in_one_temporary_workspace(r
 # --- signals: raised only while the chat waits, and never lost -------------------------------------------
 
 def test_a_signal_kept_outside_a_wait_is_raised_at_the_next_wait() -> None:
-    keys = _Keys()
+    keys = Keys()
     with keys.installed():
         signal.raise_signal(signal.SIGTERM)  # the chat is busy (a command): kept
-        with pytest.raises(BaseException) as raised, keys.waiting():
+        with pytest.raises(Signalled), keys.waiting():
             pass
-    assert type(raised.value).__name__ == "_Signalled"
 
 
 def _blocked(thread_id: int) -> bool:
@@ -255,7 +318,7 @@ def test_a_ctrl_c_that_did_not_interrupt_the_blocked_wait_is_raised_within_a_tic
     """The signal lands before the main thread's wait blocked in C (here: it is delivered to another thread, so the
     wait is not interrupted): CPython would run the handler only when the wait ends (at the next key, for
     readline); the chat's SIGALRM tick interrupts the wait, so Ctrl-C is raised at once."""
-    keys = _Keys()
+    keys = Keys()
     lock = threading.Lock()
     lock.acquire()
     main = threading.get_native_id()
@@ -393,10 +456,23 @@ def test_a_second_ctrl_c_stops_the_turn_at_once(terminal: Any, runs_dir: Path) -
     chat.type(b"\x03")
     chat.wait_for(b"interrupted in ")
     assert time.monotonic() - begun < 4  # well before the 5 s interrupt grace
+    chat.wait_for(b"you> ", 2)  # the session closed (its turn was stopped hard), the chat did not
+    assert _CARRY_ON in chat.seen
+    chat.type(b"second\n")
+    chat.wait_for(b"a slow", 2)
+    chat.type(b"\x03")
+    chat.wait_for(b"interrupting", 2)
+    chat.type(b"\x03")  # the new session's turn is stopped hard too: the chat goes on in a third
+    chat.wait_for(_CARRY_ON, 2)
+    chat.wait_for(b"you> ", 3)
     chat.type(b"\x04")  # Ctrl-D leaves
-    assert chat.finish() == 130
-    (played,) = turns(runs_dir)
-    assert result_of(played).result.status is RunStatus.INTERRUPTED
+    assert chat.finish() == 130, chat.seen.decode(errors="replace")
+    played = turns(runs_dir)
+    assert [result_of(t).result.status for t in played] == [RunStatus.INTERRUPTED] * 2
+    agent = result_of(played[0]).result.session_id
+    assert started(played[1]).spec["resume_session"] == agent  # the new session resumes the conversation
+    assert len({started(t).session_turn.session for t in played}) == 2  # type: ignore[union-attr]
+    assert b"chat over \xc2\xb7 2 turns" in chat.seen
 
 
 def test_the_terminal_closing_interrupts_the_turn_and_ends_the_chat(terminal: Any, runs_dir: Path) -> None:
@@ -408,3 +484,56 @@ def test_the_terminal_closing_interrupts_the_turn_and_ends_the_chat(terminal: An
     assert chat.finish() == 130
     (played,) = turns(runs_dir)  # the second line was never played
     assert result_of(played).result.status is RunStatus.INTERRUPTED
+
+
+def test_a_question_cancelled_by_ctrl_c_leaves_the_terminal_to_the_prompt(terminal: Any, runs_dir: Path) -> None:
+    """Ctrl-C at an approval question interrupts the turn; the abandoned question stops reading the terminal, so
+    the next prompt gets every key (here `/help`, then an answered question in the next turn), Ctrl-D leaves, and
+    the terminal is back in its line mode with echo."""
+    chat = terminal("-o", "scenario=tools", "--approval", "untrusted")
+    chat.wait_for(b"you> ")
+    chat.type(b"go\n")
+    chat.wait_for(b"allow? [y]es / [n]o / [a]bort: ")
+    chat.type(b"\x03")
+    chat.wait_for(b"interrupted in ")
+    chat.wait_for(b"you> ", 2)
+    chat.type(b"/help\n")  # stolen by a leftover reader before the fix: the chat hung for good
+    chat.wait_for(b"/model NAME")
+    chat.wait_for(b"you> ", 3)
+    chat.type(b"again\n")
+    chat.wait_for(b"allow? [y]es / [n]o / [a]bort: ", 2)
+    chat.type(b"y\n")  # the next question is read as before
+    chat.wait_for(b"approved", 1)
+    chat.wait_for(b"allow? [y]es / [n]o / [a]bort: ", 3)
+    chat.type(b"a\n")
+    chat.wait_for(b"you> ", 4)
+    chat.type(b"\x04")
+    assert chat.finish() == 130, chat.seen.decode(errors="replace")  # the last turn was aborted
+    assert b"(question withdrawn)" in chat.seen
+    first, second = turns(runs_dir)
+    assert result_of(first).result.status is RunStatus.INTERRUPTED
+    assert [e.decision.value for e in second if e.type == "approval_resolved"] == ["approve", "abort"]
+    lflag = termios.tcgetattr(chat.controller)[3]
+    assert lflag & termios.ICANON and lflag & termios.ECHO  # not left in readline's -icanon -echo
+
+
+def test_ctrl_c_with_text_typed_clears_the_line_and_does_not_count(terminal: Any, runs_dir: Path) -> None:
+    chat = terminal()
+    chat.wait_for(b"you> ")
+    chat.type(b"abc")
+    chat.wait_for(b"abc")
+    chat.type(b"\x03")  # clears the line: no hint, nothing sent
+    chat.wait_for(b"you> ", 2)
+    chat.type(b"\x03")  # an empty line: the first press
+    chat.wait_for(_LEAVE_HINT)
+    chat.wait_for(b"you> ", 3)
+    chat.type(b"xyz")
+    chat.wait_for(b"xyz")
+    chat.type(b"\x03")  # typing reset the count: this press clears the line and does not leave
+    chat.wait_for(b"you> ", 4)
+    chat.type(b"\x03")
+    chat.wait_for(_LEAVE_HINT, 2)
+    chat.wait_for(b"you> ", 5)
+    chat.type(b"\x03")
+    assert chat.finish() == 0, chat.seen.decode(errors="replace")
+    assert chat.seen.count(_LEAVE_HINT) == 2 and not list_runs(runs_dir)

@@ -19,8 +19,10 @@ import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.events import Done, RunStarted
 from harness_core.hookspecs import hookimpl
+from harness_core.offline.backends import MessagesBackend
 from harness_core.offline.scenarios import SCENARIOS, Expected, Say, Scenario
 from harness_core.plugins import PluginHost, get_host, reset_host
+from harness_core.provider import OfflineSetup
 from harness_core.store import list_runs, log_path, read_events, summarize
 from tests.test_cli import invoke, make_host
 
@@ -36,11 +38,21 @@ class NoCostProvider(scripted.ScriptedProvider):
                                                 capabilities=frozenset(Capability) - {Capability.COST})
 
 
+class OfflineProvider(scripted.ScriptedProvider):
+    """The scripted provider with an offline setup (a scripted backend it does not need: it plays in-process)."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="offline-able", version="1.0", capabilities=frozenset(Capability))
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+        return OfflineSetup(backend=MessagesBackend(scenario, cwd=workspace), provider_options={"scenario": "say"})
+
+
 class _Plugin:
     @hookimpl
     def harness_register_providers(self, register: Any) -> None:
         register(OtherProvider)
         register(NoCostProvider)
+        register(OfflineProvider)
 
 
 @pytest.fixture(autouse=True)
@@ -111,6 +123,21 @@ def test_continue_with_a_provider_takes_that_providers_last_session_here(runs_di
     both = invoke("run", "-c", "--resume", "abc", "again")
     assert both.exit_code == 2 and "--continue and --resume" in both.stderr
     assert len(list_runs(runs_dir)) == 5
+
+
+def test_continue_skips_the_runs_played_offline(runs_dir: Path, tmp_path: Path) -> None:
+    """An offline run's agent session went with its temporary state: `--continue` takes the online one before it."""
+    here = tmp_path / "d1"
+    here.mkdir()
+    assert invoke("run", "-p", "offline-able", "--cwd", str(here), "online").exit_code == 0
+    online_session = done(runs_dir).result.session_id
+    offline = invoke("run", "--offline", "-p", "offline-able", "--cwd", str(here), "--force", "offline")
+    assert offline.exit_code == 0, offline.output
+    assert "HARNESS_OFFLINE" in run_started(runs_dir).spec["env"]  # how its log marks it
+    assert done(runs_dir).result.session_id != online_session
+    out = invoke("run", "--cwd", str(here), "-c", "again")
+    assert out.exit_code == 0, out.output
+    assert run_started(runs_dir).spec["resume_session"] == online_session
 
 
 # --- --output-schema -------------------------------------------------------------------------------------
@@ -233,8 +260,20 @@ def test_runs_marks_turns_filters_by_session_and_show_names_it(runs_dir: Path) -
     assert [r["prompt"] for r in only] == ["two", "one"]
     by_agent = json.loads(invoke("runs", "--session", listed[0]["session_id"], "--json").stdout)
     assert [r["prompt"] for r in by_agent] == ["two", "one"]
+    agent_prefix = json.loads(invoke("runs", "--session", listed[0]["session_id"][:-3], "--json").stdout)
+    assert [r["prompt"] for r in agent_prefix] == ["two", "one"]
+    not_a_run = invoke("show", session)
+    assert not_a_run.exit_code == 2
+    assert f"{session} is a session, not a run: `harness runs --session {session}` lists its turns" in not_a_run.stderr
     none = invoke("runs", "--session", "nope")
     assert "no runs in" in none.stdout and "match the filters" in none.stdout
     shown = invoke("show", listed[0]["run_id"]).stdout
     assert f"turn      2 of session {session} (one live agent process)" in shown
     assert "turn " not in invoke("show", listed[2]["run_id"]).stdout.split("prompt")[0]
+
+
+def test_offline_spec_marks_what_it_plays_as_the_cli_reads_it() -> None:
+    from harness_core.cli._spec_flags import OFFLINE_MARK
+    from harness_core.offline._setup import OFFLINE_ENV
+
+    assert OFFLINE_MARK == OFFLINE_ENV

@@ -7,19 +7,24 @@ the run API, and the renderer it must pause while a question is on screen; nothi
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import select
 import sys
+import termios
 import threading
 from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+import anyio.to_thread
 
 from harness_core import ApprovalDecision, ApprovalRequested
 from harness_core.cli._format import tool_label
 from harness_core.cli.render import Renderer
 
-__all__ = ["parse_answer", "question", "terminal_approver"]
+__all__ = ["abandon_questions", "parse_answer", "question", "terminal_approver"]
 
 _ANSWERS = {
     "y": ApprovalDecision.APPROVE, "yes": ApprovalDecision.APPROVE,
@@ -70,24 +75,95 @@ async def _ask(request: ApprovalRequested) -> ApprovalDecision:
         sys.stderr.write("please answer y, n or a\n")
 
 
+_SLICE = 0.05
+"""Seconds between two looks at the cancel flag while the reader waits for a key."""
+_JOIN_DEADLINE = 2.0
+"""Seconds an abandoned reader gets to notice (it needs one slice)."""
+_OPEN: dict[threading.Thread, threading.Event] = {}
+"""The readers of the questions waiting for a typed answer, each with its cancel flag."""
+
+
+def abandon_questions() -> bool:
+    """Stop reading the terminal for every question still waiting for an answer (the run or turn that asked it is
+    over: the agent withdrew it, or it ended without one), and wait until the readers let go of stdin; what was
+    typed for them is dropped. The questions stay unanswered. True when there was one (then it says so on stderr).
+
+    For a caller about to read the terminal itself (the chat's next prompt): no reader may take its keys.
+    """
+    readers = list(_OPEN.items())
+    for _, abandoned in readers:
+        abandoned.set()
+    for reader, _ in readers:
+        reader.join(_JOIN_DEADLINE)
+    if readers:
+        sys.stderr.write("\n(question withdrawn)\n")
+        sys.stderr.flush()
+    return bool(readers)
+
+
 async def _read_terminal_line() -> str | None:
     """One line from stdin without blocking the event loop; None at end of input.
 
-    A daemon thread rather than `anyio.to_thread`: if the run is cancelled while the human is still thinking,
-    the abandoned read must not keep the process alive at exit.
+    A daemon thread reads the file descriptor in short `select()` slices (as the prompt's readline does: nothing is
+    left in a Python buffer for it to miss). A question abandoned while the human is still thinking — cancelled
+    here, or by `abandon_questions` — stops its reader, and what was typed for it is dropped: nothing of it may
+    read, or steal, the keys typed at the next prompt. Abandoned by `abandon_questions`, it waits (unanswered)
+    until cancelled.
     """
     token = anyio.lowlevel.current_token()
     answered = anyio.Event()
-    box: list[str] = []
+    abandoned = threading.Event()
+    box: list[str | None] = []
 
     def read() -> None:
         try:
-            box.append(sys.stdin.readline())
-        except (OSError, ValueError):
-            box.append("")
-        with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody is waiting any more
-            anyio.from_thread.run_sync(answered.set, token=token)
+            box.append(_read_line(abandoned))
+        finally:
+            _OPEN.pop(reader, None)
+        if not abandoned.is_set():
+            with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody is waiting any more
+                anyio.from_thread.run_sync(answered.set, token=token)
 
-    threading.Thread(target=read, name="harness-approval-prompt", daemon=True).start()
-    await answered.wait()
-    return box[0] or None
+    reader = threading.Thread(target=read, name="harness-approval-prompt", daemon=True)
+    _OPEN[reader] = abandoned
+    reader.start()
+    try:
+        await answered.wait()
+    finally:
+        if not abandoned.is_set() and not box:
+            abandoned.set()
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(functools.partial(reader.join, _JOIN_DEADLINE))
+            sys.stderr.write("\n(question withdrawn)\n")
+            sys.stderr.flush()
+    return box[0]
+
+
+def _read_line(abandoned: threading.Event) -> str | None:
+    """The next line typed on stdin (None at end of input, or once `abandoned` is set: then what was typed for the
+    question but not sent with Enter is discarded, so it does not turn up at the next prompt)."""
+    try:
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):  # no descriptor to wait on (a stream in memory): it never blocks
+        try:
+            return sys.stdin.readline() or None
+        except (OSError, ValueError):
+            return None
+    encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
+    typed = b""
+    try:
+        while not abandoned.is_set():
+            ready, _, _ = select.select([fd], [], [], _SLICE)
+            if not ready or abandoned.is_set():
+                continue
+            chunk = os.read(fd, 4096)  # a terminal in canonical mode gives one whole line (or what Ctrl-D sent)
+            if not chunk:
+                return typed.decode(encoding, errors="replace") or None
+            typed += chunk
+            if typed.endswith(b"\n"):
+                return typed.decode(encoding, errors="replace")
+        if os.isatty(fd):
+            termios.tcflush(fd, termios.TCIFLUSH)
+    except (OSError, ValueError):
+        pass
+    return None

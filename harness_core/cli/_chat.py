@@ -64,8 +64,8 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
          verbose: int) -> None:
     """Hold a conversation with an agent: one session, one turn per prompt (on a live agent process when the
     provider has live sessions). On a terminal: type a prompt at `you>`; `/help` lists the commands (`/model`,
-    `/approval`, `/exit`); Ctrl-C interrupts the turn, Ctrl-D (or Ctrl-C at the prompt) leaves. Off a terminal:
-    one prompt per line of stdin.
+    `/approval`, `/exit`); Ctrl-C interrupts the turn (twice: stops it; the chat goes on, in a new agent process
+    if need be), Ctrl-D (or Ctrl-C twice at an empty prompt) leaves. Off a terminal: one prompt per line of stdin.
 
     Exit status: that of the last turn (0 success, 1 failed, 130 interrupted); 2 usage error, 3 provider
     unavailable.

@@ -5,24 +5,25 @@ The session lives in an event loop on a thread of its own (an anyio blocking por
 stays alive while the main thread waits in `input()` (readline editing for free). Signals reach the main thread
 only: Ctrl-C while a turn plays interrupts it through the portal (a second one stops it at once, as in `harness
 run`); at the prompt, one Ctrl-C says how to leave and a second in a row leaves (a double press for a turn that
-ended meanwhile does not end the chat). SIGTERM and SIGHUP (the terminal closing) interrupt the turn and end it.
+ended meanwhile does not end the chat; with text typed, Ctrl-C only clears the line). SIGTERM and SIGHUP (the
+terminal closing) interrupt the turn and end it. A turn that closed the session (stopped hard, its process gone)
+does not end the chat: it goes on in a new session resuming the agent's conversation (online and offline alike: the
+offline backend and agent state live for the whole chat), with what is left of the chat's budgets.
 
 Layer: CLI (imported only when `harness chat` runs). Knows the session API of the `harness_core` façade
-(`open_session`, `Session`, `LiveRun`), the renderer, the run driver's helpers (`_live`) and the terminal approver;
-knows nothing of any concrete provider.
+(`open_session`, `Session`, `LiveRun`), the renderer, the run driver's helpers (`_live`), the terminal approver,
+the signals (`_keys`) and the chat's wording of budget errors (`_chat_words`); knows nothing of any concrete provider.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 import anyio
@@ -44,26 +45,21 @@ from harness_core import (
     SessionClosedError,
     SessionSpec,
     UnsupportedFeatureError,
+    Usage,
     open_session,
 )
 from harness_core.cli import _terminal as term
-from harness_core.cli._approve import terminal_approver
+from harness_core.cli._approve import abandon_questions, terminal_approver
+from harness_core.cli._chat_words import HELP, ChatBudget
 from harness_core.cli._common import ENV_BACKEND
 from harness_core.cli._format import turns_summary
+from harness_core.cli._keys import Keys, Signalled, line_typed
 from harness_core.cli._live import JsonLines, exit_status_for, tick
 from harness_core.cli.render import Renderer
 
-__all__ = ["HELP", "ChatRequest", "converse"]
+__all__ = ["ChatRequest", "converse"]
 
 PROMPT = "you> "
-HELP = """\
-/model NAME       the next turns use model NAME (/model alone: the current one; /model default: the session's)
-/approval POLICY  the next turns ask before acting: never, on-request or untrusted (/approval alone: the current)
-/help             this list
-/exit             leave (so do /quit, Ctrl-D, and Ctrl-C twice in a row at the prompt)
-//TEXT            send /TEXT as a prompt
-Ctrl-C during a turn interrupts it (the chat goes on); press it again to stop the turn at once.
-(A provider whose live process keeps its model or approval refuses /model or /approval: use --model, --approval.)"""
 _DEFAULT_MODEL = "the provider's default"
 _HARD_STOP_FALLBACK = 20.0
 _POLICIES = tuple(p.value for p in ApprovalPolicy)
@@ -88,65 +84,6 @@ class ChatRequest:
     """Against the embedded scripted backend: the agent's state is temporary (the chat cannot be continued)."""
 
 
-class _Signalled(BaseException):
-    """SIGTERM or SIGHUP arrived (raised in the main thread, as KeyboardInterrupt is for SIGINT)."""
-
-
-class _Keys:
-    """SIGINT, SIGTERM and SIGHUP in the main thread, raised only while it waits (`waiting()`: at the prompt, for
-    a turn); one arriving at another time is kept for the next wait (no signal lands inside a portal call)."""
-
-    _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    _TICK = 0.1
-    """Seconds between SIGALRMs while waiting: CPython runs a handler only when a blocking call in C (readline's
-    select, a lock) is interrupted, so a signal that came just before it blocked would wait for the next key."""
-
-    def __init__(self) -> None:
-        self._waiting = False
-        self._pending: list[int] = []
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        previous = {sig: signal.signal(sig, self._handle) for sig in self._SIGNALS}
-        previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, lambda signum, frame: None)
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-    @contextlib.contextmanager
-    def waiting(self) -> Iterator[None]:
-        """Raise KeyboardInterrupt (SIGINT) or `_Signalled` when a signal comes (or came) during the block."""
-        self._waiting = True  # first: a signal arriving after the check below would be kept and never raised
-        signal.setitimer(signal.ITIMER_REAL, self._TICK, self._TICK)
-        try:
-            if self._pending:
-                self._raise(self._pending.pop(0))
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            self._waiting = False
-
-    def forget_ctrl_c(self) -> None:
-        """Drop the Ctrl-Cs kept since the last wait (pressed for a turn that ended meanwhile: they must not
-        leave the chat at the next prompt); SIGTERM and SIGHUP stay."""
-        self._pending = [sig for sig in self._pending if sig != signal.SIGINT]
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if not self._waiting:
-            self._pending.append(signum)
-            return
-        self._waiting = False
-        self._raise(signum)
-
-    @staticmethod
-    def _raise(signum: int) -> None:
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise _Signalled(signum)
-
-
 def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
     """Hold the chat `request` asks for, reading prompts from `stdin` and rendering turns to `out`; returns the
     exit status (the last turn's; 130 when a signal ended the chat).
@@ -157,23 +94,20 @@ def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
     if request.prompt:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401 - for its side effect: line editing and history in input()
-    keys = _Keys()
+    keys = Keys()
     chat = _Chat(request, stdin, out, keys)
     with keys.installed(), start_blocking_portal(os.environ.get(ENV_BACKEND, "asyncio")) as portal:
         chat.portal = portal
-        opened = portal.wrap_async_context_manager(open_session(
-            request.spec, request.provider, approver=chat.approve if request.approvals else None,
-            runs_dir=request.runs_dir))
         try:
             with keys.waiting():
-                chat.session = opened.__enter__()
-        except _Signalled:
+                chat.open(request.spec)
+        except Signalled:
             raise KeyboardInterrupt from None
         try:
             chat.greet()
             chat.loop()
         finally:
-            opened.__exit__(None, None, None)
+            chat.close()
         chat.farewell()
     return chat.status
 
@@ -181,7 +115,7 @@ def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
 class _Chat:
     """The conversation: the main thread's loop (`loop`, `_turn`) and what runs in the portal (`_play`, `_press`)."""
 
-    def __init__(self, request: ChatRequest, stdin: TextIO, out: TextIO, keys: _Keys) -> None:
+    def __init__(self, request: ChatRequest, stdin: TextIO, out: TextIO, keys: Keys) -> None:
         self.request = request
         self.keys = keys
         self.stdin = stdin
@@ -195,8 +129,56 @@ class _Chat:
         self._renderer: Renderer | None = None
         self._approver = terminal_approver(None)
         self._hard_stop: anyio.CancelScope | None = None
+        self._opened: contextlib.AbstractContextManager[Session] | None = None
+        self._past: list[Session] = []  # the sessions it left behind, oldest first (it went on in a new one)
+        self.budget = ChatBudget(provider=request.provider or "", max_cost_usd=request.spec.max_cost_usd,
+                                 max_output_tokens=request.spec.max_output_tokens, offline=request.offline)
 
     # --- the main thread -----------------------------------------------------------------------------------
+
+    def open(self, spec: AgentRunSpec | SessionSpec) -> None:
+        """Open the chat's (next) session with `spec` (in the portal); raises what `open_session` raises."""
+        opened = self.portal.wrap_async_context_manager(open_session(
+            spec, self.request.provider, approver=self.approve if self.request.approvals else None,
+            runs_dir=self.request.runs_dir))
+        self.session = opened.__enter__()
+        self._opened = opened
+        self.budget = replace(self.budget, provider=self.session.provider, past=sum((s.usage for s in self._past),
+                                                                                      Usage()))
+
+    def close(self) -> None:
+        """Close the current session (its process shut down in bounded steps); nothing when it is closed."""
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            opened.__exit__(None, None, None)
+
+    def _carry_on(self) -> bool:
+        """After the session closed under the chat (a turn stopped hard, its process gone): go on in a new session
+        resuming the agent's conversation, saying so; False (the chat ends, saying why) when that cannot be."""
+        old = self.session
+        agent = old.provider_session_id
+        left = replace(self.budget, past=self.budget.past + old.usage).left()  # the budget covers the whole chat
+        if agent is None or left is None or self._leaving:
+            why = (" (the agent never said its session id: nothing to resume)" if agent is None else
+                   " (and the chat's budget is used up)" if left is None else "")
+            _say(f"the session cannot go on: {old.closed}{why}")
+            self._leaving = True
+            return False
+        self.close()
+        self._past.append(old)
+        try:
+            with self.keys.waiting():
+                self.open(self.request.spec.model_copy(update={"resume_session": agent, **left}))
+        except (HarnessError, KeyboardInterrupt, Signalled) as exc:
+            self._past.pop()
+            why = exc.message if isinstance(exc, HarnessError) else "interrupted"
+            _say(f"the session cannot go on: {old.closed}; a new agent process resuming {agent} did not start "
+                 f"({why})")
+            self._leaving = True
+            return False
+        _say(f"the agent process was stopped ({old.closed}); continuing the conversation in a new one (session "
+             f"{agent})")
+        return True
 
     def greet(self) -> None:
         if not self.request.prompt:
@@ -206,7 +188,7 @@ class _Chat:
              "Ctrl-D to leave")
 
     def loop(self) -> None:
-        presses = 0  # Ctrl-Cs in a row at the prompt: the second leaves
+        presses = 0  # Ctrl-Cs in a row at the prompt, on an empty line: the second leaves
         while not self._leaving:
             try:
                 with self.keys.waiting():
@@ -214,12 +196,15 @@ class _Chat:
             except (EOFError, KeyboardInterrupt) as exc:
                 if self.request.prompt:
                     self.out.write("\n")
+                if isinstance(exc, KeyboardInterrupt) and line_typed():  # as bash does: the line is dropped
+                    presses = 0
+                    continue
                 presses += 1
                 if isinstance(exc, EOFError) or presses > 1:
                     return
                 _say("(press Ctrl-C again, or Ctrl-D, to leave)")
                 continue
-            except _Signalled:
+            except Signalled:
                 self.status = EXIT_INTERRUPTED
                 return
             presses = 0
@@ -233,6 +218,7 @@ class _Chat:
 
     def _read(self) -> str:
         if self.request.prompt:
+            abandon_questions()  # a question its turn left unanswered must not read the keys typed here
             self.out.flush()
             if self.out.isatty():
                 return input(PROMPT)
@@ -297,8 +283,8 @@ class _Chat:
                 with self.keys.waiting():
                     result, hard_stopped = future.result()
                 break
-            except (KeyboardInterrupt, _Signalled) as exc:
-                if isinstance(exc, _Signalled):
+            except (KeyboardInterrupt, Signalled) as exc:
+                if isinstance(exc, Signalled):
                     self._leaving = True
                 presses += 1
                 self.portal.start_task_soon(self._press, presses)
@@ -308,11 +294,16 @@ class _Chat:
         self.keys.forget_ctrl_c()
         self.status = EXIT_INTERRUPTED if hard_stopped else exit_status_for(result)
         if self.session.closed is not None:
-            _say(f"the session cannot go on: {self.session.closed}")
-            self._leaving = True
+            self._carry_on()
 
     def _refused(self, exc: HarnessError) -> None:
-        _say(f"error: {exc.message}")
+        if isinstance(exc, SessionClosedError) and self._carry_on():  # its process went away between two turns
+            _say("(the prompt was not sent: send it again)")
+            return
+        message = exc.message
+        if isinstance(exc, BudgetExceededError):
+            message = self.budget.info(exc.to_info(), self.session.provider_session_id, before_turn=True).message
+        _say(f"error: {message}")
         if isinstance(exc, UnsupportedFeatureError):  # `_override` checked what it could: drop them all
             self.overrides.clear()
             _say("(the prompt was not sent, and /model and /approval are back to the session's: send it again)")
@@ -322,16 +313,18 @@ class _Chat:
 
     def farewell(self) -> None:
         """The one-line summary: turns, tokens, cost, and how to continue the conversation."""
-        session = self.session
-        line = f"chat over {_SEP} {turns_summary(session.turns, session.usage, _SEP)}"
+        session, every = self.session, [*self._past, self.session]
+        usage = sum((s.usage for s in every), Usage())
+        line = f"chat over {_SEP} {turns_summary(sum(s.turns for s in every), usage, _SEP)}"
         agent = session.provider_session_id
         if self.request.offline:  # its agent state (and the scripted backend) went with the offline setup
             line += f" {_SEP} the offline agent state is gone: an offline chat cannot be continued"
         elif agent:
             flags = f"-p {session.provider} --resume {agent}"
             line += f" {_SEP} session {agent}: continue it with `harness chat {flags}` or `harness run {flags} PROMPT`"
-        if session.turns:
-            line += f" {_SEP} its turns: `harness runs --session {session.session_id}`"
+        listed = " and ".join(f"`harness runs --session {s.session_id}`" for s in every if s.turns)
+        if listed:
+            line += f" {_SEP} its turns: {listed}"
         _say(line)
 
     # --- the portal's event loop ---------------------------------------------------------------------------
@@ -347,7 +340,12 @@ class _Chat:
         renderer = None if request.json else Renderer.for_stream(self.out, verbose=request.verbose > 0,
                                                                   environ=request.environ)
         json_out = JsonLines(self.out)
-        handle: Callable[[Any], None] = json_out.print if renderer is None else renderer.feed
+        handle: Callable[[Any], None] = json_out.print
+        if renderer is not None:
+            shown = renderer
+
+            def handle(event: Any) -> None:
+                shown.feed(self.budget.event(event, self.session.provider_session_id))
         self._renderer = renderer
         self._approver = terminal_approver(renderer)
         live: LiveRun | None = None
@@ -397,4 +395,5 @@ _SEP = "·" if term.can_encode(sys.stderr, "·") else "-"
 def _say(text: str) -> None:
     """A line of the chat's own, on stderr (stdout holds the turns: their rendering, or their JSON lines)."""
     print(f"harness: {text}", file=sys.stderr, flush=True)
+
 

@@ -17,6 +17,7 @@ from typing import TypeVar
 import click
 
 from harness_core import AgentRunSpec, SessionSpec
+from harness_core.cli._spec_flags import offline_marked
 from harness_core.offline import offline_spec, scenario_named, seed_workspace
 from harness_core.plugins import get_host
 
@@ -45,7 +46,7 @@ def offline_workspace(spec: SpecT, provider: str | None, scenario: str, *, expli
         created = seed_workspace(played, workspace)
         if created:
             click.echo(f"harness: created {', '.join(created)} in {workspace} for scenario {scenario!r}", err=True)
-        with offline_spec(spec, provider, played, host=host) as offline_run:
+        with offline_spec(offline_marked(spec), provider, played, host=host) as offline_run:
             yield offline_run
     finally:
         if not explicit_cwd and not keep:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
+from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
 
 if TYPE_CHECKING:
     from harness_core.store import PruneReport, RunSummary
@@ -60,8 +60,8 @@ class _Age(click.ParamType):  # type: ignore[type-arg]
 @click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
               help="Only runs with this status (repeatable).")
 @click.option("--provider", "providers", multiple=True, metavar="NAME", help="Only runs of this provider (repeatable).")
-@click.option("--session", metavar="ID", help="Only the turns of this session: its Harness session id (or a prefix "
-              "of it), or the agent's session id (which also finds the runs that resumed it).")
+@click.option("--session", metavar="ID", help="Only the turns of this session: its Harness session id, or the agent's "
+              "session id (which also finds the runs that resumed it); either, or a prefix of it.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @click.pass_context
@@ -202,11 +202,21 @@ def show(run_id: str, runs_dir: Path | None, as_json: bool) -> None:
     A log with bad lines (corrupt, or written by a newer Harness) is shown as far as it is readable, each bad
     line named (`skipped   line N ...`); exit 1 only when no line at all is readable.
     """
+    from harness_core import InvalidSpecError
     from harness_core.cli._history import format_show, run_details
-    from harness_core.store import find_run, resolve_runs_dir
+    from harness_core.store import find_run, list_runs, resolve_runs_dir
 
     directory = resolve_runs_dir(runs_dir)
-    details = run_details(directory, find_run(directory, run_id))
+    try:
+        found = find_run(directory, run_id)
+    except InvalidSpecError:
+        every = list_runs(directory)
+        if not any(r.run_id.startswith(run_id) for r in every) and any(
+                r.session is not None and r.session.startswith(run_id) for r in every):
+            fail(f"{run_id} is a session, not a run: `harness runs --session {run_id}` lists its turns (then "
+                 "`harness show RUN_ID` shows one)", EXIT_USAGE)
+        raise
+    details = run_details(directory, found)
     if details.events == 0 and details.bad_lines:
         first = details.bad_lines[0]
         fail(f"nothing in {details.summary.path} is readable as a Harness run log ({len(details.bad_lines)} bad "
@@ -215,9 +225,9 @@ def show(run_id: str, runs_dir: Path | None, as_json: bool) -> None:
 
 
 def _in_session(run: RunSummary, session: str) -> bool:
-    """Whether `run` belongs to `session`: a turn of the Harness session it names (its id or a prefix of it), or
-    a run of the agent session it names (`--resume`d or `--continue`d runs of that conversation too)."""
-    return (run.session is not None and run.session.startswith(session)) or run.provider_session == session
+    """Whether `run` belongs to `session`: a turn of the Harness session it names, or a run of the agent session
+    it names (`--resume`d or `--continue`d runs of that conversation too); either id, or a prefix of it."""
+    return any(found is not None and found.startswith(session) for found in (run.session, run.provider_session))
 
 
 def _check_provider_names(names: tuple[str, ...], runs: list[RunSummary]) -> None:

@@ -19,11 +19,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
+    from harness_core import AgentRunSpec, SessionSpec
     from harness_core.store import RunSummary
 
-__all__ = ["ContinuedSession", "SchemaFile", "continued_session", "spec_flag_options"]
+__all__ = ["OFFLINE_MARK", "ContinuedSession", "SchemaFile", "continued_session", "offline_marked",
+           "spec_flag_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+SpecT = TypeVar("SpecT", "AgentRunSpec", "SessionSpec")
+
+OFFLINE_MARK = "HARNESS_OFFLINE"  # = harness_core.offline._setup.OFFLINE_ENV (a literal: no import at start-up)
+"""The environment variable an offline run's spec carries (its log keeps the name, scrubs the value): the run
+played against the scripted backend, and its agent session is gone with the offline state (`--continue` skips
+it)."""
 
 _FIELDS = ("effort", "max_turns", "max_cost_usd", "max_output_tokens", "output_schema")
 
@@ -98,8 +106,8 @@ class ContinuedSession:
 
 def continued_session(runs_dir: Path | None, cwd: Path | None, provider: str | None) -> ContinuedSession:
     """The newest run in the runs directory played in `cwd` (default: the current directory) that reported an
-    agent session id — of `provider` when one is given, else of any provider: what `--continue` resumes, with
-    that run's provider.
+    agent session id — of `provider` when one is given, else of any provider — and was not played `--offline`:
+    what `--continue` resumes, with that run's provider.
 
     Raises:
         click.UsageError: no such run (start one with `harness run`, or pass --resume).
@@ -117,10 +125,19 @@ def continued_session(runs_dir: Path | None, cwd: Path | None, provider: str | N
     return ContinuedSession(session_id=found.provider_session, provider=found.started.provider, run_id=found.run_id)
 
 
+def offline_marked(spec: SpecT) -> SpecT:
+    """`spec` with `OFFLINE_MARK` in its environment: what `--offline` plays is marked so in its run log."""
+    return spec.model_copy(update={"env": {**spec.env, OFFLINE_MARK: "1"}})
+
+
 def _continues(summary: RunSummary, here: str, provider: str | None) -> bool:
-    """Whether `--continue` (with `--provider provider`, if given) may continue the run `summary` in `here`."""
+    """Whether `--continue` (with `--provider provider`, if given) may continue the run `summary` in `here`: not
+    a run played `--offline` (its agent session went with the offline state)."""
     started = summary.started
     if started is None or not summary.provider_session or provider not in (None, started.provider):
+        return False
+    env = started.spec.get("env")
+    if isinstance(env, dict) and OFFLINE_MARK in env:
         return False
     cwd = started.spec.get("cwd")
     return isinstance(cwd, str) and os.path.realpath(cwd) == here

@@ -97,6 +97,7 @@ def _workspace(plan: JobPlan) -> Iterator[tuple[AgentRunSpec, Path | None]]:
     if offline is None:
         yield plan.spec, None
         return
+    from harness_core.cli._spec_flags import offline_marked
     from harness_core.offline import offline_spec, scenario_named, seed_workspace
 
     played = scenario_named(offline.scenario)
@@ -107,7 +108,7 @@ def _workspace(plan: JobPlan) -> Iterator[tuple[AgentRunSpec, Path | None]]:
         spec = spec.model_copy(update={"cwd": temporary})
     try:
         seed_workspace(played, spec.cwd)
-        with offline_spec(spec, plan.provider, played) as offline_run:
+        with offline_spec(offline_marked(spec), plan.provider, played) as offline_run:
             yield offline_run, temporary
     finally:
         if temporary is not None and not offline.keep_workspace:

@@ -21,6 +21,10 @@ from harness_core.spec import AgentRunSpec, SessionSpec
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 
+OFFLINE_ENV = "HARNESS_OFFLINE"
+"""Set (to "1") in the environment of every spec `offline_spec` yields: the run log keeps the name (values are
+masked), so a later `harness run --continue` knows the run was offline (its agent state was temporary)."""
+
 __all__ = [
     "DEFAULT_SCENARIO",
     "can_run_offline",
@@ -131,7 +135,7 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
             raise _cannot_run_offline(registered.name, host)
         merged = spec.model_copy(update={
             "provider_options": {**setup.provider_options, **spec.provider_options},
-            "env": {**setup.env, **spec.env},
+            "env": {**setup.env, **spec.env, OFFLINE_ENV: "1"},
         })
         setup.backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
         with setup.backend:
