@@ -134,17 +134,10 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         provider_options = parse_option_pairs(options)
     except OptionSyntaxError as exc:
         raise click.BadParameter(str(exc), param_hint="-o/--option") from None
-    if continue_last:
-        if resume_session is not None:
-            raise click.UsageError("--continue and --resume both say which session to continue: give one")
-        if offline:
-            raise click.UsageError("--continue is for online runs: an offline run's agent state is temporary, so "
-                                   "its sessions cannot be continued")
-        from harness_core.cli._spec_flags import continued_session
+    from harness_core.cli._spec_flags import resolve_continue
 
-        last = continued_session(runs_dir, cwd, provider)
-        resume_session, provider = last.session_id, last.provider
-        click.echo(f"harness: continuing session {last.session_id} ({last.provider}, run {last.run_id})", err=True)
+    resume_session, provider = resolve_continue(continue_last, resume_session, provider, offline=offline,
+                                                runs_dir=runs_dir, cwd=cwd, what="run")
     fields: dict[str, Any] = {
         "prompt": prompt, "system_prompt": system_prompt, "model": model, "sandbox": sandbox,
         "approval": approval, "resume_session": resume_session, "requires": frozenset(requires),

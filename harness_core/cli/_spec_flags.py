@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harness_core import AgentRunSpec, SessionSpec
     from harness_core.store import RunSummary
 
-__all__ = ["OFFLINE_MARK", "ContinuedSession", "SchemaFile", "continued_session", "offline_marked",
+__all__ = ["OFFLINE_MARK", "ContinuedSession", "SchemaFile", "continued_session", "offline_marked", "resolve_continue",
            "spec_flag_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -123,6 +123,26 @@ def continued_session(runs_dir: Path | None, cwd: Path | None, provider: str | N
                                f"continue; start one with `harness run{flag} PROMPT` (or `harness chat{flag}`), or "
                                "pass --resume SESSION_ID")
     return ContinuedSession(session_id=found.provider_session, provider=found.started.provider, run_id=found.run_id)
+
+
+def resolve_continue(continue_last: bool, resume_session: str | None, provider: str | None, *, offline: bool,
+                     runs_dir: Path | None, cwd: Path | None, what: str) -> tuple[str | None, str | None]:
+    """`--continue` for `harness run` / `harness chat` (`what`: "run" or "chat"): the session to resume and its
+    provider (said on stderr), or `resume_session` and `provider` as given without `--continue`.
+
+    Raises:
+        click.UsageError: with `--resume` or `--offline`, or no earlier session in this directory.
+    """
+    if not continue_last:
+        return resume_session, provider
+    if resume_session is not None:
+        raise click.UsageError("--continue and --resume both say which session to continue: give one")
+    if offline:
+        raise click.UsageError(f"--continue is for online {what}s: an offline {what}'s agent state is temporary, "
+                               "so its sessions cannot be continued")
+    last = continued_session(runs_dir, cwd, provider)
+    click.echo(f"harness: continuing session {last.session_id} ({last.provider}, run {last.run_id})", err=True)
+    return last.session_id, last.provider
 
 
 def offline_marked(spec: SpecT) -> SpecT:

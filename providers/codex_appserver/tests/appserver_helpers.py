@@ -24,6 +24,13 @@ from harness_core.plugins import PluginHost
 REPO = Path(__file__).resolve().parents[3]
 NATIVE_IN_TOOLS = "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 MISSING_CODEX = "real codex not installed: run scripts/install-clis.sh or set HARNESS_CODEX_BIN"
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+"""The output schema the session tests (fake and real) ask for."""
 
 
 def real_codex() -> Path | None:

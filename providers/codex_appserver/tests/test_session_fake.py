@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
+from appserver_helpers import ANSWER_SCHEMA
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
@@ -37,14 +38,6 @@ from harness_core.plugins import PluginHost
 from harness_codex_appserver.testing import steps_env, turns_asked, write_fake_codex
 
 pytestmark = pytest.mark.anyio
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"answer": {"type": "integer"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -290,15 +283,15 @@ async def test_structured_output_valid_and_invalid(
 ) -> None:
     good = _steps(Say('{"answer": 42}'))
     async with _session(tmp_path, workspace, codex_home, host, env=good) as session:
-        _, valid = await _turn(session, "json please", output_schema=SCHEMA)
+        _, valid = await _turn(session, "json please", output_schema=ANSWER_SCHEMA)
         _, plain = await _turn(session, "no schema")
     assert valid.status.value == "success" and valid.structured_output == {"answer": 42}
     assert plain.status.value == "success" and plain.structured_output is None
-    assert [a["outputSchema"] for a in turns_asked(codex_home)] == [SCHEMA, None]
+    assert [a["outputSchema"] for a in turns_asked(codex_home)] == [ANSWER_SCHEMA, None]
 
     home = tmp_path / "home2"
     async with _session(tmp_path, workspace, home, host, env=_steps(Say("not json at all"))) as session:
-        _, invalid = await _turn(session, "json please", output_schema=SCHEMA)
+        _, invalid = await _turn(session, "json please", output_schema=ANSWER_SCHEMA)
     assert invalid.status.value == "failed" and invalid.error.code == "invalid_structured_output"
 
 
@@ -307,13 +300,13 @@ async def test_a_one_shot_run_sends_output_schema_and_effort(
 ) -> None:
     codex = write_fake_codex(tmp_path)
     spec = AgentRunSpec(prompt="json please", cwd=workspace, env=_steps(Say('{"answer": 7}')), effort="low",
-                        output_schema=SCHEMA,
+                        output_schema=ANSWER_SCHEMA,
                         provider_options={"codex_bin": str(codex), "codex_home": str(codex_home)})
     with anyio.fail_after(20):
         async with open_run(spec, "codex-appserver", host=host, run_log=False) as live:
             result = await live.wait()
     assert result.status.value == "success" and result.structured_output == {"answer": 7}
-    assert [(a["effort"], a["outputSchema"]) for a in turns_asked(codex_home)] == [("low", SCHEMA)]
+    assert [(a["effort"], a["outputSchema"]) for a in turns_asked(codex_home)] == [("low", ANSWER_SCHEMA)]
 
 
 async def test_max_output_tokens_over_the_session(

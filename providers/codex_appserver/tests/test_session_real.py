@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from appserver_helpers import MISSING_CODEX, real_codex
+from appserver_helpers import ANSWER_SCHEMA, MISSING_CODEX, real_codex
 from harness_codex_common import offline_setup
 from harness_core import (
     ApprovalDecision,
@@ -40,14 +40,6 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(CODEX is None, reason=MISSING_CODEX),
 ]
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"answer": {"type": "integer"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -179,17 +171,17 @@ async def test_steer_during_a_turn(workspace: Path, tmp_path: Path, host: Plugin
 async def test_structured_output_valid_and_invalid(workspace: Path, tmp_path: Path, host: PluginHost) -> None:
     scenario = Scenario("json", (Say('{"answer": 42}'),))
     async with _session(scenario, workspace, tmp_path, host) as (session, backend):
-        _, valid = await _turn(session, "json please", output_schema=SCHEMA)
+        _, valid = await _turn(session, "json please", output_schema=ANSWER_SCHEMA)
         _, plain = await _turn(session, "no schema now")
     assert valid.status.value == "success" and valid.structured_output == {"answer": 42}
     formats = [(r.get("text") or {}).get("format") for r in backend.requests]
-    assert formats[0] == {"type": "json_schema", "strict": True, "schema": SCHEMA, "name": "codex_output_schema"}
+    assert formats[0] == {"type": "json_schema", "strict": True, "schema": ANSWER_SCHEMA, "name": "codex_output_schema"}
     assert formats[1] is None and plain.structured_output is None  # outputSchema is for its turn only
 
     other = tmp_path / "other"
     other.mkdir()
     async with _session(SCENARIOS["say"], other, other, host) as (session, _):
-        _, invalid = await _turn(session, "json please", output_schema=SCHEMA)
+        _, invalid = await _turn(session, "json please", output_schema=ANSWER_SCHEMA)
     assert invalid.status.value == "failed" and invalid.error.code == "invalid_structured_output"
 
 
