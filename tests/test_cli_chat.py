@@ -5,6 +5,7 @@ every turn (it has live sessions)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -336,6 +337,59 @@ def test_a_ctrl_c_that_did_not_interrupt_the_blocked_wait_is_raised_within_a_tic
         lock.acquire(timeout=30)
     helper.join(_DEADLINE)
     assert time.monotonic() - begun < 10  # not the 30 s the wait had left
+
+
+_READER = """
+import readline, sys
+from harness_core.cli._keys import Keys, read_line
+keys, pressed = Keys(), 0
+with keys.installed():
+    while True:
+        try:
+            with keys.waiting():
+                read_line("p> ")
+        except KeyboardInterrupt:
+            pressed += 1
+            print("ctrl-c", pressed, flush=True)
+        except EOFError:
+            break
+print("left after", pressed, flush=True)
+"""
+
+
+def test_a_ctrl_c_landing_with_the_tick_pending_comes_out_of_the_prompt_as_ctrl_c(tmp_path: Path) -> None:
+    """CPython 3.10 (gh-134644): a handler raising inside readline while the tick's handler is pending made
+    `input()` raise SystemError (the chat died with a traceback at the prompt). Both signals at once, many times."""
+    controller, terminal = pty.openpty()
+    reader = subprocess.Popen([sys.executable, "-c", _READER], stdin=terminal, stdout=terminal, stderr=terminal,
+                              cwd=Path(__file__).parent.parent)
+    os.close(terminal)
+    seen = b""
+
+    def read_until(marker: bytes) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + _DEADLINE
+        while marker not in seen and time.monotonic() < deadline and reader.poll() is None:
+            if select.select([controller], [], [], 0.05)[0]:
+                with contextlib.suppress(OSError):
+                    seen += os.read(controller, 4096)
+
+    try:
+        read_until(b"p> ")
+        for press in range(1, 41):
+            os.kill(reader.pid, signal.SIGALRM)
+            os.kill(reader.pid, signal.SIGINT)
+            read_until(f"ctrl-c {press}\r\n".encode())
+        read_until(b"ctrl-c 40\r\np> ")  # ^D typed before readline has the terminal again would be swallowed
+        os.write(controller, b"\x04")
+        read_until(b"left after")
+        assert reader.wait(_DEADLINE) == 0, seen.decode(errors="replace")
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+        os.close(controller)
+    assert b"SystemError" not in seen and b"left after 40" in seen, seen.decode(errors="replace")
 
 
 # --- on a terminal ----------------------------------------------------------------------------------------

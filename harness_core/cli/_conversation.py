@@ -53,7 +53,7 @@ from harness_core.cli._approve import abandon_questions, terminal_approver
 from harness_core.cli._chat_words import HELP, ChatBudget
 from harness_core.cli._common import ENV_BACKEND
 from harness_core.cli._format import turns_summary
-from harness_core.cli._keys import Keys, Signalled, line_typed
+from harness_core.cli._keys import Keys, Signalled, line_typed, read_line
 from harness_core.cli._live import JsonLines, exit_status_for, tick
 from harness_core.cli.render import Renderer
 
@@ -221,9 +221,9 @@ class _Chat:
             abandon_questions()  # a question its turn left unanswered must not read the keys typed here
             self.out.flush()
             if self.out.isatty():
-                return input(PROMPT)
+                return read_line(PROMPT)
             print(PROMPT, end="", file=sys.stderr, flush=True)  # the turns go to a file or pipe: not the prompt
-            return input()
+            return read_line()
         line = self.stdin.readline()
         if not line:
             raise EOFError

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["Keys", "Signalled", "line_typed"]
+__all__ = ["Keys", "Signalled", "line_typed", "read_line"]
 
 
 class Signalled(BaseException):
@@ -66,6 +66,7 @@ class Keys:
             self._pending.append(signum)
             return
         self._waiting = False
+        signal.setitimer(signal.ITIMER_REAL, 0)  # no tick left pending behind the exception (see `read_line`)
         self._raise(signum)
 
     @staticmethod
@@ -80,3 +81,17 @@ def line_typed() -> bool:
     readline = sys.modules.get("readline")
     get = getattr(readline, "get_line_buffer", None)
     return bool(get is not None and get().strip())
+
+
+def read_line(prompt: str | None = None) -> str:
+    """`input()`, with a signal raised inside it coming out as itself.
+
+    CPython 3.10 (gh-134644): when a handler raises inside readline and another signal's handler is pending (the
+    tick), `input()` runs that handler with the exception set and raises SystemError chained to ours instead."""
+    try:
+        return input() if prompt is None else input(prompt)
+    except SystemError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, (KeyboardInterrupt, Signalled)):
+            raise cause from None
+        raise
