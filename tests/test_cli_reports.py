@@ -182,23 +182,28 @@ def test_demo_reports_a_provider_that_cannot_run_offline_and_exits_1() -> None:
 def test_demo_summary_table() -> None:
     rows = [
         DemoRow(provider="alpha", status="success", workspace=None, cli_version="1.2.3",
-                tools=("shell:completed", "read:completed"), duration_s=0.5, input_tokens=10, output_tokens=2,
+                tools=("shell:completed", "read:declined"), duration_s=0.5, input_tokens=10, output_tokens=2,
                 run_id="r1", changed_files=("new.txt", "notes.txt")),
         DemoRow(provider="beta", status="unavailable", workspace=Path("/w/b"), error="cli_not_found: no beta"),
     ]
     assert format_summary(rows).splitlines() == [
         "",
         "== summary ==",
-        "provider  cli    status       tools (kind:status)             changed             time    tokens in/out"
-        "  run id",
-        "alpha     1.2.3  success      shell:completed read:completed  new.txt, notes.txt  0.50 s  10/2         "
-        "  r1",
-        "beta      -      unavailable  -                               -                   -       -            "
-        "  -",
+        "provider  cli    status       tools                changed             time    tokens in/out  run id",
+        "alpha     1.2.3  success      shell read:declined  new.txt, notes.txt  0.50 s  10/2           r1",
+        "beta      -      unavailable  -                    -                   -       -              -",
         "beta: cli_not_found: no beta",
         "beta: workspace kept at /w/b",
         "Inspect a run with `harness show RUN_ID`.",
     ]
+    wide = format_summary(rows).splitlines()[2]
+    assert format_summary(rows, width=len(wide)) == format_summary(rows)  # it fits: the table
+    stacked = format_summary(rows, width=len(wide) - 1).splitlines()  # it would wrap: a block per provider
+    assert stacked[2:12] == [
+        "alpha  success", "  cli: 1.2.3", "  tools: shell read:declined", "  changed: new.txt, notes.txt",
+        "  time: 0.50 s", "  tokens in/out: 10/2", "  run id: r1", "beta  unavailable", "  cli: -", "  tools: -",
+    ]
+    assert max(len(line) for line in stacked) < len(wide) - 1
     assert rows[0].as_json()["workspace"] is None  # removed after the run
     assert rows[1].as_json()["workspace"] == "/w/b" and rows[0].as_json()["tools"] == ["shell:completed",
-                                                                                        "read:completed"]
+                                                                                        "read:declined"]

@@ -43,5 +43,12 @@ def demo(providers: tuple[str, ...], scenario: str, keep_workspace: bool, runs_d
 
     rows = run_async(functools.partial(play_all, keep=keep_workspace), get_host(), list(providers), scenario,
                      runs_dir, sys.stdout, as_json)
-    click.echo(dumps([row.as_json() for row in rows]) if as_json else format_summary(rows))
+    click.echo(dumps([row.as_json() for row in rows]) if as_json else format_summary(rows, _width()))
     sys.exit(0 if rows and all(row.status == "success" for row in rows) else 1)
+
+
+def _width() -> int | None:
+    """The terminal's width when the summary goes to one (a pipe or file gets the table as it is)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None

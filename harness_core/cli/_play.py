@@ -46,7 +46,7 @@ class DemoRow:
     """Where it ran, when the workspace was kept (`--keep-workspace`); None once removed."""
     cli_version: str | None = None
     tools: tuple[str, ...] = ()
-    """`kind:status` of each tool action, in order."""
+    """`kind:status` of each tool action, in order (the table shows `:completed` as the kind alone)."""
     duration_s: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -162,22 +162,40 @@ async def play_all(host: PluginHost, providers: list[str], scenario_name: str, r
             for name in _order(host, providers)]
 
 
-def format_summary(rows: list[DemoRow]) -> str:
-    """The side-by-side table printed at the end of the demo."""
+def format_summary(rows: list[DemoRow], width: int | None = None) -> str:
+    """The side-by-side table printed at the end of the demo; when it is wider than `width` (the terminal's),
+    one block per provider instead, so nothing wraps."""
     if not rows:
         return f"No provider can run offline here. Install one: {INSTALL_HINT}"
-    cells = [["provider", "cli", "status", "tools (kind:status)", "changed", "time", "tokens in/out", "run id"]]
-    for r in rows:
-        cells.append([
-            r.provider, r.cli_version or "-", r.status, " ".join(r.tools) or "-", ", ".join(r.changed_files) or "-",
-            f"{r.duration_s:.2f} s" if r.duration_s is not None else "-",
-            f"{r.input_tokens}/{r.output_tokens}" if r.input_tokens is not None else "-", r.run_id or "-",
-        ])
-    lines = ["", "== summary ==", *table(cells)]
+    header = ["provider", "cli", "status", "tools", "changed", "time", "tokens in/out", "run id"]
+    cells = [header, *(_summary_cells(r) for r in rows)]
+    lines = table(cells)
+    if width is not None and max(len(line) for line in lines) > width:
+        lines = [line for cell in cells[1:] for line in _stacked(header, cell)]
+    lines = ["", "== summary ==", *lines]
     lines += [f"{r.provider}: {r.error}" for r in rows if r.error]
     lines += [f"{r.provider}: workspace kept at {r.workspace}" for r in rows if r.workspace is not None]
     lines.append(f"Inspect a run with `{_harness_command()} show RUN_ID`.")
     return "\n".join(lines)
+
+
+def _summary_cells(r: DemoRow) -> list[str]:
+    return [
+        r.provider, r.cli_version or "-", r.status, _tools_cell(r.tools), ", ".join(r.changed_files) or "-",
+        f"{r.duration_s:.2f} s" if r.duration_s is not None else "-",
+        f"{r.input_tokens}/{r.output_tokens}" if r.input_tokens is not None else "-", r.run_id or "-",
+    ]
+
+
+def _tools_cell(tools: tuple[str, ...]) -> str:
+    """Each tool action's kind, in order; its status only when it did not complete (`shell:failed`)."""
+    return " ".join(t.removesuffix(":completed") for t in tools) or "-"
+
+
+def _stacked(header: list[str], cell: list[str]) -> list[str]:
+    """One provider's row as a block: the name and status first, then `field: value` lines, indented."""
+    return [f"{cell[0]}  {cell[2]}", *(f"  {name}: {value}" for name, value in zip(header[1:], cell[1:], strict=True)
+                                      if name != "status")]
 
 
 def _harness_command() -> str:
