@@ -30,6 +30,8 @@ _EXPORTS: dict[str, str] = {
     "ErrorEvent": "harness_core.events",
     "Notice": "harness_core.events",
     "ErrorInfo": "harness_core.events",
+    "FileChange": "harness_core.events",
+    "FilesChanged": "harness_core.events",
     "EVENT_ADAPTER": "harness_core.events",
     "HarnessEvent": "harness_core.events",
     "HarnessResult": "harness_core.events",
@@ -243,6 +245,12 @@ if TYPE_CHECKING:
     )
     from harness_core.events import (
         ErrorInfo as ErrorInfo,
+    )
+    from harness_core.events import (
+        FileChange as FileChange,
+    )
+    from harness_core.events import (
+        FilesChanged as FilesChanged,
     )
     from harness_core.events import (
         HarnessEvent as HarnessEvent,

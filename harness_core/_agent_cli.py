@@ -81,9 +81,9 @@ def locate_cli(
         found = Path(explicit).expanduser()
         if not _is_executable_file(found):
             raise CliNotFoundError(
-                f"{option_name}={explicit} does not exist or is not executable; point -o {option_name}=PATH "
-                f"at the {name} binary, or drop the option to use {name} from PATH "
-                f"(install it with `{install_hint}`)",
+                f"{option_name}={explicit} does not exist or is not executable; point the {option_name} option "
+                f"at the {name} binary (on the command line -o {option_name}=PATH), or drop it to use {name} from "
+                f"PATH (install it with `{install_hint}`)",
                 cli=name,
                 path=explicit,
             )
@@ -91,7 +91,8 @@ def locate_cli(
         which = shutil.which(name)
         if which is None:
             raise CliNotFoundError(
-                f"{name} not found on PATH; install it with `{install_hint}` or set -o {option_name}=PATH",
+                f"{name} not found on PATH; install it with `{install_hint}` or set the {option_name} option to "
+                f"its path (on the command line -o {option_name}=PATH)",
                 cli=name,
             )
         found = Path(which)

@@ -251,7 +251,7 @@ class Provider(abc.ABC, Generic[OptionsT]):
             valid = ", ".join(sorted(self.Options.model_fields)) or "none"
             raise InvalidSpecError(
                 f"invalid options for provider {self.info.name!r}: {problems}. Valid options: {valid} "
-                "(pass them with -o KEY=VALUE).",
+                "(provider_options={KEY: VALUE}; on the command line -o KEY=VALUE).",
                 provider=self.info.name,
             ) from None
         return parsed  # type: ignore[return-value]  # `Options` is OptionsT's class (set in __init_subclass__)

@@ -64,6 +64,11 @@ class ProviderInfo(BaseModel):
         description="CLI flags whose value may carry secrets (e.g. a settings JSON with keys): wherever they "
         "appear in `provider_options` (an `extra_args` list), `run_started` shows `***` for the value.",
     )
+    aliases: frozenset[str] = Field(
+        default=frozenset(),
+        description="Other names `--provider` accepts for it; a provider's own name always wins over another's "
+        "alias, and an alias two providers claim names neither.",
+    )
 
 
 def missing_capabilities(

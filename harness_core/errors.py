@@ -105,8 +105,9 @@ class ProviderNotFoundError(HarnessError):
         elif close := difflib.get_close_matches(name, installed, n=1, cutoff=0.6):
             message = (f"no provider named {name!r}; did you mean {close[0]!r}? Installed providers: {have}.")
         else:
-            message = (f"no provider named {name!r}; installed providers: {have}. Pick one with --provider NAME, "
-                       "or install the distribution that provides it (its documentation names it).")
+            message = (f"no provider named {name!r}; installed providers: {have}. Pick one of those (provider=NAME; "
+                       "on the command line --provider NAME), or install the distribution that provides it (its "
+                       "documentation names it).")
         super().__init__(message, provider=name, installed=installed, broken=broken)
 
 
@@ -116,7 +117,8 @@ class UnsupportedFeatureError(HarnessError):
 
     def __init__(self, provider: str, feature: str, providers_with_it: list[str], why: str = "") -> None:
         alt = (
-            f"providers that have it: {', '.join(providers_with_it)} (use --provider NAME)"
+            f"providers that have it: {', '.join(providers_with_it)} (provider=NAME; on the command line "
+            "--provider NAME)"
             if providers_with_it
             else "no installed provider has it"
         )
@@ -218,7 +220,8 @@ class SessionNotFoundError(HarnessError):
         said = f" ({truncate(scrub(detail.strip()), 300)})" if detail.strip() else ""
         super().__init__(
             f"the agent has no session {session_id!r} to resume{said}; `harness runs` lists the sessions of earlier "
-            "runs (resume one of those, or start a new run without --resume)", session_id=session_id, **details)
+            "runs (resume one of those, or start a new run without resume_session: on the command line without "
+            "--resume)", session_id=session_id, **details)
         self.session_id = session_id
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from harness_core.capabilities import Capability
 
@@ -24,6 +24,8 @@ __all__ = [
     "Notice",
     "ErrorInfo",
     "EVENT_ADAPTER",
+    "FileChange",
+    "FilesChanged",
     "HarnessEvent",
     "HarnessResult",
     "HarnessToolDetails",
@@ -80,6 +82,23 @@ class ApprovalDecision(str, enum.Enum):
     """Refuse and stop the turn."""
 
 
+class FileChange(BaseModel):
+    """One file's change, provider-neutral: what an edit tool is about to do or did (`HarnessToolDetails.changes`),
+    or what a run changed in its workspace (`FilesChanged.files`)."""
+
+    model_config = _FROZEN
+
+    path: str = Field(description="Relative to the run's cwd when inside it, else absolute.")
+    kind: Literal["add", "modify", "delete", "rename"] = "modify"
+    diff: str | None = Field(
+        default=None,
+        description="A unified diff (`--- a/PATH`, `+++ b/PATH`, hunks); a hunk header without line numbers "
+        "(`@@ @@`) when where it lands is not known. None when the change's content is not known.",
+    )
+    move_path: str | None = Field(default=None, description="With `rename`: the new path.")
+    note: str | None = Field(default=None, description="Why the diff is missing or partial (binary, too large).")
+
+
 class HarnessToolDetails(BaseModel):
     """Provider-neutral description of one tool action, ready to display ("Reading file src/x.py")."""
 
@@ -95,6 +114,17 @@ class HarnessToolDetails(BaseModel):
     duration_ms: int | None = None
     summary: str | None = Field(default=None, description="Short output summary (bounded).")
     raw: dict[str, Any] | None = Field(default=None, description="The provider's own fields, for tools.")
+    changes: tuple[FileChange, ...] = Field(
+        default=(), description="The file changes the tool makes (or made), when the provider knows them."
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_no_changes(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`changes` is left out when empty: most tools change no file, and the run log need not say so."""
+        data: dict[str, Any] = handler(self)
+        if not self.changes:
+            data.pop("changes", None)
+        return data
 
 
 class Usage(BaseModel):
@@ -169,6 +199,17 @@ class HarnessResult(BaseModel):
     structured_output: Any = Field(
         default=None, description="With `output_schema`: the final answer parsed as JSON and valid against it."
     )
+    files_changed: tuple[str, ...] = Field(
+        default=(), description="The files the run changed (paths of its `files_changed` event, which has the diffs)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_no_files(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`files_changed` is left out when empty (a run that changed no file, and every run before it existed)."""
+        data: dict[str, Any] = handler(self)
+        if not self.files_changed:
+            data.pop("files_changed", None)
+        return data
 
     @property
     def ok(self) -> bool:
@@ -300,6 +341,14 @@ class ProviderRaw(_Event):
     payload: Any = None
 
 
+class FilesChanged(_Event):
+    """What the run changed in its workspace: each file a tool announced a change to, as it was before the run
+    compared with after it. Emitted by the runner once, just before `done`, when any tool announced one."""
+
+    type: Literal["files_changed"] = "files_changed"
+    files: tuple[FileChange, ...] = ()
+
+
 class Done(_Event):
     """Always the last event, exactly once."""
 
@@ -322,6 +371,7 @@ HarnessEvent = Annotated[
         ErrorEvent,
         Notice,
         ProviderRaw,
+        FilesChanged,
         Done,
     ],
     Field(discriminator="type"),

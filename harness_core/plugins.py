@@ -66,6 +66,9 @@ class PluginHost:
     pm: pluggy.PluginManager
     providers: dict[str, RegisteredProvider] = field(default_factory=dict)
     broken: list[BrokenPlugin] = field(default_factory=list)
+    aliases: dict[str, str | None] = field(default_factory=dict)
+    """Other names of registered providers (`ProviderInfo.aliases`) → the provider's name; None for an alias two
+    providers claim (it names neither). A provider's own name always wins over another's alias."""
 
     @classmethod
     def create(
@@ -127,6 +130,10 @@ class PluginHost:
                     f"provider name {info.name!r} is already registered by plugin {existing.plugin!r}"
                 )
             self.providers[info.name] = RegisteredProvider(info.name, provider_cls, name, dist, version)
+            for alias in sorted(_declared_aliases(info)):
+                if alias != info.name:
+                    claimed = self.aliases.get(alias, info.name)
+                    self.aliases[alias] = info.name if claimed == info.name else None
 
         hook = self.pm.subset_hook_caller("harness_register_providers", remove_plugins=[
             p for p in self.pm.get_plugins() if p is not plugin
@@ -141,18 +148,30 @@ class PluginHost:
     def names(self) -> list[str]:
         return sorted(self.providers)
 
+    def resolve(self, name: str) -> str:
+        """The provider name `name` stands for: itself when a provider has that name, else the provider it is
+        an alias of, else `name` unchanged."""
+        if name in self.providers:
+            return name
+        return self.aliases.get(name) or name
+
+    def aliases_of(self, name: str) -> list[str]:
+        """The aliases that name provider `name` (sorted; a registered name is never an alias)."""
+        return sorted(a for a, target in self.aliases.items() if target == name and a not in self.providers)
+
     def default_name(self, env: dict[str, str] | None = None) -> str:
         environ = os.environ if env is None else env
         return environ.get(ENV_PROVIDER) or DEFAULT_PROVIDER
 
     def get(self, name: str | None = None) -> RegisteredProvider:
-        """The registered provider `name` (default: `HARNESS_PROVIDER` or `DEFAULT_PROVIDER`).
+        """The registered provider `name`, or the one it is an alias of (default: `HARNESS_PROVIDER` or
+        `DEFAULT_PROVIDER`).
 
         Raises:
             ProviderNotFoundError: nothing registered under that name; the message lists what is.
         """
         wanted = name or self.default_name()
-        found = self.providers.get(wanted)
+        found = self.providers.get(self.resolve(wanted))
         if found is None:
             broken = next((b for b in self.broken if b.plugin == wanted), None)
             if broken is not None:
@@ -167,6 +186,13 @@ class PluginHost:
     def observes_events(self) -> bool:
         """Whether any plugin implements `harness_on_event` (lets the runner skip the call per event)."""
         return bool(self.pm.hook.harness_on_event.get_hookimpls())
+
+
+def _declared_aliases(info: Any) -> frozenset[str]:
+    """A provider's `ProviderInfo.aliases`: the other names `--provider` accepts for it (none when its info
+    declares none)."""
+    found: frozenset[Any] = frozenset(info.aliases)
+    return frozenset(a for a in found if isinstance(a, str) and a.strip() == a and a)
 
 
 _HOST: PluginHost | None = None

@@ -6,14 +6,18 @@ Layer: core model. Knows nothing of any provider, process, or wire protocol.
 from __future__ import annotations
 
 import enum
+import os
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness_core.capabilities import Capability
 
-__all__ = ["AgentRunSpec", "ApprovalPolicy", "Capability", "SandboxMode", "SessionSpec", "schema_problem"]
+__all__ = ["AgentRunSpec", "ApprovalName", "ApprovalPolicy", "Capability", "SandboxMode", "SandboxName", "SessionSpec",
+           "schema_problem"]
 
 
 class SandboxMode(str, enum.Enum):
@@ -32,8 +36,19 @@ class ApprovalPolicy(str, enum.Enum):
     UNTRUSTED = "untrusted"
 
 
+SandboxName = Literal["read-only", "workspace-write", "danger-full-access"]
+"""A `SandboxMode` by its value: what `sandbox=` also takes (`sandbox="read-only"`)."""
+ApprovalName = Literal["never", "on-request", "untrusted"]
+"""An `ApprovalPolicy` by its value: what `approval=` also takes (`approval="on-request"`)."""
+
+
 class _SpecFields(BaseModel):
-    """Everything a run is played with except its prompt: shared by `AgentRunSpec` and `SessionSpec`."""
+    """Everything a run is played with except its prompt: shared by `AgentRunSpec` and `SessionSpec`.
+
+    Typed as they are read (`spec.cwd` is an absolute `Path`, `spec.sandbox` a `SandboxMode`); given, they take
+    what pydantic converts (`cwd="my-repo"`, `sandbox="read-only"`, `requires={Capability.SESSION}`, any
+    mapping for `env`): `AgentRunSpec` and `SessionSpec` spell that out in an `__init__` for type checkers only,
+    since pydantic types its `__init__` with the read types (and its mypy plugin with `Any`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
@@ -123,17 +138,40 @@ class AgentRunSpec(_SpecFields):
 
     prompt: str = Field(min_length=1, description="The user prompt for the turn.")
 
+    if TYPE_CHECKING:  # what the fields take (pydantic converts), for a type checker without pydantic's plugin
+        def __init__(  # the fields' names and defaults: tests/test_python_api.py keeps them equal
+            self, *, prompt: str, system_prompt: str | None = None, cwd: str | os.PathLike[str] = ...,
+            model: str | None = None, effort: str | None = None, sandbox: SandboxMode | SandboxName = ...,
+            approval: ApprovalPolicy | ApprovalName = ..., resume_session: str | None = None,
+            output_schema: Mapping[str, Any] | None = None, max_turns: int | None = None,
+            max_cost_usd: float | None = None, max_output_tokens: int | None = None,
+            requires: AbstractSet[Capability] = ..., env: Mapping[str, str] = ..., idle_timeout: float | None = None,
+            provider_options: Mapping[str, Any] = ...,
+        ) -> None: ...
+
     @field_validator("prompt", mode="before")  # before `min_length`, so "" gets this message too
     @classmethod
     def _prompt_not_blank(cls, value: Any) -> Any:
         if isinstance(value, str) and not value.strip():
-            raise ValueError("the prompt is empty; pass the task for the agent as PROMPT or on stdin with `-`")
+            raise ValueError("the prompt is empty; give the agent a task (on the command line: PROMPT, or `-` "
+                             "to read it from stdin)")
         return value
 
 
 class SessionSpec(_SpecFields):
     """A live session's settings (`open_session`): an `AgentRunSpec` without the prompt, which each turn brings.
     Frozen; unknown fields are rejected."""
+
+    if TYPE_CHECKING:  # as for `AgentRunSpec`
+        def __init__(
+            self, *, system_prompt: str | None = None, cwd: str | os.PathLike[str] = ...,
+            model: str | None = None, effort: str | None = None, sandbox: SandboxMode | SandboxName = ...,
+            approval: ApprovalPolicy | ApprovalName = ..., resume_session: str | None = None,
+            output_schema: Mapping[str, Any] | None = None, max_turns: int | None = None,
+            max_cost_usd: float | None = None, max_output_tokens: int | None = None,
+            requires: AbstractSet[Capability] = ..., env: Mapping[str, str] = ..., idle_timeout: float | None = None,
+            provider_options: Mapping[str, Any] = ...,
+        ) -> None: ...
 
     def turn(self, prompt: str, **overrides: Any) -> AgentRunSpec:
         """The spec of one turn: these settings, `prompt`, and the turn's overrides (a None override keeps the

@@ -34,3 +34,4 @@ def _work_in_a_temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     """Specs default their cwd to the current directory, and the scripted provider really writes the files of
     its scenarios: run every core test in a directory of its own."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))  # never this machine's harness/config.toml

@@ -56,7 +56,8 @@ def test_not_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(CliNotFoundError) as info:
         _locate("fake")
     assert (
-        str(info.value) == "fake not found on PATH; install it with `npm i -g fake` or set -o fake_bin=PATH"
+        str(info.value) == "fake not found on PATH; install it with `npm i -g fake` or set the fake_bin option to its "
+        "path (on the command line -o fake_bin=PATH)"
     )
 
 

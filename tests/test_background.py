@@ -173,7 +173,7 @@ def test_an_attached_terminal_answers_approvals(harness: tuple[list[str], dict[s
     resolved = [e for e in read_events(log_path(runs_dir, run_id)) if e.type == "approval_resolved"]
     assert [e.decision for e in resolved] == [ApprovalDecision.APPROVE] * 4  # type: ignore[attr-defined]
     assert {e.reason for e in resolved} == {"answered with harness attach"}  # type: ignore[attr-defined]
-    assert b"approved by callback (answered with harness attach)" in seen
+    assert b"approved by you (answered with harness attach)" in seen
 
 
 def test_the_run_survives_the_terminal_that_started_it(harness: tuple[list[str], dict[str, str]], runs_dir: Path,

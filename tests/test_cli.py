@@ -97,8 +97,9 @@ def only_log(runs_dir: Path) -> Path:
 def test_run_renders_and_exits_0(runs_dir: Path) -> None:
     result = invoke("run", "do the thing", "-o", "scenario=tools")
     assert result.exit_code == 0, result.output
-    assert "[tool] ✓ Running command echo harness-ok (exit 0, 1 ms)" in result.stdout
-    assert result.stdout.splitlines()[-1].startswith("✓ success in ")
+    assert "[tool] ✓ Running command echo harness-ok (exit 0, 1 ms)" in result.stderr  # stdout is no terminal
+    assert result.stderr.splitlines()[-1].startswith("✓ success in ")
+    assert result.stdout == "All four tools ran.\n"  # the answer alone
     events = list(read_events(only_log(runs_dir)))
     assert isinstance(events[-1], Done) and events[-1].result.status is RunStatus.SUCCESS
 
@@ -106,7 +107,7 @@ def test_run_renders_and_exits_0(runs_dir: Path) -> None:
 def test_failed_run_exits_1_with_the_error() -> None:
     result = invoke("run", "x", "-o", "scenario=fail_401")
     assert result.exit_code == 1
-    assert "[error] auth_failed: " in result.stdout
+    assert "[error] auth_failed: " in result.stderr and result.stdout == ""
 
 
 def test_unknown_provider_exits_2_naming_installed_ones(runs_dir: Path) -> None:
@@ -178,7 +179,7 @@ def test_flags_reach_the_spec(runs_dir: Path, tmp_path: Path) -> None:
     assert spec["sandbox"] == "read-only" and spec["resume_session"] == "s-1"
     assert spec["requires"] == ["session"]
     assert spec["idle_timeout"] == 9 and spec["approval"] == "never"
-    assert "session s-1" in result.stdout
+    assert "session s-1" in result.stderr
 
 
 def test_json_prints_exactly_the_run_log_lines(runs_dir: Path) -> None:
@@ -247,17 +248,22 @@ async def test_interactive_approvals(runs_dir: Path, monkeypatch: pytest.MonkeyP
     out = io.StringIO()
     status = await execute(RunRequest(spec=spec, runs_dir=runs_dir, interactive=True), out)
     assert status == 130
-    text = out.getvalue()
-    assert "[approval] Running command echo harness-ok — approved by callback" in text
-    assert "[approval] Editing file notes.txt — denied by callback" in text
-    assert "[approval] Writing file new.txt — aborted by callback" in text
-    assert sys.stderr.getvalue().count("allow? [y]es / [n]o / [a]bort") == 4  # type: ignore[attr-defined]
+    text = sys.stderr.getvalue()  # type: ignore[attr-defined]  # the view (stdout is no terminal) and questions
+    assert "[approval] Running command echo harness-ok — approved by you\n" in text
+    assert "[approval] Editing file notes.txt — denied by you\n" in text
+    assert "[tool] ⊘ Editing file notes.txt (declined)" in text
+    assert "[approval] Writing file new.txt — aborted by you\n" in text
+    assert "[tool] ⊘ Writing file new.txt (not run: aborted)" in text
+    assert text.count("allow? [y]es / [n]o / [a]bort") == 4
+    assert out.getvalue() == ""  # aborted before any answer
+    resolved = [e for e in read_events(only_log(runs_dir)) if e.type == "approval_resolved"]
+    assert {e.reason for e in resolved} == {"answered on the terminal"}  # type: ignore[attr-defined]
 
 
 def test_off_a_terminal_approvals_are_denied_with_a_reason() -> None:
     result = invoke("run", "x", "--approval", "untrusted", "-o", "scenario=tools")
     assert result.exit_code == 0
-    assert "denied by default (no approver decided" in result.stdout
+    assert "denied by default (no approver decided" in result.stderr
 
 
 # --- runs, show, schema --------------------------------------------------------------------------------
@@ -377,21 +383,32 @@ def test_subprocess_json_stdout_is_only_events(harness_cmd: tuple[list[str], dic
     assert done.stdout == only_log(runs_dir).read_bytes()
 
 
+def streaming(child: subprocess.Popen[str]) -> str:
+    """Wait until the live view (stderr: stdout is a pipe) shows the first text delta of `slow_text`."""
+    assert child.stderr is not None
+    seen = ""
+    while not seen.endswith("a slow"):  # blocks at most a delta's delay (1 s) per character
+        char = child.stderr.read(1)
+        assert char, seen  # the child ended before streaming
+        seen += char
+    return seen
+
+
 def test_subprocess_ctrl_c_interrupts_cleanly(harness_cmd: tuple[list[str], dict[str, str]],
                                               runs_dir: Path) -> None:
     cmd, env = harness_cmd
     child = subprocess.Popen([*cmd, "run", "x", "-o", "scenario=slow_text"], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
-        assert child.stdout is not None
-        assert child.stdout.read(1) == "a"  # the first text delta: the run is streaming
+        streaming(child)
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=30)
     finally:
         if child.poll() is None:
             child.kill()
     assert child.returncode == 130, err
-    assert "interrupting" in out and out.splitlines()[-1].startswith("■ interrupted in ")
+    assert "interrupting" in err and err.splitlines()[-1].startswith("■ interrupted in ")  # the view: stderr
+    assert out == ""  # no answer
     events = list(read_events(only_log(runs_dir)))
     assert isinstance(events[-1], Done) and events[-1].result.status is RunStatus.INTERRUPTED
     assert [e.seq for e in events] == list(range(len(events)))
@@ -407,7 +424,7 @@ def test_subprocess_second_ctrl_c_stops_at_once(harness_cmd: tuple[list[str], di
                              text=True)
     try:
         assert child.stdout is not None
-        first = child.stdout.readline() if as_json else child.stdout.read(1)
+        first = child.stdout.readline() if as_json else streaming(child)
         while as_json and '"text_delta"' not in first:
             first = child.stdout.readline()
         child.send_signal(signal.SIGINT)
@@ -435,8 +452,7 @@ def test_subprocess_sighup_is_an_interrupt_and_more_signals_never_kill_harness(
     args = ["run", "x", "-o", "scenario=slow_text", "-o", "ignore_interrupt=true"]
     child = subprocess.Popen([*cmd, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert child.stdout is not None
-        assert child.stdout.read(1) == "a"  # streaming
+        streaming(child)
         child.send_signal(signal.SIGHUP)
         for _ in range(5):
             child.send_signal(signal.SIGINT)

@@ -35,6 +35,7 @@ PROVIDERS_JSON = textwrap.dedent("""\
       "providers": [
         {
           "name": "missing",
+          "aliases": [],
           "distribution": null,
           "version": "2.0",
           "default": false,
@@ -52,6 +53,7 @@ PROVIDERS_JSON = textwrap.dedent("""\
         },
         {
           "name": "scripted",
+          "aliases": [],
           "distribution": null,
           "version": "1.0",
           "default": true,
@@ -151,7 +153,7 @@ def test_show_json_keys_in_their_documented_order() -> None:
     details = json.loads(invoke("show", run_id, "--json").stdout)
     assert list(details) == ["run_id", "provider", "model", "status", "started_at", "duration_ms", "cost_usd", "cwd",
                              "prompt", "session_id", "session", "turn", "path", "cli_version", "usage", "tools",
-                             "files_changed", "final_text", "error", "bad_lines"]
+                             "files_changed", "changes", "final_text", "error", "bad_lines"]
     assert details["error"] == {"code": "model_error", "message": "the model API failed (HTTP 500: internal error)",
                                 "retryable": False, "details": {"status": 500}}
     assert details["usage"] is None and details["tools"] == [] and details["final_text"] == ""

@@ -150,8 +150,10 @@ def test_output_schema_prints_the_parsed_answer_and_puts_it_in_done(runs_dir: Pa
     schema.write_text(json.dumps(_SCHEMA))
     out = invoke("run", "x", "-o", "scenario=json_answer", "--output-schema", str(schema))
     assert out.exit_code == 0, out.output
-    lines = out.stdout.splitlines()
-    assert lines == ["{", '  "answer": 42,', '  "why": "it is"', "}", lines[-1]] and lines[-1].startswith("✓ success")
+    answer = ["{", '  "answer": 42,', '  "why": "it is"', "}"]
+    assert out.stdout.splitlines() == answer  # stdout is no terminal: the answer alone
+    shown = out.stderr.splitlines()  # the live view
+    assert shown == [*answer, shown[-1]] and shown[-1].startswith("✓ success")
     assert run_started(runs_dir).spec["output_schema"] == _SCHEMA
     as_json = invoke("run", "x", "-o", "scenario=json_answer", "--output-schema", str(schema), "--json")
     final = json.loads(as_json.stdout.splitlines()[-1])
@@ -163,8 +165,9 @@ def test_an_answer_that_does_not_match_fails_the_run(tmp_path: Path) -> None:
     schema.write_text(json.dumps(_SCHEMA))
     out = invoke("run", "x", "--output-schema", str(schema))  # the `say` scenario answers prose
     assert out.exit_code == 1
-    assert "[error] invalid_structured_output: " in out.stdout
-    assert out.stdout.count("Hello from the scripted model.") == 1  # the answer as written, once
+    assert "[error] invalid_structured_output: " in out.stderr
+    assert out.stderr.count("Hello from the scripted model.") == 1  # the answer as written, once
+    assert out.stdout == "Hello from the scripted model.\n"  # the answer it gave, off a terminal
 
 
 def test_a_chat_with_an_output_schema_prints_each_answer_once(runs_dir: Path, tmp_path: Path) -> None:
@@ -213,8 +216,8 @@ def test_budgets_must_be_positive(flag: list[str]) -> None:
 def test_a_run_over_its_cost_budget_fails_showing_cost_and_limit(runs_dir: Path) -> None:
     out = invoke("run", "x", "-o", "cost_usd=0.01", "--max-cost-usd", "0.005")
     assert out.exit_code == 1
-    assert "[error] budget_exceeded: the run went over its budget (max_cost_usd = 0.005 USD" in out.stdout
-    final = out.stdout.splitlines()[-1]
+    assert "[error] budget_exceeded: the run went over its budget (max_cost_usd = 0.005 USD" in out.stderr
+    final = out.stderr.splitlines()[-1]
     assert final.startswith("✗ failed in ") and "$0.0100" in final and "budget_exceeded (max_cost_usd 0.005)" in final
 
 

@@ -18,6 +18,8 @@ from harness_core.events import (
     Done,
     ErrorEvent,
     ErrorInfo,
+    FileChange,
+    FilesChanged,
     HarnessResult,
     HarnessToolDetails,
     Notice,
@@ -56,8 +58,9 @@ ONE_OF_EACH = [
     ErrorEvent(error=ErrorInfo(code="model_error", message="m", retryable=True, details={"status": 500})),
     Notice(code="reconnecting", message="reconnecting to the model API (2/5)", details={"attempt": 2, "max": 5}),
     ProviderRaw(method="x/y", payload={"a": [1, None, 2.5]}),
+    FilesChanged(files=(FileChange(path="a.py", kind="modify", diff="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a\n+b\n"),)),
     Done(result=HarnessResult(status=RunStatus.SUCCESS, final_text="t", session_id="s", usage=Usage(),
-                              duration_ms=5, run_id="r", provider="p")),
+                              duration_ms=5, run_id="r", provider="p", files_changed=("a.py",))),
 ]
 
 

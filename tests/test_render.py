@@ -258,3 +258,17 @@ def test_attached_later_the_clock_counts_from_the_run_start() -> None:
     r.feed(scripted_events("tools")[0].model_copy(update={"ts": time.time() - 125}))
     r.tick()
     assert "2 m 0" in out.getvalue()  # 2 m 05 s (or 06 s on a slow machine)
+
+
+def test_the_agent_clis_own_warnings_show_with_verbose_only() -> None:
+    from harness_core import Notice
+
+    warning = Notice(run_id="r", seq=1, code="cli_warning", message="the agent could not find bubblewrap on PATH")
+    reconnecting = Notice(run_id="r", seq=2, code="reconnecting", message="reconnecting to the model API (1/5)")
+    for verbose in (False, True):
+        out = io.StringIO()
+        renderer = Renderer(out, verbose=verbose)
+        renderer.feed(warning)
+        renderer.feed(reconnecting)
+        shown = out.getvalue()
+        assert ("bubblewrap" in shown) is verbose and "[warning] reconnecting" in shown

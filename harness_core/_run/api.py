@@ -19,9 +19,10 @@ import anyio
 from harness_core._provider import CliInfo, Provider, ProviderOptions
 from harness_core._run.approvals import Approver
 from harness_core._run.context import write_wire_header
-from harness_core._run.live import LiveRun, _redacted_spec
+from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
+from harness_core._run.started import redacted_spec
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import HarnessError, ProviderCrashedError, SpawnFailedError, UnsupportedFeatureError
 from harness_core.events import HarnessResult
@@ -147,7 +148,7 @@ async def open_run(
         registered = probed.registered
         write_wire_header(logs, run_id=rid, provider=registered.name, cli=probed.cli,
                           provider_version=registered.distribution_version or registered.cls.info.version,
-                          spec=_redacted_spec(spec, registered.cls.info.secret_flags))
+                          spec=redacted_spec(spec, registered.cls.info.secret_flags))
         live = LiveRun(spec, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,
                        buffer=buffer, interrupt_grace=interrupt_grace)
         async with played(live):
@@ -185,17 +186,59 @@ def unwrap_caller_exception(group: BaseException, thrown: BaseException | None) 
         raise thrown from None
 
 
-async def run(spec: AgentRunSpec, provider: str | None = None, **kwargs: Any) -> HarnessResult:
-    """Run `spec` to the end and return its result (keyword arguments as for `open_run`)."""
-    async with open_run(spec, provider, **kwargs) as live:
+async def run(
+    spec: AgentRunSpec,
+    provider: str | None = None,
+    *,
+    approver: Approver | None = None,
+    on_event: EventCallback | None = None,
+    runs_dir: str | Path | None = None,
+    run_log: bool = True,
+    record_wire: bool = False,
+    host: PluginHost | None = None,
+    run_id: str | None = None,
+    buffer: int = 256,
+    interrupt_grace: float = 5.0,
+) -> HarnessResult:
+    """Run `spec` to the end and return its result. The arguments are `open_run`'s: `provider` (default
+    `$HARNESS_PROVIDER`, else `plugins.DEFAULT_PROVIDER`), `approver` (decides approval requests; without one a request is
+    answered by a `harness_approve` plugin, else denied), `on_event` (called with every event), `runs_dir`
+    (default `$HARNESS_RUNS_DIR`, else `$XDG_STATE_HOME/harness/runs`), `run_log=False` (no log), `record_wire`
+    (also the `<run id>.wire.jsonl`), `run_id`, `buffer` (events held before the provider waits) and
+    `interrupt_grace` (seconds an interrupted provider gets before it is stopped hard).
+
+    Raises: what `open_run` raises before anything is spawned; after that, every outcome is in the result.
+    """
+    async with open_run(spec, provider, approver=approver, on_event=on_event, runs_dir=runs_dir, run_log=run_log,
+                        record_wire=record_wire, host=host, run_id=run_id, buffer=buffer,
+                        interrupt_grace=interrupt_grace) as live:
         return await live.wait()
 
 
-def run_sync(spec: AgentRunSpec, provider: str | None = None, *, backend: str = "asyncio",
-             **kwargs: Any) -> HarnessResult:
-    """Blocking convenience for scripts: `run_sync(AgentRunSpec(prompt="..."))`."""
+def run_sync(
+    spec: AgentRunSpec,
+    provider: str | None = None,
+    *,
+    approver: Approver | None = None,
+    on_event: EventCallback | None = None,
+    runs_dir: str | Path | None = None,
+    run_log: bool = True,
+    record_wire: bool = False,
+    host: PluginHost | None = None,
+    run_id: str | None = None,
+    buffer: int = 256,
+    interrupt_grace: float = 5.0,
+    backend: str = "asyncio",
+) -> HarnessResult:
+    """Blocking convenience for scripts: `run_sync(AgentRunSpec(prompt="..."))`, on a new event loop of `backend`
+    ("asyncio" or "trio"). The other arguments are `run`'s (and `open_run`'s).
+
+    Raises: as `run`.
+    """
 
     async def main() -> HarnessResult:
-        return await run(spec, provider, **kwargs)
+        return await run(spec, provider, approver=approver, on_event=on_event, runs_dir=runs_dir, run_log=run_log,
+                         record_wire=record_wire, host=host, run_id=run_id, buffer=buffer,
+                         interrupt_grace=interrupt_grace)
 
     return anyio.run(main, backend=backend)

@@ -10,7 +10,8 @@ The wire log (`<run_id>.wire.jsonl`, written only with `record_wire`) has one JS
 0, 1, … in spawn order within the run (on each of its records, so concurrent children are told apart): `spawn`,
 then `out` / `in` (a line to / from it, `line`), `err` (one line of its stderr, `line` without the newline, `nl`
 false for a last line without one, or a piece of an overlong line), `close` (its stdin closed), `eof` (its stdout
-ended) and `exit` (`code`); `file` (a side input the provider read: `name`, `data`, null when there was none);
+ended) and `exit` (`code`); `file` (a side input the provider read: `name`, `data`, null when there was none; or,
+named `workspace:PATH`, the runner's read of a file a tool changes, `data` its JSON state, for `files_changed`);
 `approval` (`request_id`, `decision`, `decided_by`, `reason`); and `interrupt` (`how`: "interrupt" or "stop",
 `after_seq`: the seq of the last event published before it, -1 for none). A provider's own `record_wire` calls
 add `in` / `out` records outside any child (no `child`). Every string in a record is scrubbed by the run's
@@ -117,6 +118,12 @@ class ProviderContext:
             text = None if data is None else data.decode("utf-8", "replace")
             self._write_record({"dir": "file", "name": name, "data": text})
         return data
+
+    def record_file_read(self, name: str, data: str) -> None:
+        """The runner read a file of the workspace (the change tracker): a `file` record, so a replay reads the
+        same (a no-op without a wire log)."""
+        if self._wire is not None:
+            self._write_record({"dir": "file", "name": name, "data": data})
 
     def record_interrupt(self, how: str) -> None:
         """The runner was asked to interrupt the turn (`how="interrupt"`) or stop the run (`"stop"`): the first

@@ -24,18 +24,19 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
-from harness_core import __version__
 from harness_core._logging import get_logger
 from harness_core._provider import ProviderOptions, RunContext
 from harness_core._run.approvals import ApprovalBroker, Approver
 from harness_core._run.budget import Budget
+from harness_core._run.changes import FileTracker
 from harness_core._run.context import ProviderContext
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, EventPipe
+from harness_core._run.started import run_started_event
 from harness_core._run.state import RunState
 from harness_core._run.structured import structured_result
 from harness_core.capabilities import Capability
@@ -48,7 +49,6 @@ from harness_core.errors import (
 )
 from harness_core.events import Done, ErrorEvent, ErrorInfo, HarnessEvent, HarnessResult, RunStarted, SessionTurn
 from harness_core.plugins import PluginHost
-from harness_core.redaction import redact
 from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
@@ -79,12 +79,12 @@ class LiveRun:
                  buffer: int = 256, interrupt_grace: float = 5.0, play: Play | None = None,
                  steer: Steer | None = None, session_turn: SessionTurn | None = None,
                  budget: Budget | None = None, idle_interrupts: bool = False) -> None:
-        self.run_id = run_id
-        self.provider = provider.name
+        self._run_id = run_id
+        self._provider_name = provider.name
         self._logs = logs if logs is not None else RunLogs()
-        self.log_path: Path | None = self._logs.path
-        self.result: HarnessResult | None = None
-        self.finished = anyio.Event()
+        self._log_path: Path | None = self._logs.path
+        self._result: HarnessResult | None = None
+        self._finished = anyio.Event()
         self._spec = spec
         self._probed = provider
         self._grace = interrupt_grace
@@ -92,17 +92,17 @@ class LiveRun:
         send, self._receive = anyio.create_memory_object_stream[HarnessEvent](buffer)
         self._play: Play = play if play is not None else provider.instance.run
         self._idle_interrupts = idle_interrupts
-        self.stopped_by_runner = False
-        """Set once done when the runner cut the provider's call short (grace expired, `stop()`, idle timeout):
-        the agent may still be playing the turn (a live session's owner then closes the session)."""
+        self._stopped_by_runner = False
         self._steer = steer
-        self.session_turn = session_turn
+        self._session_turn = session_turn
         self._host = host
         if budget is None:
             budget = Budget.of(spec)
         self._state = RunState(run_id, provider.name, budget, on_over_budget=self.interrupt)
+        self._files = FileTracker(spec.cwd)
         self._pipe = EventPipe(run_id=run_id, send=send, logs=self._logs, state=self._state, host=host,
-                               on_event=on_event, log=self._log, tracks_idle=spec.idle_timeout is not None)
+                               on_event=on_event, log=self._log, tracks_idle=spec.idle_timeout is not None,
+                               files=self._files)
         broker = ApprovalBroker(spec=spec, host=host, approver=approver, pipe=self._pipe, state=self._state,
                                 log=self._log)
         self._interrupt = anyio.Event()
@@ -110,8 +110,49 @@ class LiveRun:
         self._hard_stopped: str | None = None  # why the runner stopped the provider: "grace_expired" or "stop"
         self._ctx = ProviderContext(run_id=run_id, spec=spec, cli=provider.cli, pipe=self._pipe, broker=broker,
                                     logs=self._logs, interrupt=self._interrupt, log=self._log, provider=provider.name)
+        self._files.recorder = self._ctx.record_file_read  # its reads go into the wire log, if any
         self._hard_stop = anyio.CancelScope()  # entered by `drive`; cancelling it first still takes effect
         self._driven = False
+
+    # --- what is known of the run ---------------------------------------------------------------------------
+
+    @property
+    def run_id(self) -> str:
+        """The run's id: its log is `<runs dir>/<run_id>.jsonl` (`harness show RUN_ID`). Known from the start."""
+        return self._run_id
+
+    @property
+    def provider(self) -> str:
+        """The name of the provider playing the run (an alias given is resolved to the provider's own name)."""
+        return self._provider_name
+
+    @property
+    def log_path(self) -> Path | None:
+        """The run log being written (`<run_id>.jsonl`), complete once `finished`; None with `run_log=False`."""
+        return self._log_path
+
+    @property
+    def result(self) -> HarnessResult | None:
+        """The outcome (status, final text, usage, error, ...), the same as the `done` event's; None until
+        `finished` is set. `await wait()` drains the stream and returns it."""
+        return self._result
+
+    @property
+    def finished(self) -> anyio.Event:
+        """Set once the run has ended: `done` published, its log closed, `result` set (`await
+        live.finished.wait()` waits for that without reading the stream; the events then stay unread)."""
+        return self._finished
+
+    @property
+    def stopped_by_runner(self) -> bool:
+        """Set once done when the runner cut the provider's call short (grace expired, `stop()`, idle timeout):
+        the agent may still be playing the turn (a live session's owner then closes the session)."""
+        return self._stopped_by_runner
+
+    @property
+    def session_turn(self) -> SessionTurn | None:
+        """Which turn of which session this run is (`open_session`); None for a run of its own (`open_run`)."""
+        return self._session_turn
 
     # --- the consumer's side -------------------------------------------------------------------------------
 
@@ -224,12 +265,12 @@ class LiveRun:
                     finally:
                         self._ctx.provider_returned()  # a task it left behind may not emit any more
                     inner.cancel_scope.cancel()
-            self.stopped_by_runner = scope.cancelled_caught and provider_result is None
+            self._stopped_by_runner = scope.cancelled_caught and provider_result is None
             idle_fired = self._state.idle_fired
             if idle_fired:
                 error = IdleTimeoutError(
-                    f"no event for {self._spec.idle_timeout:g} s; the run was stopped. Raise --idle-timeout if "
-                    "the agent legitimately works that long in silence."
+                    f"no event for {self._spec.idle_timeout:g} s; the run was stopped. Raise idle_timeout "
+                    "(--idle-timeout) if the agent legitimately works that long in silence."
                 ).to_info()
             elif self.stopped_by_runner and error is None:  # a result that came back as the stop landed counts
                 error = self._hard_stop_error()
@@ -240,15 +281,8 @@ class LiveRun:
     # --- inside the run ------------------------------------------------------------------------------------
 
     def _run_started(self) -> RunStarted:
-        registered = self._probed.registered
-        return RunStarted(
-            provider=registered.name,
-            provider_version=registered.distribution_version or registered.cls.info.version,
-            cli_version=self._probed.cli.version,
-            capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
-            spec=_redacted_spec(self._spec, registered.cls.info.secret_flags),
-            session_turn=self.session_turn,
-        )
+        """The run's first event (a replay overrides it: the options as recorded)."""
+        return run_started_event(self._spec, self._probed, self.session_turn)
 
     def _hard_stop_error(self) -> ErrorInfo:
         """The error of a run the runner stopped (the provider did not end it): `interrupted`, like a run the
@@ -315,11 +349,24 @@ class LiveRun:
         by_provider = error is not None and error.details.get("stopped_by") == "provider"
         if error is not None and error.code not in state.error_codes and not by_provider:
             await self._publish_final(ErrorEvent(error=error))  # a failure (or a hard stop) always shows as an event
+        result = await self._files_changed(result)
         await self._publish_final(Done(result=result))
-        self.result = result
+        self._result = result
         self._pipe.close()
         self._logs.close()
         self.finished.set()
+
+    async def _files_changed(self, result: HarnessResult) -> HarnessResult:
+        """`files_changed` (when a tool announced a file change), and the result naming those files."""
+        try:
+            changed = self._files.files_changed()
+        except Exception:  # noqa: BLE001 - the run still ends with its `done`
+            self._log.exception("reading the files the run changed failed")
+            return result
+        if changed is None:
+            return result
+        await self._publish_final(changed)
+        return result.model_copy(update={"files_changed": tuple(f.path for f in changed.files)})
 
     async def _publish_final(self, event: HarnessEvent) -> None:
         try:
@@ -343,13 +390,3 @@ def _unwrap(exc: BaseException) -> BaseException:
         if isinstance(leaf, HarnessError):
             return leaf
     return leaves[0] if leaves else exc
-
-
-def _redacted_spec(spec: AgentRunSpec, secret_flags: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The spec as `run_started` shows it: every `env` value, secret-looking options and the values of the
-    provider's secret-bearing flags redacted."""
-    data = spec.model_dump(mode="json")
-    data["env"] = redact(data.get("env", {}), all_values=True)
-    data["provider_options"] = redact(data.get("provider_options", {}), secret_flags=secret_flags)
-    data["harness_version"] = __version__
-    return data

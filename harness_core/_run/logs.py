@@ -86,8 +86,8 @@ def check_writable(runs_dir: str | Path | None) -> Path:
 
 
 def _unwritable(directory: Path, why: str) -> InvalidSpecError:
-    return InvalidSpecError(f"cannot write run logs in {directory}: {why}; pass --runs-dir DIR or set "
-                            "HARNESS_RUNS_DIR to a writable directory")
+    return InvalidSpecError(f"cannot write run logs in {directory}: {why}; pass runs_dir= (on the command "
+                            "line --runs-dir DIR) or set HARNESS_RUNS_DIR to a writable directory")
 
 
 def _open(path: Path) -> LogWriter:

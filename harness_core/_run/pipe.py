@@ -1,4 +1,4 @@
-"""The event path of one run: stamp → run log → state → `harness_on_event` → `on_event` → the consumer.
+"""The event path of one run: stamp → run log → state (and files) → `harness_on_event` → `on_event` → the consumer.
 
 Layer: core runtime (the runner's hot path). Knows events, the run's logs and state, the plugin host and a
 bounded memory stream; knows nothing of providers, approvals or cancel scopes. Every event, the provider's
@@ -24,6 +24,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from harness_core._logging import BoundLogger
+from harness_core._run.changes import FILE_EVENTS, FileTracker
 from harness_core._run.logs import RunLogs
 from harness_core._run.state import TRACKED, RunState
 from harness_core.events import HarnessEvent, ReasoningDelta, TextDelta
@@ -63,7 +64,7 @@ class EventPipe:
 
     def __init__(self, *, run_id: str, send: MemoryObjectSendStream[HarnessEvent], logs: RunLogs,
                  state: RunState, host: PluginHost, on_event: EventCallback | None, log: BoundLogger,
-                 tracks_idle: bool) -> None:
+                 tracks_idle: bool, files: FileTracker | None = None) -> None:
         self._run_id = run_id
         self._send = send
         self._send_nowait = send.send_nowait
@@ -77,6 +78,7 @@ class EventPipe:
         self._on_event = on_event
         self._log = log
         self._tracks_idle = tracks_idle
+        self._files = files
         self._seq = 0
         self._consumer_gone = False
 
@@ -102,6 +104,8 @@ class EventPipe:
             self._write_line(line)
         if kind in TRACKED:
             self._state.track(event)
+        if kind in FILE_EVENTS and self._files is not None:
+            self._observe_files(event)
         if self._observe:
             try:
                 self._host.pm.hook.harness_on_event(event=event)
@@ -110,6 +114,13 @@ class EventPipe:
         if self._on_event is not None:
             return False
         return self._offer(event)
+
+    def _observe_files(self, event: HarnessEvent) -> None:
+        assert self._files is not None
+        try:
+            self._files.observe(event)
+        except Exception:  # noqa: BLE001 - following file changes must not break the run
+            self._log.exception("following a file change failed; ignored", type=event.type)
 
     async def deliver(self, event: HarnessEvent) -> None:
         """The slow path of a recorded event: the `on_event` callback, then waiting for room if need be."""

@@ -108,6 +108,16 @@ class _ReplayContext(ProviderContext):
         return recorded.popleft()
 
 
+    def recorded_read(self, name: str) -> str | None:
+        """The runner's own read of a workspace file, as recorded (None: it is not in the recording)."""
+        recorded = self._recording.side_inputs.get(name)
+        if not recorded:
+            self._warnings.append(f"the runner read {name!r}, which the recording does not have")
+            return None
+        data = recorded.popleft()
+        return None if data is None else data.decode("utf-8")
+
+
 class _RecordedBroker(ApprovalBroker):
     """Decides each approval request as the recorded run did."""
 
@@ -212,7 +222,8 @@ async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *
     except InvalidSpecError as exc:
         why = (f"the recording hid option(s) {', '.join(hidden)} (secret-looking values are logged as "
                f"{REDACTED!r}); " if hidden else "")
-        raise InvalidSpecError(f"{exc.message.replace(' (pass them with -o KEY=VALUE).', '.')} {why}pass them with "
+        said = exc.message.replace(" (provider_options={KEY: VALUE}; on the command line -o KEY=VALUE).", ".")
+        raise InvalidSpecError(f"{said} {why}pass them with "
                                "`harness replay --option KEY=VALUE` (`options=` to open_replay)",
                                **exc.details) from None
     installed = registered.distribution_version or registered.cls.info.version
@@ -240,6 +251,9 @@ async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *
     run._ctx = _ReplayContext(recording, played.set, warnings, run_id=recording.run_id, spec=spec,
                               cli=recording.cli, pipe=run._pipe, broker=broker, logs=RunLogs(),
                               interrupt=run._interrupt, log=run._log, provider=registered.name)
+    run._files.recorder = None  # the workspace is read from the recording, as the recorded run read it
+    run._files.recorded = run._ctx.recorded_read
+    run._files.enabled = any(name.startswith("workspace:") for name in recording.side_inputs)
     stall = _STALL + (spec.idle_timeout or 0.0)  # a recorded idle timeout fires first, as it did
 
     async def unstick() -> None:

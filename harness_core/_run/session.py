@@ -123,13 +123,13 @@ class Session:
                  approver: Approver | None, on_event: EventCallback | None, runs_dir: str | Path | None,
                  run_log: bool, buffer: int, interrupt_grace: float) -> None:
         self._spec = spec
-        self.session_id = validate_run_id(session_id)
-        self.provider = probed.name
-        self.live = Capability.LIVE_SESSION in probed.registered.cls.info.capabilities
-        self.turns = 0
-        self.provider_session_id: str | None = spec.resume_session
-        self.usage = Usage()
-        self.closed: str | None = None
+        self._session_id = validate_run_id(session_id)
+        self._provider_name = probed.name
+        self._live = Capability.LIVE_SESSION in probed.registered.cls.info.capabilities
+        self._turns = 0
+        self._provider_session_id: str | None = spec.resume_session
+        self._usage = Usage()
+        self._closed: str | None = None
         self._probed = probed
         self._host_plugins = host
         self._approver = approver
@@ -147,6 +147,43 @@ class Session:
         self._closing = anyio.Event()
         self._host_done = anyio.Event()
         self._host_scope = anyio.CancelScope()
+
+    @property
+    def session_id(self) -> str:
+        """Harness's id of the session: every turn's `run_started` names it (`harness runs --session ID`)."""
+        return self._session_id
+
+    @property
+    def provider(self) -> str:
+        """The name of the provider playing the session."""
+        return self._provider_name
+
+    @property
+    def live(self) -> bool:
+        """Whether one agent process plays every turn (`live_session`); else each turn is a new process resuming
+        the conversation (`session`)."""
+        return self._live
+
+    @property
+    def turns(self) -> int:
+        """How many turns were started so far (the next turn's index)."""
+        return self._turns
+
+    @property
+    def provider_session_id(self) -> str | None:
+        """The agent's own session id, once a turn reported it (or the spec's `resume_session`): pass it as
+        `resume_session` (on the command line `--resume`) to continue the conversation later."""
+        return self._provider_session_id
+
+    @property
+    def usage(self) -> Usage:
+        """The turns' usage (tokens, cost) summed: what the session's budgets are checked against."""
+        return self._usage
+
+    @property
+    def closed(self) -> str | None:
+        """Why the session can play no more turns (its process is gone, it was closed); None while it can."""
+        return self._closed
 
     @property
     def spec(self) -> SessionSpec:
@@ -200,7 +237,7 @@ class Session:
                                                 pid=self.pid),
                        idle_interrupts=self.live)
         self._live_turn = live
-        self.turns += 1
+        self._turns += 1
         try:
             async with played(live):
                 yield live
@@ -267,9 +304,9 @@ class Session:
         return await psession.steer(text, ctx)
 
     def _after_turn(self, result: HarnessResult, *, stopped_by_runner: bool) -> None:
-        self.usage = self.usage + result.usage
+        self._usage = self.usage + result.usage
         if result.session_id:
-            self.provider_session_id = result.session_id
+            self._provider_session_id = result.session_id
         if not self.live:
             return
         error = result.error
@@ -284,7 +321,7 @@ class Session:
 
     def _end(self, why: str) -> None:
         if self.closed is None:
-            self.closed = why
+            self._closed = why
             self._log.info("session_closed", reason=why)
         self._closing.set()
 
@@ -336,7 +373,7 @@ class Session:
                     with anyio.move_on_after(_TURN_END_DEADLINE):
                         await live.finished.wait()
             if self.closed is None:
-                self.closed = "closed by its owner"
+                self._closed = "closed by its owner"
             self._closing.set()
             if not self.live:
                 return

@@ -18,6 +18,8 @@ One module per command group, each importing only click at the top, so `harness 
 - `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a
   run's log live);
   `_cancel` (`cancel`: interrupt a run through the `harness` process that drives it);
+- `_configcmd` (`config`: the effective settings and their sources; laying them under `run`'s and `chat`'s
+  flags) with the loader in `_config` (the user's config.toml and a project's .harness.toml, checked);
 - `_replay` (`replay`: a wire log played back through its provider);
 - `_demo` (`demo`) with the player in `_play`;
 - `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
@@ -36,12 +38,15 @@ from harness_core.cli._answer import approve
 from harness_core.cli._attach import attach
 from harness_core.cli._cancel import cancel
 from harness_core.cli._chat import chat
+from harness_core.cli._complete import completion
+from harness_core.cli._configcmd import config
 from harness_core.cli._demo import demo
 from harness_core.cli._info import doctor, providers, schema
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._replay import replay
 from harness_core.cli._run import run
 from harness_core.cli._runs import runs, show
+from harness_core.cli._scenarios import scenarios
 
 __all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
 
@@ -55,7 +60,8 @@ def cli() -> None:
     """
 
 
-for _command in (run, chat, demo, providers, doctor, runs, show, attach, cancel, approve, schema, replay):
+for _command in (run, chat, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, config, schema,
+                 replay, completion):
     cli.add_command(_command)
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
+from harness_core.cli._complete import complete_run_id
 
 if TYPE_CHECKING:
     from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent
@@ -34,7 +35,7 @@ _CONFIRM_DEADLINE = 10.0
 
 
 @click.command()
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run_id)
 @click.argument("request_id", required=False)
 @click.argument("decision", required=False, type=click.Choice(sorted(_DECISIONS)))
 @RUNS_DIR_OPTION

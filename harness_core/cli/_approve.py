@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from harness_core import ApprovalDecision, ApprovalRequested
 from harness_core.cli._format import tool_label
+from harness_core.cli._render_tools import TERMINAL_REASON
 from harness_core.cli.render import Renderer
 
 __all__ = ["abandon_questions", "parse_answer", "question", "terminal_approver"]
@@ -33,16 +34,23 @@ _ANSWERS = {
 }
 
 
-def terminal_approver(renderer: Renderer | None) -> Callable[[ApprovalRequested], Awaitable[ApprovalDecision]]:
-    """Ask on the terminal, one request at a time: [y]es approves, [n]o (or Enter) denies, [a]bort stops."""
+Answer = tuple[ApprovalDecision, str]
+
+
+def terminal_approver(renderer: Renderer | None) -> Callable[[ApprovalRequested], Awaitable[Answer]]:
+    """Ask on the terminal, one request at a time: [y]es approves, [n]o (or Enter) denies, [a]bort stops. The
+    decision comes with the reason `TERMINAL_REASON` (the live view says "approved by you")."""
     lock = anyio.Lock()
 
-    async def approve(request: ApprovalRequested) -> ApprovalDecision:
+    def line_ended() -> bool:  # a line of the view (e.g. "interrupting…") already ended the question's line
+        return renderer is not None and renderer.prompt_line_ended
+
+    async def approve(request: ApprovalRequested) -> Answer:
         async with lock:
             if renderer is not None:
                 renderer.hold()
             try:
-                return await _ask(request)
+                return await _ask(request, line_ended), TERMINAL_REASON
             finally:
                 if renderer is not None:
                     renderer.release()
@@ -61,11 +69,16 @@ def parse_answer(line: str) -> ApprovalDecision | None:
     return _ANSWERS.get(line.strip().lower())
 
 
-async def _ask(request: ApprovalRequested) -> ApprovalDecision:
+async def _ask(request: ApprovalRequested, line_ended: Callable[[], bool] = lambda: False) -> ApprovalDecision:
+    from harness_core.cli._diffview import approval_diff
+    from harness_core.cli._terminal import use_plain
+
+    if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stderr)):
+        sys.stderr.write(shown + "\n")  # the change, before the question about it
     while True:
         sys.stderr.write(question(request))
         sys.stderr.flush()
-        line = await _read_terminal_line()
+        line = await _read_terminal_line(line_ended)
         if line is None:
             sys.stderr.write("\n")
             return ApprovalDecision.DENY
@@ -101,8 +114,9 @@ def abandon_questions() -> bool:
     return bool(readers)
 
 
-async def _read_terminal_line() -> str | None:
-    """One line from stdin without blocking the event loop; None at end of input.
+async def _read_terminal_line(line_ended: Callable[[], bool] = lambda: False) -> str | None:
+    """One line from stdin without blocking the event loop; None at end of input. `line_ended` says whether
+    something else already ended the question's line (then the withdrawal needs no newline of its own).
 
     A daemon thread reads the file descriptor in short `select()` slices (as the prompt's readline does: nothing is
     left in a Python buffer for it to miss). A question abandoned while the human is still thinking — cancelled
@@ -134,7 +148,7 @@ async def _read_terminal_line() -> str | None:
             abandoned.set()
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(functools.partial(reader.join, _JOIN_DEADLINE))
-            sys.stderr.write("\n(question withdrawn)\n")
+            sys.stderr.write("(question withdrawn)\n" if line_ended() else "\n(question withdrawn)\n")
             sys.stderr.flush()
     return box[0]
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harness_core.cli._common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, fail, harness_command
+from harness_core.cli._complete import complete_run_id
 
 if TYPE_CHECKING:
     from harness_core.cli._answer import AnswerHints, TerminalAnswers
@@ -24,7 +25,7 @@ __all__ = ["attach"]
 
 
 @click.command()
-@click.argument("run_id", default="last")
+@click.argument("run_id", default="last", shell_complete=complete_run_id)
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @click.option("-v", "--verbose", count=True, help="Show output summaries and usage, as `harness run -v`.")

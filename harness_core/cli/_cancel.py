@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
+from harness_core.cli._complete import complete_run_id
 
 __all__ = ["cancel"]
 
@@ -22,7 +23,7 @@ _POLL = 0.1
 
 
 @click.command()
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run_id)
 @RUNS_DIR_OPTION
 @click.option("--timeout", type=click.FloatRange(min=0), default=30.0, show_default=True, metavar="SECONDS",
               help="How long to wait for the run to end (0: send the interrupt and do not wait).")

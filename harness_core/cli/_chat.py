@@ -16,8 +16,10 @@ from typing import Any
 
 import click
 
-from harness_core.cli._common import RUNS_DIR_OPTION, harness_command
+from harness_core.cli._common import RUN_RUNS_DIR_OPTION, harness_command
+from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario, complete_session_id
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
+from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import spec_flag_options
 
 __all__ = ["chat"]
@@ -28,29 +30,35 @@ _PLACEHOLDER = "(chat)"
 
 
 @click.command()
-@click.option("--provider", "-p", metavar="NAME", help="Provider to use (default: $HARNESS_PROVIDER, else the "
-              "provider `harness providers` marks as default).")
-@click.option("--model", "-m", metavar="M", help="Model of the session (default: the provider's; `/model` changes "
-              "it for the next turns).")
-@click.option("--cwd", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Working directory of the agent (default: the current directory).")
-@click.option("--sandbox", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
-              default="workspace-write", show_default=True, help="How much the agent may change.")
-@click.option("--approval", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
-              show_default=True, help="When the agent must ask before acting (asked on the terminal; `/approval` "
-              "changes it for the next turns).")
-@click.option("--resume", "resume_session", metavar="SESSION_ID", help="Continue a provider session.")
+@click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
+              help="Provider to use (default: $HARNESS_PROVIDER, else "
+              "`provider` in the config files (`harness config`), else the provider `harness providers` marks as "
+              "default).")
+@click.option("--model", "-m", metavar="M", help="Model of the session (default: the configured one, else the "
+              "provider's; `/model` changes it for the next turns).")
+@click.option("--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Working directory of the agent (default: the current directory); .harness.toml is looked for "
+                   "from here up.")
+@click.option("--sandbox", "-s", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
+              default="workspace-write", help="How much the agent may change (default: the configured `sandbox`, "
+              "else workspace-write).")
+@click.option("--approval", "-a", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
+              help="When the agent must ask before acting, asked on the terminal (default: the configured "
+                   "`approval`, else never; `/approval` changes it for the next turns).")
+@click.option("--resume", "resume_session", metavar="SESSION_ID", shell_complete=complete_session_id,
+              help="Continue a provider session.")
 @click.option("--continue", "-c", "continue_last", is_flag=True,
               help="Continue the last session played in this directory (--cwd, else the current one), with its "
                    "provider (with --provider: the last session of that provider).")
 @spec_flag_options
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
-@RUNS_DIR_OPTION
+@RUN_RUNS_DIR_OPTION
 @click.option("--offline", is_flag=True,
               help="Chat with the real agent CLI against the embedded scripted model backend on 127.0.0.1 (no "
                    "credentials, no network): every turn plays --scenario, whatever is typed.")
-@click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME",
+@click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME", callback=scenario_callback,
+              shell_complete=complete_scenario,
               help="With --offline: what the scripted model does on each turn (say, tools, think, ...).")
 @click.option("--keep-workspace", is_flag=True,
               help="With --offline and no --cwd: keep the temporary workspace after the chat.")
@@ -75,19 +83,25 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
 
         set_level(level_for(verbose))
     from harness_core import AgentRunSpec, SessionSpec
+    from harness_core.cli._config import load_config
+    from harness_core.cli._configcmd import configured_fields
     from harness_core.cli._conversation import ChatRequest, converse
 
+    config = load_config(cwd)
     try:
         provider_options = parse_option_pairs(options)
     except OptionSyntaxError as exc:
         raise click.BadParameter(str(exc), param_hint="-o/--option") from None
     from harness_core.cli._spec_flags import resolve_continue
 
+    runs_dir = runs_dir or config.get("runs_dir")
     resume_session, provider = resolve_continue(continue_last, resume_session, provider, offline=offline,
                                                 runs_dir=runs_dir, cwd=cwd, what="chat")
+    provider = provider or config.get("provider")
     fields: dict[str, Any] = {"prompt": _PLACEHOLDER, "model": model, "sandbox": sandbox, "approval": approval,
                               "resume_session": resume_session, "provider_options": provider_options,
                               **spec_fields}
+    configured_fields(click.get_current_context(), config, provider, fields)
     if cwd is not None:
         fields["cwd"] = cwd
     spec = AgentRunSpec(**fields)

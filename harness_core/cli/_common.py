@@ -28,6 +28,7 @@ __all__ = [
     "EXIT_USAGE",
     "JSON_OPTION",
     "RUNS_DIR_OPTION",
+    "RUN_RUNS_DIR_OPTION",
     "dumps",
     "fail",
     "harness_command",
@@ -46,10 +47,38 @@ ENV_BACKEND = "HARNESS_ASYNC_BACKEND"
 P = ParamSpec("P")
 R = TypeVar("R")
 
+_RUNS_DIR_HELP = ("Where run logs live (default: $HARNESS_RUNS_DIR, else `runs_dir` in .harness.toml or the user's "
+                  "config.toml, else $XDG_STATE_HOME/harness/runs).")
+
+
+def _configured_runs_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """`--runs-dir` as given, else the parent command's (`harness runs --runs-dir D prune`), else the configured
+    one (`$HARNESS_RUNS_DIR` > project > user), else None: the run store's default."""
+    if value is not None or param.name is None:
+        return value
+    parent = ctx.parent.params if ctx.parent is not None else {}
+    if parent.get(param.name) is not None:
+        return Path(parent[param.name])
+    from harness_core.cli._config import ConfigError, load_config
+
+    try:
+        configured = load_config()
+    except ConfigError as exc:
+        fail(exc.message, exc.exit_status)
+    found = configured.get("runs_dir")
+    return found if isinstance(found, Path) else None
+
+
 RUNS_DIR_OPTION = click.option(
-    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Where run logs live (default: $HARNESS_RUNS_DIR, else $XDG_STATE_HOME/harness/runs).",
+    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, callback=_configured_runs_dir,
+    help=_RUNS_DIR_HELP,
 )
+"""`--runs-dir` of the commands that read runs (`runs`, `show`, `attach`, `cancel`, `approve`, `doctor`): the
+configuration found from the current directory fills it in."""
+RUN_RUNS_DIR_OPTION = click.option(
+    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=_RUNS_DIR_HELP,
+)
+"""`--runs-dir` of `harness run` and `harness chat`, which apply the configuration found from their `--cwd`."""
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
 

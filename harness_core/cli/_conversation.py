@@ -329,7 +329,7 @@ class _Chat:
 
     # --- the portal's event loop ---------------------------------------------------------------------------
 
-    async def approve(self, request: ApprovalRequested) -> ApprovalDecision:
+    async def approve(self, request: ApprovalRequested) -> tuple[ApprovalDecision, str]:
         """The session's approver: asks on the terminal, pausing the current turn's live view."""
         return await self._approver(request)
 
@@ -376,7 +376,7 @@ class _Chat:
             return
         if count == 1:
             live.interrupt()
-            self._note("interrupting… (press Ctrl-C again to stop at once)")
+            self._note("interrupting… (press Ctrl-C again to stop at once)", interrupt=True)
         elif count == 2:
             self._note("stopping now")
             live.stop()
@@ -385,8 +385,8 @@ class _Chat:
             if not live.finished.is_set():
                 hard_stop.cancel()
 
-    def _note(self, text: str) -> None:
-        (_say if self._renderer is None else self._renderer.note)(text)
+    def _note(self, text: str, *, interrupt: bool = False) -> None:
+        _say(text) if self._renderer is None else self._renderer.note(text, interrupt=interrupt)
 
 
 _SEP = "·" if term.can_encode(sys.stderr, "·") else "-"

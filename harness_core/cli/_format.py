@@ -23,6 +23,7 @@ __all__ = [
     "format_tokens",
     "one_line",
     "schema_answer",
+    "status_text",
     "structured_text",
     "table",
     "tool_label",
@@ -96,21 +97,33 @@ def schema_answer(result: HarnessResult) -> str:
 def final_line(result: HarnessResult, marks: Mapping[str, str] = UNICODE_MARKS, seen: Usage | None = None) -> str:
     """The live view's last line: ``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``.
     `seen` is the last usage the stream reported, for a result without figures of its own; the cost is shown
-    when known, a failure's error code (`error_label`) when it did not succeed."""
+    when known, a failure's error code (`error_label`) when it did not succeed. A run that used no tokens at all
+    (it failed before reaching the model) has no token part, and no cost part for a cost of 0."""
     sep = f" {marks['sep']} "
     mark = {RunStatus.SUCCESS: marks["ok"], RunStatus.FAILED: marks["fail"], RunStatus.INTERRUPTED: marks["stop"]}
     parts = [f"{mark[result.status]} {result.status.value} in {format_duration(result.duration_ms)}"]
-    usage = result.usage if (result.usage.input_tokens or result.usage.output_tokens) else seen
-    if usage is not None:
+    usage = result.usage if result.usage.total_tokens else seen
+    if usage is not None and usage.total_tokens:
         parts.append(format_tokens(usage))
     cost = result.usage.cost_usd if result.usage.cost_usd is not None else usage.cost_usd if usage else None
-    if cost is not None:
+    if cost is not None and (cost > 0 or (usage is not None and usage.total_tokens)):
         parts.append(format_cost(cost))
     if result.error is not None and result.status is not RunStatus.SUCCESS:
         parts.append(error_label(result.error))
     if result.session_id:
         parts.append(f"session {result.session_id}")
     return sep.join(parts)
+
+
+def status_text(spinner: str, seconds: float, phase: str, usage: Usage | None, marks: Mapping[str, str],
+                width: int) -> str:
+    """The live status line: ``⠋ 3.4 s · running command pytest -q · 1,290 tokens``, cut to `width`."""
+    elapsed = f"{seconds:.1f} s" if seconds < 60 else format_duration(seconds * 1000)
+    sep = marks["sep"]
+    status = f"{spinner} {elapsed} {sep} {phase}"
+    if usage is not None:
+        status += f" {sep} {usage.input_tokens + usage.output_tokens:,} tokens"
+    return one_line(status, width, marks["more"])
 
 
 def one_line(text: str, limit: int, more: str = "…") -> str:
@@ -150,9 +163,14 @@ def tool_label(display: HarnessToolDetails, more: str = "…", cwd: str | None =
 
 
 def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = UNICODE_MARKS,
-              cwd: str | None = None) -> str:
+              cwd: str | None = None, *, not_run: str | None = None) -> str:
     """The completion text of one tool action, without the ``[tool]`` tag: ``✓ Running command x (exit 0,
-    1.2 s)``. Used by the renderer and by `harness show`."""
+    1.2 s)``. Used by the renderer and by `harness show`. `not_run` says why an action that never ran (its
+    approval was not given) did not: ``⊘ Running command x (not run: interrupted)``, whatever status it ended in
+    (``""``: ``(not run)``)."""
+    if not_run is not None:
+        why = f": {not_run}" if not_run else ""
+        return f"{marks['declined']} {tool_label(display, marks['more'], cwd)} (not run{why})"
     status = display.status
     mark = {
         ToolStatus.COMPLETED: marks["ok"],

@@ -29,9 +29,11 @@ from harness_core import (
 )
 from harness_core.cli import _terminal as term
 from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
+from harness_core.events import FileChange, FilesChanged
 from harness_core.store import WORKER_LOG_SUFFIX, BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
 
-__all__ = ["RunDetails", "format_age", "format_bytes", "format_runs", "format_show", "run_details", "turn_mark"]
+__all__ = ["RunDetails", "format_age", "format_bytes", "format_runs", "format_show", "run_details",
+           "turn_mark"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class RunDetails:
     """How many events of the log were readable."""
     bad_lines: tuple[BadLine, ...] = ()
     """Complete lines that are not Harness events (corrupt, or from a newer Harness): skipped, and named."""
+    changes: tuple[FileChange, ...] | None = None
+    """The run's `files_changed` (each file before the run against after it, with its diff); None when the log
+    has none (no tool announced a file change, or an older Harness wrote it)."""
 
     @property
     def duration_ms(self) -> int | None:
@@ -56,8 +61,10 @@ class RunDetails:
 
     @property
     def files_changed(self) -> tuple[str, ...]:
-        """The paths the run's completed write and edit tools touched, each once, in order (files a shell command
-        changed are not known here)."""
+        """The files the run changed, from its `files_changed` record; for a log without one, the paths its
+        completed write and edit tools touched, each once, in order (files a shell command changed are not known)."""
+        if self.changes is not None:
+            return tuple(c.path for c in self.changes)
         changed = [t.path for t in self.tools
                    if t.path and t.kind.value in ("write", "edit") and t.status.value == "completed"]
         return tuple(dict.fromkeys(changed))
@@ -80,6 +87,7 @@ class RunDetails:
             usage=self.usage.model_dump(mode="json") if self.usage else None,
             tools=[t.model_dump(mode="json", exclude={"raw"}) for t in self.tools],
             files_changed=list(self.files_changed),
+            changes=[c.model_dump(mode="json") for c in self.changes] if self.changes is not None else None,
             final_text=self.final_text,
             error=self.error.model_dump(mode="json") if self.error else None,
             bad_lines=[bad.as_json() for bad in self.bad_lines],
@@ -107,6 +115,7 @@ def run_details(runs_dir: Path, run_id: str) -> RunDetails:
     usage: Usage | None = None
     errors: list[ErrorInfo] = []
     result: HarnessResult | None = None
+    changes: tuple[FileChange, ...] | None = None
     bad: list[BadLine] = []
     count = 0
     for event in read_events(path, on_bad_line=bad.append):
@@ -125,6 +134,8 @@ def run_details(runs_dir: Path, run_id: str) -> RunDetails:
             result = event.result
         elif isinstance(event, RunStarted):
             started = event
+        elif isinstance(event, FilesChanged):
+            changes = event.files
     if result is not None and (result.usage.input_tokens or result.usage.output_tokens):
         usage = result.usage
     return RunDetails(
@@ -137,6 +148,7 @@ def run_details(runs_dir: Path, run_id: str) -> RunDetails:
         error=result.error if result and result.error else (errors[-1] if errors else None),
         events=count,
         bad_lines=tuple(bad),
+        changes=changes,
     )
 
 

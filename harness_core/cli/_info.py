@@ -13,17 +13,31 @@ from pathlib import Path
 import click
 
 from harness_core.cli._common import JSON_OPTION, RUNS_DIR_OPTION, dumps, harness_command, run_async
+from harness_core.cli._complete import complete_provider
 
 __all__ = ["doctor", "providers", "schema", "schema_for"]
 
 
 @click.command()
+@click.argument("name", required=False, shell_complete=complete_provider)
 @JSON_OPTION
 @harness_command
-def providers(as_json: bool) -> None:
-    """List installed providers: version, capabilities, whether their CLI is available (and why not)."""
-    from harness_core.cli._providers import format_providers, provider_report
+def providers(name: str | None, as_json: bool) -> None:
+    """List installed providers: version, capabilities, whether their CLI is available (and why not). With NAME
+    (a provider or an alias of one): that provider in full, with every option `-o KEY=VALUE` takes (its
+    type, default and what it does).
+
+    Exit status: 0; 2 for a NAME that is not installed (the closest names are suggested).
+    """
     from harness_core.plugins import get_host
+
+    if name is not None:
+        from harness_core.cli._provider_detail import format_provider_detail, provider_detail
+
+        detail = run_async(provider_detail, get_host(), name)
+        click.echo(dumps(detail.as_json()) if as_json else format_provider_detail(detail))
+        return
+    from harness_core.cli._providers import format_providers, provider_report
 
     report = run_async(provider_report, get_host())
     click.echo(dumps(report.as_json()) if as_json else format_providers(report))

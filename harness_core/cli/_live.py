@@ -1,5 +1,5 @@
-"""`harness run` in the foreground: drive one live run, render it (or print its JSON lines), handle Ctrl-C, and
-turn its result into the exit status.
+"""`harness run` in the foreground: drive one live run, render it (or print its JSON lines), handle Ctrl-C, write
+its answer (`_streams`: stdout, `--output-last-message`) and turn its result into the exit status.
 
 Layer: CLI (imported only when `harness run` executes, so `harness --help` stays fast). Knows the run API of the
 `harness_core` façade (`open_run`, `LiveRun`), the event models, the renderer and the run store; knows nothing
@@ -31,6 +31,7 @@ from harness_core import (
     open_run,
 )
 from harness_core.cli._approve import terminal_approver
+from harness_core.cli._streams import answer_text, choose_sinks, deliver_answer, quiet_failure
 from harness_core.cli.render import Renderer
 from harness_core.store import read_events
 
@@ -53,6 +54,12 @@ class RunRequest:
     verbose: int = 0
     interactive: bool = False
     environ: Mapping[str, str] = field(default_factory=dict)
+    quiet: bool = False
+    """`-q`: no live view, the final answer alone on stdout, a failure in one line on stderr."""
+    output_last_message: Path | None = None
+    """`--output-last-message FILE`: also write the final answer there (only when there is one)."""
+    diff: bool = False
+    """`--diff`: after the answer, the diff of the files the run changed (as its log recorded it), on stdout."""
 
 
 def exit_status_for(result: HarnessResult | None) -> int:
@@ -64,15 +71,19 @@ def exit_status_for(result: HarnessResult | None) -> int:
     return exit_status_for_code(result.error.code) if result.error is not None else EXIT_FAILED
 
 
-async def execute(request: RunRequest, out: TextIO) -> int:
-    """Run `request` in the foreground, rendering (or printing JSON lines) to `out`; returns the exit status.
+async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -> int:
+    """Run `request` in the foreground; returns the exit status. `out` is stdout: the live view when it is a
+    terminal, else the final answer alone (the view goes to `err`, stderr by default); `-q` and `--json` as
+    `_streams.choose_sinks` says.
 
     Raises (before anything is spawned): the `HarnessError` of `open_run`'s pre-flight checks.
     """
-    renderer = None if request.json else Renderer.for_stream(out, verbose=request.verbose > 0,
-                                                              environ=request.environ)
+    err = sys.stderr if err is None else err
+    sinks = choose_sinks(out, err, json=request.json, quiet=request.quiet)
+    renderer = None if sinks.view is None else Renderer.for_stream(sinks.view, verbose=request.verbose > 0,
+                                                                    environ=request.environ)
     json_out = JsonLines(out)
-    handle = json_out.print if renderer is None else renderer.feed
+    handle = renderer.feed if renderer is not None else json_out.print if request.json else _ignore
     approver = terminal_approver(renderer) if request.interactive else None
     live: LiveRun | None = None
     started = open_run(request.spec, request.provider, approver=approver, runs_dir=request.runs_dir,
@@ -85,13 +96,35 @@ async def execute(request: RunRequest, out: TextIO) -> int:
             await _consume(live, handle)
             tg.cancel_scope.cancel()
     result = live.result if live is not None else None
-    if renderer is None and hard_stop.cancelled_caught and live is not None:
+    if request.json and hard_stop.cancelled_caught and live is not None:
         json_out.print_log_tail(live)
     if renderer is not None:
         if result is not None and renderer.result is None:
             renderer.feed(Done(result=result))  # the consumer was cancelled before `done` reached it
         renderer.close()
+    deliver_answer(answer_text(result, schema=request.spec.output_schema is not None), sinks.answer,
+                   request.output_last_message)
+    if request.quiet and (failure := quiet_failure(result)) is not None:
+        print(f"harness: {failure}", file=err, flush=True)
+    if request.diff and live is not None and live.log_path is not None:
+        _print_diff(live.log_path, out)
     return EXIT_INTERRUPTED if hard_stop.cancelled_caught else exit_status_for(result)
+
+
+def _ignore(event: HarnessEvent) -> None:
+    """`-q`: no view; the answer is written from the result."""
+
+
+def _print_diff(log: Path, out: TextIO) -> None:
+    """`--diff`: the run's `files_changed` record, every file's diff (coloured on a terminal)."""
+    from harness_core.cli._diffview import format_changes
+    from harness_core.cli._history import run_details
+    from harness_core.cli._terminal import use_plain
+
+    changes = run_details(log.parent, log.name.removesuffix(".jsonl")).changes
+    print(format_changes(changes, colour=not use_plain(out)) if changes else "harness: the run changed no file "
+          "that an edit tool announced (what a shell command writes is not followed)",
+          file=out if changes else sys.stderr, flush=True)
 
 
 async def _consume(live: LiveRun, handle: Callable[[HarnessEvent], None]) -> None:
@@ -141,7 +174,7 @@ async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: any
             if count == 1:
                 live.interrupt()
                 if again is not None:  # None: nobody to tell (a background worker)
-                    _say(renderer, f"interrupting… ({again})")
+                    _say(renderer, f"interrupting… ({again})", interrupt=True)
             elif count == 2:
                 if again is not None:
                     _say(renderer, "stopping now")
@@ -152,8 +185,8 @@ async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: any
                     hard_stop.cancel()
 
 
-def _say(renderer: Renderer | None, text: str) -> None:
+def _say(renderer: Renderer | None, text: str, *, interrupt: bool = False) -> None:
     if renderer is not None:
-        renderer.note(text)
+        renderer.note(text, interrupt=interrupt)
     else:
         print(f"harness: {text}", file=sys.stderr, flush=True)

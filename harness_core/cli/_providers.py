@@ -32,6 +32,8 @@ __all__ = [
     "doctor_report",
     "format_doctor",
     "format_providers",
+    "probe_outcome",
+    "provider_entry",
     "provider_report",
 ]
 
@@ -89,11 +91,13 @@ class ProviderReport:
     probe: ProbeOutcome
     cli_name: str | None
     min_cli_version: str | None
+    aliases: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The provider's `--json` object; `error_code` only when the probe failed with a `HarnessError`."""
         found: dict[str, Any] = {
-            "name": self.name, "distribution": self.distribution, "version": self.version,
+            "name": self.name, "aliases": list(self.aliases), "distribution": self.distribution,
+            "version": self.version,
             "default": self.default, "capabilities": list(self.capabilities), "description": self.description,
             "available": self.probe.available, "reason": self.probe.reason, "cli_path": self.probe.cli_path,
             "cli_version": self.probe.cli_version,
@@ -173,7 +177,8 @@ class DoctorReport:
 
 # --- gathering ---------------------------------------------------------------------------------------------
 
-async def _probe(registered: RegisteredProvider, deadline: float) -> ProbeOutcome:
+async def probe_outcome(registered: RegisteredProvider, deadline: float = PROBE_DEADLINE) -> ProbeOutcome:
+    """Whether `registered` can run here (its probe, under `deadline`); never raises."""
     try:
         instance = registered.cls()
         with anyio.fail_after(deadline):
@@ -192,31 +197,34 @@ async def _probe(registered: RegisteredProvider, deadline: float) -> ProbeOutcom
 
 async def provider_report(host: PluginHost, deadline: float = PROBE_DEADLINE) -> ProvidersReport:
     """Every registered provider (probed concurrently, each under `deadline`) and every broken plugin."""
-    default = host.default_name()
+    default = host.resolve(host.default_name())
     probes: dict[str, ProbeOutcome] = {}
 
     async def probe_one(registered: RegisteredProvider) -> None:
-        probes[registered.name] = await _probe(registered, deadline)
+        probes[registered.name] = await probe_outcome(registered, deadline)
 
     async with anyio.create_task_group() as tg:
         for registered in host.providers.values():
             tg.start_soon(probe_one, registered)
-    providers = []
-    for name in host.names():
-        registered = host.providers[name]
-        info = registered.cls.info
-        providers.append(ProviderReport(
-            name=name,
-            distribution=registered.distribution,
-            version=registered.distribution_version or info.version,
-            default=name == default,
-            capabilities=tuple(sorted(cap.value for cap in info.capabilities)),
-            description=info.description,
-            probe=probes[name],
-            cli_name=info.cli_name,
-            min_cli_version=info.min_cli_version,
-        ))
-    return ProvidersReport(default=default, providers=tuple(providers), broken_plugins=tuple(host.broken))
+    providers = tuple(provider_entry(host, host.providers[name], probes[name]) for name in host.names())
+    return ProvidersReport(default=default, providers=providers, broken_plugins=tuple(host.broken))
+
+
+def provider_entry(host: PluginHost, registered: RegisteredProvider, probe: ProbeOutcome) -> ProviderReport:
+    """The report of one registered provider, given what its probe found."""
+    info = registered.cls.info
+    return ProviderReport(
+        name=registered.name,
+        distribution=registered.distribution,
+        version=registered.distribution_version or info.version,
+        default=registered.name == host.resolve(host.default_name()),
+        capabilities=tuple(sorted(cap.value for cap in info.capabilities)),
+        description=info.description,
+        probe=probe,
+        cli_name=info.cli_name,
+        min_cli_version=info.min_cli_version,
+        aliases=tuple(host.aliases_of(registered.name)),
+    )
 
 
 def _writable(directory: Path) -> tuple[bool, str | None]:
@@ -278,7 +286,9 @@ def format_providers(report: ProvidersReport) -> str:
     if report.providers:
         rows = [["PROVIDER", "VERSION", "CAPABILITIES", "AVAILABLE"]]
         for p in report.providers:
-            name = p.name + (" (default)" if p.default else "")
+            marks = [m for m in ("default" if p.default else "", "also: " + ", ".join(p.aliases) if p.aliases else "")
+                     if m]
+            name = p.name + (f" ({'; '.join(marks)})" if marks else "")
             if p.probe.available:
                 cli = " ".join(x for x in (p.cli_name, p.probe.cli_version) if x)
                 available = f"yes ({cli})" if cli else "yes"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harness_core.cli._common import JSON_OPTION, harness_command, run_async
+from harness_core.cli._complete import complete_option_key, complete_provider, complete_wire_file
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 
 if TYPE_CHECKING:
@@ -26,10 +27,10 @@ _DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not im
 
 
 @click.command()
-@click.argument("wire_file", type=click.Path(path_type=Path))
-@click.option("-p", "--provider", default=None, metavar="NAME",
+@click.argument("wire_file", type=click.Path(path_type=Path), shell_complete=complete_wire_file)
+@click.option("-p", "--provider", default=None, metavar="NAME", shell_complete=complete_provider,
               help="The provider that recorded it (only needed for a wire log recorded without a header).")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
               help="A provider option to add (repeatable; dotted keys nest), e.g. one the recording hid as '***'.")
 @click.option("--live", is_flag=True,
               help="Replay a recording with no agent process (a provider that talks HTTP itself) by letting the "

@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness_core.cli._common import RUNS_DIR_OPTION, harness_command, run_async
+from harness_core.cli._common import RUN_RUNS_DIR_OPTION, harness_command, run_async
+from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario, complete_session_id
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
+from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import spec_flag_options
+from harness_core.cli._streams import check_answer_file, check_output_flags
 
 WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (not imported: start-up time)
 
@@ -54,17 +57,23 @@ _SECONDS = _Seconds()
 
 @click.command()
 @click.argument("prompt", required=False)
-@click.option("--provider", "-p", metavar="NAME", help="Provider to use (default: $HARNESS_PROVIDER, else the "
-              "provider `harness providers` marks as default).")
-@click.option("--model", "-m", metavar="M", help="Model name (default: the provider's).")
-@click.option("--cwd", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Working directory of the agent (default: the current directory).")
+@click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
+              help="Provider to use (default: $HARNESS_PROVIDER, else "
+              "`provider` in the config files (`harness config`), else the provider `harness providers` marks as "
+              "default).")
+@click.option("--model", "-m", metavar="M", help="Model name (default: the configured one, else the provider's).")
+@click.option("--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Working directory of the agent (default: the current directory); .harness.toml is looked for "
+                   "from here up.")
 @click.option("--system-prompt", metavar="TEXT", help="Extra instructions for the agent.")
-@click.option("--sandbox", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
-              default="workspace-write", show_default=True, help="How much the agent may change.")
-@click.option("--approval", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
-              show_default=True, help="When the agent must ask before acting (asked on the terminal).")
-@click.option("--resume", "resume_session", metavar="SESSION_ID", help="Continue a provider session.")
+@click.option("--sandbox", "-s", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
+              default="workspace-write", help="How much the agent may change (default: the configured `sandbox`, "
+              "else workspace-write).")
+@click.option("--approval", "-a", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
+              help="When the agent must ask before acting, asked on the terminal (default: the configured "
+                   "`approval`, else never).")
+@click.option("--resume", "resume_session", metavar="SESSION_ID", shell_complete=complete_session_id,
+              help="Continue a provider session.")
 @click.option("--continue", "-c", "continue_last", is_flag=True,
               help="Continue the last session played in this directory (--cwd, else the current one), with its "
                    "provider (with --provider: the last session of that provider).")
@@ -72,17 +81,18 @@ _SECONDS = _Seconds()
 @click.option("--require", "requires", multiple=True, metavar="CAPABILITY",
               type=click.Choice(["streaming", "session", "interrupt", "approvals"]),
               help="A capability the run cannot do without (repeatable).")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
 @click.option("--idle-timeout", type=_SECONDS, metavar="SECONDS",
               help="Fail the run after SECONDS without any event (more than 0). Default: no idle timeout; "
                    "`inf` says so explicitly.")
-@RUNS_DIR_OPTION
+@RUN_RUNS_DIR_OPTION
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from the agent CLI.")
 @click.option("--offline", is_flag=True,
               help="Run the real agent CLI against the embedded scripted model backend on 127.0.0.1 "
                    "(no credentials, no network); the model plays --scenario instead of reading PROMPT.")
-@click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME",
+@click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME", callback=scenario_callback,
+              shell_complete=complete_scenario,
               help="With --offline: what the scripted model does (say, tools, think, fail_500, ...).")
 @click.option("--keep-workspace", is_flag=True,
               help="With --offline and no --cwd: keep the temporary workspace after the run (it is removed "
@@ -96,15 +106,27 @@ _SECONDS = _Seconds()
 @click.option(WORKER_FLAG, "background_worker", is_flag=True, hidden=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the run's events as JSON lines (as in its log); with "
               "--background, {\"run_id\": ..., \"log\": ...}.")
-@click.option("-v", "--verbose", count=True, help="-v: show output summaries and usage; -vv: debug logging.")
+@click.option("-v", "--verbose", count=True, help="-v: show reasoning, output summaries and usage; -vv: debug "
+              "logging.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the final answer (stdout): no live view; a failure is "
+              "one line on stderr.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="After the run, print the diff of the files it changed on stdout (also: `harness show --diff`).")
+@click.option("--output-last-message", "output_last_message", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE", callback=check_answer_file,
+              help="Also write the final answer to FILE (created or replaced; only when the run gives one).")
 @harness_command
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
         continue_last: bool, spec_fields: dict[str, Any], requires: tuple[str, ...], options: tuple[str, ...],
         idle_timeout: float | None,
         runs_dir: Path | None, record_wire: bool, offline: bool, scenario: str, keep_workspace: bool,
-        force: bool, background: bool, background_worker: bool, as_json: bool, verbose: int) -> None:
+        force: bool, background: bool, background_worker: bool, as_json: bool, verbose: int, quiet: bool,
+        output_last_message: Path | None, show_diff: bool = False) -> None:
     """Run one agent turn on PROMPT (`-` reads it from stdin) and show it live, or (--background) detached.
+
+    When stdout is not a terminal (`> answer.txt`, a pipe) it gets the final answer alone and the live view goes
+    to stderr; -q prints only the answer.
 
     Exit status: 0 success, 1 the run failed, 2 usage error, 3 provider unavailable, 130 interrupted; with
     --background, 0 once the run has started (its own status: `harness attach`, `harness runs`).
@@ -113,6 +135,10 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         from harness_core.cli._worker import serve
 
         sys.exit(serve())
+    check_output_flags(quiet=quiet, as_json=as_json, background=background, output_last_message=output_last_message)
+    if show_diff and (as_json or background):
+        raise click.UsageError("--diff prints after a foreground run; with --json or --background, use "
+                               "`harness show RUN_ID --diff` once the run is over")
     if background and verbose:
         raise click.UsageError("-v/-vv are for the live view and its log lines, which a background run does not "
                                "have: watch it with `harness attach -v RUN_ID`; its warnings go to "
@@ -122,8 +148,10 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
 
         set_level(level_for(verbose))
     from harness_core import AgentRunSpec
+    from harness_core.cli._config import load_config
     from harness_core.cli._live import RunRequest, execute
 
+    config = load_config(cwd)  # a bad file stops everything, before stdin is read
     if prompt is None and offline:
         prompt = f"(offline scenario {scenario!r})"
     if prompt is None:
@@ -134,15 +162,20 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         provider_options = parse_option_pairs(options)
     except OptionSyntaxError as exc:
         raise click.BadParameter(str(exc), param_hint="-o/--option") from None
+    from harness_core.cli._configcmd import configured_fields
     from harness_core.cli._spec_flags import resolve_continue
 
+    runs_dir = runs_dir or config.get("runs_dir")
     resume_session, provider = resolve_continue(continue_last, resume_session, provider, offline=offline,
                                                 runs_dir=runs_dir, cwd=cwd, what="run")
+    provider = provider or config.get("provider")
     fields: dict[str, Any] = {
         "prompt": prompt, "system_prompt": system_prompt, "model": model, "sandbox": sandbox,
         "approval": approval, "resume_session": resume_session, "requires": frozenset(requires),
         "idle_timeout": idle_timeout, "provider_options": provider_options, **spec_fields,
     }
+    configured_fields(click.get_current_context(), config, provider, fields)
+    approval = fields["approval"]
     if cwd is not None:
         fields["cwd"] = cwd
     spec = AgentRunSpec(**fields)
@@ -150,7 +183,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
 
     def request_for(to_run: AgentRunSpec) -> RunRequest:
         return RunRequest(spec=to_run, provider=provider, runs_dir=runs_dir, record_wire=record_wire,
-                          json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ))
+                          json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ),
+                          quiet=quiet, output_last_message=output_last_message, diff=show_diff)
 
     if not offline:
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 import click
 
 from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
+from harness_core.cli._complete import complete_provider, complete_run_id, complete_session_id
 
 if TYPE_CHECKING:
+    from harness_core.events import FileChange
     from harness_core.store import PruneReport, RunSummary
 
 __all__ = ["parse_age", "runs", "show"]
@@ -59,8 +61,10 @@ class _Age(click.ParamType):  # type: ignore[type-arg]
               help="Show the newest N runs (0: all). Default: 20 in the table, all with --json.")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
               help="Only runs with this status (repeatable).")
-@click.option("--provider", "providers", multiple=True, metavar="NAME", help="Only runs of this provider (repeatable).")
-@click.option("--session", metavar="ID", help="Only the turns of this session: its Harness session id, or the agent's "
+@click.option("--provider", "providers", multiple=True, metavar="NAME", shell_complete=complete_provider,
+              help="Only runs of this provider (repeatable).")
+@click.option("--session", metavar="ID", shell_complete=complete_session_id,
+              help="Only the turns of this session: its Harness session id, or the agent's "
               "session id (which also finds the runs that resumed it); either, or a prefix of it.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
@@ -191,13 +195,16 @@ def _plural(count: int, noun: str) -> str:
 
 
 @click.command()
-@click.argument("run_id", default="last")
+@click.argument("run_id", default="last", shell_complete=complete_run_id)
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Print the diff of the files the run changed (before the run against after it), from its log.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @harness_command
-def show(run_id: str, runs_dir: Path | None, as_json: bool) -> None:
+def show(run_id: str, runs_dir: Path | None, as_json: bool, show_diff: bool = False) -> None:
     """Show one run (RUN_ID: a run id, a unique prefix of one, or `last`, the default): provider, model, status,
-    duration, usage, tool actions, final text, error.
+    duration, usage, tool actions, files changed, final text, error. `--diff` prints the diff of the files it
+    changed instead (coloured on a terminal), as its log recorded it: the workspace may be gone.
 
     A log with bad lines (corrupt, or written by a newer Harness) is shown as far as it is readable, each bad
     line named (`skipped   line N ...`); exit 1 only when no line at all is readable.
@@ -221,7 +228,25 @@ def show(run_id: str, runs_dir: Path | None, as_json: bool) -> None:
         first = details.bad_lines[0]
         fail(f"nothing in {details.summary.path} is readable as a Harness run log ({len(details.bad_lines)} bad "
              f"line(s); {first.describe()}); check the file, or see `harness runs` for other runs", EXIT_FAILED)
+    if show_diff and not as_json:
+        _echo_diff(details.changes, found)
+        return
     click.echo(dumps(details.as_json()) if as_json else format_show(details))
+
+
+def _echo_diff(changes: tuple[FileChange, ...] | None, run_id: str) -> None:
+    """`harness show --diff`: the run's recorded diff on stdout, or why there is none."""
+    import sys
+
+    from harness_core.cli._diffview import format_changes
+    from harness_core.cli._terminal import use_plain
+
+    if not changes:
+        why = ("its tools announced no file change, or an older Harness ran it" if changes is None
+               else "the files its tools touched are as they were before it")
+        click.echo(f"harness: run {run_id} changed no file ({why})", err=True)
+        return
+    click.echo(format_changes(changes, colour=not use_plain(sys.stdout)))
 
 
 def _in_session(run: RunSummary, session: str) -> bool:

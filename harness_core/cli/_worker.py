@@ -17,10 +17,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,22 +95,11 @@ def _workspace(plan: JobPlan) -> Iterator[tuple[AgentRunSpec, Path | None]]:
     if offline is None:
         yield plan.spec, None
         return
-    from harness_core.cli._spec_flags import offline_marked
-    from harness_core.offline import offline_spec, scenario_named, seed_workspace
+    from harness_core.offline import offline_workspace
 
-    played = scenario_named(offline.scenario)
-    spec = plan.spec
-    temporary = None
-    if not offline.explicit_cwd:
-        temporary = Path(tempfile.mkdtemp(prefix="harness-offline-ws-"))
-        spec = spec.model_copy(update={"cwd": temporary})
-    try:
-        seed_workspace(played, spec.cwd)
-        with offline_spec(offline_marked(spec), plan.provider, played) as offline_run:
-            yield offline_run, temporary
-    finally:
-        if temporary is not None and not offline.keep_workspace:
-            shutil.rmtree(temporary, ignore_errors=True)
+    with offline_workspace(plan.spec, plan.provider, offline.scenario, temporary=not offline.explicit_cwd,
+                           keep=offline.keep_workspace, force=True) as offline_run:  # checked before it started
+        yield offline_run, None if offline.explicit_cwd else offline_run.cwd
 
 
 async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter) -> int:

@@ -2,7 +2,8 @@
 
 Layer: CLI presentation (public: any program may render a run with it). Knows the event models only: nothing of
 providers, the runner, the click commands or the run store. Pure apart from writing to the stream it is given;
-time comes from an injectable clock. Formatting helpers live in `_format`, terminal capabilities in `_terminal`.
+time comes from an injectable clock. Formatting helpers live in `_format`, terminal capabilities in `_terminal`,
+the memory of tools and approvals in flight in `_render_tools`. Which stream gets the view: `_streams`.
 
 What it prints:
 
@@ -13,11 +14,13 @@ What it prints:
   -q …``) is printed only when the result is not immediate: when something else has to be printed first, or
   when `tick` finds the action still running after `START_LINE_AFTER` seconds. A quick tool is one line, a
   slow one is two, and a reader of a pipe always knows what is running;
-- approvals once decided (``[approval] Running command rm -rf build — approved by callback``), errors
-  (``[error] auth_failed: ...``), notices (``[warning] reconnecting to the model API (2/5)``) and a final
+- approvals once decided (``[approval] Running command rm -rf build — approved by you``: "you" for an answer
+  typed at a terminal, else who decided: callback, hook, default, runner); an action that never ran because its
+  approval was not given is ``⊘ … (not run: interrupted)`` (or ``aborted``, ``denied``), never a failure;
+- errors (``[error] auth_failed: ...``), notices (``[warning] reconnecting to the model API (2/5)``) and a final
   status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``);
-- with ``verbose``: the run header, session, token usage updates and command output summaries (indented,
-  at most `SUMMARY_LINES` lines).
+- with ``verbose``: the run header, session, the model's reasoning as it streams (``[thinking] …``, dimmed),
+  token usage updates and command output summaries (indented, at most `SUMMARY_LINES` lines).
 
 On a terminal (`Renderer.for_stream`): colour, and a live status line at the bottom (spinner, elapsed time,
 what the run is waiting for), redrawn by `tick` with ``\\r`` and erased before every normal line. Off a
@@ -40,7 +43,6 @@ from harness_core import (
     ErrorEvent,
     HarnessEvent,
     HarnessResult,
-    HarnessToolDetails,
     Notice,
     ReasoningDelta,
     RunStarted,
@@ -54,15 +56,17 @@ from harness_core import (
     Usage,
 )
 from harness_core.cli import _terminal as term
+from harness_core.cli._diffview import changed_line
 from harness_core.cli._format import (
     final_line,
     format_duration,
     format_tokens,
-    one_line,
     schema_answer,
+    status_text,
     tool_label,
     tool_line,
 )
+from harness_core.cli._render_tools import ToolBook, approval_text, label_for, summary_lines
 from harness_core.cli._terminal import use_plain
 
 __all__ = [
@@ -80,14 +84,7 @@ START_LINE_AFTER = 1.0
 """Seconds a tool may run before its start line is printed (by `tick`)."""
 SUMMARY_LINES = 6
 """Most output lines shown per summary with ``verbose``."""
-_SUMMARY_WIDTH = 160
-
-_DECIDED = {ApprovalDecision.APPROVE: "approved", ApprovalDecision.DENY: "denied", ApprovalDecision.ABORT: "aborted"}
-
-
-def _phase_of(display: HarnessToolDetails) -> str:
-    label = tool_label(display)
-    return label[:1].lower() + label[1:]
+_THINKING = "[thinking] "
 
 
 class Renderer:
@@ -119,13 +116,15 @@ class Renderer:
         self._held = False
         self._phase = "starting"
         self._cwd: str | None = None
-        self._pending: dict[str, tuple[HarnessToolDetails, float, bool]] = {}
-        self._summarized: set[str] = set()
-        self._waiting_approval = 0
-        self._approval_displays: dict[str, HarnessToolDetails] = {}
+        self._tools = ToolBook()
+        self._pending = self._tools.pending
+        self._thinking: str | None = None  # the reasoning item being shown (verbose), while its line is open
+        self._thought_line_open = False
         self._reasons_shown: set[str] = set()
         self._usage: Usage | None = None
         self._schema = False  # the run has an output schema: its answer is printed at the end, not streamed
+        self.prompt_line_ended = False
+        """True once a `note` ended the line a question held on screen (its asker needs no newline of its own)."""
         self.result: HarnessResult | None = None
 
     @classmethod
@@ -151,6 +150,8 @@ class Renderer:
             if self._schema:
                 self._phase = "writing the answer"
                 return
+            if self._thinking is not None:
+                self._end_text()
             if self._status_shown:
                 self._erase_status()
             text = event.text.translate(term.UNSAFE)
@@ -188,25 +189,43 @@ class Renderer:
 
     def _reasoning(self, event: ReasoningDelta) -> None:
         self._phase = "thinking"
+        if not self.verbose:
+            return
+        item = event.item_id or ""
+        if self._thinking != item:  # a new piece of reasoning starts on a line of its own
+            self._end_text()
+            self._thinking = item
+        self._erase_status()
+        for index, piece in enumerate(event.text.translate(term.UNSAFE).split("\n")):
+            if index and self._thought_line_open:  # blank lines between paragraphs are dropped
+                self.out.write("\n")
+                self._thought_line_open = False
+            if piece.strip() or (piece and self._thought_line_open):
+                start = "" if self._thought_line_open else _THINKING
+                self.out.write(f"{term.DIM}{start}{piece}{term.RESET}" if self.color else start + piece)
+                self._thought_line_open = True
+        self._mid_line = self._thought_line_open
+        self.out.flush()
 
     def _tool_use(self, event: ToolUse) -> None:
         self._end_text()
-        self._pending[event.tool_id] = (event.display, self._clock(), False)
-        self._phase = _phase_of(event.display)
+        self._tools.started(event.tool_id, event.display, self._clock())
+        self._phase = self._tools.phase()
 
     def _tool_result(self, event: ToolResult) -> None:
         self._flush_pending(except_id=event.tool_id)
-        self._pending.pop(event.tool_id, None)
+        not_run = self._tools.finished(event)
         mark_color = {
             ToolStatus.COMPLETED: term.GREEN,
             ToolStatus.FAILED: term.RED,
             ToolStatus.DECLINED: term.YELLOW,
-        }.get(event.display.status, "")
-        self._line(f"[tool] {tool_line(event.display, self._marks, self._cwd)}", mark_color, tag=True)
+        }.get(event.display.status, "") if not_run is None else term.YELLOW
+        text = tool_line(event.display, self._marks, self._cwd, not_run=not_run)
+        self._line(f"[tool] {text}", mark_color, tag=True)
         summary = event.display.summary
-        if self.verbose and summary and event.tool_id not in self._summarized:
+        if self.verbose and summary and event.tool_id not in self._tools.summarized and not_run is None:
             self._summary(summary)
-        self._summarized.discard(event.tool_id)
+        self._tools.summarized.discard(event.tool_id)
         self._phase = self._idle_phase()
 
     def _tool_summary(self, event: ToolSummary) -> None:
@@ -214,34 +233,20 @@ class Renderer:
             return
         self._flush_pending()
         if event.tool_id is not None:
-            self._summarized.add(event.tool_id)
+            self._tools.summarized.add(event.tool_id)
         if event.kind != "output":
             self._line(f"[{event.kind}]", term.DIM)
         self._summary(event.text)
 
     def _approval_requested(self, event: ApprovalRequested) -> None:
         self._end_text()
-        self._approval_displays[event.request_id] = event.display
-        self._waiting_approval += 1
+        self._tools.asked(event)
         self._phase = "waiting for approval"
 
     def _approval_resolved(self, event: ApprovalResolved) -> None:
-        self._waiting_approval = max(0, self._waiting_approval - 1)
-        display = self._display_for(event.request_id)
-        what = tool_label(display, self._marks["more"], self._cwd) if display else f"request {event.request_id}"
-        approved = event.decision is ApprovalDecision.APPROVE
-        reason = ""
-        if event.reason and (not approved or event.reason.startswith(("answered ", "decided "))):
-            seen = event.reason in self._reasons_shown
-            reason = " (same reason as above)" if seen else f" ({event.reason})"
-            self._reasons_shown.add(event.reason)
-        colour = term.GREEN if approved else term.YELLOW
-        self._line(
-            f"[approval] {what} {self._marks['dash']} {_DECIDED[event.decision]} by "
-            f"{event.decided_by}{reason}",
-            colour,
-            tag=True,
-        )
+        what = label_for(self._tools.resolved(event), event.request_id, self._marks, self._cwd)
+        colour = term.GREEN if event.decision is ApprovalDecision.APPROVE else term.YELLOW
+        self._line(approval_text(event, what, self._marks["dash"], self._reasons_shown), colour, tag=True)
         self._phase = self._idle_phase()
 
     def _context_usage(self, event: ContextUsage) -> None:
@@ -263,6 +268,8 @@ class Renderer:
             self._line(f"        {extra}", term.RED)
 
     def _notice(self, event: Notice) -> None:
+        if event.code == "cli_warning" and not self.verbose:
+            return  # the agent CLI's own warnings (its configuration, its sandbox) are shown with -v
         self._flush_pending()
         self._line(f"[{event.level}] {event.message}", term.YELLOW if event.level == "warning" else term.DIM,
                    tag=True)
@@ -274,6 +281,8 @@ class Renderer:
         if self._schema or event.result.structured_output is not None:
             for line in schema_answer(event.result).splitlines():
                 self._line(line)
+        if event.result.files_changed:
+            self._line(changed_line(event.result.files_changed))
         self._line(self.final_line(event.result), _STATUS_COLOR[event.result.status], bold=True)
 
     # --- pieces ------------------------------------------------------------------------------------------
@@ -283,22 +292,11 @@ class Renderer:
         return final_line(result, self._marks, self._usage)
 
     def _summary(self, text: str) -> None:
-        lines = [line for line in text.splitlines() if line.strip()]
-        for line in lines[:SUMMARY_LINES]:
-            self._line(f"    {one_line(line, _SUMMARY_WIDTH, self._marks['more'])}", term.DIM)
-        if len(lines) > SUMMARY_LINES:
-            self._line(f"    {self._marks['more']} {len(lines) - SUMMARY_LINES} more lines", term.DIM)
-
-    def _display_for(self, request_id: str) -> HarnessToolDetails | None:
-        return self._approval_displays.pop(request_id, None)
+        for line in summary_lines(text, SUMMARY_LINES, self._marks["more"]):
+            self._line(line, term.DIM)
 
     def _idle_phase(self) -> str:
-        if self._waiting_approval:
-            return "waiting for approval"
-        if self._pending:
-            display = next(reversed(self._pending.values()))[0]
-            return _phase_of(display)
-        return "waiting for model"
+        return self._tools.phase()
 
     def _flush_pending(self, except_id: str | None = None) -> None:
         """Print the start line of every running tool not shown yet (something else is about to print)."""
@@ -313,14 +311,14 @@ class Renderer:
             self._erase_status()
             self.out.write("\n")
             self._mid_line = False
+        self._thinking = None
+        self._thought_line_open = False
 
     def _line(self, text: str, colour: str = "", *, tag: bool = False, bold: bool = False) -> None:
         """Write one whole line: end streamed text first, erase the status line, colour if enabled."""
         text = text.translate(term.UNSAFE)  # before our own colour codes are added
         self._erase_status()
-        if self._mid_line:
-            self.out.write("\n")
-            self._mid_line = False
+        self._end_text()
         if self.color and (colour or bold):
             start = (term.BOLD if bold else "") + colour
             if tag and text.startswith("["):
@@ -342,13 +340,8 @@ class Renderer:
         if not self.live or self._mid_line or self.result is not None:
             return
         self._frame = (self._frame + 1) % len(self._spinner)
-        seconds = now - self._started
-        elapsed = f"{seconds:.1f} s" if seconds < 60 else format_duration(seconds * 1000)
-        sep = self._marks["sep"]
-        status = f"{self._spinner[self._frame]} {elapsed} {sep} {self._phase}"
-        if self._usage is not None:
-            status += f" {sep} {self._usage.input_tokens + self._usage.output_tokens:,} tokens"
-        status = one_line(status, max(10, self._width() - 1), self._marks["more"])
+        status = status_text(self._spinner[self._frame], now - self._started, self._phase, self._usage,
+                             self._marks, max(10, self._width() - 1))
         self.out.write(f"{term.ERASE_LINE}{term.CYAN}{status}{term.RESET}")
         self._status_shown = True
         self.out.flush()
@@ -368,9 +361,17 @@ class Renderer:
     def release(self) -> None:
         """Undo `hold`: the next `tick` redraws the status line."""
         self._held = False
+        self.prompt_line_ended = False
 
-    def note(self, text: str) -> None:
-        """Print one line of the CLI's own (e.g. "interrupting…"), in the same stream as the run."""
+    def note(self, text: str, *, interrupt: bool = False) -> None:
+        """Print one line of the CLI's own (e.g. "interrupting…"), in the same stream as the run; `interrupt`: it
+        says an interrupt was asked for (an action cut short at its approval question is then "not run:
+        interrupted"). While a question is on screen (`hold`) the line starts on a line of its own."""
+        if interrupt:
+            self._tools.interrupted = True
+        if self._held:
+            self.out.write("\n")
+            self.prompt_line_ended = True
         self._line(text, term.YELLOW)
         self.out.flush()
 

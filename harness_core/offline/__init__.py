@@ -10,7 +10,9 @@ formats; knows no concrete agent. Importing this package starts nothing: a backe
   named scenarios every provider plays.
 - `harness_core.offline.backends`: the OpenAI Responses and Anthropic Messages backends, their tool dialects
   (what an agent calls its tools: each provider passes its own), and `ScriptedBackend` to write others.
-- here: `offline_spec` (start a provider's backend and point a spec at it), `seed_workspace`, `scenario_named`.
+- here: `offline_workspace` (what `harness run --offline` does: a temporary workspace with the scenario's files,
+  the backend started, the spec pointed at both), `offline_spec` (only start a provider's backend and point a spec
+  at it), `seed_workspace`, `scenario_named`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from harness_core.offline._setup import (
     scenario_named,
     seed_workspace,
 )
+from harness_core.offline._workspace import offline_workspace
 from harness_core.offline.scenarios import SCENARIOS, Scenario
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "Scenario",
     "can_run_offline",
     "offline_spec",
+    "offline_workspace",
     "scenario_named",
     "seed_workspace",
 ]

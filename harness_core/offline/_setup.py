@@ -59,7 +59,7 @@ def seed_workspace(scenario: Scenario, workspace: Path) -> list[str]:
     return created
 
 
-def check_offline(spec: AgentRunSpec, provider: str | None, scenario: Scenario | str,
+def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenario: Scenario | str,
                   *, host: PluginHost | None = None) -> Scenario:
     """Everything that can be checked before an offline run creates anything (a workspace, its files, a backend):
     the scenario exists, the provider exists and can run offline, `spec.provider_options` validate and the

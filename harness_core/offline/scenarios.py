@@ -167,6 +167,8 @@ class Scenario:
     expected: Expected = field(default_factory=Expected)
     files: dict[str, str] = field(default_factory=dict)
     """Files to create in the workspace before the run (relative path → content)."""
+    description: str = ""
+    """What the scripted model does, in one line (`harness scenarios` lists it)."""
 
     @property
     def writes(self) -> tuple[str, ...]:
@@ -186,7 +188,8 @@ SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
         Scenario(
-            "say", (Say("Hello from the scripted model."),), Expected(final_text="Hello from the scripted model.")
+            "say", (Say("Hello from the scripted model."),), Expected(final_text="Hello from the scripted model."),
+            description="The model says hello; no tools.",
         ),
         Scenario(
             "tools",
@@ -207,37 +210,47 @@ SCENARIOS: dict[str, Scenario] = {
                 ),
             ),
             files={"notes.txt": "alpha\n"},
+            description="Runs `echo harness-ok`, reads notes.txt, edits it (alpha -> beta), writes new.txt.",
         ),
         Scenario(
             "think",
             (Think("Let me consider the question."), Say("Thought it through.")),
             Expected(final_text="Thought it through."),
+            description="The model reasons (shown with -v), then answers.",
         ),
-        Scenario("fail_500", (Fail(500, "internal error"),), Expected(status="failed", error_code="model_error")),
-        Scenario("fail_401", (Fail(401, "invalid api key"),), Expected(status="failed", error_code="auth_failed")),
-        Scenario("fail_429", (Fail(429, "slow down"),), Expected(status="failed", error_code="rate_limited")),
-        Scenario("stall", (Stall(),), Expected(status="failed", error_code="idle_timeout")),
+        Scenario("fail_500", (Fail(500, "internal error"),), Expected(status="failed", error_code="model_error"),
+                 description="The model API answers HTTP 500: the run fails (model_error)."),
+        Scenario("fail_401", (Fail(401, "invalid api key"),), Expected(status="failed", error_code="auth_failed"),
+                 description="The model API refuses the key (HTTP 401): the run fails (auth_failed)."),
+        Scenario("fail_429", (Fail(429, "slow down"),), Expected(status="failed", error_code="rate_limited"),
+                 description="The model API rate-limits (HTTP 429): the run fails (rate_limited)."),
+        Scenario("stall", (Stall(),), Expected(status="failed", error_code="idle_timeout"),
+                 description="The model API goes silent for an hour: pass --idle-timeout, or press Ctrl-C."),
         Scenario(
             "slow_command",
             # Not a bare `sleep 30`: some CLIs refuse a command that starts with a long sleep.
             (RunCommand("echo waiting; sleep 30", output="waiting\n"), Say("done sleeping")),
             Expected(status="interrupted"),
+            description="Runs `echo waiting; sleep 30`, for trying Ctrl-C and `harness cancel` on a command.",
         ),
         Scenario(
             "print_secrets",  # a command prints secrets, and the model repeats one: none may reach a file
             (RunCommand("cat token.txt", output=_LEAKED + "\n"), Say(f"The token is {LEAK_SHAPED}.", chunks=1)),
             Expected(final_text=f"The token is {LEAK_SHAPED}."),
             files={"token.txt": _LEAKED + "\n"},
+            description="Runs `cat token.txt` (fake secrets) and repeats one: the logs show them masked.",
         ),
         Scenario(
             "slow_text",
             (Say("a slow answer " * 20, chunks=40, delay=1.0),),
             Expected(status="interrupted"),
+            description="The model streams a long answer over 40 s, for trying Ctrl-C while it speaks.",
         ),
         Scenario(  # a JSON answer, for `output_schema` (the contract's structured-output check)
             "json",
             (Say('{"answer": "hello", "count": 3}', chunks=2),),
             Expected(final_text='{"answer": "hello", "count": 3}'),
+            description='The model answers the JSON {"answer": "hello", "count": 3} (for --output-schema).',
         ),
     )
 }

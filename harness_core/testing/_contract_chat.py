@@ -37,7 +37,8 @@ class ChatTests(ContractBase):
             pytest.skip("harness chat --offline plays the real CLI: run the contract with --harness-real")
         if Capability.LIVE_SESSION not in self.capabilities or not can_run_offline(provider.cls):
             pytest.skip(f"{self.provider_name} has no live sessions it can play offline")
-        env = dict(os.environ, HARNESS_RUNS_DIR=str(tmp_path / "runs"), HARNESS_PROVIDER="")
+        env = dict(os.environ, HARNESS_RUNS_DIR=str(tmp_path / "runs"), HARNESS_PROVIDER="",
+                   XDG_CONFIG_HOME=str(tmp_path / "xdg"))  # never this machine's harness/config.toml
         cli_name, real = provider.cls.info.cli_name, self.real_cli_path()
         if cli_name and real:  # where the contract finds the real CLI, first on PATH for the chat
             env["PATH"] = f"{Path(real).parent}{os.pathsep}{env.get('PATH', '')}"

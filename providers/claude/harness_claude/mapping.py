@@ -35,6 +35,7 @@ from harness_core import (
 )
 
 from harness_claude._json import count, obj, string, text_of, timestamp
+from harness_claude.changes import file_display, result_display
 from harness_claude.display import summarize, tool_display
 from harness_claude.outcome import Limits, TurnEnd, classify_api_error, total_cost, turn_end
 
@@ -71,8 +72,9 @@ class _Tool:
     started: datetime | None
 
 
-def approval_request(request_id: str, request: dict[str, Any], cwd: str | None) -> ApprovalRequested:
-    """A `can_use_tool` control request as an `approval_requested` event."""
+def approval_request(request_id: str, request: dict[str, Any], cwd: str | None,
+                     current: dict[str, str | None] | None = None) -> ApprovalRequested:
+    """A `can_use_tool` control request as an `approval_requested` event (`current`: see `input_changes`)."""
     name = string(request.get("tool_name"), "tool")
     tool_input = obj(request.get("input"))
     reason = request.get("decision_reason") or request.get("description")
@@ -80,7 +82,7 @@ def approval_request(request_id: str, request: dict[str, Any], cwd: str | None) 
     return ApprovalRequested(
         request_id=request_id,
         tool_id=tool_id if isinstance(tool_id, str) else None,
-        display=tool_display(name, tool_input, cwd),
+        display=file_display(name, tool_input, cwd, current=current),
         reason=reason if isinstance(reason, str) else None,
     )
 
@@ -315,7 +317,7 @@ class ClaudeMapper:
                     ToolUse(
                         tool_id=block["id"],
                         name=name,
-                        display=tool_display(name, tool_input, self.cwd),
+                        display=file_display(name, tool_input, self.cwd),
                         input=tool_input,
                     )
                 )
@@ -357,6 +359,7 @@ class ClaudeMapper:
         else:
             status = ToolStatus.FAILED if is_error else ToolStatus.COMPLETED
         display = tool_display(name, tool.input if tool else None, self.cwd, status=status)
+        display = result_display(display, name, tool.input if tool else None, msg, self.cwd)
         update: dict[str, Any] = {"summary": summarize(text)}
         ended = timestamp(msg.get("timestamp"))
         if tool is not None and tool.started is not None and ended is not None:

@@ -43,6 +43,7 @@ from harness_core import (
 from harness_core.provider import ChildProcess, RunContext
 
 from harness_claude._json import obj, string
+from harness_claude.changes import read_current
 from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.options import ClaudeOptions
 from harness_claude.permissions import PermissionPlan, auto_answer
@@ -316,7 +317,8 @@ class Turn:
         await self._respond(request_id, {"behavior": "deny", "message": message})
 
     async def _approve(self, request_id: str, request: dict[str, Any]) -> None:
-        event = approval_request(request_id, request, str(self.spec.cwd))
+        cwd = str(self.spec.cwd)
+        event = approval_request(request_id, request, cwd, await read_current(self.ctx, request, cwd))
         decision: ApprovalDecision | None = None
         with anyio.CancelScope() as scope:
             self.approvals[request_id] = scope

@@ -27,7 +27,7 @@ from harness_core.provider import (
     unwrap_shell,
 )
 
-__all__ = ["TOOL_ITEM_TYPES", "ToolCall", "infer_kind", "tool_calls"]
+__all__ = ["TOOL_ITEM_TYPES", "ToolCall", "file_changes", "infer_kind", "tool_calls", "with_changes"]
 
 TOOL_ITEM_TYPES = frozenset(
     {
@@ -117,14 +117,14 @@ def _file_change(item: dict[str, Any]) -> list[ToolCall]:
         move_path = kind_obj.get("move_path") if isinstance(kind_obj, dict) else None
         if move_path:
             title = "Moving file"
-        display = HarnessToolDetails(
+        display = with_changes(HarnessToolDetails(
             kind=kind,
             title=title,
             path=change.get("path"),
             status=_status(item),
             summary=bounded_tail(change.get("diff")),
             raw={"kind": kind_obj, "move_path": move_path} if move_path else {"kind": kind_obj},
-        )
+        ), file_changes(change))
         tool_id = item_id if len(changes) == 1 else f"{item_id}#{index}"
         calls.append(
             ToolCall(tool_id, "apply_patch", display, {"path": change.get("path"), "kind": change_type})
@@ -133,6 +133,51 @@ def _file_change(item: dict[str, Any]) -> list[ToolCall]:
         display = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing files", status=_status(item))
         calls.append(ToolCall(item_id, "apply_patch", display))
     return calls
+
+
+_CHANGE_KINDS = {"add": "add", "delete": "delete", "update": "modify"}
+
+
+def file_changes(change: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """One `fileChange` change as `HarnessToolDetails.changes` (validated into `FileChange`s by the model):
+    Codex sends an update's hunks without file headers, and an added or deleted file's whole content as its
+    "diff"; both become a unified diff with `--- a/PATH` / `+++ b/PATH` headers."""
+    path = change.get("path")
+    if not isinstance(path, str) or not path:
+        return ()
+    kind_obj = change.get("kind") or {}
+    wire = kind_obj.get("type") if isinstance(kind_obj, dict) else str(kind_obj)
+    move_path = kind_obj.get("move_path") if isinstance(kind_obj, dict) else None
+    kind = "rename" if move_path else _CHANGE_KINDS.get(str(wire), "modify")
+    text = change.get("diff")
+    diff = None
+    name = path.lstrip("/")
+    if isinstance(text, str) and wire == "add":
+        diff = _whole_file(f"--- /dev/null\n+++ b/{name}\n", "+", text)
+    elif isinstance(text, str) and wire == "delete":
+        diff = _whole_file(f"--- a/{name}\n+++ /dev/null\n", "-", text)
+    elif isinstance(text, str) and text:
+        target = str(move_path).lstrip("/") if move_path else name
+        diff = text if text.startswith(("---", "diff ")) else f"--- a/{name}\n+++ b/{target}\n{text}"
+    return ({"path": path, "kind": kind, "diff": diff, "move_path": move_path},)
+
+
+def with_changes(display: HarnessToolDetails, changes: tuple[dict[str, Any], ...]) -> HarnessToolDetails:
+    """`display` with its `changes` (plain dicts, validated into `FileChange`s by the model)."""
+    if not changes:
+        return display
+    return HarnessToolDetails.model_validate({**dict(display), "changes": changes})
+
+
+def _whole_file(header: str, sign: str, content: str) -> str:
+    """A diff adding (`+`) or removing (`-`) every line of `content`."""
+    lines = content.splitlines()
+    if not lines:
+        return header
+    span = f"-1,{len(lines)} +0,0" if sign == "-" else f"-0,0 +1,{len(lines)}"
+    body = "".join(f"{sign}{line}\n" for line in lines)
+    tail = "" if content.endswith("\n") else "\\ No newline at end of file\n"
+    return f"{header}@@ {span} @@\n{body}{tail}"
 
 
 _DYNAMIC_HINTS: tuple[tuple[tuple[str, ...], ToolKind, str], ...] = (

@@ -50,6 +50,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
 
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="codex-appserver",
+        aliases=frozenset({"codex"}),
         version=__version__,
         capabilities=frozenset(
             {

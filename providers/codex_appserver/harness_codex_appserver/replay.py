@@ -17,6 +17,7 @@ from typing import Any
 from harness_core import HarnessEvent, HarnessResult, SessionStarted
 
 from harness_codex_appserver.mapping import TurnMapper
+from harness_codex_appserver.notices import CONFIG_WARNING, config_warning
 
 __all__ = ["Conversation", "conversations", "load_transcript", "replay"]
 
@@ -100,6 +101,9 @@ def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[Harness
                 mapper.start_turn(str((result.get("turn") or {}).get("id")))
             continue
         if "id" in msg:  # a server request (approvals): the provider's business, not the mapping's
+            continue
+        if msg.get("method") == CONFIG_WARNING:  # the thread's, not a turn's (as `thread.AppThread` routes it)
+            events.append(config_warning(msg.get("params")))
             continue
         if mapper is None:
             mapper = TurnMapper(clock=clock)

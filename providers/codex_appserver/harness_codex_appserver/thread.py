@@ -3,7 +3,8 @@
 Layer: provider lifecycle. Knows the app-server's requests around a turn (initialize, thread/start|resume,
 model/list, turn/steer) and where each message goes: notifications, approval requests and protocol errors to
 the turn being played (`turn.Turn`), or, between the turns of a live session, nowhere (logged; token totals
-are kept, so that the next turn's usage is its own). `broken` says why the thread can take no more turns (a turn
+are kept, so that the next turn's usage is its own); Codex's own warnings (`configWarning`, `notices`) to the turn,
+or to the next turn when none is playing. `broken` says why the thread can take no more turns (a turn
 that may still be running: see `turn.Turn`). Knows nothing of rendering, run logs or how approvals are
 decided. Used for a one-shot run (one turn) and for a live session (many turns, one at a time): the reader
 (`read`) runs for as long as the process, so a process that dies between turns is noticed at once.
@@ -30,6 +31,7 @@ from harness_core import (
 from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
 
 from harness_codex_appserver import __version__
+from harness_codex_appserver.notices import CONFIG_WARNING, config_warning
 from harness_codex_appserver.options import CodexAppServerOptions
 from harness_codex_appserver.params import Sticky, thread_params, turn_params
 from harness_codex_appserver.payloads import usage_from_wire
@@ -55,6 +57,7 @@ class AppThread:
         self.turn: Turn | None = None
         self.last_turn_id: str | None = None  # the latest turn/start's answer
         self.broken: str | None = None  # why the thread can no longer be trusted with a turn (see `Turn`)
+        self.notices: list[Notice] = []  # Codex's warnings sent while no turn played, for the next turn to tell
         self.peer = JsonRpcPeer(
             child,
             on_notification=self._on_notification,
@@ -170,6 +173,8 @@ class AppThread:
         turn = Turn(self, spec, ctx, live=live, resumed=resumed)
         self.turn = turn
         try:
+            while self.notices:
+                await ctx.emit(self.notices.pop(0))
             return await turn.play(prelude)
         finally:
             if self.turn is turn:
@@ -218,9 +223,18 @@ class AppThread:
         if tokens and params.get("threadId") in (None, self.thread_id):
             self.total = usage_from_wire((params.get("tokenUsage") or {}).get("total"))
         turn = self.turn
+        if method == CONFIG_WARNING:  # Codex's own warning, once after `initialize`: told in a turn either way
+            return self._cli_warning(params)
         if turn is None:
             return self._between_turns(method)
         return turn.on_notification(method, params, msg)
+
+    async def _cli_warning(self, params: Any) -> None:
+        notice = config_warning(params)
+        if self.turn is None:  # a live session opening: its first turn tells it
+            self.notices.append(notice)
+        else:
+            await self.turn.ctx.emit(notice)
 
     async def _between_turns(self, method: str) -> None:
         self.log.debug("codex_notification_between_turns", method=method)

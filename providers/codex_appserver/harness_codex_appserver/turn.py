@@ -249,6 +249,7 @@ class Turn:
                     title="Editing files",
                     summary="\n".join(paths) or None,
                     raw={"grantRoot": params.get("grantRoot")},
+                    changes=tuple(change for c in calls for change in c.display.changes),
                 )
         return ApprovalRequested(
             request_id=request_id, tool_id=item_id or None, display=display, reason=params.get("reason")

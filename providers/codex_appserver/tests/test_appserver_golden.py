@@ -88,6 +88,7 @@ def test_recorded_endless_reconnecting_gives_notices_then_the_run_fails_past_the
         "the agent could not reach its model API at http://127.0.0.1:1/v1 after 2 attempts"
     )
     replayed, (outcome,) = replay(bounded)
-    assert [e.details["attempt"] for e in replayed if e.type == "notice"] == [1, 2, 3, 4, 5]
+    reconnects = [e for e in replayed if e.type == "notice" and e.code == "reconnecting"]
+    assert [e.details["attempt"] for e in reconnects] == [1, 2, 3, 4, 5]
     assert [e.type for e in replayed].count("error") == 1
     assert outcome.error is not None and "after 6 attempts" in outcome.error.message

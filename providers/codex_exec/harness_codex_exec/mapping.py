@@ -60,6 +60,7 @@ from harness_core.provider import (
 __all__ = ["ExecMapping", "classify_error", "parse_usage", "usage_since"]
 
 _TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+_CHANGE_KINDS = {"add": "add", "delete": "delete", "update": "modify"}
 _STATUS = {
     "in_progress": ToolStatus.STARTED,
     "completed": ToolStatus.COMPLETED,
@@ -317,9 +318,10 @@ class ExecMapping:
                 kind, title = file_change_display(change_kind)
                 path = str(change.get("path", ""))
                 tool_id = item_id if len(changes) == 1 else f"{item_id}#{index}"
-                display = HarnessToolDetails(
-                    kind=kind, title=title, path=path, status=status, raw={"kind": change_kind}
-                )
+                changed = {"path": path, "kind": _CHANGE_KINDS.get(change_kind, "modify")}  # no diff in exec's items
+                display = HarnessToolDetails.model_validate(
+                    {"kind": kind, "title": title, "path": path, "status": status, "raw": {"kind": change_kind},
+                     "changes": [changed]})
                 yield tool_id, "apply_patch", display, {"path": path, "kind": change_kind}, None
             if not changes:
                 display = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing files", status=status)

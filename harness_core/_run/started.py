@@ -1,0 +1,42 @@
+"""What a run's first event says of it: `run_started_event` and the redacted spec it carries (`redacted_spec`).
+
+Layer: core runtime (pure: a function of the spec and the probed provider). Knows the event models, the provider
+registry's entry and redaction; knows nothing of the run's stream, its logs or its cancel scopes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness_core import __version__
+from harness_core.events import RunStarted, SessionTurn
+from harness_core.redaction import redact
+from harness_core.spec import AgentRunSpec
+
+if TYPE_CHECKING:
+    from harness_core._run.api import ProbedProvider
+
+__all__ = ["redacted_spec", "run_started_event"]
+
+
+def run_started_event(spec: AgentRunSpec, probed: ProbedProvider, session_turn: SessionTurn | None) -> RunStarted:
+    """The `run_started` event of a run of `spec` on `probed` (the turn of a session, when `session_turn`)."""
+    registered = probed.registered
+    return RunStarted(
+        provider=registered.name,
+        provider_version=registered.distribution_version or registered.cls.info.version,
+        cli_version=probed.cli.version,
+        capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
+        spec=redacted_spec(spec, registered.cls.info.secret_flags),
+        session_turn=session_turn,
+    )
+
+
+def redacted_spec(spec: AgentRunSpec, secret_flags: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The spec as `run_started` shows it: every `env` value, secret-looking options and the values of the
+    provider's secret-bearing flags redacted."""
+    data = spec.model_dump(mode="json")
+    data["env"] = redact(data.get("env", {}), all_values=True)
+    data["provider_options"] = redact(data.get("provider_options", {}), secret_flags=secret_flags)
+    data["harness_version"] = __version__
+    return data

@@ -1,0 +1,130 @@
+"""Shell completion: what each completable argument offers (provider names and aliases, `-o` keys of the chosen
+provider, scenario names, run ids newest first with `last`, session ids, wire logs), the scripts, and that a
+completion never fails loudly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.shell_completion import BashComplete
+
+import harness_core.testing.scripted as scripted
+from harness_core.cli import cli
+from harness_core.offline import SCENARIOS
+from harness_core.plugins import PluginHost, reset_host
+
+
+@pytest.fixture(autouse=True)
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    reset_host(PluginHost.create(entry_points=False, plugins=[("scripted", scripted)]))
+    monkeypatch.setenv("HARNESS_PROVIDER", "scripted")
+    monkeypatch.setenv("HARNESS_RUNS_DIR", str(tmp_path / "runs"))
+    yield
+    reset_host(None)
+
+
+def complete(line: str) -> list[str]:
+    """What `harness LINE<TAB>` offers (the last word of `line` is the one being completed)."""
+    args = line.split(" ")
+    return [item.value for item in BashComplete(cli, {}, "harness", "_HARNESS_COMPLETE").get_completions(
+        args[:-1], args[-1])]
+
+
+def _log(runs: Path, run_id: str, *, mtime: float, session: str | None = None, harness_session: str | None = None,
+         wire: bool = False) -> None:
+    runs.mkdir(exist_ok=True)
+    started = {"type": "run_started", "run_id": run_id, "seq": 0, "provider": "scripted",
+               "spec": {"prompt": f"prompt of {run_id}"}}
+    if harness_session:
+        started["session_turn"] = {"session": harness_session, "index": 0, "live": True}
+    lines = [started] + ([{"type": "session_started", "session_id": session}] if session else [])
+    path = runs / f"{run_id}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    os.utime(path, (mtime, mtime))
+    if wire:
+        (runs / f"{run_id}.wire.jsonl").write_text("{}\n")
+
+
+def test_provider_names() -> None:
+    assert complete("run -p ") == ["scripted"]
+    assert complete("chat --provider scr") == ["scripted"]
+    assert complete("providers ") == ["scripted"]
+    assert complete("runs --provider s") == ["scripted"]
+    assert complete("replay -p x") == []
+
+
+def test_option_keys_of_the_chosen_provider() -> None:
+    assert complete("run -o ") == ["scenario=", "crash=", "ignore_interrupt=", "state_dir=", "cost_usd="]
+    assert complete("run -p scripted -o cr") == ["crash="]
+    assert complete("chat -o crash=") == ["crash=true", "crash=false"]
+    assert complete("run -o scenario=x") == []
+    assert complete("run -p nosuch -o ") == []  # an unknown provider completes nothing, quietly
+
+
+def test_scenario_names() -> None:
+    assert complete("run --offline --scenario ") == [*SCENARIOS, "help"]
+    assert complete("chat --scenario fail_") == ["fail_500", "fail_401", "fail_429"]
+
+
+def test_run_ids_newest_first_with_last(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _log(runs, "20260101T000000-aaaaaaaa", mtime=1_000)
+    _log(runs, "20260102T000000-bbbbbbbb", mtime=2_000, wire=True)
+    newest_first = ["last", "20260102T000000-bbbbbbbb", "20260101T000000-aaaaaaaa"]
+    for command in ("show", "attach", "cancel", "approve"):
+        assert complete(f"{command} ") == newest_first
+    assert complete("show 20260101") == ["20260101T000000-aaaaaaaa"]
+    other = tmp_path / "other"
+    _log(other, "20270101T000000-cccccccc", mtime=3_000)
+    assert complete(f"show --runs-dir {other} ") == ["last", "20270101T000000-cccccccc"]
+    assert complete("replay ") == [str(runs / "20260102T000000-bbbbbbbb.wire.jsonl")]
+
+
+def test_session_ids(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _log(runs, "r1", mtime=1_000, session="agent-old")
+    _log(runs, "r2", mtime=2_000, session="agent-new", harness_session="hs-1")
+    assert complete("run --resume ") == ["agent-new", "agent-old"]
+    assert complete("chat --resume agent-o") == ["agent-old"]
+    assert complete("runs --session ") == ["hs-1", "agent-new", "agent-old"]
+
+
+def test_nothing_to_complete_is_quiet(tmp_path: Path) -> None:
+    assert complete("show ") == []  # no runs dir yet: nothing, not even `last`
+    (tmp_path / "runs").write_text("not a directory")
+    assert complete("show x") == []
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_prints_clicks_script(shell: str) -> None:
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli, ["completion", shell], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "_HARNESS_COMPLETE" in result.output and f"{shell}_complete" in result.output
+
+
+def test_completion_without_a_known_shell_says_how() -> None:
+    from click.testing import CliRunner
+
+    result = CliRunner(env={"SHELL": "/bin/tcsh"}).invoke(cli, ["completion"])
+    assert result.exit_code == 2 and "harness completion bash|zsh|fish" in result.output
+
+
+def test_the_installed_command_completes_through_the_environment(tmp_path: Path) -> None:
+    """As the shell calls it: the real `harness` entry point, `_HARNESS_COMPLETE=bash_complete`."""
+    env = {**os.environ, "_HARNESS_COMPLETE": "bash_complete", "COMP_WORDS": "harness sce", "COMP_CWORD": "1"}
+    out = subprocess.run([sys.executable, "-m", "harness_core", ], env=env, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["plain,scenarios"]
+    env.update(COMP_WORDS="harness run --scenario sa", COMP_CWORD="3")
+    out = subprocess.run([sys.executable, "-m", "harness_core"], env=env, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.stdout.split() == ["plain,say"]

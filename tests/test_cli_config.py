@@ -1,0 +1,306 @@
+"""The configuration files of `harness`: the user's config.toml and a project's .harness.toml, layered under the
+command line and the environment; their errors (file and line, exit 2, nothing run); `harness config`; the
+short flags -C, -s, -a (as other agent CLIs name them). Runs use the in-process scripted provider (and a second
+one, to tell providers apart)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from click.testing import CliRunner, Result
+
+import harness_core.testing.scripted as scripted
+from harness_core.capabilities import ProviderInfo
+from harness_core.cli import cli
+from harness_core.events import RunStarted
+from harness_core.hookspecs import hookimpl
+from harness_core.plugins import DEFAULT_PROVIDER, PluginHost, reset_host
+from harness_core.store import read_events
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+class OtherProvider(scripted.ScriptedProvider):
+    info: ClassVar[ProviderInfo] = scripted.ScriptedProvider.info.model_copy(update={"name": "other"})
+
+
+class _OtherPlugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(OtherProvider)
+
+
+@pytest.fixture(autouse=True)
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginHost]:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for name in ("HARNESS_PROVIDER", "HARNESS_RUNS_DIR", "HARNESS_LOAD_PLUGINS", "HARNESS_DISABLE_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("other", _OtherPlugin())])
+    reset_host(host)
+    yield host
+    reset_host(None)
+
+
+def invoke(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def user_file(tmp_path: Path, text: str) -> Path:
+    return write(tmp_path / "xdg" / "harness" / "config.toml", text)
+
+
+def default_runs(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "harness" / "runs"
+
+
+def started(runs_dir: Path) -> RunStarted:
+    logs = [p for p in runs_dir.glob("*.jsonl") if not p.name.endswith(".wire.jsonl")]
+    assert len(logs) == 1, (runs_dir, logs)
+    first = next(iter(read_events(logs[0])))
+    assert isinstance(first, RunStarted)
+    return first
+
+
+def run_ok(*args: str, runs: Path) -> RunStarted:
+    result = invoke("run", "x", *args)
+    assert result.exit_code == 0, result.output
+    return started(runs)
+
+
+# --- precedence: command line > environment > project > user > default ------------------------------------
+
+@pytest.mark.parametrize("layers", ["default", "user", "project", "env", "cli"])
+def test_provider_comes_from_the_highest_layer_that_sets_it(layers: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    order = ["default", "user", "project", "env", "cli"]
+    upto = order.index(layers)
+    args: list[str] = []
+    if upto >= 1:
+        user_file(tmp_path, 'provider = "other"\n')
+    if upto >= 2:
+        write(tmp_path / "work" / ".harness.toml", 'provider = "scripted"\n')
+    if upto >= 3:
+        monkeypatch.setenv("HARNESS_PROVIDER", "other")
+    if upto >= 4:
+        args = ["-p", "scripted"]
+    if upto == 0:
+        monkeypatch.setenv("HARNESS_PROVIDER", "")  # an empty variable is unset: the built-in default applies
+        result = invoke("run", "x")
+        assert result.exit_code == 2 and f"no provider named {DEFAULT_PROVIDER!r}" in result.stderr
+        return
+    expected = {"user": "other", "project": "scripted", "env": "other", "cli": "scripted"}[layers]
+    assert run_ok(*args, runs=default_runs(tmp_path)).provider == expected
+
+
+@pytest.mark.parametrize(("layers", "expected"), [
+    ("default", "workspace-write"), ("user", "read-only"), ("project", "workspace-write"),
+    ("cli", "read-only"),
+])
+def test_sandbox_comes_from_the_highest_layer_that_sets_it(layers: str, expected: str, tmp_path: Path) -> None:
+    order = ["default", "user", "project", "cli"]
+    upto = order.index(layers)
+    if upto >= 1:
+        user_file(tmp_path, 'sandbox = "read-only"\n')
+    if upto >= 2:
+        write(tmp_path / "work" / ".harness.toml", 'sandbox = "workspace-write"\n')
+    args = ["-p", "scripted", *(["--sandbox", "read-only"] if upto >= 3 else [])]
+    assert run_ok(*args, runs=default_runs(tmp_path)).spec["sandbox"] == expected
+
+
+def test_runs_dir_comes_from_the_highest_layer_that_sets_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run_ok("-p", "scripted", runs=default_runs(tmp_path))
+    user_file(tmp_path, 'runs_dir = "user-runs"\n')  # relative: from the file's directory
+    assert run_ok("-p", "scripted", runs=tmp_path / "xdg" / "harness" / "user-runs")
+    write(tmp_path / "work" / ".harness.toml", 'runs_dir = "~/project-runs"\n')  # ~ expanded
+    assert run_ok("-p", "scripted", runs=tmp_path / "home" / "project-runs")
+    monkeypatch.setenv("HARNESS_RUNS_DIR", str(tmp_path / "env-runs"))
+    assert run_ok("-p", "scripted", runs=tmp_path / "env-runs")
+    assert run_ok("-p", "scripted", "--runs-dir", str(tmp_path / "cli-runs"), runs=tmp_path / "cli-runs")
+    listed = invoke("runs", "--json")  # the commands that read runs use the same order
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 1
+    monkeypatch.delenv("HARNESS_RUNS_DIR")
+    listed = invoke("show", "last", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert str(tmp_path / "home" / "project-runs") in listed.stdout
+
+
+def test_provider_options_layer_key_by_key_under_the_o_options(tmp_path: Path) -> None:
+    user_file(tmp_path, f"""\
+        trusted_projects = ["{tmp_path / 'work'}"]
+        [providers.scripted]
+        scenario = "tools"
+        cost_usd = 0.5
+        [providers.other]
+        scenario = "think"
+        """)
+    runs = default_runs(tmp_path)
+    assert run_ok("-p", "scripted", runs=runs).spec["provider_options"] == {"scenario": "tools", "cost_usd": 0.5}
+    write(tmp_path / "work" / ".harness.toml", '[providers.scripted]\nscenario = "think"\n')
+    (next(runs.glob("*.jsonl"))).unlink()
+    assert run_ok("-p", "scripted", runs=runs).spec["provider_options"] == {"scenario": "think", "cost_usd": 0.5}
+    (next(runs.glob("*.jsonl"))).unlink()
+    options = run_ok("-p", "scripted", "-o", "scenario=say", runs=runs).spec["provider_options"]
+    assert options == {"scenario": "say", "cost_usd": 0.5}
+
+
+def test_a_provider_tables_model_is_that_providers_model(tmp_path: Path) -> None:
+    user_file(tmp_path, 'model = "everywhere"\n[providers.scripted]\nmodel = "small"\n')
+    runs = default_runs(tmp_path)
+    assert run_ok("-p", "scripted", runs=runs).spec["model"] == "small"
+    (next(runs.glob("*.jsonl"))).unlink()
+    assert run_ok("-p", "other", runs=runs).spec["model"] == "everywhere"
+    (next(runs.glob("*.jsonl"))).unlink()
+    assert run_ok("-p", "scripted", "-m", "given", runs=runs).spec["model"] == "given"
+
+
+def test_the_other_settings_reach_the_spec_unless_given(tmp_path: Path) -> None:
+    user_file(tmp_path, 'provider = "scripted"\nidle_timeout = 30\neffort = "high"\nmax_turns = 4\n'
+                        'approval = "untrusted"\n')
+    runs = default_runs(tmp_path)
+    spec = run_ok(runs=runs).spec
+    assert (spec["idle_timeout"], spec["effort"], spec["max_turns"], spec["approval"]) == (30, "high", 4, "untrusted")
+    (next(runs.glob("*.jsonl"))).unlink()
+    spec = run_ok("--idle-timeout", "inf", "--effort", "low", "--max-turns", "2", "-a", "never", runs=runs).spec
+    assert (spec["idle_timeout"], spec["effort"], spec["max_turns"], spec["approval"]) == (None, "low", 2, "never")
+
+
+def test_chat_uses_the_configuration_too(tmp_path: Path) -> None:
+    user_file(tmp_path, 'provider = "other"\nsandbox = "read-only"\n[providers.other]\nmodel = "m-other"\n')
+    out = invoke("chat", input="hello\n")
+    assert out.exit_code == 0, out.output
+    first = started(default_runs(tmp_path))
+    assert (first.provider, first.spec["sandbox"], first.spec["model"]) == ("other", "read-only", "m-other")
+
+
+# --- finding the project file ---------------------------------------------------------------------------------
+
+def test_the_project_file_is_found_upward_from_cwd(tmp_path: Path) -> None:
+    write(tmp_path / "proj" / ".harness.toml", 'provider = "other"\n')
+    deep = tmp_path / "proj" / "src" / "pkg"
+    deep.mkdir(parents=True)
+    runs = default_runs(tmp_path)
+    assert run_ok("-C", str(deep), runs=runs).provider == "other"  # from -C, not from the current directory
+    (next(runs.glob("*.jsonl"))).unlink()
+    result = invoke("run", "x")  # the current directory (work/) has no project file above it
+    assert result.exit_code == 2 and DEFAULT_PROVIDER in result.stderr
+
+
+def test_the_search_stops_at_the_home_directory(tmp_path: Path) -> None:
+    write(tmp_path / ".harness.toml", 'provider = "other"\n')  # above $HOME: someone else's
+    inside = tmp_path / "home" / "proj"
+    inside.mkdir(parents=True)
+    shown = json.loads(invoke("config", "--json", "-C", str(inside)).stdout)
+    assert shown["files"][1] == {"scope": "project", "path": None, "found": False, "searched_from": str(inside)}
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shown = json.loads(invoke("config", "--json", "-C", str(outside)).stdout)
+    assert shown["files"][1]["path"] == str(tmp_path / ".harness.toml")
+
+
+# --- errors: the file and line, what is allowed, exit 2, nothing run --------------------------------------------
+
+@pytest.mark.parametrize(("text", "line", "says"), [
+    ('provider = "scripted"\n\nsandbx = "read-only"\n', 3, "unknown key 'sandbx'; did you mean 'sandbox'?"),
+    ('# a comment\nsandbox = "yolo"\n', 2, "sandbox = \"yolo\": Input should be 'read-only', 'workspace-write' or"),
+    ('max_turns = "3"\n', 1, "max_turns = \"3\": Input should be a valid integer"),
+    ('idle_timeout = "soon"\n', 1, "not a number of seconds: give e.g. 300, or \"inf\""),
+    ('[providers.scripted]\nscenario = "say"\nmodel = 3\n', 1, "providers.scripted.model must be a model name"),
+    ('provider = "scripted"\nsandbox = \n', 2, "not valid TOML: Invalid value (column 11)"),
+    ('a = 1\n[x\n', 2, "not valid TOML"),
+])
+def test_a_bad_file_is_an_error_naming_file_and_line_before_anything_runs(text: str, line: int, says: str,
+                                                                          tmp_path: Path) -> None:
+    path = user_file(tmp_path, text)
+    for args in (["run", "-p", "scripted", "x"], ["chat", "-p", "scripted"], ["config"], ["runs"]):
+        result = invoke(*args, input="hi\n")
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.startswith(f"harness: error: {path}:{line}: "), result.stderr
+        assert says in result.stderr
+    assert not default_runs(tmp_path).exists()
+
+
+def test_an_untrusted_project_file_may_not_widen_what_the_agent_can_do(tmp_path: Path) -> None:
+    project = write(tmp_path / "work" / ".harness.toml", 'model = "m"\nsandbox = "danger-full-access"\n')
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"harness: error: {project}:2: a project file may not choose sandbox = ")
+    assert f"trusted_projects = [\"{tmp_path / 'work'}\"]" in result.stderr and "-s danger-full-access" in result.stderr
+    write(project, '[providers.scripted.nested]\nbin = "./evil"\n')
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 2 and f"{project}:2: a project file may not set provider options" in result.stderr
+    write(project, 'trusted_projects = ["/"]\n')
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 2 and "trusted_projects belongs in the user file" in result.stderr
+    user_file(tmp_path, f'trusted_projects = ["{tmp_path}"]\n')  # a parent directory trusts what is inside it
+    write(project, 'sandbox = "danger-full-access"\n')
+    assert run_ok("-p", "scripted", runs=default_runs(tmp_path)).spec["sandbox"] == "danger-full-access"
+
+
+# --- harness config -------------------------------------------------------------------------------------------
+
+def test_config_shows_each_value_and_where_it_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = user_file(tmp_path, 'sandbox = "read-only"\n\n[providers.other]\nconfig.effort = "high"\n')
+    project = write(tmp_path / "work" / ".harness.toml", '# project\nprovider = "other"\nidle_timeout = "inf"\n')
+    monkeypatch.setenv("HARNESS_RUNS_DIR", str(tmp_path / "env-runs"))
+    out = invoke("config")
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert lines[:2] == [f"# user file:    {user}", f"# project file: {project}"]
+    by_key = {line.split(" = ")[0]: line for line in lines if " = " in line and not line.startswith("#")}
+    assert by_key["provider"].split() == ["provider", "=", '"other"', "#", "project", f"{project}:2"]
+    assert by_key["sandbox"].split() == ["sandbox", "=", '"read-only"', "#", "user", f"{user}:1"]
+    assert by_key["approval"].split() == ["approval", "=", '"never"', "#", "default"]
+    assert by_key["idle_timeout"].split()[-4:] == [f"{project}:3", "(no", "idle", "timeout)"]
+    assert by_key["runs_dir"].split() == ["runs_dir", "=", f'"{tmp_path / "env-runs"}"', "#", "$HARNESS_RUNS_DIR"]
+    assert "# model: not set" in out.stdout
+    assert lines[-2:][0] == "[providers.other]"
+    assert lines[-1].split() == ["config.effort", "=", '"high"', "#", "user", f"{user}:4"]
+    data = json.loads(invoke("config", "--json").stdout)
+    assert data["settings"]["provider"] == {"value": "other", "source": f"project {project}:2"}
+    assert data["settings"]["idle_timeout"] == {"value": "inf", "source": f"project {project}:3"}
+    assert data["settings"]["model"] == {"value": None, "source": "default"}
+    assert data["providers"] == {"other": {"config.effort": {"value": "high", "source": f"user {user}:4"}}}
+    assert [f["found"] for f in data["files"]] == [True, True]
+
+
+def test_config_without_files_shows_the_defaults_and_the_files_looked_for(tmp_path: Path) -> None:
+    out = invoke("config")
+    assert out.exit_code == 0
+    assert f"# user file:    {tmp_path / 'xdg' / 'harness' / 'config.toml'} (not found)" in out.stdout
+    assert f"# project file: none (no .harness.toml in {tmp_path / 'work'} or above)" in out.stdout
+    assert f'provider = "{DEFAULT_PROVIDER}"' in out.stdout and f'"{default_runs(tmp_path)}"' in out.stdout
+
+
+def test_config_path_prints_the_user_file(tmp_path: Path) -> None:
+    out = invoke("config", "path")
+    assert (out.exit_code, out.stdout) == (0, f"{tmp_path / 'xdg' / 'harness' / 'config.toml'}\n")
+    assert invoke("config", "--json", "path").exit_code == 2
+
+
+# --- short flags as other agent CLIs have them ----------------------------------------------------------------
+
+def test_short_flags_c_s_a_reach_the_spec(tmp_path: Path) -> None:
+    spec = run_ok("-p", "scripted", "-C", str(tmp_path), "-s", "read-only", "-a", "on-request",
+                  runs=default_runs(tmp_path)).spec
+    assert (spec["cwd"], spec["sandbox"], spec["approval"]) == (str(tmp_path), "read-only", "on-request")
+    out = invoke("chat", "-p", "scripted", "-C", str(tmp_path), "-s", "danger-full-access", "-a", "untrusted",
+                 "--runs-dir", str(tmp_path / "chat-runs"), input="hi\n")
+    assert out.exit_code == 0, out.output
+    spec = started(tmp_path / "chat-runs").spec
+    assert (spec["sandbox"], spec["approval"]) == ("danger-full-access", "untrusted")
