@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "ErrorEvent": "harness_core.events",
     "Notice": "harness_core.events",
     "ErrorInfo": "harness_core.events",
+    "CLI_WARNING": "harness_core.events",
     "FileChange": "harness_core.events",
     "FilesChanged": "harness_core.events",
     "EVENT_ADAPTER": "harness_core.events",
@@ -221,6 +222,9 @@ if TYPE_CHECKING:
     )
     from harness_core.errors import (
         truncate as truncate,
+    )
+    from harness_core.events import (
+        CLI_WARNING as CLI_WARNING,
     )
     from harness_core.events import (
         EVENT_ADAPTER as EVENT_ADAPTER,

@@ -7,6 +7,7 @@ through `exit_status`, in CLI exit statuses.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from harness_core.events import ErrorInfo
@@ -97,12 +98,17 @@ class ProviderNotFoundError(HarnessError):
     code = "provider_not_found"
     exit_status = EXIT_USAGE
 
-    def __init__(self, name: str, installed: list[str], broken: str | None = None) -> None:
+    def __init__(self, name: str, installed: list[str], broken: str | None = None, *,
+                 aliases: Mapping[str, str] | None = None, claimed_by: Sequence[str] = ()) -> None:
         have = ", ".join(installed) if installed else "none"
+        known = [*installed, *(aliases or {})]  # "did you mean" offers the other names too
         if broken is not None:
             message = (f"provider {name!r} is installed but its plugin failed to load ({broken}); fix or reinstall "
                        f"its distribution (`harness doctor` shows details). Working providers: {have}.")
-        elif close := difflib.get_close_matches(name, installed, n=1, cutoff=0.6):
+        elif claimed_by:
+            message = (f"{name!r} is another name of more than one provider ({', '.join(claimed_by)}), so it names "
+                       f"none of them: pick one by its own name (provider=NAME; on the command line --provider NAME)")
+        elif close := difflib.get_close_matches(name, known, n=1, cutoff=0.6):
             message = (f"no provider named {name!r}; did you mean {close[0]!r}? Installed providers: {have}.")
         else:
             message = (f"no provider named {name!r}; installed providers: {have}. Pick one of those (provider=NAME; "
@@ -220,8 +226,8 @@ class SessionNotFoundError(HarnessError):
         said = f" ({truncate(scrub(detail.strip()), 300)})" if detail.strip() else ""
         super().__init__(
             f"the agent has no session {session_id!r} to resume{said}; `harness runs` lists the sessions of earlier "
-            "runs (resume one of those, or start a new run without resume_session: on the command line without "
-            "--resume)", session_id=session_id, **details)
+            "runs (resume one of those, or start a new run without resume_session (--resume))",
+            session_id=session_id, **details)
         self.session_id = session_id
 
 

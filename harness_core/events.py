@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from harness_core.capabilities import Capability
 
 __all__ = [
+    "CLI_WARNING",
     "ApprovalDecision",
     "ApprovalRequested",
     "ApprovalResolved",
@@ -322,9 +323,15 @@ class ErrorEvent(_Event):
     error: ErrorInfo
 
 
+CLI_WARNING = "cli_warning"
+"""`Notice.code` of a warning the agent CLI itself gave (its configuration, a missing sandbox helper): the terminal
+shows these with `-v` only."""
+
+
 class Notice(_Event):
     """Something the user should know that is not an error (yet): the agent reconnecting to its model API, a
-    retry, a degraded feature. A run that then fails says so with an `error` event and its result."""
+    retry, a degraded feature, the agent CLI's own warning (`CLI_WARNING`). A run that then fails says so with an
+    `error` event and its result."""
 
     type: Literal["notice"] = "notice"
     level: Literal["info", "warning"] = "warning"

@@ -69,6 +69,8 @@ class PluginHost:
     aliases: dict[str, str | None] = field(default_factory=dict)
     """Other names of registered providers (`ProviderInfo.aliases`) → the provider's name; None for an alias two
     providers claim (it names neither). A provider's own name always wins over another's alias."""
+    _alias_claims: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    """Every provider that declared each alias (an ambiguous alias's error names them)."""
 
     @classmethod
     def create(
@@ -132,8 +134,9 @@ class PluginHost:
             self.providers[info.name] = RegisteredProvider(info.name, provider_cls, name, dist, version)
             for alias in sorted(_declared_aliases(info)):
                 if alias != info.name:
-                    claimed = self.aliases.get(alias, info.name)
-                    self.aliases[alias] = info.name if claimed == info.name else None
+                    claimants = self._alias_claims.setdefault(alias, set())
+                    claimants.add(info.name)
+                    self.aliases[alias] = info.name if claimants == {info.name} else None
 
         hook = self.pm.subset_hook_caller("harness_register_providers", remove_plugins=[
             p for p in self.pm.get_plugins() if p is not plugin
@@ -176,7 +179,10 @@ class PluginHost:
             broken = next((b for b in self.broken if b.plugin == wanted), None)
             if broken is not None:
                 raise ProviderNotFoundError(wanted, self.names(), broken=broken.error)
-            raise ProviderNotFoundError(wanted, self.names())
+            live = {a: target for a, target in self.aliases.items() if target is not None}
+            raise ProviderNotFoundError(wanted, self.names(), aliases=live,
+                                        claimed_by=sorted(self._alias_claims.get(wanted, ()))
+                                        if self.aliases.get(wanted, "") is None else ())
         return found
 
     def providers_with(self, capability: Capability) -> list[str]:

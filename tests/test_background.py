@@ -131,7 +131,7 @@ def test_approvals_wait_and_are_answered_by_harness_approve(harness: tuple[list[
         decision = "deny" if answered == 0 else "allow"
         out = subprocess.run([*cmd, "approve", run_id[:17], request_id, decision], env=env, capture_output=True,
                              text=True, timeout=_DEADLINE)
-        assert out.returncode == 0 and f"resolved: {'deny' if decision == 'deny' else 'approve'}" in out.stdout, \
+        assert out.returncode == 0 and f"{request_id} {'denied' if decision == 'deny' else 'allowed'}" in out.stdout, \
             out.stderr
         answered += 1
     assert answered == 4 and summarize(path).status == "success"

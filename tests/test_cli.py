@@ -254,7 +254,7 @@ async def test_interactive_approvals(runs_dir: Path, monkeypatch: pytest.MonkeyP
     assert "[tool] ⊘ Editing file notes.txt (declined)" in text
     assert "[approval] Writing file new.txt — aborted by you\n" in text
     assert "[tool] ⊘ Writing file new.txt (not run: aborted)" in text
-    assert text.count("allow? [y]es / [n]o / [a]bort") == 4
+    assert text.count("allow? [y]es / [n]o (Enter) / [a]bort") == 4
     assert out.getvalue() == ""  # aborted before any answer
     resolved = [e for e in read_events(only_log(runs_dir)) if e.type == "approval_resolved"]
     assert {e.reason for e in resolved} == {"answered on the terminal"}  # type: ignore[attr-defined]
@@ -381,6 +381,24 @@ def test_subprocess_json_stdout_is_only_events(harness_cmd: tuple[list[str], dic
     done = subprocess.run([*cmd, "run", "x", "--json", "-vv"], env=env, capture_output=True, timeout=60)
     assert done.returncode == 0
     assert done.stdout == only_log(runs_dir).read_bytes()
+
+
+@pytest.mark.parametrize("json_lines", [True, False])
+def test_a_reader_that_leaves_early_gets_no_traceback(harness_cmd: tuple[list[str], dict[str, str]],
+                                                      json_lines: bool) -> None:
+    """`harness run … | head -1`: the pipe closes under the writer; as other commands, exit 141 (SIGPIPE's
+    status) and not a word more on stderr than the run's own lines."""
+    cmd, env = harness_cmd
+    scenario = "slow_text" if json_lines else "say"  # the answer alone is written at the end: no need to wait
+    args = [*cmd, "run", "x", "-o", f"scenario={scenario}", *(["--json"] if json_lines else [])]
+    child = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None
+    if json_lines:
+        assert child.stdout.readline().startswith(b'{"run_id"')  # the first event: then the reader leaves
+    child.stdout.close()
+    _, err = child.communicate(timeout=90)
+    assert child.returncode == 141, err.decode(errors="replace")
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err, err.decode(errors="replace")
 
 
 def streaming(child: subprocess.Popen[str]) -> str:

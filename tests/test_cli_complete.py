@@ -128,3 +128,42 @@ def test_the_installed_command_completes_through_the_environment(tmp_path: Path)
     out = subprocess.run([sys.executable, "-m", "harness_core"], env=env, capture_output=True, text=True,
                          timeout=60, check=False)
     assert out.stdout.split() == ["plain,say"]
+
+
+def _config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
+    """A user configuration file holding `text` (and a $HOME of its own: no project file above)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    path = tmp_path / "xdg" / "harness" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    return path
+
+
+def test_completion_follows_the_configured_runs_dir_and_provider(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_RUNS_DIR")
+    monkeypatch.delenv("HARNESS_PROVIDER")
+    configured = tmp_path / "configured-runs"
+    _log(configured, "20280101T000000-dddddddd", mtime=4_000, session="agent-conf")
+    _config_home(tmp_path, monkeypatch, f'runs_dir = "{configured}"\nprovider = "scripted"\n')
+    assert complete("show ") == ["last", "20280101T000000-dddddddd"]
+    assert complete("run --resume ") == ["agent-conf"]
+    assert complete("run -o cr") == ["crash="]  # the configured provider's options, not the built-in default's
+    project = tmp_path / "proj"
+    project.mkdir()
+    other = tmp_path / "proj-runs"
+    _log(other, "20290101T000000-eeeeeeee", mtime=5_000, session="agent-proj")
+    (tmp_path / "xdg" / "harness" / "config.toml").write_text(f'trusted_projects = ["{project}"]\n')
+    (project / ".harness.toml").write_text(f'runs_dir = "{other}"\n')
+    assert complete(f"run -C {project} --resume ") == ["agent-proj"]  # the project file -C names
+
+
+def test_a_broken_configuration_completes_quietly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("HARNESS_RUNS_DIR")
+    _config_home(tmp_path, monkeypatch, "runs_dir = \n")
+    assert complete("show ") == [] and complete("runs --session ") == []
+    assert complete("run -p scr") == ["scripted"]
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")

@@ -91,8 +91,8 @@ def test_provider_comes_from_the_highest_layer_that_sets_it(layers: str, tmp_pat
     order = ["default", "user", "project", "env", "cli"]
     upto = order.index(layers)
     args: list[str] = []
-    if upto >= 1:
-        user_file(tmp_path, 'provider = "other"\n')
+    if upto >= 1:  # choosing the provider needs trust in a project file
+        user_file(tmp_path, f'provider = "other"\ntrusted_projects = ["{tmp_path / "work"}"]\n')
     if upto >= 2:
         write(tmp_path / "work" / ".harness.toml", 'provider = "scripted"\n')
     if upto >= 3:
@@ -109,23 +109,24 @@ def test_provider_comes_from_the_highest_layer_that_sets_it(layers: str, tmp_pat
 
 
 @pytest.mark.parametrize(("layers", "expected"), [
-    ("default", "workspace-write"), ("user", "read-only"), ("project", "workspace-write"),
-    ("cli", "read-only"),
+    ("default", "workspace-write"), ("user", "danger-full-access"), ("project", "read-only"),
+    ("cli", "workspace-write"),
 ])
 def test_sandbox_comes_from_the_highest_layer_that_sets_it(layers: str, expected: str, tmp_path: Path) -> None:
     order = ["default", "user", "project", "cli"]
     upto = order.index(layers)
     if upto >= 1:
-        user_file(tmp_path, 'sandbox = "read-only"\n')
-    if upto >= 2:
-        write(tmp_path / "work" / ".harness.toml", 'sandbox = "workspace-write"\n')
-    args = ["-p", "scripted", *(["--sandbox", "read-only"] if upto >= 3 else [])]
+        user_file(tmp_path, 'sandbox = "danger-full-access"\n')
+    if upto >= 2:  # narrower than the user's: no trust needed
+        write(tmp_path / "work" / ".harness.toml", 'sandbox = "read-only"\n')
+    args = ["-p", "scripted", *(["--sandbox", "workspace-write"] if upto >= 3 else [])]
     assert run_ok(*args, runs=default_runs(tmp_path)).spec["sandbox"] == expected
 
 
 def test_runs_dir_comes_from_the_highest_layer_that_sets_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert run_ok("-p", "scripted", runs=default_runs(tmp_path))
-    user_file(tmp_path, 'runs_dir = "user-runs"\n')  # relative: from the file's directory
+    user_file(tmp_path, f'runs_dir = "user-runs"\ntrusted_projects = ["{tmp_path / "work"}"]\n')  # relative: from
+    # the file's directory
     assert run_ok("-p", "scripted", runs=tmp_path / "xdg" / "harness" / "user-runs")
     write(tmp_path / "work" / ".harness.toml", 'runs_dir = "~/project-runs"\n')  # ~ expanded
     assert run_ok("-p", "scripted", runs=tmp_path / "home" / "project-runs")
@@ -191,18 +192,17 @@ def test_chat_uses_the_configuration_too(tmp_path: Path) -> None:
 # --- finding the project file ---------------------------------------------------------------------------------
 
 def test_the_project_file_is_found_upward_from_cwd(tmp_path: Path) -> None:
-    write(tmp_path / "proj" / ".harness.toml", 'provider = "other"\n')
+    write(tmp_path / "proj" / ".harness.toml", 'model = "from-proj"\n')
     deep = tmp_path / "proj" / "src" / "pkg"
     deep.mkdir(parents=True)
     runs = default_runs(tmp_path)
-    assert run_ok("-C", str(deep), runs=runs).provider == "other"  # from -C, not from the current directory
-    (next(runs.glob("*.jsonl"))).unlink()
-    result = invoke("run", "x")  # the current directory (work/) has no project file above it
-    assert result.exit_code == 2 and DEFAULT_PROVIDER in result.stderr
+    assert run_ok("-p", "scripted", "-C", str(deep), runs=runs).spec["model"] == "from-proj"  # from -C, not from
+    (next(runs.glob("*.jsonl"))).unlink()  # the current directory (work/), which has no project file above it
+    assert run_ok("-p", "scripted", runs=runs).spec["model"] is None
 
 
 def test_the_search_stops_at_the_home_directory(tmp_path: Path) -> None:
-    write(tmp_path / ".harness.toml", 'provider = "other"\n')  # above $HOME: someone else's
+    write(tmp_path / ".harness.toml", 'model = "m"\n')  # above $HOME: someone else's
     inside = tmp_path / "home" / "proj"
     inside.mkdir(parents=True)
     shown = json.loads(invoke("config", "--json", "-C", str(inside)).stdout)
@@ -220,7 +220,10 @@ def test_the_search_stops_at_the_home_directory(tmp_path: Path) -> None:
     ('# a comment\nsandbox = "yolo"\n', 2, "sandbox = \"yolo\": Input should be 'read-only', 'workspace-write' or"),
     ('max_turns = "3"\n', 1, "max_turns = \"3\": Input should be a valid integer"),
     ('idle_timeout = "soon"\n', 1, "not a number of seconds: give e.g. 300, or \"inf\""),
-    ('[providers.scripted]\nscenario = "say"\nmodel = 3\n', 1, "providers.scripted.model must be a model name"),
+    ('[providers.scripted]\nscenario = "say"\nmodel = 3\n', 3, "providers.scripted.model = 3: Input should be a "
+                                                              "valid string"),
+    ('[providers]\nscripted = 3\n', 2, "providers.scripted must be a table ([providers.scripted] and keys below it), "
+                                     "not 3"),
     ('provider = "scripted"\nsandbox = \n', 2, "not valid TOML: Invalid value (column 11)"),
     ('a = 1\n[x\n', 2, "not valid TOML"),
 ])
@@ -239,11 +242,13 @@ def test_an_untrusted_project_file_may_not_widen_what_the_agent_can_do(tmp_path:
     project = write(tmp_path / "work" / ".harness.toml", 'model = "m"\nsandbox = "danger-full-access"\n')
     result = invoke("run", "-p", "scripted", "x")
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"harness: error: {project}:2: a project file may not choose sandbox = ")
+    assert result.stderr.startswith(f"harness: error: {project}:2: an untrusted project file may not choose sandbox = "
+                                    "\"danger-full-access\", wider than 'workspace-write' (the default)")
     assert f"trusted_projects = [\"{tmp_path / 'work'}\"]" in result.stderr and "-s danger-full-access" in result.stderr
     write(project, '[providers.scripted.nested]\nbin = "./evil"\n')
     result = invoke("run", "-p", "scripted", "x")
-    assert result.exit_code == 2 and f"{project}:2: a project file may not set provider options" in result.stderr
+    assert result.exit_code == 2
+    assert f"{project}:2: an untrusted project file may not set provider options" in result.stderr
     write(project, 'trusted_projects = ["/"]\n')
     result = invoke("run", "-p", "scripted", "x")
     assert result.exit_code == 2 and "trusted_projects belongs in the user file" in result.stderr
@@ -255,7 +260,8 @@ def test_an_untrusted_project_file_may_not_widen_what_the_agent_can_do(tmp_path:
 # --- harness config -------------------------------------------------------------------------------------------
 
 def test_config_shows_each_value_and_where_it_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    user = user_file(tmp_path, 'sandbox = "read-only"\n\n[providers.other]\nconfig.effort = "high"\n')
+    user = user_file(tmp_path, f'sandbox = "read-only"\ntrusted_projects = ["{tmp_path / "work"}"]\n'
+                               '[providers.other]\nscenario = "think"\n')
     project = write(tmp_path / "work" / ".harness.toml", '# project\nprovider = "other"\nidle_timeout = "inf"\n')
     monkeypatch.setenv("HARNESS_RUNS_DIR", str(tmp_path / "env-runs"))
     out = invoke("config")
@@ -270,12 +276,12 @@ def test_config_shows_each_value_and_where_it_came_from(tmp_path: Path, monkeypa
     assert by_key["runs_dir"].split() == ["runs_dir", "=", f'"{tmp_path / "env-runs"}"', "#", "$HARNESS_RUNS_DIR"]
     assert "# model: not set" in out.stdout
     assert lines[-2:][0] == "[providers.other]"
-    assert lines[-1].split() == ["config.effort", "=", '"high"', "#", "user", f"{user}:4"]
+    assert lines[-1].split() == ["scenario", "=", '"think"', "#", "user", f"{user}:4"]
     data = json.loads(invoke("config", "--json").stdout)
     assert data["settings"]["provider"] == {"value": "other", "source": f"project {project}:2"}
     assert data["settings"]["idle_timeout"] == {"value": "inf", "source": f"project {project}:3"}
     assert data["settings"]["model"] == {"value": None, "source": "default"}
-    assert data["providers"] == {"other": {"config.effort": {"value": "high", "source": f"user {user}:4"}}}
+    assert data["providers"] == {"other": {"scenario": {"value": "think", "source": f"user {user}:4"}}}
     assert [f["found"] for f in data["files"]] == [True, True]
 
 
@@ -287,9 +293,24 @@ def test_config_without_files_shows_the_defaults_and_the_files_looked_for(tmp_pa
     assert f'provider = "{DEFAULT_PROVIDER}"' in out.stdout and f'"{default_runs(tmp_path)}"' in out.stdout
 
 
-def test_config_path_prints_the_user_file(tmp_path: Path) -> None:
+def test_config_path_prints_both_files(tmp_path: Path) -> None:
+    user = tmp_path / "xdg" / "harness" / "config.toml"
     out = invoke("config", "path")
-    assert (out.exit_code, out.stdout) == (0, f"{tmp_path / 'xdg' / 'harness' / 'config.toml'}\n")
+    assert (out.exit_code, out.stdout.splitlines()) == (0, [
+        f"user:    {user} (not found)",
+        f"project: none found, searched from {tmp_path / 'work'} up to /"])  # work/ is not below $HOME
+    inside = tmp_path / "home" / "src"
+    inside.mkdir(parents=True)
+    out = invoke("config", "path", "-C", str(inside))
+    assert out.stdout.splitlines()[1] == f"project: none found, searched from {inside} up to {tmp_path / 'home'}"
+    missing = invoke("config", "path", "project")
+    assert missing.exit_code == 1 and f"create one: $EDITOR {tmp_path / 'work' / '.harness.toml'}" in missing.stderr
+    user_file(tmp_path, "")
+    project = write(tmp_path / "work" / ".harness.toml", "")
+    out = invoke("config", "-C", str(tmp_path / "work"), "path")  # the group's -C counts too
+    assert out.stdout.splitlines() == [f"user:    {user}", f"project: {project}"]
+    assert invoke("config", "path", "user").stdout == f"{user}\n"  # for $EDITOR "$(harness config path user)"
+    assert invoke("config", "path", "project").stdout == f"{project}\n"
     assert invoke("config", "--json", "path").exit_code == 2
 
 
@@ -304,3 +325,122 @@ def test_short_flags_c_s_a_reach_the_spec(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     spec = started(tmp_path / "chat-runs").spec
     assert (spec["sandbox"], spec["approval"]) == ("danger-full-access", "untrusted")
+
+
+# --- trust: what an untrusted project file may set ----------------------------------------------------------
+
+def test_an_untrusted_project_file_may_set_how_the_agent_works(tmp_path: Path) -> None:
+    write(tmp_path / "work" / ".harness.toml", """\
+        model = "m"
+        effort = "high"
+        max_turns = 3
+        max_output_tokens = 100
+        idle_timeout = 60
+        sandbox = "read-only"
+        approval = "untrusted"
+        [providers.scripted]
+        model = "m-scripted"
+        """)
+    spec = run_ok("-p", "scripted", runs=default_runs(tmp_path)).spec
+    assert (spec["model"], spec["effort"], spec["max_turns"], spec["max_output_tokens"], spec["idle_timeout"],
+            spec["sandbox"], spec["approval"]) == ("m-scripted", "high", 3, 100, 60, "read-only", "untrusted")
+
+
+@pytest.mark.parametrize(("user", "project", "says", "flag"), [
+    ("", 'provider = "other"', "may not set provider (it chooses which agent CLI runs): pass -p NAME",
+     ["-p", "scripted"]),
+    ("", 'runs_dir = "/elsewhere"', "may not set runs_dir (it chooses where run logs are written): pass --runs-dir",
+     ["--runs-dir", "RUNS"]),
+    ("", "max_cost_usd = 100", "may not set max_cost_usd (it can raise your spending limit): pass --max-cost-usd",
+     ["--max-cost-usd", "100"]),
+    ('sandbox = "read-only"', 'sandbox = "workspace-write"',
+     "may not choose sandbox = \"workspace-write\", wider than 'read-only' (your {user}): pass -s workspace-write",
+     ["-s", "workspace-write"]),
+    ('approval = "untrusted"', 'approval = "on-request"',
+     "may not choose approval = \"on-request\", wider than 'untrusted' (your {user}): pass -a on-request",
+     ["-a", "on-request"]),
+    ('approval = "on-request"', 'approval = "never"', "wider than 'on-request'", ["-a", "never"]),
+])
+def test_an_untrusted_project_file_may_not_widen_or_redirect(user: str, project: str, says: str, flag: list[str],
+                                                              tmp_path: Path) -> None:
+    user_path = user_file(tmp_path, user + "\n" + ('provider = "scripted"\n' if "provider" not in user else ""))
+    path = write(tmp_path / "work" / ".harness.toml", f"# the project's\n{project}\n")
+    result = invoke("run", "x")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"harness: error: {path}:2: an untrusted project file ")
+    assert says.format(user=user_path) in result.stderr
+    assert f'trusted_projects = ["{tmp_path / "work"}"]' in result.stderr
+    assert not default_runs(tmp_path).exists()
+    given = [str(tmp_path / "runs") if word == "RUNS" else word for word in flag]
+    assert invoke("run", *given, "x").exit_code == 0  # the command line sets it itself: the file's is not used
+    shown = invoke("config").stdout
+    assert "# not applied (a run fails on these unless its command line sets them itself):" in shown
+    user_file(tmp_path, f'{user}\nprovider = "scripted"\ntrusted_projects = ["{tmp_path / "work"}"]\n')
+    assert invoke("config").exit_code == 0 and "not applied" not in invoke("config").stdout  # trusted: it may
+
+
+def test_every_setting_has_a_trust_rule() -> None:
+    from harness_core.cli import _config
+
+    ruled = {*_config._UNTRUSTED, *_config._NEEDS_TRUST, *_config._WIDER}
+    assert ruled == set(_config.KEYS)
+
+
+def test_a_project_file_that_is_not_the_users_own_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    shared = tmp_path / "shared"
+    project = write(shared / ".harness.toml", 'model = "theirs"\n')
+    shared.chmod(0o777)  # like /tmp: anyone may have put the file there
+    result = invoke("run", "-p", "scripted", "-C", str(shared), "x")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[0] == (
+        f"harness: warning: ignoring {project}: its directory {shared} is writable by every user; if you trust it, "
+        f"add its directory to trusted_projects in {tmp_path / 'xdg' / 'harness' / 'config.toml'}")
+    assert started(default_runs(tmp_path)).spec["model"] is None
+    shown = json.loads(invoke("config", "--json", "-C", str(shared)).stdout)
+    assert shown["files"][1]["ignored"] == f"its directory {shared} is writable by every user"
+    shared.chmod(0o755)
+    real = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: real + 1)  # the file is now someone else's
+    out = invoke("config", "-C", str(shared))
+    assert f"# project file: {project} (ignored: it is owned by another user (uid {real}))" in out.stdout
+    assert "# model: not set" in out.stdout and "harness: warning: ignoring" in out.stderr
+    user_file(tmp_path, f'trusted_projects = ["{shared}"]\n')  # trusted: used, as git's safe.directory
+    out = invoke("config", "-C", str(shared))
+    assert 'model = "theirs"' in out.stdout and out.stderr == ""
+
+
+# --- values checked against the installed providers ---------------------------------------------------------
+
+def test_a_configured_provider_that_is_not_installed_names_file_and_line(tmp_path: Path) -> None:
+    path = user_file(tmp_path, '# mine\nprovider = "scriptd"\n')
+    for args in (["run", "x"], ["chat"], ["config"]):
+        result = invoke(*args, input="hi\n")
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.startswith(f"harness: error: {path}:2: provider = \"scriptd\": no provider named "
+                                        "'scriptd' is installed; did you mean 'scripted'? installed: other, scripted")
+    assert run_ok("-p", "other", runs=default_runs(tmp_path)).provider == "other"  # the file's value is not used
+
+
+def test_provider_options_in_a_file_are_checked_against_the_provider(tmp_path: Path) -> None:
+    path = user_file(tmp_path, '[providers.scripted]\nscenario = "say"\nscenaro = "x"\n')
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"harness: error: {path}:3: providers.scripted.scenaro: scripted has no option "
+                                    "'scenaro'; did you mean 'scenario'? its options: ")
+    assert " -o " not in result.stderr and "on the command line" not in result.stderr
+    assert run_ok("-p", "other", runs=default_runs(tmp_path)).provider == "other"  # another provider's run: unused
+    user_file(tmp_path, '[providers.scripted]\nscenario = "say"\ncrash = "often"\n')
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 2 and f"{path}:3: providers.scripted.crash = \"often\": " in result.stderr
+    assert invoke("config").exit_code == 2  # harness config checks every table
+
+
+def test_a_table_for_a_provider_not_installed_is_a_warning(tmp_path: Path) -> None:
+    path = user_file(tmp_path, '[providers.gone-agent]\nmodel = "sonnet"\n')
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"harness: warning: {path}:2: [providers.gone-agent] is not used: no "
+                                    "provider named 'gone-agent' is installed")
+    assert invoke("config").exit_code == 0

@@ -139,3 +139,28 @@ def test_a_hanging_or_failing_check_is_not_checked_never_fatal(monkeypatch: pyte
     assert result.exit_code == 0, result.stdout
     assert "     credentials: not checked (the check took longer than 0.2 s)" in result.stdout
     assert "     credentials: not checked (`agent auth` exited with status 9)" in result.stdout
+
+
+def test_a_bad_configuration_is_one_of_doctors_problems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reset_host(make_host(("p", _plugin(LoggedIn))))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user = tmp_path / "xdg" / "harness" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('# mine\nmax_turns = "3"\n')
+    result = invoke("doctor")
+    assert result.exit_code == 1, result.output
+    problem = f'{user}:2: max_turns = "3": Input should be a valid integer'
+    assert result.stdout.splitlines()[0] == f"!! config: {problem}"
+    assert "ok logged-in 1.0" in result.stdout and "1 problem(s) found" in result.stdout
+    assert json.loads(invoke("doctor", "--json").stdout)["problems"] == [f"config: {problem}"]
+    user.write_text('provider = "logged-inn"\n[providers.gone]\nmodel = "m"\n')  # values the host checks
+    result = invoke("doctor")
+    assert result.exit_code == 1
+    assert (f"!! config: {user}:1: provider = \"logged-inn\": no provider named 'logged-inn' is installed; did you "
+            "mean 'logged-in'?") in result.stdout
+    assert f"   config: warning: {user}:3: [providers.gone] is not used" in result.stdout
+    user.write_text('provider = "logged-in"\n')
+    result = invoke("doctor")
+    assert result.exit_code == 0, result.stdout
+    assert "ok logged-in 1.0 (default)" in result.stdout

@@ -150,3 +150,46 @@ def test_run_accepts_an_alias(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert result.exit_code == 0, result.output
     first = json.loads(result.output.splitlines()[0])
     assert first["type"] == "run_started" and first["provider"] == "scripted"
+
+
+def test_a_typo_of_an_alias_gets_did_you_mean_and_an_alias_two_claim_names_them() -> None:
+    from harness_core.errors import ProviderNotFoundError
+
+    class One(scripted.ScriptedProvider):
+        info: ClassVar[ProviderInfo] = ProviderInfo(name="one", version="1", aliases=frozenset({"shared", "uno"}))
+
+    class Two(scripted.ScriptedProvider):
+        info: ClassVar[ProviderInfo] = ProviderInfo(name="two", version="1", aliases=frozenset({"shared"}))
+
+    class _Plugin:
+        @staticmethod
+        @hookimpl
+        def harness_register_providers(register: Any) -> None:
+            register(One)
+            register(Two)
+
+    host = PluginHost.create(plugins=[("both", _Plugin())])
+    with pytest.raises(ProviderNotFoundError, match="did you mean 'uno'"):
+        host.get("unoo")
+    with pytest.raises(ProviderNotFoundError, match=r"'shared' is another name of more than one provider \(one, two\)"):
+        host.get("shared")
+    assert host.get("uno").name == "one"
+
+
+def test_the_default_marked_is_the_configured_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_PROVIDER")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user = tmp_path / "xdg" / "harness" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('provider = "toy"\n')  # an alias: the provider it names is the default
+    result = invoke("providers")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line for line in result.output.splitlines()}
+    assert rows["toy-agent"].startswith("toy-agent (default; also: toy)") and "default" not in rows["scripted"]
+    assert result.output.splitlines()[-1] == f"default provider: toy-agent (from user {user}:1)"
+    assert json.loads(invoke("providers", "--json").output)["default"] == "toy-agent"
+    assert invoke("providers", "toy").output.splitlines()[0] == "toy-agent 2.0 (default; also: toy)"
+    monkeypatch.setenv("HARNESS_PROVIDER", "scripted")  # the environment wins, as for `harness run`
+    assert json.loads(invoke("providers", "--json").output)["default"] == "scripted"

@@ -213,3 +213,48 @@ def test_runs_provider_filter_names_a_typo() -> None:
     typo = invoke("runs", "--provider", "scriptd")
     assert typo.exit_code == 2 and "did you mean 'scripted'?" in typo.stderr
     assert invoke("runs", "--provider", "scripted").exit_code == 0
+
+
+def test_show_says_an_action_cut_short_at_its_question_did_not_run(runs_dir: Path) -> None:
+    """As the live view does: an edit whose question Ctrl-C cut short is `⊘ … (not run: interrupted)`, a denied
+    one `(not run: denied)`, not `✗ … (failed)`; a command that ran stays as it ended."""
+    from harness_core.events import (
+        ApprovalDecision,
+        ApprovalRequested,
+        ApprovalResolved,
+        HarnessToolDetails,
+        ToolKind,
+        ToolResult,
+        ToolStatus,
+        ToolUse,
+    )
+
+    run_id = "20261201T160000-abcd7777"
+    edit = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path="notes.txt")
+    write = HarnessToolDetails(kind=ToolKind.WRITE, title="Writing file", path="new.txt")
+    shell = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command="make")
+    events = [
+        RunStarted(provider="scripted", provider_version="1", spec={"prompt": "p"}),
+        ToolUse(tool_id="s", name="shell", display=shell),
+        ToolResult(tool_id="s", name="shell", display=shell.model_copy(update={"status": ToolStatus.FAILED,
+                                                                              "exit_code": 2})),
+        ToolUse(tool_id="w", name="write", display=write),
+        ApprovalRequested(request_id="r1", tool_id="w", display=write),
+        ApprovalResolved(request_id="r1", decision=ApprovalDecision.DENY, reason="answered on the terminal"),
+        ToolResult(tool_id="w", name="write", display=write.model_copy(update={"status": ToolStatus.FAILED})),
+        ToolUse(tool_id="e", name="edit", display=edit),
+        ApprovalRequested(request_id="r2", tool_id="e", display=edit),
+        ToolResult(tool_id="e", name="edit", display=edit.model_copy(update={"status": ToolStatus.FAILED})),
+        Done(result=HarnessResult(status=RunStatus.INTERRUPTED)),
+    ]
+    writer = LogWriter(runs_dir / f"{run_id}.jsonl")
+    for seq, event in enumerate(events):
+        writer.write_line(event.model_copy(update={"run_id": run_id, "seq": seq, "ts": 1.0 + seq})
+                          .model_dump_json().encode())
+    writer.close()
+    shown = invoke("show", run_id)
+    assert "  ✗ Running command make (exit 2)" in shown.stdout
+    assert "  ⊘ Writing file new.txt (not run: denied)" in shown.stdout
+    assert "  ⊘ Editing file notes.txt (not run: interrupted)" in shown.stdout
+    tools = json.loads(invoke("show", run_id, "--json").stdout)["tools"]
+    assert [t.get("not_run") for t in tools] == [None, "denied", "interrupted"]

@@ -29,19 +29,37 @@ def test_every_scenario_has_a_one_line_description() -> None:
     assert all(s.description and "\n" not in s.description for s in SCENARIOS.values())
 
 
-def test_scenarios_lists_each_one_on_its_own_line() -> None:
+def _blocks(output: str) -> dict[str, str]:
+    """Each scenario's block (its first line and the indented lines under it) as one line of text."""
+    blocks: dict[str, str] = {}
+    name = None
+    for line in output.split("\n\n")[0].splitlines():
+        if not line.startswith(" "):
+            name = line.split()[0]
+            blocks[name] = line
+        elif name is not None:
+            blocks[name] += " " + line.strip()
+    return blocks
+
+
+def test_scenarios_lists_each_one_with_its_description_within_the_width() -> None:
     result = CliRunner().invoke(cli, ["scenarios"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    blocks = _blocks(result.output)
+    assert list(blocks) == list(SCENARIOS)
     for name, scenario in SCENARIOS.items():
-        (line,) = [line for line in lines if line.split()[:1] == [name]]
-        assert scenario.description in line
-    (tools,) = [line for line in lines if line.startswith("tools (default)")]
+        assert " ".join(scenario.description.split()) in " ".join(blocks[name].split())
+    tools = blocks["tools"]
+    assert tools.startswith("tools (default)")
     assert "asks with --approval untrusted (edit, write; command, read: some providers)" in tools
     assert "on-request --sandbox read-only (edit, write" in tools
-    (say,) = [line for line in lines if line.startswith("say ")]
-    assert say.endswith("[asks nothing]")
-    assert "the default, never, asks nothing" in result.output
+    assert blocks["say"].endswith("[asks nothing]")
+    assert "the default, never, asks nothing" in " ".join(result.output.split())
+    assert max(len(line) for line in result.output.splitlines()) <= 100  # off a terminal: 100 columns
+    from harness_core.cli._scenarios import format_scenarios, scenario_rows
+
+    narrow = format_scenarios(scenario_rows(), None, width=60)
+    assert max(len(line) for line in narrow.splitlines()) <= 60 and _blocks(narrow).keys() == blocks.keys()
 
 
 def test_scenarios_json() -> None:
@@ -51,7 +69,7 @@ def test_scenarios_json() -> None:
     assert rows["tools"]["tools"] == ["command", "read", "edit", "write"] and rows["tools"]["default"] is True
     assert rows["tools"]["asks_for_approval"]["untrusted"] == {"every_provider": ["edit", "write"],
                                                                "some_providers": ["command", "read"]}
-    assert rows["print_secrets"]["asks_for_approval"]["on-request"] == {"sandbox read-only": []}
+    assert rows["print_secrets"]["asks_for_approval"]["on-request"] == {"read_only_sandbox": []}
     assert rows["fail_401"]["asks_for_approval"] is None and rows["fail_401"]["expected_status"] == "failed"
 
 

@@ -163,11 +163,14 @@ def test_output_schema_prints_the_parsed_answer_and_puts_it_in_done(runs_dir: Pa
 def test_an_answer_that_does_not_match_fails_the_run(tmp_path: Path) -> None:
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(_SCHEMA))
-    out = invoke("run", "x", "--output-schema", str(schema))  # the `say` scenario answers prose
+    answer = tmp_path / "answer.txt"
+    answer.write_text("an earlier answer\n")
+    out = invoke("run", "x", "--output-schema", str(schema), "--output-last-message", str(answer))  # `say`: prose
     assert out.exit_code == 1
     assert "[error] invalid_structured_output: " in out.stderr
-    assert out.stderr.count("Hello from the scripted model.") == 1  # the answer as written, once
-    assert out.stdout == "Hello from the scripted model.\n"  # the answer it gave, off a terminal
+    assert out.stderr.count("Hello from the scripted model.") == 1  # the view shows what it wrote, once
+    assert out.stdout == ""  # a failed run has no answer: nothing on stdout, the file as it was
+    assert answer.read_text() == "an earlier answer\n"
 
 
 def test_a_chat_with_an_output_schema_prints_each_answer_once(runs_dir: Path, tmp_path: Path) -> None:

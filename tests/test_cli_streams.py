@@ -15,6 +15,8 @@ import os
 import pty
 import re
 import select
+import signal
+import struct
 import subprocess
 import sys
 import termios
@@ -56,6 +58,7 @@ __all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
 
 _DEADLINE = 60.0
 _ANSWER = "The answer is 42."
+_PARTIAL = "Half an answer."
 
 WRAPPER = textwrap.dedent(f"""
     from typing import ClassVar
@@ -64,11 +67,13 @@ WRAPPER = textwrap.dedent(f"""
     from harness_core.capabilities import Capability, ProviderInfo
     from harness_core.hookspecs import hookimpl
     from harness_core.offline.backends import MessagesBackend
-    from harness_core.offline.scenarios import SCENARIOS, Say, Scenario
+    from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario
     from harness_core.plugins import PluginHost, reset_host
     from harness_core.provider import OfflineSetup
 
     SCENARIOS["slow_say"] = Scenario("slow_say", (Say({_ANSWER!r}, chunks=6, delay=0.25),))
+    SCENARIOS["say_then_ask"] = Scenario("say_then_ask", (Say({_PARTIAL!r}, chunks=1), RunCommand("echo asked"),
+                                                          Say("Done.")))
 
     class OfflineScripted(scripted.ScriptedProvider):
         info: ClassVar[ProviderInfo] = ProviderInfo(name="offline-scripted", version="1.0",
@@ -87,6 +92,8 @@ WRAPPER = textwrap.dedent(f"""
     from harness_core.cli import main
     main()
 """)
+
+_ASKED = b"allow? [y]es / [n]o (Enter) / [a]bort: "
 
 
 @dataclass
@@ -109,11 +116,14 @@ def harness(tmp_path: Path, runs_dir: Path) -> Iterator[tuple[list[str], dict[st
 
 
 def play(harness: tuple[list[str], dict[str, str]], args: Sequence[str], *, stdout_tty: bool, stderr_tty: bool,
-         keys: Sequence[tuple[bytes, bytes]] = ()) -> Played:
+         keys: Sequence[tuple[bytes, bytes]] = (), columns: int | None = None) -> Played:
     """Run `harness ARGS` with a pty as its controlling terminal and stdin, and as its stdout and/or stderr (the
-    others are pipes); type each key when its trigger has appeared on the pty (once per trigger occurrence)."""
+    others are pipes); type each key when its trigger has appeared on the pty (once per trigger occurrence).
+    `columns`: the pty's window width (else the pty has none set)."""
     cmd, env = harness
     controller, terminal = pty.openpty()
+    if columns is not None:
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
 
     def controlling_terminal() -> None:
         os.setsid()
@@ -203,24 +213,141 @@ def test_quiet_prints_the_answer_alone_and_no_view_even_on_a_terminal(
         harness: tuple[list[str], dict[str, str]]) -> None:
     played = play(harness, ["--offline", "--scenario", "slow_say", "-q"], stdout_tty=True, stderr_tty=True)
     assert played.status == 0, played
-    shown = _lines(played.terminal)
-    assert shown[-1] == _ANSWER, shown
-    assert not [line for line in shown if not line.startswith("harness: ") and line != _ANSWER], shown
+    assert _lines(played.terminal) == [_ANSWER]  # not even the offline workspace's `harness:` lines
     assert b"\x1b" not in played.terminal  # no status line, no colour
 
 
 def test_quiet_still_asks_on_the_terminal_and_a_failure_is_one_line_on_stderr(
         harness: tuple[list[str], dict[str, str]]) -> None:
     played = play(harness, ["--offline", "-q", "--approval", "untrusted"], stdout_tty=False, stderr_tty=True,
-                  keys=[(b"allow? [y]es / [n]o / [a]bort: ", b"y\n")] * 4)
+                  keys=[(_ASKED, b"y\n")] * 4)
     assert played.status == 0, played
-    assert played.terminal.count(b"allow? [y]es / [n]o / [a]bort: ") == 4
+    assert played.terminal.count(_ASKED) == 4
     assert b"[tool]" not in played.terminal and b"success" not in played.terminal
     assert played.stdout == b"All four tools ran.\n"
     failed = play(harness, ["--offline", "-q", "--scenario", "fail_401"], stdout_tty=False, stderr_tty=True)
     assert failed.status == 1 and failed.stdout == b""
-    (said,) = [line for line in _lines(failed.terminal) if not line.startswith("harness: offline workspace")]
+    (said,) = _lines(failed.terminal)
     assert said.startswith("harness: run failed: auth_failed: the model API refused the credentials"), said
+
+
+def test_quiet_with_both_pipes_leaves_stderr_empty(harness: tuple[list[str], dict[str, str]]) -> None:
+    cmd, env = harness
+    done = subprocess.run([*cmd, "run", "--offline", "--scenario", "tools", "-q"], env=env, capture_output=True,
+                          timeout=_DEADLINE, stdin=subprocess.DEVNULL)  # the scenario creates notes.txt
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"All four tools ran.\n", b"")
+
+
+@pytest.mark.parametrize("into", ["pipe", "file"])  # `harness run … 2>&1 | cat`, `harness run … > out.txt 2>&1`
+def test_stdout_and_stderr_in_one_file_get_the_answer_once(harness: tuple[list[str], dict[str, str]],
+                                                          tmp_path: Path, into: str) -> None:
+    cmd, env = harness
+    args = [*cmd, "run", "--offline", "--scenario", "tools"]
+    if into == "pipe":
+        done = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=_DEADLINE,
+                              stdin=subprocess.DEVNULL)
+        output = done.stdout.decode()
+    else:
+        with (tmp_path / "out.txt").open("wb") as out:
+            done = subprocess.run(args, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=_DEADLINE,
+                                  stdin=subprocess.DEVNULL)
+        output = (tmp_path / "out.txt").read_text()
+    assert done.returncode == 0, output
+    assert output.count("All four tools ran.") == 1, output  # the view streamed it; no second copy after it
+    assert "[tool] \u2713 Running command echo harness-ok" in output and "\x1b" not in output
+    assert output.splitlines()[-1].startswith("\u2713 success in ")
+
+
+def test_the_status_line_fits_the_terminal_it_is_drawn_on(harness: tuple[list[str], dict[str, str]]) -> None:
+    """stdout a pipe, the view on a 20-column stderr terminal while $COLUMNS says 100: the view measures its
+    own terminal, not stdout's or $COLUMNS."""
+    played = play(harness, ["--offline", "--scenario", "slow_say"], stdout_tty=False, stderr_tty=True, columns=20)
+    assert played.status == 0, played
+    drawn = [piece.split("\x1b[0m")[0] for piece in played.terminal.decode().split("\r\x1b[2K\x1b[36m")[1:]]
+    assert drawn and all(len(status) <= 19 for status in drawn), drawn  # one column left for the cursor
+    assert any(status.endswith("\u2026") for status in drawn), drawn  # "⠋ 0.1 s · waiting for model", cut
+
+
+def test_the_width_of_a_stream_without_a_terminal_falls_back_to_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness_core.cli._streams import same_file, terminal_width
+
+    monkeypatch.setenv("COLUMNS", "77")
+    assert terminal_width(io.StringIO()) == 77
+    assert not same_file(io.StringIO(), io.StringIO())
+
+
+# --- only a success has an answer ---------------------------------------------------------------------------
+
+def _wait_for_text(runs_dir: Path, child: subprocess.Popen[bytes]) -> None:
+    """Until the run's log holds a streamed piece of the answer (the run is speaking: Ctrl-C lands mid-answer)."""
+    deadline = time.monotonic() + _DEADLINE
+    while not any('"text_delta"' in log.read_text() for log in runs_dir.glob("*.jsonl")):
+        assert time.monotonic() < deadline and child.poll() is None, "the run never started speaking"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_an_interrupted_answer_goes_neither_to_stdout_nor_to_the_file(harness: tuple[list[str], dict[str, str]],
+                                                                      runs_dir: Path, tmp_path: Path,
+                                                                      quiet: bool) -> None:
+    cmd, env = harness
+    answer = tmp_path / "last.txt"
+    answer.write_text("the last good answer\n")
+    child = subprocess.Popen([*cmd, "run", "--offline", "--scenario", "slow_text", "--output-last-message",
+                              str(answer), *(["-q"] if quiet else [])], env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _wait_for_text(runs_dir, child)
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=_DEADLINE)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=_DEADLINE)
+    assert child.returncode == 130, stderr
+    assert stdout == b"" and answer.read_text() == "the last good answer\n"
+    if quiet:
+        assert _lines(stderr)[-1] == "harness: run interrupted" and b"a slow" not in stderr, stderr
+    else:  # the view showed what was streamed (7 characters a second)
+        assert b"\na slow" in stderr and "\u25a0 interrupted in " in stderr.decode(), stderr
+
+
+def test_an_answer_cut_short_by_abort_is_no_answer(harness: tuple[list[str], dict[str, str]],
+                                                   tmp_path: Path) -> None:
+    """[a]bort at the question: the provider ends the turn itself, its interrupted result carrying the text said
+    before (as a real agent's cut-short turn does). The view showed it; stdout and the file do not get it."""
+    answer = tmp_path / "last.txt"
+    answer.write_text("the last good answer\n")
+    played = play(harness, ["--offline", "--scenario", "say_then_ask", "--approval", "untrusted",
+                            "--output-last-message", str(answer)], stdout_tty=False, stderr_tty=True,
+                  keys=[(_ASKED, b"a\n")])
+    assert played.status == 130, played
+    assert _PARTIAL.encode() in played.terminal and b"interrupted in " in played.terminal
+    assert played.stdout == b"" and answer.read_text() == "the last good answer\n"
+
+
+def test_only_a_successful_run_has_an_answer() -> None:
+    from harness_core.cli._streams import answer_text
+
+    said = {"final_text": "a slow answer a slow", "session_id": "s"}
+    assert answer_text(HarnessResult(status=RunStatus.SUCCESS, **said)) == "a slow answer a slow\n"
+    assert answer_text(HarnessResult(status=RunStatus.INTERRUPTED, **said)) is None
+    failed = HarnessResult(status=RunStatus.FAILED, error=ErrorInfo(code="budget_exceeded", message="over"), **said)
+    assert answer_text(failed) is None
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_run_over_its_budget_prints_no_answer(runs_dir: Path, tmp_path: Path, quiet: bool) -> None:
+    answer = tmp_path / "last.txt"
+    answer.write_text("the last good answer\n")
+    out = invoke("run", "x", "-o", "cost_usd=0.01", "--max-cost-usd", "0.005", "--output-last-message", str(answer),
+                 *(["-q"] if quiet else []))
+    assert out.exit_code == 1 and out.stdout == "" and answer.read_text() == "the last good answer\n"
+    if quiet:  # the one line, nothing else
+        (said,) = out.stderr.splitlines()
+        assert said.startswith("harness: run failed: budget_exceeded: the run went over its budget"), said
+    else:  # the view still shows what the model wrote
+        assert "Hello from the scripted model." in out.stderr and "budget_exceeded" in out.stderr
 
 
 # --- approvals on a terminal -----------------------------------------------------------------------------
@@ -228,8 +355,7 @@ def test_quiet_still_asks_on_the_terminal_and_a_failure_is_one_line_on_stderr(
 def test_an_answer_typed_on_the_terminal_is_approved_by_you(harness: tuple[list[str], dict[str, str]],
                                                            runs_dir: Path) -> None:
     played = play(harness, ["--offline", "--approval", "untrusted"], stdout_tty=True, stderr_tty=True,
-                  keys=[(b"allow? [y]es / [n]o / [a]bort: ", b"y\n"), (b"allow? [y]es / [n]o / [a]bort: ", b"n\n")]
-                  + [(b"allow? [y]es / [n]o / [a]bort: ", b"y\n")] * 2)
+                  keys=[(_ASKED, b"y\n"), (_ASKED, b"n\n"), (_ASKED, b"y\n"), (_ASKED, b"y\n")])
     assert played.status == 0, played
     view = played.terminal.decode()
     assert "Running command echo harness-ok \u2014 approved by you" in view
@@ -241,7 +367,7 @@ def test_an_answer_typed_on_the_terminal_is_approved_by_you(harness: tuple[list[
 def test_ctrl_c_at_a_question_shows_the_action_as_not_run(harness: tuple[list[str], dict[str, str]],
                                                           runs_dir: Path) -> None:
     played = play(harness, ["--offline", "--approval", "untrusted"], stdout_tty=False, stderr_tty=True,
-                  keys=[(b"allow? [y]es / [n]o / [a]bort: ", b"\x03")])
+                  keys=[(_ASKED, b"\x03")])
     assert played.status == 130, played
     view = re.sub(r"\x1b\[[0-9;]*m", "", played.terminal.decode().replace("\r\n", "\n"))  # colours off
     assert "\u2298 Running command echo harness-ok (not run: interrupted)" in view, view

@@ -208,3 +208,22 @@ def test_approval_diff_and_changed_line() -> None:
     assert shown.splitlines()[:3] == ["--- a/a.txt", "+++ b/a.txt", "@@ -1,7 +1,8 @@"]
     assert shown.splitlines()[-1] == "b.txt (add): no diff known"
     assert changed_line(["a.py", "notes.txt"]) == "changed: a.py, notes.txt" and changed_line([]) == ""
+
+
+def test_an_approval_names_files_inside_the_run_relative_to_it() -> None:
+    """Agents that name files by absolute path get the same question and diff headers as the others."""
+    from harness_core import ApprovalRequested, HarnessToolDetails, ToolKind
+    from harness_core.cli._approve import question
+    from harness_core.cli._diffview import approval_diff
+    from harness_core.events import FileChange
+
+    diff = "--- a/tmp/ws/notes.txt\n+++ b/tmp/ws/notes.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"
+    display = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path="/tmp/ws/notes.txt",
+                                 changes=(FileChange(path="/tmp/ws/notes.txt", kind="modify", diff=diff),))
+    request = ApprovalRequested(request_id="r", display=display, reason="notes.txt")
+    assert question(request, "/tmp/ws") == ("[approval] Editing file notes.txt — allow? [y]es / [n]o (Enter) / "
+                                            "[a]bort: ")  # the reason only repeated the path: not shown twice
+    assert approval_diff(display.changes, colour=False, cwd="/tmp/ws").splitlines()[:2] == [
+        "--- a/notes.txt", "+++ b/notes.txt"]
+    assert approval_diff(display.changes, colour=False, cwd="/elsewhere").splitlines()[0] == "--- a/tmp/ws/notes.txt"
+    assert "(because)" in question(request.model_copy(update={"reason": "because"}), "/tmp/ws")

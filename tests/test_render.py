@@ -272,3 +272,14 @@ def test_the_agent_clis_own_warnings_show_with_verbose_only() -> None:
         renderer.feed(reconnecting)
         shown = out.getvalue()
         assert ("bubblewrap" in shown) is verbose and "[warning] reconnecting" in shown
+
+
+def test_the_final_line_of_an_interrupted_run_says_interrupted_once() -> None:
+    from harness_core import ErrorInfo
+    from harness_core.cli._format import final_line
+
+    result = HarnessResult(status=RunStatus.INTERRUPTED, duration_ms=34000,
+                           error=ErrorInfo(code="interrupted", message="the run was interrupted"))
+    assert final_line(result).count("interrupted") == 1
+    failed = HarnessResult(status=RunStatus.FAILED, duration_ms=1, error=ErrorInfo(code="model_error", message="x"))
+    assert final_line(failed).endswith("model_error")

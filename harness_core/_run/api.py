@@ -200,12 +200,9 @@ async def run(
     buffer: int = 256,
     interrupt_grace: float = 5.0,
 ) -> HarnessResult:
-    """Run `spec` to the end and return its result. The arguments are `open_run`'s: `provider` (default
-    `$HARNESS_PROVIDER`, else `plugins.DEFAULT_PROVIDER`), `approver` (decides approval requests; without one a request is
-    answered by a `harness_approve` plugin, else denied), `on_event` (called with every event), `runs_dir`
-    (default `$HARNESS_RUNS_DIR`, else `$XDG_STATE_HOME/harness/runs`), `run_log=False` (no log), `record_wire`
-    (also the `<run id>.wire.jsonl`), `run_id`, `buffer` (events held before the provider waits) and
-    `interrupt_grace` (seconds an interrupted provider gets before it is stopped hard).
+    """Run `spec` to the end and return its result. The arguments are exactly `open_run`'s, with its defaults
+    (see `help(open_run)`: the provider, approver, event callback, runs directory, wire log, buffer and interrupt
+    grace).
 
     Raises: what `open_run` raises before anything is spawned; after that, every outcome is in the result.
     """

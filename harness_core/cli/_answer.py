@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["AnswerHints", "TerminalAnswers", "approve"]
 
 _DECISIONS = {"allow": "approve", "approve": "approve", "deny": "deny", "abort": "abort"}
+_SAID = {"approve": "allowed", "deny": "denied", "abort": "aborted"}  # the words of the answer, past tense
 _CONFIRM_DEADLINE = 10.0
 
 
@@ -67,8 +68,13 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
         if not pending:
             click.echo(f"run {found} has no approval request waiting")
             return
+        from harness_core.cli._diffview import approval_diff
+        from harness_core.cli._terminal import use_plain
+
         for rid, request in pending.items():
             click.echo(f"{rid}  {question(request).removeprefix('[approval] ').split(' — ')[0]}")
+            if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stdout)):
+                click.echo("\n".join(f"    {line}" for line in shown.splitlines()))
         click.echo(f"answer with `harness approve {found} REQUEST_ID allow|deny|abort`", err=True)
         return
     if decision is None:
@@ -91,7 +97,7 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
     if resolved != mine:
         who = f" by {first[1]}" if first is not None and first[0] == resolved else ""
         fail(f"request {chosen} of run {found} was answered first{who}: {resolved.value}", EXIT_FAILED)
-    click.echo(f"run {found}: request {chosen} resolved: {resolved.value}")
+    click.echo(f"run {found}: request {chosen} {_SAID[resolved.value]}")
 
 
 def _resolution(path: Path, request_id: str) -> ApprovalDecision | None:
@@ -181,8 +187,13 @@ class TerminalAnswers(_WaitHook):
                              f"to ask on: `harness approve {self._run_id} {request_id} allow|deny`\n")
             sys.stderr.flush()
             return
+        from harness_core.cli._diffview import approval_diff
+        from harness_core.cli._terminal import use_plain
+
         self._asked = request_id
         self._renderer.hold()
+        if shown := approval_diff(self._pending[request_id].display.changes, colour=not use_plain(sys.stderr)):
+            sys.stderr.write(shown + "\n")  # the change, before the question about it (as `harness run` asks)
         sys.stderr.write(question(self._pending[request_id]))
         sys.stderr.flush()
         if self._reader is None:

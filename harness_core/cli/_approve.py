@@ -50,7 +50,7 @@ def terminal_approver(renderer: Renderer | None) -> Callable[[ApprovalRequested]
             if renderer is not None:
                 renderer.hold()
             try:
-                return await _ask(request, line_ended), TERMINAL_REASON
+                return await _ask(request, line_ended, renderer.cwd if renderer is not None else None), TERMINAL_REASON
             finally:
                 if renderer is not None:
                     renderer.release()
@@ -58,10 +58,12 @@ def terminal_approver(renderer: Renderer | None) -> Callable[[ApprovalRequested]
     return approve
 
 
-def question(request: ApprovalRequested) -> str:
-    """The question asked for `request`: ``[approval] Running command ls (why) — allow? [y]es / [n]o / [a]bort: ``."""
-    reason = f" ({request.reason})" if request.reason else ""
-    return f"[approval] {tool_label(request.display)}{reason} — allow? [y]es / [n]o / [a]bort: "
+def question(request: ApprovalRequested, cwd: str | None = None) -> str:
+    """The question asked for `request`: ``[approval] Running command ls (why) — allow? [y]es / [n]o (Enter) /
+    [a]bort: ``; a path inside `cwd` (the run's) reads relative to it, as in the live view."""
+    label = tool_label(request.display, cwd=cwd)
+    reason = f" ({request.reason})" if request.reason and request.reason not in label else ""
+    return f"[approval] {label}{reason} — allow? [y]es / [n]o (Enter) / [a]bort: "
 
 
 def parse_answer(line: str) -> ApprovalDecision | None:
@@ -69,14 +71,15 @@ def parse_answer(line: str) -> ApprovalDecision | None:
     return _ANSWERS.get(line.strip().lower())
 
 
-async def _ask(request: ApprovalRequested, line_ended: Callable[[], bool] = lambda: False) -> ApprovalDecision:
+async def _ask(request: ApprovalRequested, line_ended: Callable[[], bool] = lambda: False,
+               cwd: str | None = None) -> ApprovalDecision:
     from harness_core.cli._diffview import approval_diff
     from harness_core.cli._terminal import use_plain
 
-    if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stderr)):
+    if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stderr), cwd=cwd):
         sys.stderr.write(shown + "\n")  # the change, before the question about it
     while True:
-        sys.stderr.write(question(request))
+        sys.stderr.write(question(request, cwd))
         sys.stderr.flush()
         line = await _read_terminal_line(line_ended)
         if line is None:

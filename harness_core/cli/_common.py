@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 __all__ = [
+    "CHECK_RUNS_DIR_OPTION",
     "ENV_BACKEND",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
@@ -51,9 +52,12 @@ _RUNS_DIR_HELP = ("Where run logs live (default: $HARNESS_RUNS_DIR, else `runs_d
                   "config.toml, else $XDG_STATE_HOME/harness/runs).")
 
 
-def _configured_runs_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+def _configured_runs_dir(ctx: click.Context, param: click.Parameter, value: Path | None, *,
+                         tolerant: bool = False) -> Path | None:
     """`--runs-dir` as given, else the parent command's (`harness runs --runs-dir D prune`), else the configured
-    one (`$HARNESS_RUNS_DIR` > project > user), else None: the run store's default."""
+    one (`$HARNESS_RUNS_DIR` > project > user), else None: the run store's default. A configuration that does
+    not load stops the command, unless `tolerant` (the command reports it itself) or completing (nothing may
+    print then): None."""
     if value is not None or param.name is None:
         return value
     parent = ctx.parent.params if ctx.parent is not None else {}
@@ -61,9 +65,12 @@ def _configured_runs_dir(ctx: click.Context, param: click.Parameter, value: Path
         return Path(parent[param.name])
     from harness_core.cli._config import ConfigError, load_config
 
+    quiet = tolerant or ctx.resilient_parsing
     try:
-        configured = load_config()
+        configured = load_config(warn=(lambda _: None) if quiet else None)
     except ConfigError as exc:
+        if quiet:
+            return None
         fail(exc.message, exc.exit_status)
     found = configured.get("runs_dir")
     return found if isinstance(found, Path) else None
@@ -75,6 +82,11 @@ RUNS_DIR_OPTION = click.option(
 )
 """`--runs-dir` of the commands that read runs (`runs`, `show`, `attach`, `cancel`, `approve`, `doctor`): the
 configuration found from the current directory fills it in."""
+CHECK_RUNS_DIR_OPTION = click.option(
+    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=_RUNS_DIR_HELP,
+    callback=functools.partial(_configured_runs_dir, tolerant=True),
+)
+"""`--runs-dir` of `harness doctor`, which reports a configuration that does not load as one of its problems."""
 RUN_RUNS_DIR_OPTION = click.option(
     "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=_RUNS_DIR_HELP,
 )
@@ -117,8 +129,31 @@ def harness_command(func: Callable[P, R]) -> Callable[P, R]:
             fail(spec_problems(exc), EXIT_USAGE)
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
+        except BaseException as exc:
+            if not _broken_pipe(exc):
+                raise
+            _quiet_exit()  # `harness … | head`: the reader left; as other commands do, no traceback
 
     return wrapper
+
+
+def _broken_pipe(exc: BaseException) -> bool:
+    """Whether `exc` is stdout closed by its reader (alone, or every leaf of an exception group)."""
+    if isinstance(exc, BrokenPipeError):
+        return True
+    leaves = getattr(exc, "exceptions", None)
+    return isinstance(leaves, tuple) and bool(leaves) and all(_broken_pipe(e) for e in leaves)
+
+
+def _quiet_exit() -> NoReturn:
+    """Leave with SIGPIPE's status (141, as a shell reports a writer killed by it) and nothing more on the
+    closed pipe: Python would try to flush stdout again at exit and complain."""
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    sys.exit(141)
 
 
 def run_async(func: Callable[..., Any], *args: Any) -> Any:

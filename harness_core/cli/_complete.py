@@ -84,17 +84,29 @@ def complete_provider(ctx: click.Context, param: click.Parameter, incomplete: st
     return [item for item in found if item.value.startswith(incomplete)]
 
 
+def _configured(ctx: click.Context, key: str) -> Any:
+    """Setting `key` of the configuration that applies to the command line's `--cwd` (else the current
+    directory), quietly: None when it is not set or the configuration does not load."""
+    from harness_core.cli._config import ConfigError, load_config
+
+    cwd = _param(ctx, "cwd")
+    try:
+        return load_config(Path(cwd) if cwd is not None else None, warn=lambda _: None).get(key)
+    except ConfigError:
+        return None
+
+
 def _chosen_options(ctx: click.Context) -> Any:
     from harness_core.plugins import get_host
 
-    provider = _param(ctx, "provider")
+    provider = _param(ctx, "provider") or _configured(ctx, "provider")
     return get_host().get(provider if isinstance(provider, str) else None).cls.Options
 
 
 @_quiet
 def complete_option_key(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """`-o KEY=`: the options of `--provider` when it is already given, else of the default provider. After the
-    `=`, the values of a yes/no or one-of option."""
+    """`-o KEY=`: the options of `--provider` when it is already given, else of the configured (else the default)
+    provider. After the `=`, the values of a yes/no or one-of option."""
     from harness_core.cli._provider_detail import describe_options
 
     options = describe_options(_chosen_options(ctx))
@@ -135,7 +147,7 @@ def complete_scenario(ctx: click.Context, param: click.Parameter, incomplete: st
 def _runs_dir(ctx: click.Context) -> Path:
     from harness_core.store import resolve_runs_dir
 
-    return resolve_runs_dir(_param(ctx, "runs_dir"))
+    return resolve_runs_dir(_param(ctx, "runs_dir") or _configured(ctx, "runs_dir"))
 
 
 def _newest_logs(runs_dir: Path) -> list[Path]:
@@ -173,7 +185,8 @@ def _run_help(path: Path) -> str | None:
 
 @_quiet
 def complete_run_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """`last`, then the run ids of the runs dir (`--runs-dir` when given), newest first, with provider and prompt."""
+    """`last`, then the run ids of the runs dir (`--runs-dir` when given, else the configured one), newest first,
+    with provider and prompt."""
     found = [CompletionItem("last", help="the newest run")] if "last".startswith(incomplete) else []
     for path in _newest_logs(_runs_dir(ctx)):
         run_id = path.name.removesuffix(".jsonl")

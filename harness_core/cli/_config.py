@@ -4,13 +4,12 @@ environment: command line > environment > project > user > built-in default.
 
 Layer: CLI support, pure: the standard library, pydantic and `tomllib` (`tomli` on 3.10); no click. Imported
 only when a command runs (never at start-up). Knows the spec's field names and the environment variables the CLI
-reads (`HARNESS_PROVIDER`, `HARNESS_RUNS_DIR`); nothing of any provider: a `[providers.NAME]` table's options are
-checked by that provider's options model when a run uses them, as `-o KEY=VALUE` options are.
+reads (`HARNESS_PROVIDER`, `HARNESS_RUNS_DIR`); nothing of any provider or of the plugin host: the provider name
+and the `[providers.NAME]` tables' options are checked against the installed providers by `_config_check`.
 
-A project file comes with the project, so it may not widen what the agent can do or run: `sandbox =
-"danger-full-access"` and provider options (which can name programs to run) are refused in it unless the user's
-file lists the project under `trusted_projects`.
-"""
+A project file comes with the project: unless the user's `trusted_projects` lists it, what it may not set (all but
+`_UNTRUSTED`, a table's `model`, a sandbox or approval no wider than the user's) is `Config.refused`, and it is
+ignored when it is not the user's own (another user's file, or in a directory anyone may write: /tmp)."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ import difflib
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness_core.cli._tomllines import key_lines, line_of, toml_value
 from harness_core.errors import EXIT_USAGE, HarnessError
 
 if sys.version_info >= (3, 11):
@@ -48,6 +49,18 @@ class ConfigError(HarnessError):
     exit_status = EXIT_USAGE
 
 
+class ProviderTable(BaseModel):
+    """A `[providers.NAME]` table: the provider's `model`, and its options (any other key, checked against the
+    provider's options model by `_config_check`)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    model: str | None = Field(default=None, min_length=1)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
+
+
 class ConfigFile(BaseModel):
     """What a configuration file may hold (every key optional, unknown keys refused)."""
 
@@ -65,7 +78,7 @@ class ConfigFile(BaseModel):
     max_cost_usd: float | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, ge=1)
     trusted_projects: list[str] | None = None
-    providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    providers: dict[str, ProviderTable] = Field(default_factory=dict)
 
     @field_validator("idle_timeout", mode="before")
     @classmethod
@@ -74,14 +87,6 @@ class ConfigFile(BaseModel):
             return math.inf
         if isinstance(value, str):
             raise ValueError(f"{value!r} is not a number of seconds: give e.g. 300, or \"inf\" for no idle timeout")
-        return value
-
-    @field_validator("providers")
-    @classmethod
-    def _models_are_names(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        for name, table in value.items():
-            if "model" in table and not (isinstance(table["model"], str) and table["model"]):
-                raise ValueError(f"providers.{name}.model must be a model name (a non-empty string)")
         return value
 
 
@@ -97,9 +102,9 @@ class Looked:
     """A configuration file looked for: its scope, where, and whether it was there."""
 
     scope: Scope
-    path: Path
-    """The file; for a project file not found, the directory the search started from."""
+    path: Path  # the file; for a project file not found, the directory the search started from
     found: bool
+    ignored: str | None = None  # why a project file found is not used (it is not the user's own), or None
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,16 @@ class Value:
 
     value: Any
     source: str
+
+    @property
+    def place(self) -> str:
+        """The source without its scope: ``/p/.harness.toml:3``, ``$HARNESS_PROVIDER``, ``default``."""
+        scope, _, rest = self.source.partition(" ")
+        return rest if scope in ("user", "project") and rest else self.source
+
+    @property
+    def in_file(self) -> bool:
+        return self.source.startswith(("user ", "project "))
 
 
 @dataclass(frozen=True)
@@ -120,6 +135,7 @@ class Config:
     providers: Mapping[str, Mapping[tuple[str, ...], Value]] = field(default_factory=dict)
     """Per provider name: each option's key path (``("config", "effort")``; ``("model",)`` is the provider's
     model, not an option) and value."""
+    refused: Mapping[tuple[str, ...], str] = field(default_factory=dict)  # see `_check_project`
     DEFAULTS: ClassVar[Mapping[str, str]] = {
         "sandbox": "workspace-write", "approval": "never", "idle_timeout": "inf",
     }
@@ -168,23 +184,35 @@ def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(base).expanduser() / "harness" / "config.toml"
 
 
-def project_config_path(start: Path, home: Path | None = None) -> Path | None:
-    """The nearest `.harness.toml` in `start` or a directory above it. Below the home directory the search stops
-    at it (files above it belong to other users or the system); elsewhere it goes up to the filesystem root."""
+def search_stop(start: Path, home: Path | None = None) -> Path:
+    """Where the search for a project file from `start` ends: the home directory when `start` is inside it
+    (files above it belong to other users or the system), else the filesystem root."""
     here = start.resolve()
     home = (home or Path.home()).resolve()
+    return home if here == home or home in here.parents else Path(here.anchor)
+
+
+def project_config_path(start: Path, home: Path | None = None) -> Path | None:
+    """The nearest `.harness.toml` in `start` or a directory above it, up to `search_stop(start, home)`."""
+    here = start.resolve()
+    stop = search_stop(here, home)
     for directory in (here, *here.parents):
         candidate = directory / PROJECT_FILE
         if candidate.is_file():
             return candidate
-        if directory == home:
+        if directory == stop:
             return None
     return None
 
 
-def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                warn: Callable[[str], None] | None = None) -> Config:
     """The user file, the project file found upward from `cwd` (default: the current directory) and the
     environment, layered (environment > project > user).
+
+    A project file that is not the user's own (owned by another user, or in a directory every user may write,
+    such as /tmp) is ignored, with a warning passed to `warn` (default: one `harness: warning:` line on stderr),
+    unless `trusted_projects` lists it.
 
     Raises:
         ConfigError: a file that is not TOML, holds an unknown key or a wrong value, or (a project file) widens
@@ -192,38 +220,66 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     """
     environ = os.environ if env is None else env
     user = user_config_path(environ)
-    project = project_config_path(cwd if cwd is not None else Path.cwd())
+    start = (cwd if cwd is not None else Path.cwd()).resolve()
+    project = project_config_path(start)
     looked = [Looked("user", user, user.is_file())]
+    refused: dict[tuple[str, ...], str] = {}
     layers: list[tuple[Scope, Path, ConfigFile, dict[tuple[str, ...], int]]] = []
     if user.is_file():
         layers.append(("user", user, *_read(user)))
     trusted = [_resolved(user, p) for p in (layers[0][2].trusted_projects or ())] if layers else []
-    if project is not None:
+    if project is None:
+        looked.append(Looked("project", start, False))
+    elif not (is_trusted := any(project.parent == t or t in project.parent.parents for t in trusted)) and (
+            why := _not_own(project)):
+        looked.append(Looked("project", project, True, ignored=why))
+        (warn or _warning)(f"ignoring {project}: {why}; if you trust it, add its directory to trusted_projects "
+                           f"in {user}")
+    else:
         looked.append(Looked("project", project, True))
         data, lines = _read(project)
-        _check_project(project, data, lines, trusted, user)
+        if not is_trusted:
+            refused = _check_project(project, data, lines, user, layers[0][2] if layers else None)
         layers.append(("project", project, data, lines))
-    else:
-        looked.append(Looked("project", (cwd if cwd is not None else Path.cwd()).resolve(), False))
     values: dict[str, Value] = {}
     providers: dict[str, dict[tuple[str, ...], Value]] = {}
     for scope, path, data, lines in layers:
         where = f"{scope} {path}"
         for key in KEYS:
             value = getattr(data, key)
-            if value is not None:
+            if value is not None and (scope != "project" or (key,) not in refused):
                 if key == "runs_dir":
                     value = _resolved(path, value)
-                values[key] = Value(value, f"{where}:{_line(lines, (key,))}")
+                values[key] = Value(value, f"{where}:{line_of(lines, (key,))}")
         for name, table in data.providers.items():
-            for leaf, value in _leaves(table, ()):
-                line = _line(lines, ("providers", name, *leaf))
+            for leaf, value in _leaves(table.as_dict(), ()):
+                if scope == "project" and ("providers", name, *leaf) in refused:
+                    continue
+                line = line_of(lines, ("providers", name, *leaf))
                 providers.setdefault(name, {})[leaf] = Value(value, f"{where}:{line}")
     if environ.get(ENV_PROVIDER):
         values["provider"] = Value(environ[ENV_PROVIDER], f"${ENV_PROVIDER}")
     if environ.get(ENV_RUNS_DIR):
         values["runs_dir"] = Value(Path(environ[ENV_RUNS_DIR]).expanduser(), f"${ENV_RUNS_DIR}")
-    return Config(files=tuple(looked), values=values, providers=providers)
+    return Config(files=tuple(looked), values=values, providers=providers, refused=refused)
+
+
+def _warning(message: str) -> None:
+    print(f"harness: warning: {message}", file=sys.stderr)
+
+
+def _not_own(path: Path) -> str | None:
+    """Why a project file may not be the user's own (as git's safe.directory asks), or None."""
+    try:
+        owner, folder = path.stat().st_uid, path.parent.stat().st_mode
+    except OSError:
+        return None  # reading it says what is wrong
+    getuid = getattr(os, "getuid", None)  # POSIX only
+    if getuid is not None and owner != getuid():
+        return f"it is owned by another user (uid {owner})"
+    if folder & stat.S_IWOTH:
+        return f"its directory {path.parent} is writable by every user"
+    return None
 
 
 def _read(path: Path) -> tuple[ConfigFile, dict[tuple[str, ...], int]]:
@@ -241,13 +297,13 @@ def _read(path: Path) -> tuple[ConfigFile, dict[tuple[str, ...], int]]:
         line = f":{where[1]}" if where else ""
         raise ConfigError(f"{path}{line}: not valid TOML: {problem}"
                           f"{f' (column {where[2]})' if where else ''}", path=str(path)) from None
-    lines = _key_lines(text)
+    lines = key_lines(text)
     try:
         return ConfigFile.model_validate(raw), lines
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(str(p) for p in err["loc"])
-        raise ConfigError(f"{path}:{_line(lines, loc)}: {_problem(err, loc)}", path=str(path)) from None
+        raise ConfigError(f"{path}:{line_of(lines, loc)}: {_problem(err, loc)}", path=str(path)) from None
 
 
 def _problem(err: Any, loc: tuple[str, ...]) -> str:
@@ -259,29 +315,56 @@ def _problem(err: Any, loc: tuple[str, ...]) -> str:
         hint = f"did you mean {close[0]!r}? " if close else ""
         return (f"unknown key {key!r}; {hint}allowed keys: {', '.join(allowed)} (provider options go in a "
                 f"[providers.NAME] table)")
+    if err["type"] in ("model_type", "dict_type"):
+        return f"{key} must be a table ([{key}] and keys below it), not {toml_value(err.get('input'))}"
     message = str(err["msg"]).removeprefix("Value error, ")
-    return f"{key} = {_toml(err.get('input'))}: {message}"
+    return f"{key} = {toml_value(err.get('input'))}: {message}"
 
 
-def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], int], trusted: list[Path],
-                   user: Path) -> None:
-    """Refuse what an untrusted project file may not set (it comes with the project's files)."""
-    if any(path.parent == t or t in path.parent.parents for t in trusted):
-        return
+_UNTRUSTED = ("model", "effort", "max_turns", "max_output_tokens", "idle_timeout")
+"""What an untrusted project file may set freely: how the agent works, not what it may do or where."""
+_WIDER = {"sandbox": ("read-only", "workspace-write", "danger-full-access"),
+          "approval": ("untrusted", "on-request", "never")}
+"""Narrowest first: a sandbox that allows more, an approval policy that asks less."""
+_NEEDS_TRUST = {"provider": ("-p NAME", "it chooses which agent CLI runs"),
+                "runs_dir": ("--runs-dir DIR", "it chooses where run logs are written"),
+                "max_cost_usd": ("--max-cost-usd USD", "it can raise your spending limit")}
+
+
+def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], int], user: Path,
+                   mine: ConfigFile | None) -> dict[tuple[str, ...], str]:
+    """What an untrusted project file may not set (it comes with the project's files), each key path with its
+    `FILE:LINE` error (`Config.refused`: not applied; a run that would take it from the file fails, `_configcmd`):
+    anything but `_UNTRUSTED` and `[providers.NAME].model`, except a sandbox or approval no wider than the user
+    file's (else the default's). Raises ConfigError for `trusted_projects` in a project file (a mistake)."""
     trust = (f"to let this project's file set it, add its directory to trusted_projects in {user} "
              f"(trusted_projects = [\"{path.parent}\"])")
+
+    refused: dict[tuple[str, ...], str] = {}
+
+    def refuse(loc: tuple[str, ...], what: str) -> None:
+        refused[loc] = f"{path}:{line_of(lines, loc)}: {what}"
+
     if data.trusted_projects is not None:
-        raise ConfigError(f"{path}:{_line(lines, ('trusted_projects',))}: trusted_projects belongs in the user "
+        raise ConfigError(f"{path}:{line_of(lines, ('trusted_projects',))}: trusted_projects belongs in the user "
                           f"file, {user}, not in a project file", path=str(path))
-    if data.sandbox == "danger-full-access":
-        raise ConfigError(f"{path}:{_line(lines, ('sandbox',))}: a project file may not choose sandbox = "
-                          f"\"danger-full-access\": pass -s danger-full-access, or {trust}", path=str(path))
+    for key, (flag, why) in _NEEDS_TRUST.items():
+        if getattr(data, key) is not None:
+            refuse((key,), f"an untrusted project file may not set {key} ({why}): pass {flag}, or {trust}")
+    for key, order in _WIDER.items():
+        value, own = getattr(data, key), getattr(mine, key, None)
+        base = own or Config.DEFAULTS[key]
+        if value is not None and order.index(value) > order.index(base):
+            origin = f"your {user}" if own else "the default"
+            refuse((key,), f"an untrusted project file may not choose {key} = \"{value}\", wider than "
+                           f"{base!r} ({origin}): pass {'-s' if key == 'sandbox' else '-a'} {value}, or {trust}")
     for name, table in data.providers.items():
-        for leaf, _ in _leaves(table, ()):
+        for leaf, _ in _leaves(table.as_dict(), ()):
             if leaf != ("model",):
-                raise ConfigError(f"{path}:{_line(lines, ('providers', name, *leaf))}: a project file may not set "
-                                  f"provider options (they can name programs to run): providers.{name}."
-                                  f"{'.'.join(leaf)}; pass -o {'.'.join(leaf)}=VALUE, or {trust}", path=str(path))
+                refuse(("providers", name, *leaf),
+                       f"an untrusted project file may not set provider options (they can name programs to "
+                       f"run): providers.{name}.{'.'.join(leaf)}; pass -o {'.'.join(leaf)}=VALUE, or {trust}")
+    return refused
 
 
 def _resolved(base: Path, value: str) -> Path:
@@ -314,44 +397,3 @@ def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
         below = merged.get(key)
         merged[key] = _merged(below, value) if isinstance(below, Mapping) and isinstance(value, Mapping) else value
     return merged
-
-
-_BARE = r"[A-Za-z0-9_-]+|\"(?:[^\"\\]|\\.)*\"|'[^']*'"
-_DOTTED = rf"(?:{_BARE})(?:\s*\.\s*(?:{_BARE}))*"
-_TABLE = re.compile(rf"\[\[?\s*({_DOTTED})\s*\]\]?")
-_KEY = re.compile(rf"({_DOTTED})\s*=")
-
-
-def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """The first line of each table header and key (as its full key path) in a TOML text: where an error is."""
-    lines: dict[tuple[str, ...], int] = {}
-    table: tuple[str, ...] = ()
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if header := _TABLE.match(line):
-            table = _split(header[1])
-            lines.setdefault(table, number)
-        elif key := _KEY.match(line):
-            lines.setdefault((*table, *_split(key[1])), number)
-    return lines
-
-
-def _split(dotted: str) -> tuple[str, ...]:
-    parts = re.findall(_BARE, dotted)
-    return tuple(p[1:-1] if p[:1] in "\"'" else p for p in parts)
-
-
-def _line(lines: Mapping[tuple[str, ...], int], loc: tuple[str, ...]) -> int:
-    """The line of the longest prefix of `loc` the file names (1 when none: an empty file)."""
-    for end in range(len(loc), 0, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return 1
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return repr(value)

@@ -8,6 +8,7 @@ and the plugin host's default provider name are imported when a command runs. Kn
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ import click
 from harness_core.cli._common import JSON_OPTION, dumps, harness_command
 
 if TYPE_CHECKING:
-    from harness_core.cli._config import Config, Value
+    from harness_core.cli._config import Config, Looked, Value
 
 __all__ = ["config", "configured_fields", "default_provider"]
 
@@ -44,14 +45,50 @@ def configured_fields(ctx: click.Context, config: Config, provider: str | None, 
         source = ctx.get_parameter_source(key)
         if source is not None and source is not click.core.ParameterSource.DEFAULT:
             given.add(key)
+    from harness_core.cli._config import ConfigError
+    from harness_core.cli._config_check import check_config
     from harness_core.plugins import get_host
 
     host = get_host()
-    resolve = getattr(host, "resolve", lambda name: name)  # provider aliases (`PluginHost.resolve`)
+    resolve = host.resolve
     name = resolve(provider or host.default_name())
+    from_file = ctx.get_parameter_source("provider") in (None, click.core.ParameterSource.DEFAULT)
+    problems = check_config(config, host, name, check_provider=from_file and provider == config.get("provider"))
+    for warning in problems.warnings:
+        click.echo(f"harness: warning: {warning}", err=True)
+    if problems.errors:
+        raise ConfigError(problems.errors[0])
     config = config.named(resolve)
+    _refuse_unless_given(ctx, config, name, given, fields.get("provider_options") or {}, resolve)
     fields.update(config.spec_fields(name, given))
     fields["provider_options"] = config.provider_options(name, fields.get("provider_options") or {})
+
+
+def _refuse_unless_given(ctx: click.Context, config: Config, provider: str, given: set[str],
+                         options: Mapping[str, Any], resolve: Callable[[str], str]) -> None:
+    """Raise the error of a setting an untrusted project file may not make, when this run would take it from
+    the file: one the command line gives itself (`-p`, `-s`, `--runs-dir`, `-o KEY=…`) is simply overridden."""
+    from harness_core.cli._config import ConfigError
+
+    for loc, message in config.refused.items():
+        if loc[0] == "providers":
+            if resolve(loc[1]) != provider or _has(options, loc[2:]):
+                continue
+        elif loc[0] in given or ctx.get_parameter_source(loc[0]) not in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        elif (chosen := config.values.get(loc[0])) is not None and chosen.source.startswith("$"):
+            continue  # the environment wins over the project file anyway
+        raise ConfigError(message)
+
+
+def _has(options: Mapping[str, Any], leaf: tuple[str, ...]) -> bool:
+    """Whether the `-o` options (nested dicts) set the key path `leaf`."""
+    found: Any = options
+    for key in leaf:
+        if not isinstance(found, Mapping) or key not in found:
+            return False
+        found = found[key]
+    return True
 
 
 @click.group(invoke_without_command=True, subcommand_metavar="[path]",
@@ -64,31 +101,61 @@ def config(ctx: click.Context, cwd: Path | None, as_json: bool) -> None:
     """Show the settings `harness run` and `harness chat` use and where each came from: the command line >
     the environment ($HARNESS_PROVIDER, $HARNESS_RUNS_DIR) > the project's .harness.toml (the nearest one from
     --cwd up) > the user's $XDG_CONFIG_HOME/harness/config.toml > the built-in default.
-    `harness config path` prints where the user file is (to edit it)."""
+    `harness config path` prints where the files are (to edit them)."""
     if ctx.invoked_subcommand is None:
         _show(cwd, as_json)
-    elif cwd is not None or as_json:
-        raise click.UsageError(f"--cwd and --json are for the settings; `harness config {ctx.invoked_subcommand}` "
-                               "takes neither")
+    elif as_json:
+        raise click.UsageError(f"--json is for the settings; `harness config {ctx.invoked_subcommand}` takes no "
+                               "--json")
 
 
-@config.command(short_help="Print where the user configuration file is (whether or not it exists).")
-def path() -> None:
-    """Print the path of the user configuration file, $XDG_CONFIG_HOME/harness/config.toml (default
-    ~/.config/harness/config.toml), whether or not it exists: `$EDITOR "$(harness config path)"`."""
-    from harness_core.cli._config import user_config_path
+@config.command(short_help="Print where the configuration files are (the user's, and the project's).")
+@click.argument("scope", required=False, type=click.Choice(["user", "project"]))
+@click.option("--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Find the project file from this directory up (default: the current one).")
+@click.pass_context
+def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
+    """Print where the configuration files are: the user file, $XDG_CONFIG_HOME/harness/config.toml (default
+    ~/.config/harness/config.toml), whether or not it exists, and the project file that applies to --cwd (the
+    nearest .harness.toml from there up), or where the search went.
 
-    click.echo(str(user_config_path()))
+    With SCOPE, only that file's path, to edit it: `$EDITOR "$(harness config path user)"`; exit 1 when there is
+    no project file (the message says where to create one).
+    """
+    from harness_core.cli._config import PROJECT_FILE, project_config_path, search_stop, user_config_path
+
+    given = cwd or (ctx.parent.params.get("cwd") if ctx.parent is not None else None)
+    start = Path(given or Path.cwd()).resolve()
+    user, project = user_config_path(), project_config_path(start)
+    if scope == "user":
+        click.echo(str(user))
+    elif scope == "project" and project is not None:
+        click.echo(str(project))
+    elif scope == "project":
+        click.echo(f"harness: error: no {PROJECT_FILE} in {start} or above it (up to {search_stop(start)}); "
+                   f"create one: $EDITOR {start / PROJECT_FILE}", err=True)
+        ctx.exit(1)
+    else:
+        click.echo(f"user:    {user}{'' if user.is_file() else ' (not found)'}")
+        click.echo(f"project: {project}" if project is not None
+                   else f"project: none found, searched from {start} up to {search_stop(start)}")
 
 
 @harness_command
 def _show(cwd: Path | None, as_json: bool) -> None:
     import os
 
-    from harness_core.cli._config import KEYS, Value, load_config
+    from harness_core.cli._config import KEYS, ConfigError, Value, load_config
+    from harness_core.cli._config_check import check_config
+    from harness_core.plugins import get_host
     from harness_core.store import resolve_runs_dir
 
     found = load_config(cwd)
+    problems = check_config(found, get_host())
+    for warning in problems.warnings:
+        click.echo(f"harness: warning: {warning}", err=True)
+    if problems.errors:
+        raise ConfigError(problems.errors[0])
     defaults = {**found.DEFAULTS, "provider": default_provider(),
                 "runs_dir": resolve_runs_dir(None, {k: v for k, v in os.environ.items() if k != "HARNESS_RUNS_DIR"})}
     settings: dict[str, Value | None] = {}
@@ -109,11 +176,13 @@ def _as_json(found: Config, settings: dict[str, Value | None]) -> dict[str, Any]
 
     return {
         "files": [{"scope": f.scope, "path": str(f.path) if f.found or f.scope == "user" else None,
-                   "found": f.found, **({"searched_from": str(f.path)} if f.scope == "project" and not f.found else {})}
+                   "found": f.found, **({"ignored": f.ignored} if f.ignored else {}),
+                   **({"searched_from": str(f.path)} if f.scope == "project" and not f.found else {})}
                   for f in found.files],
         "settings": {key: one(value) for key, value in settings.items()},
         "providers": {name: {".".join(leaf): one(value) for leaf, value in table.items()}
                       for name, table in found.providers.items()},
+        "refused": [{"key": ".".join(loc), "error": message} for loc, message in found.refused.items()],
     }
 
 
@@ -122,10 +191,12 @@ def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
     from harness_core.cli._config import PROJECT_FILE
 
     width = max(len(f.scope) for f in found.files) + len(" file:")
-    lines = [f"# {(f.scope + ' file:').ljust(width)} "
-             + (str(f.path) if f.found else f"none (no {PROJECT_FILE} in {f.path} or above)" if f.scope == "project"
-                else f"{f.path} (not found)")
-             for f in found.files]
+    def where(f: Looked) -> str:
+        if f.found:
+            return f"{f.path} (ignored: {f.ignored})" if f.ignored else str(f.path)
+        return f"none (no {PROJECT_FILE} in {f.path} or above)" if f.scope == "project" else f"{f.path} (not found)"
+
+    lines = [f"# {(f.scope + ' file:').ljust(width)} {where(f)}" for f in found.files]
     rows: list[tuple[str, str]] = []
     for key, value in settings.items():
         if value is None:
@@ -135,6 +206,9 @@ def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
             rows.append((f"{key} = {_toml(value.value)}", f"# {value.source}{note}"))
     lines.append("")
     lines.extend(_aligned(rows))
+    if found.refused:
+        lines += ["", "# not applied (a run fails on these unless its command line sets them itself):"]
+        lines += [f"# {message}" for message in found.refused.values()]
     for name, table in found.providers.items():
         lines.extend(["", f"[providers.{_key(name)}]"])
         lines.extend(_aligned([(f"{'.'.join(_key(k) for k in leaf)} = {_toml(value.value)}", f"# {value.source}")

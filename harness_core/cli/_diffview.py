@@ -33,19 +33,35 @@ def render_diff(diff: str, colour: bool, max_lines: int | None = None) -> str:
     return "\n".join(out)
 
 
+def relative_headers(diff: str, cwd: str | None) -> str:
+    """`diff` with its `--- a/ABS` / `+++ b/ABS` headers relative to `cwd` when ABS is inside it (agents that
+    name files by absolute path give headers like `--- a/tmp/ws/notes.txt`)."""
+    if not cwd:
+        return diff
+    inside = cwd.strip("/") + "/"
+    lines = diff.split("\n")
+    for i, line in enumerate(lines):
+        for head in ("--- a/", "+++ b/"):
+            if line.startswith(head) and line[len(head):].startswith(inside):
+                lines[i] = head + line[len(head) + len(inside):]
+    return "\n".join(lines)
+
+
 def diff_lines(diff: str) -> int:
     """How many lines `diff` has (for a caller choosing a bound)."""
     return len(diff.splitlines())
 
 
-def approval_diff(changes: Sequence[FileChange], colour: bool, max_lines: int = APPROVAL_DIFF_LINES) -> str:
+def approval_diff(changes: Sequence[FileChange], colour: bool, max_lines: int = APPROVAL_DIFF_LINES,
+                  cwd: str | None = None) -> str:
     """What an approval shows of the changes it asks for: each file's diff (bounded, `max_lines` in all), or a
-    line saying what is known when the provider gave no diff. Empty when there are no changes."""
+    line saying what is known when the provider gave no diff. Empty when there are no changes. File headers
+    naming a path inside `cwd` (the run's) read relative to it."""
     parts: list[str] = []
     left = max_lines
     for change in changes:
         if change.diff and left > 0:
-            parts.append(render_diff(change.diff, colour, left))
+            parts.append(render_diff(relative_headers(change.diff, cwd), colour, left))
             left -= min(left, diff_lines(change.diff))
         else:
             parts.append(_what(change))

@@ -108,8 +108,8 @@ def final_line(result: HarnessResult, marks: Mapping[str, str] = UNICODE_MARKS, 
     cost = result.usage.cost_usd if result.usage.cost_usd is not None else usage.cost_usd if usage else None
     if cost is not None and (cost > 0 or (usage is not None and usage.total_tokens)):
         parts.append(format_cost(cost))
-    if result.error is not None and result.status is not RunStatus.SUCCESS:
-        parts.append(error_label(result.error))
+    if result.error is not None and result.status is not RunStatus.SUCCESS and result.error.code != result.status.value:
+        parts.append(error_label(result.error))  # (not `interrupted · … · interrupted`)
     if result.session_id:
         parts.append(f"session {result.session_id}")
     return sep.join(parts)
@@ -122,7 +122,7 @@ def status_text(spinner: str, seconds: float, phase: str, usage: Usage | None, m
     sep = marks["sep"]
     status = f"{spinner} {elapsed} {sep} {phase}"
     if usage is not None:
-        status += f" {sep} {usage.input_tokens + usage.output_tokens:,} tokens"
+        status += f" {sep} {usage.total_tokens:,} tokens"  # the sum `final_line` shows as in / out
     return one_line(status, width, marks["more"])
 
 

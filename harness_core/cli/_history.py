@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness_core import (
+    ApprovalRequested,
+    ApprovalResolved,
     ContextUsage,
     Done,
     ErrorEvent,
@@ -21,6 +23,7 @@ from harness_core import (
     HarnessToolDetails,
     InvalidSpecError,
     RunStarted,
+    RunStatus,
     SessionStarted,
     TextDelta,
     ToolResult,
@@ -29,6 +32,7 @@ from harness_core import (
 )
 from harness_core.cli import _terminal as term
 from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
+from harness_core.cli._render_tools import ToolBook
 from harness_core.events import FileChange, FilesChanged
 from harness_core.store import WORKER_LOG_SUFFIX, BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
 
@@ -54,6 +58,9 @@ class RunDetails:
     changes: tuple[FileChange, ...] | None = None
     """The run's `files_changed` (each file before the run against after it, with its diff); None when the log
     has none (no tool announced a file change, or an older Harness wrote it)."""
+    not_run: tuple[str | None, ...] = ()
+    """For each of `tools`: why it never ran (its approval was not given: "denied", "aborted", "interrupted", ""
+    when not known), or None when it may have run — as the live view says it (`_render_tools.ToolBook`)."""
 
     @property
     def duration_ms(self) -> int | None:
@@ -68,6 +75,9 @@ class RunDetails:
         changed = [t.path for t in self.tools
                    if t.path and t.kind.value in ("write", "edit") and t.status.value == "completed"]
         return tuple(dict.fromkeys(changed))
+
+    def _not_run(self) -> tuple[str | None, ...]:
+        return self.not_run if len(self.not_run) == len(self.tools) else (None,) * len(self.tools)
 
     @property
     def cwd(self) -> str | None:
@@ -85,7 +95,8 @@ class RunDetails:
             found.update(cli_version=self.started.cli_version, cwd=self.started.spec.get("cwd"))
         found.update(
             usage=self.usage.model_dump(mode="json") if self.usage else None,
-            tools=[t.model_dump(mode="json", exclude={"raw"}) for t in self.tools],
+            tools=[{**t.model_dump(mode="json", exclude={"raw"}), **({"not_run": why} if why is not None else {})}
+                   for t, why in zip(self.tools, self._not_run(), strict=True)],
             files_changed=list(self.files_changed),
             changes=[c.model_dump(mode="json") for c in self.changes] if self.changes is not None else None,
             final_text=self.final_text,
@@ -117,11 +128,18 @@ def run_details(runs_dir: Path, run_id: str) -> RunDetails:
     result: HarnessResult | None = None
     changes: tuple[FileChange, ...] | None = None
     bad: list[BadLine] = []
+    book, not_run = ToolBook(), dict[str, str | None]()
     count = 0
     for event in read_events(path, on_bad_line=bad.append):
         count += 1
         if isinstance(event, (ToolUse, ToolResult)):
             tools[event.tool_id] = event.display
+            if isinstance(event, ToolResult):
+                not_run[event.tool_id] = book.finished(event)
+        elif isinstance(event, ApprovalRequested):
+            book.asked(event)
+        elif isinstance(event, ApprovalResolved):
+            book.resolved(event)
         elif isinstance(event, TextDelta):
             text.append(event.text)
         elif isinstance(event, ContextUsage) and not event.cumulative:
@@ -138,12 +156,15 @@ def run_details(runs_dir: Path, run_id: str) -> RunDetails:
             changes = event.files
     if result is not None and (result.usage.input_tokens or result.usage.output_tokens):
         usage = result.usage
+    if result is not None and result.status is RunStatus.INTERRUPTED:  # a question the interrupt cut short
+        not_run = {tool_id: "interrupted" if why == "" else why for tool_id, why in not_run.items()}
     return RunDetails(
         summary=summary,
         model=model,
         started=started,
         usage=usage,
         tools=tuple(tools.values()),
+        not_run=tuple(not_run.get(tool_id) for tool_id in tools),
         final_text=result.final_text if result and result.final_text else "".join(text),
         error=result.error if result and result.error else (errors[-1] if errors else None),
         events=count,
@@ -234,7 +255,8 @@ def format_show(details: RunDetails) -> str:
         lines.append(f"changed   {changed.translate(term.UNSAFE)}")
     if details.tools:
         lines.append("tools")  # paths inside the run's workspace read as in the live view: relative
-        lines += [f"  {tool_line(t, cwd=details.cwd)}" for t in details.tools]
+        lines += [f"  {tool_line(t, cwd=details.cwd, not_run=why)}"
+                  for t, why in zip(details.tools, details._not_run(), strict=True)]
     if details.error:
         lines.append(f"error     {details.error.code}: {details.error.message}")
     for bad in details.bad_lines:

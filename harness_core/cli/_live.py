@@ -57,7 +57,7 @@ class RunRequest:
     quiet: bool = False
     """`-q`: no live view, the final answer alone on stdout, a failure in one line on stderr."""
     output_last_message: Path | None = None
-    """`--output-last-message FILE`: also write the final answer there (only when there is one)."""
+    """`--output-last-message FILE`: also write the final answer there (only when the run succeeds)."""
     diff: bool = False
     """`--diff`: after the answer, the diff of the files the run changed (as its log recorded it), on stdout."""
 
@@ -73,8 +73,8 @@ def exit_status_for(result: HarnessResult | None) -> int:
 
 async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -> int:
     """Run `request` in the foreground; returns the exit status. `out` is stdout: the live view when it is a
-    terminal, else the final answer alone (the view goes to `err`, stderr by default); `-q` and `--json` as
-    `_streams.choose_sinks` says.
+    terminal (or the same file as `err`), else the final answer of a successful run alone (the view goes to `err`,
+    stderr by default); `-q` and `--json` as `_streams.choose_sinks` says.
 
     Raises (before anything is spawned): the `HarnessError` of `open_run`'s pre-flight checks.
     """

@@ -2,7 +2,8 @@
 
 Layer: CLI (imported only when an offline command runs, after `_run.check_offline_flags` checked everything). Knows
 `harness_core.offline.offline_workspace` (which does the work, and makes the backend answer every turn of a
-session); knows no concrete provider. Adds only what the command line says about it, on stderr.
+session); knows no concrete provider. Adds only what the command line says about it, on stderr (nothing under
+`-q`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ __all__ = ["offline_workspace"]
 
 @contextmanager
 def offline_workspace(spec: SpecT, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                      what: str = "run") -> Iterator[SpecT]:
+                      what: str = "run", quiet: bool = False) -> Iterator[SpecT]:
     """`harness_core.offline.offline_workspace` for the command line: a temporary workspace unless `explicit_cwd`
     (removed afterwards unless `keep`), the scenario's files, the backend; what it does is said on stderr (`what`
-    names the command's unit). A `--cwd` directory was checked by `check_offline_flags` (empty, or `--force`)."""
+    names the command's unit; `quiet`, for `-q`: only where a kept workspace is, as `--keep-workspace` asked). A `--cwd`
+    directory was checked by `check_offline_flags` (empty, or `--force`)."""
 
     def say(workspace: Path, created: list[str]) -> None:
+        if quiet:
+            return
         if not explicit_cwd:
             then = f"kept after the {what}" if keep else f"removed after the {what}; --keep-workspace keeps it"
             click.echo(f"harness: offline workspace {workspace} ({then})", err=True)
@@ -40,5 +44,5 @@ def offline_workspace(spec: SpecT, provider: str | None, scenario: str, *, expli
     with played_offline(spec, provider, scenario, temporary=not explicit_cwd, keep=keep, force=True, host=get_host(),
                         on_ready=say) as offline_run:
         yield offline_run
-    if keep:
+    if keep and not explicit_cwd:  # asked for: said even under -q
         click.echo(f"harness: kept the offline workspace {offline_run.cwd}", err=True)

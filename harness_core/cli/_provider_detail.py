@@ -154,8 +154,10 @@ def describe_options(model: type[BaseModel], prefix: str = "") -> list[OptionInf
     return found
 
 
-async def provider_detail(host: PluginHost, name: str, deadline: float = PROBE_DEADLINE) -> ProviderDetail:
-    """Provider `name` (or an alias of one) probed under `deadline`, with its options.
+async def provider_detail(host: PluginHost, name: str, deadline: float = PROBE_DEADLINE,
+                          default: str | None = None) -> ProviderDetail:
+    """Provider `name` (or an alias of one) probed under `deadline`, with its options (`default`: the default
+    provider's name, None for the host's).
 
     Raises:
         ProviderNotFoundError: no provider by that name (the message suggests the closest and lists them all).
@@ -163,7 +165,7 @@ async def provider_detail(host: PluginHost, name: str, deadline: float = PROBE_D
     from harness_core.offline import can_run_offline
 
     registered = host.get(name)
-    report = provider_entry(host, registered, await probe_outcome(registered, deadline))
+    report = provider_entry(host, registered, await probe_outcome(registered, deadline), default)
     return ProviderDetail(report, can_run_offline(registered.cls), tuple(describe_options(registered.cls.Options)))
 
 

@@ -17,7 +17,7 @@ import anyio
 
 from harness_core import HarnessError
 from harness_core.cli._format import table
-from harness_core.plugins import DEFAULT_PROVIDER, BrokenPlugin, PluginHost, RegisteredProvider
+from harness_core.plugins import DEFAULT_PROVIDER, ENV_PROVIDER, BrokenPlugin, PluginHost, RegisteredProvider
 
 __all__ = [
     "AUTH_DEADLINE",
@@ -115,6 +115,9 @@ class ProvidersReport:
     default: str
     providers: tuple[ProviderReport, ...]
     broken_plugins: tuple[BrokenPlugin, ...]
+    default_source: str = "default"
+    """Where the default came from: ``default`` (built in), ``$HARNESS_PROVIDER``, ``user FILE:LINE``, ...; the
+    text names it when it is a configuration file."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +148,10 @@ class DoctorReport:
     providers: ProvidersReport
     runs_dir: RunsDirReport
     credentials: dict[str, CredentialsOutcome] = dataclasses.field(default_factory=dict)
+    config_problems: tuple[str, ...] = ()
+    """The configuration files' errors (each `FILE:LINE: ...`): problems, as `harness run` would stop on them."""
+    config_warnings: tuple[str, ...] = ()
+    """What is odd in them (an ignored project file, a table for a provider not installed): in the text only."""
 
     def credentials_of(self, name: str) -> CredentialsOutcome:
         return self.credentials.get(name) or CredentialsOutcome(False, detail="not checked")
@@ -152,7 +159,7 @@ class DoctorReport:
     @property
     def problems(self) -> list[str]:
         """One line per problem, each naming what is wrong."""
-        found = []
+        found = [f"config: {problem}" for problem in self.config_problems]
         for p in self.providers.providers:
             if not p.probe.available:
                 found.append(f"provider {p.name}: {p.probe.reason}")
@@ -195,9 +202,13 @@ async def probe_outcome(registered: RegisteredProvider, deadline: float = PROBE_
     return ProbeOutcome(True, cli_path=cli.path, cli_version=cli.version)
 
 
-async def provider_report(host: PluginHost, deadline: float = PROBE_DEADLINE) -> ProvidersReport:
-    """Every registered provider (probed concurrently, each under `deadline`) and every broken plugin."""
-    default = host.resolve(host.default_name())
+async def provider_report(host: PluginHost, deadline: float = PROBE_DEADLINE, *, default: str | None = None,
+                          default_source: str | None = None) -> ProvidersReport:
+    """Every registered provider (probed concurrently, each under `deadline`) and every broken plugin; `default`
+    (from `default_source`) is the provider a run without --provider uses (None: the host's default)."""
+    if default is None:
+        default_source = f"${ENV_PROVIDER}" if os.environ.get(ENV_PROVIDER) else "default"
+    default = host.resolve(default or host.default_name())
     probes: dict[str, ProbeOutcome] = {}
 
     async def probe_one(registered: RegisteredProvider) -> None:
@@ -206,18 +217,21 @@ async def provider_report(host: PluginHost, deadline: float = PROBE_DEADLINE) ->
     async with anyio.create_task_group() as tg:
         for registered in host.providers.values():
             tg.start_soon(probe_one, registered)
-    providers = tuple(provider_entry(host, host.providers[name], probes[name]) for name in host.names())
-    return ProvidersReport(default=default, providers=providers, broken_plugins=tuple(host.broken))
+    providers = tuple(provider_entry(host, host.providers[name], probes[name], default) for name in host.names())
+    return ProvidersReport(default=default, providers=providers, broken_plugins=tuple(host.broken),
+                           default_source=default_source or "default")
 
 
-def provider_entry(host: PluginHost, registered: RegisteredProvider, probe: ProbeOutcome) -> ProviderReport:
-    """The report of one registered provider, given what its probe found."""
+def provider_entry(host: PluginHost, registered: RegisteredProvider, probe: ProbeOutcome,
+                   default: str | None = None) -> ProviderReport:
+    """The report of one registered provider, given what its probe found (`default`: the default provider's
+    name, None for the host's)."""
     info = registered.cls.info
     return ProviderReport(
         name=registered.name,
         distribution=registered.distribution,
         version=registered.distribution_version or info.version,
-        default=registered.name == host.resolve(host.default_name()),
+        default=registered.name == host.resolve(default or host.default_name()),
         capabilities=tuple(sorted(cap.value for cap in info.capabilities)),
         description=info.description,
         probe=probe,
@@ -261,10 +275,11 @@ async def _credentials(registered: RegisteredProvider, probe: ProbeOutcome, dead
     return CredentialsOutcome(True, logged_in=status.logged_in, detail=status.detail, next_step=status.next_step)
 
 
-async def doctor_report(host: PluginHost, runs_dir: Path, auth_deadline: float = AUTH_DEADLINE) -> DoctorReport:
-    """`provider_report`, each available provider's credentials (checked concurrently, each under
-    `auth_deadline`), and the state of `runs_dir`."""
-    providers = await provider_report(host)
+async def doctor_report(host: PluginHost, runs_dir: Path, auth_deadline: float = AUTH_DEADLINE, *,
+                        default: str | None = None, default_source: str | None = None) -> DoctorReport:
+    """`provider_report` (`default` as there), each available provider's credentials (checked concurrently,
+    each under `auth_deadline`), and the state of `runs_dir`."""
+    providers = await provider_report(host, default=default, default_source=default_source)
     credentials: dict[str, CredentialsOutcome] = {}
 
     async def check_one(report: ProviderReport) -> None:
@@ -298,6 +313,10 @@ def format_providers(report: ProvidersReport) -> str:
         lines += table(rows)
     else:
         lines.append(f"no providers installed (e.g. `{INSTALL_HINT}`)")
+    if report.default_source.startswith(("user ", "project ")):
+        installed = any(p.default for p in report.providers)
+        lines.append(f"default provider: {report.default} (from {report.default_source})"
+                     + ("" if installed else "; it is not installed"))
     if report.broken_plugins:
         lines += ["", "broken plugins (not loaded):"]
         lines += [f"  {b.plugin} ({b.distribution or 'no distribution'}): {b.error}" for b in report.broken_plugins]
@@ -313,7 +332,8 @@ def _cli_found(p: ProviderReport) -> str:
 
 
 def format_doctor(report: DoctorReport) -> str:
-    lines = []
+    lines = [f"!! config: {problem}" for problem in report.config_problems]
+    lines += [f"   config: warning: {warning}" for warning in report.config_warnings]
     for p in report.providers.providers:
         mark = "ok " if p.probe.available and report.credentials_of(p.name).problem is None else "!! "
         lines.append(f"{mark}{p.name} {p.version}" + (" (default)" if p.default else ""))

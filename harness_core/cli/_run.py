@@ -114,7 +114,7 @@ _SECONDS = _Seconds()
               help="After the run, print the diff of the files it changed on stdout (also: `harness show --diff`).")
 @click.option("--output-last-message", "output_last_message", type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", callback=check_answer_file,
-              help="Also write the final answer to FILE (created or replaced; only when the run gives one).")
+              help="Also write the final answer to FILE (created or replaced; only when the run succeeds).")
 @harness_command
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
@@ -205,7 +205,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
                                   offline=plan))
     from harness_core.cli._offline import offline_workspace
 
-    with offline_workspace(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace) as played:
+    with offline_workspace(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,
+                           quiet=quiet) as played:
         status = run_async(execute, request_for(played), sys.stdout)
     sys.exit(status)
 

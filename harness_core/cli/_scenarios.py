@@ -43,7 +43,7 @@ def _asks(tools: list[str]) -> dict[str, Any]:
     return {
         "never": [],
         "untrusted": {"every_provider": changes, "some_providers": others},
-        "on-request": {"sandbox read-only": changes},
+        "on-request": {"read_only_sandbox": changes},
     }
 
 
@@ -71,30 +71,42 @@ def _asks_text(row: dict[str, Any]) -> str:
         maybe = ", ".join(untrusted["some_providers"])
         parts.append("asks with --approval untrusted (" + "; ".join(
             [*([sure] if sure else []), *([f"{maybe}: some providers"] if maybe else [])]) + ")")
-    if asks["on-request"]["sandbox read-only"]:
-        parts.append(f"with on-request --sandbox read-only ({', '.join(asks['on-request']['sandbox read-only'])}: "
+    if asks["on-request"]["read_only_sandbox"]:
+        parts.append(f"with on-request --sandbox read-only ({', '.join(asks['on-request']['read_only_sandbox'])}: "
                      "some providers)")
     return ", ".join(parts)
 
 
-def format_scenarios(rows: list[dict[str, Any]], approvals: list[str] | None = None) -> str:
-    """The text of `harness scenarios`: a line per scenario, then how to play one and when approvals are asked
-    (`approvals`: the installed providers that can ask, when known)."""
-    width = max(len(r["name"]) for r in rows) + len(" (default)")
+def format_scenarios(rows: list[dict[str, Any]], approvals: list[str] | None = None, width: int = 100) -> str:
+    """The text of `harness scenarios`: a block per scenario (its name, then what it does and when it asks,
+    wrapped to `width`), then how to play one and when approvals are asked (`approvals`: the installed providers
+    that can ask, when known)."""
+    import textwrap
+
+    column = max(len(r["name"]) for r in rows) + len(" (default)") + 2
+    wrap = max(width - column, 30)
     lines = []
     for row in rows:
         name = row["name"] + (" (default)" if row["default"] else "")
-        lines.append(f"{name:<{width}}  {row['description']} [{_asks_text(row)}]")
-    lines += [
-        "",
-        "Play one: harness run --offline --scenario NAME [-p PROVIDER] [--approval untrusted]",
+        text = textwrap.wrap(f"{row['description']} [{_asks_text(row)}]", wrap, break_on_hyphens=False)
+        lines += [f"{name:<{column}}{text[0]}", *(" " * column + more for more in text[1:])]
+    lines += ["", *textwrap.wrap("Play one: harness run --offline --scenario NAME [-p PROVIDER] [--approval untrusted]",
+                                 max(width, 40), break_on_hyphens=False, subsequent_indent="  ")]
+    lines += textwrap.wrap(
         "Approvals are asked only with --approval untrusted or on-request (the default, never, asks nothing)"
         + (f", by providers with the approvals capability ({', '.join(approvals)})" if approvals is not None else "")
         + ". Which tools ask is the agent's choice: edits and writes always under untrusted, commands and reads "
           "with some providers; under on-request only what the sandbox forbids, where the agent asks instead of "
-          "refusing.",
-    ]
+          "refusing.", max(width, 40), break_on_hyphens=False)
     return "\n".join(lines)
+
+
+def _width() -> int:
+    """The terminal's width on a terminal (100 off one)."""
+    import shutil
+    import sys
+
+    return shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
 
 
 def _approvers() -> list[str] | None:
@@ -117,7 +129,7 @@ def scenarios(as_json: bool) -> None:
     """List the offline scenarios (`harness run --offline --scenario NAME`): what the scripted model does, which
     tools it calls and when they ask for an approval."""
     rows = scenario_rows()
-    click.echo(dumps(rows) if as_json else format_scenarios(rows, _approvers()))
+    click.echo(dumps(rows) if as_json else format_scenarios(rows, _approvers(), _width()))
 
 
 def scenario_callback(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -126,7 +138,7 @@ def scenario_callback(ctx: click.Context, param: click.Parameter, value: str) ->
     import difflib
 
     if value == HELP:
-        click.echo(format_scenarios(scenario_rows(), _approvers()))
+        click.echo(format_scenarios(scenario_rows(), _approvers(), _width()))
         ctx.exit(0)
     if ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.DEFAULT:
         return value

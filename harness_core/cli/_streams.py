@@ -7,12 +7,16 @@ result's answer; nothing of events, providers or the runner.
 
 Which stream gets what (`choose_sinks`):
 
-| stdout        | flags  | stdout                   | stderr                                   |
-|---------------|--------|--------------------------|------------------------------------------|
-| a terminal    |        | the live view (as ever)  | questions, the CLI's own `harness:` lines |
-| not a terminal|        | the final answer only    | the live view (colour if a terminal)     |
-| either        | `-q`   | the final answer only    | a failure in one line; questions         |
-| either        | `--json` | every event, JSON lines | the CLI's own lines                      |
+| stdout              | flags    | stdout                                 | stderr                                    |
+|---------------------|----------|----------------------------------------|-------------------------------------------|
+| a terminal          |          | the live view (as ever)                | questions, the CLI's own `harness:` lines |
+| not a terminal      |          | the final answer only                  | the live view (colour if a terminal)      |
+| stderr's file, 2>&1 |          | the live view (it ends with the answer) | (the same file)                          |
+| either              | `-q`     | the final answer only                  | a failure in one line; questions          |
+| either              | `--json` | every event, JSON lines                | the CLI's own lines                       |
+
+The answer (stdout, `-q`, `--output-last-message`) is written only for a run that succeeded: after a failure or
+Ctrl-C stdout stays empty and the file keeps what it had; the view still shows what was streamed.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
     from harness_core import HarnessResult
 
 __all__ = ["Sinks", "answer_text", "check_answer_file", "check_output_flags", "choose_sinks", "deliver_answer",
-           "quiet_failure"]
+           "quiet_failure", "same_file", "terminal_width"]
 
 
 @dataclass(frozen=True)
@@ -45,22 +49,47 @@ def _isatty(stream: TextIO) -> bool:
     return bool(isatty is not None and isatty())
 
 
+def same_file(one: TextIO, other: TextIO) -> bool:
+    """True when both streams write to the same file (`2>&1`, `> f 2> f`); False for streams without a file
+    descriptor (a test's buffer)."""
+    try:
+        return os.path.samestat(os.fstat(one.fileno()), os.fstat(other.fileno()))
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
+        return False
+
+
+def terminal_width(stream: TextIO, fallback: int = 80) -> int:
+    """The columns of the terminal `stream` writes to (its own window, not stdout's: the live view may be on
+    stderr), else `shutil.get_terminal_size`'s answer ($COLUMNS, stdout's terminal, `fallback`)."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        columns = 0
+    if columns:
+        return columns
+    import shutil  # not at the top: start-up time
+
+    return shutil.get_terminal_size((fallback, 24)).columns
+
+
 def choose_sinks(out: TextIO, err: TextIO, *, json: bool = False, quiet: bool = False) -> Sinks:
     """The view and answer streams for stdout `out` and stderr `err` (see the module's table)."""
     if json:
         return Sinks(view=None, answer=None)
     if quiet:
         return Sinks(view=None, answer=out)
-    if _isatty(out):
+    if _isatty(out) or same_file(out, err):  # one file: the view alone, not the answer a second time
         return Sinks(view=out, answer=None)
     return Sinks(view=err, answer=out)
 
 
 def answer_text(result: HarnessResult | None, *, schema: bool = False) -> str | None:
     """The run's final answer as `harness run` prints it, ending in one newline: with an output schema (`schema`)
-    its JSON value, indented (`_format.schema_answer`), else the final assistant message. None when the run
-    produced none (a failure before any answer)."""
-    if result is None:
+    its JSON value, indented (`_format.schema_answer`), else the final assistant message. None unless the run
+    succeeded: a failed or interrupted run's partial text is no answer (the view showed it as it came)."""
+    from harness_core import RunStatus
+
+    if result is None or result.status is not RunStatus.SUCCESS:
         return None
     from harness_core.cli._format import schema_answer
 
@@ -71,7 +100,8 @@ def answer_text(result: HarnessResult | None, *, schema: bool = False) -> str | 
 
 def deliver_answer(answer: str | None, sink: TextIO | None, file: Path | None) -> None:
     """Write `answer` to `sink` (control characters dropped when it is a terminal) and to `file` (created or
-    replaced, as written). Nothing without an answer: a failed run leaves stdout empty and `file` untouched.
+    replaced, as written). Nothing without an answer (`answer_text`: only a success has one): a failed or
+    interrupted run leaves stdout empty and `file` as it was.
 
     Raises: click.ClickException when `file` cannot be written (the run is over by then: says where the answer
     still is).

@@ -9,16 +9,14 @@ What it prints:
 
 - assistant text, streamed as it arrives (a text line is always ended before any other line); a run with an
   output schema prints its answer once, at the end: pretty JSON, or as written when it is not a valid value;
-- one line per tool action, printed when the action completes: ``[tool] ✓ Running command pytest -q (exit 0,
-  1.2 s)``, ``✗`` for a failure, ``⊘`` for a declined action. The start line (``[tool] Running command pytest
-  -q …``) is printed only when the result is not immediate: when something else has to be printed first, or
-  when `tick` finds the action still running after `START_LINE_AFTER` seconds. A quick tool is one line, a
-  slow one is two, and a reader of a pipe always knows what is running;
+- one line per tool action when it completes: ``[tool] ✓ Running command pytest -q (exit 0, 1.2 s)``, ``✗`` a
+  failure, ``⊘`` declined; its start line (``[tool] Running command pytest -q …``) only when something else must
+  print first or `tick` finds it running after `START_LINE_AFTER` seconds (a pipe's reader knows what runs);
 - approvals once decided (``[approval] Running command rm -rf build — approved by you``: "you" for an answer
   typed at a terminal, else who decided: callback, hook, default, runner); an action that never ran because its
   approval was not given is ``⊘ … (not run: interrupted)`` (or ``aborted``, ``denied``), never a failure;
-- errors (``[error] auth_failed: ...``), notices (``[warning] reconnecting to the model API (2/5)``) and a final
-  status line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``);
+- errors (``[error] auth_failed: ...``), notices (``[warning] reconnecting …``), ``changed: a.py`` and a final
+  line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``);
 - with ``verbose``: the run header, session, the model's reasoning as it streams (``[thinking] …``, dimmed),
   token usage updates and command output summaries (indented, at most `SUMMARY_LINES` lines).
 
@@ -29,12 +27,12 @@ terminal, with ``NO_COLOR`` set or ``TERM=dumb``: plain text with no control cod
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from harness_core import (
+    CLI_WARNING,
     ApprovalDecision,
     ApprovalRequested,
     ApprovalResolved,
@@ -67,6 +65,7 @@ from harness_core.cli._format import (
     tool_line,
 )
 from harness_core.cli._render_tools import ToolBook, approval_text, label_for, summary_lines
+from harness_core.cli._streams import terminal_width
 from harness_core.cli._terminal import use_plain
 
 __all__ = [
@@ -106,7 +105,7 @@ class Renderer:
         self.live = live
         self.verbose = verbose
         self._clock = clock
-        self._width = width or (lambda: shutil.get_terminal_size((80, 24)).columns)
+        self._width = width or (lambda: terminal_width(out))  # `out`'s own terminal: the view may be on stderr
         self._marks = term.UNICODE_MARKS if unicode else term.ASCII_MARKS
         self._spinner = term.SPINNER_UNICODE if unicode else term.SPINNER_ASCII
         self._frame = 0
@@ -226,7 +225,7 @@ class Renderer:
         if self.verbose and summary and event.tool_id not in self._tools.summarized and not_run is None:
             self._summary(summary)
         self._tools.summarized.discard(event.tool_id)
-        self._phase = self._idle_phase()
+        self._phase = self._tools.phase()
 
     def _tool_summary(self, event: ToolSummary) -> None:
         if not self.verbose:
@@ -247,7 +246,7 @@ class Renderer:
         what = label_for(self._tools.resolved(event), event.request_id, self._marks, self._cwd)
         colour = term.GREEN if event.decision is ApprovalDecision.APPROVE else term.YELLOW
         self._line(approval_text(event, what, self._marks["dash"], self._reasons_shown), colour, tag=True)
-        self._phase = self._idle_phase()
+        self._phase = self._tools.phase()
 
     def _context_usage(self, event: ContextUsage) -> None:
         if not event.cumulative:
@@ -255,7 +254,7 @@ class Renderer:
         if self.verbose:
             window = ""
             if event.context_window:
-                share = 100 * (event.usage.input_tokens + event.usage.output_tokens) / event.context_window
+                share = 100 * event.usage.total_tokens / event.context_window
                 window = f" {self._marks['sep']} {share:.1f}% of {event.context_window:,} context"
             total = " (thread total)" if event.cumulative else ""
             self._line(f"[usage] {format_tokens(event.usage)}{total}{window}", term.DIM)
@@ -268,7 +267,7 @@ class Renderer:
             self._line(f"        {extra}", term.RED)
 
     def _notice(self, event: Notice) -> None:
-        if event.code == "cli_warning" and not self.verbose:
+        if event.code == CLI_WARNING and not self.verbose:
             return  # the agent CLI's own warnings (its configuration, its sandbox) are shown with -v
         self._flush_pending()
         self._line(f"[{event.level}] {event.message}", term.YELLOW if event.level == "warning" else term.DIM,
@@ -285,6 +284,10 @@ class Renderer:
             self._line(changed_line(event.result.files_changed))
         self._line(self.final_line(event.result), _STATUS_COLOR[event.result.status], bold=True)
 
+    @property
+    def cwd(self) -> str | None:  # the run's working directory (its `run_started`'s): paths show relative to it
+        return self._cwd
+
     # --- pieces ------------------------------------------------------------------------------------------
 
     def final_line(self, result: HarnessResult) -> str:
@@ -294,9 +297,6 @@ class Renderer:
     def _summary(self, text: str) -> None:
         for line in summary_lines(text, SUMMARY_LINES, self._marks["more"]):
             self._line(line, term.DIM)
-
-    def _idle_phase(self) -> str:
-        return self._tools.phase()
 
     def _flush_pending(self, except_id: str | None = None) -> None:
         """Print the start line of every running tool not shown yet (something else is about to print)."""

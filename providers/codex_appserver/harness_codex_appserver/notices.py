@@ -1,6 +1,6 @@
 """Codex's own warnings → `notice` events: the app-server's `configWarning` notification (a config problem, a
 missing sandbox helper such as bubblewrap, a sandbox fallback) becomes `Notice(level="warning",
-code="cli_warning")`, which `harness run -v` shows.
+code=CLI_WARNING)`, which `harness run -v` shows.
 
 Layer: provider mapping, pure. Knows the `ConfigWarningNotification` payload of codex-cli 0.169.0 (`summary`,
 and optional `details`, `path`, `range`); knows nothing of processes, turns or the runner. The thread
@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness_core import Notice
+from harness_core import CLI_WARNING, Notice
 
 __all__ = ["CLI_WARNING", "CONFIG_WARNING", "config_warning"]
 
 CONFIG_WARNING = "configWarning"
 """The app-server's notification method for its own warnings."""
-CLI_WARNING = "cli_warning"
-"""The `Notice.code` of a warning the agent CLI itself gave (as opposed to the model API or Harness)."""
 
 
 def _where(path: Any, text_range: Any) -> str:
