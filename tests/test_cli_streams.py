@@ -362,6 +362,13 @@ def test_an_answer_typed_on_the_terminal_is_approved_by_you(harness: tuple[list[
     assert "Reading file notes.txt \u2014 denied by you" in view and "by callback" not in view
     resolved = [e for e in read_events(only_log(runs_dir)) if isinstance(e, ApprovalResolved)]
     assert [e.reason for e in resolved] == ["answered on the terminal"] * 4
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", view.replace("\r\n", "\n"))
+    edit = plain.index("[approval] Editing file notes.txt")  # the change is shown first, coloured
+    assert plain.rindex("--- a/notes.txt\n+++ b/notes.txt\n@@ @@\n-alpha\n+beta\n", 0, edit) > plain.index(
+        "Reading file notes.txt \u2014 denied by you")
+    assert "\x1b[32m+beta" in view and "\x1b[31m-alpha" in view
+    write = plain.index("[approval] Writing file new.txt")
+    assert plain.rindex("+++ b/new.txt\n@@ @@\n+fresh\n", edit, write) > edit
 
 
 def test_ctrl_c_at_a_question_shows_the_action_as_not_run(harness: tuple[list[str], dict[str, str]],

@@ -115,6 +115,17 @@ def test_a_late_change_without_a_diff_says_the_content_before_is_not_known(tmp_p
     assert _only(tracker).diff == unified_diff("new.txt", None, "fresh\n")
 
 
+def test_a_late_change_from_a_provider_that_describes_none_is_listed_too(tmp_path: Path) -> None:
+    """A tool that only names its path (no `changes`): when the file is already as after at its result, the edit
+    was read too late: listed with the note, not dropped."""
+    (tmp_path / "a.txt").write_text(AFTER)
+    tracker = FileTracker(tmp_path)
+    tracker.observe(_use("a.txt"))
+    tracker.observe(_done("a.txt"))
+    change = _only(tracker)
+    assert change.path == "a.txt" and change.diff is None and "not known" in (change.note or "")
+
+
 def test_an_approval_read_is_the_content_before_and_a_declined_change_changes_nothing(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text(BEFORE)
     tracker = FileTracker(tmp_path)

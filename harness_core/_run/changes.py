@@ -214,7 +214,10 @@ class FileTracker:
         """A tool's successful result: was the first read before its change (the file differs now) or after?"""
         tracked.settled = True
         now = self._read(tracked.path)
-        if not now.same(tracked.before) or change is None:
+        if not now.same(tracked.before):
+            return
+        if change is None:  # the tool says it edited or wrote the file, and it is as first read: read too late
+            tracked.late = True
             return
         if change.kind == "add":
             tracked.before = _ABSENT

@@ -24,6 +24,7 @@ from harness_core import (
     ApprovalRequested,
     AuthFailedError,
     ContextUsage,
+    FileChange,
     HarnessResult,
     HarnessToolDetails,
     ModelError,
@@ -94,10 +95,16 @@ def tool_details(step: Step, status: ToolStatus = ToolStatus.STARTED) -> tuple[s
     if isinstance(step, ReadFile):
         return "read", HarnessToolDetails(kind=ToolKind.READ, title="Reading file", path=step.path, status=status)
     if isinstance(step, WriteFile):
+        added = "".join(f"+{line}\n" for line in step.content.splitlines())
+        change = FileChange(path=step.path, kind="add", diff=f"--- /dev/null\n+++ b/{step.path}\n@@ @@\n{added}")
         return "write", HarnessToolDetails(kind=ToolKind.WRITE, title="Writing file", path=step.path,
-                                           status=status)
+                                           status=status, changes=(change,))
     if isinstance(step, EditFile):
-        return "edit", HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path=step.path, status=status)
+        hunk = "".join(f"-{line}\n" for line in step.old.splitlines()) + "".join(
+            f"+{line}\n" for line in step.new.splitlines())
+        change = FileChange(path=step.path, kind="modify", diff=f"--- a/{step.path}\n+++ b/{step.path}\n@@ @@\n{hunk}")
+        return "edit", HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path=step.path, status=status,
+                                          changes=(change,))
     raise TypeError(f"not a tool step: {step!r}")
 
 
