@@ -17,10 +17,10 @@ from typing import Any
 import click
 
 from harness_core.cli._common import RUN_RUNS_DIR_OPTION, harness_command
-from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario, complete_session_id
+from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
-from harness_core.cli._spec_flags import spec_flag_options
+from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
 
 __all__ = ["chat"]
 
@@ -36,20 +36,10 @@ _PLACEHOLDER = "(chat)"
               "default).")
 @click.option("--model", "-m", metavar="M", help="Model of the session (default: the configured one, else the "
               "provider's; `/model` changes it for the next turns).")
-@click.option("--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Working directory of the agent (default: the current directory); .harness.toml is looked for "
-                   "from here up.")
-@click.option("--sandbox", "-s", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
-              default="workspace-write", help="How much the agent may change (default: the configured `sandbox`, "
-              "else workspace-write).")
-@click.option("--approval", "-a", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
-              help="When the agent must ask before acting, asked on the terminal (default: the configured "
-                   "`approval`, else never; `/approval` changes it for the next turns).")
-@click.option("--resume", "resume_session", metavar="SESSION_ID", shell_complete=complete_session_id,
-              help="Continue a provider session.")
-@click.option("--continue", "-c", "continue_last", is_flag=True,
-              help="Continue the last session played in this directory (--cwd, else the current one), with its "
-                   "provider (with --provider: the last session of that provider).")
+@CWD_OPTION
+@SANDBOX_OPTION
+@approval_option("; `/approval` changes it for the next turns")
+@resume_options
 @spec_flag_options
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")

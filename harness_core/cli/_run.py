@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harness_core.cli._common import RUN_RUNS_DIR_OPTION, harness_command, run_async
-from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario, complete_session_id
+from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
-from harness_core.cli._spec_flags import spec_flag_options
+from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
 from harness_core.cli._streams import check_answer_file, check_output_flags
 
 WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (not imported: start-up time)
@@ -62,21 +62,11 @@ _SECONDS = _Seconds()
               "`provider` in the config files (`harness config`), else the provider `harness providers` marks as "
               "default).")
 @click.option("--model", "-m", metavar="M", help="Model name (default: the configured one, else the provider's).")
-@click.option("--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Working directory of the agent (default: the current directory); .harness.toml is looked for "
-                   "from here up.")
+@CWD_OPTION
 @click.option("--system-prompt", metavar="TEXT", help="Extra instructions for the agent.")
-@click.option("--sandbox", "-s", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
-              default="workspace-write", help="How much the agent may change (default: the configured `sandbox`, "
-              "else workspace-write).")
-@click.option("--approval", "-a", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
-              help="When the agent must ask before acting, asked on the terminal (default: the configured "
-                   "`approval`, else never).")
-@click.option("--resume", "resume_session", metavar="SESSION_ID", shell_complete=complete_session_id,
-              help="Continue a provider session.")
-@click.option("--continue", "-c", "continue_last", is_flag=True,
-              help="Continue the last session played in this directory (--cwd, else the current one), with its "
-                   "provider (with --provider: the last session of that provider).")
+@SANDBOX_OPTION
+@approval_option()
+@resume_options
 @spec_flag_options
 @click.option("--require", "requires", multiple=True, metavar="CAPABILITY",
               type=click.Choice(["streaming", "session", "interrupt", "approvals"]),

@@ -28,6 +28,33 @@ __all__ = ["OFFLINE_MARK", "ContinuedSession", "SchemaFile", "continued_session"
 F = TypeVar("F", bound=Callable[..., Any])
 SpecT = TypeVar("SpecT", "AgentRunSpec", "SessionSpec")
 
+CWD_OPTION = click.option(
+    "--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+    help="Working directory of the agent (default: the current directory); .harness.toml is looked for from here up.")
+SANDBOX_OPTION = click.option(
+    "--sandbox", "-s", type=click.Choice(["read-only", "workspace-write", "danger-full-access"]),
+    default="workspace-write",
+    help="How much the agent may change (default: the configured `sandbox`, else workspace-write).")
+
+
+def approval_option(more: str = "") -> Callable[[F], F]:
+    """`--approval/-a` of `run` and `chat` (`more`: what the command adds to its help)."""
+    return click.option("--approval", "-a", type=click.Choice(["never", "on-request", "untrusted"]), default="never",
+                        help="When the agent must ask before acting, asked on the terminal (default: the configured "
+                             f"`approval`, else never{more}).")
+
+
+def resume_options(func: F) -> F:
+    """`--resume SESSION_ID` and `--continue/-c` of `run` and `chat` (resolved by `resolve_continue`)."""
+    from harness_core.cli._complete import complete_session_id
+
+    func = click.option("--continue", "-c", "continue_last", is_flag=True,
+                        help="Continue the last session played in this directory (--cwd, else the current one), "
+                             "with its provider (with --provider: the last session of that provider).")(func)
+    return click.option("--resume", "resume_session", metavar="SESSION_ID", shell_complete=complete_session_id,
+                        help="Continue a provider session.")(func)
+
+
 OFFLINE_MARK = "HARNESS_OFFLINE"  # = harness_core.offline._setup.OFFLINE_ENV (a literal: no import at start-up)
 """The environment variable an offline run's spec carries (its log keeps the name, scrubs the value): the run
 played against the scripted backend, and its agent session is gone with the offline state (`--continue` skips
