@@ -10,7 +10,7 @@ the rest: checks, stamping, the run log, approvals, idle timeout, interrupt and 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +118,12 @@ class RunContext(Protocol):
     async def emit(self, event: HarnessEvent) -> None:
         """Send one event downstream. Awaits when the consumer is behind (backpressure): a provider must call
         it from the task that reads its child's output, so a slow consumer slows the child, not memory."""
+        ...
+
+    def emit_now(self, event: HarnessEvent) -> Awaitable[None] | None:
+        """`emit` without a coroutine, for a provider's hot read loop: None when the event was handed over at
+        once (the usual case), else an awaitable that finishes the job (the consumer is behind, or an `on_event`
+        callback is set) — await it before reading on, exactly as `await emit(event)` would have."""
         ...
 
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:

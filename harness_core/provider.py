@@ -11,7 +11,8 @@ results, errors), from `harness_core.offline` (scenarios, scripted model backend
 from __future__ import annotations
 
 from harness_core._agent_cli import cli_output, cli_version, locate_cli, probe_cli, require_min_version
-from harness_core._jsonlines import NON_JSON_METHOD, json_messages, loads_line
+from harness_core._hot_events import fast_text_delta
+from harness_core._jsonlines import NON_JSON_METHOD, json_messages, loads_line, scan_once
 from harness_core._logging import get_logger
 from harness_core._provider import (
     AuthStatus,
@@ -72,6 +73,8 @@ __all__ = [
     "NON_JSON_METHOD",
     "json_messages",
     "loads_line",
+    "scan_once",
+    "fast_text_delta",
     # finding the agent's CLI
     "cli_output",
     "cli_version",

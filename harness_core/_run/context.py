@@ -25,7 +25,7 @@ import codecs
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -93,14 +93,20 @@ class ProviderContext:
         return self._interrupt
 
     async def emit(self, event: HarnessEvent) -> None:
+        pending = self.emit_now(event)
+        if pending is not None:
+            await pending
+
+    def emit_now(self, event: HarnessEvent) -> Awaitable[None] | None:
         if self._returned:
             self._refuse_late(event.type)
         if event.seq != -1:  # the provider emitted this object before: stamp a copy, never the queued original
             event = event.model_copy()
         if type(event) in _CHECKED and not self._admit(event):
-            return
-        if not self._record(event):
-            await self._deliver(event)
+            return None
+        if self._record(event):
+            return None
+        return self._deliver(event)
 
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         if self._returned:

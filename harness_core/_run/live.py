@@ -16,7 +16,7 @@ open at the end gets a `failed` result, and a failed result an `error` event, be
 asks the provider to stop the turn, and after `interrupt_grace` seconds stops it hard (the result's error then
 says `stopped_by="runner"`: the provider did not end the run itself); the provider runs shielded from the
 owner's cancellation, which `aclose` turns into interrupt → grace → hard stop. Once the provider's `run` has
-returned, `emit` refuses (a task it left running cannot add events after `done`).
+returned, `emit` refuses (a task it left running cannot add events after `done`). The stream: `channel.py`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from harness_core._provider import ProviderOptions, RunContext
 from harness_core._run.approvals import ApprovalBroker, Approver
 from harness_core._run.budget import Budget
 from harness_core._run.changes import FileTracker
+from harness_core._run.channel import Channel
 from harness_core._run.context import ProviderContext
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, EventPipe
@@ -89,7 +90,8 @@ class LiveRun:
         self._probed = provider
         self._grace = interrupt_grace
         self._log = get_logger("harness.run").bind(run_id=run_id, provider=provider.name)
-        send, self._receive = anyio.create_memory_object_stream[HarnessEvent](buffer)
+        self._channel: Channel[HarnessEvent] = Channel(buffer)
+        self._caught_up: Callable[[], None] | None = None
         self._play: Play = play if play is not None else provider.instance.run
         self._idle_interrupts = idle_interrupts
         self._stopped_by_runner = False
@@ -100,7 +102,7 @@ class LiveRun:
             budget = Budget.of(spec)
         self._state = RunState(run_id, provider.name, budget, on_over_budget=self.interrupt)
         self._files = FileTracker(spec.cwd)
-        self._pipe = EventPipe(run_id=run_id, send=send, logs=self._logs, state=self._state, host=host,
+        self._pipe = EventPipe(run_id=run_id, channel=self._channel, logs=self._logs, state=self._state, host=host,
                                on_event=on_event, log=self._log, tracks_idle=spec.idle_timeout is not None,
                                files=self._files)
         broker = ApprovalBroker(spec=spec, host=host, approver=approver, pipe=self._pipe, state=self._state,
@@ -115,7 +117,6 @@ class LiveRun:
         self._driven = False
 
     # --- what is known of the run ---------------------------------------------------------------------------
-
     @property
     def run_id(self) -> str:
         """The run's id: its log is `<runs dir>/<run_id>.jsonl` (`harness show RUN_ID`). Known from the start."""
@@ -155,24 +156,25 @@ class LiveRun:
         return self._session_turn
 
     # --- the consumer's side -------------------------------------------------------------------------------
-
     def __aiter__(self) -> AsyncIterator[HarnessEvent]:
         return self._iterate()
 
-    async def _iterate(self) -> AsyncIterator[HarnessEvent]:
-        receive = self._receive
-        while True:
-            try:
-                event = receive.receive_nowait()
-            except anyio.WouldBlock:
-                self._pipe.flush()  # caught up with the provider: the log is current while we wait
-                try:
-                    event = await receive.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError):  # closed by its owner meanwhile: it ends
-                    return
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                return
-            yield event
+    def _iterate(self) -> AsyncIterator[HarnessEvent]:
+        return self._channel.items(self._on_caught_up)
+
+    def _on_caught_up(self) -> None:
+        self._pipe.flush()  # caught up with the provider: the log is current while we wait
+        if self._caught_up is not None:
+            self._caught_up()
+
+    def when_caught_up(self, callback: Callable[[], None] | None) -> None:
+        """Call `callback` (None: stop) whenever the consumer has taken every event so far and waits for more:
+        when to write out what it buffered (the CLI's view, `--json`: batches, yet every slow token at once)."""
+        self._caught_up = callback
+
+    def share_log_lines(self) -> Callable[[HarnessEvent], bytes | None]:
+        """For `--json`: each event's run-log line (scrubbed, no newline), once, else None (serialise it)."""
+        return self._pipe.share_lines()
 
     def interrupt(self) -> None:
         """Ask the provider to stop the turn; stop it hard if it has not finished after the grace period."""
@@ -188,8 +190,7 @@ class LiveRun:
 
         Raises:
             UnsupportedFeatureError: the provider cannot steer, or this run is not a turn of a live session.
-            HarnessError: the agent refused the input (what the provider raised).
-        """
+            HarnessError: the agent refused the input (what the provider raised)."""
         if self._steer is None:
             live = self.session_turn is not None and self.session_turn.live
             why = "steering adds input to a turn of a live session (`open_session`)" if not live else ""
@@ -200,8 +201,8 @@ class LiveRun:
         return await self._steer(text, self._ctx)
 
     def stop(self) -> None:
-        """Stop the run now, without the grace period (a second Ctrl-C). The child is shut down (bounded) and
-        the stream still ends with its `done`, status `interrupted`."""
+        """Stop the run now, without the grace period (a second Ctrl-C): the child is shut down (bounded), the
+        stream still ends with its `done`, status `interrupted`."""
         self._interrupt.set()
         if not self.finished.is_set():
             self._ctx.record_interrupt("stop")  # into the wire log, if any
@@ -217,13 +218,12 @@ class LiveRun:
         return self.result
 
     # --- the owner's side ----------------------------------------------------------------------------------
-
     async def aclose(self) -> None:
         """The consumer is done with the stream (it finished, left early or was cancelled); events still go to
         the log. A run still going is interrupted, given `interrupt_grace` seconds, stopped hard, and waited for
         (bounded for providers that honour cancellation; one that does not is logged, and its driver waits).
         Shielded: an owner awaits it from a scope that may be the one being cancelled."""
-        self._receive.close()
+        self._channel.leave()
         if self.finished.is_set():
             return
         self.interrupt()

@@ -1,7 +1,7 @@
 """The event path of one run: stamp → run log → state (and files) → `harness_on_event` → `on_event` → the consumer.
 
 Layer: core runtime (the runner's hot path). Knows events, the run's logs and state, the plugin host and a
-bounded memory stream; knows nothing of providers, approvals or cancel scopes. Every event, the provider's
+bounded channel (`channel.py`); knows nothing of providers, approvals or cancel scopes. Every event, the provider's
 and the runner's own, goes through `record` (synchronous, cheap: the common case ends there) and, when it
 must wait, `deliver`. The consumer side is written once: `_offer` hands an event over if there is room (or
 notes that nobody listens any more), `_wait_for_room` waits for room under the backpressure rules.
@@ -21,10 +21,10 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
-from anyio.streams.memory import MemoryObjectSendStream
 
 from harness_core._logging import BoundLogger
 from harness_core._run.changes import FILE_EVENTS, FileTracker
+from harness_core._run.channel import Channel, ChannelClosed
 from harness_core._run.logs import RunLogs
 from harness_core._run.state import TRACKED, RunState
 from harness_core.events import HarnessEvent, ReasoningDelta, TextDelta
@@ -62,12 +62,12 @@ def event_json(event: HarnessEvent) -> bytes:
 class EventPipe:
     """Stamps, logs, tracks, observes and delivers the events of one run, in that order."""
 
-    def __init__(self, *, run_id: str, send: MemoryObjectSendStream[HarnessEvent], logs: RunLogs,
+    def __init__(self, *, run_id: str, channel: Channel[HarnessEvent], logs: RunLogs,
                  state: RunState, host: PluginHost, on_event: EventCallback | None, log: BoundLogger,
                  tracks_idle: bool, files: FileTracker | None = None) -> None:
         self._run_id = run_id
-        self._send = send
-        self._send_nowait = send.send_nowait
+        self._channel = channel
+        self._channel_offer = channel.offer
         self._write_line = logs.events.write_line if logs.events is not None else None
         self._scrub = logs.secrets.json_line
         self._text_probe = logs.secrets.text_probe
@@ -81,6 +81,7 @@ class EventPipe:
         self._files = files
         self._seq = 0
         self._consumer_gone = False
+        self._lines: dict[int, bytes] | None = None  # `share_lines`: seq -> its run-log line, until taken
 
     @property
     def last_seq(self) -> int:
@@ -102,6 +103,8 @@ class EventPipe:
             if not text or (len(text) >= MIN_SECRET and self._text_probe(text)):  # a delta: mostly written as is
                 line = self._scrub(line)
             self._write_line(line)
+            if self._lines is not None and not self._consumer_gone:
+                self._lines[seq] = line
         if kind in TRACKED:
             self._state.track(event)
         if kind in FILE_EVENTS and self._files is not None:
@@ -137,13 +140,20 @@ class EventPipe:
         if not self.record(event):
             await self.deliver(event)
 
+    def share_lines(self) -> Callable[[HarnessEvent], bytes | None]:
+        """See `LiveRun.share_log_lines` (without a run log nothing is kept: every take is None)."""
+        if self._lines is None:
+            self._lines = {}
+        pop = self._lines.pop
+        return lambda event: pop(event.seq, None)
+
     def flush(self) -> None:
         """Write out buffered log lines (whenever the run is about to wait for anything)."""
         self._logs.flush()
 
     def close(self) -> None:
         """No more events: the consumer's iteration ends once it has drained the stream."""
-        self._send.close()
+        self._channel.end()
 
     # --- the consumer side, written once -------------------------------------------------------------------
 
@@ -153,21 +163,24 @@ class EventPipe:
             self._logs.flush()  # nobody iterates (and flushes when caught up): keep the log current ourselves
             return True
         try:
-            self._send_nowait(event)
-        except anyio.WouldBlock:
-            return False
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return self._channel_offer(event)
+        except ChannelClosed:
             self._consumer_gone = True
-        return True
+            return True
 
     async def _wait_for_room(self, event: HarnessEvent) -> None:
         state = self._state
         self._logs.flush()  # about to wait for the consumer: the log must be current while we do
+        channel = self._channel
         with state.consumer_wait(), anyio.move_on_after(_deadline(state)) as waited:
-            try:
-                await self._send.send(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._consumer_gone = True
+            while True:
+                await channel.wait_for_room()
+                try:
+                    if channel.offer(event):
+                        break
+                except ChannelClosed:
+                    self._consumer_gone = True
+                    break
         if waited.cancelled_caught:  # the final events, and a consumer that stopped reading: do not hold the run
             self._consumer_gone = True
 

@@ -8,12 +8,14 @@ of any concrete provider.
 
 from __future__ import annotations
 
+import codecs
+import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import anyio
 
@@ -30,6 +32,7 @@ from harness_core import (
     exit_status_for_code,
     open_run,
 )
+from harness_core._run.pipe import event_json
 from harness_core.cli._approve import terminal_approver
 from harness_core.cli._streams import answer_text, choose_sinks, deliver_answer, quiet_failure
 from harness_core.cli.render import Renderer
@@ -40,6 +43,8 @@ __all__ = ["JsonLines", "RunRequest", "execute", "exit_status_for", "tick", "wat
 _HARD_STOP_FALLBACK = 20.0
 _TICK_LIVE = 0.1
 _TICK_PLAIN = 0.25
+_CHUNK = 64 * 1024
+"""`--json`: held lines are written once this many bytes wait, even while the run never pauses."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -
     renderer = None if sinks.view is None else Renderer.for_stream(sinks.view, verbose=request.verbose > 0,
                                                                     environ=request.environ)
     json_out = JsonLines(out)
-    handle = renderer.feed if renderer is not None else json_out.print if request.json else _ignore
+    handle = renderer.feed if renderer is not None else _ignore
     approver = terminal_approver(renderer) if request.interactive else None
     live: LiveRun | None = None
     started = open_run(request.spec, request.provider, approver=approver, runs_dir=request.runs_dir,
@@ -93,7 +98,10 @@ async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -
             tg.start_soon(watch_signals, live, renderer, hard_stop)
             if renderer is not None:
                 tg.start_soon(tick, renderer)
-            await _consume(live, handle)
+            if request.json:
+                await json_out.follow(live)
+            else:
+                await _consume(live, handle, renderer)
             tg.cancel_scope.cancel()
     result = live.result if live is not None else None
     if request.json and hard_stop.cancelled_caught and live is not None:
@@ -127,22 +135,83 @@ def _print_diff(log: Path, out: TextIO) -> None:
           file=out if changes else sys.stderr, flush=True)
 
 
-async def _consume(live: LiveRun, handle: Callable[[HarnessEvent], None]) -> None:
-    async for event in live:
-        handle(event)
+async def _consume(live: LiveRun, handle: Callable[[HarnessEvent], None], renderer: Renderer | None = None) -> None:
+    """Feed every event to `handle`. With the view's `renderer`, its streamed text is held and written whenever
+    the reader has caught up with the run (`LiveRun.when_caught_up`): one write per batch instead of one per
+    delta, and a slow agent's text still shows at once."""
+    if renderer is not None:
+        renderer.on_held = _nothing  # the caught-up hook does the flushing: nothing else to arrange
+        live.when_caught_up(renderer.flush)
+    try:
+        async for event in live:
+            handle(event)
+    finally:
+        if renderer is not None:
+            live.when_caught_up(None)
+            renderer.on_held = None
+            renderer.flush()
+
+
+def _nothing() -> None:
+    """`Renderer.on_held` while the run's caught-up hook flushes the view."""
 
 
 class JsonLines:
-    """`--json` output: each event as its run-log line; remembers the last `seq` printed."""
+    """`--json` output: each event as its run-log line; remembers the last `seq` printed.
+
+    `print` writes (and flushes) one event; `follow` prints a whole run in chunks, for throughput: the lines
+    of the events that arrived together are written together, flushed whenever the reader has caught up with
+    the run (so the events of a slow agent still show at once), every `_CHUNK` bytes and at the end."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.last_seq = -1
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        self._binary = _utf8_buffer(out)
 
     def print(self, event: HarnessEvent) -> None:
-        self.out.write(event.model_dump_json() + "\n")
-        self.out.flush()
+        self.hold(event)
+        self.flush()
+
+    def hold(self, event: HarnessEvent, line: bytes | None = None) -> None:
+        """Add `event`'s line (`line` when the caller has it already) to the output, written by the next `flush`
+        (or at once when `_CHUNK` bytes wait)."""
+        if line is None:
+            line = event_json(event)
+        self._held.append(line)
+        self._held_bytes += len(line)
         self.last_seq = event.seq
+        if self._held_bytes >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write out the lines held, if any."""
+        if not self._held:
+            return
+        data = b"\n".join(self._held) + b"\n"
+        self._held.clear()
+        self._held_bytes = 0
+        if self._binary is not None:
+            self.out.flush()  # whatever went through the text layer first stays first
+            self._binary.write(data)
+            self._binary.flush()
+        else:
+            self.out.write(data.decode())
+            self.out.flush()
+
+    async def follow(self, live: LiveRun) -> None:
+        """Print every event of `live` as it comes (see the class), until its stream ends."""
+        hold = self.hold
+        share = getattr(live, "share_log_lines", None)  # the run's own lines, when the runner offers them
+        take: Callable[[HarnessEvent], bytes | None] = share() if share is not None else _none
+        live.when_caught_up(self.flush)
+        try:
+            async for event in live:
+                hold(event, take(event))
+        finally:
+            live.when_caught_up(None)
+            self.flush()
 
     def print_log_tail(self, live: LiveRun) -> None:
         """After a hard stop the consumer missed the last events (at least `done`): copy them from the log,
@@ -151,7 +220,26 @@ class JsonLines:
             return
         for event in read_events(live.log_path, on_bad_line=lambda _bad: None):  # the tail is what matters
             if event.seq > self.last_seq:
-                self.print(event)
+                self.hold(event)
+        self.flush()
+
+
+def _none(event: HarnessEvent) -> None:
+    """No line known: serialise the event."""
+
+
+def _utf8_buffer(out: TextIO) -> BinaryIO | None:
+    """The binary stream under `out` when writing UTF-8 bytes there is the same as writing the text to `out`
+    (a UTF-8 text layer that does not translate newlines), else None."""
+    buffer = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if buffer is None or encoding is None or os.linesep != "\n":
+        return None
+    try:
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return None
+    return buffer if utf8 else None
 
 
 async def tick(renderer: Renderer) -> None:

@@ -1,4 +1,5 @@
-"""What the terminal can take: plain text or colour, Unicode marks or ASCII, and the control codes themselves.
+"""What the terminal can take: plain text or colour, Unicode marks or ASCII, and the control codes themselves;
+and `Output`, the live view's writes held in memory and written in one piece.
 
 Layer: CLI presentation. Knows streams and environment variables only: nothing of events, runs or providers.
 """
@@ -6,7 +7,7 @@ Layer: CLI presentation. Knows streams and environment variables only: nothing o
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 __all__ = [
@@ -16,6 +17,8 @@ __all__ = [
     "DIM",
     "ERASE_LINE",
     "GREEN",
+    "HOLD_TEXT_AT_MOST",
+    "Output",
     "RED",
     "RESET",
     "SPINNER_ASCII",
@@ -71,3 +74,57 @@ def can_encode(stream: TextIO, text: str) -> bool:
     except (UnicodeEncodeError, LookupError):
         return False
     return True
+
+
+HOLD_TEXT_AT_MOST = 0.05
+"""Seconds streamed text may be held while more keeps coming (`Output.streamed`)."""
+
+
+class Output:
+    """What the live view writes to `stream`, kept in memory until `flush` writes it in one piece (one write
+    and one flush: a terminal's write costs a system call, which on a pty is several times the cost of parsing
+    one event).
+
+    Streamed text (`text`, `streamed`) is written at once unless the owner set `on_held`: then it is held, and
+    `on_held()` is called when text starts being held, so that the owner flushes as soon as the consumer has
+    caught up with the stream (it must: nothing else writes held text, apart from `flush`, more text arriving
+    `hold_for` seconds after the held text began, and the renderer's own non-text lines).
+    """
+
+    __slots__ = ("_clock", "_held_at", "_parts", "hold_for", "on_held", "stream")
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float], hold_for: float = HOLD_TEXT_AT_MOST) -> None:
+        self.stream = stream
+        self.hold_for = hold_for
+        self.on_held: Callable[[], None] | None = None
+        self._clock = clock
+        self._parts: list[str] = []
+        self._held_at: float | None = None  # when streamed text began to be held; None: none is
+
+    def write(self, text: str) -> None:
+        """Add `text` to what the next `flush` writes."""
+        self._parts.append(text)
+
+    def text(self, text: str) -> None:
+        """Add streamed text: written now, or held (see the class)."""
+        self._parts.append(text)
+        self.streamed()
+
+    def streamed(self) -> None:
+        """What was added is streamed text: flush now, or hold it (see the class)."""
+        if self.on_held is None:
+            self.flush()
+        elif self._held_at is None:
+            self._held_at = self._clock()
+            self.on_held()
+        elif self._clock() - self._held_at >= self.hold_for:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write everything added, in one piece, and flush the stream."""
+        self._held_at = None
+        if self._parts:
+            text = "".join(self._parts)
+            self._parts.clear()
+            self.stream.write(text)
+        self.stream.flush()

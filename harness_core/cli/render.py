@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import TextIO
+from typing import TextIO, cast
 
 from harness_core import (
     CLI_WARNING,
@@ -68,16 +68,8 @@ from harness_core.cli._render_tools import ToolBook, approval_text, label_for, s
 from harness_core.cli._streams import terminal_width
 from harness_core.cli._terminal import use_plain
 
-__all__ = [
-    "START_LINE_AFTER",
-    "SUMMARY_LINES",
-    "Renderer",
-    "format_duration",
-    "format_tokens",
-    "tool_label",
-    "tool_line",
-    "use_plain",
-]
+__all__ = ["START_LINE_AFTER", "SUMMARY_LINES", "Renderer", "format_duration", "format_tokens", "tool_label",
+           "tool_line", "use_plain"]
 
 START_LINE_AFTER = 1.0
 """Seconds a tool may run before its start line is printed (by `tick`)."""
@@ -101,6 +93,7 @@ class Renderer:
         width: Callable[[], int] | None = None,
     ) -> None:
         self.out = out
+        self._out = term.Output(out, clock)
         self.color = color
         self.live = live
         self.verbose = verbose
@@ -137,14 +130,14 @@ class Renderer:
     ) -> Renderer:
         """A renderer suited to `out`: colour and a live status line on a terminal, plain text otherwise."""
         fancy = not use_plain(out, environ)
-        return cls(
-            out, color=fancy, live=fancy, verbose=verbose, unicode=term.can_encode(out, "✓⠋·—…⊘■"), clock=clock
-        )
+        return cls(out, color=fancy, live=fancy, verbose=verbose, unicode=term.can_encode(out, "✓⠋·—…⊘■"),
+                   clock=clock)
 
     # --- the event path ----------------------------------------------------------------------------------
 
     def feed(self, event: HarnessEvent) -> None:
-        """Render one event. Text deltas cost one write (and a flush); everything else a few lines."""
+        """Render one event. Streamed text is written at once, or held for the owner to `flush` (`on_held`);
+        everything else is written and flushed before `feed` returns."""
         if isinstance(event, TextDelta):
             if self._schema:
                 self._phase = "writing the answer"
@@ -153,16 +146,18 @@ class Renderer:
                 self._end_text()
             if self._status_shown:
                 self._erase_status()
-            text = event.text.translate(term.UNSAFE)
-            self.out.write(text)
+            text = event.text
+            if not text.isprintable():  # (most deltas are: no newline, tab or control character to drop)
+                text = text.translate(term.UNSAFE)
             self._mid_line = not text.endswith("\n")
-            self.out.flush()
+            self._out.text(text)
             self._phase = "writing"
             return
         handler = _HANDLERS.get(type(event))
         if handler is not None:
             handler(self, event)
-            self.out.flush()
+            if not isinstance(event, ReasoningDelta):  # streamed like text: `_reasoning` writes or holds it
+                self._out.flush()
 
     def _run_started(self, event: RunStarted) -> None:
         self._phase = "waiting for model"
@@ -197,14 +192,14 @@ class Renderer:
         self._erase_status()
         for index, piece in enumerate(event.text.translate(term.UNSAFE).split("\n")):
             if index and self._thought_line_open:  # blank lines between paragraphs are dropped
-                self.out.write("\n")
+                self._out.write("\n")
                 self._thought_line_open = False
             if piece.strip() or (piece and self._thought_line_open):
                 start = "" if self._thought_line_open else _THINKING
-                self.out.write(f"{term.DIM}{start}{piece}{term.RESET}" if self.color else start + piece)
+                self._out.write(f"{term.DIM}{start}{piece}{term.RESET}" if self.color else start + piece)
                 self._thought_line_open = True
         self._mid_line = self._thought_line_open
-        self.out.flush()
+        self._out.streamed()
 
     def _tool_use(self, event: ToolUse) -> None:
         self._end_text()
@@ -288,6 +283,20 @@ class Renderer:
     def cwd(self) -> str | None:  # the run's working directory (its `run_started`'s): paths show relative to it
         return self._cwd
 
+    @property
+    def on_held(self) -> Callable[[], None] | None:
+        """None (default): streamed text is written as it comes. Set: it is held, and `on_held()` called as it starts
+        to be; the owner must `flush` once its consumer caught up (`_live`); later text, other lines, `tick` do too."""
+        return self._out.on_held
+
+    @on_held.setter
+    def on_held(self, callback: Callable[[], None] | None) -> None:
+        self._out.on_held = callback
+
+    def flush(self) -> None:
+        """Write the text held so far (see `on_held`)."""
+        self._out.flush()
+
     # --- pieces ------------------------------------------------------------------------------------------
 
     def final_line(self, result: HarnessResult) -> str:
@@ -309,7 +318,7 @@ class Renderer:
     def _end_text(self) -> None:
         if self._mid_line:
             self._erase_status()
-            self.out.write("\n")
+            self._out.write("\n")
             self._mid_line = False
         self._thinking = None
         self._thought_line_open = False
@@ -325,30 +334,29 @@ class Renderer:
                 close = text.index("]") + 1
                 text = f"{term.DIM}{text[:close]}{term.RESET}{start}{text[close:]}"
             text = f"{start}{text}{term.RESET}"
-        self.out.write(text + "\n")
+        self._out.write(text + "\n")
 
     # --- the live status line ----------------------------------------------------------------------------
 
     def tick(self) -> None:
-        """Periodic work, off the event path: show start lines of slow tools; redraw the status line."""
+        """Periodic work, off the event path: show start lines of slow tools; redraw the status line; write
+        the text held (`on_held`)."""
         if self._held:
             return  # a prompt is on screen: print nothing until `release`
         now = self._clock()
         if any(not shown and now - since >= START_LINE_AFTER for _, since, shown in self._pending.values()):
             self._flush_pending()
-            self.out.flush()
-        if not self.live or self._mid_line or self.result is not None:
-            return
-        self._frame = (self._frame + 1) % len(self._spinner)
-        status = status_text(self._spinner[self._frame], now - self._started, self._phase, self._usage,
-                             self._marks, max(10, self._width() - 1))
-        self.out.write(f"{term.ERASE_LINE}{term.CYAN}{status}{term.RESET}")
-        self._status_shown = True
-        self.out.flush()
+        if self.live and not self._mid_line and self.result is None:
+            self._frame = (self._frame + 1) % len(self._spinner)
+            status = status_text(self._spinner[self._frame], now - self._started, self._phase, self._usage,
+                                 self._marks, max(10, self._width() - 1))
+            self._out.write(f"{term.ERASE_LINE}{term.CYAN}{status}{term.RESET}")
+            self._status_shown = True
+        self._out.flush()  # and any text held (`on_held`)
 
     def _erase_status(self) -> None:
         if self._status_shown:
-            self.out.write(term.ERASE_LINE)
+            self._out.write(term.ERASE_LINE)
             self._status_shown = False
 
     def hold(self) -> None:
@@ -356,7 +364,7 @@ class Renderer:
         self._held = True
         self._erase_status()
         self._end_text()
-        self.out.flush()
+        self._out.flush()
 
     def release(self) -> None:
         """Undo `hold`: the next `tick` redraws the status line."""
@@ -370,31 +378,23 @@ class Renderer:
         if interrupt:
             self._tools.interrupted = True
         if self._held:
-            self.out.write("\n")
+            self._out.write("\n")
             self.prompt_line_ended = True
         self._line(text, term.YELLOW)
-        self.out.flush()
+        self._out.flush()
 
     def close(self) -> None:
         """Leave the terminal clean: no status line, no unterminated text line."""
         self._erase_status()
         self._end_text()
-        self.out.flush()
+        self._out.flush()
 
 
 _STATUS_COLOR = {RunStatus.SUCCESS: term.GREEN, RunStatus.FAILED: term.RED, RunStatus.INTERRUPTED: term.YELLOW}
 
-_HANDLERS: dict[type, Callable[[Renderer, object], None]] = {
-    RunStarted: Renderer._run_started,  # type: ignore[dict-item]
-    SessionStarted: Renderer._session_started,  # type: ignore[dict-item]
-    ReasoningDelta: Renderer._reasoning,  # type: ignore[dict-item]
-    ToolUse: Renderer._tool_use,  # type: ignore[dict-item]
-    ToolResult: Renderer._tool_result,  # type: ignore[dict-item]
-    ToolSummary: Renderer._tool_summary,  # type: ignore[dict-item]
-    ApprovalRequested: Renderer._approval_requested,  # type: ignore[dict-item]
-    ApprovalResolved: Renderer._approval_resolved,  # type: ignore[dict-item]
-    ContextUsage: Renderer._context_usage,  # type: ignore[dict-item]
-    ErrorEvent: Renderer._error,  # type: ignore[dict-item]
-    Notice: Renderer._notice,  # type: ignore[dict-item]
-    Done: Renderer._done,  # type: ignore[dict-item]
-}
+_HANDLERS = cast("dict[type, Callable[[Renderer, object], None]]", {
+    RunStarted: Renderer._run_started, SessionStarted: Renderer._session_started, ReasoningDelta: Renderer._reasoning,
+    ToolUse: Renderer._tool_use, ToolResult: Renderer._tool_result, ToolSummary: Renderer._tool_summary,
+    ApprovalRequested: Renderer._approval_requested, ApprovalResolved: Renderer._approval_resolved,
+    ContextUsage: Renderer._context_usage, ErrorEvent: Renderer._error, Notice: Renderer._notice, Done: Renderer._done,
+})

@@ -30,7 +30,9 @@ __all__ = ["JsonRpcPeer"]
 
 log = get_logger(__name__)
 
-NotificationHandler = Callable[[str, Any, dict[str, Any]], Awaitable[None]]
+NotificationHandler = Callable[[str, Any, dict[str, Any]], "Awaitable[None] | None"]
+"""Called in order for each notification; may return None when it finished synchronously (the hot path: no
+coroutine per line), else the read loop awaits what it returns before reading the next line (backpressure)."""
 RequestHandler = Callable[[str, Any, dict[str, Any]], Awaitable[Any]]
 ErrorHandler = Callable[[HarnessError], Awaitable[None]]
 
@@ -201,7 +203,9 @@ class JsonRpcPeer:
                     rid = msg.get("id")
                     if rid is None:
                         try:
-                            await on_notification(method, msg.get("params"), msg)
+                            pending = on_notification(method, msg.get("params"), msg)
+                            if pending is not None:
+                                await pending
                         except Exception as exc:  # noqa: BLE001 - a handler must never kill the read loop
                             await self._report(_handler_failed(f"notification {method!r}", exc, line))
                     else:

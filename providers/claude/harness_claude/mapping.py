@@ -2,17 +2,18 @@
 
 Layer: provider (pure mapping). `ClaudeMapper.feed(msg)` takes one already-parsed stdout line and returns the
 events it stands for; once the `result` line has been fed, `outcome` is what the turn ends with (its
-`HarnessResult`, or the `HarnessError` a failed turn raises). The mapper keeps only the state the protocol
-forces on it (what was already streamed, which tools are open). It knows nothing of processes, stdin, the
-runner or time: no I/O, no clocks (durations come from the lines' own timestamps). Never relies on key order.
+`HarnessResult`, or the `HarnessError` a failed turn raises). `text_delta(msg)` is the read loop's hot path for
+the main agent's streamed text, tried before `feed`: the event `feed` would make, or None for any other line
+(tested equal to `feed` on every transcript). Tool results are mapped in `results`. The mapper keeps only the
+state the protocol forces on it (what was already streamed, which tools are open). It knows nothing of
+processes, stdin, the runner or time: no I/O, no clocks (durations come from the lines' own timestamps). Never
+relies on key order.
 Tested against recorded real transcripts (tests/transcripts/).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from harness_core import (
@@ -33,27 +34,21 @@ from harness_core import (
     ToolUse,
     Usage,
 )
+from harness_core.provider import fast_text_delta
 
-from harness_claude._json import count, obj, string, text_of, timestamp
-from harness_claude.changes import file_display, result_display
+from harness_claude._json import count, obj, string, timestamp
+from harness_claude.changes import file_display
 from harness_claude.display import summarize, tool_display
 from harness_claude.outcome import Limits, TurnEnd, classify_api_error, total_cost, turn_end
+from harness_claude.results import OpenTool, tool_result
 
 __all__ = ["ClaudeMapper", "approval_request"]
-
-OUTPUT_LIMIT = 16_000
-"""Characters of tool output kept in `tool_result.output`."""
 
 _IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response", "ui_invalidate"})
 _IGNORED_STREAM = frozenset({"message_stop", "content_block_stop"})
 _SILENT = frozenset(
     {"control_request", "control_response", "control_cancel_request", "keep_alive", "command_lifecycle"}
 )
-_EXIT_CODE = re.compile(r"^Exit code (\d+)")
-_POLICY_REFUSED = re.compile(r"No such tool available: (\S+)\. \1 is disabled for this session")
-"""2.1.328's answer to a tool left out by `--tools` or refused by `--disallowedTools`: declined by policy, not
-a failed run (a tool name the model made up gets "No such tool available: X" without the second sentence)."""
-
 
 @dataclass
 class _Block:
@@ -63,13 +58,6 @@ class _Block:
     kind: str
     streamed: int = 0
     consumed: bool = False
-
-
-@dataclass
-class _Tool:
-    name: str
-    input: dict[str, Any]
-    started: datetime | None
 
 
 def approval_request(request_id: str, request: dict[str, Any], cwd: str | None,
@@ -112,12 +100,14 @@ class ClaudeMapper:
         self.model: str | None = None
         self._session_announced = False
         self._blocks: dict[tuple[str, int], _Block] = {}
-        self._tools: dict[str, _Tool] = {}
+        self._tools: dict[str, OpenTool] = {}
         self._resulted: set[str] = set()
         self._block_count: dict[str, int] = {}
         self._stalled = False
         self._text: list[str] = []
         self._end: TurnEnd | None = None
+        self._hot: tuple[Any, Any, _Block, str | None] | None = None
+        """The last text block streamed into: (raw `api_message_id`, raw index, its `_Block`, its item id)."""
 
     @property
     def streamed_text(self) -> str:
@@ -147,8 +137,37 @@ class ClaudeMapper:
         interrupt grace expired): interrupted, with the text streamed so far."""
         return HarnessResult(status=RunStatus.INTERRUPTED, final_text=self.streamed_text, session_id=self.session_id)
 
+    def text_delta(self, msg: dict[str, Any]) -> TextDelta | None:
+        """The hot path, tried before `feed`: the `text_delta` event of the main agent's streamed text, mapped
+        exactly as `feed` maps it (no list, no generic walk); None for any other line (then `feed` it)."""
+        event = msg.get("event")
+        if msg.get("type") != "stream_event" or event.__class__ is not dict:
+            return None
+        delta = event.get("delta")
+        if event.get("type") != "content_block_delta" or delta.__class__ is not dict:
+            return None
+        text = delta.get("text")
+        parent = msg.get("parent_tool_use_id")
+        if (delta.get("type") != "text_delta" or text.__class__ is not str or not text
+                or (parent.__class__ is str and parent)):
+            return None
+        sid = msg.get("session_id")
+        if sid.__class__ is str and sid:
+            self.session_id = sid
+        mid, index, hot = msg.get("api_message_id"), event.get("index"), self._hot
+        if hot is None or hot[1] != index or hot[0] != mid or index.__class__ is not int:
+            hot = self._hot = self._text_block(mid, index)
+        hot[2].streamed += len(text)
+        self._text.append(text)
+        return fast_text_delta(text, hot[3])  # a str, and an item id (str) or None
+
+    def _text_block(self, mid: Any, index: Any) -> tuple[Any, Any, _Block, str | None]:
+        key = (mid if isinstance(mid, str) else "", index if isinstance(index, int) else -1)
+        item = f"{key[0]}:{key[1]}" if key[0] else None
+        return mid, index, self._blocks.setdefault(key, _Block("text")), item
+
     def feed(self, msg: dict[str, Any]) -> list[HarnessEvent]:
-        """The events one stdout line stands for (often none)."""
+        """The events one stdout line stands for (often none). A line `text_delta` maps may be fed instead."""
         kind = msg.get("type")
         sid = msg.get("session_id")
         if sid.__class__ is str and sid:
@@ -234,6 +253,7 @@ class ClaudeMapper:
         if etype == "content_block_start":
             block = obj(event.get("content_block"))
             self._blocks[key] = _Block(kind=str(block.get("type")))
+            self._hot = None  # its key's block is a new one
             return []
         if etype == "content_block_delta":
             delta = obj(event.get("delta"))
@@ -312,7 +332,7 @@ class ClaudeMapper:
             elif btype == "tool_use" and isinstance(block.get("id"), str):
                 name = string(block.get("name"), "tool")
                 tool_input = obj(block.get("input"))
-                self._tools[block["id"]] = _Tool(name, tool_input, timestamp(msg.get("timestamp")))
+                self._tools[block["id"]] = OpenTool(name, tool_input, timestamp(msg.get("timestamp")))
                 events.append(
                     ToolUse(
                         tool_id=block["id"],
@@ -338,48 +358,9 @@ class ClaudeMapper:
             tool_id = block.get("tool_use_id")
             if not isinstance(tool_id, str) or tool_id in self._resulted:
                 continue
-            events.append(self._tool_result(tool_id, block, meta.get(tool_id) or {}, msg))
+            self._resulted.add(tool_id)
+            events.append(tool_result(tool_id, self._tools.get(tool_id), block, meta.get(tool_id) or {}, msg, self.cwd))
         return events
-
-    def _tool_result(
-        self, tool_id: str, block: dict[str, Any], meta: dict[str, Any], msg: dict[str, Any]
-    ) -> ToolResult:
-        self._resulted.add(tool_id)
-        tool = self._tools.get(tool_id)
-        name = tool.name if tool else "tool"
-        text = text_of(block.get("content"))
-        is_error = block.get("is_error") is True
-        decision = obj(meta.get("permission_decision"))
-        if (
-            decision.get("decision") == "reject"
-            or meta.get("non_execution_kind") == "permission-rule"
-            or (is_error and _POLICY_REFUSED.search(text))
-        ):
-            status = ToolStatus.DECLINED
-        else:
-            status = ToolStatus.FAILED if is_error else ToolStatus.COMPLETED
-        display = tool_display(name, tool.input if tool else None, self.cwd, status=status)
-        display = result_display(display, name, tool.input if tool else None, msg, self.cwd)
-        update: dict[str, Any] = {"summary": summarize(text)}
-        ended = timestamp(msg.get("timestamp"))
-        if tool is not None and tool.started is not None and ended is not None:
-            update["duration_ms"] = max(int((ended - tool.started).total_seconds() * 1000), 0)
-        if name == "Bash" and status is not ToolStatus.DECLINED:
-            rich = msg.get("tool_use_result")
-            interrupted = isinstance(rich, dict) and rich.get("interrupted") is True
-            code = _EXIT_CODE.match(text)
-            if code:
-                update["exit_code"] = int(code.group(1))
-            elif not is_error and not interrupted:
-                update["exit_code"] = 0
-        output = text if len(text) <= OUTPUT_LIMIT else f"{text[:OUTPUT_LIMIT]}… [truncated]"
-        return ToolResult(
-            tool_id=tool_id,
-            name=name,
-            display=display.model_copy(update=update),
-            output=output,
-            is_error=is_error,
-        )
 
     # --- end of turn ------------------------------------------------------------------------------
 

@@ -13,7 +13,9 @@ from typing import Any
 from harness_core import (
     AuthFailedError,
     BudgetExceededError,
+    ContextUsage,
     HarnessError,
+    HarnessEvent,
     HarnessResult,
     IdleTimeoutError,
     ModelError,
@@ -35,6 +37,7 @@ __all__ = [
     "total_cost",
     "turn_end",
     "usage_from_result",
+    "with_earlier",
 ]
 
 _MAX_TURNS = re.compile(r"maximum number of turns \((\d+)\)")
@@ -245,3 +248,10 @@ def turn_end(
         structured_output=msg.get("structured_output") if status is RunStatus.SUCCESS else None,
     )
     return TurnEnd(result=result, error=error, context_window=window)
+
+
+def with_earlier(event: HarnessEvent, earlier: Usage | None) -> HarnessEvent:
+    """A `result` line's `context_usage` as the whole turn's (with the earlier results of a steered turn)."""
+    if earlier is None or not isinstance(event, ContextUsage):
+        return event
+    return event.model_copy(update={"usage": earlier + event.usage})

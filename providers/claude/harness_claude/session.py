@@ -1,12 +1,12 @@
 """A live Claude Code session: one `claude -p` stream-json process, its stdin open across turns.
 
-Layer: provider (lifecycle). Owns the session's process, the reader task that outlives turns (each parsed line
-goes to the turn being played, lines between turns are dropped and logged), the settings the process holds
-between turns (model, permission mode: set with `set_model` / `set_permission_mode` before a turn that needs
-others, and set back before the next turn that does not) and the process's running cost. A turn itself is
-played by `turn.Turn`; when it leaves the process untrustworthy (an interrupt never confirmed, a control request
-never answered) the session says so in `broken` and the runner closes it. Knows nothing of rendering, run logs
-or how approvals are decided.
+Layer: provider (lifecycle). Owns the session's process, the reader task that outlives turns (the parsed lines
+go to the turn being played, a chunk's worth at a time; lines between turns are dropped and logged), the
+settings the process holds between turns (model, permission mode: set with `set_model` / `set_permission_mode`
+before a turn that needs others, and set back before the next turn that does not) and the process's running
+cost. A turn itself is played by `turn.Turn`; when it leaves the process untrustworthy (an interrupt never
+confirmed, a control request never answered) the session says so in `broken` and the runner closes it. Knows
+nothing of rendering, run logs or how approvals are decided.
 
 The model a turn without an override puts back is the session's, else the one the process started with as the
 first turn's `system/init` names it (a resumed conversation's, or Claude Code's default): `set_model` without
@@ -29,9 +29,10 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 from harness_core import AgentRunSpec, HarnessEvent, HarnessResult, SessionSpec
-from harness_core.provider import ChildProcess, ProviderSession, RunContext, SessionContext, json_messages
+from harness_core.provider import ChildProcess, ProviderSession, RunContext, SessionContext
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
+from harness_claude.lines import message_batches
 from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
@@ -79,7 +80,7 @@ class ClaudeSession(ProviderSession):
         """`total_cost_usd` of the process's last `result` (all turns so far)."""
         self.turns = 0
         self.eof = anyio.Event()
-        self._inbox: MemoryObjectSendStream[dict[str, Any]] | None = None
+        self._inbox: MemoryObjectSendStream[list[dict[str, Any]]] | None = None
         self._turn: Turn | None = None
 
     def _plan(self, sandbox: Any, approval: Any) -> Any:
@@ -89,17 +90,20 @@ class ClaudeSession(ProviderSession):
     # --- the reader, for the whole session ----------------------------------------------------------
 
     async def read(self) -> None:
-        """Route every stdout line to the turn being played; at EOF end that turn's stream and remember it."""
+        """Route the stdout lines (a chunk's worth at a time) to the turn being played; at EOF end that turn's
+        stream and remember it."""
         try:
-            async for msg in json_messages(self.child.lines(), self._emit):
+            async for batch in message_batches(self.child.lines(), self._emit):
                 inbox = self._inbox
                 if inbox is None:
-                    self.log.debug("claude_line_between_turns", type=msg.get("type"), subtype=msg.get("subtype"))
+                    for msg in batch:
+                        self.log.debug("claude_line_between_turns", type=msg.get("type"), subtype=msg.get("subtype"))
                     continue
                 try:
-                    await inbox.send(msg)
+                    await inbox.send(batch)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    self.log.debug("claude_line_after_turn", type=msg.get("type"))
+                    for msg in batch:
+                        self.log.debug("claude_line_after_turn", type=msg.get("type"))
         finally:
             self.eof.set()
             if self._inbox is not None:
@@ -125,7 +129,7 @@ class ClaudeSession(ProviderSession):
         resumed = self.turns > 0 or spec.resume_session is not None
         mapper = ClaudeMapper(str(spec.cwd), resumed=resumed, limits=limits, cost_before=self.cost)
         turn = Turn(spec, self.opts, ctx, self.child, mapper=mapper, plan=plan, one_shot=False)
-        send, receive = anyio.create_memory_object_stream[dict[str, Any]](0)
+        send, receive = anyio.create_memory_object_stream[list[dict[str, Any]]](0)
         self._inbox, self._turn = send, turn
         self.turns += 1
         try:

@@ -21,9 +21,8 @@ set (its turn may still be running).
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -32,7 +31,6 @@ from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
     ApprovalResolved,
-    ContextUsage,
     HarnessError,
     HarnessEvent,
     HarnessResult,
@@ -44,11 +42,14 @@ from harness_core.provider import ChildProcess, RunContext
 
 from harness_claude._json import obj, string
 from harness_claude.changes import read_current
+from harness_claude.lines import Batches
 from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.options import ClaudeOptions
+from harness_claude.outcome import with_earlier
 from harness_claude.permissions import PermissionPlan, auto_answer
+from harness_claude.stdin import control_request, control_response, user_message
 
-__all__ = ["CONTROL_ANSWER_WAIT", "STEER_START_WAIT", "Turn", "line"]
+__all__ = ["CONTROL_ANSWER_WAIT", "STEER_START_WAIT", "Turn"]
 
 CONTROL_ANSWER_WAIT = 20.0
 """Seconds a control request (`set_model`, `set_permission_mode`) waits for Claude Code's answer."""
@@ -63,19 +64,6 @@ _GONE = frozenset({"cancelled", "discarded", "refused", "dropped"})
 """`command_lifecycle` states after which a steer will never start."""
 
 Applied = Callable[[dict[str, Any]], None]
-
-
-def line(msg: dict[str, Any]) -> str:
-    """One stream-json line for Claude Code's stdin."""
-    return json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
-
-
-def user_message(text: str, message_uuid: str | None = None) -> str:
-    msg: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": text},
-                           "parent_tool_use_id": None, "session_id": ""}
-    if message_uuid is not None:
-        msg["uuid"] = message_uuid
-    return line(msg)
 
 
 class Turn:
@@ -107,15 +95,17 @@ class Turn:
         """The last `result` line owes nothing: the turn ends there once no steer is waiting to start."""
         self._failure: HarnessError | None = None
         """Why the prelude stopped the turn (a refused override)."""
+        self._earlier: Usage | None = None
+        """The usage of this turn's earlier `result` lines (a steer played after them)."""
 
     def _next_id(self) -> str:
         self._ids += 1
         return f"harness_{self._ids}"
 
-    async def play(self, messages: AsyncIterator[dict[str, Any]], *, prelude: Sequence[dict[str, Any]] = (),
+    async def play(self, messages: Batches, *, prelude: Sequence[dict[str, Any]] = (),
                    applied: Applied | None = None) -> HarnessResult:
         """Send `prelude`'s control requests (each answered before the next; `applied` is told of each success),
-        then the prompt; read `messages` until the turn's end."""
+        then the prompt; read `messages` (`lines.message_batches`) until the turn's end."""
         outcome: HarnessResult | HarnessError | None = None
         try:
             async with anyio.create_task_group() as tg:
@@ -163,7 +153,7 @@ class Turn:
         """
         request_id = self._next_id()
         done = self._pending[request_id] = anyio.Event()
-        await self.child.send_line(line({"type": "control_request", "request_id": request_id, "request": request}))
+        await self.child.send_line(control_request(request_id, request))
         with anyio.move_on_after(CONTROL_ANSWER_WAIT):
             await done.wait()
         if not done.is_set():
@@ -179,52 +169,40 @@ class Turn:
         sid = self.mapper.session_id
         return f": continue in a new session with --resume {sid}" if sid else ": continue in a new session"
 
-    async def _read(self, messages: AsyncIterator[dict[str, Any]], tg: TaskGroup) -> HarnessResult | HarnessError:
-        mapper, emit = self.mapper, self.ctx.emit
-        earlier: Usage | None = None  # usage of this turn's earlier `result` lines (a steer played after them)
+    async def _read(self, batches: Batches, tg: TaskGroup) -> HarnessResult | HarnessError:
+        """Play the lines as they come (a chunk's worth at a time): a main-agent text delta goes straight from
+        `mapper.text_delta` to `emit_now`; everything else through `_take`. Awaits only when a line needs it
+        (the consumer is behind, a control request, a steer to wait for)."""
+        mapper, emit_now, text_delta = self.mapper, self.ctx.emit_now, self.mapper.text_delta
         while True:
             if self._settled and not self._steers:  # an interrupt dropped the steers the turn waited for
-                return await self._end(earlier)
+                return await self._end()
             waiting = bool(self._steers) and self._settled
             try:
                 with anyio.fail_after(STEER_START_WAIT if waiting else None):
-                    msg = await messages.__anext__()
+                    batch = await batches.__anext__()
             except StopAsyncIteration:
                 break
             except TimeoutError:  # a steer that never started: the turn ends with the result it has
                 self.ctx.log.warning("claude_steer_never_started", waited=STEER_START_WAIT)
-                return await self._end(earlier)
-            kind = msg.get("type")
-            if kind == "control_request":
-                await self._control_request(msg, tg)
-                continue
-            if kind == "control_response":
-                self._answered(obj(msg.get("response")))
-                continue
-            if kind == "control_cancel_request":
-                scope = self.approvals.get(str(msg.get("request_id")))
-                if scope is not None:
-                    scope.cancel()
-                continue
-            if kind == "command_lifecycle":
-                self._lifecycle(msg)
-                continue
-            if kind == "result" and mapper.result is not None:
-                earlier = mapper.result.usage if earlier is None else earlier + mapper.result.usage
-            events = mapper.feed(msg)
-            if kind == "result" and mapper.finished:
-                self._owed = max(self._owed - 1, 0)
-                self._settled = not self._owed
-                if self._settled and not self._steers:
-                    self.over.set()  # before any await: a steer or interrupt from now on is not sent
-                events = [_with_earlier(e, earlier) for e in events]
-            for event in events:
-                await emit(event)
-            if self.over.is_set():
-                return await self._end(earlier)
+                return await self._end()
+            for i, msg in enumerate(batch):
+                if self._settled and not self._steers:  # as above, within a chunk
+                    return await self._end(batch[i:])
+                event = text_delta(msg)
+                if event is not None:  # never the turn's end
+                    pending = emit_now(event)
+                    if pending is not None:
+                        await pending
+                    continue
+                pending = self._take(msg, tg)
+                if pending is not None:
+                    await pending
+                if self.over.is_set():
+                    return await self._end(batch[i + 1 :])
         self.over.set()
         if mapper.finished:  # a steer was still waiting when the CLI exited
-            return await self._end(earlier)
+            return await self._end()
         # EOF without a `result` line
         if mapper.interrupt_sent:
             return mapper.interrupted_result()
@@ -233,14 +211,51 @@ class Turn:
         what = "before finishing the turn" if self.one_shot or mapper.session_id else "before the turn started"
         return self.child.exit_error(f"Claude Code exited {what}")
 
-    async def _end(self, earlier: Usage | None) -> HarnessResult | HarnessError:
+    def _take(self, msg: dict[str, Any], tg: TaskGroup) -> Awaitable[None] | None:
+        """Any line but a main-agent text delta: a control line, or what `mapper.feed` makes of it. None when
+        it is done (every event handed over at once), else what the reader awaits before the next line."""
+        kind = msg.get("type")
+        if kind == "control_request":
+            return self._control_request(msg, tg)
+        if kind == "control_response":
+            self._answered(obj(msg.get("response")))
+            return None
+        if kind == "control_cancel_request":
+            scope = self.approvals.get(str(msg.get("request_id")))
+            if scope is not None:
+                scope.cancel()
+            return None
+        if kind == "command_lifecycle":
+            self._lifecycle(msg)
+            return None
+        mapper = self.mapper
+        if kind == "result" and mapper.result is not None:
+            self._earlier = mapper.result.usage if self._earlier is None else self._earlier + mapper.result.usage
+        events = mapper.feed(msg)
+        if kind == "result" and mapper.finished:
+            self._owed = max(self._owed - 1, 0)
+            self._settled = not self._owed
+            if self._settled and not self._steers:
+                self.over.set()  # before any await: a steer or interrupt from now on is not sent
+            events = [with_earlier(e, self._earlier) for e in events]
+        if len(events) == 1:
+            return self.ctx.emit_now(events[0])
+        return self._emit_all(events) if events else None
+
+    async def _emit_all(self, events: list[HarnessEvent]) -> None:
+        for event in events:
+            await self.ctx.emit(event)
+
+    async def _end(self, unread: Sequence[dict[str, Any]] = ()) -> HarnessResult | HarnessError:
         self.over.set()
+        for msg in () if self.one_shot else unread:  # a session's lines read with the end: dropped, as it drops them
+            self.ctx.log.debug("claude_line_after_turn", type=msg.get("type"))
         outcome = self.mapper.outcome
         assert outcome is not None
         if self.one_shot:
             await self.child.close_stdin()  # one turn per run: let the CLI exit
-        if isinstance(outcome, HarnessResult) and earlier is not None:
-            outcome = outcome.model_copy(update={"usage": earlier + outcome.usage})
+        if isinstance(outcome, HarnessResult) and self._earlier is not None:
+            outcome = outcome.model_copy(update={"usage": self._earlier + outcome.usage})
         return outcome
 
     def _answered(self, response: dict[str, Any]) -> None:
@@ -299,12 +314,10 @@ class Turn:
         await self._respond_error(request_id, f"harness does not handle {request.get('subtype')!r} requests")
 
     async def _respond(self, request_id: str, response: dict[str, Any]) -> None:
-        payload = {"subtype": "success", "request_id": request_id, "response": response}
-        await self.child.send_line(line({"type": "control_response", "response": payload}))
+        await self.child.send_line(control_response(request_id, response))
 
     async def _respond_error(self, request_id: str, error: str) -> None:
-        payload = {"subtype": "error", "request_id": request_id, "error": error}
-        await self.child.send_line(line({"type": "control_response", "response": payload}))
+        await self.child.send_line(control_response(request_id, error=error))
 
     async def _auto_answer(self, request_id: str, request: dict[str, Any]) -> None:
         """A live turn with approval `never`: what the one-shot command line would allow, else denied."""
@@ -357,9 +370,8 @@ class Turn:
         request: dict[str, Any] = {"subtype": "interrupt"}
         if not self.one_shot:
             request["cancel_queued"] = True
-        msg = {"type": "control_request", "request_id": self._next_id(), "request": request}
         try:
-            await self.child.send_line(line(msg))
+            await self.child.send_line(control_request(self._next_id(), request))
         except Exception:  # noqa: BLE001 - the child is already gone; EOF ends the turn
             self.ctx.log.debug("interrupt_send_failed")
 
@@ -374,13 +386,6 @@ class Turn:
         self.broken = (f"Claude Code did not confirm the interrupt within {self.opts.interrupt_grace:g} s; its turn "
                        f"may still be running{self._resume_hint()}")
         scope.cancel()  # `play` then returns an interrupted result; the transport (or the session) stops the child
-
-
-def _with_earlier(event: HarnessEvent, earlier: Usage | None) -> HarnessEvent:
-    """A `result` line's `context_usage` as the whole turn's (with the earlier results of a steered turn)."""
-    if earlier is None or not isinstance(event, ContextUsage):
-        return event
-    return event.model_copy(update={"usage": earlier + event.usage})
 
 
 async def _first(*events: anyio.Event) -> None:

@@ -31,7 +31,9 @@ def _cwd_of(lines: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def map_transcript(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def map_transcript(path: Path, *, fast: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The events and results of a transcript, mapped as `Turn` maps them (`text_delta` first, else `feed`), or
+    with `feed` alone (`fast=False`)."""
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     stdin = path.with_name(path.name.replace(".jsonl", ".stdin.jsonl"))
     sent_interrupt = "interrupt" in path.name or "sigint" in path.name
@@ -42,7 +44,9 @@ def map_transcript(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any
     events, ends = [], []
     for msg in lines:
         before = mapper.result
-        events += [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in mapper.feed(msg)]
+        delta = mapper.text_delta(msg) if fast else None
+        mapped = [delta] if delta is not None else mapper.feed(msg)
+        events += [e.model_dump(mode="json", exclude={"run_id", "seq", "ts"}) for e in mapped]
         if mapper.result is not before:  # a `result` line
             ends.append(mapper.result.model_dump(mode="json", exclude={"run_id", "provider"}))  # type: ignore[union-attr]
     return events, ends
@@ -353,3 +357,33 @@ def test_a_stream_we_interrupted_is_not_a_stall(name: str) -> None:
     mapper = ClaudeMapper("/tmp/e2e/ws")  # the same lines without our interrupt: the stall is reported
     stalls = [e for m in lines for e in mapper.feed(m) if e.type == "notice"]
     assert [e.code for e in stalls] == ["stream_stalled"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_text_delta_fast_path_maps_as_feed_does(path: Path) -> None:
+    """`text_delta` (the read loop's hot path) changes nothing: the same events and results as `feed` alone."""
+    assert map_transcript(path) == map_transcript(path, fast=False)
+
+
+def test_the_text_delta_fast_path_takes_only_main_agent_text() -> None:
+    mapper = ClaudeMapper("/ws")
+
+    def line(delta: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        event = {"type": "content_block_delta", "index": 0, "delta": delta}
+        return {"type": "stream_event", "event": event, "session_id": "s", "api_message_id": "m", **extra}
+
+    text = {"type": "text_delta", "text": "hi"}
+    assert mapper.text_delta({"type": "system", "subtype": "init"}) is None
+    assert mapper.text_delta(line({"type": "thinking_delta", "thinking": "hm"})) is None
+    assert mapper.text_delta(line({"type": "text_delta", "text": ""})) is None
+    assert mapper.text_delta(line(text, parent_tool_use_id="toolu_1")) is None  # a sub-agent's: a tool summary
+    assert mapper.text_delta({"type": "stream_event", "event": "odd"}) is None
+    first, second = mapper.text_delta(line(text)), mapper.text_delta(line(text, parent_tool_use_id=None))
+    assert first is not None and second is not None
+    assert (first.text, first.item_id, second.item_id, mapper.session_id) == ("hi", "m:0", "m:0", "s")
+    mapper.feed({"type": "stream_event", "event": {"type": "content_block_start", "index": 0,
+                                                   "content_block": {"type": "text"}}, "api_message_id": "m"})
+    mapper.text_delta(line(text))  # into the new block of the same key, not the one streamed before
+    full = {"type": "assistant", "message": {"id": "m", "content": [{"type": "text", "text": "hi there"}]}}
+    assert [e.text for e in mapper.feed(full)] == [" there"]  # type: ignore[union-attr]
+    assert mapper.streamed_text == "hihihi there"

@@ -61,9 +61,13 @@ class StubContext:
         self.on_emit: Callable[[HarnessEvent], Awaitable[None]] | None = None
 
     async def emit(self, event: HarnessEvent) -> None:
+        pending = self.emit_now(event)
+        if pending is not None:
+            await pending
+
+    def emit_now(self, event: HarnessEvent) -> Awaitable[None] | None:
         self.events.append(event)
-        if self.on_emit is not None:
-            await self.on_emit(event)
+        return self.on_emit(event) if self.on_emit is not None else None
 
 
 def init() -> dict[str, Any]:
@@ -93,9 +97,15 @@ def make_turn(tmp_path: Path) -> tuple[Turn, StubChild, StubContext]:
     return turn, child, ctx
 
 
-async def lines() -> tuple[MemoryObjectSendStream[dict[str, Any]], AsyncIterator[dict[str, Any]]]:
+async def lines() -> tuple[MemoryObjectSendStream[dict[str, Any]], AsyncIterator[list[dict[str, Any]]]]:
+    """What the test sends, line by line, and the turn's side of it: each line a batch of its own."""
     send, receive = anyio.create_memory_object_stream[dict[str, Any]](100)
-    return send, receive.__aiter__()
+
+    async def batches() -> AsyncIterator[list[dict[str, Any]]]:
+        async for msg in receive:
+            yield [msg]
+
+    return send, batches()
 
 
 async def until(check: Callable[[], bool]) -> None:
@@ -121,7 +131,7 @@ async def test_a_steer_landing_as_the_turn_ends_is_not_sent(tmp_path: Path) -> N
         ctx.on_emit = steer_at_result
 
         async def play() -> None:
-            outcome.append(await turn.play(messages))  # type: ignore[arg-type]
+            outcome.append(await turn.play(messages))
 
         tg.start_soon(play)
         await until(lambda: bool(child.users()))
@@ -142,7 +152,7 @@ async def test_a_steer_during_the_control_requests_waits_for_the_prompt(tmp_path
     async with anyio.create_task_group() as tg:
 
         async def play() -> None:
-            await turn.play(messages, prelude=[{"subtype": "set_model", "model": "claude-haiku-4-5"}])  # type: ignore[arg-type]
+            await turn.play(messages, prelude=[{"subtype": "set_model", "model": "claude-haiku-4-5"}])
 
         tg.start_soon(play)
         await until(lambda: bool(child.sent))
@@ -171,7 +181,7 @@ async def test_a_late_steer_keeps_its_queued_turn_in_the_steered_turn(tmp_path: 
     async with anyio.create_task_group() as tg:
 
         async def play() -> None:
-            outcome.append(await turn.play(messages))  # type: ignore[arg-type]
+            outcome.append(await turn.play(messages))
 
         tg.start_soon(play)
         await until(lambda: bool(child.users()))
@@ -212,3 +222,30 @@ async def test_no_interrupt_is_sent_after_the_turn_ended(tmp_path: Path) -> None
         for msg in (init(), assistant("hi"), result("hi", 0.001)):
             await send.send(msg)
     assert [m["type"] for m in child.sent] == ["user"] and turn.broken is None
+
+
+async def test_a_chunk_is_played_up_to_the_turns_end(tmp_path: Path) -> None:
+    """One chunk holds the whole turn and more: its text deltas stream (through the hot path, a consumer behind
+    or not), the turn ends at its `result`, and what follows in the chunk is not played into it."""
+    turn, child, ctx = make_turn(tmp_path)
+    behind: list[str] = []
+
+    async def slow(event: HarnessEvent) -> None:  # `emit_now` hands back an awaitable: the reader awaits it
+        behind.append(event.type)
+
+    ctx.on_emit = slow
+
+    def delta(text: str) -> dict[str, Any]:
+        event = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}
+        return {"type": "stream_event", "event": event, "session_id": SID, "parent_tool_use_id": None,
+                "api_message_id": "msg_hi"}
+
+    async def one_chunk() -> AsyncIterator[list[dict[str, Any]]]:
+        await until(lambda: bool(child.users()))
+        yield [init(), delta("h"), delta("i"), assistant("hi"), result("hi", 0.001), assistant("next turn's")]
+
+    out = await turn.play(one_chunk())
+    assert isinstance(out, HarnessResult) and out.final_text == "hi"
+    texts = [e.text for e in ctx.events if e.type == "text_delta"]
+    assert texts == ["h", "i"] and behind[-1] == "context_usage"
+    assert [e.item_id for e in ctx.events if e.type == "text_delta"] == ["msg_hi:0"] * 2

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from harness_codex_common import Reconnect, Reconnects, parse_reconnect
@@ -52,8 +51,9 @@ from harness_core import (
     ToolUse,
     Usage,
 )
-from harness_core.provider import OUTPUT_CHARS, bounded_tail
+from harness_core.provider import OUTPUT_CHARS, bounded_tail, fast_text_delta
 
+from harness_codex_appserver.coalesce import OutputBuffers
 from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, tool_calls
 from harness_codex_appserver.payloads import codex_error_status, turn_failure, usage_from_wire
 
@@ -73,15 +73,6 @@ _STATUS = {"completed": RunStatus.SUCCESS, "interrupted": RunStatus.INTERRUPTED,
 
 # `TextDelta(text=..., item_id=...)` minus `BaseModel.__init__`'s frame and keyword packing (a third of the cost).
 _text_delta_event = TextDelta.__pydantic_validator__.validate_python
-
-
-@dataclass
-class _Buffer:
-    parts: list[str] = field(default_factory=list)
-    size: int = 0
-    streamed: int = 0
-    held_back: int = 0
-    last_flush: float | None = None
 
 
 class TurnMapper:
@@ -109,12 +100,9 @@ class TurnMapper:
         self.turn_id: str | None = None
         self.outcome: HarnessResult | None = None
         self.usage = Usage()
-        self._clock = clock
-        self._flush_bytes = flush_bytes
-        self._flush_interval = flush_interval
-        self._max_streamed = max_streamed_chars
         self._baseline = baseline
-        self._buffers: dict[tuple[str, str], _Buffer] = {}
+        self._out = OutputBuffers(clock=clock, flush_bytes=flush_bytes, flush_interval=flush_interval,
+                                  max_streamed_chars=max_streamed_chars)
         self._streamed_items: set[str] = set()
         self._last_streamed: Any = None  # the item id last added to _streamed_items by a text delta
         self._open: dict[str, list[ToolCall]] = {}
@@ -176,8 +164,33 @@ class TurnMapper:
 
     # --- text and reasoning -----------------------------------------------------------------------------
 
+    def text_delta(self, p: dict[str, Any]) -> HarnessEvent | None:
+        """`feed` of an `item/agentMessage/delta` notification in its plain case (this thread and turn, some
+        text, the turn not over), the hottest path of a run: its one event. None: not the plain case, `feed`
+        it."""
+        thread_id = self.thread_id
+        if thread_id:
+            other = p.get("threadId")
+            if other is not None and other != thread_id:
+                return None
+        turn_id = self.turn_id
+        if turn_id:
+            other = p.get("turnId")
+            if other is not None and other != turn_id:
+                return None
+        delta = p.get("delta")
+        if delta.__class__ is not str or not delta or self.outcome is not None:
+            return None
+        item_id = p.get("itemId")
+        if item_id.__class__ is not str:
+            return None
+        if item_id and item_id != self._last_streamed:  # else the set already holds it
+            self._last_streamed = item_id
+            self._streamed_items.add(item_id)
+        return fast_text_delta(delta, item_id)
+
     def _text_delta(self, p: dict[str, Any]) -> list[HarnessEvent]:
-        # The hottest handler (one call per streamed token).
+        # The general case (`text_delta` is the hot one): an odd item id or delta, another turn's, a late one.
         item_id = p.get("itemId")
         if item_id and item_id != self._last_streamed:  # else the set already holds it
             if type(item_id) is str:
@@ -213,7 +226,7 @@ class TurnMapper:
         kind, item_id = item.get("type"), str(item.get("id"))
         if kind in TOOL_ITEM_TYPES:
             self.tool_ids.add(item_id)
-            events = self._flush(("output", item_id), force=True)
+            events = self._out.flush(("output", item_id), force=True)
             events += self._finish_tool(item_id, tool_calls(item, completed=True))
             return events
         if kind == "agentMessage":
@@ -231,7 +244,7 @@ class TurnMapper:
             text = "\n\n".join(part for part in parts if part)
             return [ReasoningDelta(text=text, item_id=item_id)] if text else []
         if kind == "plan":
-            events = self._flush(("plan", item_id), force=True)
+            events = self._out.flush(("plan", item_id), force=True)
             if item_id not in self._streamed_items and item.get("text"):
                 events.append(ToolSummary(tool_id=item_id, kind="plan", text=str(item["text"])))
             return events
@@ -251,56 +264,12 @@ class TurnMapper:
     # --- coalesced output -------------------------------------------------------------------------------
 
     def _output_delta(self, p: dict[str, Any]) -> list[HarnessEvent]:
-        return self._buffer(("output", str(p.get("itemId"))), str(p.get("delta") or ""))
+        return self._out.add(("output", str(p.get("itemId"))), str(p.get("delta") or ""))
 
     def _plan_delta(self, p: dict[str, Any]) -> list[HarnessEvent]:
         item_id = str(p.get("itemId"))
         self._streamed_items.add(item_id)
-        return self._buffer(("plan", item_id), str(p.get("delta") or ""))
-
-    def _buffer(self, key: tuple[str, str], delta: str) -> list[HarnessEvent]:
-        now = self._clock()
-        buf = self._buffers.get(key)
-        if buf is None:
-            buf = self._buffers[key] = _Buffer(last_flush=now)
-        room = self._max_streamed - buf.streamed - buf.size
-        if room <= 0:
-            buf.held_back += len(delta)
-            return []
-        if len(delta) > room:
-            buf.held_back += len(delta) - room
-            delta = delta[:room]
-        buf.parts.append(delta)
-        buf.size += len(delta)
-        due = buf.last_flush is not None and now - buf.last_flush >= self._flush_interval
-        if buf.size >= self._flush_bytes or due:
-            return self._flush(key, now=now)
-        return []
-
-    def _flush(self, key: tuple[str, str], *, force: bool = False, now: float = 0.0) -> list[HarnessEvent]:
-        buf = self._buffers.get(key)
-        if buf is None:
-            return []
-        events: list[HarnessEvent] = []
-        kind, item_id = key
-        if buf.parts:
-            text = "".join(buf.parts)
-            buf.parts, buf.streamed, buf.size = [], buf.streamed + buf.size, 0
-            buf.last_flush = now
-            events.append(
-                ToolSummary(tool_id=item_id, kind="output" if kind == "output" else "plan", text=text)
-            )
-        if force:
-            if buf.held_back:
-                events.append(
-                    ToolSummary(
-                        tool_id=item_id,
-                        kind="note",
-                        text=f"[{buf.held_back} more characters of output not streamed]",
-                    )
-                )
-            del self._buffers[key]
-        return events
+        return self._out.add(("plan", item_id), str(p.get("delta") or ""))
 
     # --- turn-level -------------------------------------------------------------------------------------
 
@@ -348,8 +317,7 @@ class TurnMapper:
     def _turn_completed(self, p: dict[str, Any]) -> list[HarnessEvent]:
         turn = p.get("turn") or {}
         events: list[HarnessEvent] = []
-        for key in list(self._buffers):
-            events += self._flush(key, force=True)
+        events += self._out.flush_all()
         for item_id, calls in list(self._open.items()):
             ended = [
                 ToolCall(

@@ -35,7 +35,7 @@ from harness_codex_appserver.notices import CONFIG_WARNING, config_warning
 from harness_codex_appserver.options import CodexAppServerOptions
 from harness_codex_appserver.params import Sticky, thread_params, turn_params
 from harness_codex_appserver.payloads import usage_from_wire
-from harness_codex_appserver.turn import APPROVALS, Turn
+from harness_codex_appserver.turn import APPROVALS, TEXT_DELTA, Turn
 
 __all__ = ["AppThread"]
 
@@ -218,11 +218,13 @@ class AppThread:
 
     # -- wire callbacks: to the turn being played ----------------------------------------------------------
 
-    def _on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None]:
+    def _on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None] | None:
+        turn = self.turn
+        if method == TEXT_DELTA and turn is not None and params.__class__ is dict:  # the hot path
+            return turn.on_text_delta(params, msg)
         tokens = method == "thread/tokenUsage/updated" and isinstance(params, dict)
         if tokens and params.get("threadId") in (None, self.thread_id):
             self.total = usage_from_wire((params.get("tokenUsage") or {}).get("total"))
-        turn = self.turn
         if method == CONFIG_WARNING:  # Codex's own warning, once after `initialize`: told in a turn either way
             return self._cli_warning(params)
         if turn is None:

@@ -49,6 +49,9 @@ _WIRE_DECISION = {
 }
 
 
+TEXT_DELTA = "item/agentMessage/delta"
+
+
 class Turn:
     """The state of one turn: its context, its mapper, pending approvals, and how it ended. `ready` is set once
     the turn's id is known (or the turn is over)."""
@@ -174,19 +177,31 @@ class Turn:
 
     # -- wire callbacks (from the thread's peer) -----------------------------------------------------------
 
-    def on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None]:
-        # Deliberately not a coroutine function: in the usual case (one event, turn not over) it hands the
-        # peer `emit`'s own awaitable, which saves a coroutine frame per notification; the peer awaits it in
-        # its read loop either way, so backpressure is unchanged.
+    def on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None] | None:
+        # Deliberately not a coroutine function: in the usual case (one event or none, turn not over) the event
+        # is handed over synchronously (`emit_now`) and nothing is returned, so a streamed token costs no
+        # coroutine; when the consumer is behind, the peer awaits what `emit_now` returns before reading on
+        # (backpressure unchanged).
         if method == "serverRequest/resolved" and isinstance(params, dict):
             return self._settle_then_map(msg, params)
         mapper = self.mapper
         events = mapper.feed(msg)
         if mapper.gave_up is not None:
             self.stopping.set()
-        if len(events) == 1 and mapper.outcome is None:
-            return self.ctx.emit(events[0])
+        if mapper.outcome is None:
+            if len(events) == 1:
+                return self.ctx.emit_now(events[0])
+            if not events:
+                return None
         return self._emit_all(events)
+
+    def on_text_delta(self, params: dict[str, Any], msg: dict[str, Any]) -> Awaitable[None] | None:
+        """`on_notification` for `item/agentMessage/delta` (one per streamed token): the mapper's plain case
+        straight to `emit_now`, else the general path."""
+        event = self.mapper.text_delta(params)
+        if event is None:
+            return self.on_notification(TEXT_DELTA, params, msg)
+        return self.ctx.emit_now(event)
 
     async def _settle_then_map(self, msg: dict[str, Any], params: dict[str, Any]) -> None:
         await self._settle_approval(str(params.get("requestId")), "codex withdrew the request")

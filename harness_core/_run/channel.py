@@ -1,0 +1,134 @@
+"""The bounded hand-over of one run's events from the runner to its consumer.
+
+Layer: core runtime (the runner's hot path). Knows nothing of events or runs: items, a capacity, and the two
+ends' close. It replaces an anyio memory object stream on the hottest path of a run: the usual hand-over is a
+`deque.append` on one side and a `popleft` on the other, with no exception raised and no anyio call; an
+`anyio.Event` is made only when one side must wait for the other (the consumer caught up, or the stream is
+full). One producer task and one consumer task: that is how the runner uses it.
+
+Backpressure: `offer` refuses when `capacity` items are waiting; the producer then awaits `wait_for_room`,
+which returns once the consumer has taken a quarter of them (so a full stream is not a task switch per event).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Generic, TypeVar
+
+import anyio
+
+__all__ = ["Channel", "ChannelClosed"]
+
+T = TypeVar("T")
+
+
+class ChannelClosed(Exception):
+    """The other end is closed: the consumer left (for the producer), or the stream ended (for the consumer)."""
+
+
+class Channel(Generic[T]):
+    """A bounded FIFO between one producer task and one consumer task."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self._items: deque[T] = deque()
+        self._capacity = capacity
+        self._resume_at = max(0, capacity - max(1, capacity // 4))
+        self._ended = False  # the producer closed: the consumer gets the rest, then the end
+        self._left = False  # the consumer closed: nobody takes items any more
+        self._readable: anyio.Event | None = None  # the consumer waits for an item
+        self._writable: anyio.Event | None = None  # the producer waits for room
+
+    @property
+    def consumer_left(self) -> bool:
+        return self._left
+
+    def offer(self, item: T) -> bool:
+        """Hand `item` over without waiting. False: the stream is full (await `wait_for_room`, then offer it
+        again). Raises ChannelClosed when the consumer has left (or the producer closed this end)."""
+        if self._left or self._ended:
+            raise ChannelClosed
+        items = self._items
+        if len(items) >= self._capacity:
+            return False
+        items.append(item)
+        readable = self._readable
+        if readable is not None:
+            self._readable = None
+            readable.set()
+        return True
+
+    async def wait_for_room(self) -> None:
+        """Wait until the consumer has taken some of a full stream (or has left: `offer` then raises)."""
+        while not self._left and len(self._items) >= self._capacity:
+            if self._writable is None:
+                self._writable = anyio.Event()
+            await self._writable.wait()
+
+    def end(self) -> None:
+        """The producer's close: no more items; the consumer gets those waiting, then the end."""
+        self._ended = True
+        self._wake_consumer()
+
+    def take_nowait(self) -> T | None:
+        """The next item, or None when none is waiting (check `ended` then). Raises ChannelClosed after the
+        consumer's own `leave`."""
+        items = self._items
+        if items:
+            item = items.popleft()
+            writable = self._writable
+            if writable is not None and len(items) <= self._resume_at:
+                self._writable = None
+                writable.set()
+            return item
+        if self._left:
+            raise ChannelClosed
+        return None
+
+    @property
+    def ended(self) -> bool:
+        """The producer closed and every item was taken."""
+        return self._ended and not self._items
+
+    async def wait_readable(self) -> None:
+        """Wait until an item is waiting, the stream ended, or the consumer left."""
+        while not self._items and not self._ended and not self._left:
+            if self._readable is None:
+                self._readable = anyio.Event()
+            await self._readable.wait()
+
+    async def items(self, caught_up: Callable[[], None]) -> AsyncIterator[T]:
+        """The consumer's iteration: every item until the stream ended (or the consumer left); `caught_up()`
+        is called each time it has taken every item so far and is about to wait for the next."""
+        take = self.take_nowait
+        while True:
+            try:
+                item = take()
+            except ChannelClosed:  # the consumer's own `leave`: the iteration ends
+                return
+            if item is None:
+                if self.ended:
+                    return
+                caught_up()
+                await self.wait_readable()
+                continue
+            yield item
+
+    def leave(self) -> None:
+        """The consumer's close: nobody takes items any more; a waiting producer is woken (and `offer`
+        raises from now on). Items still waiting are dropped."""
+        self._left = True
+        self._items.clear()
+        writable = self._writable
+        if writable is not None:
+            self._writable = None
+            writable.set()
+        self._wake_consumer()
+
+    def _wake_consumer(self) -> None:
+        readable = self._readable
+        if readable is not None:
+            self._readable = None
+            readable.set()
