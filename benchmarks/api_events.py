@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Per-delta cost through the Python APIs, next to the raw parsing limit and the official SDKs; memory.
 
-    python benchmarks/api_events.py                     # 5,000 and 200,000 deltas, median of 3; 1 GiB memory run
-    python benchmarks/api_events.py --quick             # 2,000 and 50,000 deltas; 128 MiB memory run
-    python benchmarks/api_events.py --json              # one JSON row per figure (for bench.py)
-    python benchmarks/api_events.py --sizes 50 200 --repeats 1 --only harness   # a smoke run
+    .venv/bin/python benchmarks/api_events.py                # 5,000 and 200,000 deltas, median of 3; 1 GiB memory run
+    .venv/bin/python benchmarks/api_events.py --quick        # 2,000 and 50,000 deltas; 128 MiB memory run
+    .venv/bin/python benchmarks/api_events.py --json         # one JSON row per figure (for bench.py)
+    .venv/bin/python benchmarks/api_events.py --sizes 50 200 --repeats 1 --only harness   # a smoke run
 
 Benchmarks only (outside the library): it drives harness through its public Python API (`open_run`) and the
 SDKs through theirs; it knows the stand-ins (benchmarks/flood_codex.py, flood_claude.py) only by their
@@ -43,6 +43,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 if sys.path and Path(sys.path[0] or ".").resolve() == HERE:
     del sys.path[0]  # run as a script: a sibling (benchmarks/concurrent_runs.py) must not shadow a stdlib module
+    sys.path.append(str(HERE))  # last: for `_recorded`
 FLOODS = {"codex": HERE / "flood_codex.py", "claude": HERE / "flood_claude.py"}
 CHILD_DEADLINE = 600.0
 SDKS = {"openai_codex": "openai-codex==0.163.0", "claude_agent_sdk": "claude-agent-sdk==0.2.184"}
@@ -83,6 +84,15 @@ def run_raw(stream: str, deltas: int, **_: object) -> Timing:
     return end - (first or end), end - started, seen, lines
 
 
+def expected_text(deltas: int) -> str:
+    """The whole answer of a flood of `deltas` text deltas (both floods cycle the same texts)."""
+    from _recorded import delta_texts
+
+    texts = delta_texts()
+    full, rest = divmod(deltas, len(texts))
+    return "".join(texts) * full + "".join(texts[:rest])
+
+
 def run_harness(stream: str, deltas: int, run_log: bool = True, output_mb: int = 0, sleep: float = 0.0,
                 **_: object) -> Timing:
     import anyio
@@ -101,6 +111,8 @@ def run_harness(stream: str, deltas: int, run_log: bool = True, output_mb: int =
             started = time.perf_counter()
             async with open_run(spec, provider, runs_dir=Path(tmp) / "runs", run_log=run_log) as live:
                 async for event in live:
+                    if event.seq != events:  # every event, in order, once
+                        raise SystemExit(f"event seq {event.seq} where {events} was due")
                     events += 1
                     if event.type == "text_delta":
                         if not seen:
@@ -110,6 +122,8 @@ def run_harness(stream: str, deltas: int, run_log: bool = True, output_mb: int =
                         await anyio.sleep(sleep)
             end = time.perf_counter()
             assert live.result is not None and live.result.status.value == "success", live.result
+            if not output_mb and live.result.final_text != expected_text(deltas):
+                raise SystemExit("the final text is not the streamed deltas' text")
             return end - (first or end), end - started, seen, events
 
         return anyio.run(main)

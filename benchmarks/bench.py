@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Every benchmark figure in one table: `tox -e bench` (or `python benchmarks/bench.py [--quick]`).
+"""Every benchmark figure in one table: `tox -e bench` (or `.venv/bin/python benchmarks/bench.py [--quick]`).
 
 Benchmarks only (outside the library): it knows the sub-benchmarks by file name and their `--json` row
 protocol (benchmarks/README.md), nothing of harness itself. Each sub-benchmark runs as a child process
 (its own process group, killed at its deadline) with `--json` (and `--quick` when given); every stdout line
 that is a JSON object with a "table" key is a row, anything else is ignored. A sub-benchmark that does not
 exist yet is a row "not available"; one that crashes or times out is a row saying so, and bench.py then
-exits 1 naming it. Otherwise it exits 0 whether or not the targets hold: it is a measurement, not a test.
+exits 1 naming it; so does a contender that failed (its row says FAILED, and why is printed after the table).
+Otherwise it exits 0 whether or not the targets hold: it is a measurement, not a test.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -123,8 +125,12 @@ def format_table(rows: Iterable[dict[str, Any]], width: int = WIDTH) -> list[str
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(str(r["table"]), []).append(r)
-    fixed = sum(w for _, w in COLUMNS) + len(COLUMNS)
-    header = " ".join(cell(name, w, i == 0) for i, (name, w) in enumerate(COLUMNS)) + " note"
+    rows = list(rows)
+    others = sum(w for _, w in COLUMNS[1:]) + len(COLUMNS)
+    longest = max((len(str(r["name"])) + 2 for r in rows), default=COLUMNS[0][1])
+    columns = (("", max(COLUMNS[0][1], min(longest, width - others - 24))), *COLUMNS[1:])  # names whole if room
+    fixed = sum(w for _, w in columns) + len(columns)
+    header = " ".join(cell(name, w, i == 0) for i, (name, w) in enumerate(columns)) + " note"
     lines = [header, "-" * min(width, len(header) + 20)]
     for table, members in groups.items():
         lines.append(table)
@@ -133,7 +139,7 @@ def format_table(rows: Iterable[dict[str, Any]], width: int = WIDTH) -> list[str
             unit = str(r.get("unit") or "")
             shown = "n/a" if value is None else f"{number(value)} {unit}".strip()
             ratio = r.get("ratio")
-            parts = [cell("  " + str(r["name"]), COLUMNS[0][1], left=True), cell(shown, COLUMNS[1][1]),
+            parts = [cell("  " + str(r["name"]), columns[0][1], left=True), cell(shown, COLUMNS[1][1]),
                      cell(number(r.get("reference")), COLUMNS[2][1]),
                      cell("" if ratio is None else f"{number(ratio)}×", COLUMNS[3][1]),
                      cell(target_text(r.get("target"), r), COLUMNS[4][1]), cell(holds_text(r), COLUMNS[5][1])]
@@ -153,16 +159,27 @@ def measured(row: dict[str, Any]) -> str:
     return f"{number(row['value'])} {row.get('unit') or ''}".strip()
 
 
+def failures(rows: list[dict[str, Any]]) -> list[str]:
+    """Contenders that failed (a row whose note says FAILED), each with its whole note: why."""
+    return [f"  {r['name']}: {r['note']}" for r in rows if str(r.get("note") or "").startswith("FAILED")]
+
+
 def verdict(rows: list[dict[str, Any]]) -> tuple[list[str], str]:
-    """(lines about targets not measured, the last line: all hold / which do not)."""
+    """(lines about targets not measured and the ones missed, one per line; the last line: a summary)."""
     with_target = [r for r in rows if r.get("target") is not None]
     missed = [r for r in with_target if r.get("ok") is False]
     unknown = [r for r in with_target if r.get("ok") is None]
-    notes = [f"{len(unknown)} targets not measured: " + "; ".join(str(r["name"]) for r in unknown)] if unknown else []
-    if not missed:
+    notes = [f"{len(unknown)} target{'s' if len(unknown) != 1 else ''} not measured:"] if unknown else []
+    notes += [f"  {r['name']}" for r in unknown]
+    if missed:
+        notes.append(f"{len(missed)} target{'s' if len(missed) != 1 else ''} do{'es' if len(missed) == 1 else ''}"
+                     " not hold:")
+        notes += [f"  {r['name']}: {measured(r)}, target {target_text(r['target'], r)}" for r in missed]
+    if not missed and not unknown:
         return notes, "all targets hold"
-    described = "; ".join(f"{r['name']} ({measured(r)}, target {target_text(r['target'], r)})" for r in missed)
-    return notes, f"{len(missed)} targets do not hold: {described}"
+    held = len(with_target) - len(missed) - len(unknown)
+    return notes, (f"{held} of {len(with_target)} targets hold, {len(missed)} do not, {len(unknown)} not measured"
+                   " (see above)")
 
 
 def header() -> str:
@@ -178,8 +195,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="pass --quick to every sub-benchmark")
     parser.add_argument("--only", action="append", metavar="SCRIPT",
                         help="run only this sub-benchmark (repeatable), e.g. --only api_events.py")
-    parser.add_argument("--width", type=int, default=WIDTH)
+    parser.add_argument("--width", type=int, default=max(WIDTH, shutil.get_terminal_size((WIDTH, 40)).columns),
+                        help="the table's width in columns (default: the terminal's, at least 120)")
     args = parser.parse_args()
+    known = {n for script, *_ in SUBS for name in script.split("|") for n in (name, name.removesuffix(".py"))}
+    unknown = sorted(set(args.only or ()) - known)
+    if unknown:
+        names = ", ".join(script.split("|")[0] for script, *_ in SUBS)
+        parser.error(f"no sub-benchmark named {', '.join(unknown)}; the names are: {names}")
     print(header(), flush=True)
     rows: list[dict[str, Any]] = []
     crashed: list[str] = []
@@ -208,13 +231,18 @@ def main() -> int:
     for line in format_table(rows, args.width):
         print(line)
     notes, last = verdict(rows)
+    failed = failures(rows)
     print()
     for line in notes:
         print(line)
+    if failed:
+        print(f"{len(failed)} contender{'s' if len(failed) != 1 else ''} failed (a measurement could not be taken):")
+        for line in failed:
+            print(line)
     if crashed:
         print(f"{len(crashed)} benchmarks crashed: " + "; ".join(crashed))
     print(last)
-    return 1 if crashed else 0
+    return 1 if crashed or failed else 0
 
 
 if __name__ == "__main__":

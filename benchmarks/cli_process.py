@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """`harness run --json` as a whole process, next to a raw consumer process, on the same Codex stream.
 
-    python benchmarks/cli_process.py            # 1,000 and 200,000 deltas, the fixed-cost breakdown
-    python benchmarks/cli_process.py --quick    # 1,000 and 50,000 deltas, fewer repeats
-    python benchmarks/cli_process.py --json     # rows for bench.py (benchmarks/README.md: the row protocol)
+    .venv/bin/python benchmarks/cli_process.py            # 1,000 and 200,000 deltas, the fixed-cost breakdown
+    .venv/bin/python benchmarks/cli_process.py --quick    # 1,000 and 50,000 deltas, fewer repeats
+    .venv/bin/python benchmarks/cli_process.py --json     # rows for bench.py (benchmarks/README.md: the row protocol)
 
 Benchmarks only (outside the library). The stream comes from benchmarks/flood_codex.py (a `codex app-server`
 stand-in, `FLOOD_DELTAS=N`). Contenders, each timed from spawn to exit, alternately, medians over repeats:

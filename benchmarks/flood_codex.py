@@ -4,8 +4,8 @@
 Every line is copied from a recorded real session (`transcript-appserver.jsonl`: its handshake answers, its
 second turn's notifications, in order, with their thread/turn/item ids and every extra field); only the
 `item/agentMessage/delta` notification is repeated, each carrying 40 characters of text, and the final
-`item/completed` / `turn/completed` carry the whole text, as the real server's do. `providers/*/tests/test_bench_flood.py`
-checks the lines against the recording, shape for shape.
+`item/completed` / `turn/completed` carry the whole text, as the real server's do.
+`providers/*/tests/test_bench_flood.py` checks the lines against the recording, shape for shape.
 
 Modes (environment):
   FLOOD_DELTAS=N      the turn streams N `item/agentMessage/delta` notifications
@@ -37,7 +37,13 @@ def _result(request_id: int) -> dict[str, Any]:
 
 
 def _with_cwd(obj: Any, cwd: str) -> Any:
-    return json.loads(json.dumps(obj).replace(_RECORDED_CWD, cwd))
+    """A recorded answer for this workspace; the thread keeps no rollout file (`path` null, as an ephemeral
+    thread's): the recorded one does not exist here, and the provider would wait for it to appear."""
+    answer = json.loads(json.dumps(obj).replace(_RECORDED_CWD, cwd))
+    thread = (answer.get("result") or answer.get("params") or {}).get("thread")
+    if isinstance(thread, dict):
+        thread["path"] = None
+    return answer
 
 
 def _second_turn() -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Import time of harness next to the official Python SDKs (openai-codex, claude-agent-sdk).
 
-    python benchmarks/sdk_compare.py             # median of 5 fresh interpreters per module, after a warm-up
-    python benchmarks/sdk_compare.py --json      # one JSON row per figure (bench.py's protocol)
+    .venv/bin/python benchmarks/sdk_compare.py             # median of 5 fresh interpreters per module, after a warm-up
+    .venv/bin/python benchmarks/sdk_compare.py --json      # one JSON row per figure (bench.py's protocol)
 
 Benchmarks only (outside the library). Wall time of `python -c "import X"` in a fresh interpreter, next to
 `python -c pass`. The per-event and memory comparisons with the SDKs that used to live here are in

@@ -17,21 +17,27 @@ changing is the one case it cannot see (`clear_probe_cache()` or deleting the fi
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
 import signal
 import subprocess
-import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from harness_core._logging import get_logger
+from harness_core._probe_cache import (  # noqa: F401 - the cache's internals, for tests
+    _CACHE_ENTRIES,
+    _CACHE_MAX_BYTES,
+    _cache_key,
+    _cached_version,
+    _remember_version,
+    _version_cache,
+    clear_probe_cache,
+    use_disk_cache,
+)
 from harness_core._provider import CliInfo
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError, truncate
 
@@ -234,86 +240,6 @@ def require_min_version(cli: str, found: str, minimum: str, *, install_hint: str
         )
 
 
-_version_cache: dict[str, str] = {}
-_CACHE_FILE = "cli-versions.json"
-_CACHE_ENTRIES = 32  # the newest kept: a handful of CLIs, a few upgrades each
-_CACHE_MAX_BYTES = 64 * 1024
-
-
-def clear_probe_cache() -> None:
-    """Forget every version `probe_cli` has read, in this process and on disk (tests, or after an upgrade that
-    kept the binary's size and mtime)."""
-    _version_cache.clear()
-    with contextlib.suppress(OSError):
-        _cache_path().unlink()
-
-
-def _cache_path() -> Path:
-    """`$XDG_CACHE_HOME/harness/cli-versions.json` (default `~/.cache/harness/`)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
-    return root / "harness" / _CACHE_FILE
-
-
-def _cache_key(path: Path, pattern: str) -> str | None:
-    """What a version read stays valid for: the resolved file, its mtime, size and inode, and the pattern
-    (None when the file cannot be stat'ed: no caching)."""
-    try:
-        resolved = path.resolve(strict=True)
-        st = resolved.stat()
-    except OSError:
-        return None
-    return json.dumps([str(resolved), st.st_mtime_ns, st.st_size, st.st_ino, pattern])
-
-
-def _read_disk_cache() -> dict[str, dict[str, Any]]:
-    """The versions earlier processes read; {} when the file is missing, unreadable, too big or not ours."""
-    try:
-        with _cache_path().open("rb") as fh:
-            raw = fh.read(_CACHE_MAX_BYTES + 1)
-        data = json.loads(raw) if len(raw) <= _CACHE_MAX_BYTES else None
-    except (OSError, ValueError):
-        return {}
-    entries = data.get("entries") if isinstance(data, dict) and data.get("format") == 1 else None
-    if not isinstance(entries, dict):
-        return {}
-    return {k: v for k, v in entries.items()
-            if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("version"), str)
-            and isinstance(v.get("at"), (int, float))}
-
-
-def _cached_version(key: str) -> str | None:
-    found = _version_cache.get(key)
-    if found is None:
-        entry = _read_disk_cache().get(key)
-        if entry is not None:
-            found = _version_cache[key] = entry["version"]
-    return found
-
-
-def _remember_version(key: str, version: str) -> None:
-    """Keep `version` for `key`, in this process and (best effort, atomically) on disk for the next ones."""
-    _version_cache[key] = version
-    entries = _read_disk_cache()
-    entries[key] = {"version": version, "at": time.time()}
-    newest = dict(sorted(entries.items(), key=lambda kv: kv[1]["at"])[-_CACHE_ENTRIES:])
-    target = _cache_path()
-    tmp: str | None = None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".cli-versions.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"format": 1, "entries": newest}, fh, separators=(",", ":"))
-        os.replace(tmp, target)
-        tmp = None
-    except OSError as exc:  # a read-only home, a full disk: the next process probes again
-        log.debug("cli_version_cache_unwritable", path=str(target), error=str(exc))
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
 async def probe_cli(
     name: str,
     explicit: str | None,
@@ -326,8 +252,9 @@ async def probe_cli(
     pattern: str = _DEFAULT_PATTERN,
 ) -> CliInfo:
     """`locate_cli` + `cli_version` + `require_min_version`, with the version cached by resolved path, mtime,
-    size, inode and pattern, in this process and in `$XDG_CACHE_HOME/harness/cli-versions.json` (paths and
-    versions only), so repeated runs, and later `harness` processes, do not re-spawn `--version`. A missing,
+    size, inode and pattern, in this process and (in the `harness` CLI: `use_disk_cache`) in
+    `$XDG_CACHE_HOME/harness/cli-versions.json` (paths and versions only), so repeated runs, and later `harness`
+    processes, do not re-spawn `--version`. A missing,
     corrupt or unwritable cache file only means probing again.
 
     Raises:

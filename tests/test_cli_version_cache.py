@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 import harness_core._agent_cli as clis
+import harness_core._probe_cache as probe_cache
 from harness_core.errors import CliVersionUnsupportedError
 
 KW = {"install_hint": "npm i -g fake", "option_name": "fake_bin", "minimum": "1.0.0"}
@@ -22,6 +23,7 @@ KW = {"install_hint": "npm i -g fake", "option_name": "fake_bin", "minimum": "1.
 def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.setattr(probe_cache, "_disk_cache", [True])  # what `harness` (cli.main) turns on
     clis._version_cache.clear()
     return home
 
@@ -54,7 +56,7 @@ async def test_a_later_process_reads_the_version_from_the_cache_file(tmp_path: P
     clis._version_cache.clear()  # what a new process starts with
     assert await _probe(exe) == "1.2.3"
     assert _spawns(counter) == 1
-    code = ("import anyio, harness_core._agent_cli as c\n"
+    code = ("import anyio, harness_core._agent_cli as c\nc.use_disk_cache()\n"
             f"print(anyio.run(lambda: c.probe_cli('fake', {str(exe)!r}, install_hint='x', option_name='fake_bin', "
             "minimum='1.0.0')).version)")
     out = await anyio.run_process([sys.executable, "-c", code], check=True,
@@ -165,3 +167,28 @@ async def test_a_too_old_cached_version_still_fails_the_probe(tmp_path: Path) ->
         with pytest.raises(CliVersionUnsupportedError):
             await _probe(exe)
     assert _spawns(counter) == 1
+
+
+@pytest.mark.anyio
+async def test_a_library_caller_writes_no_cache_file(tmp_path: Path, cache_home: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the `harness` CLI keeps versions on disk; a program using the Python API writes nothing under the
+    user's home by itself (it keeps them in memory)."""
+    monkeypatch.setattr(probe_cache, "_disk_cache", [False])
+    counter = tmp_path / "count"
+    exe = _fake(tmp_path / "fake", counter)
+    assert await _probe(exe) == "1.2.3" and await _probe(exe) == "1.2.3"
+    assert _spawns(counter) == 1 and not _cache_file(cache_home).exists()
+
+
+@pytest.mark.anyio
+async def test_no_home_at_all_means_no_disk_cache_not_a_failed_probe(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    exe = _fake(tmp_path / "fake", tmp_path / "count")
+    assert await _probe(exe) == "1.2.3"

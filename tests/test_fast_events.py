@@ -34,13 +34,13 @@ def test_the_channel_hands_items_over_in_order_and_holds_the_producer_at_its_cap
     async def main() -> None:
         channel: Channel[int] = Channel(8)
         got: list[int] = []
-        waits: list[int] = []
+        refused: list[int] = []
 
         async def produce() -> None:
             for i in range(100):
-                while not channel.offer(i):
-                    waits.append(i)
-                    await channel.wait_for_room()
+                if not channel.offer(i):
+                    refused.append(i)
+                    await channel.send(i)
             channel.end()
 
         async with anyio.create_task_group() as tg:
@@ -49,7 +49,45 @@ def test_the_channel_hands_items_over_in_order_and_holds_the_producer_at_its_cap
                 got.append(item)
                 assert len(channel._items) <= 8  # never more than its capacity waits
         assert got == list(range(100))
-        assert waits, "a full channel makes the producer wait"
+        assert refused, "a full channel makes the producer wait"
+
+    anyio.run(main)
+
+
+def test_several_producers_come_out_in_the_order_they_offered_even_when_one_waited() -> None:
+    """The reader waits for room; meanwhile another task (an approval, a request handler) offers: it must come
+    out after the waiting one, not overtake it (the stream stays in `seq` order)."""
+    async def main() -> None:
+        channel: Channel[int] = Channel(4)
+        order: list[int] = []
+        for i in range(4):
+            assert channel.offer(i)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(channel.send, 4)  # full: it waits
+            await anyio.wait_all_tasks_blocked()
+            assert not channel.offer(5), "a producer is waiting: no one jumps the queue"
+            tg.start_soon(channel.send, 5)
+            await anyio.wait_all_tasks_blocked()
+            while len(order) < 6:
+                item = channel.take_nowait()
+                if item is None:
+                    await anyio.wait_all_tasks_blocked()
+                    continue
+                order.append(item)
+        assert order == [0, 1, 2, 3, 4, 5]
+
+    anyio.run(main)
+
+
+def test_a_cancelled_send_hands_nothing_over_and_frees_its_place() -> None:
+    async def main() -> None:
+        channel: Channel[int] = Channel(1)
+        assert channel.offer(1)
+        with anyio.move_on_after(0.05):
+            await channel.send(2)
+        assert not channel._waiting
+        assert channel.take_nowait() == 1 and channel.take_nowait() is None
+        assert channel.offer(3) and channel.take_nowait() == 3
 
     anyio.run(main)
 
@@ -58,11 +96,20 @@ def test_a_consumer_that_leaves_frees_a_waiting_producer_and_later_offers_raise(
     async def main() -> None:
         channel: Channel[int] = Channel(1)
         assert channel.offer(1) and not channel.offer(2)
+        failed: list[BaseException] = []
+
+        async def send() -> None:
+            try:
+                await channel.send(2)
+            except ChannelClosed as exc:
+                failed.append(exc)
+
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
-                tg.start_soon(channel.wait_for_room)
-                await anyio.sleep(0.01)
+                tg.start_soon(send)
+                await anyio.wait_all_tasks_blocked()
                 channel.leave()
+        assert failed, "the waiting producer learns the consumer left"
         with pytest.raises(ChannelClosed):
             channel.offer(3)
         with pytest.raises(ChannelClosed):

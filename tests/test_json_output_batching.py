@@ -59,8 +59,15 @@ class FakeLive:
         self.events, self.pauses = events, pauses
         self.callback: Callable[[], None] | None = None
         self.callbacks: list[Callable[[], None] | None] = []
-        if lines:
-            self.share_log_lines = self._share
+        self._lines = lines
+
+    def share_log_lines(self) -> Callable[[HarnessEvent], bytes | None]:
+        if not self._lines:
+            return lambda event: None
+        return self._share()
+
+    def log_line(self, event: HarnessEvent) -> bytes:
+        return event_json(event)
 
     def when_caught_up(self, callback: Callable[[], None] | None) -> None:
         self.callback = callback

@@ -110,11 +110,20 @@ def test_table_groups_rows_and_fits_the_width() -> None:
 
 def test_verdict_names_what_does_not_hold() -> None:
     notes, last = bench.verdict(CANNED)
-    assert last == "1 targets do not hold: harness claude (151 MB, target ≤ 100 MB)"
-    assert notes == ["1 targets not measured: harness run --json, 1,000 deltas"]
+    assert notes == ["1 target not measured:", "  harness run --json, 1,000 deltas",
+                     "1 target does not hold:", "  harness claude: 151 MB, target ≤ 100 MB"]
+    assert last == "3 of 5 targets hold, 1 do not, 1 not measured (see above)"
     assert bench.verdict(CANNED[:3]) == ([], "all targets hold")
     failed = {**CANNED[3], "value": None, "name": "x"}
-    assert bench.verdict([failed])[1] == "1 targets do not hold: x (not measured, target ≤ 100 MB)"
+    assert bench.verdict([failed])[0][-1] == "  x: not measured, target ≤ 100 MB"
+    assert "all targets hold" not in bench.verdict([failed])[1]
+
+
+def test_a_failed_contender_is_named_with_its_reason_and_is_no_success() -> None:
+    row = {"table": "t", "name": "harness x", "value": None, "unit": "µs", "reference": None, "ratio": None,
+           "target": 1.5, "ok": None, "note": "FAILED: saw 3 text deltas of 5"}
+    assert bench.failures([row]) == ["  harness x: FAILED: saw 3 text deltas of 5"]
+    assert "all targets hold" not in bench.verdict([row])[1]
 
 
 def test_rows_are_read_from_mixed_output() -> None:

@@ -3,11 +3,13 @@
 Layer: core runtime (the runner's hot path). Knows nothing of events or runs: items, a capacity, and the two
 ends' close. It replaces an anyio memory object stream on the hottest path of a run: the usual hand-over is a
 `deque.append` on one side and a `popleft` on the other, with no exception raised and no anyio call; an
-`anyio.Event` is made only when one side must wait for the other (the consumer caught up, or the stream is
-full). One producer task and one consumer task: that is how the runner uses it.
+`anyio.Event` is made only when one side must wait for the other. One consumer task; any number of producer
+tasks (the provider's reader, its request handlers, the approval broker, the runner's final events).
 
-Backpressure: `offer` refuses when `capacity` items are waiting; the producer then awaits `wait_for_room`,
-which returns once the consumer has taken a quarter of them (so a full stream is not a task switch per event).
+Backpressure and order: `offer` refuses when `capacity` items wait, or when a producer is already waiting; a
+refused producer awaits `send`, which queues it behind the others (so items come out in the order they were
+offered: a run's events in `seq` order). Waiting producers are let in once the consumer has taken a quarter of
+a full stream, so a full stream is not a task switch per item.
 """
 
 from __future__ import annotations
@@ -34,24 +36,24 @@ class Channel(Generic[T]):
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self._items: deque[T] = deque()
+        self._waiting: deque[tuple[T, anyio.Event]] = deque()  # refused producers, in order
         self._capacity = capacity
         self._resume_at = max(0, capacity - max(1, capacity // 4))
         self._ended = False  # the producer closed: the consumer gets the rest, then the end
         self._left = False  # the consumer closed: nobody takes items any more
         self._readable: anyio.Event | None = None  # the consumer waits for an item
-        self._writable: anyio.Event | None = None  # the producer waits for room
 
     @property
     def consumer_left(self) -> bool:
         return self._left
 
     def offer(self, item: T) -> bool:
-        """Hand `item` over without waiting. False: the stream is full (await `wait_for_room`, then offer it
-        again). Raises ChannelClosed when the consumer has left (or the producer closed this end)."""
+        """Hand `item` over without waiting. False: the stream is full or producers wait (await `send`).
+        Raises ChannelClosed when the consumer has left (or the producer closed this end)."""
         if self._left or self._ended:
             raise ChannelClosed
         items = self._items
-        if len(items) >= self._capacity:
+        if len(items) >= self._capacity or self._waiting:
             return False
         items.append(item)
         readable = self._readable
@@ -60,12 +62,23 @@ class Channel(Generic[T]):
             readable.set()
         return True
 
-    async def wait_for_room(self) -> None:
-        """Wait until the consumer has taken some of a full stream (or has left: `offer` then raises)."""
-        while not self._left and len(self._items) >= self._capacity:
-            if self._writable is None:
-                self._writable = anyio.Event()
-            await self._writable.wait()
+    async def send(self, item: T) -> None:
+        """Hand `item` over after the producers already waiting, once there is room. Raises ChannelClosed when
+        the consumer leaves meanwhile; cancelled, the item is not handed over."""
+        if self._left or self._ended:
+            raise ChannelClosed
+        if self.offer(item):
+            return
+        entry = (item, anyio.Event())
+        self._waiting.append(entry)
+        try:
+            await entry[1].wait()
+        except BaseException:
+            if entry in self._waiting:  # not let in yet: it never will be
+                self._waiting.remove(entry)
+            raise
+        if self._left:
+            raise ChannelClosed
 
     def end(self) -> None:
         """The producer's close: no more items; the consumer gets those waiting, then the end."""
@@ -76,16 +89,24 @@ class Channel(Generic[T]):
         """The next item, or None when none is waiting (check `ended` then). Raises ChannelClosed after the
         consumer's own `leave`."""
         items = self._items
+        if not items and self._waiting:
+            self._let_in()
         if items:
             item = items.popleft()
-            writable = self._writable
-            if writable is not None and len(items) <= self._resume_at:
-                self._writable = None
-                writable.set()
+            if self._waiting and len(items) <= self._resume_at:
+                self._let_in()
             return item
         if self._left:
             raise ChannelClosed
         return None
+
+    def _let_in(self) -> None:
+        """Move waiting producers' items into the stream, in order, while there is room."""
+        items, waiting = self._items, self._waiting
+        while waiting and len(items) < self._capacity:
+            item, admitted = waiting.popleft()
+            items.append(item)
+            admitted.set()
 
     @property
     def ended(self) -> bool:
@@ -117,14 +138,12 @@ class Channel(Generic[T]):
             yield item
 
     def leave(self) -> None:
-        """The consumer's close: nobody takes items any more; a waiting producer is woken (and `offer`
-        raises from now on). Items still waiting are dropped."""
+        """The consumer's close: nobody takes items any more; waiting producers are woken (their `send` raises,
+        and so does `offer` from now on). Items still waiting are dropped."""
         self._left = True
         self._items.clear()
-        writable = self._writable
-        if writable is not None:
-            self._writable = None
-            writable.set()
+        while self._waiting:
+            self._waiting.popleft()[1].set()
         self._wake_consumer()
 
     def _wake_consumer(self) -> None:

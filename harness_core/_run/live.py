@@ -173,8 +173,12 @@ class LiveRun:
         self._caught_up = callback
 
     def share_log_lines(self) -> Callable[[HarnessEvent], bytes | None]:
-        """For `--json`: each event's run-log line (scrubbed, no newline), once, else None (serialise it)."""
+        """For `--json`: each event's run-log line (scrubbed, no newline), once, else None (`log_line`)."""
         return self._pipe.share_lines()
+
+    def log_line(self, event: HarnessEvent) -> bytes:
+        """`event`'s run-log line (without the newline), secrets scrubbed: what `--json` prints."""
+        return self._pipe.log_line(event)
 
     def interrupt(self) -> None:
         """Ask the provider to stop the turn; stop it hard if it has not finished after the grace period."""

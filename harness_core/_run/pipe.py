@@ -81,6 +81,7 @@ class EventPipe:
         self._files = files
         self._seq = 0
         self._consumer_gone = False
+        self._in_order = anyio.Lock()  # `deliver` with an `on_event` callback
         self._lines: dict[int, bytes] | None = None  # `share_lines`: seq -> its run-log line, until taken
 
     @property
@@ -128,17 +129,29 @@ class EventPipe:
     async def deliver(self, event: HarnessEvent) -> None:
         """The slow path of a recorded event: the `on_event` callback, then waiting for room if need be."""
         callback = self._on_event
-        if callback is not None:
+        if callback is None:
+            await self._wait_for_room(event)
+            return
+        # One event at a time through the callback, in the order recorded (the lock is fair and is taken before
+        # anything else can run: `record` and this call are not separated by a checkpoint).
+        async with self._in_order:
             await self._call_back(callback, event)
-            if self._offer(event):
-                return
-        await self._wait_for_room(event)
+            if not self._offer(event):
+                await self._wait_for_room(event)
 
     async def publish(self, event: HarnessEvent) -> None:
         """`record`, then `deliver` if it must wait: the runner's own events (`run_started`, approvals, the
         final events). A provider's go through `RunContext.emit`, which checks them first."""
         if not self.record(event):
             await self.deliver(event)
+
+    def log_line(self, event: HarnessEvent) -> bytes:
+        """`event`'s run-log line (without the newline), secrets scrubbed, as `record` writes it."""
+        line = event_json(event)
+        text: str = event.text if type(event) in _DELTAS else ""  # type: ignore[union-attr]
+        if not text or (len(text) >= MIN_SECRET and self._text_probe(text)):
+            line = self._scrub(line)
+        return line
 
     def share_lines(self) -> Callable[[HarnessEvent], bytes | None]:
         """See `LiveRun.share_log_lines` (without a run log nothing is kept: every take is None)."""
@@ -171,16 +184,11 @@ class EventPipe:
     async def _wait_for_room(self, event: HarnessEvent) -> None:
         state = self._state
         self._logs.flush()  # about to wait for the consumer: the log must be current while we do
-        channel = self._channel
         with state.consumer_wait(), anyio.move_on_after(_deadline(state)) as waited:
-            while True:
-                await channel.wait_for_room()
-                try:
-                    if channel.offer(event):
-                        break
-                except ChannelClosed:
-                    self._consumer_gone = True
-                    break
+            try:
+                await self._channel.send(event)  # behind the events already waiting: the stream stays in seq order
+            except ChannelClosed:
+                self._consumer_gone = True
         if waited.cancelled_caught:  # the final events, and a consumer that stopped reading: do not hold the run
             self._consumer_gone = True
 

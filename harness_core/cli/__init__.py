@@ -67,4 +67,7 @@ for _command in (run, chat, demo, providers, scenarios, doctor, runs, show, atta
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (`harness`)."""
+    from harness_core._probe_cache import use_disk_cache  # light: `--help` imports nothing heavy (startup.py)
+
+    use_disk_cache()  # each command is a short-lived process: keep CLI versions for the next one
     cli.main(args=argv, prog_name="harness")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -340,11 +340,10 @@ class _Chat:
         renderer = None if request.json else Renderer.for_stream(self.out, verbose=request.verbose > 0,
                                                                   environ=request.environ)
         json_out = JsonLines(self.out)
-        handle: Callable[[Any], None] = json_out.print
-        if renderer is not None:
-            shown = renderer
+        shown = renderer
 
-            def handle(event: Any) -> None:
+        def handle(event: Any) -> None:
+            if shown is not None:
                 shown.feed(self.budget.event(event, self.session.provider_session_id))
         self._renderer = renderer
         self._approver = terminal_approver(renderer)
@@ -353,10 +352,12 @@ class _Chat:
             self._hard_stop = hard_stop
             async with self.session.turn(prompt, **overrides) as live, anyio.create_task_group() as tg:
                 self._live = live
-                if renderer is not None:
+                if renderer is None:
+                    await json_out.follow(live)  # the log's lines (secrets scrubbed), a batch per burst
+                else:
                     tg.start_soon(tick, renderer)
-                async for event in live:
-                    handle(event)
+                    async for event in live:
+                        handle(event)
                 tg.cancel_scope.cancel()
         self._live = self._hard_stop = None
         result = live.result if live is not None else None

@@ -202,13 +202,11 @@ class JsonLines:
 
     async def follow(self, live: LiveRun) -> None:
         """Print every event of `live` as it comes (see the class), until its stream ends."""
-        hold = self.hold
-        share = getattr(live, "share_log_lines", None)  # the run's own lines, when the runner offers them
-        take: Callable[[HarnessEvent], bytes | None] = share() if share is not None else _none
+        hold, take, line_of = self.hold, live.share_log_lines(), live.log_line
         live.when_caught_up(self.flush)
         try:
             async for event in live:
-                hold(event, take(event))
+                hold(event, take(event) or line_of(event))  # the log's own line, secrets scrubbed
         finally:
             live.when_caught_up(None)
             self.flush()
@@ -222,10 +220,6 @@ class JsonLines:
             if event.seq > self.last_seq:
                 self.hold(event)
         self.flush()
-
-
-def _none(event: HarnessEvent) -> None:
-    """No line known: serialise the event."""
 
 
 def _utf8_buffer(out: TextIO) -> BinaryIO | None:

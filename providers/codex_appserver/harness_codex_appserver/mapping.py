@@ -57,7 +57,10 @@ from harness_codex_appserver.coalesce import OutputBuffers
 from harness_codex_appserver.items import TOOL_ITEM_TYPES, ToolCall, tool_calls
 from harness_codex_appserver.payloads import codex_error_status, turn_failure, usage_from_wire
 
-__all__ = ["IGNORED", "TurnMapper"]
+__all__ = ["IGNORED", "TEXT_DELTA", "TurnMapper"]
+
+TEXT_DELTA = "item/agentMessage/delta"
+"""The notification of a streamed token: the hot path (`TurnMapper.text_delta`)."""
 
 IGNORED = frozenset(
     {

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness_core import HarnessEvent, HarnessResult, SessionStarted
 
-from harness_codex_appserver.mapping import TurnMapper
+from harness_codex_appserver.mapping import TEXT_DELTA, TurnMapper
 from harness_codex_appserver.notices import CONFIG_WARNING, config_warning
 
 __all__ = ["Conversation", "conversations", "load_transcript", "replay"]
@@ -66,8 +66,10 @@ class _TranscriptClock:
         return self.now
 
 
-def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[HarnessResult]]:
-    """The events (and turn outcomes) the provider's mapping makes of one recorded conversation."""
+def replay(conversation: Conversation, *, fast: bool = True) -> tuple[list[HarnessEvent], list[HarnessResult]]:
+    """The events (and turn outcomes) the provider's mapping makes of one recorded conversation: as the provider
+    routes them (`fast`: a text delta through `TurnMapper.text_delta` first, as `Turn.on_text_delta` does), or
+    every notification through `feed`."""
     events: list[HarnessEvent] = []
     outcomes: list[HarnessResult] = []
     pending: dict[Any, str] = {}
@@ -107,7 +109,12 @@ def replay(conversation: Conversation) -> tuple[list[HarnessEvent], list[Harness
             continue
         if mapper is None:
             mapper = TurnMapper(clock=clock)
-        events += mapper.feed(msg)
+        fast_event = mapper.text_delta(msg["params"]) if (
+            fast and msg.get("method") == TEXT_DELTA and msg.get("params").__class__ is dict) else None
+        if fast_event is not None:
+            events.append(fast_event)
+        else:
+            events += mapper.feed(msg)
         if mapper.outcome is not None:
             outcomes.append(mapper.outcome)
             mapper = TurnMapper(thread_id=mapper.thread_id, clock=clock)

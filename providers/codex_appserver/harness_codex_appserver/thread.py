@@ -31,11 +31,12 @@ from harness_core import (
 from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
 
 from harness_codex_appserver import __version__
+from harness_codex_appserver.mapping import TEXT_DELTA
 from harness_codex_appserver.notices import CONFIG_WARNING, config_warning
 from harness_codex_appserver.options import CodexAppServerOptions
 from harness_codex_appserver.params import Sticky, thread_params, turn_params
 from harness_codex_appserver.payloads import usage_from_wire
-from harness_codex_appserver.turn import APPROVALS, TEXT_DELTA, Turn
+from harness_codex_appserver.turn import APPROVALS, Turn
 
 __all__ = ["AppThread"]
 

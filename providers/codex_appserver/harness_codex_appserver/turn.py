@@ -34,7 +34,7 @@ from harness_core import (
 from harness_core.provider import JsonRpcError, RunContext
 
 from harness_codex_appserver.items import tool_calls
-from harness_codex_appserver.mapping import TurnMapper
+from harness_codex_appserver.mapping import TEXT_DELTA, TurnMapper
 
 if TYPE_CHECKING:
     from harness_codex_appserver.thread import AppThread
@@ -47,9 +47,6 @@ _WIRE_DECISION = {
     ApprovalDecision.DENY: "decline",
     ApprovalDecision.ABORT: "cancel",
 }
-
-
-TEXT_DELTA = "item/agentMessage/delta"
 
 
 class Turn:

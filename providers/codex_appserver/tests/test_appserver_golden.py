@@ -92,3 +92,28 @@ def test_recorded_endless_reconnecting_gives_notices_then_the_run_fails_past_the
     assert [e.details["attempt"] for e in reconnects] == [1, 2, 3, 4, 5]
     assert [e.type for e in replayed].count("error") == 1
     assert outcome.error is not None and "after 6 attempts" in outcome.error.message
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_the_text_delta_fast_path_maps_as_feed_does(source: Path) -> None:
+    """`Turn.on_text_delta` tries `TurnMapper.text_delta` before `feed` (the goldens replay that route): every
+    recorded conversation maps to the same events and outcomes through `feed` alone."""
+    for conv in conversations(load_transcript(source)):
+        assert replay(conv, fast=True) == replay(conv, fast=False)
+
+
+def test_the_text_delta_fast_path_leaves_every_odd_case_to_feed() -> None:
+    from harness_codex_appserver.mapping import TurnMapper
+
+    mapper = TurnMapper(thread_id="thr")
+    mapper.start_turn("turn")
+    plain = {"threadId": "thr", "turnId": "turn", "itemId": "msg_1", "delta": "hi"}
+    event = mapper.text_delta(plain)
+    assert event is not None and event.model_dump(exclude={"run_id", "seq", "ts"}) == {
+        "type": "text_delta", "text": "hi", "item_id": "msg_1"}
+    for odd in ({**plain, "threadId": "other"}, {**plain, "turnId": "other"}, {**plain, "itemId": 7},
+                {**plain, "delta": ""}, {**plain, "delta": 5}):
+        assert mapper.text_delta(odd) is None, odd
+    mapper.feed({"method": "turn/completed", "params": {"threadId": "thr", "turn": {"id": "turn",
+                                                                                   "status": "completed"}}})
+    assert mapper.outcome is not None and mapper.text_delta(plain) is None  # after the turn: `feed` decides

@@ -85,14 +85,12 @@ def read_finished_turn(path: Path | None, wait: float = 1.0) -> list[dict[str, A
 
 def read_finished_tail(path: Path | None, wait: float = 1.0) -> bytes | None:
     """`read_tail`, read again (every 50 ms, for at most `wait` seconds) until its latest turn has its
-    `task_complete` (see `read_finished_turn`); for `RunContext.read_side_input`, which records what was read.
-    A file that does not exist is not waited for."""
+    `task_complete` (see `read_finished_turn`); for `RunContext.read_side_input`, which records what was read."""
     if path is None:
         return None
     deadline = time.monotonic() + wait
     tail = read_tail(path)
-    # No file at all (a thread that keeps none, a rollout elsewhere): nothing will appear, so no wait.
-    while tail is not None and not turn_finished(turn_records(tail)) and time.monotonic() < deadline:
+    while not turn_finished(turn_records(tail)) and time.monotonic() < deadline:
         time.sleep(0.05)
         tail = read_tail(path)
     return tail

@@ -1,0 +1,126 @@
+"""The versions `probe_cli` has read, kept per binary: in this process, and (for the `harness` CLI) on disk.
+
+Layer: core support (a helper of `_agent_cli`). Knows file paths, stat keys and a small JSON file; nothing of
+providers or runs. Imports nothing heavy: the CLI turns the disk cache on before any command runs
+(`benchmarks/startup.py` checks `--help` imports no pydantic, anyio, structlog or pluggy). The file holds
+resolved paths and version strings only, written atomically (mode 0600); a missing, corrupt, oversized or
+unwritable file only means probing again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["clear_probe_cache", "use_disk_cache"]
+
+_version_cache: dict[str, str] = {}
+_CACHE_FILE = "cli-versions.json"
+_CACHE_ENTRIES = 32  # the newest kept: a handful of CLIs, a few upgrades each
+_CACHE_MAX_BYTES = 64 * 1024
+
+
+_disk_cache = [False]
+"""Whether `probe_cli` keeps versions on disk too: the `harness` CLI turns it on (`use_disk_cache`), a library
+caller's process keeps them in memory only (a library writes nothing under the user's home by itself)."""
+
+
+def use_disk_cache(enabled: bool = True) -> None:
+    """Keep the versions `probe_cli` reads in `$XDG_CACHE_HOME/harness/cli-versions.json` too, for the next
+    processes (the `harness` CLI does; each of its commands is a short-lived process)."""
+    _disk_cache[0] = enabled
+
+
+def clear_probe_cache() -> None:
+    """Forget every version `probe_cli` has read, in this process and on disk (tests, or after an upgrade that
+    kept the binary's size and mtime)."""
+    _version_cache.clear()
+    path = _cache_path()
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _cache_path() -> Path | None:
+    """`$XDG_CACHE_HOME/harness/cli-versions.json` (default `~/.cache/harness/`); None when the disk cache is
+    off or there is no home to put it in."""
+    if not _disk_cache[0]:
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    try:
+        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    except RuntimeError:  # no HOME and no passwd entry (some containers): no disk cache
+        return None
+    return root / "harness" / _CACHE_FILE
+
+
+def _cache_key(path: Path, pattern: str) -> str | None:
+    """What a version read stays valid for: the resolved file, its mtime, ctime, size and inode, and the pattern
+    (None when the file cannot be stat'ed: no caching). ctime too: a file rewritten in place within one mtime
+    tick keeps its mtime, not its ctime."""
+    try:
+        resolved = path.resolve(strict=True)
+        st = resolved.stat()
+    except OSError:
+        return None
+    return json.dumps([str(resolved), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, pattern])
+
+
+def _read_disk_cache() -> dict[str, dict[str, Any]]:
+    """The versions earlier processes read; {} when the file is missing, unreadable, too big or not ours."""
+    path = _cache_path()
+    if path is None:
+        return {}
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(_CACHE_MAX_BYTES + 1)
+        data = json.loads(raw) if len(raw) <= _CACHE_MAX_BYTES else None
+    except (OSError, ValueError):
+        return {}
+    entries = data.get("entries") if isinstance(data, dict) and data.get("format") == 1 else None
+    if not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items()
+            if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("version"), str)
+            and isinstance(v.get("at"), (int, float))}
+
+
+def _cached_version(key: str) -> str | None:
+    found = _version_cache.get(key)
+    if found is None:
+        entry = _read_disk_cache().get(key)
+        if entry is not None:
+            found = _version_cache[key] = entry["version"]
+    return found
+
+
+def _remember_version(key: str, version: str) -> None:
+    """Keep `version` for `key`, in this process and (best effort, atomically) on disk for the next ones."""
+    _version_cache[key] = version
+    target = _cache_path()
+    if target is None:
+        return
+    entries = _read_disk_cache()
+    entries[key] = {"version": version, "at": time.time()}
+    newest = dict(sorted(entries.items(), key=lambda kv: kv[1]["at"])[-_CACHE_ENTRIES:])
+    tmp: str | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".cli-versions.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"format": 1, "entries": newest}, fh, separators=(",", ":"))
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:  # a read-only home, a full disk: the next process probes again
+        from harness_core._logging import get_logger  # only now: this module stays light for the CLI's start
+
+        get_logger(__name__).debug("cli_version_cache_unwritable", path=str(target), error=str(exc))
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
