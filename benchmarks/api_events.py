@@ -27,10 +27,8 @@ than openai-codex; claude log on <= 2x raw and >= 2x faster than claude-agent-sd
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +41,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 if sys.path and Path(sys.path[0] or ".").resolve() == HERE:
     del sys.path[0]  # run as a script: a sibling (benchmarks/concurrent_runs.py) must not shadow a stdlib module
-    sys.path.append(str(HERE))  # last: for `_recorded`
+    sys.path.append(str(HERE))  # last: for `_recorded` and `_child`
+from _child import ChildTimedOut, last_line_of_error, run_child  # noqa: E402 - after the path is set
+
 FLOODS = {"codex": HERE / "flood_codex.py", "claude": HERE / "flood_claude.py"}
 CHILD_DEADLINE = 600.0
 SDKS = {"openai_codex": "openai-codex==0.163.0", "claude_agent_sdk": "claude-agent-sdk==0.2.184"}
@@ -232,21 +232,12 @@ class ChildFailed(Exception):
 def measure(python: str, contender: str, deadline: float = CHILD_DEADLINE, **params: object) -> dict[str, Any]:
     """Run one contender in a fresh child in its own process group; kill the group at the deadline."""
     argv = [python, str(Path(__file__).resolve()), "--child", json.dumps({"contender": contender, **params})]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, start_new_session=True, cwd=str(HERE.parent))
     try:
-        out, err = proc.communicate(timeout=deadline)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise ChildFailed(f"{contender}: timed out after {deadline:.0f} s") from None
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # whatever the child left behind in its group
-            os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode != 0:
-        err = err.split("\nException ignored in")[0]  # interpreter-shutdown noise after the real error
-        tail = [line for line in err.strip().splitlines() if line.strip()][-1:] or [f"exit {proc.returncode}"]
-        raise ChildFailed(f"{contender}: {tail[0][:300]}")
+        status, out, err = run_child(argv, deadline, cwd=str(HERE.parent))
+    except ChildTimedOut as exc:
+        raise ChildFailed(f"{contender}: {exc}") from None
+    if status != 0:
+        raise ChildFailed(f"{contender}: {last_line_of_error(err, status)}")
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 

@@ -19,13 +19,14 @@ import os
 import platform
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from _child import ChildTimedOut, last_line_of_error, run_child
 
 HERE = Path(__file__).resolve().parent
 # (script, what it measures, extra arguments, deadline in seconds)
@@ -50,23 +51,13 @@ class SubFailed(Exception):
 
 def run_sub(script: Path, args: list[str], deadline: float) -> list[dict[str, Any]]:
     """The rows a sub-benchmark prints; SubFailed when it exits non-zero or outlives its deadline."""
-    proc = subprocess.Popen([sys.executable, str(script), "--json", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                            start_new_session=True, cwd=str(HERE.parent))
     try:
-        out, err = proc.communicate(timeout=deadline)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise SubFailed(f"timed out after {deadline:.0f} s") from None
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # anything it left behind in its group
-            os.killpg(proc.pid, signal.SIGKILL)
+        status, out, err = run_child([sys.executable, str(script), "--json", *args], deadline, cwd=str(HERE.parent))
+    except ChildTimedOut as exc:
+        raise SubFailed(str(exc)) from None
     rows = parse_rows(out)
-    if proc.returncode != 0:
-        err = err.split("\nException ignored in")[0]  # interpreter-shutdown noise after the real error
-        tail = [line for line in err.strip().splitlines() if line.strip()][-1:]
-        raise SubFailed(f"exit {proc.returncode}" + (f": {tail[0][:200]}" if tail else ""), rows)
+    if status != 0:
+        raise SubFailed(f"exit {status}" + (f": {last_line_of_error(err, status)}" if err.strip() else ""), rows)
     if not rows:
         raise SubFailed("printed no rows")
     return rows

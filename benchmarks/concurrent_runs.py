@@ -32,17 +32,17 @@ from pathlib import Path
 # This file's name is the standard library's `concurrent` package's: run as a script, its directory is first on
 # sys.path and `import asyncio` (which imports `concurrent.futures`) would find this file. Take it off first.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
+sys.path.append(str(Path(__file__).resolve().parent))  # last: for `_child`
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import resource  # noqa: E402
-import signal  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
+
+from _child import ChildTimedOut, run_child  # noqa: E402 - after the path is set
 
 HERE = Path(__file__).resolve().parent
 FLOODS = {"codex-appserver": HERE / "flood_codex.py", "claude": HERE / "flood_claude.py"}
@@ -121,16 +121,13 @@ def child(provider: str, runs: int, deltas: int) -> dict[str, Any]:
 
 def in_child(provider: str, runs: int, deltas: int) -> dict[str, Any]:
     """`child` in a fresh interpreter, in its own process group (killed at the deadline)."""
-    proc = subprocess.Popen([sys.executable, __file__, "--child", provider, str(runs), str(deltas)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=CHILD_DEADLINE)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        status, out, err = run_child([sys.executable, __file__, "--child", provider, str(runs), str(deltas)],
+                                     CHILD_DEADLINE)
+    except ChildTimedOut:
         raise SystemExit(f"{provider}: {runs} runs did not finish within {CHILD_DEADLINE:g} s") from None
-    if proc.returncode != 0:
-        raise SystemExit(f"{provider}: {runs} runs failed (exit {proc.returncode}):\n{err[-3000:]}")
+    if status != 0:
+        raise SystemExit(f"{provider}: {runs} runs failed (exit {status}):\n{err[-3000:]}")
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     if result["bad"]:
         raise SystemExit(f"{provider}: {result['bad']} of {runs} runs lost events or failed: {result['bad_runs']}")

@@ -30,12 +30,10 @@ api_events.py's memory table, so bench.py prints them in one group.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -43,6 +41,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _child import ChildTimedOut, last_line_of_error
+from _child import run_child as run_process
 
 HERE = Path(__file__).resolve().parent
 FLOOD_CODEX = HERE / "flood_codex.py"
@@ -166,22 +167,15 @@ class ChildFailed(Exception):
     pass
 
 
-def run_child(params: dict[str, Any], timeout: float = CHILD_TIMEOUT) -> dict[str, Any]:
+def measure_in_child(params: dict[str, Any], timeout: float = CHILD_TIMEOUT) -> dict[str, Any]:
     """One run in a fresh interpreter in its own process group; the whole group is killed afterwards."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(params)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise ChildFailed(f"timed out after {timeout:.0f} s") from None
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # anything the child left behind in its group
-            os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode != 0:
-        tail = [line for line in err.strip().splitlines() if line.strip()][-1:] or [f"exit {proc.returncode}"]
-        raise ChildFailed(tail[0][:300])
+        status, out, err = run_process(argv, timeout)
+    except ChildTimedOut as exc:
+        raise ChildFailed(str(exc)) from None
+    if status != 0:
+        raise ChildFailed(last_line_of_error(err, status))
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -226,7 +220,7 @@ def rows(mb: int, repeats: int, claude_bin: str | None, only: str | None) -> lis
                 continue
             params = {"contender": contender, "mb": mb, "sleep": SLEEP, "claude_bin": claude_bin, **extra}
             try:
-                samples[i].append(run_child(params))
+                samples[i].append(measure_in_child(params))
             except ChildFailed as exc:
                 errors[i] = str(exc)
     out: list[dict[str, Any]] = []
