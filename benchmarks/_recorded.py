@@ -14,7 +14,10 @@ Benchmarks only; nothing in the library imports this.
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,6 +123,14 @@ class Repeats:
             yield block * single
         if rest:
             yield b"".join(self.lines[:rest])
+
+
+def flood_lines(script: str, **env: str) -> list[bytes]:
+    """The lines a flood writes with `FLOOD_RAW=1` and `env` (for the shape tests), newlines kept."""
+    out = subprocess.run([sys.executable, str(Path(__file__).parent / script)],
+                         env={**os.environ, "FLOOD_RAW": "1", **env}, capture_output=True, check=True,
+                         timeout=60).stdout
+    return out.splitlines(keepends=True)
 
 
 def write_all(out: BinaryIO, head: bytes, repeats: Repeats, tail: bytes) -> None:

@@ -99,10 +99,7 @@ class EventPipe:
             self._state.last_event = _monotonic()
         kind = type(event)
         if self._write_line is not None:
-            line = event_json(event)
-            text: str = event.text if kind in _DELTAS else ""  # type: ignore[union-attr]
-            if not text or (len(text) >= MIN_SECRET and self._text_probe(text)):  # a delta: mostly written as is
-                line = self._scrub(line)
+            line = self.log_line(event)
             self._write_line(line)
             if self._lines is not None and not self._consumer_gone:
                 self._lines[seq] = line
@@ -149,7 +146,7 @@ class EventPipe:
         """`event`'s run-log line (without the newline), secrets scrubbed, as `record` writes it."""
         line = event_json(event)
         text: str = event.text if type(event) in _DELTAS else ""  # type: ignore[union-attr]
-        if not text or (len(text) >= MIN_SECRET and self._text_probe(text)):
+        if not text or (len(text) >= MIN_SECRET and self._text_probe(text)):  # a delta: mostly written as is
             line = self._scrub(line)
         return line
 

@@ -53,7 +53,7 @@ class MessagesBackend(ScriptedBackend):
     """
 
     turn_path: ClassVar[str] = "/v1/messages"
-    default_model: ClassVar[str] = "claude-sonnet-4-5"
+    default_model: ClassVar[str] = "scripted-model"  # only when a request names none
 
     def __init__(
         self, scenario: Scenario, cwd: str | Path | None = None, dialect: MessagesDialect | None = None

@@ -171,16 +171,8 @@ class TurnMapper:
         """`feed` of an `item/agentMessage/delta` notification in its plain case (this thread and turn, some
         text, the turn not over), the hottest path of a run: its one event. None: not the plain case, `feed`
         it."""
-        thread_id = self.thread_id
-        if thread_id:
-            other = p.get("threadId")
-            if other is not None and other != thread_id:
-                return None
-        turn_id = self.turn_id
-        if turn_id:
-            other = p.get("turnId")
-            if other is not None and other != turn_id:
-                return None
+        if self._foreign(TEXT_DELTA, p):
+            return None
         delta = p.get("delta")
         if delta.__class__ is not str or not delta or self.outcome is not None:
             return None

@@ -4,8 +4,6 @@ nested) of a line the real CLI wrote in the recorded transcript it was built fro
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,9 +16,7 @@ import _recorded  # noqa: E402
 
 
 def _flood(**env: str) -> list[bytes]:
-    out = subprocess.run([sys.executable, str(BENCH / "flood_codex.py")], env={**os.environ, "FLOOD_RAW": "1", **env},
-                         capture_output=True, check=True, timeout=60).stdout
-    lines = out.splitlines(keepends=True)
+    lines = _recorded.flood_lines("flood_codex.py", **env)
     assert all(b": " not in line[:40] for line in lines), "lines are compact JSON, as the CLIs write them"
     return lines
 
