@@ -149,7 +149,12 @@ def test_harness_killed_takes_the_agent_and_every_descendant(sig: signal.Signals
         assert harness.stdout is not None
         pids = Lines(harness.stdout.fileno()).until(keys)
         assert os.getsid(pids["own"]) == pids["own"] != os.getsid(pids["agent"]) == pids["supervisor"]
-        assert {pid for pid, _ in marked(token)} >= set(pids.values())
+        # A process that has just printed its pid may still be exec'ing (its environ unreadable for an instant on a
+        # busy machine): wait until the marks show the whole tree before killing Harness.
+        deadline = time.monotonic() + 5
+        while not {pid for pid, _ in marked(token)} >= set(pids.values()):
+            assert time.monotonic() < deadline, (sorted(pid for pid, _ in marked(token)), pids)
+            time.sleep(0.02)
         harness.send_signal(sig)
         killed = time.monotonic()
         assert harness.wait(5) == -sig
