@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["clear_probe_cache", "use_disk_cache"]
+__all__ = ["cached_probe", "clear_probe_cache", "remember_probe", "use_disk_cache"]
 
 _version_cache: dict[str, str] = {}
+_probe_data: dict[str, dict[str, Any]] = {}
 _CACHE_FILE = "cli-versions.json"
 _CACHE_ENTRIES = 32  # the newest kept: a handful of CLIs, a few upgrades each
 _CACHE_MAX_BYTES = 64 * 1024
@@ -40,6 +41,7 @@ def clear_probe_cache() -> None:
     """Forget every version `probe_cli` has read, in this process and on disk (tests, or after an upgrade that
     kept the binary's size and mtime)."""
     _version_cache.clear()
+    _probe_data.clear()
     path = _cache_path()
     if path is not None:
         with contextlib.suppress(OSError):
@@ -99,14 +101,42 @@ def _cached_version(key: str) -> str | None:
     return found
 
 
+def cached_probe(path: Path, what: str) -> dict[str, Any] | None:
+    """What a provider's probe learned about the binary at `path` (`what` says which probe, e.g. the command
+    line it ran), while the binary is unchanged (same resolved file, mtime, ctime, size, inode); None if never."""
+    key = _cache_key(path, f"probe:{what}")
+    if key is None:
+        return None
+    found = _probe_data.get(key)
+    if found is None:
+        entry = _read_disk_cache().get(key)
+        data = entry.get("data") if entry is not None else None
+        if isinstance(data, dict):
+            found = _probe_data[key] = data
+    return found
+
+
+def remember_probe(path: Path, what: str, data: dict[str, Any]) -> None:
+    """Keep `data` (small, JSON, no secrets) as what the probe `what` learned about the binary at `path`: in this
+    process, and on disk where the version cache is (the `harness` CLI), until the binary changes."""
+    key = _cache_key(path, f"probe:{what}")
+    if key is not None:
+        _probe_data[key] = data
+        _write_entry(key, {"version": str(data.get("version") or ""), "data": data, "at": time.time()})
+
+
 def _remember_version(key: str, version: str) -> None:
     """Keep `version` for `key`, in this process and (best effort, atomically) on disk for the next ones."""
     _version_cache[key] = version
+    _write_entry(key, {"version": version, "at": time.time()})
+
+
+def _write_entry(key: str, entry: dict[str, Any]) -> None:
     target = _cache_path()
     if target is None:
         return
     entries = _read_disk_cache()
-    entries[key] = {"version": version, "at": time.time()}
+    entries[key] = entry
     newest = dict(sorted(entries.items(), key=lambda kv: kv[1]["at"])[-_CACHE_ENTRIES:])
     tmp: str | None = None
     try:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness_core.capabilities import ProviderInfo
+from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import InvalidSpecError
 
 if TYPE_CHECKING:
@@ -62,6 +62,10 @@ class CliInfo(BaseModel):
 
     path: str | None = None
     version: str | None = None
+    capabilities: frozenset[Capability] | None = None
+    """What this agent can do, when the provider learns it from the agent itself (a generic protocol provider
+    whose agents differ): the runner then checks the spec against these, after the probe and before spawning
+    the run, and `run_started` lists them. None: the provider's static `info.capabilities` hold."""
 
 
 class AuthStatus(BaseModel):

@@ -14,6 +14,7 @@ from harness_core._agent_cli import cli_output, cli_version, locate_cli, probe_c
 from harness_core._hot_events import fast_text_delta
 from harness_core._jsonlines import NON_JSON_METHOD, json_messages, loads_line, scan_once
 from harness_core._logging import get_logger
+from harness_core._probe_cache import cached_probe, remember_probe
 from harness_core._provider import (
     AuthStatus,
     CliInfo,
@@ -76,6 +77,8 @@ __all__ = [
     "scan_once",
     "fast_text_delta",
     # finding the agent's CLI
+    "cached_probe",
+    "remember_probe",
     "cli_output",
     "cli_version",
     "locate_cli",

@@ -1,32 +1,58 @@
 #!/usr/bin/env bash
-# Install the pinned agent CLIs from the npm registry into a project-local tools directory.
-# Reused when already present (checked by version). Usage: scripts/install-clis.sh [TOOLS_DIR]
+# Install the pinned agent CLIs from the npm registry into a project-local tools directory, and link each
+# executable into TOOLS_DIR/bin. Reused when already present (checked by the installed package.json's version).
+# Usage: scripts/install-clis.sh [TOOLS_DIR]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tools="${1:-${HARNESS_TOOLS_DIR:-$here/.tools}}"
-CODEX_VERSION="0.169.0"
-CLAUDE_VERSION="2.1.328"
-mkdir -p "$tools"
+mkdir -p "$tools/bin"
 
-install_one() {  # $1 = npm spec, $2 = subdir, $3 = version-check command, $4 = expected substring
-  local spec="$1" dir="$tools/$2" check="$3" want="$4"
-  if [ -x "$dir/node_modules/.bin/$check" ] && "$dir/node_modules/.bin/$check" --version 2>/dev/null | grep -q "$want"; then
-    echo "install-clis: $spec already in $dir"
-    return 0
-  fi
-  echo "install-clis: installing $spec into $dir"
-  mkdir -p "$dir"
-  npm install --no-audit --no-fund --loglevel=error --prefix "$dir" "$spec"
-  "$dir/node_modules/.bin/$check" --version
+# subdir | npm package | pinned version | executables linked into bin/
+PINNED="
+codex|@openai/codex|0.169.0|codex
+claude|@anthropic-ai/claude-code|2.1.328|claude
+gemini|@google/gemini-cli|0.61.0|gemini
+codex-acp|@zed-industries/codex-acp|0.16.0|codex-acp
+claude-acp|@zed-industries/claude-agent-acp|0.23.1|claude-agent-acp
+qwen|@qwen-code/qwen-code|0.24.4|qwen
+"
+
+installed_version() {  # $1 = dir, $2 = package: the version in its package.json, or nothing
+  local manifest="$1/node_modules/$2/package.json"
+  [ -f "$manifest" ] && sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$manifest" | head -n 1
 }
 
-install_one "@openai/codex@$CODEX_VERSION" codex codex "$CODEX_VERSION" &
-p1=$!
-install_one "@anthropic-ai/claude-code@$CLAUDE_VERSION" claude claude "$CLAUDE_VERSION" &
-p2=$!
-wait $p1
-wait $p2
-mkdir -p "$tools/bin"
-ln -sf "$tools/codex/node_modules/.bin/codex" "$tools/bin/codex"
-ln -sf "$tools/claude/node_modules/.bin/claude" "$tools/bin/claude"
+install_one() {  # $1 = subdir, $2 = package, $3 = version
+  local dir="$tools/$1"
+  if [ "$(installed_version "$dir" "$2")" = "$3" ]; then
+    echo "install-clis: $2@$3 already in $dir"
+    return 0
+  fi
+  echo "install-clis: installing $2@$3 into $dir"
+  mkdir -p "$dir"
+  npm install --no-audit --no-fund --loglevel=error --prefix "$dir" "$2@$3"
+  [ "$(installed_version "$dir" "$2")" = "$3" ] || { echo "install-clis: $2@$3 did not install" >&2; return 1; }
+}
+
+pids=()
+while IFS='|' read -r sub pkg version bins; do
+  [ -n "$sub" ] || continue
+  install_one "$sub" "$pkg" "$version" &
+  pids+=($!)
+done <<< "$PINNED"
+status=0
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+[ "$status" = 0 ] || { echo "install-clis: some CLIs failed to install (see above)" >&2; exit 1; }
+
+while IFS='|' read -r sub pkg version bins; do
+  [ -n "$sub" ] || continue
+  for bin in $bins; do ln -sf "$tools/$sub/node_modules/.bin/$bin" "$tools/bin/$bin"; done
+done <<< "$PINNED"
+# codex-acp sandboxes commands with bubblewrap: without a system bwrap, the one @openai/codex ships (found by the
+# acp provider beside `codex`; linked here too so a plain PATH has it)
+bwrap="$(ls "$tools"/codex/node_modules/@openai/codex-linux-*/vendor/*/codex-resources/bwrap 2>/dev/null | head -n 1 || true)"
+if ! command -v bwrap >/dev/null 2>&1 && [ -n "$bwrap" ]; then ln -sf "$bwrap" "$tools/bin/bwrap"; fi
+"$tools/bin/codex" --version
+"$tools/bin/claude" --version
+"$tools/bin/gemini" --version
 echo "install-clis: ready in $tools/bin (add it to PATH)"

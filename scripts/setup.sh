@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up a development checkout: .venv with harness-core, the three providers and tox; the pinned agent CLIs
-# in .tools/. Idempotent: rerunning only fills in what is missing.
+# Set up a development checkout: .venv with harness-core, the providers (Codex, Claude, the ACP agents) and tox;
+# the pinned agent CLIs in .tools/. Idempotent: rerunning only fills in what is missing.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -12,7 +12,8 @@ fi
 echo "setup: installing Python packages into .venv"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install --quiet --disable-pip-version-check \
-  -e ".[test]" -e providers/codex_common -e providers/codex_appserver -e providers/codex_exec -e providers/claude "tox>=4.11"
+  -e ".[test]" -e providers/codex_common -e providers/codex_appserver -e providers/codex_exec -e providers/claude \
+  -e providers/acp "tox>=4.11"
 echo "setup: installing the pinned agent CLIs"
 bash scripts/install-clis.sh "$root/.tools"
 echo "setup: done. Put the CLIs on PATH with: export PATH=\"$root/.tools/bin:\$PATH\""

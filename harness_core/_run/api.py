@@ -72,7 +72,18 @@ def preflight(
     """
     registered = host.get(provider)
     instance = registered.cls()
-    declared = registered.cls.info.capabilities
+    check_capabilities(spec, registered.name, registered.cls.info.capabilities, host)
+    options = instance.parse_options(spec.provider_options)
+    return registered, instance, options
+
+
+def check_capabilities(spec: AgentRunSpec | SessionSpec, name: str, declared: frozenset[Capability],
+                       host: PluginHost, *, learned: bool = False) -> None:
+    """Refuse `spec` when it needs a capability `declared` lacks (`learned`: the agent itself said so).
+
+    Raises:
+        UnsupportedFeatureError: naming the first missing capability, why the spec needs it and who has it.
+    """
     missing = missing_capabilities(spec.needed_capabilities(), declared)
     if missing:
         cap = missing[0]
@@ -81,9 +92,9 @@ def preflight(
             why = "the run requires it (--require / `requires`)"
         elif cap is Capability.APPROVALS:
             why = f"approval policy {spec.approval.value!r} needs it"
-        raise UnsupportedFeatureError(registered.name, cap.value, host.providers_with(cap), why)
-    options = instance.parse_options(spec.provider_options)
-    return registered, instance, options
+        if learned:
+            why += "; this agent does not offer it (from its own answer to the provider's probe)"
+        raise UnsupportedFeatureError(name, cap.value, host.providers_with(cap), why)
 
 
 async def probe(instance: Provider[Any], options: ProviderOptions, name: str) -> CliInfo:
@@ -113,6 +124,8 @@ async def prepare(spec: AgentRunSpec | SessionSpec, provider: str | None, host: 
     """`preflight`, then `probe`: the provider ready to play `spec` (raises as both do)."""
     registered, instance, options = preflight(spec, provider, host)
     cli = await probe(instance, options, registered.name)
+    if cli.capabilities is not None:
+        check_capabilities(spec, registered.name, cli.capabilities, host, learned=True)
     return ProbedProvider(registered, instance, options, cli)
 
 

@@ -32,6 +32,7 @@ from harness_core._run.live import LiveRun, Steer
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
 from harness_core._run.session_context import SessionProcessContext
+from harness_core._run.started import capabilities_of
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import (
     InvalidSpecError,
@@ -82,7 +83,7 @@ async def open_session(
     host = host or get_host()
     settings = spec if isinstance(spec, SessionSpec) else SessionSpec.of(spec) if spec is not None else SessionSpec()
     probed = await prepare(settings, provider, host)
-    capabilities = probed.registered.cls.info.capabilities
+    capabilities = capabilities_of(probed)
     if Capability.SESSION not in capabilities and Capability.LIVE_SESSION not in capabilities:
         raise UnsupportedFeatureError(probed.name, Capability.SESSION.value, host.providers_with(Capability.SESSION),
                                       "a session plays several turns of one conversation")
@@ -125,7 +126,7 @@ class Session:
         self._spec = spec
         self._session_id = validate_run_id(session_id)
         self._provider_name = probed.name
-        self._live = Capability.LIVE_SESSION in probed.registered.cls.info.capabilities
+        self._live = Capability.LIVE_SESSION in capabilities_of(probed)
         self._turns = 0
         self._provider_session_id: str | None = spec.resume_session
         self._usage = Usage()
@@ -228,7 +229,7 @@ class Session:
             raise spent
         logs = RunLogs.open(self._runs_dir, rid, run_log=self._run_log, secrets=self._secrets)
         steer: Steer | None = None
-        if self.live and Capability.STEER in self._probed.registered.cls.info.capabilities:
+        if self.live and Capability.STEER in capabilities_of(self._probed):
             steer = self._steer
         live = LiveRun(spec, self._probed, host=self._host_plugins, run_id=rid, logs=logs, approver=self._approver,
                        on_event=self._on_event, buffer=self._buffer, interrupt_grace=self._grace,
@@ -265,7 +266,6 @@ class Session:
                 "session is still live; turns are played one at a time: let it end (`await live.wait()`, or "
                 "`live.interrupt()`) and leave its `async with session.turn(...)` block before the next",
                 session=self.session_id)
-        info = self._probed.registered.cls.info
         overrides = {k: v for k, v in overrides.items() if _value(v) != _value(getattr(self._spec, k))}
         if self.live:
             refused = sorted(set(overrides) - self.overridable)
@@ -285,7 +285,7 @@ class Session:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'turn'}: {e['msg']}" for e in exc.errors())
             raise InvalidSpecError(f"invalid turn: {problems}", session=self.session_id) from None
-        missing = missing_capabilities(spec.needed_capabilities(), info.capabilities)
+        missing = missing_capabilities(spec.needed_capabilities(), capabilities_of(self._probed))
         if missing:
             raise UnsupportedFeatureError(self.provider, missing[0].value,
                                           self._host_plugins.providers_with(missing[0]), "the turn needs it")

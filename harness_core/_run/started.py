@@ -15,8 +15,16 @@ from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
     from harness_core._run.api import ProbedProvider
+    from harness_core.capabilities import Capability
 
-__all__ = ["redacted_spec", "run_started_event"]
+
+def capabilities_of(probed: ProbedProvider) -> frozenset[Capability]:
+    """What the probed agent can do: what its probe learned (`CliInfo.capabilities`), else what its provider
+    declares."""
+    learned = probed.cli.capabilities
+    return learned if learned is not None else probed.registered.cls.info.capabilities
+
+__all__ = ["capabilities_of", "redacted_spec", "run_started_event"]
 
 
 def run_started_event(spec: AgentRunSpec, probed: ProbedProvider, session_turn: SessionTurn | None) -> RunStarted:
@@ -26,7 +34,7 @@ def run_started_event(spec: AgentRunSpec, probed: ProbedProvider, session_turn: 
         provider=registered.name,
         provider_version=registered.distribution_version or registered.cls.info.version,
         cli_version=probed.cli.version,
-        capabilities=sorted(registered.cls.info.capabilities, key=lambda c: c.value),
+        capabilities=sorted(capabilities_of(probed), key=lambda c: c.value),
         spec=redacted_spec(spec, registered.cls.info.secret_flags),
         session_turn=session_turn,
     )

@@ -1,8 +1,9 @@
 """Scripted model APIs on 127.0.0.1 that play a `Scenario`, so a real agent CLI runs whole turns offline.
 
-Layer: offline. Stdlib only; knows the model APIs' wire formats (OpenAI Responses, Anthropic Messages) and the
-scenario vocabulary; knows no agent and nothing of Harness providers or events. Importing this package starts
-nothing: a backend serves only between `start()` and `stop()` (or inside `with`).
+Layer: offline. Stdlib only; knows the model APIs' wire formats (OpenAI Responses and Chat Completions,
+Anthropic Messages, the Gemini API) and the scenario vocabulary; knows no agent and nothing of Harness providers
+or events. Importing this package starts nothing: a backend serves only between `start()` and `stop()` (or
+inside `with`).
 
 Using one: build it with the scenario, the agent's workspace and the agent's tool dialect, point the agent at
 its `url` (`base_url` for Responses), and enter it:
@@ -23,6 +24,7 @@ unnamed ones). `split_chunks` cuts a text into deltas; `FINISHED_TEXT` is what a
 
 from __future__ import annotations
 
+from harness_core.offline.backends.chat import ChatCompletionsBackend, ChatDialect
 from harness_core.offline.backends.dialects import (
     TOOL_STEPS,
     CustomToolCall,
@@ -34,16 +36,21 @@ from harness_core.offline.backends.dialects import (
     ToolUse,
     apply_patch_text,
 )
+from harness_core.offline.backends.gemini import GeminiBackend, GeminiDialect, schema_instance
 from harness_core.offline.backends.http import FINISHED_TEXT, Exchange, Handler, ScriptedBackend, Turn, split_chunks
 from harness_core.offline.backends.messages import SIDE_TEXT, MessagesBackend
 from harness_core.offline.backends.responses import ResponsesBackend
 
 __all__ = [
     # the backends
+    "ChatCompletionsBackend",
+    "GeminiBackend",
     "MessagesBackend",
     "ResponsesBackend",
     "SIDE_TEXT",
     # tool dialects
+    "ChatDialect",
+    "GeminiDialect",
     "TOOL_STEPS",
     "CustomToolCall",
     "FunctionCall",
@@ -53,6 +60,7 @@ __all__ = [
     "ToolStep",
     "ToolUse",
     "apply_patch_text",
+    "schema_instance",
     # writing a backend for another model API
     "FINISHED_TEXT",
     "Exchange",

@@ -1,0 +1,301 @@
+"""One ACP agent process: the JSON-RPC peer, the handshake, the session, and where each message goes.
+
+Layer: provider lifecycle. Knows the ACP client side of the protocol around a prompt turn: `initialize` (protocol
+version 1, no client `fs` or `terminal` capabilities), `session/new` | `session/load` | `session/resume`,
+`session/set_mode`, `session/set_config_option` (model, reasoning effort), and the routing of `session/update`
+and `session/request_permission` to the prompt turn being played (`turn.PromptTurn`); between turns (and while
+`session/load` replays the history) updates go nowhere (logged) and permission requests are answered `cancelled`.
+Requests Harness did not advertise (`fs/*`, `terminal/*`) are answered "method not found". Knows nothing of
+rendering, run logs or how the operation decides approvals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from harness_core import (
+    AgentRunSpec,
+    AuthFailedError,
+    HarnessError,
+    HarnessResult,
+    InvalidSpecError,
+    ProtocolError,
+    ProviderRaw,
+    SessionNotFoundError,
+    SessionSpec,
+    UnsupportedFeatureError,
+)
+from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer
+
+from harness_acp import __version__
+from harness_acp.errors import prompt_error
+from harness_acp.options import AcpOptions
+from harness_acp.profiles import ModeKey
+from harness_acp.turn import PromptTurn
+
+__all__ = ["PROTOCOL_VERSION", "AcpConnection", "client_initialize"]
+
+PROTOCOL_VERSION = 1
+_METHOD_NOT_FOUND = -32601
+_AUTH_REQUIRED = -32000  # ACP's "authentication required"
+_RESOURCE_NOT_FOUND = -32002
+
+
+def client_initialize() -> dict[str, Any]:
+    """The `initialize` params Harness sends: no client file system, no terminals (the agent uses its own tools)."""
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        "clientInfo": {"name": "harness", "title": "Harness", "version": __version__},
+    }
+
+
+class AcpConnection:
+    """The agent process's peer and its one ACP session. `open` does the handshake and opens the session;
+    `play` plays one prompt turn. `closed` once the agent's stdout ended."""
+
+    def __init__(self, child: ChildProcess, opts: AcpOptions, log: Any, *, agent: str,
+                 modes: dict[ModeKey, str] | None = None,
+                 session_meta: Callable[[AgentRunSpec | SessionSpec], dict[str, Any]] | None = None,
+                 handles: frozenset[str] = frozenset()) -> None:
+        self.child, self.opts, self.log, self.agent = child, opts, log, agent
+        self.modes = modes or {}
+        self.session_meta, self.handles = session_meta, handles
+        self.opened: AgentRunSpec | SessionSpec | None = None  # the spec the session was opened with
+        self.init: dict[str, Any] = {}
+        self.session_id: str | None = None
+        self.session: dict[str, Any] = {}  # session/new's (or load's) answer: modes, configOptions, models
+        self.current_mode: str | None = None
+        self.initial_mode: str | None = None
+        self.initial_config: dict[str, Any] = {}
+        self.closed = False
+        self.turn: PromptTurn | None = None
+        self.broken: str | None = None
+        self.cost: float | None = None  # the session's cumulative cost, as the agent last reported it
+        self.peer = JsonRpcPeer(child, on_notification=self._on_notification, on_request=self._on_request,
+                                on_error=self._on_error, closed_error=self.closed_error)
+
+    def closed_error(self) -> HarnessError:
+        return self.child.exit_error(f"{self.agent} exited before answering")
+
+    async def read(self) -> None:
+        """The peer's read loop, for the life of the process."""
+        try:
+            await self.peer.run()
+        finally:
+            self.closed = True
+            if self.turn is not None:
+                self.turn.connection_closed()
+
+    async def request(self, method: str, params: dict[str, Any], timeout: float | None) -> Any:
+        try:
+            return await self.peer.request(method, params, timeout=timeout)
+        except TimeoutError:
+            if self.closed:
+                raise self.closed_error() from None
+            raise ProtocolError(
+                f"{self.agent} did not answer {method} within {timeout:g}s; raise -o startup_timeout / "
+                "-o request_timeout if the machine is slow", method=method) from None
+
+    # -- handshake and session -----------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        caps = self.init.get("agentCapabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    async def initialize(self) -> dict[str, Any]:
+        """`initialize`; the agent's answer (also kept in `init`).
+
+        Raises:
+            ProtocolError: no answer within `startup_timeout`, an error, or a protocol version other than 1.
+        """
+        try:
+            result = await self.request("initialize", client_initialize(), self.opts.startup_timeout)
+        except JsonRpcError as exc:
+            raise ProtocolError(f"{self.agent} refused initialize: {exc.message}", method="initialize",
+                                rpc_code=exc.code) from None
+        if not isinstance(result, dict):
+            raise ProtocolError(f"{self.agent} answered initialize with no object", line=str(result))
+        version = result.get("protocolVersion")
+        if version != PROTOCOL_VERSION:
+            raise ProtocolError(f"{self.agent} speaks ACP protocol version {version!r}; Harness speaks version "
+                                f"{PROTOCOL_VERSION}: use a release of the agent that supports ACP v1",
+                                method="initialize")
+        self.init = result
+        return result
+
+    async def open(self, spec: AgentRunSpec | SessionSpec) -> None:
+        """`initialize`, then a new session or the session `spec.resume_session` names, then its mode, model and
+        reasoning effort.
+
+        Raises:
+            AuthFailedError: the agent wants a login first.
+            SessionNotFoundError: the session to resume is unknown to the agent.
+            UnsupportedFeatureError: the agent can neither load nor resume sessions.
+            InvalidSpecError: a mode, model or effort the agent does not offer.
+            ProtocolError: the agent refused or did not answer.
+        """
+        await self.initialize()
+        cwd = str(spec.cwd)
+        params: dict[str, Any] = {"cwd": cwd, "mcpServers": []}
+        meta = self.session_meta(spec) if self.session_meta is not None else None
+        if meta:
+            params["_meta"] = meta
+        self.opened = spec
+        timeout = self.opts.startup_timeout
+        if spec.resume_session is None:
+            result = await self._session_request("session/new", params, timeout)
+            self.session_id = str(result.get("sessionId") or "")
+            if not self.session_id:
+                raise ProtocolError(f"{self.agent} answered session/new without a sessionId", line=str(result))
+        else:
+            method = self._resume_method()
+            params["sessionId"] = spec.resume_session
+            result = await self._session_request(method, params, timeout, resume=spec.resume_session)
+            self.session_id = spec.resume_session
+        self.session = result
+        modes = result.get("modes")
+        self.current_mode = self.initial_mode = modes.get("currentModeId") if isinstance(modes, dict) else None
+        self.initial_config = {str(o.get("category") or o.get("id")): o.get("currentValue")
+                               for o in result.get("configOptions") or [] if isinstance(o, dict)}
+        await self.apply(spec)
+
+    def _resume_method(self) -> str:
+        caps = self.capabilities
+        if caps.get("loadSession") is True:
+            return "session/load"
+        if isinstance((caps.get("sessionCapabilities") or {}).get("resume"), dict):
+            return "session/resume"
+        raise UnsupportedFeatureError(self.agent, "session", [], "the agent advertises neither loadSession nor "
+                                      "session resume in its initialize answer")
+
+    async def _session_request(self, method: str, params: dict[str, Any], timeout: float, *,
+                               resume: str | None = None) -> dict[str, Any]:
+        try:
+            result = await self.request(method, params, timeout)
+        except JsonRpcError as exc:
+            if exc.code == _AUTH_REQUIRED or "auth" in exc.message.lower():
+                methods = [str(m.get("name") or m.get("id")) for m in self.init.get("authMethods") or []
+                           if isinstance(m, dict)]
+                raise AuthFailedError(
+                    f"{self.agent} needs a login before a session ({exc.message}); log in with the agent itself"
+                    + (f" ({', '.join(methods)})" if methods else "") + ", or set its API key in the environment",
+                    rpc_code=exc.code) from None
+            if resume is not None and (exc.code == _RESOURCE_NOT_FOUND or "not found" in exc.message.lower()):
+                raise SessionNotFoundError(resume, f"{self.agent}: {exc.message}", agent=self.agent) from None
+            raise ProtocolError(f"{self.agent} refused {method}: {exc.message}", method=method,
+                                rpc_code=exc.code) from None
+        return result if isinstance(result, dict) else {}
+
+    async def apply(self, spec: AgentRunSpec | SessionSpec) -> None:
+        """Put the session in the mode the spec's sandbox and approval choose (or `-o mode`), with its model and
+        reasoning effort (each only when it differs from the session's current one).
+
+        Raises:
+            InvalidSpecError: the agent offers no such mode, or no way to choose the model or effort.
+        """
+        assert self.session_id is not None
+        key = (spec.sandbox.value, "never" if spec.approval.value == "never" else "ask")
+        mode = self.opts.mode or self.modes.get(key) or self.initial_mode
+        modes = self.session.get("modes")
+        if mode is not None and mode != self.current_mode and isinstance(modes, dict):
+            offered = [str(m.get("id")) for m in modes.get("availableModes") or [] if isinstance(m, dict)]
+            if offered and mode not in offered:
+                raise InvalidSpecError(f"{self.agent} has no session mode {mode!r}; it offers: {', '.join(offered)} "
+                                       "(-o mode=ID)")
+            await self._set("session/set_mode", {"sessionId": self.session_id, "modeId": mode})
+            self.current_mode = mode
+        opened = self.opened
+        if "model" not in self.handles or opened is None or spec.model != opened.model:
+            await self._config("model", spec.model, "--model")
+        await self._config("thought_level", spec.effort, "--effort")
+
+    async def _config(self, category: str, value: str | None, flag: str) -> None:
+        if value is None:  # the agent's own choice: put back if an earlier turn changed it
+            value = self.initial_config.get(category)
+            current = next((o.get("currentValue") for o in self.session.get("configOptions") or []
+                            if isinstance(o, dict) and (o.get("category") or o.get("id")) == category), None)
+            if value is None or current == value:
+                return
+        options = [o for o in self.session.get("configOptions") or [] if isinstance(o, dict)]
+        option = next((o for o in options if o.get("category") == category or o.get("id") == category), None)
+        if option is None:
+            raise InvalidSpecError(f"{self.agent} offers no way to choose the {category.replace('_', ' ')} over ACP; "
+                                   f"omit {flag}")
+        if option.get("currentValue") == value:
+            return
+        try:  # the agent judges the value (its list may not name every model it can use)
+            answer = await self.request("session/set_config_option", {
+                "sessionId": self.session_id, "configId": option.get("id"), "value": value},
+                self.opts.request_timeout)
+        except JsonRpcError as exc:
+            values = [str(v.get("value")) for v in option.get("options") or [] if isinstance(v, dict)]
+            raise InvalidSpecError(f"{self.agent} refused {category.replace('_', ' ')} {value!r} ({exc.message}); "
+                                   f"it offers: {', '.join(values) or 'none listed'} ({flag})") from None
+        option["currentValue"] = value
+        if isinstance(answer, dict) and isinstance(answer.get("configOptions"), list):
+            self.session["configOptions"] = answer["configOptions"]
+
+    async def _set(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return await self.request(method, params, self.opts.request_timeout)
+        except JsonRpcError as exc:
+            raise ProtocolError(f"{self.agent} refused {method}: {exc.message}", method=method,
+                                rpc_code=exc.code) from None
+
+    @property
+    def model(self) -> str | None:
+        for option in self.session.get("configOptions") or []:
+            if isinstance(option, dict) and (option.get("category") == "model" or option.get("id") == "model"):
+                value = option.get("currentValue")
+                return str(value) if value is not None else None
+        models = self.session.get("models")
+        if isinstance(models, dict) and models.get("currentModelId"):
+            return str(models["currentModelId"])
+        return None
+
+    async def play(self, turn: PromptTurn) -> HarnessResult:
+        """Play `turn` on the session (it must be this connection's); its result."""
+        self.turn = turn
+        try:
+            return await turn.play()
+        finally:
+            if self.turn is turn:
+                self.turn = None
+
+    def prompt_failed(self, exc: JsonRpcError) -> HarnessError:
+        return prompt_error(self.agent, exc)
+
+    # -- wire callbacks ------------------------------------------------------------------------------------
+
+    def _on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Any:
+        turn = self.turn
+        if method == "session/update" and params.__class__ is dict:
+            if turn is not None and params.get("sessionId") in (None, self.session_id):
+                return turn.on_update(params.get("update"))
+            self.log.debug("acp_update_outside_a_turn", kind=(params.get("update") or {}).get("sessionUpdate"))
+            return None
+        if turn is not None:
+            return turn.ctx.emit(ProviderRaw(method=method, payload=params))
+        self.log.debug("acp_notification_outside_a_turn", method=method)
+        return None
+
+    async def _on_request(self, method: str, params: Any, msg: dict[str, Any]) -> Any:
+        turn = self.turn
+        if method == "session/request_permission" and isinstance(params, dict):
+            if turn is None:
+                self.log.warning("acp_permission_outside_a_turn")
+                return {"outcome": {"outcome": "cancelled"}}
+            return await turn.on_permission(params, str(msg.get("id")))
+        if turn is not None:
+            await turn.ctx.emit(ProviderRaw(method=method, payload=params))
+        raise JsonRpcError(_METHOD_NOT_FOUND, f"harness does not offer {method!r} (it advertised no fs or terminal "
+                           "capabilities)")
+
+    async def _on_error(self, err: HarnessError) -> None:
+        if self.turn is None:
+            self.log.warning("acp_protocol_error_outside_a_turn", error=str(err))
+            return
+        await self.turn.on_error(err)

@@ -1,0 +1,187 @@
+"""Human display of ACP tool calls: a tool call's merged state → `HarnessToolDetails`.
+
+Layer: provider (pure mapping helper). Knows the ACP `ToolCall` fields (`kind`, `title`, `status`, `locations`,
+`rawInput`, `rawOutput`, `content` with `content` / `diff` / `terminal` items) and the shapes the agents we test
+put in `rawInput`/`rawOutput` (a `command` string or argv list, `cwd`, `exit_code`/`exitCode`); knows nothing of
+processes, JSON-RPC or the runner. No I/O.
+
+ACP kinds → Harness kinds: read → read, edit → edit (write when every diff creates its file), delete → edit (a
+delete change), move → edit (a rename), search → search, execute → shell, think → agent, fetch → web, switch_mode
+and other → unknown (shell when `rawInput` carries a command). The title is Harness's ("Reading file", "Running
+command", ...); the agent's own title is kept in `raw["title"]`, and is the title of tools Harness has no word for.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import shlex
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from harness_core import FileChange, HarnessToolDetails, ToolKind, ToolStatus
+from harness_core.provider import (
+    DELETING_FILE,
+    EDITING_FILE,
+    READING_FILE,
+    RUNNING_COMMAND,
+    SEARCHING,
+    WRITING_FILE,
+    bounded_tail,
+    classify_command,
+    unwrap_shell,
+)
+
+__all__ = ["STATUS", "output_text", "relative_path", "tool_details"]
+
+STATUS: dict[str, ToolStatus] = {
+    "pending": ToolStatus.STARTED,
+    "in_progress": ToolStatus.STARTED,
+    "completed": ToolStatus.COMPLETED,
+    "failed": ToolStatus.FAILED,
+}
+"""ACP `ToolCallStatus` → Harness's (`pending` is a call waiting for its input or for a permission)."""
+
+_KINDS: dict[str, tuple[ToolKind, str]] = {
+    "read": (ToolKind.READ, READING_FILE),
+    "edit": (ToolKind.EDIT, EDITING_FILE),
+    "delete": (ToolKind.EDIT, DELETING_FILE),
+    "move": (ToolKind.EDIT, "Moving file"),
+    "search": (ToolKind.SEARCH, SEARCHING),
+    "execute": (ToolKind.SHELL, RUNNING_COMMAND),
+    "think": (ToolKind.AGENT, "Thinking"),
+    "fetch": (ToolKind.WEB, "Fetching"),
+    "switch_mode": (ToolKind.UNKNOWN, "Switching mode"),
+}
+_DIFF_CHARS = 64_000  # a diff longer than this is kept as a note only
+
+
+def relative_path(path: str | None, cwd: str | None) -> str | None:
+    """Relative to `cwd` when inside it, else absolute and normalised (ACP paths are absolute)."""
+    if not path or not cwd:
+        return path
+    full = PurePath(posixpath.normpath(posixpath.join(cwd, path)))
+    try:
+        rel = full.relative_to(PurePath(posixpath.normpath(cwd)))
+    except ValueError:
+        return str(full)
+    text = str(rel)
+    return text if text != "." else str(full)
+
+
+def _command(raw: Any) -> str | None:
+    """`rawInput.command` as one shell string: a string as it is, an argv list joined (a `bash -lc X` unwrapped)."""
+    if not isinstance(raw, Mapping):
+        return None
+    value = raw.get("command", raw.get("cmd"))
+    if isinstance(value, str) and value:
+        return unwrap_shell(value)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return unwrap_shell(shlex.join(value))
+    return None
+
+
+def _exit_code(raw: Any) -> int | None:
+    if not isinstance(raw, Mapping):
+        return None
+    for key in ("exit_code", "exitCode", "returncode"):
+        value = raw.get(key)
+        if type(value) is int:
+            return value
+    return None
+
+
+def output_text(call: Mapping[str, Any]) -> str | None:
+    """The text a tool call produced: its `content` text blocks (not diffs), else `rawOutput`'s output fields."""
+    texts: list[str] = []
+    for item in call.get("content") or ():
+        if isinstance(item, Mapping) and item.get("type") == "content":
+            block = item.get("content")
+            if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+    if texts:
+        return "\n".join(texts)
+    raw = call.get("rawOutput")
+    if isinstance(raw, Mapping):
+        for key in ("formatted_output", "aggregated_output", "output", "stdout"):
+            value = raw.get(key)
+            if isinstance(value, str) and value:
+                return value
+    elif isinstance(raw, str) and raw:
+        return raw
+    return None
+
+
+def _writes(call: Mapping[str, Any]) -> bool:
+    """Whether the call is a whole-file write (by the tool name in `_meta`, or its title)."""
+    meta = call.get("_meta")
+    name = str(meta.get("toolName") or "") if isinstance(meta, Mapping) else ""
+    title = str(call.get("title") or "").lower()
+    return "write" in name.lower() or title.startswith(("write", "writing"))
+
+
+def _changes(call: Mapping[str, Any], cwd: str | None, kind: str) -> tuple[FileChange, ...]:
+    changes: list[FileChange] = []
+    for item in call.get("content") or ():
+        if not isinstance(item, Mapping) or item.get("type") != "diff" or not isinstance(item.get("path"), str):
+            continue
+        path = relative_path(item["path"], cwd) or item["path"]
+        old, new = item.get("oldText"), item.get("newText")
+        old_text = old if isinstance(old, str) else ""
+        new_text = new if isinstance(new, str) else ""
+        meta = item.get("_meta")
+        # A new file: no oldText, or (Gemini CLI, Qwen Code) an empty one — marked `add`, or from a write tool
+        added = old is None or (not old and ((isinstance(meta, Mapping) and meta.get("kind") == "add")
+                                             or _writes(call)))
+        change = "add" if added else "delete" if kind == "delete" else "modify"
+        diff = "".join(difflib.unified_diff(
+            old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+            fromfile="/dev/null" if added else f"a/{path}", tofile=f"b/{path}",
+        ))
+        note = None
+        if len(diff) > _DIFF_CHARS:
+            diff, note = "", f"diff of {len(diff)} characters not kept"
+        changes.append(FileChange(path=path, kind=change, diff=diff or None, note=note))
+    return tuple(changes)
+
+
+def tool_details(call: Mapping[str, Any], cwd: str | None, *, declined: bool = False) -> HarnessToolDetails:
+    """The display of a tool call from its merged ACP state (`tool_call` plus every `tool_call_update` so far)."""
+    acp_kind = str(call.get("kind") or "other")
+    raw_input = call.get("rawInput")
+    command = _command(raw_input)
+    title = str(call.get("title") or "")
+    if command is None and acp_kind == "execute" and raw_input is None and title:
+        command = title  # agents that send no rawInput (Gemini CLI) title a command with its text
+    kind, label = _KINDS.get(acp_kind, (ToolKind.UNKNOWN, title or "Running tool"))
+    if acp_kind in ("other", "") and command is not None:
+        kind, label = ToolKind.SHELL, RUNNING_COMMAND
+    locations = [loc.get("path") for loc in call.get("locations") or () if isinstance(loc, Mapping)]
+    paths = [p for p in locations if isinstance(p, str) and p]
+    changes = _changes(call, cwd, acp_kind)
+    if kind is ToolKind.EDIT and changes and all(c.kind == "add" for c in changes):
+        kind, label = ToolKind.WRITE, WRITING_FILE
+    if kind is ToolKind.SHELL and command is not None:
+        action = classify_command(command)
+        kind, label = action.kind, action.title
+        if action.path is not None and not paths:
+            paths = [action.path]
+    path = relative_path(paths[0], cwd) if paths else (changes[0].path if changes else None)
+    status = ToolStatus.DECLINED if declined else STATUS.get(str(call.get("status") or "pending"), ToolStatus.STARTED)
+    raw_cwd = raw_input.get("cwd") if isinstance(raw_input, Mapping) else None
+    raw: dict[str, Any] = {"acp_kind": acp_kind, "title": title}
+    if isinstance(raw_input, Mapping):
+        raw["rawInput"] = dict(raw_input)
+    return HarnessToolDetails(
+        kind=kind,
+        title=label,
+        path=path,
+        command=command,
+        cwd=raw_cwd if isinstance(raw_cwd, str) else None,
+        status=status,
+        exit_code=_exit_code(call.get("rawOutput")),
+        summary=bounded_tail(output_text(call)) if status is not ToolStatus.STARTED else None,
+        raw=raw,
+        changes=changes,
+    )

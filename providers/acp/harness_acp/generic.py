@@ -1,0 +1,127 @@
+"""The generic `acp` provider: any agent that speaks ACP on stdio, by its command (`-o command="my-agent --acp"`).
+
+Layer: provider lifecycle. Knows how to learn what an unknown agent can do: its probe starts the command, sends
+`initialize`, reads `agentCapabilities` (and `agentInfo`), and shuts it down (bounded by `startup_timeout`); the
+answer is cached by the command line and the executable's identity (path, mtime, size: an upgrade probes again),
+in this process and, in the `harness` CLI, on disk. The runner checks the spec against those capabilities before
+the run is spawned (`CliInfo.capabilities`), so "--resume" on an agent without `loadSession` is refused up front.
+Everything else is `provider.AcpProvider`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+from harness_core import AgentRunSpec, CliNotFoundError, HarnessError, ProtocolError, SessionSpec, SpawnFailedError
+from harness_core.provider import (
+    Capability,
+    ChildProcess,
+    CliInfo,
+    ProviderInfo,
+    cached_probe,
+    get_logger,
+    remember_probe,
+)
+
+from harness_acp import __version__
+from harness_acp.connection import AcpConnection
+from harness_acp.options import AcpOptions, GenericAcpOptions
+from harness_acp.profiles import BASE_CAPABILITIES, AgentProfile
+from harness_acp.provider import AcpProvider
+
+__all__ = ["GenericAcpProvider", "learned_capabilities"]
+
+log = get_logger(__name__)
+_INSTALL = 'install the agent, then pass its ACP command: -o command="my-agent --acp"'
+
+
+def learned_capabilities(agent_capabilities: Any) -> frozenset[Capability]:
+    """What an agent can do through Harness, from its `initialize` answer's `agentCapabilities`."""
+    caps = set(BASE_CAPABILITIES)
+    if isinstance(agent_capabilities, dict):
+        sessions = agent_capabilities.get("sessionCapabilities")
+        if agent_capabilities.get("loadSession") is True or (
+                isinstance(sessions, dict) and isinstance(sessions.get("resume"), dict)):
+            caps.add(Capability.SESSION)
+    return frozenset(caps)
+
+
+def _executable(name: str) -> Path | None:
+    """`name` on PATH, or as a path to an executable file; absolute."""
+    found = shutil.which(name) if os.sep not in name else (name if os.access(name, os.X_OK) else None)
+    return Path(os.path.abspath(found)) if found is not None else None
+
+
+class GenericAcpProvider(AcpProvider):
+    """Any ACP agent, launched by `-o command=...`; its capabilities are learned from its `initialize`."""
+
+    Options: ClassVar[type[AcpOptions]] = GenericAcpOptions
+    profile: ClassVar[AgentProfile] = AgentProfile(
+        name="acp", title="ACP agent", cli="", args=(), package="", tested_version="", min_version="",
+        capabilities=BASE_CAPABILITIES | {Capability.SESSION}, description="")
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="acp",
+        version=__version__,
+        capabilities=BASE_CAPABILITIES | {Capability.SESSION},
+        description="Any agent that speaks the Agent Client Protocol on stdio: -o command=\"my-agent --acp\"; "
+        "what it can do is learned from its initialize answer.",
+        session_overrides=frozenset({"approval", "sandbox", "model", "effort"}),
+    )
+
+    @staticmethod
+    def _argv(options: AcpOptions) -> list[str]:
+        assert isinstance(options, GenericAcpOptions)
+        return [*options.argv, *options.args]
+
+    def argv(self, options: AcpOptions, cli: CliInfo, spec: AgentRunSpec | SessionSpec | None = None) -> list[str]:
+        argv = self._argv(options)
+        return [cli.path or argv[0], *argv[1:]]
+
+    async def probe(self, options: AcpOptions) -> CliInfo:
+        """Find the command's executable and learn the agent's capabilities (cached; see the module docstring).
+
+        Raises:
+            CliNotFoundError: the command's executable does not exist.
+            SpawnFailedError / ProtocolError: the agent did not start, or did not answer `initialize` in time.
+        """
+        argv = self._argv(options)
+        path = _executable(argv[0])
+        if path is None:
+            raise CliNotFoundError(f"the ACP agent command {argv[0]!r} was not found (on PATH, or as a path to an "
+                                   f"executable); {_INSTALL}", cli=argv[0])
+        what = "acp-initialize:" + "\0".join(argv[1:])
+        known = cached_probe(path, what)
+        if known is None:
+            known = await self._initialize(argv, path, options)
+            remember_probe(path, what, known)
+        caps = frozenset(Capability(c) for c in known.get("capabilities") or () if c in Capability._value2member_map_)
+        version = known.get("version")
+        return CliInfo(path=str(path), version=version if isinstance(version, str) and version else None,
+                       capabilities=caps)
+
+    async def _initialize(self, argv: list[str], path: Path, options: AcpOptions) -> dict[str, Any]:
+        child = ChildProcess([str(path), *argv[1:]], env=dict(os.environ))
+        label = Path(argv[0]).name
+        try:
+            async with child:
+                conn = AcpConnection(child, options, log, agent=label)
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(conn.read)
+                    try:
+                        answer = await conn.initialize()
+                    finally:
+                        tg.cancel_scope.cancel()
+        except ProtocolError as exc:
+            raise ProtocolError(f"{exc.message} (probing the ACP agent {' '.join(argv)!r})", **exc.details) from None
+        except HarnessError:
+            raise
+        except OSError as exc:
+            raise SpawnFailedError(f"could not start the ACP agent {' '.join(argv)!r}: {exc}") from None
+        raw_info = answer.get("agentInfo")
+        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+        return {"capabilities": sorted(c.value for c in learned_capabilities(answer.get("agentCapabilities"))),
+                "version": str(info.get("version") or ""), "name": str(info.get("name") or "")}

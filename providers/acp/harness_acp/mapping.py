@@ -1,0 +1,262 @@
+"""ACP `session/update` notifications and stop reasons → `HarnessEvent`s and a result (pure).
+
+Layer: provider (pure mapping). Knows the ACP v1 session updates (`agent_message_chunk`, `agent_thought_chunk`,
+`tool_call`, `tool_call_update`, `plan`, `usage_update`, `user_message_chunk`, `available_commands_update`,
+`current_mode_update`, `config_option_update`, `session_info_update`) and `StopReason`; knows nothing of
+processes, JSON-RPC, approvals or the runner. No I/O: golden-tested on recorded real transcripts.
+
+One `AcpMapper` per prompt turn. A tool call's state is merged over its `tool_call` and every `tool_call_update`
+(an update carries only what changed): `tool_use` is emitted once, when the call is first seen, and `tool_result`
+once, when it reaches `completed` or `failed` (an update for a call never announced announces it first). The final
+text is the last stretch of `agent_message_chunk` text: a tool call in between starts a new one, as each agent
+message does (what the agent said before its last tool is in the stream, not in `final_text`).
+`user_message_chunk`s are the history `session/load` replays, and a turn that replays them emits nothing for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness_core import (
+    ContextUsage,
+    HarnessEvent,
+    HarnessToolDetails,
+    Notice,
+    ProviderRaw,
+    ReasoningDelta,
+    TextDelta,
+    ToolKind,
+    ToolResult,
+    ToolSummary,
+    ToolUse,
+    Usage,
+)
+from harness_core.provider import bounded_head, fast_text_delta
+
+from harness_acp.display import output_text, tool_details
+
+__all__ = ["QUIET_UPDATES", "STOP_REASONS", "AcpMapper"]
+
+STOP_REASONS: dict[str, tuple[str, str | None]] = {
+    "end_turn": ("success", None),
+    "cancelled": ("interrupted", None),
+    "max_tokens": ("failed", "the model reached its maximum output tokens (stop reason max_tokens)"),
+    "max_turn_requests": ("failed", "the agent reached its limit of model requests for one prompt "
+                                    "(stop reason max_turn_requests)"),
+    "refusal": ("failed", "the agent refused to continue (stop reason refusal); the prompt is not kept in the "
+                          "session's history"),
+}
+"""ACP `StopReason` → (Harness status, failure message)."""
+
+QUIET_UPDATES = frozenset({"available_commands_update", "current_mode_update", "config_option_update",
+                           "session_info_update", "user_message_chunk"})
+"""Updates that are the session's bookkeeping, not the turn's work: kept as `provider_raw`, not shown."""
+
+
+class AcpMapper:
+    """The state of one prompt turn's updates: tool calls by id, the final text, the usage seen."""
+
+    def __init__(self, cwd: str | None, *, cost_before: float | None = None) -> None:
+        self.cwd = cwd
+        self.cost_before = cost_before  # the session's cumulative cost when the turn began (usage_update.cost)
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.finished_calls: set[str] = set()
+        self.declined: set[str] = set()  # tool calls whose permission the operation refused
+        self.segments: list[list[str]] = [[]]
+        self.used: int | None = None  # tokens in context, as last reported (`usage_update.used`)
+        self.size: int | None = None
+        self.cost_usd: float | None = None
+
+    # -- results --------------------------------------------------------------------------------------------
+
+    @property
+    def final_text(self) -> str:
+        for segment in reversed(self.segments):
+            text = "".join(segment)
+            if text.strip():
+                return text
+        return ""
+
+    @property
+    def usage(self) -> Usage:
+        return self.result_usage(None)
+
+    def turn_cost(self) -> float | None:
+        """What this turn cost: the session's cumulative cost now, less what it was when the turn began."""
+        if self.cost_usd is None:
+            return None
+        return max(0.0, self.cost_usd - (self.cost_before or 0.0))
+
+    def result_usage(self, answer: Any) -> Usage:
+        """The turn's usage from the prompt's answer: `usage` (ACP's per-turn token counts, where the agent sends
+        them) or `_meta.quota.token_count` (Gemini CLI's), and the turn's cost from `usage_update`s."""
+        found: dict[str, Any] = {}
+        if isinstance(answer, dict):
+            usage = answer.get("usage")
+            meta = answer.get("_meta")
+            quota = meta.get("quota") if isinstance(meta, dict) else None
+            counts = quota.get("token_count") if isinstance(quota, dict) else None
+            if isinstance(usage, dict):
+                found = {"input_tokens": usage.get("inputTokens"), "output_tokens": usage.get("outputTokens"),
+                         "cached_input_tokens": usage.get("cachedReadTokens"),
+                         "reasoning_tokens": usage.get("thoughtTokens")}
+            elif isinstance(counts, dict):
+                found = {"input_tokens": counts.get("input_tokens"), "output_tokens": counts.get("output_tokens")}
+        clean = {k: v for k, v in found.items() if type(v) is int and v >= 0}
+        return Usage(**clean, cost_usd=self.turn_cost())
+
+    def close_open(self, why: str) -> list[HarnessEvent]:
+        """A `tool_result` for every call still open when the turn ended (agents leave a cancelled or refused call
+        without a final update): `declined` when the operation refused it, else `failed`."""
+        events: list[HarnessEvent] = []
+        for call_id in self.open_calls():
+            self.finished_calls.add(call_id)
+            call = self.calls[call_id]
+            declined = call_id in self.declined
+            display = tool_details({**call, "status": "failed"}, self.cwd, declined=declined)
+            events.append(ToolResult(tool_id=call_id, name=_name(call), display=display, output=why, is_error=True))
+        return events
+
+    def open_calls(self) -> list[str]:
+        """Tool calls announced and not finished (a cancelled turn leaves some)."""
+        return [cid for cid in self.calls if cid not in self.finished_calls]
+
+    # -- feeding --------------------------------------------------------------------------------------------
+
+    def text_delta(self, update: dict[str, Any]) -> TextDelta | None:
+        """The hot path: an `agent_message_chunk` with text content → its event (None: use `feed`)."""
+        content = update.get("content")
+        if content.__class__ is dict and content.get("type") == "text":
+            text = content.get("text")
+            if text.__class__ is str and text:
+                self.segments[-1].append(text)
+                return fast_text_delta(text, None)
+        return None
+
+    def feed(self, update: Any) -> list[HarnessEvent]:
+        """The events of one `session/update`'s `update` object."""
+        if not isinstance(update, dict):
+            return [ProviderRaw(method="session/update", payload=update)]
+        kind = update.get("sessionUpdate")
+        if kind == "agent_message_chunk":
+            event = self.text_delta(update)
+            return [event] if event is not None else self._other_content(update)
+        if kind == "agent_thought_chunk":
+            content = update.get("content")
+            text = content.get("text") if isinstance(content, dict) else None
+            if isinstance(text, str) and text.startswith("****\n"):  # a "**subject**" heading with no subject
+                text = text[5:]
+            return [ReasoningDelta(text=text)] if isinstance(text, str) and text else []
+        if kind == "tool_call":
+            return self._tool(update, new=True)
+        if kind == "tool_call_update":
+            return self._tool(update, new=False)
+        if kind == "plan":
+            return self._plan(update)
+        if kind == "usage_update":
+            return self._usage(update)
+        if kind in QUIET_UPDATES:
+            return [ProviderRaw(method=f"session/update:{kind}", payload=update)]
+        return [ProviderRaw(method=f"session/update:{kind}", payload=update)]
+
+    def decline(self, tool_call_id: str) -> None:
+        """The operation refused this call's permission: its result shows `declined`."""
+        self.declined.add(tool_call_id)
+
+    def _other_content(self, update: dict[str, Any]) -> list[HarnessEvent]:
+        content = update.get("content")
+        if isinstance(content, dict) and content.get("type") == "text":
+            return []  # an empty chunk
+        return [ProviderRaw(method="session/update:agent_message_chunk", payload=update)]
+
+    def _tool(self, update: dict[str, Any], *, new: bool) -> list[HarnessEvent]:
+        call_id = str(update.get("toolCallId") or "")
+        if not call_id:
+            return [ProviderRaw(method=f"session/update:{update.get('sessionUpdate')}", payload=update)]
+        events: list[HarnessEvent] = []
+        known = self.calls.get(call_id)
+        if known is None:
+            known = self.calls[call_id] = {}
+            merged = _merge(known, update)
+            events.append(self._use(call_id, merged))
+            if self.segments[-1]:
+                self.segments.append([])
+        else:
+            merged = _merge(known, update)
+            if new:  # a second tool_call for the same id: an agent restating it (kept, not announced twice)
+                pass
+        if merged.get("status") in ("completed", "failed") and call_id not in self.finished_calls:
+            self.finished_calls.add(call_id)
+            events.append(self._result(call_id, merged))
+        return events
+
+    def tool_display(self, call_id: str, call: dict[str, Any]) -> HarnessToolDetails:
+        return tool_details(call, self.cwd, declined=call_id in self.declined)
+
+    def _use(self, call_id: str, call: dict[str, Any]) -> ToolUse:
+        display = tool_details({**call, "status": "in_progress"}, self.cwd)
+        return ToolUse(tool_id=call_id, name=_name(call), display=display, input=_input(call))
+
+    def _result(self, call_id: str, call: dict[str, Any]) -> ToolResult:
+        display = self.tool_display(call_id, call)
+        failed = call.get("status") == "failed" or call_id in self.declined
+        return ToolResult(tool_id=call_id, name=_name(call), display=display, output=bounded_head(output_text(call)),
+                          is_error=failed)
+
+    def _plan(self, update: dict[str, Any]) -> list[HarnessEvent]:
+        entries = update.get("entries")
+        if not isinstance(entries, list):
+            return [ProviderRaw(method="session/update:plan", payload=update)]
+        marks = {"completed": "[x]", "in_progress": "[~]"}
+        lines = [f"{marks.get(str(e.get('status')), '[ ]')} {e.get('content', '')}"
+                 for e in entries if isinstance(e, dict)]
+        return [ToolSummary(kind="plan", text="\n".join(lines))] if lines else []
+
+    def _usage(self, update: dict[str, Any]) -> list[HarnessEvent]:
+        used, size = update.get("used"), update.get("size")
+        self.used = used if type(used) is int else self.used
+        self.size = size if type(size) is int else self.size
+        cost = update.get("cost")
+        events: list[HarnessEvent] = []
+        if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
+            if str(cost.get("currency") or "USD").upper() == "USD":
+                self.cost_usd = float(cost["amount"])
+            else:
+                events.append(Notice(level="info", code="cost_not_usd",
+                                     message=f"the agent reports its cost in {cost.get('currency')}, not USD",
+                                     details={"cost": cost}))
+        if self.used is None:
+            return events
+        usage = Usage(input_tokens=self.used, cost_usd=self.cost_usd)
+        events.append(ContextUsage(usage=usage, cumulative=True, context_window=self.size))
+        return events
+
+
+def _is_diff(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "diff"
+
+
+def _merge(known: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """An update's fields replace the call's (ACP: a field sent replaces it, content included); diffs already
+    seen are kept when new content has none (an agent's final update often carries only its output text)."""
+    for key, value in update.items():
+        if key == "sessionUpdate" or value is None:
+            continue
+        if key == "content" and isinstance(value, list) and not any(_is_diff(v) for v in value):
+            value = [*(c for c in known.get("content") or () if _is_diff(c)), *value]
+        known[key] = value
+    return known
+
+
+def _name(call: dict[str, Any]) -> str:
+    return str(call.get("kind") or "other")
+
+
+def _input(call: dict[str, Any]) -> dict[str, Any] | None:
+    raw = call.get("rawInput")
+    return dict(raw) if isinstance(raw, dict) else None
+
+
+def unknown_display(title: str) -> HarnessToolDetails:
+    """The display of a permission request for a tool call the mapper never saw."""
+    return HarnessToolDetails(kind=ToolKind.UNKNOWN, title=title or "Running tool")

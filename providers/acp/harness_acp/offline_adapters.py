@@ -1,0 +1,207 @@
+"""How Zed's two ACP adapters run offline: codex-acp and claude-agent-acp against Harness's scripted model backends.
+
+Layer: provider configuration (harness-acp). Knows what each adapter needs to talk only to a loopback model API on
+127.0.0.1 (config overrides, environment, an isolated home) and, for claude-agent-acp, Claude Code's tool dialect.
+Knows nothing of ACP messages or Harness events, and must not import the Codex or Claude provider distributions:
+the few facts it shares with them are copied here, each with a comment naming the place it mirrors. Backends come
+only from `harness_core.offline.backends` (stdlib only; a backend serves only once the caller enters it), so
+importing this module starts nothing; import it only for offline runs, so that a normal run never loads them.
+
+Observed with @zed-industries/codex-acp 0.16.0 (a native Rust binary with Codex built in; `.bin/codex-acp` is a
+node wrapper that `spawnSync`s it) and @zed-industries/claude-agent-acp 0.23.1 (node; @anthropic-ai/claude-agent-sdk
+0.2.83, which spawns its bundled Claude Code 2.1.83 `cli.js` with node, or `$CLAUDE_CODE_EXECUTABLE` if set: the
+pinned native `claude` 2.1.328 works there too). Facts in full: providers/acp/docs/adapters.md.
+
+- codex-acp takes only `-c key=value` (no `--disable`, no `--version`); Codex features are switched off with
+  `-c features.NAME=false`. It reads `$CODEX_HOME/config.toml` and keeps its sessions there. The only model call
+  is `POST /v1/responses`, as with native Codex. Its modes `read-only` and `auto` run commands under bwrap and find
+  none unless a `bwrap` is on PATH (commands then fail, "bubblewrap is unavailable: no system bwrap was found on
+  PATH and no bundled codex-resources/bwrap binary was found next to the Codex executable"); `full-access` needs
+  none. `find_bwrap` finds the one the `codex` npm package ships.
+- claude-agent-acp makes one model call per step (`POST /v1/messages?beta=true`, with `tools` and `thinking`), no
+  title or other side calls. Claude Code's tools are Bash/Read/Write/Edit with absolute `file_path`s, as for
+  `claude -p`. It passes `settingSources: ["user", "project", "local"]` (a client may override it with
+  `_meta.claudeCode.options.settingSources` in session/new) and reads `permissions.defaultMode` from the same files
+  itself, whatever the override; with HOME and CLAUDE_CONFIG_DIR isolated only the workspace's `.claude/` remains.
+- As root, claude-agent-acp passes `--allow-dangerously-skip-permissions` when `IS_SANDBOX` is set to anything,
+  but Claude Code accepts it only with `IS_SANDBOX=1`: any other value (`yes`) makes every session/new fail
+  ("Query closed before response received"). The offline environment sets `IS_SANDBOX=1`, which also offers the
+  `bypassPermissions` mode; it is harmless when not root.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness_core.offline.backends import MessagesBackend, MessagesDialect, ResponsesBackend, ToolUse
+from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
+from harness_core.provider import OfflineSetup
+
+__all__ = [
+    "CODEX_ACP_DISABLED_FEATURES",
+    "CODEX_ACP_KEY_ENV",
+    "CODEX_ACP_MODEL",
+    "ClaudeCodeAcpTools",
+    "claude_acp_env",
+    "claude_acp_offline_setup",
+    "codex_acp_args",
+    "codex_acp_config",
+    "codex_acp_offline_setup",
+    "find_bwrap",
+]
+
+# -- codex-acp -----------------------------------------------------------------------------------------------
+
+CODEX_ACP_MODEL = "gpt-5.5"
+"""Mirrors `harness_codex_common.offline.OFFLINE_MODEL`: a slug from Codex's bundled catalogue, for which Codex
+offers `exec_command` and the `apply_patch` custom tool (the Responses backend's default dialect)."""
+CODEX_ACP_KEY_ENV = "HARNESS_MOCK_API_KEY"
+"""Mirrors `harness_codex_common.offline.OFFLINE_KEY_ENV`: the loopback provider's `env_key` (any value works)."""
+CODEX_ACP_DISABLED_FEATURES: tuple[str, ...] = ("unbounded_connection_retries", "plugins")
+"""Mirrors `harness_codex_common.offline.OFFLINE_DISABLE`; codex-acp has no `--disable`, so each becomes
+`-c features.NAME=false`."""
+
+
+def codex_acp_config(base_url: str) -> dict[str, str]:
+    """Config overrides (dotted key → TOML value) making Codex inside codex-acp use the Responses API at
+    `base_url` (ending in `/v1`) as its only model provider, with no retries and the features above off.
+    Mirrors `harness_codex_common.offline.offline_config`."""
+    provider = (
+        f'{{name="mock", base_url="{base_url}", wire_api="responses", env_key="{CODEX_ACP_KEY_ENV}", '
+        "request_max_retries=0, stream_max_retries=0}"
+    )
+    config = {"model_provider": '"mock"', "model_providers.mock": provider, "model": f'"{CODEX_ACP_MODEL}"'}
+    for feature in CODEX_ACP_DISABLED_FEATURES:
+        config[f"features.{feature}"] = "false"
+    return config
+
+
+def codex_acp_args(base_url: str) -> list[str]:
+    """`-c KEY=VALUE` for each of `codex_acp_config(base_url)`: append to the codex-acp command line."""
+    args: list[str] = []
+    for key, value in codex_acp_config(base_url).items():
+        args += ["-c", f"{key}={value}"]
+    return args
+
+
+def find_bwrap() -> str | None:
+    """A directory to put first on PATH so that codex-acp finds a `bwrap`, or None (a system bwrap is already on
+    PATH, or none was found).
+
+    The one looked for is the bwrap the `codex` npm package ships: `codex` on PATH is resolved (symlinks followed)
+    to its package's `bin/codex.js`, and `vendor/*/codex-resources/bwrap` is searched in that package and in its
+    platform packages (`@openai/codex-<platform>`, beside it or nested under it). A `codex` on PATH that is the
+    native binary itself (`vendor/<triple>/bin/codex`) is also understood.
+    """
+    if shutil.which("bwrap"):
+        return None
+    codex = shutil.which("codex")
+    if codex is None:
+        return None
+    real = Path(codex).resolve()
+    package = real.parent.parent  # <package>/bin/codex.js, or vendor/<triple>/bin/codex
+    patterns = [
+        str(package / "codex-resources" / "bwrap"),  # the native binary: vendor/<triple>/{bin,codex-resources}
+        str(package / "vendor" / "*" / "codex-resources" / "bwrap"),
+        str(package.parent / "codex-*" / "vendor" / "*" / "codex-resources" / "bwrap"),
+        str(package / "node_modules" / "@openai" / "codex-*" / "vendor" / "*" / "codex-resources" / "bwrap"),
+    ]
+    for pattern in patterns:
+        for found in sorted(glob.glob(pattern)):
+            if os.access(found, os.X_OK):
+                return str(Path(found).parent)
+    return None
+
+
+def codex_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+    """codex-acp against a `ResponsesBackend` playing `scenario` (bound, not yet serving: the caller enters it):
+    `provider_options["args"]` holds the `-c` overrides; the environment gives the key variable, an isolated
+    CODEX_HOME (`state_dir/codex-home`) and HOME (`state_dir/home`: Codex runs commands as `bash -lc`), and PATH
+    with `find_bwrap()`'s directory first when there is one."""
+    backend = ResponsesBackend(scenario, cwd=workspace.resolve())
+    state_dir = state_dir.resolve()  # the adapter runs in the workspace: a relative CODEX_HOME is not found
+    codex_home, home = state_dir / "codex-home", state_dir / "home"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    env = {CODEX_ACP_KEY_ENV: "scripted-offline-key", "CODEX_HOME": str(codex_home), "HOME": str(home)}
+    bwrap_dir = find_bwrap()
+    if bwrap_dir is not None:
+        env["PATH"] = os.pathsep.join([bwrap_dir, os.environ.get("PATH", os.defpath)])
+    return OfflineSetup(backend=backend, provider_options={"args": codex_acp_args(backend.base_url)}, env=env)
+
+
+# -- claude-agent-acp ----------------------------------------------------------------------------------------
+
+_CWD_RE = re.compile(r"(?:Primary working directory|Working directory|CWD):\s*(/[^\n<]*)")
+
+
+def _texts(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+class ClaudeCodeAcpTools(MessagesDialect):
+    """Claude Code's tools as the Agent SDK offers them: Bash (`command`, `description`), Read, Write and Edit
+    (`file_path`, absolute). Mirrors `harness_claude.offline.ClaudeCodeTools`."""
+
+    def run_command(self, step: RunCommand, cwd: str | None) -> ToolUse:
+        return ToolUse("Bash", {"command": step.command, "description": "Run a scripted command"})
+
+    def read_file(self, step: ReadFile, cwd: str | None) -> ToolUse:
+        return ToolUse("Read", {"file_path": self.path(step.path, cwd)})
+
+    def write_file(self, step: WriteFile, cwd: str | None) -> ToolUse:
+        return ToolUse("Write", {"file_path": self.path(step.path, cwd), "content": step.content})
+
+    def edit_file(self, step: EditFile, cwd: str | None) -> ToolUse:
+        return ToolUse(
+            "Edit", {"file_path": self.path(step.path, cwd), "old_string": step.old, "new_string": step.new}
+        )
+
+    def find_cwd(self, body: Mapping[str, Any]) -> str | None:
+        """The directory after `Primary working directory:` (or `CWD:`) in the system prompt or the first user
+        message."""
+        messages = body.get("messages") or []
+        first = messages[0].get("content") if messages and isinstance(messages[0], dict) else None
+        for text in (_texts(body.get("system")), _texts(first)):
+            found = _CWD_RE.search(text)
+            if found:
+                return found.group(1).strip()
+        return None
+
+    def is_turn(self, body: Mapping[str, Any]) -> bool:
+        """A turn carries the agent loop's `tools` or `thinking` keys; a call without them is a side call."""
+        return "tools" in body or "thinking" in body
+
+
+def claude_acp_env(backend: MessagesBackend, home: Path) -> dict[str, str]:
+    """Environment for claude-agent-acp (and the Claude Code it spawns, which inherits it) to use `backend`
+    only, with its state under `home`. Mirrors `harness_claude.offline.ClaudeCodeBackend.claude_env`."""
+    return {
+        "ANTHROPIC_BASE_URL": backend.url,
+        "ANTHROPIC_API_KEY": "scripted-offline-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CLAUDE_CODE_TMPDIR": str(home / "tmp"),
+        "IS_SANDBOX": "1",
+    }
+
+
+def claude_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+    """claude-agent-acp against a `MessagesBackend` with Claude Code's dialect playing `scenario` (bound, not yet
+    serving: the caller enters it), its home under `state_dir/home`. No provider options."""
+    home = state_dir.resolve() / "home"
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    backend = MessagesBackend(scenario, cwd=workspace.resolve(), dialect=ClaudeCodeAcpTools())
+    return OfflineSetup(backend=backend, env=claude_acp_env(backend, home))

@@ -1,0 +1,142 @@
+"""How the real Gemini CLI (`gemini --acp`) runs offline: against Harness's scripted Gemini API on 127.0.0.1.
+
+Layer: provider configuration (harness-acp). Knows what the Gemini CLI needs to talk only to a loopback model API:
+its tool dialect (`run_shell_command`, `read_file`, `replace`, `write_file`, absolute paths), which of its calls
+are side calls, and the environment and `settings.json` that point it at the backend with an API key, no login,
+no telemetry, no usage statistics, no update checks, no retries and its state under an isolated home. Knows
+nothing of ACP messages or Harness events; imports no other harness_acp module. The backend itself is
+`harness_core.offline.backends.gemini.GeminiBackend`.
+
+Observed with @google/gemini-cli 0.61.0 (`gemini --version` prints `0.61.0`; `--acp`, `--experimental-acp` is the
+deprecated spelling), with the environment and settings below:
+
+- Calls: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` for each turn of the agent loop, with `tools`
+  (one `functionDeclarations` list), `systemInstruction` and `generationConfig.thinkingConfig`; before each prompt
+  a routing classifier `POST /v1beta/models/gemini-3.5-flash-lite:generateContent` without `tools`, asking for JSON
+  (`responseJsonSchema` `{complexity_reasoning: STRING, complexity_score: INTEGER >= 1}`); a low score routes the
+  turn to `gemini-3.8-flash`. Nothing else (no next-speaker check, no title, no `countTokens`). Key in
+  `x-goog-api-key`. Tool calls come back as `functionCall` parts with the CLI's own ids (`{name}_{ms}_{n}`) and
+  `thoughtSignature: "skip_thought_signature_validator"`; results as `functionResponse {name, id, response:
+  {output}|{error}}`.
+- `GEMINI_API_KEY` alone selects the API-key auth (no `authenticate` call needed); `GOOGLE_GEMINI_BASE_URL` may be
+  `http://` only on loopback. `GEMINI_CLI_HOME` moves `~/.gemini` (settings, sessions under
+  `tmp/<project>/chats/session-*.jsonl`, `projects.json`, `history/`).
+- With usage statistics on (the default) it resolves `play.googleapis.com` (Clearcut) and probes the GPU (lspci,
+  clinfo, xdpyinfo, xrandr); `privacy.usageStatisticsEnabled: false` stops that: under strace, the only connections
+  left are to the backend. It relaunches itself (a second node process with `--max-old-space-size`, the parent
+  ignoring SIGINT/SIGTERM) unless `GEMINI_CLI_NO_RELAUNCH` is set.
+- `general.maxAttempts: 1` makes a scripted 429 or 500 fail the prompt at once (~0.15 s).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness_core.offline.backends import FunctionCall, GeminiBackend, GeminiDialect
+from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
+from harness_core.provider import OfflineSetup
+
+__all__ = ["GEMINI_SETTINGS", "GeminiCliTools", "gemini_env", "offline_setup", "write_settings"]
+
+API_KEY = "scripted-offline-key"
+
+GEMINI_SETTINGS: dict[str, Any] = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "general": {
+        "enableAutoUpdate": False,
+        "enableAutoUpdateNotification": False,
+        "maxAttempts": 1,
+        "retryFetchErrors": False,
+        "checkpointing": {"enabled": False},
+    },
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "ide": {"enabled": False},
+}
+"""`~/.gemini/settings.json` for offline runs: API-key auth (no login), no folder-trust prompt, no update check,
+one attempt per model call (a scripted failure fails at once), no usage statistics, telemetry or IDE link."""
+
+_WORKSPACE_RE = re.compile(r"Workspace Directories:\*\*\s*\n\s*-\s*(/[^\n]*)")
+
+
+def _texts(content: object) -> str:
+    if isinstance(content, Mapping):
+        parts = content.get("parts")
+        if isinstance(parts, list):
+            return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, Mapping))
+    return ""
+
+
+class GeminiCliTools(GeminiDialect):
+    """The Gemini CLI's tools: `run_shell_command` (`command`, `description`), `read_file`, `write_file` and
+    `replace` (`file_path` absolute; `replace` also `instruction`, `old_string`, `new_string`)."""
+
+    def run_command(self, step: RunCommand, cwd: str | None) -> FunctionCall:
+        return FunctionCall("run_shell_command", {"command": step.command, "description": "Run a scripted command"})
+
+    def read_file(self, step: ReadFile, cwd: str | None) -> FunctionCall:
+        return FunctionCall("read_file", {"file_path": self.path(step.path, cwd)})
+
+    def write_file(self, step: WriteFile, cwd: str | None) -> FunctionCall:
+        return FunctionCall("write_file", {"file_path": self.path(step.path, cwd), "content": step.content})
+
+    def edit_file(self, step: EditFile, cwd: str | None) -> FunctionCall:
+        return FunctionCall("replace", {
+            "file_path": self.path(step.path, cwd),
+            "instruction": f"Replace {step.old!r} with {step.new!r}.",
+            "old_string": step.old,
+            "new_string": step.new,
+        })
+
+    def find_cwd(self, body: Mapping[str, Any]) -> str | None:
+        """The first of the "Workspace Directories" in the session context that opens the first user content."""
+        contents = body.get("contents")
+        first = contents[0] if isinstance(contents, list) and contents else None
+        found = _WORKSPACE_RE.search(_texts(first))
+        return found.group(1).strip() if found else None
+
+    def is_turn(self, body: Mapping[str, Any], model: str) -> bool:
+        """A turn offers the agent loop's `tools`; a call without them (the routing classifier, a next-speaker or
+        loop check, a summary) is a side call."""
+        return "tools" in body
+
+
+GEMINI_CLI_TOOLS = GeminiCliTools()
+
+
+def write_settings(home: Path, settings: Mapping[str, Any] = GEMINI_SETTINGS) -> Path:
+    """Write `settings` as `home/.gemini/settings.json` (the user settings of a CLI whose HOME is `home`)."""
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+    return path
+
+
+def gemini_env(backend: GeminiBackend, home: Path) -> dict[str, str]:
+    """Environment for `gemini` to use `backend` only, with its state under `home` (write the settings there
+    with `write_settings`)."""
+    return {
+        "GEMINI_API_KEY": API_KEY,
+        "GOOGLE_GEMINI_BASE_URL": backend.url,
+        "HOME": str(home),
+        "GEMINI_CLI_HOME": str(home),
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+        "GEMINI_SANDBOX": "false",
+        "GEMINI_TELEMETRY_ENABLED": "false",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "NO_BROWSER": "true",
+    }
+
+
+def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
+    """A `GeminiBackend` with the Gemini CLI's tools playing `scenario` (bound, not yet serving: the caller
+    enters it), the settings written under `state_dir/home`, and the environment pointing the CLI at it."""
+    home = state_dir / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    write_settings(home)
+    backend = GeminiBackend(scenario, cwd=workspace, dialect=GEMINI_CLI_TOOLS)
+    return OfflineSetup(backend=backend, provider_options={}, env=gemini_env(backend, home))

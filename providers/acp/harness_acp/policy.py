@@ -1,0 +1,100 @@
+"""Sandbox and approval policy → an ACP agent's session mode, and who answers each `session/request_permission`.
+
+Layer: provider (pure policy). Knows the ACP permission options (`allow_once`, `allow_always`, `reject_once`,
+`reject_always`) and tool kinds; knows nothing of processes, JSON-RPC or the runner. No I/O.
+
+An ACP agent asks before acting in its asking modes; Harness answers, by the spec's sandbox and approval:
+
+kind of tool call                         read-only        workspace-write                   danger-full-access
+read, search, think, switch_mode          allow            allow                             allow
+edit, delete, move (paths in the cwd)     reject           allow / ask                       allow / ask
+edit, delete, move (a path outside)       reject           reject                            allow / ask
+execute, fetch, other                     reject           allow / ask                       allow / ask
+
+"allow / ask": approval `never` allows it (the agent asked; the policy lets it), `on-request` and `untrusted` ask
+the operation (`approval_requested`). "reject" is answered without asking: the sandbox does not allow it, whatever
+the approval. Agents whose modes sandbox the machine themselves (codex-acp's read-only / auto / full-access) are
+put in the mode that matches; the others run in their asking mode, so that every action that changes something
+comes through here (see each profile's `modes`). A command an agent runs without asking is not sandboxed by
+Harness: the provider README says which agents do that.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness_core import ApprovalDecision, ApprovalPolicy, SandboxMode
+
+__all__ = ["Answer", "auto_answer", "outcome_for", "outcome_of_decision"]
+
+Answer = Literal["allow", "reject", "ask"]
+
+_HARMLESS = frozenset({"read", "search", "think", "switch_mode"})
+_FILES = frozenset({"edit", "delete", "move"})
+
+
+def _inside(path: str, cwd: str) -> bool:
+    full = posixpath.normpath(posixpath.join(cwd, path))
+    root = posixpath.normpath(cwd)
+    return full == root or full.startswith(root.rstrip("/") + "/")
+
+
+def _paths(call: Mapping[str, Any]) -> list[str]:
+    paths = [loc.get("path") for loc in call.get("locations") or () if isinstance(loc, Mapping)]
+    paths += [c.get("path") for c in call.get("content") or () if isinstance(c, Mapping) and c.get("type") == "diff"]
+    return [p for p in paths if isinstance(p, str) and p]
+
+
+def auto_answer(call: Mapping[str, Any], *, sandbox: SandboxMode, approval: ApprovalPolicy, cwd: str) -> Answer:
+    """Who answers this permission request: "allow"/"reject" at once, or "ask" the operation (see the table)."""
+    kind = str(call.get("kind") or "other")
+    if kind in _HARMLESS:
+        return "allow"
+    if sandbox is SandboxMode.READ_ONLY:
+        return "reject"
+    if kind in _FILES and sandbox is SandboxMode.WORKSPACE_WRITE and not all(_inside(p, cwd) for p in _paths(call)):
+        return "reject"
+    return "allow" if approval is ApprovalPolicy.NEVER else "ask"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The answer to one `session/request_permission`: the chosen option, or cancelled (None)."""
+
+    option_id: str | None
+
+    def to_wire(self) -> dict[str, Any]:
+        if self.option_id is None:
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", "optionId": self.option_id}}
+
+
+_PREFERENCE: dict[str, tuple[str, ...]] = {
+    "allow": ("allow_once", "allow_always"),
+    "reject": ("reject_once", "reject_always"),
+}
+
+
+def outcome_for(options: Sequence[Any], answer: Literal["allow", "reject"]) -> Outcome:
+    """The offered option for `answer`: a one-time choice first (Harness decides each request; an "always" option
+    would decide later ones without asking), the "always" one when it is all there is. No such option: allow
+    becomes cancelled (nothing to select), reject becomes cancelled too — the agent then stops the tool."""
+    kinds = {str(o.get("kind")): str(o.get("optionId")) for o in reversed(options) if isinstance(o, Mapping)
+             and o.get("optionId") is not None}
+    for kind in _PREFERENCE[answer]:
+        if kind in kinds:
+            return Outcome(kinds[kind])
+    return Outcome(None)
+
+
+def outcome_of_decision(options: Sequence[Any], decision: ApprovalDecision) -> Outcome:
+    """The operation's decision → the option: approve → allow, deny → reject, abort → cancelled (the provider then
+    cancels the turn, as abort means)."""
+    if decision is ApprovalDecision.APPROVE:
+        return outcome_for(options, "allow")
+    if decision is ApprovalDecision.DENY:
+        return outcome_for(options, "reject")
+    return Outcome(None)

@@ -1,0 +1,216 @@
+"""The ACP agents Harness knows by name: how to launch each, which version is tested, what it can do.
+
+Layer: provider configuration (data). Knows each named agent's executable, launch arguments, npm package, pinned
+tested version, install hint, session modes and where its offline setup lives; knows no wire message. A profile
+is all it takes to add a named agent (`provider.named_provider` builds its provider class from one); an agent with
+no profile runs through the generic `acp` provider (`-o command=...`).
+
+Capabilities are declared from what the real agent did in the `acp-real` tox env (the contract suite checks
+them): `session` only for agents that advertised `loadSession` and continued a loaded session there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness_core.provider import Capability
+
+if TYPE_CHECKING:
+    from harness_core import AgentRunSpec, SessionSpec
+
+    Spec = AgentRunSpec | SessionSpec
+
+__all__ = ["BASE_CAPABILITIES", "PROFILES", "AgentProfile", "ModeKey"]
+
+ModeKey = tuple[str, str]
+"""(sandbox value, "never" | "ask"): which session mode a spec's sandbox and approval policy choose."""
+
+BASE_CAPABILITIES = frozenset({Capability.STREAMING, Capability.INTERRUPT, Capability.APPROVALS,
+                               Capability.LIVE_SESSION})
+"""What every ACP agent can do through the protocol itself: streamed chunks, `session/cancel`, permission requests,
+and many prompts on one session in one process."""
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    name: str
+    """The provider's name (`--provider NAME`)."""
+    title: str
+    cli: str
+    """The executable's name on PATH."""
+    args: tuple[str, ...]
+    """Arguments that make it speak ACP on stdio."""
+    package: str
+    """Its npm package (the version is read from the package.json it was installed with)."""
+    tested_version: str
+    min_version: str
+    capabilities: frozenset[Capability]
+    description: str
+    offline: str | None = None
+    """`module:function` of its `offline_setup(scenario, workspace, state_dir)`, imported only when used."""
+    modes: Mapping[ModeKey, str] = field(default_factory=dict)
+    """Session mode per (sandbox, approval kind); a key not here keeps the agent's own default mode."""
+    native_globs: tuple[str, ...] = ()
+    """Where the native binary lies beside an npm wrapper (spawned instead of the wrapper)."""
+    aliases: frozenset[str] = frozenset()
+    exits_on_eof: bool = True
+    """Whether the agent exits when its stdin closes (else it is sent SIGTERM at once when the run ends)."""
+    fix_env: Callable[[dict[str, str]], dict[str, str]] | None = None
+    """Adjusts the agent's environment before it is spawned (a known quirk of the agent)."""
+    reports_exit_codes: bool = True
+    """Whether its shell tool results carry the command's exit status."""
+    launch: Callable[[Spec], list[str]] | None = None
+    """Launch arguments for spec fields the agent takes on its command line (model, system prompt)."""
+    session_meta: Callable[[Spec], dict[str, Any]] | None = None
+    """`_meta` of `session/new` for spec fields the agent takes there."""
+    handles: frozenset[str] = frozenset()
+    """The spec fields `launch`/`session_meta` take care of (not set again over ACP)."""
+    session_overrides: frozenset[str] = frozenset({"model", "approval", "sandbox", "effort"})
+    """What a turn of a live session may change (what is set at launch or session/new is the session's)."""
+
+    @property
+    def install(self) -> str:
+        return f"npm install -g {self.package}@{self.tested_version}"
+
+
+def _modes(read_only: str, workspace: str, full: str, *, full_never: str | None = None,
+           ask: str | None = None) -> dict[ModeKey, str]:
+    """Modes by sandbox; under danger-full-access with approval `never`, `full_never` (a mode that asks nothing)."""
+    table = {("read-only", "never"): read_only, ("workspace-write", "never"): workspace,
+             ("danger-full-access", "never"): full_never or full,
+             ("read-only", "ask"): ask or read_only, ("workspace-write", "ask"): ask or workspace,
+             ("danger-full-access", "ask"): ask or full}
+    return table
+
+
+def _is_sandbox_one(env: dict[str, str]) -> dict[str, str]:
+    """claude-agent-acp 0.23.1 passes `--allow-dangerously-skip-permissions` to Claude Code whenever `IS_SANDBOX` is
+    set, and Claude Code accepts it (as root) only for `IS_SANDBOX=1`: any other value fails every session/new
+    ("Query closed before response received"). Set, it is made "1"; unset stays unset."""
+    if env.get("IS_SANDBOX") not in (None, "1"):
+        env = {**env, "IS_SANDBOX": "1"}
+    return env
+
+
+def _codex_launch(spec: Spec) -> list[str]:
+    return ["-c", f"model={json.dumps(spec.model)}"] if spec.model else []
+
+
+def _model_flag(spec: Spec) -> list[str]:
+    return ["--model", spec.model] if spec.model else []
+
+
+def _qwen_launch(spec: Spec) -> list[str]:
+    args = _model_flag(spec)
+    return [*args, "--append-system-prompt", spec.system_prompt] if spec.system_prompt else args
+
+
+CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "ToolSearch", "TaskCreate", "TaskGet",
+                          "TaskList", "TaskUpdate")
+"""The built-in tools claude-acp offers under `read-only` (the same allow-list as the claude provider's, which
+explains each): its plan mode did not stop edits in 0.23.1, so read-only is enforced by the tools offered."""
+
+
+def _claude_meta(spec: Spec) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    if spec.system_prompt:
+        meta["systemPrompt"] = {"append": spec.system_prompt}
+    if spec.model:
+        options["model"] = spec.model
+    if spec.sandbox.value == "read-only":
+        options["tools"] = list(CLAUDE_READ_ONLY_TOOLS)
+    if options:
+        meta["claudeCode"] = {"options": options}
+    return meta
+
+
+PROFILES: dict[str, AgentProfile] = {
+    p.name: p
+    for p in (
+        AgentProfile(
+            name="codex-acp",
+            title="Codex (ACP adapter)",
+            cli="codex-acp",
+            args=(),
+            package="@zed-industries/codex-acp",
+            tested_version="0.16.0",
+            min_version="0.16.0",
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.EFFORT},
+            description="OpenAI Codex through Zed's ACP adapter: sandboxed modes, approvals, load/resume.",
+            offline="harness_acp.offline_adapters:codex_acp_offline_setup",
+            # Codex sandboxes commands itself: read-only / auto (workspace) / full-access are its OS sandboxes.
+            # Only read-only asks (before every patch; commands run in its read-only sandbox and ask to
+            # escalate): the one preset that lets the operation decide.
+            modes=_modes("read-only", "auto", "full-access", ask="read-only"),
+            native_globs=("node_modules/@zed-industries/codex-acp-linux-*/bin/codex-acp",
+                          "node_modules/@zed-industries/codex-acp-darwin-*/bin/codex-acp"),
+            exits_on_eof=False,
+            launch=_codex_launch,
+            handles=frozenset({"model"}),
+        ),
+        AgentProfile(
+            name="gemini",
+            title="Gemini CLI",
+            cli="gemini",
+            args=("--acp",),
+            package="@google/gemini-cli",
+            tested_version="0.61.0",
+            min_version="0.61.0",
+            # Not `session`: 0.61.0's session/load rewrites a session file created in the same minute (its name
+            # is the minute and the id) before reading it: a resume within that minute finds no history
+            # (docs/gemini.md).
+            capabilities=BASE_CAPABILITIES,
+            description="Google's Gemini CLI over ACP (`gemini --acp`): approvals, plan mode for read-only, "
+            "live sessions.",
+            offline="harness_acp.offline_gemini:offline_setup",
+            # default asks before edits and most commands; plan is its read-only mode; yolo asks nothing.
+            modes=_modes("plan", "default", "default", full_never="yolo"),
+            reports_exit_codes=False,
+            launch=_model_flag,
+            handles=frozenset({"model"}),
+        ),
+        AgentProfile(
+            name="claude-acp",
+            title="Claude Code (ACP adapter)",
+            cli="claude-agent-acp",
+            args=(),
+            package="@zed-industries/claude-agent-acp",
+            tested_version="0.23.1",
+            min_version="0.23.1",
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.COST},
+            description="Claude Code through Zed's ACP adapter (the Claude Agent SDK): approvals, plan mode for "
+            "read-only, cost, load sessions.",
+            offline="harness_acp.offline_adapters:claude_acp_offline_setup",
+            # default asks before edits (not before Bash); bypassPermissions asks nothing; read-only is the tools
+            # offered (`_claude_meta`), fixed for the session.
+            modes=_modes("default", "default", "default", full_never="bypassPermissions"),
+            exits_on_eof=False,
+            fix_env=_is_sandbox_one,
+            reports_exit_codes=False,
+            session_meta=_claude_meta,
+            handles=frozenset({"model", "system_prompt"}),
+            session_overrides=frozenset({"approval"}),
+        ),
+        AgentProfile(
+            name="qwen",
+            title="Qwen Code",
+            cli="qwen",
+            args=("--acp",),
+            package="@qwen-code/qwen-code",
+            tested_version="0.24.4",
+            min_version="0.24.4",
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION},
+            description="Qwen Code over ACP (`qwen --acp`): approvals, plan mode for read-only, load sessions.",
+            offline="harness_acp.offline_qwen:offline_setup",
+            # default asks before edits and most commands; plan is read-only; yolo asks nothing.
+            modes=_modes("plan", "default", "default", full_never="yolo"),
+            launch=_qwen_launch,
+            handles=frozenset({"model", "system_prompt"}),
+            session_overrides=frozenset({"approval", "sandbox"}),
+        ),
+    )
+}

@@ -1,0 +1,205 @@
+"""The ACP providers: one class per named agent (built from its profile), all playing turns the same way.
+
+Layer: provider lifecycle. Spawns the agent through `ctx.spawn`, opens its ACP session (`connection`), plays
+prompt turns (`turn`), keeps the process for a live session (`session`). Knows the named agents only through their
+profiles; knows nothing of rendering, run logs or how approvals are decided.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted, SpawnFailedError
+from harness_core.provider import (
+    CliInfo,
+    OfflineSetup,
+    Provider,
+    ProviderInfo,
+    ProviderSession,
+    RunContext,
+    SessionContext,
+    cli_version,
+    locate_cli,
+    redact_argv,
+    require_min_version,
+)
+
+from harness_acp import __version__
+from harness_acp.connection import AcpConnection
+from harness_acp.options import AcpOptions, options_for
+from harness_acp.profiles import AgentProfile
+from harness_acp.session import AcpSession
+from harness_acp.turn import PromptTurn
+
+if TYPE_CHECKING:
+    from harness_core.offline.scenarios import Scenario
+
+__all__ = ["AcpProvider", "named_provider", "package_version"]
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+def package_version(path: Path, package: str) -> str | None:
+    """The version in the package.json of the npm package `path` was installed with (its platform package for a
+    native binary: `<package>-linux-x64`), or None when it lies in no such package."""
+    try:
+        resolved = path.resolve(strict=True)
+    except OSError:
+        return None
+    for parent in resolved.parents:
+        manifest = parent / "package.json"
+        if manifest.is_file():
+            try:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            name = data.get("name") if isinstance(data, dict) else None
+            if isinstance(name, str) and (name == package or name.startswith(package + "-")):
+                version = data.get("version")
+                return version if isinstance(version, str) else None
+            return None
+        if parent.name == "node_modules":
+            return None
+    return None
+
+
+class AcpProvider(Provider[AcpOptions]):
+    """An agent that speaks ACP on stdio. Subclasses set `profile` (see `named_provider`)."""
+
+    profile: ClassVar[AgentProfile]
+
+    async def probe(self, options: AcpOptions) -> CliInfo:
+        """The agent's executable (`-o bin`, else PATH; the native binary beside an npm wrapper) and its version:
+        from its npm package.json when it has one, else `--version`.
+
+        Raises:
+            CliNotFoundError: not installed (the message says how to install the pinned version).
+            CliVersionUnsupportedError: older than the profile's minimum.
+        """
+        profile = self.profile
+        path = locate_cli(profile.cli, options.bin, install_hint=profile.install, option_name=f"{profile.cli}_bin",
+                          native_globs=profile.native_globs)
+        version = package_version(path, profile.package)
+        if version is None:
+            try:
+                version = await cli_version(path)
+            except SpawnFailedError:  # no --version (codex-acp has none): initialize's agentInfo says it later
+                version = None
+        if version is not None:
+            require_min_version(profile.cli, version, profile.min_version, install_hint=profile.install)
+        return CliInfo(path=str(path), version=version)
+
+    def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup | None:
+        """The real agent against a scripted model backend on 127.0.0.1 (see the profile's `offline` module)."""
+        if self.profile.offline is None:
+            return None
+        module, _, func = self.profile.offline.partition(":")
+        make: Callable[[Scenario, Path, Path], OfflineSetup] = getattr(importlib.import_module(module), func)
+        setup = make(scenario, workspace, state_dir)
+        # Only the keys stay secret (the spec's env, masked in every file Harness writes); the paths and switches
+        # go to `-o env`, so that the agent's home showing up in its messages is not masked as if it were a key.
+        public = {k: v for k, v in setup.env.items() if not _SECRET_NAME.search(k)}
+        setup.env = {k: v for k, v in setup.env.items() if k not in public}
+        setup.provider_options["env"] = {**setup.provider_options.get("env", {}), **public}
+        return setup
+
+    # -- spawning --------------------------------------------------------------------------------------------
+
+    def argv(self, options: AcpOptions, cli: CliInfo, spec: AgentRunSpec | SessionSpec | None = None) -> list[str]:
+        launch = self.profile.launch(spec) if self.profile.launch is not None and spec is not None else []
+        return [cli.path or options.bin or self.profile.cli, *self.profile.args, *launch, *options.args]
+
+    def child_env(self, options: AcpOptions, spec_env: Mapping[str, str]) -> dict[str, str]:
+        """The agent's environment: ours, `-o env`, then the spec's (then the profile's fix for a known quirk)."""
+        env = {**os.environ, **options.env, **spec_env}
+        return self.profile.fix_env(env) if self.profile.fix_env is not None else env
+
+    def spawn_options(self) -> dict[str, Any]:
+        """`ChildProcess` options: an agent that ignores its stdin closing is sent SIGTERM without a wait."""
+        return {} if self.profile.exits_on_eof else {"stdin_close_timeout": 0.2}
+
+    def connection(self, child: Any, options: AcpOptions, log: Any) -> AcpConnection:
+        profile = self.profile
+        return AcpConnection(child, options, log, agent=profile.name, modes=dict(profile.modes),
+                             session_meta=profile.session_meta, handles=profile.handles)
+
+    async def run(self, spec: AgentRunSpec, options: AcpOptions, ctx: RunContext) -> HarnessResult:
+        argv = self.argv(options, ctx.cli, spec)
+        ctx.log.debug("acp_spawn", argv=redact_argv(argv, tuple(spec.env.values())))
+        env = self.child_env(options, spec.env)
+        async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
+            conn = self.connection(child, options, ctx.log)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(conn.read)
+                try:
+                    turn = PromptTurn(conn, spec, ctx)
+                    with anyio.CancelScope() as startup:
+                        watcher = _InterruptDuringStartup(ctx, startup)
+                        tg.start_soon(watcher.watch)
+                        await conn.open(spec)
+                        watcher.done = True
+                    if startup.cancelled_caught:
+                        return HarnessResult(status="interrupted", session_id=conn.session_id)
+                    await ctx.emit(SessionStarted(session_id=str(conn.session_id),
+                                                  resumed=spec.resume_session is not None, model=conn.model))
+                    return await conn.play(turn)
+                finally:
+                    tg.cancel_scope.cancel()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @asynccontextmanager
+    async def open_session(self, spec: SessionSpec, options: AcpOptions,
+                           ctx: SessionContext) -> AsyncIterator[ProviderSession]:
+        """One agent process and one ACP session for every turn; shut down (stdin closed, TERM, KILL: the
+        transport's bounded steps) when the session closes."""
+        argv = self.argv(options, ctx.cli, spec)
+        env = self.child_env(options, spec.env)
+        async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
+            conn = self.connection(child, options, ctx.log)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(conn.read)
+                try:
+                    await conn.open(spec)
+                    yield AcpSession(conn, resumed=spec.resume_session is not None)
+                finally:
+                    tg.cancel_scope.cancel()
+
+
+class _InterruptDuringStartup:
+    """Cancels the handshake when the operation interrupts before the prompt is sent."""
+
+    def __init__(self, ctx: RunContext, scope: anyio.CancelScope) -> None:
+        self.ctx, self.scope, self.done = ctx, scope, False
+
+    async def watch(self) -> None:
+        await self.ctx.interrupt_requested.wait()
+        if not self.done:
+            self.scope.cancel()
+
+
+def named_provider(profile: AgentProfile) -> type[AcpProvider]:
+    """The provider class of a named agent: its `info` from the profile, its options with `<cli>_bin`."""
+    info = ProviderInfo(
+        name=profile.name,
+        aliases=profile.aliases,
+        version=__version__,
+        capabilities=profile.capabilities,
+        description=profile.description,
+        cli_name=profile.cli,
+        min_cli_version=profile.min_version,
+        tested_cli_version=profile.tested_version,
+        session_overrides=profile.session_overrides,
+    )
+    name = "".join(part.title() for part in profile.name.replace("_", "-").split("-")) + "Provider"
+    namespace: dict[str, Any] = {"info": info, "profile": profile, "Options": options_for(profile.cli),
+                                 "__doc__": f"{profile.title} over ACP (`{profile.cli} {' '.join(profile.args)}`).",
+                                 "__module__": __name__}
+    return type(name, (AcpProvider,), namespace)

@@ -1,0 +1,37 @@
+"""A live ACP session: one agent process and one ACP session, many prompt turns, one at a time.
+
+Layer: provider lifecycle. Knows that a turn's sandbox, approval, model and effort are put on the ACP session
+before its prompt (`AcpConnection.apply`: a mode or config option set back when a later turn no longer asks for
+it) and that a process which died between turns fails the next turn. ACP has no way to add input to a running
+prompt, so there is no steering. Knows nothing of rendering or run logs.
+"""
+
+from __future__ import annotations
+
+import anyio
+from harness_core import AgentRunSpec, HarnessResult, SessionStarted
+from harness_core.provider import ProviderSession, RunContext
+
+from harness_acp.connection import AcpConnection
+from harness_acp.turn import PromptTurn
+
+__all__ = ["AcpSession"]
+
+
+class AcpSession(ProviderSession):
+    def __init__(self, conn: AcpConnection, *, resumed: bool) -> None:
+        self.conn = conn
+        self.resumed = resumed
+
+    async def turn(self, spec: AgentRunSpec, ctx: RunContext) -> HarnessResult:
+        conn = self.conn
+        if conn.closed:
+            with anyio.move_on_after(2.0):
+                await conn.child.wait()
+            raise conn.child.exit_error(f"{conn.agent} exited between turns")
+        await conn.apply(spec)
+        await ctx.emit(SessionStarted(session_id=str(conn.session_id), resumed=self.resumed, model=conn.model))
+        try:
+            return await conn.play(PromptTurn(conn, spec, ctx))
+        finally:
+            self.broken = conn.broken

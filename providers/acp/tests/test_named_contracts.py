@@ -1,0 +1,37 @@
+"""The shipped provider contract, played by each named ACP provider: on the fake agent by default (offering that
+agent's session modes), on the real pinned agent offline with `--harness-real` (the `acp-real` tox env)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from acp_helpers import NamedAgentContract
+from harness_core.offline.scenarios import Scenario
+from harness_core.provider import OfflineSetup
+
+from harness_acp.profiles import PROFILES
+
+
+class TestGeminiContract(NamedAgentContract):
+    provider_name = "gemini"
+    reports_exit_codes: ClassVar[bool] = PROFILES["gemini"].reports_exit_codes
+
+
+class TestCodexAcpContract(NamedAgentContract):
+    provider_name = "codex-acp"
+
+
+class TestClaudeAcpContract(NamedAgentContract):
+    provider_name = "claude-acp"
+    reports_exit_codes: ClassVar[bool] = PROFILES["claude-acp"].reports_exit_codes
+
+
+class TestQwenContract(NamedAgentContract):
+    provider_name = "qwen"
+
+    def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
+                  fault: str | None = None) -> OfflineSetup | None:
+        if real and scenario.name in ("fail_500", "fail_429"):
+            return None  # Qwen Code 0.24.4 retries these 7 times in ~80 s, whatever its settings (docs/qwen.md)
+        return super().setup_run(scenario, workspace, state_dir, real=real, fault=fault)
