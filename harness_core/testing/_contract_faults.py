@@ -105,8 +105,11 @@ class FaultTests(ContractBase):
         assert [(e.seq, e.type) for e in logged] == [(e.seq, e.type) for e in played.events]
         secrets = (LEAK_ENV[spec_name], LEAK_ENV[env_name], LEAK_SHAPED)
         outputs = " ".join(str(r.output) for r in played.of_type("tool_result"))
-        assert all(value in outputs for value in secrets), (
-            f"the command's output did not reach the consumer, so nothing was tested: {outputs!r}")
+        if self.reports_command_output:
+            assert all(value in outputs for value in secrets), (
+                f"the command's output did not reach the consumer, so nothing was tested: {outputs!r}")
+        else:  # the model's answer repeats one: that much reaches the consumer
+            assert LEAK_SHAPED in played.text, f"the answer did not reach the consumer: {played.text!r}"
         written = sorted(p for p in played.log_path.parent.rglob("*") if p.is_file())
         assert played.log_path in written
         for path in written:

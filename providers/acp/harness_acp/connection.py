@@ -160,6 +160,9 @@ class AcpConnection:
         self.current_mode = self.initial_mode = modes.get("currentModeId") if isinstance(modes, dict) else None
         self.initial_config = {str(o.get("category") or o.get("id")): o.get("currentValue")
                                for o in result.get("configOptions") or [] if isinstance(o, dict)}
+        models = result.get("models")
+        if "model" not in self.initial_config and isinstance(models, dict):  # `session/set_model` agents
+            self.initial_config["model"] = models.get("currentModelId")
         await self.apply(spec)
 
     def _resume_method(self) -> str:
@@ -213,14 +216,24 @@ class AcpConnection:
         await self._config("thought_level", spec.effort, "--effort")
 
     async def _config(self, category: str, value: str | None, flag: str) -> None:
+        restoring = value is None
         if value is None:  # the agent's own choice: put back if an earlier turn changed it
             value = self.initial_config.get(category)
             current = next((o.get("currentValue") for o in self.session.get("configOptions") or []
                             if isinstance(o, dict) and (o.get("category") or o.get("id")) == category), None)
+            models = self.session.get("models")
+            if current is None and category == "model" and isinstance(models, dict):
+                current = models.get("currentModelId")
             if value is None or current == value:
                 return
         options = [o for o in self.session.get("configOptions") or [] if isinstance(o, dict)]
         option = next((o for o in options if o.get("category") == category or o.get("id") == category), None)
+        models = self.session.get("models")
+        if option is None and category == "model" and isinstance(models, dict):
+            await self._set_model(value, models)
+            return
+        if option is None and restoring:  # no longer offered (another model has no efforts): nothing to put back
+            return
         if option is None:
             raise InvalidSpecError(f"{self.agent} offers no way to choose the {category.replace('_', ' ')} over ACP; "
                                    f"omit {flag}")
@@ -237,6 +250,19 @@ class AcpConnection:
         option["currentValue"] = value
         if isinstance(answer, dict) and isinstance(answer.get("configOptions"), list):
             self.session["configOptions"] = answer["configOptions"]
+
+    async def _set_model(self, value: str, models: dict[str, Any]) -> None:
+        """`session/set_model` (an unstable ACP method, offered by agents that answer `session/new` with `models`)."""
+        if models.get("currentModelId") == value:
+            return
+        try:
+            await self.request("session/set_model", {"sessionId": self.session_id, "modelId": value},
+                               self.opts.request_timeout)
+        except JsonRpcError as exc:
+            offered = [str(m.get("modelId")) for m in models.get("availableModels") or [] if isinstance(m, dict)]
+            raise InvalidSpecError(f"{self.agent} refused model {value!r} ({exc.message}); it offers: "
+                                   f"{', '.join(offered) or 'none listed'} (--model)") from None
+        models["currentModelId"] = value
 
     async def _set(self, method: str, params: dict[str, Any]) -> Any:
         try:

@@ -21,7 +21,7 @@ class AcpOptions(ProviderOptions):
 
     bin: str | None = Field(default=None, description="Path to the agent's executable (default: found on PATH).")
     args: tuple[str, ...] = Field(default=(), description="Extra arguments after the agent's launch arguments.")
-    env: dict[str, str] = Field(
+    public_env: dict[str, str] = Field(
         default_factory=dict, description="Environment for the agent that is no secret (paths, switches: shown in "
         "logs as they are); secrets belong in the spec's `env`, which the logs mask.")
     mode: str | None = Field(

@@ -62,6 +62,8 @@ class AgentProfile:
     """Adjusts the agent's environment before it is spawned (a known quirk of the agent)."""
     reports_exit_codes: bool = True
     """Whether its shell tool results carry the command's exit status."""
+    reports_command_output: bool = True
+    """Whether its shell tool results carry the command's output."""
     launch: Callable[[Spec], list[str]] | None = None
     """Launch arguments for spec fields the agent takes on its command line (model, system prompt)."""
     session_meta: Callable[[Spec], dict[str, Any]] | None = None
@@ -170,6 +172,7 @@ PROFILES: dict[str, AgentProfile] = {
             # default asks before edits and most commands; plan is its read-only mode; yolo asks nothing.
             modes=_modes("plan", "default", "default", full_never="yolo"),
             reports_exit_codes=False,
+            reports_command_output=False,
             launch=_model_flag,
             handles=frozenset({"model"}),
         ),

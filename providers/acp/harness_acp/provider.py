@@ -105,21 +105,21 @@ class AcpProvider(Provider[AcpOptions]):
         make: Callable[[Scenario, Path, Path], OfflineSetup] = getattr(importlib.import_module(module), func)
         setup = make(scenario, workspace, state_dir)
         # Only the keys stay secret (the spec's env, masked in every file Harness writes); the paths and switches
-        # go to `-o env`, so that the agent's home showing up in its messages is not masked as if it were a key.
+        # go to `-o public_env`, so that the agent's home showing up in its messages is not masked as if it were a key.
         public = {k: v for k, v in setup.env.items() if not _SECRET_NAME.search(k)}
         setup.env = {k: v for k, v in setup.env.items() if k not in public}
-        setup.provider_options["env"] = {**setup.provider_options.get("env", {}), **public}
+        setup.provider_options["public_env"] = {**setup.provider_options.get("public_env", {}), **public}
         return setup
 
     # -- spawning --------------------------------------------------------------------------------------------
 
     def argv(self, options: AcpOptions, cli: CliInfo, spec: AgentRunSpec | SessionSpec | None = None) -> list[str]:
         launch = self.profile.launch(spec) if self.profile.launch is not None and spec is not None else []
-        return [cli.path or options.bin or self.profile.cli, *self.profile.args, *launch, *options.args]
+        return [cli.path or options.bin or self.profile.cli, *self.profile.args, *options.args, *launch]
 
     def child_env(self, options: AcpOptions, spec_env: Mapping[str, str]) -> dict[str, str]:
-        """The agent's environment: ours, `-o env`, then the spec's (then the profile's fix for a known quirk)."""
-        env = {**os.environ, **options.env, **spec_env}
+        """The agent's environment: ours, `-o public_env`, the spec's (then the profile's fix for a known quirk)."""
+        env = {**os.environ, **options.public_env, **spec_env}
         return self.profile.fix_env(env) if self.profile.fix_env is not None else env
 
     def spawn_options(self) -> dict[str, Any]:

@@ -46,5 +46,6 @@ class NamedAgentContract(ProviderContract):
             bin_dir, name=profile.cli, crash=fault == "crash", scenario=scenario.name,
             version=below(profile.min_version) if fault == "too_old" else profile.tested_version,
             args=("--modes", FAKE_BEHAVIOUR[self.provider_name], "--home", str(state_dir / "agent-home"),
-                  *(() if profile.reports_exit_codes else ("--no-exit-codes",))))
+                  *(() if profile.reports_exit_codes else ("--no-exit-codes",)),
+                  *(() if profile.reports_command_output else ("--no-command-output",))))
         return OfflineSetup(provider_options={f"{profile.cli}_bin": str(agent)})

@@ -16,6 +16,7 @@ from harness_acp.profiles import PROFILES
 class TestGeminiContract(NamedAgentContract):
     provider_name = "gemini"
     reports_exit_codes: ClassVar[bool] = PROFILES["gemini"].reports_exit_codes
+    reports_command_output: ClassVar[bool] = PROFILES["gemini"].reports_command_output
 
 
 class TestCodexAcpContract(NamedAgentContract):

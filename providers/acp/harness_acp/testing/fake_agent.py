@@ -241,12 +241,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home")
     parser.add_argument("--modes", help="id=ask|ask-edits|auto|read-only,... (the session modes it offers)")
     parser.add_argument("--no-exit-codes", action="store_true")
+    parser.add_argument("--no-command-output", action="store_true")
     args, _ = parser.parse_known_args(argv)
     args.version = args.version or os.environ.get("HARNESS_FAKE_VERSION")
     if args.version_flag:
         print(args.version or FAKE_VERSION)
         return 0
     fake_player.NO_EXIT_CODES = args.no_exit_codes
+    fake_player.NO_COMMAND_OUTPUT = args.no_command_output
     if args.modes:
         MODES.clear()
         MODES.update(dict(pair.split("=", 1) for pair in args.modes.split(",")))

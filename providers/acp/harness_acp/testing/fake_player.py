@@ -42,6 +42,8 @@ MODES = dict(DEFAULT_MODES)
 """Mode id → behaviour of this process (`--modes` replaces it)."""
 NO_EXIT_CODES = False
 """Set by `--no-exit-codes`: command results carry no exit status (as some agents' do not)."""
+NO_COMMAND_OUTPUT = False
+"""Set by `--no-command-output`: command results carry no output (Gemini CLI 0.61.0's do not)."""
 
 OPTIONS = [
     {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
@@ -178,6 +180,10 @@ class FakeTurn:
         if isinstance(step, RunCommand):
             if self.wait(command_sleep(step.command)):
                 return "cancelled"
+            if NO_COMMAND_OUTPUT:
+                self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "completed",
+                             "content": []})
+                return None
             raw = {"stdout": step.output} if NO_EXIT_CODES else {"exit_code": step.exit_code, "stdout": step.output}
             return self._finish(cid, "completed", step.output, raw)
         output = apply_file_step(step, self.cwd)
