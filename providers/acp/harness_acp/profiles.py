@@ -12,8 +12,10 @@ them): `session` only for agents that advertised `loadSession` and continued a l
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_core.provider import Capability
@@ -60,12 +62,17 @@ class AgentProfile:
     """Whether the agent exits when its stdin closes (else it is sent SIGTERM at once when the run ends)."""
     fix_env: Callable[[dict[str, str]], dict[str, str]] | None = None
     """Adjusts the agent's environment before it is spawned (a known quirk of the agent)."""
+    entry: Callable[[Path], list[str] | None] | None = None
+    """The command that runs the agent in one process, from the executable found (None: run that), for an npm
+    wrapper that starts the agent as its child (killing the wrapper would leave the agent serving its pipes)."""
     reports_exit_codes: bool = True
     """Whether its shell tool results carry the command's exit status."""
     reports_command_output: bool = True
     """Whether its shell tool results carry the command's output."""
     launch: Callable[[Spec], list[str]] | None = None
     """Launch arguments for spec fields the agent takes on its command line (model, system prompt)."""
+    launch_env: Callable[[Spec], dict[str, str]] | None = None
+    """Environment for spec fields the agent takes from its environment (model)."""
     session_meta: Callable[[Spec], dict[str, Any]] | None = None
     """`_meta` of `session/new` for spec fields the agent takes there."""
     handles: frozenset[str] = frozenset()
@@ -110,6 +117,11 @@ def _qwen_launch(spec: Spec) -> list[str]:
     return [*args, "--append-system-prompt", spec.system_prompt] if spec.system_prompt else args
 
 
+def _claude_env(spec: Spec) -> dict[str, str]:
+    """claude-acp's config option refuses a model not in its list; Claude Code takes any from ANTHROPIC_MODEL."""
+    return {"ANTHROPIC_MODEL": spec.model} if spec.model else {}
+
+
 CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "ToolSearch", "TaskCreate", "TaskGet",
                           "TaskList", "TaskUpdate")
 """The built-in tools claude-acp offers under `read-only` (the same allow-list as the claude provider's, which
@@ -121,13 +133,31 @@ def _claude_meta(spec: Spec) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if spec.system_prompt:
         meta["systemPrompt"] = {"append": spec.system_prompt}
-    if spec.model:
-        options["model"] = spec.model
     if spec.sandbox.value == "read-only":
         options["tools"] = list(CLAUDE_READ_ONLY_TOOLS)
     if options:
         meta["claudeCode"] = {"options": options}
     return meta
+
+
+def _no_relaunch(name: str) -> Callable[[dict[str, str]], dict[str, str]]:
+    def fix(env: dict[str, str]) -> dict[str, str]:
+        return {name: "1", **env} if name not in env else env
+    fix.__doc__ = f"""{name}: the agent does not start itself again as its own child (one process, which Harness
+    owns: the relaunching parent ignores SIGTERM, and its child would outlive a killed parent)."""
+    return fix
+
+
+def _qwen_entry(found: Path) -> list[str] | None:
+    """`node --expose-gc cli.js` (what 0.24.4's `cli-entry.js` spawns as its child), when `found` is that wrapper."""
+    try:
+        package = found.resolve(strict=True).parent
+    except OSError:
+        return None
+    node = shutil.which("node")
+    if node is None or not (package / "cli.js").is_file() or found.resolve().name != "cli-entry.js":
+        return None
+    return [node, "--expose-gc", str(package / "cli.js")]
 
 
 PROFILES: dict[str, AgentProfile] = {
@@ -171,6 +201,7 @@ PROFILES: dict[str, AgentProfile] = {
             offline="harness_acp.offline_gemini:offline_setup",
             # default asks before edits and most commands; plan is its read-only mode; yolo asks nothing.
             modes=_modes("plan", "default", "default", full_never="yolo"),
+            fix_env=_no_relaunch("GEMINI_CLI_NO_RELAUNCH"),
             reports_exit_codes=False,
             reports_command_output=False,
             launch=_model_flag,
@@ -195,8 +226,9 @@ PROFILES: dict[str, AgentProfile] = {
             fix_env=_is_sandbox_one,
             reports_exit_codes=False,
             session_meta=_claude_meta,
+            launch_env=_claude_env,
             handles=frozenset({"model", "system_prompt"}),
-            session_overrides=frozenset({"approval"}),
+            session_overrides=frozenset({"approval", "model"}),
         ),
         AgentProfile(
             name="qwen",
@@ -211,6 +243,8 @@ PROFILES: dict[str, AgentProfile] = {
             offline="harness_acp.offline_qwen:offline_setup",
             # default asks before edits and most commands; plan is read-only; yolo asks nothing.
             modes=_modes("plan", "default", "default", full_never="yolo"),
+            fix_env=_no_relaunch("QWEN_CODE_NO_RELAUNCH"),
+            entry=_qwen_entry,
             launch=_qwen_launch,
             handles=frozenset({"model", "system_prompt"}),
             session_overrides=frozenset({"approval", "sandbox"}),

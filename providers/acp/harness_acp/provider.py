@@ -11,7 +11,7 @@ import importlib
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -114,12 +114,17 @@ class AcpProvider(Provider[AcpOptions]):
     # -- spawning --------------------------------------------------------------------------------------------
 
     def argv(self, options: AcpOptions, cli: CliInfo, spec: AgentRunSpec | SessionSpec | None = None) -> list[str]:
-        launch = self.profile.launch(spec) if self.profile.launch is not None and spec is not None else []
-        return [cli.path or options.bin or self.profile.cli, *self.profile.args, *options.args, *launch]
+        profile = self.profile
+        launch = profile.launch(spec) if profile.launch is not None and spec is not None else []
+        found = cli.path or options.bin or profile.cli
+        entry = profile.entry(Path(found)) if profile.entry is not None else None
+        return [*(entry or [found]), *profile.args, *options.args, *launch]
 
-    def child_env(self, options: AcpOptions, spec_env: Mapping[str, str]) -> dict[str, str]:
-        """The agent's environment: ours, `-o public_env`, the spec's (then the profile's fix for a known quirk)."""
-        env = {**os.environ, **options.public_env, **spec_env}
+    def child_env(self, options: AcpOptions, spec: AgentRunSpec | SessionSpec) -> dict[str, str]:
+        """The agent's environment: ours, `-o public_env`, the spec's, what the profile sets for spec fields (then
+        its fix for a known quirk)."""
+        launch = self.profile.launch_env(spec) if self.profile.launch_env is not None else {}
+        env = {**os.environ, **options.public_env, **spec.env, **launch}
         return self.profile.fix_env(env) if self.profile.fix_env is not None else env
 
     def spawn_options(self) -> dict[str, Any]:
@@ -134,7 +139,7 @@ class AcpProvider(Provider[AcpOptions]):
     async def run(self, spec: AgentRunSpec, options: AcpOptions, ctx: RunContext) -> HarnessResult:
         argv = self.argv(options, ctx.cli, spec)
         ctx.log.debug("acp_spawn", argv=redact_argv(argv, tuple(spec.env.values())))
-        env = self.child_env(options, spec.env)
+        env = self.child_env(options, spec)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
             conn = self.connection(child, options, ctx.log)
             async with anyio.create_task_group() as tg:
@@ -161,7 +166,7 @@ class AcpProvider(Provider[AcpOptions]):
         """One agent process and one ACP session for every turn; shut down (stdin closed, TERM, KILL: the
         transport's bounded steps) when the session closes."""
         argv = self.argv(options, ctx.cli, spec)
-        env = self.child_env(options, spec.env)
+        env = self.child_env(options, spec)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
             conn = self.connection(child, options, ctx.log)
             async with anyio.create_task_group() as tg:
