@@ -92,9 +92,11 @@ def check_capabilities(spec: AgentRunSpec | SessionSpec, name: str, declared: fr
             why = "the run requires it (--require / `requires`)"
         elif cap is Capability.APPROVALS:
             why = f"approval policy {spec.approval.value!r} needs it"
-        if learned:
-            why += "; this agent does not offer it (from its own answer to the provider's probe)"
-        raise UnsupportedFeatureError(name, cap.value, host.providers_with(cap), why)
+        others = host.providers_with(cap)
+        if learned:  # the provider may have it with another agent: it is this agent that lacks it
+            why += "; this agent does not offer it (it said so when the provider probed it)"
+            others = [p for p in others if p != name]
+        raise UnsupportedFeatureError(name, cap.value, others, why)
 
 
 async def probe(instance: Provider[Any], options: ProviderOptions, name: str) -> CliInfo:

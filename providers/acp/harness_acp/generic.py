@@ -109,12 +109,17 @@ class GenericAcpProvider(AcpProvider):
         try:
             async with child:
                 conn = AcpConnection(child, options, log, agent=label)
+                failed: HarnessError | None = None
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(conn.read)
                     try:
                         answer = await conn.initialize()
+                    except HarnessError as exc:  # raised outside the task group: not wrapped in a group
+                        failed = exc
                     finally:
                         tg.cancel_scope.cancel()
+                if failed is not None:
+                    raise failed
         except ProtocolError as exc:
             raise ProtocolError(f"{exc.message} (probing the ACP agent {' '.join(argv)!r})", **exc.details) from None
         except HarnessError:

@@ -112,3 +112,15 @@ def test_text_deltas_rebuild_the_final_text(agent: str) -> None:
     (mapper, events, _answer), *_ = turns(path)
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert text == mapper.final_text != ""
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_recorded_agents_speak_the_schema(path: Path) -> None:
+    """Every message of the real recordings, both ways, validates against the ACP v1 schema: what the fake agent is
+    held to is what the real agents do."""
+    from harness_acp.testing.schema import WireChecker
+
+    checker = WireChecker()
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        checker.check(record["msg"], sender="agent" if record["dir"] == "in" else "client")

@@ -25,6 +25,7 @@ def write_fake_agent(directory: str | os.PathLike[str], *, name: str = "fake-acp
                      crash: bool = False, scenario: str | None = None, args: tuple[str, ...] = ()) -> Path:
     """Write an executable `name` into `directory` that runs the fake ACP agent with this Python (`args` are
     baked in: e.g. `("--modes", "default=ask,yolo=auto")`, `("--no-load",)`); return its path."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
     path = write_fake_cli(directory, name, "harness_acp.testing.fake_agent", version=version, crash=crash,
                           scenario=scenario)
     if args:

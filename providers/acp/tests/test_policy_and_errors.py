@@ -1,0 +1,93 @@
+"""The pure parts: who answers a permission request, which option a decision picks, how a failed prompt is
+classified, the `<cli>_bin` aliases, and that the schema checker does catch a bad message."""
+
+from __future__ import annotations
+
+import pytest
+from harness_core import ApprovalDecision, ApprovalPolicy, AuthFailedError, ModelError, RateLimitedError, SandboxMode
+from harness_core.provider import JsonRpcError
+
+from harness_acp.errors import prompt_error, status_in
+from harness_acp.options import options_for
+from harness_acp.policy import auto_answer, outcome_for, outcome_of_decision
+from harness_acp.testing.schema import SchemaViolation, WireChecker
+
+CWD = "/work/ws"
+EDIT_IN = {"kind": "edit", "locations": [{"path": "/work/ws/a.txt"}]}
+EDIT_OUT = {"kind": "edit", "content": [{"type": "diff", "path": "/etc/passwd", "newText": "x"}]}
+RUN = {"kind": "execute", "title": "rm -rf build"}
+
+
+@pytest.mark.parametrize(("call", "sandbox", "approval", "answer"), [
+    ({"kind": "read"}, SandboxMode.READ_ONLY, ApprovalPolicy.UNTRUSTED, "allow"),
+    (EDIT_IN, SandboxMode.READ_ONLY, ApprovalPolicy.NEVER, "reject"),
+    (RUN, SandboxMode.READ_ONLY, ApprovalPolicy.ON_REQUEST, "reject"),
+    (EDIT_IN, SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.NEVER, "allow"),
+    (EDIT_IN, SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.UNTRUSTED, "ask"),
+    (EDIT_OUT, SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.NEVER, "reject"),
+    (EDIT_OUT, SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.UNTRUSTED, "reject"),
+    (EDIT_OUT, SandboxMode.DANGER_FULL_ACCESS, ApprovalPolicy.NEVER, "allow"),
+    (RUN, SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.NEVER, "allow"),
+    (RUN, SandboxMode.DANGER_FULL_ACCESS, ApprovalPolicy.ON_REQUEST, "ask"),
+    ({"kind": "edit", "locations": [{"path": "../outside.txt"}]}, SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.NEVER,
+     "reject"),
+])
+def test_the_sandbox_decides_first_then_the_approval_policy(call: dict[str, object], sandbox: SandboxMode,
+                                                           approval: ApprovalPolicy, answer: str) -> None:
+    assert auto_answer(call, sandbox=sandbox, approval=approval, cwd=CWD) == answer
+
+
+GEMINI_OPTIONS = [{"optionId": "proceed_always", "kind": "allow_always", "name": "Always"},
+                  {"optionId": "proceed_once", "kind": "allow_once", "name": "Once"},
+                  {"optionId": "cancel", "kind": "reject_once", "name": "No"}]
+
+
+def test_a_one_time_option_is_chosen_and_abort_cancels() -> None:
+    assert outcome_of_decision(GEMINI_OPTIONS, ApprovalDecision.APPROVE).to_wire() == {
+        "outcome": {"outcome": "selected", "optionId": "proceed_once"}}
+    assert outcome_of_decision(GEMINI_OPTIONS, ApprovalDecision.DENY).to_wire() == {
+        "outcome": {"outcome": "selected", "optionId": "cancel"}}
+    abort = outcome_of_decision(GEMINI_OPTIONS, ApprovalDecision.ABORT)
+    assert abort.to_wire() == {"outcome": {"outcome": "cancelled"}}
+    only_always = [{"optionId": "yes", "kind": "allow_always", "name": "Yes"}]
+    assert outcome_for(only_always, "allow").option_id == "yes"
+    assert outcome_for(only_always, "reject").option_id is None  # nothing to reject with: cancelled
+
+
+@pytest.mark.parametrize(("code", "message", "data", "kind", "status"), [
+    (429, "Rate limit exceeded. Try again later.", None, RateLimitedError, 429),  # Qwen Code, Gemini CLI
+    (500, '{"error":{"code":500,"message":"internal error","status":"INTERNAL"}}', None, ModelError, 500),
+    (-32603, "Internal error: API Error: 500 {\"type\":\"error\"}", None, ModelError, 500),  # claude-acp
+    (-32603, "Failed to authenticate. API Error: 401 invalid api key", None, AuthFailedError, 401),
+    (-32603, "Internal error", {"message": "unexpected status 429 Too Many Requests"}, RateLimitedError, 429),
+    (-32603, "Internal error", {"details": "quota exceeded for today"}, RateLimitedError, 429),
+])
+def test_a_failed_prompt_is_classified_by_the_status_it_carries(code: int, message: str, data: object,
+                                                                 kind: type, status: int) -> None:
+    error = prompt_error("agent", JsonRpcError(code, message, data))
+    assert isinstance(error, kind)
+    assert error.details.get("status") == status
+
+
+def test_numbers_that_are_not_statuses_are_not_read_as_one() -> None:
+    assert status_in("took 5000 ms, line 4291") is None
+    assert status_in("version 1.429.3") is None
+
+
+def test_bin_answers_to_the_cli_name() -> None:
+    options = options_for("codex-acp")
+    assert options.model_validate({"codex-acp_bin": "/x"}).bin == "/x"
+    assert options.model_validate({"codex_acp_bin": "/y"}).bin == "/y"
+    assert options.model_validate({"bin": "/z", "args": "--a 'b c'"}).args == ("--a", "b c")
+
+
+def test_the_schema_checker_catches_a_bad_message() -> None:
+    checker = WireChecker()
+    checker.check({"jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+                   "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}}, sender="client")
+    with pytest.raises(SchemaViolation, match="PromptResponse"):
+        checker.check({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "finished"}}, sender="agent")
+    with pytest.raises(SchemaViolation, match="SessionNotification"):
+        checker.check({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {}}}, sender="agent")
+    with pytest.raises(SchemaViolation, match="jsonrpc"):
+        checker.check({"id": 2, "method": "initialize", "params": {}}, sender="client")
