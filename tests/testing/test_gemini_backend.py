@@ -77,6 +77,7 @@ def test_say_streams_text_chunks_and_ends_with_stop_and_usage() -> None:
     usage = chunks[-1]["usageMetadata"]
     assert usage == {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
     assert chunks[-1]["modelVersion"] == MODEL and chunks[-1]["responseId"]
+    assert backend.requests[0]["model"] == MODEL, "the path's model is recorded as the request's, as other APIs send it"
 
 
 def test_think_is_a_thought_part_before_the_answer() -> None:

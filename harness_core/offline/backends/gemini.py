@@ -182,6 +182,11 @@ class GeminiBackend(ScriptedBackend):
         route = self.route(path)
         return route is not None and route[1] in _TURN_METHODS and self.dialect.is_turn(body or {}, route[0])
 
+    def recorded_body(self, path: str, body: _JSON) -> _JSON:
+        """The body with the model its path names (`models/{model}:...`) as `model`, as other APIs send it."""
+        route = self.route(path)
+        return {"model": route[0], **body} if route is not None and "model" not in body else body
+
     def answer_side(self, http: Handler, method: str, path: str, body: _JSON | None) -> None:
         route = self.route(path)
         if route is not None and route[1] == "countTokens":

@@ -256,6 +256,11 @@ class ScriptedBackend:
         """
         raise NotImplementedError
 
+    def recorded_body(self, path: str, body: _JSON) -> _JSON:
+        """What `requests` keeps of a turn request (default: its body as sent; an API that names the model in
+        the path adds it, so that `request["model"]` means the same for every backend)."""
+        return body
+
     def answer_side(self, http: Handler, method: str, path: str, body: _JSON | None) -> None:
         """Answer a request that is not a model turn (default: a JSON 404)."""
         http.send_json(404, {"error": {"message": f"no such endpoint: {method} {path}", "type": "not_found"}})
@@ -276,7 +281,7 @@ class ScriptedBackend:
         with self._lock:
             self.exchanges.append(exchange)
             if turn and body is not None:
-                self.requests.append(body)
+                self.requests.append(self.recorded_body(http.path, body))
         for listener in self._listeners:
             listener(exchange)
         if turn and body is not None:

@@ -21,6 +21,7 @@ from harness_core.provider import (
     Capability,
     ChildProcess,
     CliInfo,
+    Provider,
     ProviderInfo,
     cached_probe,
     get_logger,
@@ -72,9 +73,14 @@ class GenericAcpProvider(AcpProvider):
         session_overrides=frozenset({"approval", "sandbox", "model", "effort"}),
     )
 
+    offline_setup = Provider.offline_setup  # none: an unknown agent's model API is unknown
+
     @staticmethod
     def _argv(options: AcpOptions) -> list[str]:
         assert isinstance(options, GenericAcpOptions)
+        if not options.argv:
+            raise CliNotFoundError('the acp provider runs the ACP agent you name: pass its command, e.g. -o '
+                                   'command="my-agent --acp" (or use a named one: harness providers)', cli="acp")
         return [*options.argv, *options.args]
 
     def argv(self, options: AcpOptions, cli: CliInfo, spec: AgentRunSpec | SessionSpec | None = None) -> list[str]:

@@ -66,6 +66,7 @@ class AcpMapper:
         self.used: int | None = None  # tokens in context, as last reported (`usage_update.used`)
         self.size: int | None = None
         self.cost_usd: float | None = None
+        self.chunk_usage: dict[str, int] = {}  # tokens the agent reported on its message chunks (Qwen Code)
 
     # -- results --------------------------------------------------------------------------------------------
 
@@ -97,12 +98,10 @@ class AcpMapper:
             quota = meta.get("quota") if isinstance(meta, dict) else None
             counts = quota.get("token_count") if isinstance(quota, dict) else None
             if isinstance(usage, dict):
-                found = {"input_tokens": usage.get("inputTokens"), "output_tokens": usage.get("outputTokens"),
-                         "cached_input_tokens": usage.get("cachedReadTokens"),
-                         "reasoning_tokens": usage.get("thoughtTokens")}
+                found = _acp_usage(usage)
             elif isinstance(counts, dict):
                 found = {"input_tokens": counts.get("input_tokens"), "output_tokens": counts.get("output_tokens")}
-        clean = {k: v for k, v in found.items() if type(v) is int and v >= 0}
+        clean = {k: v for k, v in found.items() if type(v) is int and v >= 0} or dict(self.chunk_usage)
         return Usage(**clean, cost_usd=self.turn_cost())
 
     def close_open(self, why: str) -> list[HarnessEvent]:
@@ -164,6 +163,11 @@ class AcpMapper:
         self.declined.add(tool_call_id)
 
     def _other_content(self, update: dict[str, Any]) -> list[HarnessEvent]:
+        meta = update.get("_meta")
+        usage = meta.get("usage") if isinstance(meta, dict) else None
+        if isinstance(usage, dict):  # Qwen Code: each model response's tokens, on an empty chunk after it
+            for key, value in _acp_usage(usage).items():
+                self.chunk_usage[key] = self.chunk_usage.get(key, 0) + value
         content = update.get("content")
         if isinstance(content, dict) and content.get("type") == "text":
             return []  # an empty chunk
@@ -230,6 +234,13 @@ class AcpMapper:
         usage = Usage(input_tokens=self.used, cost_usd=self.cost_usd)
         events.append(ContextUsage(usage=usage, cumulative=True, context_window=self.size))
         return events
+
+
+def _acp_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """ACP's (unstable) `Usage` object → `Usage` fields (ints only; what is missing stays out)."""
+    found = {"input_tokens": usage.get("inputTokens"), "output_tokens": usage.get("outputTokens"),
+             "cached_input_tokens": usage.get("cachedReadTokens"), "reasoning_tokens": usage.get("thoughtTokens")}
+    return {k: v for k, v in found.items() if type(v) is int and v >= 0}
 
 
 def _is_diff(item: Any) -> bool:

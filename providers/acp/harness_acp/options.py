@@ -42,18 +42,21 @@ class AcpOptions(ProviderOptions):
 class GenericAcpOptions(AcpOptions):
     """The generic `acp` provider: any agent that speaks ACP on stdio, by its command."""
 
-    command: str | tuple[str, ...] = Field(
-        description='The agent\'s launch command, e.g. "my-agent --acp" (a shell-style string or a list).')
+    command: str | tuple[str, ...] | None = Field(
+        default=None, description='The agent\'s launch command, e.g. "my-agent --acp" (a shell-style string or a '
+        'list). Required to run.')
 
     @property
     def argv(self) -> list[str]:
+        if self.command is None:
+            return []
         return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
 
     @field_validator("command")
     @classmethod
-    def _not_empty(cls, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
-        argv = shlex.split(value) if isinstance(value, str) else list(value)
-        if not argv:
+    def _not_empty(cls, value: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
+        argv = [] if value is None else shlex.split(value) if isinstance(value, str) else list(value)
+        if value is not None and not argv:
             raise ValueError('must name the agent\'s command, e.g. command="my-agent --acp"')
         return value
 
