@@ -11,6 +11,7 @@ rendering, run logs or how the operation decides approvals.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -58,10 +59,10 @@ class AcpConnection:
     def __init__(self, child: ChildProcess, opts: AcpOptions, log: Any, *, agent: str,
                  modes: dict[ModeKey, str] | None = None,
                  session_meta: Callable[[AgentRunSpec | SessionSpec], dict[str, Any]] | None = None,
-                 handles: frozenset[str] = frozenset()) -> None:
+                 handles: frozenset[str] = frozenset(), warnings: re.Pattern[str] | None = None) -> None:
         self.child, self.opts, self.log, self.agent = child, opts, log, agent
         self.modes = modes or {}
-        self.session_meta, self.handles = session_meta, handles
+        self.session_meta, self.handles, self.warnings = session_meta, handles, warnings
         self.opened: AgentRunSpec | SessionSpec | None = None  # the spec the session was opened with
         self.init: dict[str, Any] = {}
         self.session_id: str | None = None

@@ -15,9 +15,11 @@ message does (what the agent said before its last tool is in the stream, not in 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from harness_core import (
+    CLI_WARNING,
     ContextUsage,
     HarnessEvent,
     HarnessToolDetails,
@@ -50,14 +52,17 @@ STOP_REASONS: dict[str, tuple[str, str | None]] = {
 
 QUIET_UPDATES = frozenset({"available_commands_update", "current_mode_update", "config_option_update",
                            "session_info_update", "user_message_chunk"})
-"""Updates that are the session's bookkeeping, not the turn's work: kept as `provider_raw`, not shown."""
+"""Updates that are the session's bookkeeping (commands offered, mode, config, title, the history `session/load`
+replays): not the turn's work, so no event (an agent sends them whenever it likes, before or during a prompt)."""
 
 
 class AcpMapper:
     """The state of one prompt turn's updates: tool calls by id, the final text, the usage seen."""
 
-    def __init__(self, cwd: str | None, *, cost_before: float | None = None) -> None:
+    def __init__(self, cwd: str | None, *, cost_before: float | None = None,
+                 warnings: re.Pattern[str] | None = None) -> None:
         self.cwd = cwd
+        self.warnings = warnings  # message chunks that are the agent's own warnings (a profile's `warning_chunks`)
         self.cost_before = cost_before  # the session's cumulative cost when the turn began (usage_update.cost)
         self.calls: dict[str, dict[str, Any]] = {}
         self.finished_calls: set[str] = set()
@@ -128,6 +133,8 @@ class AcpMapper:
         if content.__class__ is dict and content.get("type") == "text":
             text = content.get("text")
             if text.__class__ is str and text:
+                if self.warnings is not None and self.warnings.fullmatch(text):
+                    return None  # `feed` makes it a notice
                 self.segments[-1].append(text)
                 return fast_text_delta(text, None)
         return None
@@ -154,8 +161,8 @@ class AcpMapper:
             return self._plan(update)
         if kind == "usage_update":
             return self._usage(update)
-        if kind in QUIET_UPDATES:
-            return [ProviderRaw(method=f"session/update:{kind}", payload=update)]
+        if kind in QUIET_UPDATES:  # not the turn's work, and not in step with it (a replay could not order them)
+            return []
         return [ProviderRaw(method=f"session/update:{kind}", payload=update)]
 
     def decline(self, tool_call_id: str) -> None:
@@ -170,6 +177,9 @@ class AcpMapper:
                 self.chunk_usage[key] = self.chunk_usage.get(key, 0) + value
         content = update.get("content")
         if isinstance(content, dict) and content.get("type") == "text":
+            text = content.get("text")
+            if isinstance(text, str) and text and self.warnings is not None and self.warnings.fullmatch(text):
+                return [Notice(level="warning", code=CLI_WARNING, message=text)]
             return []  # an empty chunk
         return [ProviderRaw(method="session/update:agent_message_chunk", payload=update)]
 

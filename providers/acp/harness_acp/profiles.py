@@ -12,6 +12,7 @@ them): `session` only for agents that advertised `loadSession` and continued a l
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -69,6 +70,8 @@ class AgentProfile:
     """Whether its shell tool results carry the command's exit status."""
     reports_command_output: bool = True
     """Whether its shell tool results carry the command's output."""
+    warning_chunks: re.Pattern[str] | None = None
+    """Message chunks that are the agent's own warnings, not its answer (a `cli_warning` notice instead)."""
     launch: Callable[[Spec], list[str]] | None = None
     """Launch arguments for spec fields the agent takes on its command line (model, system prompt)."""
     launch_env: Callable[[Spec], dict[str, str]] | None = None
@@ -181,6 +184,8 @@ PROFILES: dict[str, AgentProfile] = {
             native_globs=("node_modules/@zed-industries/codex-acp-linux-*/bin/codex-acp",
                           "node_modules/@zed-industries/codex-acp-darwin-*/bin/codex-acp"),
             exits_on_eof=False,
+            # Codex's warnings come as message text: "Model metadata for `x` not found. Defaulting to fallback ..."
+            warning_chunks=re.compile(r"Model metadata for `[^`\n]*` not found\. [^\n]*"),
             launch=_codex_launch,
             handles=frozenset({"model"}),
         ),

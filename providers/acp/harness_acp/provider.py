@@ -134,7 +134,8 @@ class AcpProvider(Provider[AcpOptions]):
     def connection(self, child: Any, options: AcpOptions, log: Any) -> AcpConnection:
         profile = self.profile
         return AcpConnection(child, options, log, agent=profile.name, modes=dict(profile.modes),
-                             session_meta=profile.session_meta, handles=profile.handles)
+                             session_meta=profile.session_meta, handles=profile.handles,
+                             warnings=profile.warning_chunks)
 
     async def run(self, spec: AgentRunSpec, options: AcpOptions, ctx: RunContext) -> HarnessResult:
         argv = self.argv(options, ctx.cli, spec)

@@ -53,7 +53,7 @@ class PromptTurn:
 
     def __init__(self, conn: AcpConnection, spec: AgentRunSpec, ctx: RunContext) -> None:
         self.conn, self.spec, self.ctx = conn, spec, ctx
-        self.mapper = AcpMapper(str(spec.cwd), cost_before=conn.cost)
+        self.mapper = AcpMapper(str(spec.cwd), cost_before=conn.cost, warnings=conn.warnings)
         self.pending: dict[str, anyio.CancelScope] = {}
         self.stopping = anyio.Event()
         self.cancel_sent = False

@@ -124,3 +124,20 @@ def test_the_recorded_agents_speak_the_schema(path: Path) -> None:
     for line in path.read_text().splitlines():
         record = json.loads(line)
         checker.check(record["msg"], sender="agent" if record["dir"] == "in" else "client")
+
+
+def test_an_agents_warning_sent_as_message_text_is_a_notice() -> None:
+    """codex-acp 0.16.0 sends Codex's own warnings as `agent_message_chunk` text (seen with a model outside its
+    catalogue); with the profile's `warning_chunks` they become a `cli_warning` notice, not part of the answer."""
+    from harness_core import Notice
+
+    from harness_acp.profiles import PROFILES
+
+    mapper = AcpMapper("/ws", warnings=PROFILES["codex-acp"].warning_chunks)
+    warning = ("Model metadata for `harness-contract-model` not found. Defaulting to fallback metadata; this can "
+               "degrade performance and cause issues.")
+    events = [e for text in (warning, "Hello", " there.") for e in mapper.feed(
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})]
+    assert isinstance(events[0], Notice) and events[0].code == "cli_warning" and events[0].message == warning
+    assert [e.text for e in events[1:] if isinstance(e, TextDelta)] == ["Hello", " there."]
+    assert mapper.final_text == "Hello there."
