@@ -3,13 +3,15 @@
 Layer: core support (a helper of `_agent_cli`). Knows file paths, stat keys and a small JSON file; nothing of
 providers or runs. Imports nothing heavy: the CLI turns the disk cache on before any command runs
 (`benchmarks/startup.py` checks `--help` imports no pydantic, anyio, structlog or pluggy). The file holds
-resolved paths and version strings only, written atomically (mode 0600); a missing, corrupt, oversized or
+resolved paths, version strings and what providers' probes learned (`remember_probe`: small JSON, keyed by a
+hash of the probe, never its command line), written atomically (mode 0600); a missing, corrupt, oversized or
 unwritable file only means probing again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -101,17 +103,28 @@ def _cached_version(key: str) -> str | None:
     return found
 
 
+PROBE_TTL = 24 * 3600.0
+"""Seconds a probe's answer is kept on disk: the binary's identity may not change when what it runs does (a
+launcher such as `npx` fetching a newer package)."""
+
+
+def _probe_key(path: Path, what: str) -> str | None:
+    """The cache key of probe `what` on `path`: `what` (a command line, which may carry secrets) only as a hash."""
+    return _cache_key(path, "probe:" + hashlib.sha256(what.encode()).hexdigest())
+
+
 def cached_probe(path: Path, what: str) -> dict[str, Any] | None:
     """What a provider's probe learned about the binary at `path` (`what` says which probe, e.g. the command
-    line it ran), while the binary is unchanged (same resolved file, mtime, ctime, size, inode); None if never."""
-    key = _cache_key(path, f"probe:{what}")
+    line it ran: kept only as a hash), while the binary is unchanged (same resolved file, mtime, ctime, size,
+    inode) and for at most `PROBE_TTL` seconds; None if never or no longer."""
+    key = _probe_key(path, what)
     if key is None:
         return None
     found = _probe_data.get(key)
     if found is None:
         entry = _read_disk_cache().get(key)
         data = entry.get("data") if entry is not None else None
-        if isinstance(data, dict):
+        if isinstance(data, dict) and entry is not None and time.time() - float(entry["at"]) < PROBE_TTL:
             found = _probe_data[key] = data
     return found
 
@@ -119,7 +132,7 @@ def cached_probe(path: Path, what: str) -> dict[str, Any] | None:
 def remember_probe(path: Path, what: str, data: dict[str, Any]) -> None:
     """Keep `data` (small, JSON, no secrets) as what the probe `what` learned about the binary at `path`: in this
     process, and on disk where the version cache is (the `harness` CLI), until the binary changes."""
-    key = _cache_key(path, f"probe:{what}")
+    key = _probe_key(path, what)
     if key is not None:
         _probe_data[key] = data
         _write_entry(key, {"version": str(data.get("version") or ""), "data": data, "at": time.time()})

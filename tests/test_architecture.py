@@ -27,7 +27,7 @@ FACADES = {
     "harness_core.offline.scenarios",
     "harness_core.offline.backends",
 }
-_AGENT = re.compile(r"codex|claude|qwen|gemini[ -_]?cli", re.IGNORECASE)
+_AGENT = re.compile(r"codex|claude|qwen|gemini[-_ ]?cli", re.IGNORECASE)
 _MODEL_NAMES = re.compile(r"claude-(?:sonnet|opus|haiku)-[\w.-]+", re.IGNORECASE)
 _DEFAULT_LINE = re.compile(r'^DEFAULT_PROVIDER = "codex-appserver"$')
 

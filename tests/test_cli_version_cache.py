@@ -192,3 +192,22 @@ async def test_no_home_at_all_means_no_disk_cache_not_a_failed_probe(tmp_path: P
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
     exe = _fake(tmp_path / "fake", tmp_path / "count")
     assert await _probe(exe) == "1.2.3"
+
+
+def test_a_probes_answer_is_kept_by_a_hash_of_its_command_and_expires(tmp_path: Path, cache_home: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`remember_probe`/`cached_probe` (what a provider's probe learned about a binary): the probe's command line,
+    which may carry a secret, never reaches the file; an answer older than `PROBE_TTL` is probed again."""
+    exe = _fake(tmp_path / "agent", tmp_path / "count")
+    what = "acp-initialize:--api-key\0sk-proj-Qm7Tz2Lx9Vb4Nc8Rw1"
+    probe_cache.remember_probe(exe, what, {"capabilities": ["session"], "version": "1.2.3"})
+    assert probe_cache.cached_probe(exe, what) == {"capabilities": ["session"], "version": "1.2.3"}
+    text = _cache_file(cache_home).read_text()
+    assert "sk-proj" not in text and "api-key" not in text and "session" in text
+    probe_cache._probe_data.clear()  # another process: only the file
+    assert probe_cache.cached_probe(exe, what) is not None
+    assert probe_cache.cached_probe(exe, what + "x") is None
+    probe_cache._probe_data.clear()
+    real_time = probe_cache.time.time
+    monkeypatch.setattr(probe_cache.time, "time", lambda: real_time() + probe_cache.PROBE_TTL + 1)
+    assert probe_cache.cached_probe(exe, what) is None, "an answer older than the TTL must be probed again"

@@ -85,7 +85,8 @@ async def open_session(
     probed = await prepare(settings, provider, host)
     capabilities = capabilities_of(probed)
     if Capability.SESSION not in capabilities and Capability.LIVE_SESSION not in capabilities:
-        raise UnsupportedFeatureError(probed.name, Capability.SESSION.value, host.providers_with(Capability.SESSION),
+        others = [p for p in host.providers_with(Capability.SESSION) if p != probed.name]
+        raise UnsupportedFeatureError(probed.name, Capability.SESSION.value, others,
                                       "a session plays several turns of one conversation")
     session = Session(settings, probed, host=host, session_id=session_id or new_run_id(), approver=approver,
                       on_event=on_event, runs_dir=runs_dir, run_log=run_log, buffer=buffer,
@@ -287,8 +288,8 @@ class Session:
             raise InvalidSpecError(f"invalid turn: {problems}", session=self.session_id) from None
         missing = missing_capabilities(spec.needed_capabilities(), capabilities_of(self._probed))
         if missing:
-            raise UnsupportedFeatureError(self.provider, missing[0].value,
-                                          self._host_plugins.providers_with(missing[0]), "the turn needs it")
+            others = [p for p in self._host_plugins.providers_with(missing[0]) if p != self.provider]
+            raise UnsupportedFeatureError(self.provider, missing[0].value, others, "the turn needs it")
         return spec
 
     async def _play(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> HarnessResult:

@@ -17,14 +17,14 @@ if TYPE_CHECKING:
     from harness_core._run.api import ProbedProvider
     from harness_core.capabilities import Capability
 
+__all__ = ["capabilities_of", "redacted_spec", "run_started_event"]
+
 
 def capabilities_of(probed: ProbedProvider) -> frozenset[Capability]:
     """What the probed agent can do: what its probe learned (`CliInfo.capabilities`), else what its provider
     declares."""
     learned = probed.cli.capabilities
     return learned if learned is not None else probed.registered.cls.info.capabilities
-
-__all__ = ["capabilities_of", "redacted_spec", "run_started_event"]
 
 
 def run_started_event(spec: AgentRunSpec, probed: ProbedProvider, session_turn: SessionTurn | None) -> RunStarted:

@@ -61,13 +61,13 @@ class ContractBase:
     scenarios: ClassVar[tuple[str, ...]] = ("say", "tools", "think")
     """The success scenarios this provider can play."""
     failures: ClassVar[tuple[str, ...]] = ("fail_500", "fail_401", "fail_429")
+    """The API-failure scenarios this provider can play."""
     reports_exit_codes: ClassVar[bool] = True
     """False for a provider whose agent does not say a command's exit status on its wire (ACP leaves it to the
     agent): its shell results must then leave `exit_code` None, never a guess."""
     reports_command_output: ClassVar[bool] = True
     """False for a provider whose agent does not send a command's output on its wire (the secrets test then checks
     the scrubbing of what does arrive: the model's answer repeating a secret)."""
-    """The API-failure scenarios this provider can play."""
     interrupt_within: ClassVar[float] = 15.0
     """Seconds an interrupt may take, from the request to `done`."""
     run_deadline: ClassVar[float] = 90.0

@@ -35,12 +35,18 @@ from harness_acp.options import AcpOptions
 from harness_acp.profiles import ModeKey
 from harness_acp.turn import PromptTurn
 
-__all__ = ["PROTOCOL_VERSION", "AcpConnection", "client_initialize"]
+__all__ = ["PROTOCOL_VERSION", "READ_ONLY_MODE_IDS", "AcpConnection", "client_initialize"]
+
+READ_ONLY_MODE_IDS = ("read-only", "readonly", "read_only", "plan")
+"""Session mode ids that are read-only modes in the agents seen so far (codex-acp read-only; Gemini CLI and Qwen
+Code plan), tried in this order for an agent without a profile under `--sandbox read-only`."""
 
 PROTOCOL_VERSION = 1
 _METHOD_NOT_FOUND = -32601
 _AUTH_REQUIRED = -32000  # ACP's "authentication required"
 _RESOURCE_NOT_FOUND = -32002
+_INVALID_PARAMS = -32602
+_SESSION_STATE = frozenset({"current_mode_update", "config_option_update", "usage_update"})
 
 
 def client_initialize() -> dict[str, Any]:
@@ -202,8 +208,8 @@ class AcpConnection:
         """
         assert self.session_id is not None
         key = (spec.sandbox.value, "never" if spec.approval.value == "never" else "ask")
-        mode = self.opts.mode or self.modes.get(key) or self.initial_mode
         modes = self.session.get("modes")
+        mode = self.opts.mode or self.modes.get(key) or self._read_only_mode(spec, modes) or self.initial_mode
         if mode is not None and mode != self.current_mode and isinstance(modes, dict):
             offered = [str(m.get("id")) for m in modes.get("availableModes") or [] if isinstance(m, dict)]
             if offered and mode not in offered:
@@ -215,6 +221,26 @@ class AcpConnection:
         if "model" not in self.handles or opened is None or spec.model != opened.model:
             await self._config("model", spec.model, "--model")
         await self._config("thought_level", spec.effort, "--effort")
+
+    def _read_only_mode(self, spec: AgentRunSpec | SessionSpec, modes: Any) -> str | None:
+        """For an agent Harness knows no modes of (the generic provider): its read-only mode under `read-only`,
+        found by its usual ids. Without one the sandbox cannot be honoured: Harness answers the permission
+        requests it gets, but cannot know that the agent asks before it writes.
+
+        Raises:
+            InvalidSpecError: `read-only` and the agent offers no mode known to be read-only.
+        """
+        if self.modes or spec.sandbox.value != "read-only":
+            return None
+        offered = [str(m.get("id")) for m in (modes or {}).get("availableModes") or [] if isinstance(m, dict)] \
+            if isinstance(modes, dict) else []
+        found = next((m for m in READ_ONLY_MODE_IDS if m in offered), None)
+        if found is None:
+            raise InvalidSpecError(
+                f"{self.agent} offers no read-only mode Harness knows ({', '.join(offered) or 'no modes at all'}), "
+                "so --sandbox read-only cannot be honoured: name its read-only mode with -o mode=ID, or run with "
+                "--sandbox workspace-write and --approval on-request to decide what it asks")
+        return found
 
     async def _config(self, category: str, value: str | None, flag: str) -> None:
         restoring = value is None
@@ -300,17 +326,35 @@ class AcpConnection:
     def _on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Any:
         turn = self.turn
         if method == "session/update" and params.__class__ is dict:
+            update = params.get("update")
+            if update.__class__ is dict and update.get("sessionUpdate") in _SESSION_STATE:
+                self._track(update)
             if turn is not None and params.get("sessionId") in (None, self.session_id):
-                return turn.on_update(params.get("update"))
-            self.log.debug("acp_update_outside_a_turn", kind=(params.get("update") or {}).get("sessionUpdate"))
+                return turn.on_update(update)
+            self.log.debug("acp_update_outside_a_turn", kind=(update or {}).get("sessionUpdate"))
             return None
         if turn is not None:
             return turn.ctx.emit(ProviderRaw(method=method, payload=params))
         self.log.debug("acp_notification_outside_a_turn", method=method)
         return None
 
+    def _track(self, update: dict[str, Any]) -> None:
+        """The session's state the agent changes by itself, in or out of a turn: its mode (an agent may leave the
+        mode Harness chose), its config options, and its cumulative cost (also while `session/load` replays)."""
+        kind = update.get("sessionUpdate")
+        if kind == "current_mode_update" and isinstance(update.get("currentModeId"), str):
+            self.current_mode = update["currentModeId"]
+        elif kind == "config_option_update" and isinstance(update.get("configOptions"), list):
+            self.session["configOptions"] = update["configOptions"]
+        elif kind == "usage_update" and self.turn is None:
+            cost = update.get("cost")
+            if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
+                self.cost = float(cost["amount"])
+
     async def _on_request(self, method: str, params: Any, msg: dict[str, Any]) -> Any:
         turn = self.turn
+        if method == "session/request_permission" and not isinstance(params, dict):
+            raise JsonRpcError(_INVALID_PARAMS, "session/request_permission needs an object of params")
         if method == "session/request_permission" and isinstance(params, dict):
             if turn is None:
                 self.log.warning("acp_permission_outside_a_turn")

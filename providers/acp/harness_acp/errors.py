@@ -18,11 +18,11 @@ from harness_core.provider import JsonRpcError, error_for_status, truncate
 
 __all__ = ["prompt_error", "status_in"]
 
-_STATUS = re.compile(r"(?<![\d.])(401|403|429|5\d\d)(?![\d.])")
+_STATUS = re.compile(r"(?<![\d.:/])(401|403|429|5\d\d)(?![\d.:]|\s?(?:ms|s|sec|seconds|bytes|[kKMG]i?B|%)\b)")
 _WORDS: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"rate.?limit|too many requests|quota|resource.?exhausted", re.IGNORECASE), 429),
-    (re.compile(r"unauthori[sz]ed|unauthenticated|invalid.{0,12}(api.?key|credential|token)|authentication|"
-                r"permission.?denied|forbidden", re.IGNORECASE), 401),
+    (re.compile(r"unauthori[sz]ed|unauthenticated|invalid.{0,12}(api.?key|credential|token)|authentication",
+                re.IGNORECASE), 401),
     (re.compile(r"internal.?server.?error|internal error|overloaded|unavailable|bad gateway", re.IGNORECASE), 500),
 )
 

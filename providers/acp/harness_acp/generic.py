@@ -51,6 +51,23 @@ def learned_capabilities(agent_capabilities: Any) -> frozenset[Capability]:
     return frozenset(caps)
 
 
+LAUNCHERS = frozenset({"npx", "bunx", "pnpx", "uvx", "pipx", "node", "bun", "deno", "python", "python3", "uv", "npm",
+                       "pnpm", "yarn", "sh", "bash", "env", "java"})
+"""Commands that run another program (the ACP registry launches most agents with `npx -y @pkg/agent`): what the
+agent is, and whether it changed, is that program, not the launcher."""
+
+
+def _identity(found: Path, argv: list[str]) -> Path | None:
+    """The file whose identity says whether the agent changed: the executable, or for a launcher the first argument
+    that is a file (`node ./agent.js`); None when there is none (`npx -y pkg`: no cache, probed every time)."""
+    if found.name not in LAUNCHERS and not found.name.startswith("python3."):
+        return found
+    for arg in argv[1:]:
+        if not arg.startswith("-") and os.path.isfile(arg):
+            return Path(os.path.abspath(arg))
+    return None
+
+
 def _executable(name: str) -> Path | None:
     """`name` on PATH, or as a path to an executable file; absolute."""
     found = shutil.which(name) if os.sep not in name else (name if os.access(name, os.X_OK) else None)
@@ -95,15 +112,18 @@ class GenericAcpProvider(AcpProvider):
             SpawnFailedError / ProtocolError: the agent did not start, or did not answer `initialize` in time.
         """
         argv = self._argv(options)
-        path = _executable(argv[0])
-        if path is None:
+        found = _executable(argv[0])
+        if found is None:
             raise CliNotFoundError(f"the ACP agent command {argv[0]!r} was not found (on PATH, or as a path to an "
                                    f"executable); {_INSTALL}", cli=argv[0])
+        path = found
         what = "acp-initialize:" + "\0".join(argv[1:])
-        known = cached_probe(path, what)
+        identity = _identity(found, argv)
+        known = cached_probe(identity, what) if identity is not None else None
         if known is None:
             known = await self._initialize(argv, path, options)
-            remember_probe(path, what, known)
+            if identity is not None:
+                remember_probe(identity, what, known)
         caps = frozenset(Capability(c) for c in known.get("capabilities") or () if c in Capability._value2member_map_)
         version = known.get("version")
         return CliInfo(path=str(path), version=version if isinstance(version, str) and version else None,

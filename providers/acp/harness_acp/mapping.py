@@ -247,10 +247,21 @@ class AcpMapper:
 
 
 def _acp_usage(usage: dict[str, Any]) -> dict[str, Any]:
-    """ACP's (unstable) `Usage` object → `Usage` fields (ints only; what is missing stays out)."""
+    """ACP's (unstable) `Usage` object → `Usage` fields (ints only; what is missing stays out). Harness's
+    `input_tokens` counts cached input too: where the agent's `inputTokens` leaves the cache out (its
+    `totalTokens` is the sum of all the parts, as claude-agent-acp's is), the cache reads and writes are added."""
+    def count(key: str) -> int:
+        value = usage.get(key)
+        return value if type(value) is int and value >= 0 else 0
+
     found = {"input_tokens": usage.get("inputTokens"), "output_tokens": usage.get("outputTokens"),
              "cached_input_tokens": usage.get("cachedReadTokens"), "reasoning_tokens": usage.get("thoughtTokens")}
-    return {k: v for k, v in found.items() if type(v) is int and v >= 0}
+    clean = {k: v for k, v in found.items() if type(v) is int and v >= 0}
+    cache = count("cachedReadTokens") + count("cachedWriteTokens")
+    parts = count("inputTokens") + count("outputTokens") + cache + count("thoughtTokens")
+    if cache and "input_tokens" in clean and count("totalTokens") == parts:
+        clean["input_tokens"] += cache
+    return clean
 
 
 def _is_diff(item: Any) -> bool:

@@ -30,8 +30,9 @@ class AcpOptions(ProviderOptions):
     startup_timeout: float = Field(default=60.0, gt=0, description="Seconds for `initialize` and `session/new`.")
     request_timeout: float = Field(default=30.0, gt=0, description="Seconds for the other requests.")
     interrupt_timeout: float = Field(
-        default=10.0, gt=0, description="Seconds to wait for the prompt's `cancelled` stop reason after "
-        "`session/cancel`, before the agent is stopped hard.")
+        default=3.0, gt=0, description="Seconds to wait for the prompt's `cancelled` stop reason after "
+        "`session/cancel`; then the turn ends interrupted all the same (a live session closes after it, its agent "
+        "not trusted to have stopped). Keep it below the runner's interrupt grace (5 s), which stops the agent hard.")
 
     @field_validator("args", mode="before")
     @classmethod

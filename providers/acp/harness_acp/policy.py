@@ -6,10 +6,10 @@ Layer: provider (pure policy). Knows the ACP permission options (`allow_once`, `
 An ACP agent asks before acting in its asking modes; Harness answers, by the spec's sandbox and approval:
 
 kind of tool call                         read-only        workspace-write                   danger-full-access
-read, search, think, switch_mode          allow            allow                             allow
+read, search, think                       allow            allow                             allow
 edit, delete, move (paths in the cwd)     reject           allow / ask                       allow / ask
 edit, delete, move (a path outside)       reject           reject                            allow / ask
-execute, fetch, other                     reject           allow / ask                       allow / ask
+execute, fetch, switch_mode, other        reject           allow / ask                       allow / ask
 
 "allow / ask": approval `never` allows it (the agent asked; the policy lets it), `on-request` and `untrusted` ask
 the operation (`approval_requested`). "reject" is answered without asking: the sandbox does not allow it, whatever
@@ -28,11 +28,12 @@ from typing import Any, Literal
 
 from harness_core import ApprovalDecision, ApprovalPolicy, SandboxMode
 
-__all__ = ["Answer", "auto_answer", "outcome_for", "outcome_of_decision"]
+__all__ = ["Answer", "auto_answer", "outcome_for", "outcome_of_decision", "refuses", "refused_by"]
 
 Answer = Literal["allow", "reject", "ask"]
 
-_HARMLESS = frozenset({"read", "search", "think", "switch_mode"})
+_HARMLESS = frozenset({"read", "search", "think"})
+# not `switch_mode`: leaving the mode the spec chose (claude's ExitPlanMode offers bypassPermissions) is a decision
 _FILES = frozenset({"edit", "delete", "move"})
 
 
@@ -98,3 +99,17 @@ def outcome_of_decision(options: Sequence[Any], decision: ApprovalDecision) -> O
     if decision is ApprovalDecision.DENY:
         return outcome_for(options, "reject")
     return Outcome(None)
+
+
+def refuses(decision: ApprovalDecision) -> bool:
+    """Whether the operation's decision refuses the tool call (deny, abort): its result shows `declined`."""
+    return decision is not ApprovalDecision.APPROVE
+
+
+def refused_by(outcome: Any, options: Sequence[Any]) -> bool:
+    """Whether a `session/request_permission` answer (its `outcome` object) refused the call: a reject option, or
+    cancelled (what Harness answers for an abort). For reading recorded transcripts the way `PromptTurn` answers."""
+    if not isinstance(outcome, Mapping) or outcome.get("outcome") != "selected":
+        return True
+    kinds = {str(o.get("optionId")): str(o.get("kind")) for o in options if isinstance(o, Mapping)}
+    return kinds.get(str(outcome.get("optionId")), "").startswith("reject")

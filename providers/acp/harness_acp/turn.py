@@ -31,7 +31,7 @@ from harness_core import (
 from harness_core.provider import JsonRpcError, RunContext
 
 from harness_acp.mapping import STOP_REASONS, AcpMapper, unknown_display
-from harness_acp.policy import Outcome, auto_answer, outcome_for, outcome_of_decision
+from harness_acp.policy import Outcome, auto_answer, outcome_for, outcome_of_decision, refuses
 
 if TYPE_CHECKING:
     from harness_acp.connection import AcpConnection
@@ -142,12 +142,12 @@ class PromptTurn:
         await self.stopping.wait()
         conn = self.conn
         self.cancel_sent = True
-        for scope in list(self.pending.values()):  # answered `cancelled`, as the protocol requires
-            scope.cancel()
-        try:
+        try:  # first, so that the agent reads the `cancelled` answers below as the cancel's, not as refusals
             await conn.peer.notify("session/cancel", {"sessionId": conn.session_id})
         except HarnessError as exc:  # the process is gone: the prompt request fails by itself
             self.ctx.log.debug("acp_cancel_failed", error=str(exc))
+        for scope in list(self.pending.values()):  # answered `cancelled`, as the protocol requires
+            scope.cancel()
         with anyio.move_on_after(conn.opts.interrupt_timeout):
             await self.answered.wait()
         if not self.answered.is_set():
@@ -207,9 +207,8 @@ class PromptTurn:
                 self.pending.pop(request_id, None)
         if scope.cancelled_caught:
             return Outcome(None).to_wire()
-        if decision is ApprovalDecision.DENY:
+        if refuses(decision):
             mapper.decline(call_id)
-        elif decision is ApprovalDecision.ABORT:
-            mapper.decline(call_id)
+        if decision is ApprovalDecision.ABORT:
             self.stopping.set()
         return outcome_of_decision(options, decision).to_wire()

@@ -145,3 +145,34 @@ async def test_pending_permissions_are_answered_cancelled_on_interrupt(tmp_path:
     resolved = [e for e in seen if e.type == "approval_resolved"]
     assert resolved and resolved[0].decision is ApprovalDecision.ABORT
     assert (tmp_path / "notes.txt").read_text() == "alpha\n"
+
+
+async def test_read_only_needs_a_read_only_mode_of_the_agent(tmp_path: Path, host: PluginHost) -> None:
+    """An unknown agent's read-only mode is found by its usual ids; one without any is refused before its prompt
+    (Harness cannot know that it asks before it writes), and `-o mode=` names one."""
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    plain = write_fake_agent(tmp_path / "plain", scenario="tools", args=("--modes", "normal=auto"))
+    spec = AgentRunSpec(prompt="hi", cwd=tmp_path, sandbox="read-only", provider_options={"command": str(plain)})
+    result = await run(spec, "acp", host=host, run_log=False)
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.code == "invalid_spec" and "-o mode=ID" in result.error.message
+    assert (tmp_path / "notes.txt").read_text() == "alpha\n"
+    planning = write_fake_agent(tmp_path / "planning", scenario="tools", args=("--modes", "normal=auto,plan=read-only"))
+    result = await run(spec.model_copy(update={"provider_options": {"command": str(planning)}}), "acp", host=host,
+                       run_log=False)
+    assert result.status is RunStatus.SUCCESS, result.error
+    assert (tmp_path / "notes.txt").read_text() == "alpha\n" and not (tmp_path / "new.txt").exists()
+
+
+async def test_a_launched_agent_is_cached_by_the_program_it_runs(tmp_path: Path) -> None:
+    """`python agent.py` is keyed on agent.py (an edit probes again); `npx -y pkg` on nothing (probed every time)."""
+    import sys
+
+    from harness_acp.generic import _identity
+
+    script = tmp_path / "agent.py"
+    script.write_text("")
+    python = Path(sys.executable)
+    assert _identity(python, [sys.executable, str(script), "--acp"]) == script
+    assert _identity(Path("/usr/bin/npx"), ["npx", "-y", "@scope/agent@1.0.0", "--acp"]) is None
+    assert _identity(Path("/opt/my-agent"), ["/opt/my-agent", "--acp"]) == Path("/opt/my-agent")

@@ -14,6 +14,7 @@ import pytest
 from harness_core import TextDelta, ToolResult, ToolUse
 
 from harness_acp.mapping import AcpMapper
+from harness_acp.policy import refused_by
 
 HERE = Path(__file__).parent
 TRANSCRIPTS = sorted((HERE / "transcripts").glob("*/*.jsonl"))
@@ -50,9 +51,7 @@ def turns(path: Path) -> list[tuple[AcpMapper, list[Any], Any]]:
                 current[1].extend(current[0].feed({**call, "sessionUpdate": "tool_call", "status": "pending"}))
         elif record["dir"] == "out" and msg.get("id") in asked and "result" in msg and current is not None:
             call_id, options = asked.pop(msg["id"])
-            outcome = msg["result"]["outcome"]
-            kinds = {o["optionId"]: o["kind"] for o in options}
-            if outcome.get("outcome") != "selected" or kinds.get(outcome.get("optionId"), "").startswith("reject"):
+            if refused_by(msg["result"]["outcome"], options):
                 current[0].decline(call_id)
         elif record["dir"] == "in" and "method" not in msg and msg.get("id") in prompt_ids and current is not None:
             mapper, events = current

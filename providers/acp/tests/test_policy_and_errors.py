@@ -72,6 +72,10 @@ def test_a_failed_prompt_is_classified_by_the_status_it_carries(code: int, messa
 def test_numbers_that_are_not_statuses_are_not_read_as_one() -> None:
     assert status_in("took 5000 ms, line 4291") is None
     assert status_in("version 1.429.3") is None
+    assert status_in("timeout after 500ms") is None and status_in("waited 503 s") is None
+    assert status_in("listening on 127.0.0.1:500") is None
+    assert status_in("EACCES: permission denied, open '/etc/x'") is None  # a tool's error is not a login problem
+    assert status_in("HTTP 503 Service Unavailable") == 503
 
 
 def test_bin_answers_to_the_cli_name() -> None:
@@ -91,3 +95,15 @@ def test_the_schema_checker_catches_a_bad_message() -> None:
         checker.check({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {}}}, sender="agent")
     with pytest.raises(SchemaViolation, match="jsonrpc"):
         checker.check({"id": 2, "method": "initialize", "params": {}}, sender="client")
+
+
+def test_claude_style_usage_counts_the_cache_as_input() -> None:
+    from harness_acp.mapping import AcpMapper
+
+    mapper = AcpMapper("/ws")
+    answer = {"stopReason": "end_turn", "usage": {"inputTokens": 10, "outputTokens": 5, "cachedReadTokens": 100,
+                                                  "cachedWriteTokens": 20, "totalTokens": 135}}
+    usage = mapper.result_usage(answer)
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (130, 100, 5)
+    inclusive = {"inputTokens": 110, "outputTokens": 5, "cachedReadTokens": 100, "totalTokens": 115}
+    assert mapper.result_usage({"usage": inclusive}).input_tokens == 110  # already counted in: left alone
