@@ -65,11 +65,14 @@ class AcpConnection:
     def __init__(self, child: ChildProcess, opts: AcpOptions, log: Any, *, agent: str,
                  modes: dict[ModeKey, str] | None = None,
                  session_meta: Callable[[AgentRunSpec | SessionSpec], dict[str, Any]] | None = None,
-                 handles: frozenset[str] = frozenset(), warnings: re.Pattern[str] | None = None) -> None:
+                 handles: frozenset[str] = frozenset(), warnings: re.Pattern[str] | None = None,
+                 set_model_first: bool = False) -> None:
         self.child, self.opts, self.log, self.agent = child, opts, log, agent
         self.modes = modes or {}
         self.session_meta, self.handles, self.warnings = session_meta, handles, warnings
+        self.set_model_first = set_model_first
         self.opened: AgentRunSpec | SessionSpec | None = None  # the spec the session was opened with
+        self.applied_model: str | None = None
         self.init: dict[str, Any] = {}
         self.session_id: str | None = None
         self.session: dict[str, Any] = {}  # session/new's (or load's) answer: modes, configOptions, models
@@ -151,6 +154,7 @@ class AcpConnection:
         if meta:
             params["_meta"] = meta
         self.opened = spec
+        self.applied_model = spec.model  # what the launch set, for agents that take it there (`handles`)
         timeout = self.opts.startup_timeout
         if spec.resume_session is None:
             result = await self._session_request("session/new", params, timeout)
@@ -217,9 +221,11 @@ class AcpConnection:
                                        "(-o mode=ID)")
             await self._set("session/set_mode", {"sessionId": self.session_id, "modeId": mode})
             self.current_mode = mode
-        opened = self.opened
-        if "model" not in self.handles or opened is None or spec.model != opened.model:
+        if "model" not in self.handles:
             await self._config("model", spec.model, "--model")
+        elif spec.model != self.applied_model:  # the launch set the session's model; a turn's differs (or is back)
+            await self._config("model", spec.model or self.initial_config.get("model"), "--model")
+        self.applied_model = spec.model
         await self._config("thought_level", spec.effort, "--effort")
 
     def _read_only_mode(self, spec: AgentRunSpec | SessionSpec, modes: Any) -> str | None:
@@ -256,7 +262,7 @@ class AcpConnection:
         options = [o for o in self.session.get("configOptions") or [] if isinstance(o, dict)]
         option = next((o for o in options if o.get("category") == category or o.get("id") == category), None)
         models = self.session.get("models")
-        if option is None and category == "model" and isinstance(models, dict):
+        if (option is None or self.set_model_first) and category == "model" and isinstance(models, dict):
             await self._set_model(value, models)
             return
         if option is None and restoring:  # no longer offered (another model has no efforts): nothing to put back

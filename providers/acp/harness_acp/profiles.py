@@ -75,7 +75,10 @@ class AgentProfile:
     launch: Callable[[Spec], list[str]] | None = None
     """Launch arguments for spec fields the agent takes on its command line (model, system prompt)."""
     launch_env: Callable[[Spec], dict[str, str]] | None = None
-    """Environment for spec fields the agent takes from its environment (model)."""
+    """Environment for spec fields the agent takes from its environment."""
+    set_model_first: bool = False
+    """Choose the model with `session/set_model` even where a `model` config option exists (claude-agent-acp
+    0.23.1's option takes only the names it lists; its set_model any model Claude Code knows)."""
     session_meta: Callable[[Spec], dict[str, Any]] | None = None
     """`_meta` of `session/new` for spec fields the agent takes there."""
     handles: frozenset[str] = frozenset()
@@ -118,11 +121,6 @@ def _model_flag(spec: Spec) -> list[str]:
 def _qwen_launch(spec: Spec) -> list[str]:
     args = _model_flag(spec)
     return [*args, "--append-system-prompt", spec.system_prompt] if spec.system_prompt else args
-
-
-def _claude_env(spec: Spec) -> dict[str, str]:
-    """claude-acp's config option refuses a model not in its list; Claude Code takes any from ANTHROPIC_MODEL."""
-    return {"ANTHROPIC_MODEL": spec.model} if spec.model else {}
 
 
 CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "ToolSearch", "TaskCreate", "TaskGet",
@@ -231,8 +229,8 @@ PROFILES: dict[str, AgentProfile] = {
             fix_env=_is_sandbox_one,
             reports_exit_codes=False,
             session_meta=_claude_meta,
-            launch_env=_claude_env,
-            handles=frozenset({"model", "system_prompt"}),
+            set_model_first=True,
+            handles=frozenset({"system_prompt"}),
             session_overrides=frozenset({"approval", "model"}),
         ),
         AgentProfile(

@@ -135,7 +135,7 @@ class AcpProvider(Provider[AcpOptions]):
         profile = self.profile
         return AcpConnection(child, options, log, agent=profile.name, modes=dict(profile.modes),
                              session_meta=profile.session_meta, handles=profile.handles,
-                             warnings=profile.warning_chunks)
+                             warnings=profile.warning_chunks, set_model_first=profile.set_model_first)
 
     async def run(self, spec: AgentRunSpec, options: AcpOptions, ctx: RunContext) -> HarnessResult:
         argv = self.argv(options, ctx.cli, spec)
