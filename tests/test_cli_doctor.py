@@ -164,3 +164,23 @@ def test_a_bad_configuration_is_one_of_doctors_problems(tmp_path: Path, monkeypa
     result = invoke("doctor")
     assert result.exit_code == 0, result.stdout
     assert "ok logged-in 1.0 (default)" in result.stdout
+
+
+class NeedsOptions(scripted.ScriptedProvider):
+    """A provider that cannot probe without an option (the agent to drive, as a generic protocol provider)."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="needs-options", version="1.0")
+
+    async def probe(self, options: ProviderOptions) -> CliInfo:
+        from harness_core.errors import InvalidSpecError
+
+        raise InvalidSpecError("pass the agent's command: -o command=...")
+
+
+def test_a_provider_that_needs_options_is_not_a_problem(tmp_path: Path) -> None:
+    reset_host(make_host(("p", _plugin(NeedsOptions, LoggedIn))))
+    result = invoke("doctor")
+    assert result.exit_code == 0, result.stdout
+    assert "-- needs-options 1.0" in result.stdout
+    assert "     supported: no: pass the agent's command: -o command=..." in result.stdout
+    assert result.stdout.rstrip().endswith("everything looks fine")

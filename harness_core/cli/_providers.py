@@ -161,6 +161,8 @@ class DoctorReport:
         """One line per problem, each naming what is wrong."""
         found = [f"config: {problem}" for problem in self.config_problems]
         for p in self.providers.providers:
+            if not p.probe.available and p.probe.error_code == "invalid_spec":
+                continue  # it needs options to run at all (the agent to drive): nothing is wrong with this machine
             if not p.probe.available:
                 found.append(f"provider {p.name}: {p.probe.reason}")
             elif (problem := self.credentials_of(p.name).problem) is not None:
@@ -336,6 +338,8 @@ def format_doctor(report: DoctorReport) -> str:
     lines += [f"   config: warning: {warning}" for warning in report.config_warnings]
     for p in report.providers.providers:
         mark = "ok " if p.probe.available and report.credentials_of(p.name).problem is None else "!! "
+        if p.probe.error_code == "invalid_spec":
+            mark = "-- "  # needs options to run (e.g. the agent's command): not a problem
         lines.append(f"{mark}{p.name} {p.version}" + (" (default)" if p.default else ""))
         if p.cli_name:
             lines.append(f"     cli: {_cli_found(p)}")

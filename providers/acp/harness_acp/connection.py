@@ -121,13 +121,21 @@ class AcpConnection:
         Raises:
             ProtocolError: no answer within `startup_timeout`, an error, or a protocol version other than 1.
         """
+        hint = ("; is it an ACP agent? Many need a flag to speak ACP on stdio (such as --acp): check the command "
+                "with the agent's documentation")
         try:
             result = await self.request("initialize", client_initialize(), self.opts.startup_timeout)
         except JsonRpcError as exc:
-            raise ProtocolError(f"{self.agent} refused initialize: {exc.message}", method="initialize",
+            raise ProtocolError(f"{self.agent} refused initialize ({exc.message}){hint}", method="initialize",
                                 rpc_code=exc.code) from None
+        except ProtocolError as exc:
+            raise ProtocolError(f"{exc.message}{hint}", **exc.details) from None
+        except HarnessError as exc:  # it exited: the error says how, with its stderr
+            exc.message = f"{exc.message}{hint}"
+            exc.args = (exc.message,)
+            raise
         if not isinstance(result, dict):
-            raise ProtocolError(f"{self.agent} answered initialize with no object", line=str(result))
+            raise ProtocolError(f"{self.agent} answered initialize with no object{hint}", line=str(result))
         version = result.get("protocolVersion")
         if version != PROTOCOL_VERSION:
             raise ProtocolError(f"{self.agent} speaks ACP protocol version {version!r}; Harness speaks version "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+import re
 import shlex
 from collections.abc import Mapping
 from pathlib import PurePath
@@ -92,6 +93,21 @@ def _exit_code(raw: Any) -> int | None:
     return None
 
 
+def _lines(text: str) -> list[str]:
+    """`text` as diff lines, each ending in a newline (an agent's `oldText: "alpha"` has none: the diff's lines
+    would run together)."""
+    return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(keepends=True)]
+
+
+_FENCE = re.compile(r"\A```[\w-]*\n(.*?)\n?```\s*\Z", re.DOTALL)
+
+
+def _unfenced(text: str) -> str:
+    """A tool output an agent wrapped in a markdown code fence (```console ... ```), without the fence."""
+    found = _FENCE.match(text)
+    return found.group(1) if found else text
+
+
 def output_text(call: Mapping[str, Any]) -> str | None:
     """The text a tool call produced: its `content` text blocks (not diffs), else `rawOutput`'s output fields."""
     texts: list[str] = []
@@ -101,7 +117,7 @@ def output_text(call: Mapping[str, Any]) -> str | None:
             if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
     if texts:
-        return "\n".join(texts)
+        return "\n".join(_unfenced(t) for t in texts)
     raw = call.get("rawOutput")
     if isinstance(raw, Mapping):
         for key in ("formatted_output", "aggregated_output", "output", "stdout"):
@@ -136,7 +152,7 @@ def _changes(call: Mapping[str, Any], cwd: str | None, kind: str) -> tuple[FileC
                                              or _writes(call)))
         change = "add" if added else "delete" if kind == "delete" else "modify"
         diff = "".join(difflib.unified_diff(
-            old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+            _lines(old_text), _lines(new_text),
             fromfile="/dev/null" if added else f"a/{path}", tofile=f"b/{path}",
         ))
         note = None

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
-from harness_core import AgentRunSpec, CliNotFoundError, HarnessError, ProtocolError, SessionSpec, SpawnFailedError
+from harness_core import (
+    AgentRunSpec,
+    CliNotFoundError,
+    HarnessError,
+    InvalidSpecError,
+    ProtocolError,
+    SessionSpec,
+    SpawnFailedError,
+)
 from harness_core.provider import (
     Capability,
     ChildProcess,
@@ -96,8 +104,8 @@ class GenericAcpProvider(AcpProvider):
     def _argv(options: AcpOptions) -> list[str]:
         assert isinstance(options, GenericAcpOptions)
         if not options.argv:
-            raise CliNotFoundError('the acp provider runs the ACP agent you name: pass its command, e.g. -o '
-                                   'command="my-agent --acp" (or use a named one: harness providers)', cli="acp")
+            raise InvalidSpecError('the acp provider runs the ACP agent you name: pass its command, e.g. -o '
+                                   'command="my-agent --acp" (or use a named one: harness providers)', provider="acp")
         return [*options.argv, *options.args]
 
     def argv(self, options: AcpOptions, cli: CliInfo, spec: AgentRunSpec | SessionSpec | None = None) -> list[str]:

@@ -71,7 +71,7 @@ def options_for(cli: str) -> type[AcpOptions]:
     if found is None:
         names = dict.fromkeys(("bin", f"{cli}_bin", f"{cli.replace('-', '_')}_bin"))
         field = Field(default=None, validation_alias=AliasChoices(*names),
-                      description=f"Path to `{cli}` (default: found on PATH).")
+                      description=f"Path to `{cli}` (default: found on PATH); also -o {cli}_bin=PATH.")
         found = _cache[cli] = create_model(
             f"{cli.title().replace('-', '')}Options", __base__=AcpOptions, bin=(str | None, field))
     return found

@@ -107,3 +107,16 @@ def test_claude_style_usage_counts_the_cache_as_input() -> None:
     assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (130, 100, 5)
     inclusive = {"inputTokens": 110, "outputTokens": 5, "cachedReadTokens": 100, "totalTokens": 115}
     assert mapper.result_usage({"usage": inclusive}).input_tokens == 110  # already counted in: left alone
+
+
+def test_a_diff_of_texts_without_newlines_keeps_its_lines_apart() -> None:
+    """claude-acp's diffs carry `oldText: "alpha"`, `newText: "beta"` (no newline): the unified diff still has one
+    line per line; tool output wrapped in a markdown fence is shown without it."""
+    from harness_acp.display import output_text, tool_details
+
+    call = {"kind": "edit", "title": "Edit notes.txt", "status": "pending",
+            "content": [{"type": "diff", "path": "/ws/notes.txt", "oldText": "alpha", "newText": "beta"}]}
+    (change,) = tool_details(call, "/ws").changes
+    assert change.diff is not None and "-alpha\n+beta\n" in change.diff
+    fenced = {"content": [{"type": "content", "content": {"type": "text", "text": "```console\nharness-ok\n```"}}]}
+    assert output_text(fenced) == "harness-ok"
