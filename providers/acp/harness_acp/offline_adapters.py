@@ -94,14 +94,21 @@ def find_bwrap() -> str | None:
     """A directory to put first on PATH so that codex-acp finds a `bwrap`, or None (a system bwrap is already on
     PATH, or none was found).
 
-    The one looked for is the bwrap the `codex` npm package ships: `codex` on PATH is resolved (symlinks followed)
-    to its package's `bin/codex.js`, and `vendor/*/codex-resources/bwrap` is searched in that package and in its
-    platform packages (`@openai/codex-<platform>`, beside it or nested under it). A `codex` on PATH that is the
+    The one looked for is the bwrap the `codex` npm package ships: `$HARNESS_TOOLS_DIR/bin/bwrap` (the link
+    `scripts/install-clis.sh` makes), else `codex` on PATH (or in `$HARNESS_TOOLS_DIR/bin`) is resolved (symlinks
+    followed) to its package's `bin/codex.js`, and `vendor/*/codex-resources/bwrap` is searched in that package and
+    in its platform packages (`@openai/codex-<platform>`, beside it or nested under it). A `codex` on PATH that is the
     native binary itself (`vendor/<triple>/bin/codex`) is also understood.
     """
     if shutil.which("bwrap"):
         return None
+    tools = os.environ.get("HARNESS_TOOLS_DIR")  # where scripts/install-clis.sh puts the pinned CLIs (and a bwrap)
+    tools_bin = Path(tools) / "bin" if tools else None
+    if tools_bin is not None and os.access(tools_bin / "bwrap", os.X_OK):
+        return str(tools_bin)
     codex = shutil.which("codex")
+    if codex is None and tools_bin is not None and os.access(tools_bin / "codex", os.X_OK):
+        codex = str(tools_bin / "codex")
     if codex is None:
         return None
     real = Path(codex).resolve()
