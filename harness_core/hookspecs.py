@@ -13,6 +13,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from harness_core._provider import Provider
+    from harness_core.batch.executor import Executor
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
     from harness_core.spec import AgentRunSpec
 
@@ -26,6 +27,15 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 @hookspec
 def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
     """Register provider classes by calling ``register(ProviderClass)`` once per class.
+
+    :param register: the host's registration callback; it validates the class and rejects name clashes.
+    """
+
+
+@hookspec
+def harness_register_executors(register: Callable[[type[Executor]], None]) -> None:
+    """Register batch executor classes (engines `harness batch --engine NAME` runs tasks on) by calling
+    ``register(ExecutorClass)`` once per class. The `local` executor is built in.
 
     :param register: the host's registration callback; it validates the class and rejects name clashes.
     """

@@ -25,6 +25,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "BrokenPlugin",
     "PluginHost",
+    "RegisteredExecutor",
     "RegisteredProvider",
     "get_host",
     "reset_host",
@@ -41,6 +42,16 @@ ENV_DISABLE = "HARNESS_DISABLE_PLUGINS"
 class RegisteredProvider:
     name: str
     cls: type[Provider[Any]]
+    plugin: str
+    distribution: str | None
+    distribution_version: str | None
+
+
+@dataclass(frozen=True)
+class RegisteredExecutor:
+    name: str
+    cls: type[Any]
+    """An `harness_core.batch.Executor` subclass."""
     plugin: str
     distribution: str | None
     distribution_version: str | None
@@ -70,6 +81,8 @@ class PluginHost:
     """Other names of registered providers (`ProviderInfo.aliases`) → the provider's name; None for an alias two
     providers claim (it names neither). A provider's own name always wins over another's alias."""
     _alias_claims: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    executors: dict[str, RegisteredExecutor] = field(default_factory=dict)
+    """Batch executors registered by plugins (`harness_register_executors`); `local` is built in, not here."""
     """Every provider that declared each alias (an ambiguous alias's error names them)."""
 
     @classmethod
@@ -138,13 +151,26 @@ class PluginHost:
                     claimants.add(info.name)
                     self.aliases[alias] = info.name if claimants == {info.name} else None
 
-        hook = self.pm.subset_hook_caller("harness_register_providers", remove_plugins=[
-            p for p in self.pm.get_plugins() if p is not plugin
-        ])
+        others = [p for p in self.pm.get_plugins() if p is not plugin]
+        hook = self.pm.subset_hook_caller("harness_register_providers", remove_plugins=others)
         try:
             hook(register=register)
+            self.pm.subset_hook_caller("harness_register_executors", remove_plugins=others)(
+                register=lambda executor_cls: self._register_executor(executor_cls, name, dist, version))
         except Exception as exc:  # noqa: BLE001
             self.broken.append(BrokenPlugin(name, dist, f"{type(exc).__name__}: {exc}"))
+
+    def _register_executor(self, executor_cls: type[Any], plugin: str, dist: str | None, version: str | None) -> None:
+        from harness_core.batch.executor import Executor  # only plugins that register an executor pay for it
+
+        if not (isinstance(executor_cls, type) and issubclass(executor_cls, Executor)):
+            raise TypeError(f"{executor_cls!r} is not a harness_core.batch.Executor subclass")
+        name = executor_cls.name
+        existing = self.executors.get(name)
+        if name == "local" or (existing is not None and existing.cls is not executor_cls):
+            raise ValueError(f"executor name {name!r} is already taken"
+                             + (f" by plugin {existing.plugin!r}" if existing else " (built in)"))
+        self.executors[name] = RegisteredExecutor(name, executor_cls, plugin, dist, version)
 
     # --- lookups ---------------------------------------------------------------------------------------
 

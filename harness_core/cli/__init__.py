@@ -37,6 +37,7 @@ from harness_core import __version__
 from harness_core.cli._answer import approve
 from harness_core.cli._attach import attach
 from harness_core.cli._cancel import cancel
+from harness_core.cli._batch import batch
 from harness_core.cli._chat import chat
 from harness_core.cli._complete import completion
 from harness_core.cli._configcmd import config
@@ -60,7 +61,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, chat, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, config, schema,
+for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, config, schema,
                  replay, completion):
     cli.add_command(_command)
 

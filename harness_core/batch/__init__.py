@@ -1,0 +1,75 @@
+"""Many runs: a batch of tasks played at most N at once, each in its own workspace, with a result (and a patch) per
+task, resumable, retrying what failed for a transient reason; here or on an engine such as Ray.
+
+Layer: public API (the library side of `harness batch`; executors implement `Executor`). Importing it starts
+nothing.
+
+    from harness_core import AgentRunSpec
+    from harness_core.batch import run_batch
+
+    tasks = [(f"fix-{n}", AgentRunSpec(prompt=f"fix issue {n}", cwd="repo")) for n in range(20)]
+    async for result in run_batch(tasks, concurrency=4, results="results.jsonl", retry=2):
+        print(result.id, result.status, result.error_code)
+
+`Batch` is the same with its live counts (`stats`) and `interrupt()`; `load_tasks` reads a JSONL tasks file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any
+
+from harness_core.batch.driver import Batch, BatchStats, BatchUpdate
+from harness_core.batch.executor import (
+    Executor,
+    ExecutorOptions,
+    TaskAttempt,
+    WorkerLostError,
+    executor_named,
+    executor_names,
+)
+from harness_core.batch.local import LocalExecutor, play_attempt
+from harness_core.batch.results import ResultsFile, TaskResult
+from harness_core.batch.retry import RetryPolicy
+from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, load_tasks, parse_tasks
+from harness_core.batch.workspaces import WorktreePlan
+
+__all__ = [
+    "Batch",
+    "BatchStats",
+    "BatchTask",
+    "BatchUpdate",
+    "Executor",
+    "ExecutorOptions",
+    "LocalExecutor",
+    "ResultsFile",
+    "RetryPolicy",
+    "TaskAttempt",
+    "TaskFileError",
+    "TaskLike",
+    "TaskResult",
+    "WorkerLostError",
+    "WorktreePlan",
+    "executor_named",
+    "executor_names",
+    "load_tasks",
+    "parse_tasks",
+    "play_attempt",
+    "run_batch",
+]
+
+
+async def run_batch(tasks: Iterable[TaskLike], *, concurrency: int = 4, executor: Executor | str = "local",
+                    results: str | Path | None = None, **options: Any) -> AsyncIterator[TaskResult]:
+    """Play `tasks` (`BatchTask`s or `(id, spec[, provider])` tuples) at most `concurrency` at once on `executor`
+    (`"local"`, `"ray"` with harness-ray, or an `Executor`), yielding each task's result as it ends. With
+    `results`, each result is also appended to that JSONL file, and tasks it holds as finished are skipped.
+    Other keyword arguments are `Batch`'s: `provider`, `runs_dir`, `retry`, `retry_backoff`, `offline`,
+    `scenario`, `worktrees`, `patches`, `keep`, `max_cost_usd`, `executor_options`, `host`, `on_update`.
+
+    Raises (before any task starts): TaskFileError (every task that cannot run, and why), InvalidSpecError.
+    """
+    batch = Batch(tasks, concurrency=concurrency, executor=executor, results=results, **options)
+    async for result in batch.results():
+        yield result

@@ -1,0 +1,304 @@
+"""The batch driver: every task checked before anything starts, then at most `concurrency` live at once through an
+executor, retries of what failed for a transient reason, workspaces and patches, results as tasks end.
+
+Layer: batch (the loop people otherwise write by hand). Knows the run API's checks, the executor interface, the
+workspaces, the results file and the retry policy; knows no provider, no engine and no rendering (the CLI polls
+`Batch.stats` and gets `on_update` calls).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+
+from harness_core._run.api import prepare, preflight
+from harness_core._run.logs import check_writable
+from harness_core.batch.executor import Executor, TaskAttempt, WorkerLostError, executor_named
+from harness_core.batch.patches import Patches
+from harness_core.batch.results import ResultsFile, TaskResult
+from harness_core.batch.retry import RetryPolicy
+from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_tasks
+from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
+from harness_core.errors import HarnessError
+from harness_core.events import ErrorInfo, HarnessResult, RunStatus
+from harness_core.offline import DEFAULT_SCENARIO, scenario_named
+from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
+from harness_core.offline.scenarios import Scenario
+from harness_core.plugins import PluginHost, get_host
+from harness_core.store import new_run_id, resolve_runs_dir
+
+__all__ = ["Batch", "BatchStats", "BatchUpdate"]
+
+
+@dataclass
+class BatchStats:
+    """Counts of a batch as it plays (read by progress displays; only the driver writes them)."""
+
+    total: int = 0
+    skipped: int = 0
+    """Finished in the results file by an earlier run of the batch: not run again."""
+    queued: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    interrupted: int = 0
+    not_started: int = 0
+    """Left queued because the batch was interrupted or its cost limit was reached."""
+    retries: int = 0
+    cost_usd: float = 0.0
+    peak_running: int = 0
+    started: float = field(default_factory=time.monotonic)
+    durations: list[float] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.succeeded + self.failed + self.interrupted
+
+
+@dataclass(frozen=True)
+class BatchUpdate:
+    """Something that happened to a task, for `on_update`."""
+
+    kind: Literal["started", "retrying", "finished"]
+    task_id: str
+    attempt: int
+    run_id: str = ""
+    result: TaskResult | None = None
+    error: ErrorInfo | None = None
+    delay: float = 0.0
+
+
+class Batch:
+    """A batch of tasks to play. `results()` plays it (once); `interrupt()` stops it cleanly from anywhere in
+    the same event loop (live runs are interrupted and recorded as such; queued tasks are not started)."""
+
+    def __init__(self, tasks: Iterable[TaskLike], *, provider: str | None = None, concurrency: int = 4,
+                 executor: Executor | str = "local", executor_options: dict[str, Any] | None = None,
+                 runs_dir: str | Path | None = None, results: str | Path | None = None, retry: int = 0,
+                 retry_backoff: float = 2.0, offline: bool = False, scenario: Scenario | str = DEFAULT_SCENARIO,
+                 worktrees: WorktreePlan | None = None, patches: str | Path | None = None, keep: bool = False,
+                 max_cost_usd: float | None = None, record_wire: bool = False, host: PluginHost | None = None,
+                 on_update: Callable[[BatchUpdate], None] | None = None) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if patches is not None and worktrees is None:
+            raise ValueError("patches need worktrees: a task's patch is the diff of its own worktree")
+        self.host = host or get_host()
+        self.tasks = as_tasks(tasks)
+        self.provider = provider
+        self.concurrency = concurrency
+        self.executor = executor if isinstance(executor, Executor) else executor_named(
+            executor, executor_options, host=self.host)
+        self.runs_dir = resolve_runs_dir(runs_dir)
+        self.results_path = Path(results) if results is not None else None
+        self.retry = RetryPolicy(retries=retry, backoff=retry_backoff)
+        self.offline = offline
+        self.scenario = scenario_named(scenario) if isinstance(scenario, str) else scenario
+        self.workspaces = Workspaces(worktrees, offline=offline, keep=keep)
+        self.patches_dir = Path(patches) if patches is not None else None
+        self.max_cost_usd = max_cost_usd
+        self.record_wire = record_wire
+        self.on_update = on_update
+        self.stats = BatchStats(total=len(self.tasks))
+        self._interrupted = anyio.Event()
+        self._checked = False
+        self._budget_reached = False
+
+    # --- before anything starts ------------------------------------------------------------------------------
+
+    async def check(self) -> None:
+        """Everything that can be checked before a task starts: each task's provider, options and capabilities,
+        that it can run offline (with `offline`), the refs of its worktree, the CLIs (probed once per provider),
+        the runs directory. Creates nothing but the runs directory.
+
+        Raises:
+            TaskFileError: every task that would fail these checks, each with its line.
+            InvalidSpecError: the worktree repository or the runs directory cannot be used.
+        """
+        problems: list[tuple[int | None, str]] = []
+        probed: dict[str, str | None] = {}  # provider name → problem of its probe (None: fine)
+        ref_problems = self.workspaces.open(self.tasks)
+        for task in self.tasks:
+            provider = task.provider or self.provider
+            try:
+                registered = self.host.get(provider)
+                if self.offline and not can_run_offline(registered.cls):
+                    raise _cannot_run_offline(registered.name, self.host)
+                preflight(task.spec, registered.name, self.host)
+                if registered.name not in probed:
+                    probed[registered.name] = await _probe_problem(task, registered.name, self.host)
+                if probed[registered.name] is not None:
+                    raise _Said(str(probed[registered.name]))
+            except (HarnessError, _Said) as exc:
+                problems.append((task.line, f"{task.id}: {getattr(exc, 'message', exc)}"))
+                continue
+            if task.id in ref_problems:
+                problems.append((task.line, f"{task.id}: {ref_problems[task.id]}"))
+            elif self.workspaces.plan is not None and "cwd" in task.spec.model_fields_set:
+                problems.append((task.line, f"{task.id}: with --worktrees a task plays in its own worktree; "
+                                 "remove its `cwd`"))
+            elif self.offline and self.workspaces.plan is None and "cwd" in task.spec.model_fields_set:
+                conflict = workspace_conflict(self._scenarios(task)[0], task.spec.cwd)
+                if conflict is not None:
+                    problems.append((task.line, f"{task.id}: {conflict}; leave `cwd` out for a temporary workspace"))
+        if problems:
+            raise TaskFileError("tasks", problems)
+        check_writable(self.runs_dir)
+        self._checked = True
+
+    def _scenarios(self, task: BatchTask) -> tuple[Scenario, ...]:
+        return task.scenarios or (self.scenario,)
+
+    # --- playing -----------------------------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Interrupt every live run cleanly and start no more tasks (idempotent)."""
+        self._interrupted.set()
+
+    @property
+    def interrupted(self) -> bool:
+        return self._interrupted.is_set()
+
+    @property
+    def budget_reached(self) -> bool:
+        return self._budget_reached
+
+    async def results(self) -> AsyncIterator[TaskResult]:
+        """Play the batch, yielding each task's result as it ends (in the order they end). Tasks the results
+        file holds as finished are skipped (`stats.skipped`). Leave early with `contextlib.aclosing`."""
+        if not self._checked:
+            await self.check()
+        results_file = ResultsFile(self.results_path) if self.results_path is not None else None
+        patches = Patches(self.patches_dir) if self.patches_dir is not None else None
+        finished = results_file.finished() if results_file is not None else {}
+        pending = [t for t in self.tasks if t.id not in finished]
+        self.stats.skipped = len(self.tasks) - len(pending)
+        self.stats.queued = len(pending)
+        send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
+        try:
+            await self.executor.start()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._feed, pending, send, results_file, patches)
+                async with receive:
+                    async for result in receive:
+                        yield result
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.executor.close()
+            if results_file is not None:
+                results_file.close()
+            self.workspaces.close()
+
+    async def _feed(self, pending: list[BatchTask], send: Any, results_file: ResultsFile | None,
+                    patches: Patches | None) -> None:
+        limiter = anyio.Semaphore(self.concurrency)
+        async with send, anyio.create_task_group() as tg:
+            for task in pending:
+                await limiter.acquire()
+                if self._interrupted.is_set() or self._budget_reached:
+                    limiter.release()
+                    self.stats.not_started = self.stats.queued
+                    break
+                self.stats.queued -= 1
+                tg.start_soon(self._task, task, limiter, send.clone(), results_file, patches)
+
+    async def _task(self, task: BatchTask, limiter: anyio.Semaphore, send: Any,
+                    results_file: ResultsFile | None, patches: Patches | None) -> None:
+        self.stats.running += 1
+        self.stats.peak_running = max(self.stats.peak_running, self.stats.running)
+        began = time.monotonic()
+        try:
+            async with send:
+                result = await self._play_task(task, patches)
+                result = result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)})
+                if results_file is not None:
+                    results_file.write(result)
+                self._count(result, time.monotonic() - began)
+                self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
+                await send.send(result)
+        finally:
+            self.stats.running -= 1
+            limiter.release()
+
+    async def _play_task(self, task: BatchTask, patches: Patches | None) -> TaskResult:
+        provider = task.provider or self.provider
+        scenarios = self._scenarios(task) if self.offline else ()
+        workspace = await self.workspaces.prepare(task, scenarios)
+        try:
+            outcomes: list[HarnessResult] = []
+            spec = task.spec.model_copy(update={"cwd": workspace.path})
+            for number in range(1, self.retry.retries + 2):
+                attempt = TaskAttempt(task.id, number, new_run_id(), spec, provider, self.runs_dir,
+                                      task.scenario_for(number, self.scenario) if self.offline else None,
+                                      self.record_wire)
+                self._update(BatchUpdate("started", task.id, number, attempt.run_id))
+                outcome = await self._attempt(attempt)
+                outcomes.append(outcome)
+                self._spend(outcome)
+                if not self.retry.should_retry(outcome, number) or self._interrupted.is_set() or self._budget_reached:
+                    break
+                delay = self.retry.delay(number)
+                self.stats.retries += 1
+                self._update(BatchUpdate("retrying", task.id, number, attempt.run_id, error=outcome.error,
+                                         delay=delay))
+                with anyio.move_on_after(delay):
+                    await self._interrupted.wait()
+                if self._interrupted.is_set():
+                    break
+            return await self._finish(task, outcomes, workspace, patches)
+        finally:
+            await self.workspaces.release(workspace)
+
+    async def _attempt(self, attempt: TaskAttempt) -> HarnessResult:
+        try:
+            return await self.executor.play(attempt, self._interrupted)
+        except WorkerLostError as exc:
+            return HarnessResult(status=RunStatus.FAILED, run_id=attempt.run_id, provider=attempt.provider or "",
+                                 error=exc.to_info())
+
+    async def _finish(self, task: BatchTask, outcomes: list[HarnessResult], workspace: Workspace,
+                      patches: Patches | None) -> TaskResult:
+        result = TaskResult.of(task.id, outcomes, duration_ms=0)
+        if patches is None or not result.finished:
+            return result
+        patch = await self.workspaces.patch(workspace) or ""
+        model = task.spec.model or ""
+        name = f"harness/{result.provider or task.provider or self.provider or 'default'}" + (f"/{model}" if model else "")
+        path = await anyio.to_thread.run_sync(patches.write, task.id, patch, name)
+        return result.model_copy(update={"patch": str(path)})
+
+    def _spend(self, outcome: HarnessResult) -> None:
+        if outcome.usage.cost_usd is not None:
+            self.stats.cost_usd += outcome.usage.cost_usd
+        if self.max_cost_usd is not None and self.stats.cost_usd >= self.max_cost_usd:
+            self._budget_reached = True
+
+    def _count(self, result: TaskResult, seconds: float) -> None:
+        if result.status == "success":
+            self.stats.succeeded += 1
+        elif result.status == "failed":
+            self.stats.failed += 1
+        else:
+            self.stats.interrupted += 1
+        self.stats.durations.append(seconds)
+
+    def _update(self, update: BatchUpdate) -> None:
+        if self.on_update is not None:
+            self.on_update(update)
+
+
+class _Said(Exception):
+    pass
+
+
+async def _probe_problem(task: BatchTask, provider: str, host: PluginHost) -> str | None:
+    try:
+        await prepare(task.spec, provider, host)
+    except HarnessError as exc:
+        return f"provider {provider!r}: {exc.message}"
+    return None

@@ -1,0 +1,91 @@
+"""Playing one attempt in this process (`play_attempt`), and the `local` executor built on it: every attempt a run
+under anyio in the driver's own event loop, bounded by the batch's concurrency.
+
+Layer: batch (an engine). Knows the run API (`open_run`), the offline backends' `offline_spec` and the executor
+interface; knows no provider. Other engines call `play_attempt` where they play (a Ray worker does, with
+`on_line` sending the log's lines to the driver instead of writing them there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import anyio
+
+from harness_core._run.api import open_run
+from harness_core.batch.executor import Executor, TaskAttempt
+from harness_core.errors import HarnessError
+from harness_core.events import ErrorInfo, HarnessResult, RunStatus
+from harness_core.offline import offline_spec
+from harness_core.plugins import PluginHost
+from harness_core.spec import AgentRunSpec
+
+__all__ = ["LocalExecutor", "play_attempt"]
+
+
+async def play_attempt(attempt: TaskAttempt, interrupted: anyio.Event, *, host: PluginHost | None = None,
+                       on_line: Callable[[bytes], None] | None = None) -> HarnessResult:
+    """Play `attempt` here: offline against its scenario's scripted backend when it has one, and write its log in
+    `attempt.runs_dir` — or, with `on_line`, hand each of the log's lines (secrets scrubbed, no newline) to it and
+    write no file here. `interrupted` being set interrupts the run cleanly.
+
+    A check that fails before anything is spawned (no CLI, bad options) is a failed result, not an exception, and
+    leaves no log: the batch driver checks those before the batch starts.
+    """
+    with _played_spec(attempt, host) as spec:
+        if on_line is None:
+            return await _play(spec, attempt, interrupted, host=host, runs_dir=attempt.runs_dir, on_line=None)
+        with tempfile.TemporaryDirectory(prefix="harness-attempt-") as scratch:  # the run's own log, thrown away
+            return await _play(spec, attempt, interrupted, host=host, runs_dir=Path(scratch), on_line=on_line)
+
+
+@contextlib.contextmanager
+def _played_spec(attempt: TaskAttempt, host: PluginHost | None) -> Iterator[AgentRunSpec]:
+    if attempt.scenario is None:
+        yield attempt.spec
+        return
+    with offline_spec(attempt.spec, attempt.provider, attempt.scenario, host=host) as spec:
+        yield spec
+
+
+async def _play(spec: AgentRunSpec, attempt: TaskAttempt, interrupted: anyio.Event, *, host: PluginHost | None,
+                runs_dir: Path, on_line: Callable[[bytes], None] | None) -> HarnessResult:
+    try:
+        async with open_run(spec, attempt.provider, run_id=attempt.run_id, runs_dir=runs_dir, host=host,
+                            record_wire=attempt.record_wire) as live:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_interrupt_when, interrupted, live.interrupt)
+                if on_line is not None:
+                    take = live.share_log_lines()
+                    async for event in live:
+                        line = take(event)
+                        if line is not None:
+                            on_line(line)
+                result = await live.wait()
+                tg.cancel_scope.cancel()
+            return result
+    except HarnessError as exc:  # refused before anything was spawned
+        return HarnessResult(status=RunStatus.FAILED, run_id=attempt.run_id, provider=attempt.provider or "",
+                             error=ErrorInfo(code=exc.code, message=exc.message, retryable=exc.retryable))
+
+
+async def _interrupt_when(interrupted: anyio.Event, interrupt: Callable[[], None]) -> None:
+    await interrupted.wait()
+    interrupt()
+
+
+class LocalExecutor(Executor):
+    """Every attempt a run in this process, under the driver's event loop."""
+
+    name: ClassVar[str] = "local"
+    description: ClassVar[str] = "runs every task in this process (anyio), bounded by --concurrency"
+
+    def describe(self) -> str:
+        return "local (this process)"
+
+    async def play(self, attempt: TaskAttempt, interrupted: anyio.Event) -> HarnessResult:
+        return await play_attempt(attempt, interrupted, host=self.host)

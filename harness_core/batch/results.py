@@ -1,0 +1,131 @@
+"""A batch's results: one `TaskResult` per task, and the JSONL file they go to, which is also what makes a batch
+resumable (a task whose result there is finished is not run again).
+
+Layer: batch (storage edge). Knows the result and usage models; knows no provider, executor or task source.
+Every line is written whole and flushed (fsync) as the task ends, so a batch killed at any instant leaves a file
+whose complete lines are all true; a torn last line is dropped when the file is read again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness_core.errors import InvalidSpecError
+from harness_core.events import HarnessResult, RunStatus, Usage
+
+__all__ = ["FINISHED", "ResultsFile", "TaskResult", "TaskStatus"]
+
+TaskStatus = Literal["success", "failed", "interrupted"]
+FINISHED: frozenset[str] = frozenset({"success", "failed"})
+"""Statuses a re-run skips; an interrupted task runs again."""
+
+
+class TaskResult(BaseModel):
+    """What became of one task: its last attempt's outcome, and what every attempt cost together."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    run_id: str = Field(description="The last attempt's run (its log: `harness show RUN_ID`).")
+    status: TaskStatus
+    provider: str = ""
+    error_code: str | None = None
+    error: str | None = Field(default=None, description="The last attempt's error message.")
+    retryable: bool = False
+    attempts: int = 1
+    run_ids: tuple[str, ...] = Field(default=(), description="Every attempt's run, in order.")
+    usage: Usage = Field(default_factory=Usage, description="Summed over the attempts.")
+    cost_usd: float | None = Field(default=None, description="Summed over the attempts that reported one.")
+    duration_ms: int = Field(default=0, description="From the first attempt's start to the last one's end.")
+    files_changed: tuple[str, ...] = ()
+    final_text: str = ""
+    patch: str | None = Field(default=None, description="The task's patch file (with --patches).")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    @classmethod
+    def of(cls, task_id: str, results: list[HarnessResult], *, duration_ms: int, patch: str | None = None,
+           files_changed: tuple[str, ...] | None = None) -> TaskResult:
+        """The result of a task from its attempts' results (the last decides)."""
+        last = results[-1]
+        usage = Usage()
+        for each in results:
+            usage = usage + each.usage
+        status: TaskStatus = ("success" if last.status is RunStatus.SUCCESS else
+                              "interrupted" if last.status is RunStatus.INTERRUPTED else "failed")
+        return cls(id=task_id, run_id=last.run_id, status=status, provider=last.provider,
+                   error_code=last.error.code if last.error else None,
+                   error=last.error.message if last.error else None,
+                   retryable=bool(last.error and last.error.retryable), attempts=len(results),
+                   run_ids=tuple(r.run_id for r in results), usage=usage, cost_usd=usage.cost_usd,
+                   duration_ms=duration_ms,
+                   files_changed=last.files_changed if files_changed is None else files_changed,
+                   final_text=last.final_text, patch=patch)
+
+
+class ResultsFile:
+    """The results JSONL of a batch: the finished results it holds (read once, at open), and appends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self.earlier: dict[str, TaskResult] = {}
+        """The last result of each task already in the file (finished or interrupted)."""
+        self._read()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = path.open("ab")
+        except OSError as exc:
+            raise InvalidSpecError(f"cannot write the results file {path}: {exc}; pass --results with a path you "
+                                   "can write") from None
+
+    def finished(self) -> dict[str, TaskResult]:
+        """Tasks a re-run skips: their last result in the file is `success` or `failed`."""
+        return {tid: r for tid, r in self.earlier.items() if r.finished}
+
+    def write(self, result: TaskResult) -> None:
+        line = result.model_dump_json(exclude_none=False).encode() + b"\n"
+        with self._lock:
+            self._handle.write(line)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._handle.closed:
+                self._handle.close()
+
+    def _read(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise InvalidSpecError(f"cannot read the results file {self.path}: {exc}") from None
+        lines = data.split(b"\n")
+        torn = lines.pop()  # after the last newline: empty, or a line a killed batch did not finish
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                result = TaskResult.model_validate(json.loads(line))
+            except (ValueError, ValidationError):
+                raise InvalidSpecError(
+                    f"{self.path} line {number} is not a task result; is it a batch's results file? Pass another "
+                    "--results path (or remove the line)") from None
+            self.earlier[result.id] = result
+        if torn.strip():  # truncate it, so the next line written starts on a line of its own
+            with self.path.open("r+b") as handle:
+                handle.truncate(len(data) - len(torn))

@@ -1,0 +1,212 @@
+"""A batch's tasks: one `AgentRunSpec` each, with an id, optionally a provider, and for offline batches the
+scenario the scripted model plays; read from JSONL with every bad line reported at once, before anything runs.
+
+Layer: batch (pure: reads text, builds models; starts nothing). Knows the spec model and the inline scenario
+form; knows no provider, executor or file the batch writes.
+
+A line is a spec's fields plus `id` (required, unique, a file name: `[A-Za-z0-9][A-Za-z0-9._-]*`), and
+optionally `provider`, `ref` (the commit a `--worktrees` checkout starts from) and, with `--offline`, `scenario`:
+a scenario's name, one written inline (`harness_core.offline.inline`), or a list of them, played by the
+task's attempts in turn (the last again for any later one: `["fail_429", "tools"]` is a rate limit that a retry
+gets past). Offline, `prompt` may be left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from harness_core.errors import InvalidSpecError
+from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
+from harness_core.offline.scenarios import Scenario
+from harness_core.spec import AgentRunSpec
+
+__all__ = ["BatchTask", "TaskFileError", "TaskLike", "as_tasks", "load_tasks", "parse_tasks"]
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_OWN_FIELDS = ("id", "provider", "scenario", "ref")
+_SHOWN = 20  # problems listed in the message (all are in `problems`)
+
+
+@dataclass(frozen=True)
+class BatchTask:
+    """One task of a batch: its id, the spec each attempt plays, and where it runs."""
+
+    id: str
+    spec: AgentRunSpec
+    provider: str | None = None
+    """The provider (an alias works too); None: the batch's default."""
+    scenarios: tuple[Scenario, ...] = ()
+    """Offline only: the scenario of each attempt in turn, the last for every later one (empty: the batch's)."""
+    ref: str | None = None
+    """With worktrees: the commit, branch or tag its checkout starts from (None: the batch's)."""
+    line: int | None = None
+    """Where it was read (1-based), for messages; None for a task made in Python."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not ID_PATTERN.fullmatch(self.id):
+            raise ValueError(f"task id {self.id!r} is not a file name: use letters, digits, '.', '_' and '-' "
+                             "(at most 128, not starting with '.', '_' or '-')")
+
+    def scenario_for(self, attempt: int, default: Scenario | None) -> Scenario | None:
+        """The scenario attempt number `attempt` (1-based) plays offline."""
+        if not self.scenarios:
+            return default
+        return self.scenarios[min(attempt, len(self.scenarios)) - 1]
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}" if self.line is not None else f"task {self.id!r}"
+
+
+TaskLike = BatchTask | tuple[str, AgentRunSpec] | tuple[str, AgentRunSpec, str | None]
+"""What `run_batch` takes per task: a `BatchTask`, or `(id, spec)` / `(id, spec, provider)`."""
+
+
+class TaskFileError(InvalidSpecError):
+    """Tasks that do not validate: every problem, each with its line number."""
+
+    def __init__(self, source: str, problems: list[tuple[int | None, str]]) -> None:
+        self.source = source
+        self.problems = problems
+        shown = [f"  {'line ' + str(n) if n is not None else 'task'}: {text}" for n, text in problems[:_SHOWN]]
+        more = [f"  ... and {len(problems) - _SHOWN} more"] if len(problems) > _SHOWN else []
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        super().__init__(f"{source}: {count}, nothing was run:\n" + "\n".join(shown + more) + "\nFix the lines and run "
+                         "the batch again (a line is a JSON object: a spec's fields plus \"id\").")
+
+
+def load_tasks(source: str | Path | TextIO, *, offline: bool = False) -> list[BatchTask]:
+    """Read the tasks of a JSONL file (`"-"`: standard input; or an open text file).
+
+    Raises:
+        TaskFileError: every line that does not validate (or a file with no task), each with its number.
+        InvalidSpecError: the file cannot be read.
+    """
+    if isinstance(source, (str, Path)) and str(source) == "-":
+        return parse_tasks(sys.stdin, source="<stdin>", offline=offline)
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        try:
+            with path.open(encoding="utf-8") as handle:
+                return parse_tasks(handle, source=str(path), offline=offline)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidSpecError(f"cannot read the tasks file {path}: {exc}") from None
+    return parse_tasks(source, source=getattr(source, "name", "<tasks>"), offline=offline)
+
+
+def parse_tasks(lines: Iterable[str], *, source: str = "<tasks>", offline: bool = False) -> list[BatchTask]:
+    """The tasks of JSONL `lines` (blank lines are skipped). Raises `TaskFileError` listing every bad line."""
+    tasks: list[BatchTask] = []
+    problems: list[tuple[int | None, str]] = []
+    seen: dict[str, int] = {}
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            task = _task(text, number, offline=offline)
+        except _Problem as problem:
+            problems.append((number, str(problem)))
+            continue
+        if task.id in seen:
+            problems.append((number, f"id {task.id!r} is also the id of line {seen[task.id]}; ids must be unique"))
+            continue
+        seen[task.id] = number
+        tasks.append(task)
+    if not tasks and not problems:
+        problems.append((None, "no task in it (one JSON object per line: {\"id\": \"t1\", \"prompt\": \"...\"})"))
+    if problems:
+        raise TaskFileError(source, problems)
+    return tasks
+
+
+def as_tasks(items: Iterable[TaskLike]) -> list[BatchTask]:
+    """`run_batch`'s tasks from Python: `BatchTask`s or `(id, spec[, provider])` tuples; ids must be unique.
+
+    Raises:
+        TaskFileError: a bad item or a repeated id (all of them).
+    """
+    tasks: list[BatchTask] = []
+    problems: list[tuple[int | None, str]] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        try:
+            task = item if isinstance(item, BatchTask) else _from_tuple(item)
+        except (TypeError, ValueError) as exc:
+            problems.append((None, f"item {index}: {exc}"))
+            continue
+        if task.id in seen:
+            problems.append((None, f"item {index}: id {task.id!r} repeats an earlier task's; ids must be unique"))
+            continue
+        seen.add(task.id)
+        tasks.append(task)
+    if problems:
+        raise TaskFileError("tasks", problems)
+    return tasks
+
+
+class _Problem(Exception):
+    pass
+
+
+def _task(text: str, number: int, *, offline: bool) -> BatchTask:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Problem(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise _Problem(f"a task is a JSON object, not {type(data).__name__}")
+    own = {key: data.pop(key) for key in _OWN_FIELDS if key in data}
+    task_id = own.get("id")
+    if not isinstance(task_id, str) or not ID_PATTERN.fullmatch(task_id):
+        raise _Problem("`id` is required: a unique name made of letters, digits, '.', '_' and '-' (it names the "
+                       "task's result, log and patch)" if task_id is None else
+                       f"id {task_id!r} is not a file name: use letters, digits, '.', '_' and '-'")
+    for key in ("provider", "ref"):
+        if key in own and not (isinstance(own[key], str) and own[key]):
+            raise _Problem(f"{task_id}: `{key}` is a non-empty string")
+    scenarios = _scenarios(own.get("scenario"), task_id) if "scenario" in own else ()
+    if scenarios and not offline:
+        raise _Problem(f"{task_id}: `scenario` is what the scripted model plays with --offline; pass --offline, or "
+                       "remove it to run the task against the real model")
+    if offline and "prompt" not in data:
+        data["prompt"] = f"(offline scenario {scenarios[0].name!r})" if scenarios else "(offline scenario)"
+    try:
+        spec = AgentRunSpec.model_validate(data)
+    except ValidationError as exc:
+        raise _Problem(f"{task_id}: " + "; ".join(_said(e) for e in exc.errors())) from None
+    return BatchTask(task_id, spec, own.get("provider"), scenarios, own.get("ref"), number)
+
+
+def _scenarios(value: Any, task_id: str) -> tuple[Scenario, ...]:
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise _Problem(f"{task_id}: `scenario` is a name, an inline scenario or a non-empty list of them")
+    try:
+        return tuple(scenario_from_json(item) for item in items)
+    except ScenarioSyntaxError as exc:
+        raise _Problem(f"{task_id}: scenario: {exc}") from None
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    where = ".".join(str(part) for part in error.get("loc", ())) or "spec"
+    message = str(error.get("msg", "invalid"))
+    if error.get("type") == "extra_forbidden":
+        message = "not a field of a task (a spec's fields, id, provider, ref, scenario)"
+    return f"{where}: {message}"
+
+
+def _from_tuple(item: Any) -> BatchTask:
+    if not isinstance(item, tuple) or len(item) not in (2, 3):
+        raise TypeError(f"a task is a BatchTask or an (id, spec[, provider]) tuple, not {item!r}")
+    provider = item[2] if len(item) == 3 else None
+    if not isinstance(item[1], AgentRunSpec):
+        raise TypeError(f"the spec of task {item[0]!r} is a {type(item[1]).__name__}, not an AgentRunSpec")
+    return BatchTask(item[0], item[1], provider)

@@ -1,0 +1,132 @@
+"""Where each task of a batch plays: its own git worktree (`--worktrees REPO`), a temporary directory (offline,
+no worktrees), or its spec's `cwd`; the base a task's patch is taken against; cleaning up afterwards.
+
+Layer: batch (workspaces). Knows the worktree and patch helpers and the offline scenarios' files; knows no
+provider or executor. Blocking git work runs in worker threads (`anyio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio.to_thread
+
+from harness_core.batch.tasks import BatchTask
+from harness_core.batch.worktrees import Worktrees
+from harness_core.offline import seed_workspace
+from harness_core.offline.scenarios import Scenario
+
+__all__ = ["Workspace", "WorktreePlan", "Workspaces"]
+
+
+@dataclass(frozen=True)
+class WorktreePlan:
+    """`--worktrees REPO [--ref REF] [--worktrees-dir DIR]`: each task in its own worktree of `repo`."""
+
+    repo: Path
+    ref: str = "HEAD"
+    root: Path | None = None
+    """Where the worktrees are made (default: a directory per repository under the user's cache)."""
+
+
+@dataclass
+class Workspace:
+    path: Path
+    base: str | None = None
+    """With worktrees: the tree the task's patch is taken against (the checkout plus the scenario's files)."""
+    owned: bool = False
+    """Made for the task (removed afterwards unless kept)."""
+    worktree: bool = False
+
+
+class Workspaces:
+    """The batch's workspace policy (one per batch)."""
+
+    def __init__(self, plan: WorktreePlan | None, *, offline: bool, keep: bool) -> None:
+        self.plan = plan
+        self.offline = offline
+        self.keep = keep
+        self.worktrees: Worktrees | None = None
+        self._commits: dict[str, str] = {}
+        self._temp_root: Path | None = None
+
+    def open(self, tasks: list[BatchTask]) -> dict[str, str]:
+        """Open the repository and resolve every ref the tasks name; returns {task id: problem} for refs that do
+        not resolve (raises `InvalidSpecError` when the repository itself is unusable)."""
+        if self.plan is None:
+            return {}
+        self.worktrees = Worktrees.open(self.plan.repo, self.plan.root)
+        problems: dict[str, str] = {}
+        for task in tasks:
+            ref = task.ref or self.plan.ref
+            if ref in self._commits:
+                continue
+            try:
+                self._commits[ref] = self.worktrees.resolve(ref)
+            except Exception as exc:  # noqa: BLE001 - reported per task with its line
+                problems[task.id] = str(getattr(exc, "message", exc))
+        return problems
+
+    def commit_of(self, task: BatchTask) -> str | None:
+        if self.plan is None:
+            return None
+        return self._commits.get(task.ref or self.plan.ref)
+
+    async def prepare(self, task: BatchTask, scenarios: tuple[Scenario, ...]) -> Workspace:
+        """The task's workspace, made and seeded with the files its offline scenarios expect."""
+        if self.worktrees is not None:
+            worktrees = self.worktrees
+            commit = self.commit_of(task)
+            assert commit is not None
+            path = await anyio.to_thread.run_sync(worktrees.create, task.id, commit)
+            _seed(path, scenarios)
+            base = await anyio.to_thread.run_sync(worktrees.snapshot, path)
+            return Workspace(path, base, owned=True, worktree=True)
+        if self.offline and "cwd" not in task.spec.model_fields_set:
+            if self._temp_root is None:
+                self._temp_root = Path(tempfile.mkdtemp(prefix="harness-batch-"))
+            path = self._temp_root / task.id
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
+            path.mkdir(parents=True)
+            _seed(path, scenarios)
+            return Workspace(path, owned=True)
+        path = task.spec.cwd
+        if self.offline:
+            path.mkdir(parents=True, exist_ok=True)
+            _seed(path, scenarios)
+        return Workspace(path)
+
+    async def patch(self, workspace: Workspace) -> str | None:
+        if self.worktrees is None or workspace.base is None:
+            return None
+        return await anyio.to_thread.run_sync(self.worktrees.patch, workspace.path, workspace.base)
+
+    async def release(self, workspace: Workspace) -> None:
+        if self.keep or not workspace.owned:
+            return
+        if workspace.worktree and self.worktrees is not None:
+            await anyio.to_thread.run_sync(self.worktrees.remove, workspace.path)
+        else:
+            await anyio.to_thread.run_sync(lambda: shutil.rmtree(workspace.path, ignore_errors=True))
+
+    @property
+    def kept_where(self) -> Path | None:
+        """Where kept workspaces are (with `keep`), for the closing message."""
+        if self.worktrees is not None:
+            return self.worktrees.root
+        return self._temp_root
+
+    def close(self) -> None:
+        if self.worktrees is not None and not self.keep:
+            self.worktrees.close()
+        if self._temp_root is not None and not self.keep:
+            shutil.rmtree(self._temp_root, ignore_errors=True)
+
+
+def _seed(path: Path, scenarios: tuple[Scenario, ...]) -> None:
+    for scenario in scenarios:
+        seed_workspace(scenario, path)

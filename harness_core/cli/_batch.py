@@ -1,0 +1,199 @@
+"""`harness batch TASKS.jsonl`: many runs, at most N at once, each task's result in a results file (which makes a
+re-run resume), optionally each in its own git worktree with its patch written, here or on Ray.
+
+Layer: CLI, imported at start-up: click and the standard library at the top; the batch API and the progress
+view are imported when the command runs. Knows nothing of any concrete provider or engine.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from harness_core.cli._common import harness_command, run_async
+from harness_core.cli._complete import complete_provider, complete_scenario
+from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
+from harness_core.cli._scenarios import scenario_callback
+
+if TYPE_CHECKING:
+    from harness_core.batch import Batch
+    from harness_core.cli._batch_view import BatchView
+
+__all__ = ["batch", "default_results"]
+
+_EXIT_OK, _EXIT_FAILED, _EXIT_INTERRUPTED = 0, 1, 130  # = harness_core.errors (not imported: start-up time)
+
+
+def default_results(tasks: str) -> Path | None:
+    """`--results` when not given: beside the tasks file, `NAME.results.jsonl` (None for `-`)."""
+    if tasks == "-":
+        return None
+    path = Path(tasks)
+    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
+    return path.with_name(f"{stem}.results.jsonl")
+
+
+@click.command()
+@click.argument("tasks", metavar="TASKS.jsonl")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Tasks live at once, at most.")
+@click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
+              help="Provider of the tasks that name none (default: $HARNESS_PROVIDER, else the default provider).")
+@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Results file (JSONL, one line per task as it ends). Tasks it holds as finished (success or "
+                   "failed) are not run again. Default: TASKS.results.jsonl beside the tasks file.")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where each run's log goes (default: as `harness run`).")
+@click.option("--offline", is_flag=True,
+              help="Play every task against the embedded scripted model backend (no credentials, no network): "
+                   "a task's `scenario` field, else --scenario.")
+@click.option("--scenario", default="tools", show_default=True, metavar="NAME", callback=scenario_callback,
+              shell_complete=complete_scenario, help="With --offline: the scenario of tasks that name none.")
+@click.option("--retry", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+              help="Play a task again up to N times when it failed for a transient reason (rate limit, HTTP 5xx, "
+                   "a crashed CLI or worker), after an exponential backoff with jitter.")
+@click.option("--retry-backoff", type=click.FloatRange(min=0), default=2.0, show_default=True, metavar="SECONDS",
+              help="The first retry's wait, at most (it doubles each time, capped at 60 s).")
+@click.option("--max-cost-usd", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+              help="Start no more tasks once the batch's runs have cost this much (runs already live finish).")
+@click.option("--worktrees", "repo", type=click.Path(file_okay=False, exists=True, path_type=Path), metavar="REPO",
+              help="Give each task its own git worktree of REPO (at --ref, or the task's `ref`).")
+@click.option("--ref", default="HEAD", show_default=True, metavar="REF", help="With --worktrees: the commit to check out.")
+@click.option("--worktrees-dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="With --worktrees: where the worktrees are made (default: under ~/.cache/harness/worktrees).")
+@click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree (or offline workspace) afterwards.")
+@click.option("--patches", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="With --worktrees: write each task's diff as DIR/ID.patch, and DIR/predictions.jsonl "
+                   "(instance_id, model_patch, model_name_or_path) as SWE-bench-style evaluators read.")
+@click.option("--engine", default="local", show_default=True, metavar="NAME",
+              help="Where tasks run: `local` (this process) or an installed executor such as `ray` (harness-ray).")
+@click.option("--address", metavar="ADDR", help="With --engine ray: the cluster to join (default: start a local one).")
+@click.option("-E", "--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
+              help="An option of the engine (repeatable).")
+@click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
+@click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
+@click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
+@harness_command
+def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
+          offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
+          repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
+          engine: str, address: str | None, engine_options: tuple[str, ...], record_wire: bool, as_json: bool,
+          verbose: bool) -> None:
+    """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
+    unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
+
+    Every line is checked before anything starts. Each task's run is logged as `harness run`'s are; its result
+    goes to the results file as it ends, so running the same command again finishes only what is left. Ctrl-C
+    (or SIGTERM) interrupts the live runs cleanly and records them as interrupted.
+
+    Exit status: 0 every task succeeded, 1 a task failed (or was not started), 2 usage error, 130 interrupted.
+    """
+    from harness_core.batch import Batch, WorktreePlan, load_tasks
+
+    if patches is not None and repo is None:
+        raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
+    if repo is None and (worktrees_dir is not None or ref != "HEAD"):
+        raise click.UsageError("--ref and --worktrees-dir apply with --worktrees REPO")
+    scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT
+    if scenario_given and not offline:
+        raise click.UsageError("--scenario applies with --offline")
+    try:
+        options: dict[str, Any] = parse_option_pairs(engine_options)
+    except OptionSyntaxError as exc:
+        raise click.BadParameter(str(exc), param_hint="-E/--engine-option") from None
+    if address is not None:
+        options["address"] = address
+    results = results or default_results(tasks)
+    if results is None:
+        raise click.UsageError("with tasks from stdin (`-`), pass --results FILE: it is what lets a re-run resume")
+    loaded = load_tasks(tasks, offline=offline)
+    plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
+    job = Batch(loaded, provider=provider, concurrency=concurrency, executor=engine, executor_options=options,
+                runs_dir=runs_dir, results=results, retry=retry, retry_backoff=retry_backoff, offline=offline,
+                scenario=scenario, worktrees=plan, patches=patches, keep=keep_worktrees, max_cost_usd=max_cost_usd,
+                record_wire=record_wire)
+    sys.exit(run_async(_play, job, results, patches, as_json, verbose))
+
+
+_DEFAULT = click.core.ParameterSource.DEFAULT
+
+
+async def _play(job: Batch, results: Path, patches: Path | None, as_json: bool, verbose: bool) -> int:
+    import anyio
+
+    from harness_core.cli._batch_view import BatchView
+
+    await job.check()  # every line's problems, before the progress display or anything else starts
+    view = BatchView(job.stats, engine=job.executor.describe(), verbose=verbose)
+    job.on_update = view.update
+    async with anyio.create_task_group() as tg:
+        hard_stop = tg.cancel_scope
+        tg.start_soon(_watch_signals, job, view, hard_stop)
+        with view:
+            tg.start_soon(_tick, view)
+            async for result in job.results():
+                if as_json:
+                    print(result.model_dump_json(), flush=True)
+            _summary(job, view, results, patches)
+        tg.cancel_scope.cancel()
+    if job.interrupted:
+        return _EXIT_INTERRUPTED
+    stats = job.stats
+    return _EXIT_OK if stats.failed == 0 and stats.not_started == 0 and stats.interrupted == 0 else _EXIT_FAILED
+
+
+async def _tick(view: BatchView) -> None:
+    import anyio
+
+    while True:
+        view.refresh()
+        await anyio.sleep(0.25)
+
+
+async def _watch_signals(job: Batch, view: BatchView, hard_stop: Any) -> None:
+    """First SIGINT/SIGTERM/SIGHUP: interrupt every live run cleanly, start nothing more. Second: stop now."""
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
+        count = 0
+        async for _ in signals:
+            count += 1
+            if count == 1:
+                job.interrupt()
+                view.say(f"interrupting {job.stats.running} live run(s)… (press Ctrl-C again to stop at once; run "
+                         "the same command again to resume)")
+            elif count == 2:
+                view.say("stopping now")
+                hard_stop.cancel()
+
+
+def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -> None:
+    from harness_core.cli._batch_view import clock
+
+    s = job.stats
+    import time
+
+    parts = [f"{s.succeeded} succeeded", f"{s.failed} failed"]
+    if s.interrupted:
+        parts.append(f"{s.interrupted} interrupted")
+    if s.not_started:
+        parts.append(f"{s.not_started} not started")
+    if s.skipped:
+        parts.append(f"{s.skipped} skipped (finished earlier)")
+    cost = f", ${s.cost_usd:.4f}" if s.cost_usd else ""
+    view.say(f"batch: {', '.join(parts)} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
+             f"{s.peak_running} live at once{cost}); results in {results}")
+    if patches is not None:
+        view.say(f"patches in {patches} (predictions.jsonl for evaluators)")
+    if job.budget_reached:
+        view.say(f"the batch reached --max-cost-usd (${s.cost_usd:.4f}): {s.not_started} task(s) not started; run "
+                 "again with a higher limit to play them")
+    elif s.not_started or s.interrupted:
+        view.say("run the same command again to play the tasks left")
+    kept = job.workspaces.kept_where if job.workspaces.keep else None
+    if kept is not None:
+        view.say(f"kept the workspaces in {kept}")
