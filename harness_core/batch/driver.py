@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import anyio
 
-from harness_core._run.api import prepare, preflight
+from harness_core._run.api import preflight, prepare
 from harness_core._run.logs import check_writable
 from harness_core.batch.executor import Executor, TaskAttempt, WorkerLostError, executor_named
 from harness_core.batch.patches import Patches
@@ -268,7 +268,8 @@ class Batch:
             return result
         patch = await self.workspaces.patch(workspace) or ""
         model = task.spec.model or ""
-        name = f"harness/{result.provider or task.provider or self.provider or 'default'}" + (f"/{model}" if model else "")
+        provider = result.provider or task.provider or self.provider or "default"
+        name = f"harness/{provider}" + (f"/{model}" if model else "")
         path = await anyio.to_thread.run_sync(patches.write, task.id, patch, name)
         return result.model_copy(update={"patch": str(path)})
 

@@ -88,7 +88,7 @@ class Executor(ABC):
             raise InvalidSpecError(f"invalid options for executor {cls.name!r}: {problems} (it takes: {known})") \
                 from None
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 - optional: an engine with nothing to start has no start
         """Get ready to play (connect to or start a cluster). Raises a `HarnessError` saying what to do if it
         cannot."""
 
@@ -103,7 +103,7 @@ class Executor(ABC):
         Failures of the run are in the result; raise only for what the executor itself could not do (a lost
         worker: `harness_core.batch.WorkerLostError`, which the driver records and may retry)."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - optional, as `start`
         """Release what `start` took (idempotent)."""
 
 

@@ -13,6 +13,7 @@ One module per command group, each importing only click at the top, so `harness 
   terminal), `_offline` (`--offline`: the workspace and scripted backend) and `_worker` (`--background`: the
   detached worker);
 - `_chat` (`harness chat`) with `_conversation` (one session, a turn per prompt, `/` commands, Ctrl-C);
+- `_batch` (`harness batch`: many tasks through `harness_core.batch`) with its progress display in `_batch_view`;
 - `_answer` (`approve`: answering a background run's approvals; the questions `attach` asks for them);
 - `_info` (`providers`, `doctor`, `schema`) with the typed reports in `_providers`;
 - `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a
@@ -36,8 +37,8 @@ import click
 from harness_core import __version__
 from harness_core.cli._answer import approve
 from harness_core.cli._attach import attach
-from harness_core.cli._cancel import cancel
 from harness_core.cli._batch import batch
+from harness_core.cli._cancel import cancel
 from harness_core.cli._chat import chat
 from harness_core.cli._complete import completion
 from harness_core.cli._configcmd import config
@@ -61,8 +62,8 @@ def cli() -> None:
     """
 
 
-for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, config, schema,
-                 replay, completion):
+for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, config,
+                 schema, replay, completion):
     cli.add_command(_command)
 
 

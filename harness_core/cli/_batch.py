@@ -62,7 +62,8 @@ def default_results(tasks: str) -> Path | None:
               help="Start no more tasks once the batch's runs have cost this much (runs already live finish).")
 @click.option("--worktrees", "repo", type=click.Path(file_okay=False, exists=True, path_type=Path), metavar="REPO",
               help="Give each task its own git worktree of REPO (at --ref, or the task's `ref`).")
-@click.option("--ref", default="HEAD", show_default=True, metavar="REF", help="With --worktrees: the commit to check out.")
+@click.option("--ref", default="HEAD", show_default=True, metavar="REF",
+              help="With --worktrees: the commit to check out.")
 @click.option("--worktrees-dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="With --worktrees: where the worktrees are made (default: under ~/.cache/harness/worktrees).")
 @click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree (or offline workspace) afterwards.")

@@ -27,7 +27,7 @@ def clock(seconds: float) -> str:
 
 def outcome_line(result: TaskResult) -> str:
     """One line for a finished task: id, status, error, attempts, run id (for `harness show`)."""
-    said = result.status
+    said: str = result.status
     if result.error_code:
         said += f" ({result.error_code})"
     if result.attempts > 1:

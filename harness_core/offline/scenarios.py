@@ -131,7 +131,8 @@ def apply_file_step(step: ReadFile | WriteFile | EditFile, cwd: str | Path, *, r
         return target.read_text() if target.exists() else step.content
     if read_only:
         return "refused: the sandbox is read-only"
-    if isinstance(step, WriteFile):
+    if isinstance(step, WriteFile):  # as agents' write tools do, it makes the directories on the way
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(step.content)
         return step.content
     if target.exists():

@@ -43,8 +43,8 @@ from harness_core import (
     ToolUse,
     Usage,
 )
+from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.offline.scenarios import (
-    SCENARIOS,
     EditFile,
     Fail,
     ReadFile,
@@ -74,8 +74,9 @@ __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", 
 
 
 class ScriptedOptions(ProviderOptions):
-    scenario: str = "say"
-    """Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`."""
+    scenario: str | dict[str, Any] = "say"
+    """Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`, or one written inline
+    (`harness_core.offline.inline`)."""
     crash: bool = False
     """Raise an unexpected exception mid-run (to test the runner's safety net)."""
     ignore_interrupt: bool = False
@@ -124,9 +125,10 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         yield _ScriptedSession(self, options, spec.resume_session)
 
     async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
-        scenario = SCENARIOS.get(options.scenario)
-        if scenario is None:
-            raise ModelError(f"unknown scenario {options.scenario!r}; known: {', '.join(SCENARIOS)}")
+        try:
+            scenario = scenario_from_json(options.scenario)
+        except ScenarioSyntaxError as exc:
+            raise ModelError(str(exc)) from None
         session = spec.resume_session or f"scripted-{ctx.run_id}"
         if options.state_dir is not None:
             _remember(Path(options.state_dir), session, spec.prompt, resumed=spec.resume_session is not None)
@@ -246,7 +248,9 @@ def _classified(step: Fail) -> Exception:
                                "check the API key", status=step.status)
     if step.status == 429:
         return RateLimitedError(f"rate limited (HTTP 429: {step.message}); retry later", status=429)
-    return ModelError(f"the model API failed (HTTP {step.status}: {step.message})", status=step.status)
+    error = ModelError(f"the model API failed (HTTP {step.status}: {step.message})", status=step.status)
+    error.retryable = step.status >= 500  # as a real provider's classification says
+    return error
 
 
 async def _cancel_on_interrupt(ctx: RunContext, scope: anyio.CancelScope) -> None:

@@ -1,0 +1,147 @@
+"""`harness batch` as a user runs it, in a subprocess: the issue's acceptance (50 offline tasks, concurrency 8,
+worktrees and patches; killed halfway, the re-run finishes only the rest), Ctrl-C, exit statuses, every bad line
+reported before anything starts."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.batch.conftest import batch_process, finish, max_overlap, read_results, run_logs, task_lines, writes
+
+_DEADLINE = 120
+
+
+def wait_for_results(path: Path, count: int, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        if path.exists() and len(read_results(path)) >= count:
+            return
+        assert process.poll() is None, finish(process)
+        time.sleep(0.02)
+    raise AssertionError(f"fewer than {count} results after {_DEADLINE} s")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True, timeout=60)
+    (path / "README").write_text("base\n")
+    subprocess.run(["git", "add", "."], cwd=path, check=True, timeout=60)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base"], cwd=path,
+                   check=True, timeout=60)
+    return path
+
+
+def test_acceptance_fifty_tasks_killed_halfway_and_rerun(tmp_path: Path, repo: Path) -> None:
+    tasks = task_lines(tmp_path / "tasks.jsonl", [
+        {"id": f"task-{n:02d}", "scenario": writes(f"src/t{n}.py", f"N = {n}\n", wait=0.3)} for n in range(50)])
+    args = ["tasks.jsonl", "--offline", "--concurrency", "8", "--worktrees", "repo", "--worktrees-dir", "wt",
+            "--patches", "out"]
+    first = batch_process(tmp_path, *args)
+    results = tmp_path / "tasks.results.jsonl"
+    wait_for_results(results, 20, first)
+    first.kill()  # SIGKILL: no chance to clean up
+    first.wait(timeout=_DEADLINE)
+    done_first = {r["id"] for r in read_results(results)}
+    assert 20 <= len(done_first) < 50
+
+    code, _, err = finish(batch_process(tmp_path, *args))
+    assert code == 0, err
+    final = read_results(results)
+    assert sorted(r["id"] for r in final) == [f"task-{n:02d}" for n in range(50)]  # each once: none ran twice
+    assert all(r["status"] == "success" for r in final)
+    assert f"{len(done_first)} skipped (finished earlier)" in err
+    patches = sorted(p.name for p in (tmp_path / "out").glob("*.patch"))
+    assert patches == [f"task-{n:02d}.patch" for n in range(50)]
+    for n in range(50):
+        patch = (tmp_path / "out" / f"task-{n:02d}.patch").read_text()
+        assert patch.count("diff --git") == 1 and f"+N = {n}\n" in patch
+    predictions = [json.loads(line) for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
+    assert sorted(p["instance_id"] for p in predictions) == [f"task-{n:02d}" for n in range(50)]
+    logs = run_logs(tmp_path / "runs")
+    assert {r["run_id"] for r in final} <= set(logs)
+    assert max_overlap(logs) <= 8
+    listed = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert listed.stdout.count("\n") == 1  # the killed batch's worktrees were cleaned up by the re-run
+
+
+def test_ctrl_c_records_live_runs_as_interrupted_and_a_rerun_resumes(tmp_path: Path) -> None:
+    slow = {"steps": [{"take_long": 60}, {"say": "late"}]}
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "quick", "scenario": "say"},
+                                          *({"id": f"slow{n}", "scenario": slow} for n in range(3))])
+    process = batch_process(tmp_path, "tasks.jsonl", "--offline", "-j", "2")
+    results = tmp_path / "tasks.results.jsonl"
+    wait_for_results(results, 1, process)
+    time.sleep(0.3)  # the next slow run has started
+    process.send_signal(signal.SIGINT)
+    code, _, err = finish(process)
+    assert code == 130, err
+    statuses = {r["id"]: r["status"] for r in read_results(results)}
+    assert statuses["quick"] == "success"
+    assert sorted(s for t, s in statuses.items() if t != "quick") == ["interrupted", "interrupted"]
+    assert "run the same command again" in err
+
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "quick", "scenario": "say"},
+                                          *({"id": f"slow{n}", "scenario": "say"} for n in range(3))])
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline", "-j", "2"))
+    assert code == 0, err
+    assert "1 skipped" in err and "3 succeeded" in err
+
+
+def test_sigterm_interrupts_too(tmp_path: Path) -> None:
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "slow", "scenario": {"steps": [{"take_long": 60}, {"say": "x"}]}}])
+    process = batch_process(tmp_path, "tasks.jsonl", "--offline")
+    deadline = time.monotonic() + _DEADLINE
+    while not list((tmp_path / "runs").glob("*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    code, _, err = finish(process)
+    assert code == 130, err
+    assert [r["status"] for r in read_results(tmp_path / "tasks.results.jsonl")] == ["interrupted"]
+
+
+def test_a_failed_task_makes_exit_status_one_and_json_prints_results(tmp_path: Path) -> None:
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "ok", "scenario": "say"}, {"id": "bad", "scenario": "fail_401"}])
+    code, out, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline", "--json", "--results", "r.jsonl"))
+    assert code == 1, err
+    printed = {json.loads(line)["id"]: json.loads(line) for line in out.splitlines()}
+    assert printed["bad"]["error_code"] == "auth_failed" and printed["ok"]["status"] == "success"
+    assert "bad: failed (auth_failed)" in err and "1 succeeded, 1 failed" in err
+    assert (tmp_path / "r.jsonl").is_file()
+
+
+def test_every_bad_line_is_reported_with_its_number_and_nothing_runs(tmp_path: Path) -> None:
+    (tmp_path / "tasks.jsonl").write_text("\n".join([
+        json.dumps({"id": "fine", "scenario": "say"}),
+        "{not json",
+        json.dumps({"prompt": "no id"}),
+        json.dumps({"id": "fine", "scenario": "say"}),
+        json.dumps({"id": "x", "scenario": {"steps": [{"write": "a.txt"}]}}),
+        json.dumps({"id": "y", "colour": "blue"}),
+    ]) + "\n")
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline"))
+    assert code == 2, err
+    for number in (2, 3, 4, 5, 6):
+        assert f"line {number}:" in err
+    assert "line 1:" not in err and "5 problems, nothing was run" in err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "tasks.results.jsonl").exists()
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--patches", "out"], "--patches needs --worktrees"),
+    (["--scenario", "say"], "--scenario applies with --offline"),
+    (["--engine", "warp"], "no executor named 'warp'"),
+])
+def test_usage_errors_say_what_to_do(tmp_path: Path, args: list[str], said: str) -> None:
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "hi"}])
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", *args))
+    assert code == 2, err
+    assert said in err
