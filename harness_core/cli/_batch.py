@@ -186,6 +186,10 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
     if s.skipped:
         parts.append(f"{s.skipped} skipped (finished earlier)")
     cost = f", ${s.cost_usd:.4f}" if s.cost_usd else ""
+    if s.skipped == s.total:
+        view.say(f"batch: nothing to run: all {s.total} task(s) finished earlier (results in {results}; remove "
+                 "their lines, or pass another --results, to run them again)")
+        return
     view.say(f"batch: {', '.join(parts)} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
              f"{s.peak_running} live at once{cost}); results in {results}")
     if patches is not None:

@@ -100,19 +100,20 @@ def test_the_cost_limit_stops_starting_tasks(host: PluginHost) -> None:
 
 def test_interrupt_ends_live_runs_cleanly_and_starts_no_more(tmp_path: Path, host: PluginHost) -> None:
     tasks = tasks_of([{"id": f"t{n}", "scenario": {"steps": [{"take_long": 30}, {"say": "late"}]}} for n in range(5)])
-    batch = Batch(tasks, concurrency=2, offline=True, results=tmp_path / "r.jsonl", host=host)
+    started: list[str] = []
+    batch = Batch(tasks, concurrency=2, offline=True, results=tmp_path / "r.jsonl", host=host,
+                  on_update=lambda u: started.append(u.task_id) if u.kind == "started" else None)
 
     async def main() -> list[TaskResult]:
-        got: list[TaskResult] = []
         with anyio.fail_after(20):
             async with anyio.create_task_group() as tg:
-                async def stop_soon() -> None:
-                    while batch.stats.running < 2:
+                async def stop_when_two_live() -> None:
+                    while len(started) < 2:  # noqa: ASYNC110 - the driver's callback is synchronous
                         await anyio.sleep(0.02)
+                    await anyio.sleep(0.2)
                     batch.interrupt()
-                tg.start_soon(stop_soon)
-                got = [r async for r in batch.results()]
-        return got
+                tg.start_soon(stop_when_two_live)
+                return [r async for r in batch.results()]
 
     played = anyio.run(main)
     assert sorted(r.status for r in played) == ["interrupted", "interrupted"]

@@ -40,7 +40,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_acceptance_fifty_tasks_killed_halfway_and_rerun(tmp_path: Path, repo: Path) -> None:
-    tasks = task_lines(tmp_path / "tasks.jsonl", [
+    task_lines(tmp_path / "tasks.jsonl", [
         {"id": f"task-{n:02d}", "scenario": writes(f"src/t{n}.py", f"N = {n}\n", wait=0.3)} for n in range(50)])
     args = ["tasks.jsonl", "--offline", "--concurrency", "8", "--worktrees", "repo", "--worktrees-dir", "wt",
             "--patches", "out"]
@@ -145,3 +145,48 @@ def test_usage_errors_say_what_to_do(tmp_path: Path, args: list[str], said: str)
     code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", *args))
     assert code == 2, err
     assert said in err
+
+
+def test_on_a_terminal_a_progress_bar_shows_the_counts(tmp_path: Path) -> None:
+    import fcntl
+    import os
+    import select
+    import struct
+    import sys
+    import termios
+
+    task_lines(tmp_path / "tasks.jsonl", [{"id": f"t{n}", "scenario": writes(f"f{n}.txt", "x\n", wait=0.4)}
+                                          for n in range(6)] + [{"id": "bad", "scenario": "fail_401"}])
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": "scripted-offline", "HARNESS_PROVIDER": "scripted-offline",
+           "HARNESS_RUNS_DIR": str(tmp_path / "runs"), "TERM": "xterm-256color"}
+    controller, terminal = os.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+    child = subprocess.Popen([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline", "-j", "2"],
+                             cwd=tmp_path, env=env, stdin=terminal, stdout=terminal, stderr=terminal,
+                             start_new_session=True)
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + _DEADLINE
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.2)
+            if not ready:
+                if child.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(controller)
+        child.wait(timeout=_DEADLINE)
+    text = seen.decode(errors="replace")
+    assert child.returncode == 1, text
+    assert "running" in text and "queued" in text and "elapsed" in text and "ETA" in text
+    assert "7/7" in text and "6 ok · 1 failed" in text
+    assert "bad: failed (auth_failed)" in text  # a task that did not succeed gets its own line
+    assert "t1: success" not in text  # on a terminal, successes are counted, not listed
