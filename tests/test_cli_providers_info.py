@@ -115,8 +115,9 @@ def test_providers_name_json_lists_the_options() -> None:
     data = json.loads(result.output)
     assert data["name"] == "scripted" and data["default"] is True and data["available"] is True
     options = {o["name"]: o for o in data["options"]}
-    assert options["scenario"] == {"name": "scenario", "type": "str", "required": False, "default": "say",
-                                   "description": "Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`."}
+    assert options["scenario"] == {"name": "scenario", "type": "str or table", "required": False, "default": "say",
+                                   "description": "Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`, "
+                                                  "or one written inline (`harness_core.offline.inline`)."}
     assert options["cost_usd"]["type"] == "float or none"
 
 

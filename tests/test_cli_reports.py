@@ -155,7 +155,7 @@ def test_show_json_keys_in_their_documented_order() -> None:
                              "prompt", "session_id", "session", "turn", "path", "cli_version", "usage", "tools",
                              "files_changed", "changes", "final_text", "error", "bad_lines"]
     assert details["error"] == {"code": "model_error", "message": "the model API failed (HTTP 500: internal error)",
-                                "retryable": False, "details": {"status": 500}}
+                                "retryable": True, "details": {"status": 500}}
     assert details["usage"] is None and details["tools"] == [] and details["final_text"] == ""
     assert details["bad_lines"] == []
 
