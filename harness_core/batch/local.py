@@ -19,7 +19,7 @@ import anyio
 from harness_core._run.api import open_run
 from harness_core.batch.executor import Executor, TaskAttempt
 from harness_core.errors import HarnessError
-from harness_core.events import ErrorInfo, HarnessResult, RunStatus
+from harness_core.events import EVENT_ADAPTER, Done, ErrorInfo, HarnessResult, RunStatus
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
@@ -33,6 +33,7 @@ async def play_attempt(attempt: TaskAttempt, interrupted: anyio.Event, *, host: 
     `attempt.runs_dir` — or, with `on_line`, hand each of the log's lines (secrets scrubbed, no newline) to it and
     write no file here. `interrupted` being set interrupts the run cleanly.
 
+    The result is the one the log's `done` line holds, secrets scrubbed as in every file Harness writes.
     A check that fails before anything is spawned (no CLI, bad options) is a failed result, not an exception, and
     leaves no log: the batch driver checks those before the batch starts.
     """
@@ -59,14 +60,20 @@ async def _play(spec: AgentRunSpec, attempt: TaskAttempt, interrupted: anyio.Eve
                             record_wire=attempt.record_wire) as live:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_interrupt_when, interrupted, live.interrupt)
-                if on_line is not None:
-                    take = live.share_log_lines()
-                    async for event in live:
-                        line = take(event)
-                        if line is not None:
-                            on_line(line)
+                take = live.share_log_lines() if on_line is not None else None
+                final: bytes | None = None
+                async for event in live:
+                    line = take(event) if take is not None else None
+                    if line is not None and on_line is not None:
+                        on_line(line)
+                    if type(event) is Done:
+                        final = line if line is not None else live.log_line(event)
                 result = await live.wait()
                 tg.cancel_scope.cancel()
+            if final is not None:  # the result as the log holds it: secrets scrubbed (the results file's source)
+                done = EVENT_ADAPTER.validate_json(final)
+                if isinstance(done, Done):
+                    return done.result
             return result
     except HarnessError as exc:  # refused before anything was spawned
         return HarnessResult(status=RunStatus.FAILED, run_id=attempt.run_id, provider=attempt.provider or "",

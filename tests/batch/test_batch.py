@@ -207,3 +207,13 @@ def test_a_bad_ref_is_reported_with_its_line(tmp_path: Path, repo: Path, host: P
     with pytest.raises(TaskFileError) as caught:
         anyio.run(batch.check)
     assert [n for n, _ in caught.value.problems] == [2] and "no-such-branch" in caught.value.message
+
+
+def test_no_secret_reaches_the_results_file(tmp_path: Path, host: PluginHost) -> None:
+    from harness_core.offline.scenarios import LEAK_SHAPED
+
+    tasks = tasks_of([{"id": "leak", "scenario": "print_secrets"}])
+    (result,) = play(Batch(tasks, offline=True, results=tmp_path / "r.jsonl", host=host))
+    assert result.ok and "The token is" in result.final_text
+    assert LEAK_SHAPED not in result.final_text
+    assert LEAK_SHAPED not in (tmp_path / "r.jsonl").read_text()
