@@ -81,9 +81,9 @@ class PluginHost:
     """Other names of registered providers (`ProviderInfo.aliases`) → the provider's name; None for an alias two
     providers claim (it names neither). A provider's own name always wins over another's alias."""
     _alias_claims: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    """Every provider that declared each alias (an ambiguous alias's error names them)."""
     executors: dict[str, RegisteredExecutor] = field(default_factory=dict)
     """Batch executors registered by plugins (`harness_register_executors`); `local` is built in, not here."""
-    """Every provider that declared each alias (an ambiguous alias's error names them)."""
 
     @classmethod
     def create(

@@ -8,6 +8,7 @@ workspaces, the results file and the retry policy; knows no provider, no engine 
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
 
 from harness_core._run.api import preflight, prepare
 from harness_core._run.logs import check_writable
@@ -49,6 +51,8 @@ class BatchStats:
     interrupted: int = 0
     not_started: int = 0
     """Left queued because the batch was interrupted or its cost limit was reached."""
+    failed_earlier: int = 0
+    """Of the skipped: those whose result in the file is `failed` (`--rerun-failed` plays them again)."""
     retries: int = 0
     cost_usd: float = 0.0
     peak_running: int = 0
@@ -82,7 +86,8 @@ class Batch:
                  runs_dir: str | Path | None = None, results: str | Path | None = None, retry: int = 0,
                  retry_backoff: float = 2.0, offline: bool = False, scenario: Scenario | str = DEFAULT_SCENARIO,
                  worktrees: WorktreePlan | None = None, patches: str | Path | None = None, keep: bool = False,
-                 max_cost_usd: float | None = None, record_wire: bool = False, host: PluginHost | None = None,
+                 max_cost_usd: float | None = None, record_wire: bool = False, rerun_failed: bool = False,
+                 host: PluginHost | None = None,
                  on_update: Callable[[BatchUpdate], None] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
@@ -103,6 +108,7 @@ class Batch:
         self.patches_dir = Path(patches) if patches is not None else None
         self.max_cost_usd = max_cost_usd
         self.record_wire = record_wire
+        self.rerun_failed = rerun_failed
         self.on_update = on_update
         self.stats = BatchStats(total=len(self.tasks))
         self._interrupted = anyio.Event()
@@ -122,7 +128,7 @@ class Batch:
         """
         problems: list[tuple[int | None, str]] = []
         probed: dict[str, str | None] = {}  # provider name → problem of its probe (None: fine)
-        ref_problems = self.workspaces.open(self.tasks)
+        ref_problems = self.workspaces.open(self.tasks, self._key())
         for task in self.tasks:
             provider = task.provider or self.provider
             try:
@@ -151,6 +157,12 @@ class Batch:
         check_writable(self.runs_dir)
         self._checked = True
 
+    def _key(self) -> str:
+        """A name for this batch (its worktrees' directory): from its results file, else from its task ids."""
+        named = str(self.results_path.absolute()) if self.results_path is not None else \
+            "\n".join(t.id for t in self.tasks)
+        return "batch-" + hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+
     def _scenarios(self, task: BatchTask) -> tuple[Scenario, ...]:
         return task.scenarios or (self.scenario,)
 
@@ -176,8 +188,11 @@ class Batch:
         results_file = ResultsFile(self.results_path) if self.results_path is not None else None
         patches = Patches(self.patches_dir) if self.patches_dir is not None else None
         finished = results_file.finished() if results_file is not None else {}
+        if self.rerun_failed:
+            finished = {tid: r for tid, r in finished.items() if r.ok}
         pending = [t for t in self.tasks if t.id not in finished]
         self.stats.skipped = len(self.tasks) - len(pending)
+        self.stats.failed_earlier = sum(1 for t in self.tasks if t.id in finished and not finished[t.id].ok)
         self.stats.queued = len(pending)
         send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
         try:
@@ -214,10 +229,13 @@ class Batch:
         began = time.monotonic()
         try:
             async with send:
-                result = await self._play_task(task, patches)
+                try:
+                    result = await self._play_task(task, patches)
+                except Exception as exc:  # noqa: BLE001 - one task's trouble must not end the others
+                    result = _broken(task, exc)
                 result = result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)})
                 if results_file is not None:
-                    results_file.write(result)
+                    await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
                 self._count(result, time.monotonic() - began)
                 self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
                 await send.send(result)
@@ -231,8 +249,11 @@ class Batch:
         workspace = await self.workspaces.prepare(task, scenarios)
         try:
             outcomes: list[HarnessResult] = []
-            spec = task.spec.model_copy(update={"cwd": workspace.path})
+            cut_short = False
             for number in range(1, self.retry.retries + 2):
+                if number > 1:  # a retry starts from the task's base again, not from what the failed one left
+                    workspace = await self.workspaces.reset(task, scenarios, workspace)
+                spec = task.spec.model_copy(update={"cwd": workspace.path})
                 attempt = TaskAttempt(task.id, number, new_run_id(), spec, provider, self.runs_dir,
                                       task.scenario_for(number, self.scenario) if self.offline else None,
                                       self.record_wire)
@@ -240,7 +261,10 @@ class Batch:
                 outcome = await self._attempt(attempt)
                 outcomes.append(outcome)
                 self._spend(outcome)
-                if not self.retry.should_retry(outcome, number) or self._interrupted.is_set() or self._budget_reached:
+                if not self.retry.should_retry(outcome, number):
+                    break
+                if self._interrupted.is_set() or self._budget_reached:
+                    cut_short = True  # it would have been retried: a re-run must play it again
                     break
                 delay = self.retry.delay(number)
                 self.stats.retries += 1
@@ -249,10 +273,15 @@ class Batch:
                 with anyio.move_on_after(delay):
                     await self._interrupted.wait()
                 if self._interrupted.is_set():
+                    cut_short = True
                     break
-            return await self._finish(task, outcomes, workspace, patches)
+            result = await self._finish(task, outcomes, workspace, patches)
+            if cut_short:
+                result = result.model_copy(update={"status": "interrupted"})
+            return result
         finally:
-            await self.workspaces.release(workspace)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_DEADLINE):
+                await self.workspaces.release(workspace)  # also under a hard stop: no worktree left behind
 
     async def _attempt(self, attempt: TaskAttempt) -> HarnessResult:
         try:
@@ -295,6 +324,19 @@ class Batch:
 
 class _Said(Exception):
     pass
+
+
+_CLEANUP_DEADLINE = 60.0
+
+
+def _broken(task: BatchTask, exc: Exception) -> TaskResult:
+    """A task the driver could not play (its workspace, its patch, an executor's own failure): a failed result
+    naming what went wrong, so the other tasks go on."""
+    code = exc.code if isinstance(exc, HarnessError) else "batch_internal"
+    message = exc.message if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+    return TaskResult(id=task.id, run_id="", status="failed", provider=task.provider or "", error_code=code,
+                      error=f"{message} (the task did not run to its end; fix the cause and run the batch again "
+                            "with --rerun-failed)", attempts=0)
 
 
 async def _probe_problem(task: BatchTask, provider: str, host: PluginHost) -> str | None:

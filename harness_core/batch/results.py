@@ -8,6 +8,7 @@ whose complete lines are all true; a torn last line is dropped when the file is 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
@@ -83,13 +84,19 @@ class ResultsFile:
         self._lock = threading.Lock()
         self.earlier: dict[str, TaskResult] = {}
         """The last result of each task already in the file (finished or interrupted)."""
-        self._read()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = path.open("ab")
         except OSError as exc:
             raise InvalidSpecError(f"cannot write the results file {path}: {exc}; pass --results with a path you "
                                    "can write") from None
+        try:  # one batch at a time per results file: two would both play every task
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._handle.close()
+            raise InvalidSpecError(f"another batch is using the results file {path}; wait for it to end, or pass "
+                                   "another --results") from None
+        self._read()
 
     def finished(self) -> dict[str, TaskResult]:
         """Tasks a re-run skips: their last result in the file is `success` or `failed`."""

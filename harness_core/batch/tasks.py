@@ -177,7 +177,7 @@ def _task(text: str, number: int, *, offline: bool) -> BatchTask:
         raise _Problem(f"{task_id}: `scenario` is what the scripted model plays with --offline; pass --offline, or "
                        "remove it to run the task against the real model")
     if offline and "prompt" not in data:
-        data["prompt"] = f"(offline scenario {scenarios[0].name!r})" if scenarios else "(offline scenario)"
+        data["prompt"] = f"(offline batch task {task_id!r})"
     try:
         spec = AgentRunSpec.model_validate(data)
     except ValidationError as exc:

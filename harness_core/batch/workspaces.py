@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from harness_core.batch.tasks import BatchTask
-from harness_core.batch.worktrees import Worktrees
+from harness_core.batch.worktrees import Worktrees, default_root
 from harness_core.offline import seed_workspace
 from harness_core.offline.scenarios import Scenario
 
@@ -53,12 +53,18 @@ class Workspaces:
         self._commits: dict[str, str] = {}
         self._temp_root: Path | None = None
 
-    def open(self, tasks: list[BatchTask]) -> dict[str, str]:
+    def open(self, tasks: list[BatchTask], key: str) -> dict[str, str]:
         """Open the repository and resolve every ref the tasks name; returns {task id: problem} for refs that do
-        not resolve (raises `InvalidSpecError` when the repository itself is unusable)."""
+        not resolve (raises `InvalidSpecError` when the repository itself is unusable). `key` names the batch:
+        by default its worktrees are made in a directory of their own under the repository's
+        (`<cache>/harness/worktrees/<repo>-<hash>/<key>/<task id>`), so two batches on one repository never
+        touch each other's."""
         if self.plan is None:
             return {}
-        self.worktrees = Worktrees.open(self.plan.repo, self.plan.root)
+        root = self.plan.root
+        if root is None:
+            root = default_root(Worktrees.open(self.plan.repo).repo) / key
+        self.worktrees = Worktrees.open(self.plan.repo, root)
         problems: dict[str, str] = {}
         for task in tasks:
             ref = task.ref or self.plan.ref
@@ -100,13 +106,26 @@ class Workspaces:
             _seed(path, scenarios)
         return Workspace(path)
 
+    async def reset(self, task: BatchTask, scenarios: tuple[Scenario, ...], workspace: Workspace) -> Workspace:
+        """The task's workspace as it was before its first attempt (for a retry: what a failed attempt left is
+        not the next one's, nor its patch's). A spec's own `cwd` cannot be reset: it is played as it is."""
+        if not workspace.owned:
+            return workspace
+        await self.release_now(workspace)
+        return await self.prepare(task, scenarios)
+
     async def patch(self, workspace: Workspace) -> str | None:
         if self.worktrees is None or workspace.base is None:
             return None
         return await anyio.to_thread.run_sync(self.worktrees.patch, workspace.path, workspace.base)
 
     async def release(self, workspace: Workspace) -> None:
-        if self.keep or not workspace.owned:
+        """Remove a workspace made for the task (unless the batch keeps them)."""
+        if not self.keep:
+            await self.release_now(workspace)
+
+    async def release_now(self, workspace: Workspace) -> None:
+        if not workspace.owned:
             return
         if workspace.worktree and self.worktrees is not None:
             await anyio.to_thread.run_sync(self.worktrees.remove, workspace.path)

@@ -60,7 +60,7 @@ def default_results(tasks: str) -> Path | None:
               help="The first retry's wait, at most (it doubles each time, capped at 60 s).")
 @click.option("--max-cost-usd", type=click.FloatRange(min=0, min_open=True), metavar="USD",
               help="Start no more tasks once the batch's runs have cost this much (runs already live finish).")
-@click.option("--worktrees", "repo", type=click.Path(file_okay=False, exists=True, path_type=Path), metavar="REPO",
+@click.option("--worktrees", "repo", type=click.Path(file_okay=False, path_type=Path), metavar="REPO",
               help="Give each task its own git worktree of REPO (at --ref, or the task's `ref`).")
 @click.option("--ref", default="HEAD", show_default=True, metavar="REF",
               help="With --worktrees: the commit to check out.")
@@ -75,6 +75,8 @@ def default_results(tasks: str) -> Path | None:
 @click.option("--address", metavar="ADDR", help="With --engine ray: the cluster to join (default: start a local one).")
 @click.option("-E", "--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="An option of the engine (repeatable).")
+@click.option("--rerun-failed", is_flag=True,
+              help="Play again the tasks whose result in the results file is `failed` (only successes are skipped).")
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
 @click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
@@ -82,8 +84,8 @@ def default_results(tasks: str) -> Path | None:
 def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
-          engine: str, address: str | None, engine_options: tuple[str, ...], record_wire: bool, as_json: bool,
-          verbose: bool) -> None:
+          engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
+          as_json: bool, verbose: bool) -> None:
     """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
     unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
 
@@ -116,7 +118,7 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
     job = Batch(loaded, provider=provider, concurrency=concurrency, executor=engine, executor_options=options,
                 runs_dir=runs_dir, results=results, retry=retry, retry_backoff=retry_backoff, offline=offline,
                 scenario=scenario, worktrees=plan, patches=patches, keep=keep_worktrees, max_cost_usd=max_cost_usd,
-                record_wire=record_wire)
+                record_wire=record_wire, rerun_failed=rerun_failed)
     sys.exit(run_async(_play, job, results, patches, as_json, verbose))
 
 
@@ -136,15 +138,18 @@ async def _play(job: Batch, results: Path, patches: Path | None, as_json: bool, 
         tg.start_soon(_watch_signals, job, view, hard_stop)
         with view:
             tg.start_soon(_tick, view)
-            async for result in job.results():
-                if as_json:
-                    print(result.model_dump_json(), flush=True)
-            _summary(job, view, results, patches)
+            try:
+                async for result in job.results():
+                    if as_json:
+                        print(result.model_dump_json(), flush=True)
+            finally:  # also after a second Ctrl-C: what was done, and what is left
+                _summary(job, view, results, patches)
         tg.cancel_scope.cancel()
     if job.interrupted:
         return _EXIT_INTERRUPTED
     stats = job.stats
-    return _EXIT_OK if stats.failed == 0 and stats.not_started == 0 and stats.interrupted == 0 else _EXIT_FAILED
+    clean = stats.failed == 0 and stats.failed_earlier == 0 and stats.not_started == 0 and stats.interrupted == 0
+    return _EXIT_OK if clean else _EXIT_FAILED
 
 
 async def _tick(view: BatchView) -> None:
@@ -159,7 +164,10 @@ async def _watch_signals(job: Batch, view: BatchView, hard_stop: Any) -> None:
     """First SIGINT/SIGTERM/SIGHUP: interrupt every live run cleanly, start nothing more. Second: stop now."""
     import anyio
 
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
+    watched = [signal.SIGINT, signal.SIGTERM]
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # under nohup a hang-up stays ignored
+        watched.append(signal.SIGHUP)
+    with anyio.open_signal_receiver(*watched) as signals:
         count = 0
         async for _ in signals:
             count += 1
@@ -173,10 +181,11 @@ async def _watch_signals(job: Batch, view: BatchView, hard_stop: Any) -> None:
 
 
 def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -> None:
+    import time
+
     from harness_core.cli._batch_view import clock
 
     s = job.stats
-    import time
 
     parts = [f"{s.succeeded} succeeded", f"{s.failed} failed"]
     if s.interrupted:
@@ -184,11 +193,12 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
     if s.not_started:
         parts.append(f"{s.not_started} not started")
     if s.skipped:
-        parts.append(f"{s.skipped} skipped (finished earlier)")
+        failed = f", {s.failed_earlier} of them failed: --rerun-failed plays those again" if s.failed_earlier else ""
+        parts.append(f"{s.skipped} skipped (finished earlier{failed})")
     cost = f", ${s.cost_usd:.4f}" if s.cost_usd else ""
     if s.skipped == s.total:
-        view.say(f"batch: nothing to run: all {s.total} task(s) finished earlier (results in {results}; remove "
-                 "their lines, or pass another --results, to run them again)")
+        failed = f", {s.failed_earlier} of them failed (--rerun-failed plays those again)" if s.failed_earlier else ""
+        view.say(f"batch: nothing to run: all {s.total} task(s) finished earlier{failed}; results in {results}")
         return
     view.say(f"batch: {', '.join(parts)} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
              f"{s.peak_running} live at once{cost}); results in {results}")

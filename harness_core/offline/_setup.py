@@ -50,8 +50,12 @@ def scenario_named(name: str) -> Scenario:
 def seed_workspace(scenario: Scenario, workspace: Path) -> list[str]:
     """Create the files the scenario expects in `workspace` when they are missing; returns those created."""
     created = []
+    root = workspace.resolve()
     for rel, content in scenario.files.items():
-        target = workspace / rel
+        target = (root / rel).resolve()
+        if not target.is_relative_to(root):
+            raise InvalidSpecError(f"scenario {scenario.name!r}: file {rel!r} is outside the workspace; give paths "
+                                   "relative to it, without `..`")
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content)

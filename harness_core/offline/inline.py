@@ -22,6 +22,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from harness_core.offline.scenarios import (
@@ -98,6 +99,9 @@ def scenario_from_json(value: Any, *, name: str | None = None) -> Scenario:
     files = value.get("files", {})
     if not isinstance(files, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
         raise ScenarioSyntaxError('`files` maps relative paths to their text: {"notes.txt": "alpha\\n"}')
+    for path in [*files, *(getattr(step, "path", "") for step in steps)]:
+        if path and (path.startswith(("/", "~")) or ".." in Path(path).parts):
+            raise ScenarioSyntaxError(f"path {path!r} leaves the workspace: give paths relative to it, without `..`")
     description = value.get("description", "")
     if not isinstance(description, str):
         raise ScenarioSyntaxError("`description` is a line of text")

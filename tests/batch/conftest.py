@@ -62,6 +62,8 @@ def max_overlap(logs: dict[str, list[Any]]) -> int:
     """The most runs live at one instant, from each log's first and last (`done`) timestamps."""
     edges = []
     for events in logs.values():
+        if not events:  # a run of a batch killed before its first line was flushed
+            continue
         edges += [(events[0].ts, 1), (events[-1].ts, -1)]
     live = peak = 0
     for _, step in sorted(edges, key=lambda e: (e[0], e[1])):  # an end before a start at the same instant

@@ -217,3 +217,50 @@ def test_no_secret_reaches_the_results_file(tmp_path: Path, host: PluginHost) ->
     assert result.ok and "The token is" in result.final_text
     assert LEAK_SHAPED not in result.final_text
     assert LEAK_SHAPED not in (tmp_path / "r.jsonl").read_text()
+
+
+def test_a_retry_starts_from_the_base_and_the_patch_holds_only_the_last_attempt(tmp_path: Path, repo: Path,
+                                                                                 host: PluginHost) -> None:
+    first = {"steps": [{"write": "junk.txt", "content": "half done\n"}, {"fail": 500}]}
+    tasks = tasks_of([{"id": "t", "scenario": [first, writes("good.txt", "good\n")]}])
+    (result,) = play(Batch(tasks, offline=True, retry=1, retry_backoff=0.01, patches=tmp_path / "out",
+                           worktrees=WorktreePlan(repo, root=tmp_path / "wt"), host=host))
+    assert result.ok and result.attempts == 2
+    patch = (tmp_path / "out" / "t.patch").read_text()
+    assert "b/good.txt" in patch and "junk.txt" not in patch
+
+
+def test_a_task_the_driver_cannot_prepare_fails_alone(tmp_path: Path, host: PluginHost) -> None:
+    from harness_core.offline.scenarios import Say, Scenario
+
+    escaping = Scenario("escaping", (Say("hi"),), files={"../outside.txt": "x"})
+    tasks = [BatchTask("bad", AgentRunSpec(prompt="p"), scenarios=(escaping,)),
+             *tasks_of([{"id": f"ok{n}", "scenario": writes(f"f{n}.txt", "x\n", wait=0.2)} for n in range(3)])]
+    results = {r.id: r for r in play(Batch(tasks, concurrency=4, offline=True, host=host))}
+    assert results["bad"].status == "failed" and results["bad"].error_code == "invalid_spec"
+    assert "outside the workspace" in (results["bad"].error or "")
+    assert all(results[f"ok{n}"].ok for n in range(3))
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_an_interrupt_during_the_backoff_leaves_the_task_to_a_rerun(tmp_path: Path, host: PluginHost) -> None:
+    tasks = tasks_of([{"id": "flaky", "scenario": ["fail_429", "say"]}])
+    batch = Batch(tasks, offline=True, retry=3, retry_backoff=60, results=tmp_path / "r.jsonl", host=host,
+                  on_update=lambda u: batch.interrupt() if u.kind == "retrying" else None)
+    (result,) = play(batch)
+    assert result.status == "interrupted" and result.error_code == "rate_limited"
+    again = Batch(tasks, offline=True, retry=1, retry_backoff=0.01, results=tmp_path / "r.jsonl", host=host)
+    assert [(r.ok, r.attempts) for r in play(again)] == [(True, 2)]  # not skipped: played again
+
+
+def test_one_batch_at_a_time_per_results_file(tmp_path: Path) -> None:
+    from harness_core.batch import ResultsFile
+    from harness_core.errors import InvalidSpecError
+
+    held = ResultsFile(tmp_path / "r.jsonl")
+    try:
+        with pytest.raises(InvalidSpecError, match="another batch is using the results file"):
+            ResultsFile(tmp_path / "r.jsonl")
+    finally:
+        held.close()
+    ResultsFile(tmp_path / "r.jsonl").close()

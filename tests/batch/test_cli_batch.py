@@ -117,6 +117,13 @@ def test_a_failed_task_makes_exit_status_one_and_json_prints_results(tmp_path: P
     assert "bad: failed (auth_failed)" in err and "1 succeeded, 1 failed" in err
     assert (tmp_path / "r.jsonl").is_file()
 
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline", "--results", "r.jsonl"))
+    assert code == 1, err  # a re-run with nothing left still says a task failed
+    assert "1 of them failed (--rerun-failed plays those again)" in err
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline", "--results", "r.jsonl",
+                                        "--rerun-failed"))
+    assert code == 1 and "bad: failed (auth_failed)" in err and "1 skipped" in err
+
 
 def test_every_bad_line_is_reported_with_its_number_and_nothing_runs(tmp_path: Path) -> None:
     (tmp_path / "tasks.jsonl").write_text("\n".join([

@@ -100,6 +100,8 @@ def test_tasks_from_python() -> None:
     ({"steps": [{"say": "x", "colour": 1}]}, "unknown field"),
     ({"steps": [{"say": "x"}], "extra": 1}, "unknown scenario field"),
     ({"steps": [{"say": "x"}], "files": {"a": 1}}, "`files` maps"),
+    ({"steps": [{"say": "x"}], "files": {"../../escaped.txt": "x"}}, "leaves the workspace"),
+    ({"steps": [{"write": "/etc/x", "content": "x"}, {"say": "x"}]}, "leaves the workspace"),
 ])
 def test_bad_inline_scenarios_say_what_to_write(value: Any, said: str) -> None:
     with pytest.raises(ScenarioSyntaxError, match=re.escape(said)):
@@ -160,7 +162,7 @@ def test_executors_are_found_through_the_plugin_host() -> None:
     assert executor_names(host) == ["local", "test-engine"]
     assert isinstance(executor_named("test-engine", host=host), _Engine)
     assert executor_named("local", host=host).describe() == "local (this process)"
-    with pytest.raises(InvalidSpecError, match=r"no executor named 'ray'.*pip install harness-ray"):
+    with pytest.raises(InvalidSpecError, match=r"no executor named 'ray'.*pip install -e executors/ray"):
         executor_named("ray", host=host)
     with pytest.raises(InvalidSpecError, match="invalid options for executor 'local'"):
         executor_named("local", {"speed": "max"}, host=host)
