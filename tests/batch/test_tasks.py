@@ -39,9 +39,9 @@ def lines(*items: Any) -> list[str]:
 
 
 def test_a_task_is_a_spec_plus_its_own_fields(tmp_path: Path) -> None:
-    (task,) = parse_tasks(lines({"id": "t1", "prompt": "fix it", "provider": "codex", "ref": "main",
+    (task,) = parse_tasks(lines({"id": "t1", "prompt": "fix it", "provider": "my-agent", "ref": "main",
                                  "model": "m", "max_cost_usd": 0.5, "cwd": str(tmp_path)}))
-    assert (task.id, task.provider, task.ref, task.line) == ("t1", "codex", "main", 1)
+    assert (task.id, task.provider, task.ref, task.line) == ("t1", "my-agent", "main", 1)
     assert task.spec == AgentRunSpec(prompt="fix it", model="m", max_cost_usd=0.5, cwd=tmp_path)
 
 
@@ -82,8 +82,8 @@ def test_an_empty_file_and_an_unreadable_one_say_so(tmp_path: Path) -> None:
 
 def test_tasks_from_python() -> None:
     spec = AgentRunSpec(prompt="p")
-    tasks = as_tasks([("a", spec), ("b", spec, "claude"), BatchTask("c", spec)])
-    assert [(t.id, t.provider) for t in tasks] == [("a", None), ("b", "claude"), ("c", None)]
+    tasks = as_tasks([("a", spec), ("b", spec, "my-agent"), BatchTask("c", spec)])
+    assert [(t.id, t.provider) for t in tasks] == [("a", None), ("b", "my-agent"), ("c", None)]
     with pytest.raises(TaskFileError) as caught:
         as_tasks([("a", spec), ("a", spec), ("b", "not a spec"), ("bad id!", spec)])
     assert len(caught.value.problems) == 3

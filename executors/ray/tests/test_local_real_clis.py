@@ -1,4 +1,4 @@
-"""`harness batch` on the local engine with the real pinned agent CLIs offline (run by the tox env `ray`, which
+"""`harness batch` on the local engine with the real pinned agent CLIs offline (harness-ray's tests, tox env `ray`,
 installs them and the providers): a mixed batch succeeds with each task's own edit, and a batch killed with
 SIGKILL leaves no agent process behind; its re-run finishes the rest.
 
@@ -25,7 +25,7 @@ _PROVIDERS = ("codex-appserver", "claude", "codex-exec")
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    tools = os.environ.get("HARNESS_TOOLS_DIR", str(Path(__file__).resolve().parents[2] / ".tools"))
+    tools = os.environ.get("HARNESS_TOOLS_DIR", str(Path(__file__).resolve().parents[3] / ".tools"))
     (tmp_path / "tmp").mkdir(exist_ok=True)
     return {**os.environ, "PATH": f"{tools}/bin:{os.environ.get('PATH', '')}",
             "HARNESS_RUNS_DIR": str(tmp_path / "runs"), "TMPDIR": str(tmp_path / "tmp")}
