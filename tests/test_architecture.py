@@ -1,7 +1,8 @@
 """The shape the codebase holds (docs/architecture.md, "Import rules"): checked on the source tree.
 
 - the core names no agent (only the default provider's name, and model names in canned responses);
-- no module of the core or of a provider package is over 400 lines, and each says what it is;
+- no module of the core or of a provider package is over 800 lines (over 500 is printed as a review flag), and
+  each says what it is;
 - nothing that runs outside tests imports `harness_core.testing`;
 - provider packages and the example third-party provider import Harness only through the façades.
 """
@@ -19,7 +20,8 @@ CORE = ROOT / "harness_core"
 PACKAGES = sorted(
     p for p in [*ROOT.glob("providers/*/harness_*"), *ROOT.glob("examples/*/src/*")] if p.is_dir()
 )
-MAX_LINES = 400
+MAX_LINES = 800
+REVIEW_LINES = 500
 FACADES = {
     "harness_core",
     "harness_core.provider",
@@ -80,8 +82,12 @@ def test_core_tests_name_no_agent() -> None:
 
 @pytest.mark.parametrize("root", [CORE, *PACKAGES], ids=lambda p: _rel(p))
 def test_modules_are_small_and_say_what_they_are(root: Path) -> None:
-    big = [f"{_rel(p)} ({n} lines)" for p in _modules(root) if (n := len(p.read_text().splitlines())) > MAX_LINES]
-    assert not big, f"modules over {MAX_LINES} lines (split them by concern): {', '.join(big)}"
+    sizes = {p: len(p.read_text().splitlines()) for p in _modules(root)}
+    flagged = [f"{_rel(p)} ({n} lines)" for p, n in sizes.items() if REVIEW_LINES < n <= MAX_LINES]
+    if flagged:  # a signal, not a rule: one concept may need the room
+        print(f"modules over {REVIEW_LINES} lines (fine if they hold one concept): {', '.join(flagged)}")
+    big = [f"{_rel(p)} ({n} lines)" for p, n in sizes.items() if n > MAX_LINES]
+    assert not big, f"modules over {MAX_LINES} lines (a second concept has moved in: split by concept): {', '.join(big)}"
     silent = [
         _rel(p) for p in _modules(root) if p.stat().st_size and ast.get_docstring(ast.parse(p.read_text())) is None
     ]
