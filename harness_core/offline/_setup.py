@@ -12,9 +12,11 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from harness_core._provider import Provider
 from harness_core.errors import InvalidSpecError
+from harness_core.offline._pins import merge_offline
 from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
 from harness_core.spec import AgentRunSpec, SessionSpec
@@ -70,7 +72,8 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
     provider has every capability the spec needs. Returns the scenario.
 
     Raises:
-        InvalidSpecError: no such scenario, the provider cannot run offline, or its options do not validate.
+        InvalidSpecError: no such scenario, the provider cannot run offline, its options do not validate, or an
+            option or variable of the spec would take the agent off its scripted backend (`offline_spec`).
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
@@ -82,7 +85,25 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
     preflight(spec, registered.name, host)
+    _check_pins(spec, registered.cls, played)
     return played
+
+
+def _check_pins(spec: AgentRunSpec | SessionSpec, cls: type[Provider[Any]], scenario: Scenario) -> None:
+    """Refuse what `offline_spec` would refuse (an option that takes the agent off its backend) before anything
+    is created: the provider's setup is made in a scratch directory (its backend bound, never served), then
+    dropped."""
+    scratch = Path(tempfile.mkdtemp(prefix="harness-offline-check-"))
+    try:
+        setup = cls().offline_setup(scenario, scratch / "workspace", scratch / "state")
+        try:
+            if setup is not None:
+                merge_offline(setup, cls(), spec.provider_options, spec.env)
+        finally:
+            if setup is not None and setup.backend is not None:
+                setup.backend.stop()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def workspace_conflict(scenario: Scenario, workspace: Path) -> str | None:
@@ -119,12 +140,17 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
     `spec` may be a `SessionSpec` (for `open_session`): the backend plays the scenario again for every new prompt
     of the conversation, so each turn gets its answer, in the same workspace. The scenario's files are not
     created: call `seed_workspace` first if the workspace should have them. The
-    CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards; options and
-    environment given by the caller win over the offline ones.
+    CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards. The caller's
+    options are merged into the offline ones key by key (a table of options is merged, never replaced) and the
+    caller's environment wins over the offline one, except for what the provider's setup pins because it decides
+    where the agent connects (`OfflineSetup.pinned_options`, `pinned_env`, `check_options`): that is refused.
+    Every offline run gets `NO_PROXY`/`no_proxy` set to the loopback addresses, so that a proxy from the
+    environment never carries its calls off the machine.
 
     Raises:
         ProviderNotFoundError: no such provider.
-        InvalidSpecError: the provider cannot run offline.
+        InvalidSpecError: the provider cannot run offline, or an option or variable of the spec would take the
+            agent off its backend (the message names it and why).
     """
     host = host or get_host()
     if isinstance(scenario, str):
@@ -137,10 +163,8 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
         setup = registered.cls().offline_setup(scenario, spec.cwd, state)
         if setup is None or setup.backend is None:
             raise _cannot_run_offline(registered.name, host)
-        merged = spec.model_copy(update={
-            "provider_options": {**setup.provider_options, **spec.provider_options},
-            "env": {**setup.env, **spec.env, OFFLINE_ENV: "1"},
-        })
+        options, env = merge_offline(setup, registered.cls(), spec.provider_options, spec.env)
+        merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"}})
         setup.backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
         with setup.backend:
             yield merged

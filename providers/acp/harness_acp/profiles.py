@@ -115,12 +115,14 @@ def _codex_launch(spec: Spec) -> list[str]:
 
 
 def _model_flag(spec: Spec) -> list[str]:
-    return ["--model", spec.model] if spec.model else []
+    """`--model=NAME` in one argument: as two, a name that starts with `-` (`--openai-base-url=...`, from a
+    project's `.harness.toml` say) would be read by the agent as a flag of its own."""
+    return [f"--model={spec.model}"] if spec.model else []
 
 
 def _qwen_launch(spec: Spec) -> list[str]:
     args = _model_flag(spec)
-    return [*args, "--append-system-prompt", spec.system_prompt] if spec.system_prompt else args
+    return [*args, f"--append-system-prompt={spec.system_prompt}"] if spec.system_prompt else args
 
 
 CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "ToolSearch", "TaskCreate", "TaskGet",

@@ -11,7 +11,7 @@ import importlib
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -104,11 +104,19 @@ class AcpProvider(Provider[AcpOptions]):
         module, _, func = self.profile.offline.partition(":")
         make: Callable[[Scenario, Path, Path], OfflineSetup] = getattr(importlib.import_module(module), func)
         setup = make(scenario, workspace, state_dir)
+        pinned_env = dict(setup.pinned_env) if setup.pinned_env is not None else dict.fromkeys(
+            setup.env, "is set by the offline setup")
         # Only the keys stay secret (the spec's env, masked in every file Harness writes); the paths and switches
         # go to `-o public_env`, so that the agent's home showing up in its messages is not masked as if it were a key.
         public = {k: v for k, v in setup.env.items() if not _SECRET_NAME.search(k)}
         setup.env = {k: v for k, v in setup.env.items() if k not in public}
         setup.provider_options["public_env"] = {**setup.provider_options.get("public_env", {}), **public}
+        # A pinned variable is pinned wherever it is given: in the spec's env or in `-o public_env`.
+        setup.pinned_env = pinned_env
+        setup.pinned_options = {**(setup.pinned_options or {}),
+                                **{f"public_env.{name}": why for name, why in pinned_env.items()}}
+        if setup.check_options is None:
+            setup.check_options = _no_args_offline(self.profile.cli)
         return setup
 
     # -- spawning --------------------------------------------------------------------------------------------
@@ -177,6 +185,17 @@ class AcpProvider(Provider[AcpOptions]):
                     yield AcpSession(conn, resumed=spec.resume_session is not None)
                 finally:
                     tg.cancel_scope.cancel()
+
+
+def _no_args_offline(agent: str) -> Callable[[Mapping[str, Any]], str | None]:
+    """An `OfflineSetup.check_options` that refuses any `-o args`: the agent's own flags can point it at another
+    model API (a base URL, an auth type, a proxy), and an offline run does not judge them one by one."""
+    def check(options: Mapping[str, Any]) -> str | None:
+        if options.get("args"):
+            return (f"option args is not taken: {agent}'s own flags can point it at another model API (a base URL, "
+                    "an auth type, a proxy)")
+        return None
+    return check
 
 
 class _InterruptDuringStartup:

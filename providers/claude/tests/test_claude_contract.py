@@ -20,6 +20,8 @@ from harness_claude.testing import write_fake_claude
 
 class TestClaudeContract(ProviderContract):
     provider_name = "claude"
+    offline_options = ("max_turns=20",)
+    offline_environment = {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1"}  # switched off offline
 
     @pytest.fixture(params=["asyncio", "trio"])
     def anyio_backend(self, request: pytest.FixtureRequest) -> str:
