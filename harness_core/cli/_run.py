@@ -186,7 +186,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         sys.exit(run_async(execute, request_for(spec), sys.stdout))
     explicit_cwd = cwd is not None
     check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
-                   runs_dir=runs_dir)
+                        runs_dir=runs_dir, background=background)
     if background:
         from harness_core._background import OfflinePlan
 
@@ -215,16 +215,18 @@ def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None
 
 
 def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                   force: bool, runs_dir: Path | None) -> None:
+                   force: bool, runs_dir: Path | None, background: bool = False) -> None:
     """Everything `harness run --offline` checks before it creates anything: the scenario, provider, options,
-    capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error)."""
+    capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error). An option
+    the offline run refuses (it would take the agent off its backend) is checked here only for a `background` run,
+    which plays elsewhere: in the foreground, `offline_workspace` refuses it before creating anything."""
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
     from harness_core.offline._setup import check_offline, workspace_conflict
     from harness_core.plugins import get_host
 
     host = get_host()
-    played = check_offline(spec, provider, scenario, host=host)
+    played = check_offline(spec, provider, scenario, host=host, pins=background)
     run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
     check_writable(runs_dir)
     if explicit_cwd:

@@ -17,8 +17,8 @@ __all__ = ["LOOPBACK_ONLY", "deep_merge", "merge_offline"]
 
 LOOPBACK_ONLY = "127.0.0.1,localhost,::1"
 """`NO_PROXY` and `no_proxy` of every offline run: a proxy from the user's environment (`HTTPS_PROXY`, ...) would
-otherwise carry the calls to the loopback backend — prompts included — to the proxy's host. A list, not `*`: Codex
-0.169.0 does not take `*`."""
+otherwise carry the calls to the loopback backend — prompts included — to the proxy's host. A list, not `*`, which
+not every agent's HTTP client takes."""
 PROXY_BYPASS = {"NO_PROXY": LOOPBACK_ONLY, "no_proxy": LOOPBACK_ONLY}
 _PROXY_WHY = "keeps the calls to the loopback backend away from a proxy"
 

@@ -12,14 +12,16 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from harness_core._provider import Provider
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._pins import merge_offline
 from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
 from harness_core.spec import AgentRunSpec, SessionSpec
+
+if TYPE_CHECKING:
+    from harness_core.offline.backends import ScriptedBackend
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 
@@ -32,6 +34,7 @@ __all__ = [
     "can_run_offline",
     "check_offline",
     "offline_spec",
+    "prepared_offline",
     "scenario_named",
     "seed_workspace",
     "workspace_conflict",
@@ -66,14 +69,16 @@ def seed_workspace(scenario: Scenario, workspace: Path) -> list[str]:
 
 
 def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenario: Scenario | str,
-                  *, host: PluginHost | None = None) -> Scenario:
+                  *, host: PluginHost | None = None, pins: bool = True) -> Scenario:
     """Everything that can be checked before an offline run creates anything (a workspace, its files, a backend):
-    the scenario exists, the provider exists and can run offline, `spec.provider_options` validate and the
-    provider has every capability the spec needs. Returns the scenario.
+    the scenario exists, the provider exists and can run offline, `spec.provider_options` validate, the
+    provider has every capability the spec needs and (with `pins`) no option or variable of the spec would take
+    the agent off its scripted backend (`offline_spec` refuses those; to know them the provider's setup is made in
+    a scratch directory, its backend bound and never served, then dropped). Returns the scenario.
 
     Raises:
         InvalidSpecError: no such scenario, the provider cannot run offline, its options do not validate, or an
-            option or variable of the spec would take the agent off its scripted backend (`offline_spec`).
+            option or variable of the spec would take the agent off its scripted backend.
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
@@ -85,25 +90,15 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
     preflight(spec, registered.name, host)
-    _check_pins(spec, registered.cls, played)
-    return played
-
-
-def _check_pins(spec: AgentRunSpec | SessionSpec, cls: type[Provider[Any]], scenario: Scenario) -> None:
-    """Refuse what `offline_spec` would refuse (an option that takes the agent off its backend) before anything
-    is created: the provider's setup is made in a scratch directory (its backend bound, never served), then
-    dropped."""
-    scratch = Path(tempfile.mkdtemp(prefix="harness-offline-check-"))
-    try:
-        setup = cls().offline_setup(scenario, scratch / "workspace", scratch / "state")
+    if pins:
+        scratch = Path(tempfile.mkdtemp(prefix="harness-offline-check-"))
         try:
-            if setup is not None:
-                merge_offline(setup, cls(), spec.provider_options, spec.env)
+            with prepared_offline(SessionSpec.of(spec).model_copy(update={"cwd": scratch / "workspace"}),
+                                  registered.name, played, host=host):
+                pass
         finally:
-            if setup is not None and setup.backend is not None:
-                setup.backend.stop()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
+    return played
 
 
 def workspace_conflict(scenario: Scenario, workspace: Path) -> str | None:
@@ -152,6 +147,22 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
         InvalidSpecError: the provider cannot run offline, or an option or variable of the spec would take the
             agent off its backend (the message names it and why).
     """
+    with prepared_offline(spec, provider, scenario, host=host) as (backend, merged), backend:
+        yield merged
+
+
+@contextmanager
+def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str,
+                     *, host: PluginHost | None = None) -> Iterator[tuple[ScriptedBackend, SpecT]]:
+    """`offline_spec` up to serving: the provider's setup made (its state in a temporary directory, removed when
+    the block ends), the spec merged with it, and the backend bound but not started. Creates nothing else, so that a
+    refused option is refused before a workspace is. The caller enters the backend to serve it.
+
+    Raises:
+        ProviderNotFoundError: no such provider.
+        InvalidSpecError: the provider cannot run offline, or an option or variable of the spec would take the
+            agent off its backend.
+    """
     host = host or get_host()
     if isinstance(scenario, str):
         scenario = scenario_named(scenario)
@@ -159,16 +170,19 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
     state = Path(tempfile.mkdtemp(prefix="harness-offline-"))
+    backend: ScriptedBackend | None = None
     try:
         setup = registered.cls().offline_setup(scenario, spec.cwd, state)
-        if setup is None or setup.backend is None:
+        backend = setup.backend if setup is not None else None
+        if setup is None or backend is None:
             raise _cannot_run_offline(registered.name, host)
         options, env = merge_offline(setup, registered.cls(), spec.provider_options, spec.env)
         merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"}})
-        setup.backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
-        with setup.backend:
-            yield merged
+        backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
+        yield backend, merged
     finally:
+        if backend is not None:
+            backend.stop()  # idempotent: a refused or never-served backend releases its port too
         shutil.rmtree(state, ignore_errors=True)
 
 

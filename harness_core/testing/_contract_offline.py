@@ -78,7 +78,8 @@ class OfflineTests(ContractBase):
         tried = "\n".join(f"  {attempt}: {attempt.line[:300]}" for attempt in watched.attempts[:10])
         assert not watched.attempts, (
             f"`harness run --offline -p {self.provider_name} {' '.join(options)}` tried to reach beyond loopback "
-            f"({len(watched.attempts)} attempts; the namespace stopped them):\n{tried}\nstderr:\n{watched.stderr[-2000:]}")
+            f"({len(watched.attempts)} attempts; the namespace stopped them):\n{tried}\n"
+            f"stderr:\n{watched.stderr[-2000:]}")
         assert watched.returncode == 0, f"exit {watched.returncode}:\n{watched.stderr[-3000:]}"
         done = json.loads(watched.stdout.strip().splitlines()[-1])
         assert done["type"] == "done" and done["result"]["status"] == "success", done

@@ -98,7 +98,8 @@ class ProviderContract(OfflineTests, ChatTests, SessionTests, BackgroundTests, F
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
-    (see `ContractBase`), `offline_options` (see `OfflineTests`). Hooks: `setup_run`, `real_cli_path`, `missing_cli_options`, `check_invariants`.
+    (see `ContractBase`), `offline_options` and `offline_environment` (see `OfflineTests`). Hooks: `setup_run`,
+    `real_cli_path`, `missing_cli_options`, `check_invariants`.
     """
 
     # --- scenarios -----------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ class TestCodexAcpContract(NamedAgentContract):
 class TestClaudeAcpContract(NamedAgentContract):
     provider_name = "claude-acp"
     reports_exit_codes: ClassVar[bool] = PROFILES["claude-acp"].reports_exit_codes
-    offline_environment = {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1"}  # switched off offline
+    offline_environment: ClassVar[dict[str, str]] = {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1"}
 
 
 class TestQwenContract(NamedAgentContract):
