@@ -27,9 +27,10 @@ WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (n
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec
     from harness_core._background import OfflinePlan
+    from harness_core.cli._config import Config
     from harness_core.cli._live import RunRequest
 
-__all__ = ["check_offline_flags", "check_online", "run", "start_background"]
+__all__ = ["check_offline_flags", "check_online", "run", "say_untrusted", "start_background"]
 
 _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
 
@@ -168,6 +169,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     approval = fields["approval"]
     if cwd is not None:
         fields["cwd"] = cwd
+    project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace
+    fields["trust_project"] = project is not None and config.trusts(project)
     spec = AgentRunSpec(**fields)
     interactive = approval != "never" and sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -180,6 +183,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
         if keep_workspace or force or scenario_given:
             raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
+        say_untrusted(config, provider, spec.cwd, quiet=quiet)
         if background:
             check_online(spec, provider, runs_dir)
             sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json))
@@ -187,6 +191,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     explicit_cwd = cwd is not None
     check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
                         runs_dir=runs_dir, background=background)
+    if explicit_cwd:
+        say_untrusted(config, provider, spec.cwd, quiet=quiet)
     if background:
         from harness_core._background import OfflinePlan
 
@@ -202,6 +208,17 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
 
 
 _DEFAULT_SOURCE = click.core.ParameterSource.DEFAULT
+
+
+def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: bool = False) -> None:
+    """Print, once, that the project's own agent configuration is not loaded (when `cwd` is not a trusted project
+    and has some for the provider's agent); nothing under `quiet`."""
+    from harness_core.cli._trust import untrusted_notice
+    from harness_core.plugins import get_host
+
+    notice = None if quiet else untrusted_notice(config, get_host(), provider, cwd)
+    if notice is not None:
+        click.echo(notice, err=True)
 
 
 def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:

@@ -129,10 +129,12 @@ class AcpProvider(Provider[AcpOptions]):
         return [*(entry or [found]), *profile.args, *options.args, *launch]
 
     def child_env(self, options: AcpOptions, spec: AgentRunSpec | SessionSpec) -> dict[str, str]:
-        """The agent's environment: ours, `-o public_env`, the spec's, what the profile sets for spec fields (then
-        its fix for a known quirk)."""
+        """The agent's environment: ours, `-o public_env`, the spec's, what the profile sets for spec fields, what
+        keeps it from loading an untrusted project's own configuration (then its fix for a known quirk)."""
         launch = self.profile.launch_env(spec) if self.profile.launch_env is not None else {}
         env = {**os.environ, **options.public_env, **spec.env, **launch}
+        if not spec.trust_project and self.profile.untrusted_env is not None:
+            env.update(self.profile.untrusted_env(env))
         return self.profile.fix_env(env) if self.profile.fix_env is not None else env
 
     def spawn_options(self) -> dict[str, Any]:
@@ -142,6 +144,7 @@ class AcpProvider(Provider[AcpOptions]):
     def connection(self, child: Any, options: AcpOptions, log: Any) -> AcpConnection:
         profile = self.profile
         return AcpConnection(child, options, log, agent=profile.name, modes=dict(profile.modes),
+                             untrusted_modes=dict(profile.untrusted_modes),
                              session_meta=profile.session_meta, handles=profile.handles,
                              warnings=profile.warning_chunks, set_model_first=profile.set_model_first)
 
@@ -222,6 +225,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         min_cli_version=profile.min_version,
         tested_cli_version=profile.tested_version,
         session_overrides=profile.session_overrides,
+        project_config=profile.project_config,
     )
     name = "".join(part.title() for part in profile.name.replace("_", "-").split("-")) + "Provider"
     namespace: dict[str, Any] = {"info": info, "profile": profile, "Options": options_for(profile.cli),
