@@ -6,7 +6,8 @@ events. Whether we run as root and the base environment are passed in.
 
     claude -p --output-format stream-json --verbose --include-partial-messages --input-format stream-json
            [--bare] [--setting-sources S | user (a project not trusted)] [--model M]
-           [--append-system-prompt S | --system-prompt S] [--resume ID] [--effort E] [--json-schema JSON] [--max-turns N] [--max-budget-usd X]
+           [--append-system-prompt S | --system-prompt S] [--resume ID] [--effort E] [--json-schema JSON]
+           [--max-turns N] [--max-budget-usd X]
            <permission flags> [extra_args]
 
 The prompt is not on the command line: it goes to stdin as a stream-json user message. A live session's
