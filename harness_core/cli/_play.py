@@ -23,7 +23,7 @@ from typing import Any, TextIO
 import anyio
 
 from harness_core import AgentRunSpec, HarnessError, HarnessEvent, RunStarted, ToolResult, open_run
-from harness_core.cli._format import table
+from harness_core.cli._layout import Column, fit_table, fit_text
 from harness_core.cli._providers import INSTALL_HINT
 from harness_core.cli.render import Renderer
 from harness_core.offline import can_run_offline, offline_spec, scenario_named, seed_workspace
@@ -162,20 +162,22 @@ async def play_all(host: PluginHost, providers: list[str], scenario_name: str, r
             for name in _order(host, providers)]
 
 
+_SUMMARY = (Column("provider", title=True), Column("cli"), Column("status", title=True),
+            Column("tools", "wrap", least=12), Column("changed", "wrap", least=12), Column("time"),
+            Column("tokens in/out"), Column("run id"))
+
+
 def format_summary(rows: list[DemoRow], width: int | None = None) -> str:
-    """The side-by-side table printed at the end of the demo; when it is wider than `width` (the terminal's),
-    one block per provider instead, so nothing wraps."""
+    """The side-by-side table printed at the end of the demo, fitted to `width` (the terminal's; None: as wide as
+    it is): the tools and changed files wrapped in their columns, or when that is too narrow one block per
+    provider; the run ids are never cut."""
     if not rows:
         return f"No provider can run offline here. Install one: {INSTALL_HINT}"
-    header = ["provider", "cli", "status", "tools", "changed", "time", "tokens in/out", "run id"]
-    cells = [header, *(_summary_cells(r) for r in rows)]
-    lines = table(cells)
-    if width is not None and max(len(line) for line in lines) > width:
-        lines = [line for cell in cells[1:] for line in _stacked(header, cell)]
-    lines = ["", "== summary ==", *lines]
-    lines += [f"{r.provider}: {r.error}" for r in rows if r.error]
-    lines += [f"{r.provider}: workspace kept at {r.workspace}" for r in rows if r.workspace is not None]
-    lines.append(f"Inspect a run with `{_harness_command()} show RUN_ID`.")
+    lines = ["", "== summary ==", *fit_table(_SUMMARY, [_summary_cells(r) for r in rows], width)]
+    notes = [f"{r.provider}: {r.error}" for r in rows if r.error]
+    notes += [f"{r.provider}: workspace kept at {r.workspace}" for r in rows if r.workspace is not None]
+    notes.append(f"Inspect a run with `{_harness_command()} show RUN_ID`.")
+    lines += [line for note in notes for line in fit_text(note, width)]
     return "\n".join(lines)
 
 
@@ -190,12 +192,6 @@ def _summary_cells(r: DemoRow) -> list[str]:
 def _tools_cell(tools: tuple[str, ...]) -> str:
     """Each tool action's kind, in order; its status only when it did not complete (`shell:failed`)."""
     return " ".join(t.removesuffix(":completed") for t in tools) or "-"
-
-
-def _stacked(header: list[str], cell: list[str]) -> list[str]:
-    """One provider's row as a block: the name and status first, then `field: value` lines, indented."""
-    return [f"{cell[0]}  {cell[2]}", *(f"  {name}: {value}" for name, value in zip(header[1:], cell[1:], strict=True)
-                                      if name != "status")]
 
 
 def _harness_command() -> str:

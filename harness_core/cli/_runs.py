@@ -83,7 +83,10 @@ def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], provi
 @harness_command
 def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], session: str | None,
           runs_dir: Path | None, as_json: bool) -> None:
+    import sys
+
     from harness_core.cli._history import format_runs
+    from harness_core.cli._layout import fit_text, output_width
     from harness_core.store import list_runs, resolve_runs_dir
 
     directory = resolve_runs_dir(runs_dir)
@@ -99,11 +102,12 @@ def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ..
     if as_json:
         click.echo(dumps([summary.as_json() for summary in shown]))
         return
-    text = format_runs(shown, directory) if shown or not found else ""
+    text = format_runs(shown, directory, output_width(sys.stdout)) if shown or not found else ""
     if not found and (statuses or providers or session):
         text = f"no runs in {directory} match the filters"
         if session is not None:
             text += f" (no turns of a session {session!r}: a session's id is on the last line of `harness chat`)"
+        text = "\n".join(fit_text(text, output_width(sys.stdout)))
     if len(shown) < len(found):
         text += f"\n({len(found) - len(shown)} older runs not shown; --limit 0 shows all)"
     click.echo(text)
@@ -156,7 +160,7 @@ def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, sta
         lines.append(f"no runs{which} in {_shown(runs_dir)} ended more than {format_age(older_than)} ago; nothing "
                      "to remove")
     else:
-        from harness_core.cli._format import table
+        from harness_core.cli._layout import table
 
         verb = "would remove" if report.dry_run else "removed"
         rows = table([[run.run_id, run.status, f"ended {format_age(now - run.ended)} ago", format_bytes(run.size)]
