@@ -16,6 +16,7 @@ import anyio.to_thread
 
 from harness_core.batch.tasks import BatchTask
 from harness_core.batch.worktrees import Worktrees, default_root
+from harness_core.errors import InvalidSpecError
 from harness_core.offline import seed_workspace
 from harness_core.offline.scenarios import Scenario
 
@@ -101,8 +102,10 @@ class Workspaces:
             _seed(path, scenarios)
             return Workspace(path, owned=True)
         path = task.spec.cwd
+        if not path.is_dir():  # it was there when the batch was checked: never made here (a typo would be)
+            raise InvalidSpecError(f"the task's cwd {path} is gone (it existed when the batch started); create it "
+                                   "and run the batch again with --rerun-failed")
         if self.offline:
-            path.mkdir(parents=True, exist_ok=True)
             _seed(path, scenarios)
         return Workspace(path)
 

@@ -142,6 +142,56 @@ def test_every_bad_line_is_reported_with_its_number_and_nothing_runs(tmp_path: P
     assert not (tmp_path / "runs").exists() and not (tmp_path / "tasks.results.jsonl").exists()
 
 
+def test_a_bad_tasks_file_is_reported_whole_in_one_round(tmp_path: Path) -> None:
+    """Field typos, a repeated id (of a line that is bad too), an unknown provider, a scenario typo, a missing
+    `cwd`, a bad value, a task whose checks fail after reading: every one at once, under one name, did you mean."""
+    missing = tmp_path / "no" / "such" / "dir"
+    elsewhere = tmp_path / "not-a-dir"
+    elsewhere.write_text("a file\n")
+    task_lines(tmp_path / "tasks.jsonl", [
+        {"id": "t1", "scenario": "say", "promt": "x", "modle": "m"},
+        {"id": "t1", "scenario": "say"},
+        {"id": "t3", "scenario": "say", "provider": "scripted-ofline"},
+        {"id": "t4", "scenario": "tool"},
+        {"id": "t5", "scenario": "say", "cwd": str(missing)},
+        {"id": "t6", "scenario": "say", "sandbox": "readonly"},
+        {"id": "t7", "scenario": "say", "cwd": str(elsewhere)},
+        {"id": "t8", "scenario": "say"},
+    ])
+    code, out, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline"))
+    assert code == 2, err
+    assert err.startswith("harness: error: tasks.jsonl: 8 problems, nothing was run:\n"), err
+    said = err.splitlines()
+    assert "  line 1: t1: promt: not a field of a task; did you mean 'prompt'?" in said
+    assert "  line 1: t1: modle: not a field of a task; did you mean 'model'?" in said
+    assert "  line 2: t1: id 't1' is also the id of line 1; ids must be unique" in said
+    assert any(line.startswith("  line 3: t3: no provider named 'scripted-ofline'; did you mean 'scripted-offline'?")
+               for line in said)
+    assert any(line.startswith("  line 4: t4: scenario: no offline scenario named 'tool'; did you mean 'tools'?")
+               for line in said)
+    assert f"  line 5: t5: cwd {missing} does not exist: create it first, or leave `cwd` out for a temporary " \
+           "workspace (Harness never creates a task's directory)" in said
+    assert any(line.startswith("  line 6: t6: sandbox: ") for line in said)
+    assert any(line.startswith(f"  line 7: t7: cwd {elsewhere} is not a directory: name one, or leave") for line in said)
+    assert sum(line.startswith("  line ") for line in said) == 8 and "tasks:" not in err  # one prefix: the file
+    assert not (tmp_path / "no").exists(), "a task's cwd was created"
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "tasks.results.jsonl").exists() and out == ""
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_a_task_cwd_that_does_not_exist_stops_the_batch_before_anything_starts(tmp_path: Path,
+                                                                                 offline: bool) -> None:
+    missing = tmp_path / "nonexistent" / "dir"
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "here", "prompt": "hi", "cwd": str(tmp_path)},
+                                          {"id": "gone", "prompt": "hi", "cwd": str(missing)}])
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", *(["--offline"] if offline else [])))
+    assert code == 2, err
+    assert f"line 2: gone: cwd {missing} does not exist: create it first, or " in err
+    assert ("leave `cwd` out for a temporary workspace" if offline else "correct the path") in err
+    assert not (tmp_path / "nonexistent").exists() and not (tmp_path / "runs").exists()
+    assert not (tmp_path / "tasks.results.jsonl").exists()  # not even the task whose cwd exists ran
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (["--patches", "out"], "--patches needs --worktrees"),
     (["--scenario", "say"], "--scenario applies with --offline"),
