@@ -116,7 +116,7 @@ def _demo_rows() -> list[DemoRow]:
                     tools=("shell:completed", "read:completed", "edit:completed", "write:completed"),
                     duration_s=2.53, input_tokens=600, output_tokens=100, run_id=f"20261202T02402{i}-95eedc8{i}",
                     changed_files=("new.txt", "notes.txt"))
-            for i, name in enumerate(("codex-appserver", "claude-acp", "gemini"))]
+            for i, name in enumerate(("scripted-offline", "alpha-agent", "b"))]
 
 
 @pytest.mark.parametrize("width", _WIDTHS)
@@ -126,7 +126,7 @@ def test_the_demo_summary_fits_and_keeps_each_run_id(width: int) -> None:
     for row in _demo_rows():
         assert row.run_id is not None and any(row.run_id in line for line in lines)
     if width == 80:  # too narrow for the table: a block per provider
-        assert "codex-appserver  success" in lines and "  run id: 20261202T024020-95eedc80" in lines
+        assert "scripted-offline  success" in lines and "  run id: 20261202T024020-95eedc80" in lines
 
 
 # --- the commands on a real terminal --------------------------------------------------------------------------
@@ -175,7 +175,7 @@ def harness(tmp_path: Path, runs_dir: Path) -> Iterator[tuple[Path, dict[str, st
 
 def _log(runs_dir: Path, run_id: str, prompt: str, model: str, status: RunStatus) -> None:
     writer = LogWriter(runs_dir / f"{run_id}.jsonl")
-    started = RunStarted(run_id=run_id, seq=0, ts=time.time() - 90, provider="codex-appserver", provider_version="1",
+    started = RunStarted(run_id=run_id, seq=0, ts=time.time() - 90, provider="scripted-offline", provider_version="1",
                          spec={"prompt": prompt, "model": model})
     done = Done(run_id=run_id, seq=1, ts=time.time() - 80, result=HarnessResult(
         status=status, duration_ms=4800, usage=Usage(input_tokens=600, output_tokens=100, cost_usd=0.0123)))

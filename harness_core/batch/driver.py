@@ -20,6 +20,7 @@ import anyio.to_thread
 
 from harness_core._run.api import preflight, prepare
 from harness_core._run.logs import check_writable
+from harness_core._scratch import Leftover, sweep_scratch
 from harness_core.batch.executor import Executor, TaskAttempt, WorkerLostError, executor_named
 from harness_core.batch.patches import Patches
 from harness_core.batch.results import ResultsFile, TaskResult
@@ -112,6 +113,9 @@ class Batch:
         self.on_update = on_update
         self.stats = BatchStats(total=len(self.tasks))
         self._interrupted = anyio.Event()
+        self.swept: list[Leftover] = []
+        """The temporary directories killed Harness processes had left (this batch's, killed before it resumed;
+        any other's), removed as the batch started."""
         self._checked = False
         self._budget_reached = False
 
@@ -209,6 +213,7 @@ class Batch:
         self.stats.failed_earlier = sum(1 for t in self.tasks if t.id in finished and not finished[t.id].ok)
         self.stats.queued = len(pending)
         send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
+        self.swept = await anyio.to_thread.run_sync(sweep_scratch)  # what a killed run of this batch left
         try:
             await self.executor.start()
             async with anyio.create_task_group() as tg:

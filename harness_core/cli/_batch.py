@@ -207,7 +207,10 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
     from harness_core.cli._batch_view import clock
 
     s = job.stats
-
+    if job.swept:
+        size = sum(leftover.size for leftover in job.swept) / 2**20
+        view.say(f"removed {len(job.swept)} temporary director{'y' if len(job.swept) == 1 else 'ies'} a killed "
+                 f"Harness left ({size:.1f} MiB)")
     parts = [f"{s.succeeded} succeeded", f"{s.failed} failed"]
     if s.interrupted:
         parts.append(f"{s.interrupted} interrupted")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any, TextIO
 import anyio
 
 from harness_core import AgentRunSpec, HarnessError, HarnessEvent, RunStarted, ToolResult, open_run
+from harness_core._scratch import Scratch
 from harness_core.cli._layout import Column, fit_table, fit_text
 from harness_core.cli._providers import INSTALL_HINT
 from harness_core.cli.render import Renderer
@@ -93,12 +93,12 @@ async def play_one(host: PluginHost, name: str, scenario_name: str, runs_dir: Pa
                    quiet: bool, *, keep: bool = False) -> DemoRow:
     """Play the scenario through provider `name` in a temporary workspace, removed afterwards unless `keep`;
     returns its summary row (never raises a HarnessError)."""
-    workspace = Path(tempfile.mkdtemp(prefix=f"harness-demo-{name}-"))
+    scratch = Scratch(f"harness-demo-{name}-")  # a killed demo's is swept later (`harness runs prune`)
+    workspace = scratch.path
     try:
         row = await _play_in(host, name, scenario_name, runs_dir, out, quiet, workspace)
     finally:
-        if not keep:
-            shutil.rmtree(workspace, ignore_errors=True)
+        scratch.release(keep=keep)
     return row if keep else dataclasses.replace(row, workspace=None)
 
 
@@ -197,7 +197,6 @@ def _tools_cell(tools: tuple[str, ...]) -> str:
 def _harness_command() -> str:
     """How the user can type `harness` again: its name when it is on PATH, else the path it was started by."""
     import os
-    import shutil
     import sys
 
     started = sys.argv[0] if sys.argv and os.path.basename(sys.argv[0]) == "harness" else None

@@ -18,6 +18,7 @@ from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, JSON_OPTION, RUNS_
 from harness_core.cli._complete import complete_provider, complete_run_id, complete_session_id
 
 if TYPE_CHECKING:
+    from harness_core._scratch import Leftover
     from harness_core.events import FileChange
     from harness_core.store import PruneReport, RunSummary
 
@@ -130,17 +131,24 @@ def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_ru
     is listed. A run still running or waiting for approval is never removed, however old; a `.jsonl` that is not
     a Harness run log is skipped (and named). Nothing is removed otherwise: runs are kept until pruned.
 
+    Also removed, whatever their age: the temporary directories of Harness processes that were killed (an
+    offline workspace, an agent's state, a batch's workspaces; never a kept one, never one still in use).
+
     Exit status: 0; 1 when some run could not be removed (each is named).
     """
+    from harness_core._scratch import sweep_scratch
     from harness_core.store import prune_runs, resolve_runs_dir
 
     parent = ctx.parent.params if ctx.parent is not None else {}  # `harness runs --runs-dir D --json prune` works
     directory = resolve_runs_dir(runs_dir or parent.get("runs_dir"))
     report = prune_runs(directory, older_than=older_than, statuses=statuses or None, dry_run=dry_run)
+    leftovers = sweep_scratch(dry_run=dry_run)
     if as_json or parent.get("as_json"):
-        click.echo(dumps(report.as_json()))
+        click.echo(dumps({**report.as_json(), "leftovers": [{"path": str(leftover.path), "size": leftover.size}
+                                                             for leftover in leftovers]}))
     else:
         click.echo(_format_prune(report, directory, older_than=older_than, statuses=statuses))
+        click.echo(_format_leftovers(leftovers, dry_run=dry_run), nl=False)
     for problem in report.errors:
         click.echo(f"harness: error: could not remove {problem}", err=True)
     if report.errors:
@@ -184,6 +192,21 @@ def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, sta
     if report.held:
         lines.append(f"kept {len(report.held)} still running (their Harness holds the log): {', '.join(report.held)}")
     return "\n".join(lines)
+
+
+def _format_leftovers(leftovers: list[Leftover], *, dry_run: bool) -> str:
+    """The temporary directories killed Harness processes left (an offline workspace, an agent's state, a batch's
+    workspaces), each removed (or, with --dry-run, to be), then their total; empty when there were none."""
+    from harness_core.cli._history import format_bytes
+
+    if not leftovers:
+        return ""
+    verb = "would remove" if dry_run else "removed"
+    lines = [f"{verb}  {_shown(leftover.path)}  {format_bytes(leftover.size)}" for leftover in leftovers]
+    total = format_bytes(sum(leftover.size for leftover in leftovers))
+    many = "y" if len(leftovers) == 1 else "ies"
+    lines.append(f"{verb} {len(leftovers)} temporary director{many} that killed Harness processes left ({total})")
+    return "\n".join(lines) + "\n"
 
 
 _UNPRINTABLE = {code: "?" for code in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))}

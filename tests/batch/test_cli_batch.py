@@ -172,7 +172,8 @@ def test_a_bad_tasks_file_is_reported_whole_in_one_round(tmp_path: Path) -> None
     assert f"  line 5: t5: cwd {missing} does not exist: create it first, or leave `cwd` out for a temporary " \
            "workspace (Harness never creates a task's directory)" in said
     assert any(line.startswith("  line 6: t6: sandbox: ") for line in said)
-    assert any(line.startswith(f"  line 7: t7: cwd {elsewhere} is not a directory: name one, or leave") for line in said)
+    assert any(line.startswith(f"  line 7: t7: cwd {elsewhere} is not a directory: name one, or leave")
+               for line in said)
     assert sum(line.startswith("  line ") for line in said) == 8 and "tasks:" not in err  # one prefix: the file
     assert not (tmp_path / "no").exists(), "a task's cwd was created"
     assert not (tmp_path / "runs").exists() and not (tmp_path / "tasks.results.jsonl").exists() and out == ""
@@ -247,3 +248,60 @@ def test_on_a_terminal_a_progress_bar_shows_the_counts(tmp_path: Path) -> None:
     assert "7/7" in text and "6 ok · 1 failed" in text
     assert "bad: failed (auth_failed)" in text  # a task that did not succeed gets its own line
     assert "t1: success" not in text  # on a terminal, successes are counted, not listed
+
+
+def test_a_batch_killed_on_a_terminal_leaves_the_cursor_and_its_resume_removes_what_it_left(tmp_path: Path) -> None:
+    """SIGKILL while the progress bar is up: the cursor was never hidden (nothing can show it again); the
+    temporary workspaces and agent state of the killed runs stay until the same command resumes the batch, which
+    removes them and says so."""
+    import fcntl
+    import os
+    import select
+    import struct
+    import sys
+    import termios
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    task_lines(tmp_path / "tasks.jsonl", [{"id": f"t{n}", "scenario": writes(f"f{n}.txt", "x\n", wait=30)}
+                                          for n in range(3)])
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": "scripted-offline", "HARNESS_PROVIDER": "scripted-offline",
+           "HARNESS_RUNS_DIR": str(tmp_path / "runs"), "TERM": "xterm-256color", "TMPDIR": str(temp)}
+    controller, terminal = os.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    child = subprocess.Popen([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline", "-j", "2"],
+                             cwd=tmp_path, env=env, stdin=terminal, stdout=terminal, stderr=terminal,
+                             start_new_session=True)
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + _DEADLINE
+    try:  # until the bar is up and both live tasks have their workspace and their agent's state
+        while b"2 running" not in seen or sum(p.is_dir() for p in temp.glob("harness-offline-*")) < 2:
+            assert time.monotonic() < deadline and child.poll() is None, seen
+            if select.select([controller], [], [], 0.2)[0]:
+                seen += os.read(controller, 65536)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=_DEADLINE)
+        while select.select([controller], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(controller)
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=_DEADLINE)
+    assert b"\x1b[?25l" not in seen  # the cursor was never hidden
+    left = sorted(p.name for p in temp.iterdir() if p.is_dir())
+    assert [name.split("-")[1] for name in left] == ["batch", "offline", "offline"], left
+
+    task_lines(tmp_path / "tasks.jsonl", [{"id": f"t{n}", "scenario": "say"} for n in range(3)])
+    resumed = subprocess.run([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=_DEADLINE)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "harness: removed 3 temporary directories a killed Harness left" in resumed.stderr
+    assert list(temp.iterdir()) == []  # theirs, and its own

@@ -61,16 +61,16 @@ def test_every_bad_line_is_reported_at_once() -> None:
 
 
 def test_every_problem_of_a_line_is_reported_with_did_you_mean_and_the_good_tasks_kept() -> None:
-    known = {"claude", "codex-appserver"}
+    known = {"alpha-agent", "beta-agent"}
     with pytest.raises(TaskFileError) as caught:
-        parse_tasks(lines({"id": "a", "promt": "x", "sandbox": "wide", "provider": "claud"},
-                          {"id": "a", "prompt": "again"}, {"id": "b", "prompt": "fine", "provider": "claude"},
+        parse_tasks(lines({"id": "a", "promt": "x", "sandbox": "wide", "provider": "alpha-agnet"},
+                          {"id": "a", "prompt": "again"}, {"id": "b", "prompt": "fine", "provider": "alpha-agent"},
                           {"id": "c", "scenario": "tool"}),
                     offline=True, check_provider=lambda name: None if name in known else f"no provider {name!r}")
     problems = caught.value.problems
     assert [n for n, _ in problems] == [1, 1, 1, 2, 4]  # each problem of line 1, not only its first
     said = " | ".join(text for _, text in problems)
-    assert "a: no provider 'claud'" in said and "a: promt: not a field of a task; did you mean 'prompt'?" in said
+    assert "a: no provider 'alpha-agnet'" in said and "a: promt: not a field of a task; did you mean 'prompt'?" in said
     assert "a: sandbox:" in said and "a: id 'a' is also the id of line 1" in said  # line 1 was bad, still seen
     assert "c: scenario: no offline scenario named 'tool'; did you mean 'tools'?" in said
     assert [t.id for t in caught.value.tasks] == ["b"] and caught.value.tasks[0].line == 3
