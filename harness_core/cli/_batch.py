@@ -40,7 +40,7 @@ def default_results(tasks: str) -> Path | None:
 
 
 @click.command()
-@click.argument("tasks", metavar="TASKS.jsonl")
+@click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), default=4, show_default=True,
               help="Tasks live at once, at most.")
 @click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
