@@ -178,7 +178,7 @@ def test_executors_are_found_through_the_plugin_host() -> None:
     assert executor_names(host) == ["local", "test-engine"]
     assert isinstance(executor_named("test-engine", host=host), _Engine)
     assert executor_named("local", host=host).describe() == "local (this process)"
-    with pytest.raises(InvalidSpecError, match=r"no executor named 'ray'.*pip install -e executors/ray"):
+    with pytest.raises(InvalidSpecError, match=r"no executor named 'ray'.*pip install -e 'executors/ray\[ray\]'"):
         executor_named("ray", host=host)
     with pytest.raises(InvalidSpecError, match="invalid options for executor 'local'"):
         executor_named("local", {"speed": "max"}, host=host)
