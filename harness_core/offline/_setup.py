@@ -7,13 +7,12 @@ beyond loopback.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._pins import merge_offline
 from harness_core.offline.scenarios import SCENARIOS, Scenario
@@ -91,13 +90,13 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
         raise _cannot_run_offline(registered.name, host)
     preflight(spec, registered.name, host)
     if pins:
-        scratch = Path(tempfile.mkdtemp(prefix="harness-offline-check-"))
+        scratch = Scratch("harness-offline-check-")
         try:
-            with prepared_offline(SessionSpec.of(spec).model_copy(update={"cwd": scratch / "workspace"}),
+            with prepared_offline(SessionSpec.of(spec).model_copy(update={"cwd": scratch.path / "workspace"}),
                                   registered.name, played, host=host):
                 pass
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.release()
     return played
 
 
@@ -169,7 +168,8 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
     registered = host.get(provider)
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
-    state = Path(tempfile.mkdtemp(prefix="harness-offline-"))
+    scratch = Scratch("harness-offline-")  # a killed Harness's is swept later (`harness runs prune`)
+    state = scratch.path
     backend: ScriptedBackend | None = None
     try:
         setup = registered.cls().offline_setup(scenario, spec.cwd, state)
@@ -183,7 +183,7 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
     finally:
         if backend is not None:
             backend.stop()  # idempotent: a refused or never-served backend releases its port too
-        shutil.rmtree(state, ignore_errors=True)
+        scratch.release()
 
 
 def can_run_offline(cls: type) -> bool:
