@@ -32,6 +32,10 @@ _LOOPBACK_UP = (
 )
 """Brings up `lo` in the new namespace (it starts down: 127.0.0.1 unreachable), then execs the command."""
 
+_STRACE = ("strace", "-f", "-qq", "--seccomp-bpf", "-e", "signal=none", "-e", "trace=connect,sendto,sendmsg,sendmmsg",
+           "-o")
+"""Every process the command starts, only its network calls (stopped in the kernel for those alone: cheap), into
+the file that follows."""
 _CALL = re.compile(r"^(\d+)\s+(connect|sendto|sendmsg|sendmmsg)\(")
 _INET = re.compile(r'sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)')
 _INET6 = re.compile(r'sin6_port=htons\((\d+)\).*?inet_pton\(AF_INET6, "([^"]+)"')
@@ -73,9 +77,8 @@ def _unavailable() -> str | None:
     for tool in ("unshare", "strace"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (util-linux's unshare and strace are needed to watch connections)"
-    probe = subprocess.run(["unshare", "-rn", "strace", "-f", "-qq", "-e", "trace=connect", "-o", os.devnull,
-                            sys.executable, "-c", _LOOPBACK_UP, sys.executable, "-c", "pass"],
-                           capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(["unshare", "-rn", *_STRACE, os.devnull, sys.executable, "-c", _LOOPBACK_UP,
+                            sys.executable, "-c", "pass"], capture_output=True, text=True, timeout=60)
     if probe.returncode != 0:
         return (f"cannot run in a loopback-only network namespace under strace here (`unshare -rn strace` exited "
                 f"{probe.returncode}: {probe.stderr.strip()[-300:]}); user namespaces and ptrace must be allowed")
@@ -103,9 +106,7 @@ def run_loopback_only(argv: Sequence[str], *, env: Mapping[str, str] | None = No
         raise RuntimeError(why)
     with tempfile.TemporaryDirectory(prefix="harness-loopback-") as scratch:
         trace = Path(scratch) / "trace.txt"
-        command = ["unshare", "-rn", "strace", "-f", "-qq", "--seccomp-bpf", "-e", "signal=none",
-                   "-e", "trace=connect,sendto,sendmsg,sendmmsg", "-o", str(trace),
-                   sys.executable, "-c", _LOOPBACK_UP, *argv]
+        command = ["unshare", "-rn", *_STRACE, str(trace), sys.executable, "-c", _LOOPBACK_UP, *argv]
         child = subprocess.Popen(command, env=None if env is None else dict(env), cwd=cwd, text=True,
                                  stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
