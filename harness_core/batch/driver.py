@@ -26,7 +26,7 @@ from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_tasks
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
-from harness_core.errors import HarnessError
+from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
@@ -114,6 +114,7 @@ class Batch:
         self._interrupted = anyio.Event()
         self._checked = False
         self._budget_reached = False
+        self._write_failure: LogWriteFailedError | None = None
 
     # --- before anything starts ------------------------------------------------------------------------------
 
@@ -202,6 +203,8 @@ class Batch:
                 async with receive:
                     async for result in receive:
                         yield result
+            if self._write_failure is not None:
+                raise self._write_failure
         finally:
             with anyio.CancelScope(shield=True):
                 await self.executor.close()
@@ -235,7 +238,11 @@ class Batch:
                     result = _broken(task, exc)
                 result = result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)})
                 if results_file is not None:
-                    await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    try:
+                        await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    except LogWriteFailedError as exc:  # a full disk: stop the batch, say why at its end
+                        self._write_failure = self._write_failure or exc
+                        self.interrupt()
                 self._count(result, time.monotonic() - began)
                 self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
                 await send.send(result)

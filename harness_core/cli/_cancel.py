@@ -86,7 +86,7 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
             click.echo(f"run {found} ended: {now.status}")
             return
         if not now.writer_alive:
-            fail(f"run {found}'s Harness ended without completing its log: it is lost", EXIT_FAILED)
+            fail(f"run {found}'s Harness ended without completing its log: it is {now.status}", EXIT_FAILED)
         _fail_if_stopped(found, pid)  # stopped while we wait (Ctrl-Z in its terminal): it will not end by itself
         time.sleep(_POLL)
     fail(f"run {found} has not ended after {timeout:g} s; `harness cancel {found}` again stops it at once",

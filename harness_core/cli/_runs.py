@@ -25,7 +25,7 @@ __all__ = ["parse_age", "runs", "show"]
 
 
 _TABLE_LIMIT = 20
-_ENDED = ("success", "failed", "interrupted", "lost", "unreadable")
+_ENDED = ("success", "failed", "interrupted", "lost", "truncated", "unreadable")
 _STATUSES = ("running", "waiting for approval", *_ENDED)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE = re.compile(r"(\d+)([smhdw])")
