@@ -78,12 +78,12 @@ __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", 
 class ScriptedOptions(ProviderOptions):
     scenario: str | dict[str, Any] = "say"
     """Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`, or one written inline
-    (`harness_core.offline.inline`; on the command line as JSON text: `-o 'scenario={"steps": [...]}'`)."""
+    (`harness_core.offline.inline`)."""
 
     @field_validator("scenario", mode="before")
     @classmethod
     def _inline_text(cls, value: Any) -> Any:
-        """`-o scenario={...}` gives JSON text: the scenario it writes."""
+        """On the command line an inline scenario is JSON text (`-o 'scenario={"steps": [...]}'`): parse it."""
         if isinstance(value, str) and value.lstrip().startswith("{"):
             try:
                 return json.loads(value)
