@@ -27,6 +27,7 @@ from harness_core.store import ANSWERS_SUFFIX, open_run_file
 __all__ = ["AnswersFile", "answers_path"]
 
 _POLL = 0.1
+_LIMIT = 16 << 20
 
 
 def answers_path(runs_dir: Path, run_id: str) -> Path:
@@ -92,7 +93,7 @@ class AnswersFile:
         except FileNotFoundError:
             return found
         with os.fdopen(fd, "rb") as fh:
-            data = fh.read()
+            data = fh.read(_LIMIT)  # answers are short lines: what is past this is not read
         for raw in data.split(b"\n"):
             try:
                 record = json.loads(raw)

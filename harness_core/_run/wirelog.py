@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness_core._inputfile import InputFileError, read_input
 from harness_core._provider import CliInfo
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalRequested, ApprovalResolved, RunStarted
@@ -24,6 +25,8 @@ from harness_core.store import BadLine, read_events
 
 __all__ = ["ChildScript", "Interrupt", "ScriptItem", "WireDecision", "WireLog", "load_wire", "method_and_id"]
 
+WIRE_LIMIT = 4 << 30
+"""A wire log read for a replay holds at most this many bytes."""
 READS_FORMAT = 2
 """The newest wire format this reader knows; a newer file is refused (its records may mean something else)."""
 _CHILD_RECORDS = frozenset({"spawn", "in", "out", "err", "close", "eof", "exit"})
@@ -119,9 +122,9 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
     path = Path(path)
     hint = "pass the `<run id>.wire.jsonl` written by `harness run --record-wire` (in `harness runs`' directory)"
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidSpecError(f"cannot read wire log {path}: {exc.strerror or exc}; {hint}") from None
+        data = read_input(path, what="wire log", limit=WIRE_LIMIT)
+    except InputFileError as exc:
+        raise InvalidSpecError(f"{exc.message}; {hint}") from None
     raw_lines = data.split(b"\n")
     torn = raw_lines.pop()  # b"" when the file ends with its newline
     records: list[dict[str, Any]] = []

@@ -9,6 +9,7 @@ workspaces, the results file and the retry policy; knows no provider, no engine 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -91,6 +92,9 @@ class Batch:
                  on_update: Callable[[BatchUpdate], None] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd > 0):
+            raise ValueError(f"max_cost_usd must be a finite number of USD more than 0 (None: no limit), not "
+                             f"{max_cost_usd}")
         if patches is not None and worktrees is None:
             raise ValueError("patches need worktrees: a task's patch is the diff of its own worktree")
         self.host = host or get_host()

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness_core._inputfile import InputFileError, read_input
 from harness_core.errors import InvalidSpecError, LogWriteFailedError
 from harness_core.events import HarnessResult, RunStatus, Usage
 
@@ -77,6 +78,10 @@ class TaskResult(BaseModel):
                    final_text=last.final_text, patch=patch)
 
 
+RESULTS_LIMIT = 1 << 30
+"""A results file read to resume a batch holds at most this many bytes."""
+
+
 class ResultsFile:
     """The results JSONL of a batch: the finished results it holds (read once, at open), and appends."""
 
@@ -131,12 +136,12 @@ class ResultsFile:
                 self._handle.close()
 
     def _read(self) -> None:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        if not self.path.exists():
             return
-        except OSError as exc:
-            raise InvalidSpecError(f"cannot read the results file {self.path}: {exc}") from None
+        try:
+            data = read_input(self.path, what="the results file", limit=RESULTS_LIMIT)
+        except InputFileError as exc:
+            raise InvalidSpecError(f"{exc.message}; pass another --results path") from None
         lines = data.split(b"\n")
         torn = lines.pop()  # after the last newline: empty, or a line a killed batch did not finish
         for number, line in enumerate(lines, 1):

@@ -19,10 +19,11 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
 
+from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, read_lines
 from harness_core.errors import InvalidSpecError
 from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.offline.scenarios import Scenario
@@ -88,18 +89,30 @@ def load_tasks(source: str | Path | TextIO, *, offline: bool = False) -> list[Ba
 
     Raises:
         TaskFileError: every line that does not validate (or a file with no task), each with its number.
-        InvalidSpecError: the file cannot be read.
+        InvalidSpecError: the file cannot be read, is not UTF-8, or is over its size limits (`LINE_LIMIT` a
+            line, `FILE_LIMIT` in all).
     """
     if isinstance(source, (str, Path)) and str(source) == "-":
-        return parse_tasks(sys.stdin, source="<stdin>", offline=offline)
+        return _bounded(sys.stdin.buffer, "<stdin>", offline)
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
-            with path.open(encoding="utf-8") as handle:
-                return parse_tasks(handle, source=str(path), offline=offline)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidSpecError(f"cannot read the tasks file {path}: {exc}") from None
-    return parse_tasks(source, source=getattr(source, "name", "<tasks>"), offline=offline)
+            with path.open("rb") as handle:
+                return _bounded(handle, str(path), offline)
+        except OSError as exc:
+            raise InvalidSpecError(f"cannot read the tasks file {path}: {exc.strerror or exc}") from None
+    return _bounded(source, getattr(source, "name", "<tasks>"), offline)
+
+
+LINE_LIMIT = 64 << 20
+"""A line of a tasks file holds at most this many bytes (a task with a long prompt is well under it)."""
+FILE_LIMIT = 1 << 30
+"""A tasks file holds at most this many bytes."""
+
+
+def _bounded(source: IO[bytes] | IO[str], name: str, offline: bool) -> list[BatchTask]:
+    return parse_tasks(read_lines(source, what=f"the tasks file {name}", line_limit=LINE_LIMIT,
+                                  total_limit=FILE_LIMIT), source=name, offline=offline)
 
 
 def parse_tasks(lines: Iterable[str], *, source: str = "<tasks>", offline: bool = False) -> list[BatchTask]:
@@ -161,6 +174,11 @@ def _task(text: str, number: int, *, offline: bool) -> BatchTask:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _Problem(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise _Problem(f"it nests arrays and objects more than {MAX_JSON_DEPTH} levels deep; flatten it") from None
+    problem = json_depth_problem(data)
+    if problem is not None:
+        raise _Problem(f"{problem}; flatten it")
     if not isinstance(data, dict):
         raise _Problem(f"a task is a JSON object, not {type(data).__name__}")
     own = {key: data.pop(key) for key in _OWN_FIELDS if key in data}
