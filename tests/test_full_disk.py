@@ -176,6 +176,8 @@ def test_a_full_disk_reads_truncated_not_lost_everywhere(disk: SmallDisk) -> Non
     attached = _harness(disk, "attach", "last")
     assert attached.returncode == 1 and "truncated" in attached.stderr and "lost" not in attached.stderr
     assert "Traceback" not in attached.stderr
+    pruned = _harness(disk, "runs", "prune", "--older-than", "0s")  # an empty sealed log is a run's: prunable
+    assert pruned.returncode == 0 and not log.exists(), pruned.stdout + pruned.stderr
 
 
 def test_a_background_run_on_a_full_disk_ends_truncated_and_its_worker_says_nothing_broken(disk: SmallDisk) -> None:
