@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from click.shell_completion import CompletionItem
 
 from harness_core.cli._numbers import Number
 
@@ -72,6 +73,10 @@ class SchemaFile(click.ParamType):  # type: ignore[type-arg]
     """`--output-schema FILE`: a file holding a JSON Schema, read and checked against its meta-schema."""
 
     name = "file"
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        """The shell's own file names."""
+        return [CompletionItem(incomplete, type="file")]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> dict[str, Any]:
         if isinstance(value, dict):
