@@ -126,6 +126,15 @@ class _RecordedBroker(ApprovalBroker):
         self._recording = wire
         self._warnings = warnings
 
+    def new_id(self, provider_id: str) -> str:
+        """The id the recorded run showed this request by (its run log's requests in order, else the wire's
+        record), so the recorded resolution answers it; the provider's own for recordings older than shown ids."""
+        if self._recording.requested:
+            return self._recording.requested.popleft()
+        decisions = self._recording.wire_decisions.get(provider_id)
+        shown = decisions[0].shown_as if decisions else None
+        return shown or provider_id
+
     async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
         resolutions = self._recording.resolutions.get(request.request_id)
         if resolutions:
@@ -133,7 +142,7 @@ class _RecordedBroker(ApprovalBroker):
             if resolved.decided_by == "runner":  # never decided: withdrawn, or the run ended first
                 await anyio.sleep_forever()
             return resolved.decision, resolved.decided_by, resolved.reason
-        decisions = self._recording.wire_decisions.get(request.request_id)
+        decisions = self._recording.wire_decisions.get(self.provider_id(request.request_id))
         if decisions:
             recorded = decisions.popleft()
             by = recorded.decided_by if recorded.decided_by in _DECIDERS else "callback"

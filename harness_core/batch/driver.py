@@ -9,6 +9,7 @@ workspaces, the results file and the retry policy; knows no provider, no engine 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_tasks
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
-from harness_core.errors import HarnessError
+from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
@@ -92,6 +93,9 @@ class Batch:
                  on_update: Callable[[BatchUpdate], None] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd > 0):
+            raise ValueError(f"max_cost_usd must be a finite number of USD more than 0 (None: no limit), not "
+                             f"{max_cost_usd}")
         if patches is not None and worktrees is None:
             raise ValueError("patches need worktrees: a task's patch is the diff of its own worktree")
         self.host = host or get_host()
@@ -118,6 +122,7 @@ class Batch:
         any other's), removed as the batch started."""
         self._checked = False
         self._budget_reached = False
+        self._write_failure: LogWriteFailedError | None = None
 
     # --- before anything starts ------------------------------------------------------------------------------
 
@@ -221,6 +226,8 @@ class Batch:
                 async with receive:
                     async for result in receive:
                         yield result
+            if self._write_failure is not None:
+                raise self._write_failure
         finally:
             with anyio.CancelScope(shield=True):
                 await self.executor.close()
@@ -254,7 +261,11 @@ class Batch:
                     result = _broken(task, exc)
                 result = result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)})
                 if results_file is not None:
-                    await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    try:
+                        await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    except LogWriteFailedError as exc:  # a full disk: stop the batch, say why at its end
+                        self._write_failure = self._write_failure or exc
+                        self.interrupt()
                 self._count(result, time.monotonic() - began)
                 self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
                 await send.send(result)

@@ -16,6 +16,7 @@ import click
 
 from harness_core.cli._common import JSON_OPTION, harness_command, run_async
 from harness_core.cli._complete import complete_option_key, complete_provider, complete_wire_file
+from harness_core.cli._numbers import Number
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ _DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not im
 @click.option("--live", is_flag=True,
               help="Replay a recording with no agent process (a provider that talks HTTP itself) by letting the "
                    "provider reach its agent for real.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=_DEFAULT_DEADLINE,
+@click.option("--timeout", type=Number(real=True, low=0, low_open=True, unit="seconds"), default=_DEFAULT_DEADLINE,
               show_default=True, metavar="SECONDS", help="Stop a replay still going after this long (exit 1).")
 @JSON_OPTION
 @click.option("-v", "--verbose", count=True, help="Show output summaries and usage, as `harness run -v`.")

@@ -76,7 +76,8 @@ class FaultTests(ContractBase):
             outcome, survivors = kill_host_during_command(spec, self.provider_name, tmp_path, signal.Signals[sig])
         if outcome != "killed":
             pytest.skip(f"{self.provider_name}: {outcome}")
-        assert not survivors, f"alive 3 s after {sig} of the process running Harness: {survivors}"
+        assert not survivors, (f"alive after {sig} of the process running Harness, once its process supervisors "
+                               f"had finished (and 3 s more): {survivors}")
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["say", "tools"])
