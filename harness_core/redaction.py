@@ -29,10 +29,26 @@ REDACTED = "***"
 MIN_SECRET = 8
 """Named secret values shorter than this are not searched for in text."""
 
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
-_SHAPES = (r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"
-           r"|xox[abprs]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16})|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{8,}")
-_SECRET_TEXT = re.compile(_SHAPES)
+# Every pattern below runs in time linear in the text (a scrub sees 10 MB tool outputs and prompts): each begins
+# with a literal or a small set of first characters (the engine skips ahead to them in C), and each attempt reads at
+# most one token or one user-info span, so no character is re-read more than a fixed number of times. A pattern
+# that begins with a look-behind, or that must find where a run of letters starts (`[a-z][a-z0-9+.-]*://`), tries
+# every position and re-reads the run from each: quadratic (a 100 KB run of letters took 56 s).
+_URL_USERINFO_REVERSED = re.compile(r"@[^/\s@]+(?=//:[0-9+.-]*[A-Za-z])")
+"""The user-info of a URL (`scheme://user:pw@host`, scheme `[a-z][a-z0-9+.-]*`), matched on the reversed text,
+where it begins with a literal `@` and ends at the first `/`: the scheme is only checked to hold a letter."""
+_BEARER = re.compile(r"[Bb]earer (?=[A-Za-z0-9._~+/=-]{8})")
+_BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]+")
+"""A bearer token: the run of token characters after `Bearer ` or `bearer `, if at least 8 long. A token may end
+in `bearer` itself (`…bearer tok…`): the next one is a token too, so the leads are found in the text as it was."""
+_SECRET_TEXT = re.compile(
+    r"sk-(?<![A-Za-z0-9]sk-)[A-Za-z0-9_-]{8,}|gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{16,}"
+    r"|github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{16,}|xox[abprs]-(?<![A-Za-z0-9]xox[abprs]-)[A-Za-z0-9-]{8,}"
+    r"|AKIA(?<![A-Za-z0-9]AKIA)[0-9A-Z]{16}")
+"""Well-known credential shapes, each after a non-alphanumeric character (`task-list` is not a key). The
+look-behind follows the literal, so the engine only tries the positions of `s`, `g`, `x` and `A`."""
+_SHAPE_LITERALS = ("sk-", "gh", "github_pat_", "xox", "AKIA")
+"""A text holding none of these holds no credential shape (a substring test is ~1 ms per 10 MB)."""
 # Cheap first look at a JSON line: literal triggers only (a hit sends the line down the exact, slow path).
 _TRIGGERS = r"sk-|gh[pousr]_|github_pat_|xox|AKIA|Bearer |bearer |://"
 # Literal alternatives only: the regex engine then skips ahead by first character (a character class or a
@@ -63,17 +79,43 @@ _SECRET_ENV_NAME = re.compile(
 """Names of environment variables whose values are secrets: `*_API_KEY`, `*_KEY`, `*TOKEN*`, `*SECRET*`,
 `*PASSWORD*`, `*CREDENTIAL*`, … — not merely `*AUTH*` or `*PRIVATE*` (`GIT_AUTHOR_NAME`, `SSH_AUTH_SOCK`,
 `XAUTHORITY` and `GOPRIVATE` are not secrets)."""
-_SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|passw|auth|bearer)[\w-]*$", re.IGNORECASE)
+_FLAG = re.compile(r"-[\w-]*$")
+_FLAG_SECRET_WORD = re.compile(r"key|token|secret|passw|auth|bearer", re.IGNORECASE)
+
+
+def _secret_flag(arg: str) -> bool:
+    """Whether `arg` is a flag like `--api-key` or `-token`: two linear searches (one pattern with a word between
+    two runs of word characters re-read the rest of the argument at every such word: quadratic)."""
+    return _FLAG.match(arg) is not None and _FLAG_SECRET_WORD.search(arg) is not None
 
 
 def scrub(text: str, known: tuple[str, ...] = ()) -> str:
     """`text` with credential-looking substrings, URL user-info and the `known` secret values (those of at least
-    `MIN_SECRET` characters) replaced."""
+    `MIN_SECRET` characters) replaced. Linear in `len(text)` (times the number of `known` values)."""
     for secret in known:
         if len(secret) >= MIN_SECRET and secret in text:
             text = text.replace(secret, REDACTED)
-    text = _URL_USERINFO.sub(lambda m: m.group("scheme") + REDACTED + "@", text)
-    return _SECRET_TEXT.sub(REDACTED, text)
+    if "://" in text and "@" in text:
+        text = _URL_USERINFO_REVERSED.sub("@" + REDACTED, text[::-1])[::-1]
+    if "earer " in text:  # before the shapes: a token right after a shape (`sk-…Bearer tok`) is still found
+        text = _without_bearer_tokens(text)
+    if any(literal in text for literal in _SHAPE_LITERALS):
+        text = _SECRET_TEXT.sub(REDACTED, text)
+    return text
+
+
+def _without_bearer_tokens(text: str) -> str:
+    pieces: list[str] = []
+    kept = 0
+    for lead in _BEARER.finditer(text):
+        start = lead.end()
+        if start < kept:  # inside the token just hidden: its own `bearer ` leads to the same end
+            continue
+        token = _BEARER_TOKEN.match(text, start)
+        assert token is not None  # the lead's look-ahead saw 8 token characters
+        pieces += (text[kept:start], REDACTED)
+        kept = token.end()
+    return "".join(pieces) + text[kept:] if pieces else text
 
 
 def redact_argv(argv: Sequence[str], secret_flags: Collection[str], known: tuple[str, ...] = ()) -> list[str]:
@@ -121,12 +163,12 @@ def redact(value: Any, *, all_values: bool = False, secret_flags: Collection[str
             flag, eq, rest = item.partition("=") if isinstance(item, str) else ("", "", "")
             if hide_next:
                 items.append(_hide(item, found))
-            elif eq and (flag in secret_flags or _SECRET_FLAG.match(flag)):
+            elif eq and (flag in secret_flags or _secret_flag(flag)):
                 _hide(rest, found)
                 items.append(f"{flag}={REDACTED}")
             else:
                 items.append(redact(item, secret_flags=secret_flags, found=found))
-            hide_next = isinstance(item, str) and (bool(_SECRET_FLAG.match(item)) or item in secret_flags)
+            hide_next = isinstance(item, str) and (_secret_flag(item) or item in secret_flags)
         return items
     if all_values:
         return _hide(value, found)

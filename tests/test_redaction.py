@@ -4,6 +4,11 @@ purpose (every file it wrote is grepped)."""
 from __future__ import annotations
 
 import json
+import random
+import re
+import subprocess
+import sys
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +210,78 @@ def test_option_names_are_secret_by_whole_words_only() -> None:
     redacted = redact({name: "value" for name in hidden + shown})
     assert [name for name in hidden if redacted[name] != "***"] == []
     assert [name for name in shown if redacted[name] != "value"] == []
+
+
+# --- linear time ----------------------------------------------------------------------------------------------
+
+_ADVERSARIAL = {  # each repeated to 2 MB; the first five made the earlier patterns quadratic
+    "a run of letters": "a", "`sk-` repeated": "sk-", "`a://` + letters": None, "a base64 blob": "Qm9vbXN0aWNr+/=",
+    "`--key` repeated (an option)": None, "`a://` repeated": "a://", "`a:` repeated": "a:",
+    "`Bearer ` repeated": "Bearer ", "`Bearer tok` repeated": "Bearer abcdefgh ", "whitespace": " \t\n",
+    "`u://a@` repeated": "u://a@", "`sk-!` repeated": "sk-!",
+}
+_SCRUB_ALL = """
+import json, sys, time
+from harness_core.redaction import RunSecrets, redact, scrub
+secrets = RunSecrets(["spec-env-secret-4f2a9c"])
+size = 2_000_000
+for name, unit in json.loads(sys.argv[1]).items():
+    if unit is None and name.startswith("`a://`"):
+        text = "a://" + "a" * size
+    elif unit is None:
+        redact({"args": ["--" + "key" * (size // 3) + " ", "v"]})
+        print(name, flush=True)
+        continue
+    else:
+        text = unit * (size // len(unit))
+    scrub(text + " spec-env-secret-4f2a9c", secrets.known)
+    secrets.text(text)
+    secrets.json_line(json.dumps({"output": text + " https://u:pw@h/"}).encode())
+    print(name, flush=True)
+"""
+
+
+def test_scrubbing_is_linear_in_the_size_of_the_text() -> None:
+    """2 MB of each adversarial shape through `scrub`, `RunSecrets.text`, `RunSecrets.json_line` and `redact` (in a
+    child, so a hang is killed). Linear patterns take well under a second each; the earlier ones took 56 s for
+    100 KB of letters and would take hours here. The deadline is generous on purpose: this checks the complexity,
+    not a speed (benchmarks/scrubber.py measures that)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _SCRUB_ALL, json.dumps(_ADVERSARIAL)], capture_output=True,
+                              text=True, timeout=120)
+    except subprocess.TimeoutExpired as exc:
+        finished = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        pytest.fail(f"scrubbing 2 MB took over 120 s (super-linear); finished only: {finished.splitlines()}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == list(_ADVERSARIAL)
+
+
+_PLAIN_URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
+_PLAIN_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16})|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{8,}")
+"""The policy written plainly (and quadratic): what the linear patterns must hide at least."""
+
+
+def _plainly_scrubbed(text: str) -> str:
+    return _PLAIN_SHAPES.sub(REDACTED, _PLAIN_URL.sub(lambda m: m.group("scheme") + REDACTED + "@", text))
+
+
+def test_the_linear_patterns_hide_what_the_plain_ones_hide() -> None:
+    """On 30,000 random strings made of the shapes' pieces, `scrub` gives what the plain patterns give, or hides
+    more (where a bearer token starts with a credential shape, the whole token instead of the shape): never a
+    character the plain ones hid."""
+    pieces = ["a", "Z", "1", "-", "_", ".", "+", ":", "/", "//", "://", "@", " ", "\n", "sk-", "ghp_", "github_pat_",
+              "xoxb-", "AKIA", "Bearer ", "bearer ", "x" * 8, "A" * 16, "9" * 16, "é", "*"]
+    rng = random.Random(26)
+    differ = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        plain, linear = _plainly_scrubbed(text), scrub(text)
+        if plain == linear:
+            continue
+        differ += 1
+        shown = [linear[j1:j2] for op, _, _, j1, j2 in SequenceMatcher(None, plain, linear, autojunk=False)
+                 .get_opcodes() if op != "equal"]
+        assert all(set(piece) <= {"*"} for piece in shown), (text, plain, linear)
+    assert differ < 1_000  # the rare bearer-and-shape overlap, not a different policy
