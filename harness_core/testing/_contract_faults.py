@@ -117,6 +117,26 @@ class FaultTests(ContractBase):
             leaked = [value for value in secrets if value.encode() in data]
             assert not leaked, f"{path.name} holds secrets {leaked}: every file Harness writes must be scrubbed"
 
+    @pytest.mark.anyio
+    async def test_a_large_prompt_is_scrubbed_in_time(self, play: Play) -> None:
+        """A 100 KB prompt made of what slows a backtracking scrubber (a run of letters, `a://` and `sk-`
+        repeated, `a:` without `@`), with a `spec.env` value and a credential shape in it: the run ends within its
+        deadline like any other (a quadratic scrubber took minutes over it, the event loop held all along) and
+        the log keeps the prompt, both secrets masked."""
+        value = LEAK_ENV["HARNESS_PROBE_VALUE"]
+        prompt = " ".join(("a" * 40_000, "a://" * 5_000, f"{value} {LEAK_SHAPED}", "sk-" * 6_000, "a:" * 1_000,
+                           "Reply briefly."))
+        played = await play("say", prompt=prompt, env={"HARNESS_PROBE_VALUE": value}, record_wire=True)
+        assert played.result.status is RunStatus.SUCCESS, played.result.error
+        logged = next(read_events(played.log_path))
+        assert logged.type == "run_started"
+        shown = logged.spec["prompt"]  # type: ignore[union-attr]
+        assert shown.startswith("a" * 40_000) and shown.endswith("Reply briefly."), shown[:80]
+        for path in sorted(p for p in played.log_path.parent.rglob("*") if p.is_file()):
+            data = path.read_bytes()
+            leaked = [secret for secret in (value, LEAK_SHAPED) if secret.encode() in data]
+            assert not leaked, f"{path.name} holds secrets {leaked}: every file Harness writes must be scrubbed"
+
     def test_offline_secrets_leave_harness_paths_alone(self, tmp_path: Path) -> None:
         """The provider's offline setup (a scripted key in `env`, say) is made of secrets the logs scrub wherever
         they appear: none may be part of the temporary paths Harness itself creates, or every workspace path in
