@@ -1,9 +1,8 @@
 """Files only their owner can read: every file Harness writes is created 0600 and every directory it makes 0700.
 
-Layer: core utility (standard library only). Knows paths and modes; nothing of runs, batches or secrets (the
-caller scrubs what it writes). A file is created with its mode (`os.open(..., 0o600)`), never chmod-ed after, so
-there is no moment when another user could open it; a file Harness appends to that an earlier version left
-readable by others is tightened when it is opened.
+Layer: core utility (standard library only). Knows paths and modes; nothing of runs, batches or secrets (the caller
+scrubs what it writes). A file gets its mode when created (`os.open(..., 0o600)`), never by a chmod after it, so no
+other user can ever open it; a file of ours an earlier version left readable by others is tightened on opening.
 """
 
 from __future__ import annotations

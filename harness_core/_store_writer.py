@@ -13,12 +13,14 @@ import os
 import secrets
 from pathlib import Path
 
+from harness_core._private_files import make_private_dirs
+
 __all__ = ["LogWriter"]
 
 
 def _ensure_private_dir(path: Path) -> None:
     """Create the runs dir 0700; tighten an existing one we own (run logs hold prompts and output)."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path)
     info = path.stat()
     if info.st_uid == os.getuid() and info.st_mode & 0o077:
         path.chmod(0o700)

@@ -5,14 +5,17 @@ or files. What counts as a secret:
 
 - well-known credential shapes (`sk-…`, `ghp_…`, `github_pat_…`, `xox?-…`, `AKIA…`, `Bearer …`) and the
   user-info part of URLs (`https://user:pw@host`);
-- the values a run names: every value of `spec.env`, of a secret-looking variable of the process environment
-  (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) and of a secret-bearing option (a key that looks like one,
-  a table of environment variables or headers, the argument of a flag like `--api-key` or of a flag the provider
-  names in `ProviderInfo.secret_flags`, including the secrets inside a JSON value such as `--settings '{"env":…}'`).
-  Values shorter than `MIN_SECRET` characters are not searched for (they would match ordinary text).
+- the values a run names: every value of `spec.env` except the public ones (a location or setting of the system:
+  `HOME`, `PATH`, `TMPDIR`, `LANG`, `LC_*`, `XDG_*`, …, and the names the provider declares in
+  `ProviderInfo.public_env`: its paths, switches, endpoints, model names; never a secret-looking name), of a
+  secret-looking variable of the process environment (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) and of
+  a secret-bearing option (a key that looks like one, a table of environment variables or headers, the argument
+  of a flag like `--api-key` or of a flag the provider names in `ProviderInfo.secret_flags`, including the secrets
+  inside a JSON value such as `--settings '{"env":…}'`). Values shorter than `MIN_SECRET` characters are not
+  searched for (they would match ordinary text).
 
 `RunSecrets` holds one run's values and scrubs lines on their way to a file; `redact` hides secrets in a
-structured value shown whole (the spec in `run_started`).
+structured value shown whole (the spec in `run_started`), `redact_env` the spec's environment.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["MIN_SECRET", "REDACTED", "RunSecrets", "redact", "redact_argv", "scrub"]
+__all__ = ["MIN_SECRET", "REDACTED", "RunSecrets", "hidden_values", "public_env_name", "redact", "redact_argv",
+           "redact_env", "scrub"]
 
 REDACTED = "***"
 MIN_SECRET = 8
@@ -83,6 +87,9 @@ _SECRET_ENV_NAME = re.compile(
 """Names of environment variables whose values are secrets: `*_API_KEY`, `*_KEY`, `*TOKEN*`, `*SECRET*`,
 `*PASSWORD*`, `*CREDENTIAL*`, … — not merely `*AUTH*` or `*PRIVATE*` (`GIT_AUTHOR_NAME`, `SSH_AUTH_SOCK`,
 `XAUTHORITY` and `GOPRIVATE` are not secrets)."""
+_SYSTEM_ENV = frozenset({"HOME", "PATH", "PWD", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME",
+                         "TMPDIR", "TMP", "TEMP"})
+"""Variables of the system that locate or configure, never secrets (with `LC_*` and `XDG_*`)."""
 _FLAG = re.compile(r"-[\w-]*$")
 _FLAG_SECRET_WORD = re.compile(r"key|token|secret|passw|auth|bearer", re.IGNORECASE)
 
@@ -207,6 +214,54 @@ def _secrets_inside_json(text: str) -> list[str]:
     return inner
 
 
+def public_env_name(name: str, declared: Collection[str] = frozenset()) -> bool:
+    """Whether the value of `spec.env`'s variable `name` is shown (not a secret): a variable of the system
+    (`HOME`, `PATH`, `TMPDIR`, `LANG`, `LC_*`, `XDG_*`, …) or one in `declared` (the provider's
+    `ProviderInfo.public_env`) — never a secret-looking name (`*_API_KEY`, `*TOKEN*`, …), whoever declares it."""
+    if _SECRET_ENV_NAME.search(name):
+        return False
+    return name in declared or name in _SYSTEM_ENV or name.startswith(("LC_", "XDG_"))
+
+
+def redact_env(env: Mapping[str, str], public_env: Collection[str] = frozenset()) -> dict[str, str]:
+    """`spec.env` as `run_started` shows it: every value `***` but the public ones (`public_env_name`)."""
+    return {name: value if public_env_name(name, public_env) else REDACTED for name, value in env.items()}
+
+
+def hidden_values(original: Any, scrubbed: Any) -> set[str]:
+    """The values (of at least `MIN_SECRET` characters) that `scrubbed` hides as `***` where `original`, the same
+    JSON-able value, shows them: how a replay learns the secrets its run log masked (the run's own values are in
+    no file). Strings are aligned on the text around each `***`; what does not align teaches nothing."""
+    found: set[str] = set()
+    if isinstance(original, dict) and isinstance(scrubbed, dict):
+        for key, value in original.items():
+            if key in scrubbed:
+                found |= hidden_values(value, scrubbed[key])
+    elif isinstance(original, list) and isinstance(scrubbed, list):
+        for value, hid in zip(original, scrubbed, strict=False):
+            found |= hidden_values(value, hid)
+    elif isinstance(original, str) and isinstance(scrubbed, str) and original != scrubbed and REDACTED in scrubbed:
+        found |= _hidden_in(original, scrubbed)
+    return found
+
+
+def _hidden_in(original: str, scrubbed: str) -> set[str]:
+    *pieces, last = scrubbed.split(REDACTED)
+    first, middle = pieces[0], pieces[1:]
+    if not original.startswith(first) or not original.endswith(last) or len(first) + len(last) > len(original):
+        return set()
+    found: list[str] = []
+    at, end = len(first), len(original) - len(last)
+    for piece in middle:  # the text between two `***`: found leftmost, as a scrub leaves it
+        next_at = original.find(piece, at, end)
+        if next_at < 0:
+            return set()
+        found.append(original[at:next_at])
+        at = next_at + len(piece)
+    found.append(original[at:end])
+    return {value for value in found if len(value) >= MIN_SECRET}
+
+
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
     """The values of the secret-looking variables of `environ` (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …; see
     `_SECRET_ENV_NAME`)."""
@@ -236,15 +291,22 @@ class RunSecrets:
 
     @classmethod
     def of_run(cls, env: Mapping[str, str], options: Any = None, *, secret_flags: Collection[str] = frozenset(),
-               environ: Mapping[str, str] | None = None) -> RunSecrets:
-        """The secrets of a run with `env` (the spec's), provider `options` and the process `environ`."""
-        found: list[str] = list(env.values())
+               public_env: Collection[str] = frozenset(), environ: Mapping[str, str] | None = None) -> RunSecrets:
+        """The secrets of a run with `env` (the spec's: every value but the public ones, see `public_env_name`
+        with the provider's `public_env`), provider `options` and the process `environ`."""
+        hidden = [value for name, value in env.items() if not public_env_name(name, public_env)]
+        found: list[str] = list(hidden)
         found.extend(environment_secrets(os.environ if environ is None else environ))
-        for value in env.values():
+        for value in hidden:
             found.extend(_secrets_inside_json(value))
         if options is not None:
             redact(options, secret_flags=secret_flags, found=found)
         return cls(found)
+
+    def with_values(self, values: Iterable[str]) -> RunSecrets:
+        """These secrets and `values` (self when `values` adds none)."""
+        added = {v for v in values if len(v) >= MIN_SECRET} - set(self.known)
+        return RunSecrets([*self.known, *added]) if added else self
 
     def text(self, text: str) -> str:
         """`text` scrubbed (a wire line, a message): the values also in their JSON-escaped forms, since a wire line

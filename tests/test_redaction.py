@@ -34,7 +34,7 @@ from harness_core.events import (
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost
 from harness_core.provider import ProviderOptions, RunContext
-from harness_core.redaction import REDACTED, RunSecrets, redact, scrub
+from harness_core.redaction import REDACTED, RunSecrets, redact, redact_env, scrub
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
 
@@ -285,3 +285,46 @@ def test_the_linear_patterns_hide_what_the_plain_ones_hide() -> None:
                  .get_opcodes() if op != "equal"]
         assert all(set(piece) <= {"*"} for piece in shown), (text, plain, linear)
     assert differ < 1_000  # the rare bearer-and-shape overlap, not a different policy
+
+
+# --- what `spec.env` hides ------------------------------------------------------------------------------------
+
+def test_spec_env_values_are_secrets_but_the_public_ones() -> None:
+    """Every `spec.env` value is a secret, except a variable of the system (`HOME`, `TMPDIR`, `LC_*`, `XDG_*`) and
+    one the provider declares public (`ProviderInfo.public_env`: a model name, an endpoint) — never a
+    secret-looking name, even declared."""
+    env = {"PROBE": "spec-env-value-1", "HOME": "/tmp/harness-offline-ab12/home", "LC_ALL": "en_US.UTF-8",
+           "XDG_CONFIG_HOME": "/tmp/harness-offline-ab12/cfg", "AGENT_MODEL": "scripted-model",
+           "AGENT_TOKEN": "agent-token-value-1"}
+    secrets = RunSecrets.of_run(env, public_env={"AGENT_MODEL", "AGENT_TOKEN"}, environ={})
+    assert set(secrets.known) == {"spec-env-value-1", "agent-token-value-1"}
+    assert redact_env(env, {"AGENT_MODEL", "AGENT_TOKEN"}) == {**env, "PROBE": REDACTED, "AGENT_TOKEN": REDACTED}
+    assert set(RunSecrets.of_run(env, environ={}).known) == {"spec-env-value-1", "agent-token-value-1",
+                                                             "scripted-model"}  # undeclared: hidden
+
+
+@pytest.mark.anyio
+async def test_a_providers_public_env_is_shown_in_the_log(runs_dir: Path) -> None:
+    """A provider whose offline setup puts its model name in `spec.env` declares it public: the log shows it in
+    `run_started` and wherever the agent says it, while the other values stay `***`."""
+
+    class Named(scripted.ScriptedProvider):
+        async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+            await ctx.emit(TextDelta(text=f"model {spec.env['AGENT_MODEL']}, key {spec.env['AGENT_KEY_VALUE']}"))
+            return await super().run(spec, options, ctx)
+
+    class Plugin:
+        @hookimpl
+        def harness_register_providers(self, register: Any) -> None:
+            Named.info = ProviderInfo(name="named", version="1", public_env=frozenset({"AGENT_MODEL"}))
+            register(Named)
+
+    host = PluginHost.create(entry_points=False, plugins=[("named", Plugin())])
+    spec = AgentRunSpec(prompt="go", env={"AGENT_MODEL": "scripted-model", "AGENT_KEY_VALUE": "agent-key-12345"},
+                        provider_options={"scenario": "say"})
+    with anyio.fail_after(20):
+        async with open_run(spec, "named", host=host, runs_dir=runs_dir) as live:
+            await live.wait()
+    logged = list(read_events(live.log_path))
+    assert logged[0].spec["env"] == {"AGENT_MODEL": "scripted-model", "AGENT_KEY_VALUE": REDACTED}  # type: ignore
+    assert any(isinstance(e, TextDelta) and e.text == "model scripted-model, key ***" for e in logged)

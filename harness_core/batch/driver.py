@@ -250,10 +250,11 @@ class Batch:
         """The secrets of the task's runs (its `env`, its secret-bearing options, the secret-looking variables of
         this process's environment), hidden in its result and its patch as in its run log."""
         try:
-            flags = self.host.get(task.provider or self.provider).cls.info.secret_flags
+            info = self.host.get(task.provider or self.provider).cls.info
         except HarnessError:  # checked before the batch started: only a host changed since gets here
-            flags = frozenset()
-        return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=flags)
+            return RunSecrets.of_run(task.spec.env, task.spec.provider_options)
+        return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=info.secret_flags,
+                                 public_env=info.public_env)
 
     async def _play_task(self, task: BatchTask, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         provider = task.provider or self.provider

@@ -1,7 +1,7 @@
 """The patches of a batch: `<dir>/<task id>.patch` and a SWE-bench style `<dir>/predictions.jsonl`.
 
-Layer: core, batch operation. Knows files and JSON only: not git, agents, providers or runs (the caller scrubs a
-patch of the run's secrets before it is written). Every file is created 0600, the directory 0700.
+Layer: core, batch operation. Knows files and JSON only: not git, agents, providers or runs (the caller scrubs
+a patch of the run's secrets). Every file is created 0600, the directory 0700.
 
 `predictions.jsonl` holds one JSON object a line, `{"instance_id", "model_patch", "model_name_or_path"}`, one line
 per instance id (the last one written). A batch killed mid-write may leave a partial last line: opening the

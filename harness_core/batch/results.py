@@ -2,9 +2,8 @@
 resumable (a task whose result there is finished is not run again).
 
 Layer: batch (storage edge). Knows the result and usage models; knows no provider, executor or task source.
-Every line is written whole and flushed (fsync) as the task ends, so a batch killed at any instant leaves a file
-whose complete lines are all true; a torn last line is dropped when the file is read again. The file is created
-0600 (its directory 0700); the caller scrubs a result of the run's secrets before it is written.
+Every line is written whole and flushed (fsync) as the task ends, to a file created 0600 (the caller scrubs it),
+so a batch killed at any instant leaves a file whose complete lines are all true (a torn last one is dropped).
 """
 
 from __future__ import annotations

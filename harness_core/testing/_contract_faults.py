@@ -130,7 +130,7 @@ class FaultTests(ContractBase):
         assert played.result.status is RunStatus.SUCCESS, played.result.error
         logged = next(read_events(played.log_path))
         assert logged.type == "run_started"
-        shown = logged.spec["prompt"]  # type: ignore[union-attr]
+        shown = logged.spec["prompt"]
         assert shown.startswith("a" * 40_000) and shown.endswith("Reply briefly."), shown[:80]
         for path in sorted(p for p in played.log_path.parent.rglob("*") if p.is_file()):
             data = path.read_bytes()
