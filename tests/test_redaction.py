@@ -34,7 +34,7 @@ from harness_core.events import (
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost
 from harness_core.provider import ProviderOptions, RunContext
-from harness_core.redaction import REDACTED, RunSecrets, redact, redact_env, scrub
+from harness_core.redaction import REDACTED, RunSecrets, hidden_values, redact, redact_env, scrub
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
 
@@ -328,3 +328,14 @@ async def test_a_providers_public_env_is_shown_in_the_log(runs_dir: Path) -> Non
     logged = list(read_events(live.log_path))
     assert logged[0].spec["env"] == {"AGENT_MODEL": "scripted-model", "AGENT_KEY_VALUE": REDACTED}  # type: ignore
     assert any(isinstance(e, TextDelta) and e.text == "model scripted-model, key ***" for e in logged)
+
+
+def test_hidden_values_are_learned_from_what_a_log_masked() -> None:
+    """What a replay learns by comparing its event with the run log's: each value the log shows as `***` (8
+    characters or more), in strings at any depth; nothing from strings that do not align."""
+    original = {"result": {"final_text": "key hpv-4b1f9e27c35d and tok-0123456789 done", "n": 3}, "ts": 1.0}
+    logged = {"result": {"final_text": "key *** and *** done", "n": 3}, "ts": 2.0}
+    assert hidden_values(original, logged) == {"hpv-4b1f9e27c35d", "tok-0123456789"}
+    assert hidden_values(["short abc here"], ["short *** here"]) == set()  # too short to be searched for
+    assert hidden_values("a different answer", "the token is ***") == set()
+    assert hidden_values("same", "same") == set()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import stat
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -96,7 +97,8 @@ class FaultTests(ContractBase):
     async def test_no_secret_reaches_any_file(self, play: Play, monkeypatch: pytest.MonkeyPatch) -> None:
         """A command prints a `spec.env` value, a secret-looking variable of Harness's environment and a credential
         shape, and the model repeats one (scenario `print_secrets`): the consumer sees them, but no file the run
-        wrote (run log, wire log) holds any of them."""
+        wrote (run log, wire log) holds any of them, and each is readable by its owner alone (0600, the runs dir
+        0700)."""
         spec_name, env_name = "HARNESS_PROBE_VALUE", "HARNESS_PROBE_TOKEN"
         monkeypatch.setenv(env_name, LEAK_ENV[env_name])
         played = await play("print_secrets", env={spec_name: LEAK_ENV[spec_name]}, record_wire=True,
@@ -116,6 +118,8 @@ class FaultTests(ContractBase):
             data = path.read_bytes()
             leaked = [value for value in secrets if value.encode() in data]
             assert not leaked, f"{path.name} holds secrets {leaked}: every file Harness writes must be scrubbed"
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, f"{path.name} is readable by others"
+        assert stat.S_IMODE(played.log_path.parent.stat().st_mode) == 0o700, "the runs dir is open to others"
 
     @pytest.mark.anyio
     async def test_a_large_prompt_is_scrubbed_in_time(self, play: Play) -> None:
