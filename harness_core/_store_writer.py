@@ -16,6 +16,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from harness_core._private_files import make_private_dirs
 from harness_core._store_owner import check_runs_dir
 
 __all__ = ["CUT_SHORT_MODE", "LogWriter", "cut_short"]
@@ -36,7 +37,7 @@ def _ensure_private_dir(path: Path) -> None:
     Raises:
         UnsafeRunsDirError: it belongs to another user, or others may write it (`check_runs_dir`).
     """
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path)
     check_runs_dir(path)
     info = path.stat()
     if info.st_uid == os.getuid() and info.st_mode & 0o077:

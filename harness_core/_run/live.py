@@ -195,6 +195,11 @@ class LiveRun:
         """`event`'s run-log line (without the newline), secrets scrubbed: what `--json` prints."""
         return self._pipe.log_line(event)
 
+    def scrubbed(self, text: str) -> str:
+        """`text` with this run's secrets hidden, as its log hides them: for what the caller writes of the run
+        (the answer `harness run` prints or writes to `--output-last-message`)."""
+        return self._logs.secrets.text(text)
+
     def interrupt(self) -> None:
         """Ask the provider to stop the turn; stop it hard if it has not finished after the grace period."""
         if self.finished.is_set() or self._interrupt.is_set():

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from harness_core._private_files import make_private_dirs
 from harness_core.errors import InvalidSpecError
 from harness_core.redaction import RunSecrets
 from harness_core.store import LogWriter, check_runs_dir, log_path, resolve_runs_dir, wire_path
@@ -105,7 +106,7 @@ def check_writable(runs_dir: str | Path | None) -> Path:
     """
     directory = resolve_runs_dir(runs_dir)
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(directory)
         writable = os.access(directory, os.W_OK | os.X_OK)
     except OSError as exc:
         raise _unwritable(directory, exc.strerror or str(exc)) from None

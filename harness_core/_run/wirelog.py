@@ -20,7 +20,8 @@ from typing import Any
 from harness_core._inputfile import InputFileError, read_input
 from harness_core._provider import CliInfo
 from harness_core.errors import InvalidSpecError
-from harness_core.events import ApprovalRequested, ApprovalResolved, RunStarted
+from harness_core.events import ApprovalRequested, ApprovalResolved, HarnessEvent, RunStarted
+from harness_core.redaction import REDACTED
 from harness_core.store import BadLine, read_events
 
 __all__ = ["ChildScript", "Interrupt", "ScriptItem", "WireDecision", "WireLog", "load_wire", "method_and_id"]
@@ -100,6 +101,9 @@ class WireLog:
     warnings: list[str] = field(default_factory=list)
     """What reading it noticed (a torn last line, bad lines in the run log beside it). A replay's own warnings
     (a line the provider sent that differs from the recording, a missing decision) are its run's `warnings`."""
+    masked: dict[int, HarnessEvent] = field(default_factory=dict)
+    """The events of the run log beside it that hide something as `***`, by seq: what a replay compares its own
+    events with to learn the run's secrets (`redaction.hidden_values`), so it hides them as the run log did."""
 
     def fresh(self) -> WireLog:
         """A copy with its own cursors (side inputs, decisions) and warnings, for one replay."""
@@ -145,7 +149,7 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
         raise InvalidSpecError(f"{path} was recorded by a newer Harness (format {version}); upgrade harness-core "
                                f"to replay it (this one reads up to format {READS_FORMAT})")
     run_id = str(header["run_id"]) if header else path.name.removesuffix(".jsonl").removesuffix(".wire")
-    started, resolutions, requested = _run_log(_beside(path, run_id), warnings)
+    started, resolutions, requested, masked = _run_log(_beside(path, run_id), warnings)
     if header is None:
         if provider is None:
             raise InvalidSpecError(f"{path} was recorded before wire logs named their provider; pass --provider "
@@ -162,7 +166,7 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
                    cli=cli, spec=spec, children=children, side_inputs=_side_inputs(records),
                    resolutions=resolutions, wire_decisions=_decisions(records), has_header=header is not None,
                    requested=requested,
-                   interrupts=interrupts, outside=outside, warnings=warnings,
+                   interrupts=interrupts, outside=outside, warnings=warnings, masked=masked,
                    provider_version=None if recorded_version is None else str(recorded_version))
 
 
@@ -185,12 +189,13 @@ def _beside(path: Path, run_id: str) -> Path:
 
 
 def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[str, deque[ApprovalResolved]],
-                                                      deque[str]]:
+                                                      deque[str], dict[int, HarnessEvent]]:
     started: RunStarted | None = None
     resolutions: dict[str, deque[ApprovalResolved]] = {}
     requested: deque[str] = deque()
+    masked: dict[int, HarnessEvent] = {}
     if not path.is_file():
-        return started, resolutions, requested
+        return started, resolutions, requested, masked
     bad: list[BadLine] = []
     try:
         for event in read_events(path, on_bad_line=bad.append):
@@ -200,12 +205,14 @@ def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[s
                 resolutions.setdefault(event.request_id, deque()).append(event)
             elif isinstance(event, ApprovalRequested):
                 requested.append(event.request_id)
+            if REDACTED in event.model_dump_json():
+                masked[event.seq] = event
     except OSError:
         pass  # best effort: the wire log alone still replays
     if bad:
         warnings.append(f"skipped {len(bad)} unreadable line(s) of the run log {path} (first: line {bad[0].number}, "
                         f"{bad[0].problem})")
-    return started, resolutions, requested
+    return started, resolutions, requested, masked
 
 
 def _children(records: list[dict[str, Any]], *, legacy: bool) -> tuple[list[ChildScript], int, list[Interrupt]]:

@@ -2,8 +2,8 @@
 resumable (a task whose result there is finished is not run again).
 
 Layer: batch (storage edge). Knows the result and usage models; knows no provider, executor or task source.
-Every line is written whole and flushed (fsync) as the task ends, so a batch killed at any instant leaves a file
-whose complete lines are all true; a torn last line is dropped when the file is read again.
+Every line is written whole and flushed (fsync) as the task ends, to a file created 0600 (the caller scrubs it),
+so a batch killed at any instant leaves a file whose complete lines are all true (a torn last one is dropped).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness_core._inputfile import InputFileError, read_input
+from harness_core._private_files import append_private
 from harness_core.errors import InvalidSpecError, LogWriteFailedError
 from harness_core.events import HarnessResult, RunStatus, Usage
 
@@ -91,8 +92,7 @@ class ResultsFile:
         self.earlier: dict[str, TaskResult] = {}
         """The last result of each task already in the file (finished or interrupted)."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = path.open("ab", buffering=0)  # unbuffered: a failed write leaves nothing behind
+            self._handle = os.fdopen(append_private(path), "ab", buffering=0)  # unbuffered: a failed write leaves nothing behind
         except OSError as exc:
             raise InvalidSpecError(f"cannot write the results file {path}: {exc}; pass --results with a path you "
                                    "can write") from None

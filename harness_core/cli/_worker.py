@@ -159,10 +159,11 @@ def _worker_log(path: Path, spec: AgentRunSpec, provider: str | None) -> Iterato
     """Send stderr (the library's warnings, a crash's traceback) through the run's secrets to `path` (0600),
     line by line, while the run plays; the file is removed if nothing was written."""
     try:
-        secret_flags = get_host().get(provider).cls.info.secret_flags
+        info = get_host().get(provider).cls.info
+        secret_flags, public_env = info.secret_flags, info.public_env
     except HarnessError:
-        secret_flags = frozenset()
-    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags)
+        secret_flags, public_env = frozenset(), frozenset()
+    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags, public_env=public_env)
     read_end, write_end = os.pipe()
     sys.stderr.flush()
     os.dup2(write_end, 2)
