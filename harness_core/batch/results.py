@@ -92,7 +92,8 @@ class ResultsFile:
         self.earlier: dict[str, TaskResult] = {}
         """The last result of each task already in the file (finished or interrupted)."""
         try:
-            self._handle = os.fdopen(append_private(path), "ab", buffering=0)  # unbuffered: a failed write leaves nothing behind
+            # unbuffered: a failed write leaves nothing behind
+            self._handle = os.fdopen(append_private(path), "ab", buffering=0)
         except OSError as exc:
             raise InvalidSpecError(f"cannot write the results file {path}: {exc}; pass --results with a path you "
                                    "can write") from None
