@@ -200,7 +200,7 @@ def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: boo
 
     notice = None if quiet else untrusted_notice(config, get_host(), provider, cwd)
     if notice is not None:
-        click.echo(notice, err=True)
+        say(*notice)
 
 
 def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:

@@ -28,9 +28,10 @@ def project_files(cwd: Path, patterns: tuple[str, ...]) -> list[Path]:
     return found
 
 
-def untrusted_notice(config: Config, host: PluginHost, provider: str | None, cwd: Path) -> str | None:
-    """The line `harness run` prints once when `cwd` is not a trusted project and holds configuration of the
-    provider's agent that can run programs (which the run does not load), or None."""
+def untrusted_notice(config: Config, host: PluginHost, provider: str | None, cwd: Path) -> tuple[str, ...] | None:
+    """The notice `harness run` prints once (in parts a narrow terminal may break between) when `cwd` is not a
+    trusted project and holds configuration of the provider's agent that can run programs (which the run does not
+    load), or None."""
     if config.trusts(cwd):
         return None
     patterns = host.get(provider).cls.info.project_config
@@ -39,5 +40,5 @@ def untrusted_notice(config: Config, host: PluginHost, provider: str | None, cwd
         return None
     here = cwd.expanduser().resolve()
     shown = ", ".join(str(p.relative_to(here)) if p.is_relative_to(here) else str(p) for p in found)
-    return (f"harness: not loading the project's own agent configuration ({shown}): {here} is not a trusted "
-            f"project; to load it, add it to trusted_projects in {user_config_path()}")
+    return ("not loading the project's own agent configuration", f"({shown}):", f"{here} is not a trusted project;",
+            "to load it, add it to trusted_projects", f"in {user_config_path()}")
