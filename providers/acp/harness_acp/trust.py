@@ -2,7 +2,7 @@
 
 Layer: provider configuration (harness-acp), used by the profiles. Knows each agent's own trust switch and what it
 loads from a project (see docs/*.md); knows no ACP message. Observed with the pinned agents (the marker tests in
-`tests/test_project_trust_real.py`):
+`tests/test_acp_project_trust_real.py`):
 
 - Gemini CLI 0.61.0: `GEMINI_CLI_TRUST_WORKSPACE=false` makes any folder untrusted, whatever its settings and
   trusted folders: `.gemini/settings.json` (MCP servers, hooks, tool discovery command), `.gemini/commands`, `.env`

@@ -1,7 +1,7 @@
 """The named ACP agents in an untrusted project (`spec.trust_project` False): Gemini CLI gets its untrusted-folder
 switch, Qwen Code system settings with folder trust on (the machine's own carried over) and an empty trusted-folders
 file, claude-acp `settingSources: ["user"]`; Gemini CLI's and Qwen Code's refused `yolo` mode becomes their asking
-mode. A trusted project gets none of it. What the real agents then load is `test_project_trust_real.py`."""
+mode. A trusted project gets none of it. What the real agents then load is `test_acp_project_trust_real.py`."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ BASE_ARGS = (
 PROJECT_CONFIG = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".claude/commands")
 """What Claude Code 2.1.328 loads from a project that can run programs: hooks (settings), MCP servers (`.mcp.json`,
 started even without `enableAllProjectMcpServers` under `-p`), custom commands. `--setting-sources user` skips all
-four (checked with the real CLI: `tests/test_project_trust_real.py`)."""
+four (checked with the real CLI: `tests/test_claude_project_trust_real.py`)."""
 
 UNTRUSTED_SOURCES = "user"
 """`--setting-sources` of a run whose project is not trusted (`spec.trust_project` False), unless the options choose

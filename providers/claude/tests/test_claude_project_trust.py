@@ -1,6 +1,6 @@
 """The claude provider keeps Claude Code from loading an untrusted project's settings (hooks), `.mcp.json` and
 commands: `--setting-sources user` unless the spec trusts the project or the options choose their own sources. The
-real CLI's behaviour under each is `test_project_trust_real.py`."""
+real CLI's behaviour under each is `test_claude_project_trust_real.py`."""
 
 from __future__ import annotations
 
