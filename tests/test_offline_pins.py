@@ -156,7 +156,7 @@ def test_deep_merge_merges_tables_joins_lists_and_lets_the_rest_win() -> None:
 def test_a_value_given_where_the_setup_has_a_table_is_refused_when_the_table_is_pinned(host: PluginHost) -> None:
     """An option above a pinned path (the whole table) would replace what is pinned inside it."""
     spec = AgentRunSpec(prompt="x", provider_options={"config": {}})
-    with (pytest.raises(InvalidSpecError, match=r"option config \(it reaches config.endpoint\) is not taken"),
+    with (pytest.raises(InvalidSpecError, match=r"option config \(it holds config.endpoint\) is not taken"),
           offline_spec(spec, "pinned", "say", host=host)):
         pytest.fail("must not be entered")
 
@@ -166,7 +166,7 @@ def test_a_value_given_where_the_setup_has_a_table_is_refused_when_the_table_is_
 
 @pytest.mark.parametrize(("option", "said"), [
     ("config.endpoint=http://192.0.2.1/v1", "option config.endpoint is not taken: it is the model API the agent calls"),
-    ("config.endpoint.path=/v2", "option config.endpoint.path (it reaches config.endpoint) is not taken"),
+    ("config.endpoint.path=/v2", "option config.endpoint.path (under config.endpoint) is not taken"),
     ("args=--endpoint=http://192.0.2.1", "option args (--endpoint) is not taken: it points the agent at another"),
 ])
 @pytest.mark.parametrize("background", [False, True])

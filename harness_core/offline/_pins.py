@@ -58,7 +58,7 @@ def merge_offline(setup: OfflineSetup, provider: Provider[Any], options: Mapping
             split = tuple(pin.split("."))
             if path[:len(split)] == split or split[:len(path)] == path:
                 shown = ".".join(path)
-                under = "" if split == path else f" (it reaches {pin})"
+                under = "" if split == path else f" (under {pin})" if len(path) > len(split) else f" (it holds {pin})"
                 raise InvalidSpecError(f"offline, option {shown}{under} is not taken: it {why}. {_next(name, shown)}",
                                        provider=name)
     env_pins = dict(setup.pinned_env) if setup.pinned_env is not None else dict.fromkeys(
