@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import anyio
 import pytest
@@ -42,6 +42,7 @@ from harness_core.testing._contract_support import (
     find_real_cli,
     processes_left,
 )
+from harness_core.testing._watchdog import Watchdog
 from harness_core.testing.fault_cli import below, write_crashing_cli, write_too_old_cli
 
 __all__ = ["ContractBase", "Play", "SECRET_ENV", "SECRET_SPEC_ENV"]
@@ -70,9 +71,17 @@ class ContractBase:
     the scrubbing of what does arrive: the model's answer repeating a secret)."""
     interrupt_within: ClassVar[float] = 15.0
     """Seconds an interrupt may take, from the request to `done`."""
+    start_within: ClassVar[float] = 60.0
+    """Seconds a played run may take to show a first sign of its agent (an event after `run_started`, a request to
+    the scripted backend): the CLI's start-up."""
+    hang_within: ClassVar[float] = 20.0
+    """Seconds a played run may then go without any sign of progress (an event, a model request), beyond the
+    longest pause its scenario itself makes (a stall cut short by the spec's `idle_timeout`, a slow command, a slow
+    answer). Past it the run is interrupted and stopped (its log still ends with `done`) and the test fails with
+    "the provider never returned (scenario X): nothing happened for N s ...": a provider that swallowed an error
+    and waits fails in seconds."""
     run_deadline: ClassVar[float] = 90.0
-    """Seconds one played run may take before the test fails with "the provider never returned after N s
-    (scenario X)" (the run is then interrupted and stopped, so the log still ends with `done`)."""
+    """Seconds one played run may take in all, however busy, before the test fails the same way."""
     crash_after_lines: ClassVar[int] = 3
     """Real mode without a scripted backend: the crash wrapper kills the CLI after this many lines of stdout."""
 
@@ -240,23 +249,22 @@ class ContractBase:
             events: list[HarnessEvent] = []
             if isinstance(setup.backend, ResponsesBackend):
                 setup.backend.refuse_unknown_previous = True  # an unknown chain fails, as on the real API
+            dog = self.watchdog(scenario, spec.idle_timeout)
             with ExitStack() as stack:
                 if setup.backend is not None:
                     stack.enter_context(setup.backend)
+                    setup.backend.on_request(dog.saw_request)
                 with anyio.move_on_after(self.run_deadline) as deadline:
-                    async with open_run(spec, self.provider_name, host=self._provider_host(),
-                                        runs_dir=tmp_path / "runs", approver=approver,
-                                        record_wire=record_wire) as live:
+                    async with dog.watching(), open_run(spec, self.provider_name, host=self._provider_host(),
+                                                        runs_dir=tmp_path / "runs", approver=approver,
+                                                        record_wire=record_wire) as live:
                         async for event in live:
                             events.append(event)
+                            dog.saw_event(event)
                             if on_event is not None:
                                 on_event(event, live)
-            if deadline.cancelled_caught:
-                pytest.fail(
-                    f"the provider never returned after {self.run_deadline:g} s (scenario {name!r}); the runner "
-                    "interrupted and stopped it. A provider must end every run — return a result or raise a "
-                    "HarnessError — also when its agent failed (an error it swallowed, a message it still waits "
-                    "for). Raise `run_deadline` if the agent legitimately takes longer.", pytrace=False)
+            if dog.hung is not None or deadline.cancelled_caught:
+                self.fail_hung(f"scenario {name!r}", dog.hung)
             assert live.result is not None
             backend = setup.backend
             requests = list(backend.requests) if isinstance(backend, ScriptedBackend) else None
@@ -268,6 +276,22 @@ class ContractBase:
         return play
 
     # --- helpers -------------------------------------------------------------------------------------------
+
+    def watchdog(self, scenario: Scenario, idle_timeout: float | None = None) -> Watchdog:
+        """The watchdog of one played run of `scenario` (`start_within`, `hang_within`, the scenario's pauses)."""
+        return Watchdog(scenario, start_within=self.start_within, hang_within=self.hang_within,
+                        idle_timeout=idle_timeout)
+
+    def fail_hung(self, what: str, why: str | None) -> NoReturn:
+        """Fail the test for a run (`what`: "scenario 'say'", "turn 2 of scenario 'tools'") that never returned:
+        stopped by its watchdog (`why`) or, without a reason, by `run_deadline`."""
+        reason = why or f"it was still going after `run_deadline`, {self.run_deadline:g} s"
+        pytest.fail(
+            f"the provider never returned ({what}): {reason}. The runner interrupted and stopped it. A provider must "
+            "end every run — return a result or raise a HarnessError — also when its agent failed (an error it "
+            "swallowed, a message it still waits for). If the agent legitimately stays quiet longer (a slow start, "
+            "retries with backoff), raise `start_within` / `hang_within` (or `run_deadline` for the whole run).",
+            pytrace=False)
 
     async def replay_of(self, played: Played) -> tuple[list[HarnessEvent], list[HarnessEvent]]:
         """A run played with `record_wire=True`, replayed from its wire log (`harness_core.open_replay`: the

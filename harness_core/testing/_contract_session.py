@@ -32,7 +32,7 @@ from harness_core.capabilities import Capability
 from harness_core.errors import SessionClosedError, UnsupportedFeatureError
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted, RunStatus
 from harness_core.offline.backends import ResponsesBackend, ScriptedBackend
-from harness_core.offline.scenarios import SCENARIOS
+from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.testing._contract_base import SECRET_ENV, SECRET_SPEC_ENV, ContractBase, Play
 from harness_core.testing._contract_support import Approver, Played, assert_no_secrets, descendants
 from harness_core.transport import proctree
@@ -59,22 +59,26 @@ class ContractSession:
     session: Session
     backend: ScriptedBackend | None
     workspace: Path
-    deadline: float
+    contract: ContractBase
+    scenario: Scenario
     secret_values: dict[str, str]
 
     async def turn(self, prompt: str, *, on_event: OnEvent | None = None, **overrides: Any) -> Played:
         before = len(self.backend.requests) if self.backend is not None else 0
         events: list[HarnessEvent] = []
-        with anyio.move_on_after(self.deadline) as deadline:
-            async with self.session.turn(prompt, **overrides) as live:
+        dog = self.contract.watchdog(self.scenario, self.session.spec.idle_timeout)
+        if self.backend is not None:
+            self.backend.on_request(dog.saw_request)
+        with anyio.move_on_after(self.contract.run_deadline) as deadline:
+            async with dog.watching(), self.session.turn(prompt, **overrides) as live:
                 async for event in live:
                     events.append(event)
+                    dog.saw_event(event)
                     if on_event is not None:
                         on_event(event, live)
-        if deadline.cancelled_caught:
-            pytest.fail(f"turn {self.session.turns} of the session never ended after {self.deadline:g} s; the runner "
-                        "interrupted and stopped it. A provider's session must end every turn (`ProviderSession."
-                        "turn` returns a result or raises a HarnessError).", pytrace=False)
+        if dog.hung is not None or deadline.cancelled_caught:
+            self.contract.fail_hung(f"turn {self.session.turns} of a session on scenario {self.scenario.name!r}; "
+                                    "`ProviderSession.turn` must return a result or raise a HarnessError", dog.hung)
         assert live.result is not None
         requests = list(self.backend.requests[before:]) if self.backend is not None else None
         played = Played(events, live.result, live.log_path or Path(), self.workspace, requests)
@@ -129,7 +133,7 @@ class SessionTests(ContractBase):
                     stack.enter_context(setup.backend)
                 async with open_session(spec, self.provider_name, host=self._provider_host(),
                                         runs_dir=self._runs_dir, approver=approver) as session:
-                    yield ContractSession(session, backend, workspace, self.run_deadline, secret_values)
+                    yield ContractSession(session, backend, workspace, self, scenario, secret_values)
 
         return opened
 
