@@ -48,8 +48,21 @@ _CASES: dict[str, tuple[str, str]] = {
     "swallows-and-hangs": ("test_api_failure_is_classified and asyncio-fail_500",
                            r"the provider never returned \(scenario 'fail_500'\): nothing happened for 20 s: no "
                            r"event, no model request; the last sign of the agent was event #\d+ "),
-    "leaks-spec-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_SECRET"),
-    "leaks-process-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_TOKEN"),
+    # The message names every variable the event carries, long or short, and where it came from.
+    "leaks-spec-env": ("test_scenario and asyncio-say",
+                       r"event #\d+ \(provider_raw\) carries the value of the secrets HARNESS_CONTRACT_SECRET \(from "
+                       r"spec.env\) as its value, HARNESS_CONTRACT_API_KEY \(from spec.env, a 3-character value\) as "
+                       r"`HARNESS_CONTRACT_API_KEY=…` \(its value right after its name\)"),
+    "leaks-process-env": ("test_scenario and asyncio-say",
+                          r"carries the value of the secrets HARNESS_CONTRACT_TOKEN \(from the process environment\) "
+                          r"as its value, HARNESS_CONTRACT_SHORT_TOKEN \(from the process environment, a 3-character "
+                          r"value\)"),
+    "leaks-api-key": ("test_scenario and asyncio-say",
+                      r"carries the value of the secret HARNESS_CONTRACT_API_KEY \(from spec.env, a 3-character "
+                      r"value\) as the secret-looking field `payload.apiKey`"),
+    "records-api-key": ("test_no_secret_reaches_any_file and asyncio",
+                        r"\.wire\.jsonl holds the value of the secret HARNESS_CONTRACT_API_KEY \(from spec.env, a "
+                        r"3-character value\) as the secret-looking field `line.api_key` of line \d+"),
     "leaves-child-running": ("test_scenario and asyncio-say", "processes left alive after the run"),
     "ignores-exit-status": ("test_cli_crash_mid_turn_is_reported",
                             "the CLI was killed mid-turn, yet the run ended success"),

@@ -13,7 +13,7 @@ provider's `run` returned (the runner refuses such events and logs them).
 
 from __future__ import annotations
 
-import secrets
+import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
@@ -32,12 +32,19 @@ from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
 from harness_core.spec import AgentRunSpec
+from harness_core.testing._contract_secrets import (
+    PLANTED_ENV,
+    PLANTED_SPEC_ENV,
+    assert_no_secrets_in_events,
+    assert_no_secrets_in_files,
+    plant_secrets,
+    secrets_of,
+)
 from harness_core.testing._contract_support import (
     Approver,
     LateEmits,
     Played,
     assert_invariants,
-    assert_no_secrets,
     descendants,
     find_real_cli,
     processes_left,
@@ -45,14 +52,14 @@ from harness_core.testing._contract_support import (
 from harness_core.testing._watchdog import Watchdog
 from harness_core.testing.fault_cli import below, write_crashing_cli, write_too_old_cli
 
-__all__ = ["ContractBase", "Play", "SECRET_ENV", "SECRET_SPEC_ENV"]
-
-SECRET_SPEC_ENV = "HARNESS_CONTRACT_SECRET"
-"""The variable of `spec.env` whose (random) value no event may carry."""
-SECRET_ENV = "HARNESS_CONTRACT_TOKEN"
-"""The secret-looking variable of the process environment whose (random) value no event may carry."""
+__all__ = ["PLANTED_ENV", "PLANTED_SPEC_ENV", "ContractBase", "Play", "written_files"]
 
 Play = Callable[..., Awaitable[Played]]
+
+
+def written_files(runs_dir: Path) -> list[Path]:
+    """Every file the test's runs wrote in their runs dir (run logs, wire logs, whatever else)."""
+    return sorted(p for p in runs_dir.rglob("*") if p.is_file()) if runs_dir.is_dir() else []
 
 
 class ContractBase:
@@ -225,8 +232,9 @@ class ContractBase:
     @pytest.fixture
     def play(self, tmp_path: Path, harness_real: bool, monkeypatch: pytest.MonkeyPatch) -> Play:
         self._runs_dir = tmp_path / "runs"
-        secret_values = {SECRET_SPEC_ENV: f"hcs-{secrets.token_hex(12)}", SECRET_ENV: f"hct-{secrets.token_hex(12)}"}
-        monkeypatch.setenv(SECRET_ENV, secret_values[SECRET_ENV])
+        planted_spec_env, planted_env = plant_secrets()
+        for variable, value in planted_env.items():
+            monkeypatch.setenv(variable, value)
 
         async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
                        on_event: Callable[[HarnessEvent, Any], None] | None = None, record_wire: bool = False,
@@ -243,7 +251,7 @@ class ContractBase:
                 pytest.skip(f"{self.provider_name} cannot play {name!r}"
                             f"{' with fault ' + fault if fault else ''} in this mode")
             options = {**setup.provider_options, **spec_fields.pop("provider_options", {})}
-            env = {**setup.env, SECRET_SPEC_ENV: secret_values[SECRET_SPEC_ENV], **spec_fields.pop("env", {})}
+            env = {**setup.env, **planted_spec_env, **spec_fields.pop("env", {})}
             prompt = spec_fields.pop("prompt", f"contract scenario {name}")
             spec = AgentRunSpec(prompt=prompt, cwd=workspace, provider_options=options, env=env, **spec_fields)
             events: list[HarnessEvent] = []
@@ -268,9 +276,11 @@ class ContractBase:
             assert live.result is not None
             backend = setup.backend
             requests = list(backend.requests) if isinstance(backend, ScriptedBackend) else None
-            played = Played(events, live.result, live.log_path or Path(), workspace, requests)
+            played = Played(events, live.result, live.log_path or Path(), workspace, requests,
+                            tuple(secrets_of(spec.env, os.environ)))
             if check_secrets:
-                assert_no_secrets(played, secret_values)
+                assert_no_secrets_in_events(played.events, played.secrets)
+                assert_no_secrets_in_files(written_files(self._runs_dir), played.secrets)
             return played
 
         return play
