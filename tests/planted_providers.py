@@ -41,6 +41,7 @@ from harness_core.provider import (
     json_messages,
 )
 from harness_core.testing.scripted import ScriptedOptions, ScriptedProvider
+from tests.planted_port import HalfPorted
 
 __all__ = ["PLANTED", "harness_register_providers"]
 
@@ -269,5 +270,5 @@ class CliIgnoresExitStatus(CliNoBug):
 
 @hookimpl
 def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
-    for cls in (*PLANTED, CliNoBug, CliIgnoresExitStatus):
+    for cls in (*PLANTED, HalfPorted, CliNoBug, CliIgnoresExitStatus):
         register(cls)

@@ -66,6 +66,9 @@ _CASES: dict[str, tuple[str, str]] = {
     "leaves-child-running": ("test_scenario and asyncio-say", "processes left alive after the run"),
     "ignores-exit-status": ("test_cli_crash_mid_turn_is_reported",
                             "the CLI was killed mid-turn, yet the run ended success"),
+    "half-ported": ("test_imports_harness_only_through_the_facades",
+                    r"planted_port.py:11: harness_core.capabilities: import ProviderInfo from harness_core\n"
+                    r".*planted_port.py:12: harness_core.events: import TextDelta from harness_core"),
 }
 _CLI_BUGS = {"ignores-exit-status"}
 """Bugs of a CLI-driving provider: planted in `planted_providers.CliNoBug`, whose clean twin is `cli-none`."""

@@ -52,10 +52,11 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness_core._facade import missing_name
 from harness_core.capabilities import Capability
 from harness_core.events import (
     ApprovalDecision,
@@ -72,6 +73,8 @@ from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_chat import ChatTests
 from harness_core.testing._contract_faults import FaultTests
+from harness_core.testing._contract_imports import ImportTests
+from harness_core.testing._contract_secrets import Secret
 from harness_core.testing._contract_session import SessionTests
 from harness_core.testing._contract_support import Played, descendants, without_wall_clock
 from harness_core.testing._fake_and_real import FakeAndReal
@@ -84,6 +87,7 @@ __all__ = [
     "Played",
     "ProviderContract",
     "ReplayCases",
+    "Secret",
     "descendants",
     "read_events",
     "without_wall_clock",
@@ -93,7 +97,7 @@ UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, ContractBase):
+class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ContractBase):
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
@@ -292,3 +296,10 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Con
         assert replayed[-1].type == "done"
         if case == "approved":
             assert played.of_type("approval_resolved"), "approval 'untrusted' must ask before at least one action"
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)
