@@ -85,6 +85,8 @@ class WireLog:
     wire_decisions: dict[str, deque[WireDecision]]
     has_header: bool
     interrupts: list[Interrupt] = field(default_factory=list)
+    clock: deque[float] = field(default_factory=deque)
+    """The provider's readings of `RunContext.clock`, in order (a replay answers its readings with them)."""
     provider_version: str | None = None
     """The version of the provider that recorded it (the header's), to warn when the installed one differs."""
     outside: int = 0
@@ -99,7 +101,7 @@ class WireLog:
         return replace(self, side_inputs={k: deque(v) for k, v in self.side_inputs.items()},
                        resolutions={k: deque(v) for k, v in self.resolutions.items()},
                        wire_decisions={k: deque(v) for k, v in self.wire_decisions.items()},
-                       interrupts=list(self.interrupts), warnings=list(self.warnings))
+                       interrupts=list(self.interrupts), clock=deque(self.clock), warnings=list(self.warnings))
 
 
 def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
@@ -154,6 +156,8 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
                    cli=cli, spec=spec, children=children, side_inputs=_side_inputs(records),
                    resolutions=resolutions, wire_decisions=_decisions(records), has_header=header is not None,
                    interrupts=interrupts, outside=outside, warnings=warnings,
+                   clock=deque(float(r["value"]) for r in records
+                               if r["dir"] == "clock" and isinstance(r.get("value"), (int, float))),
                    provider_version=None if recorded_version is None else str(recorded_version))
 
 

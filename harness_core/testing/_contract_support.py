@@ -32,7 +32,8 @@ from harness_core.store import read_events
 from harness_core.testing._contract_secrets import Secret
 from harness_core.transport import ChildProcess, proctree
 
-__all__ = ["WALL_CLOCK_FIELDS", "Approver", "LateEmits", "Played", "assert_invariants", "descendants",
+__all__ = ["WALL_CLOCK_FIELDS", "Approver", "LateEmits", "Played", "assert_invariants", "assert_replayed_as_recorded",
+           "descendants",
            "find_real_cli", "processes_left", "without_wall_clock"]
 
 WALL_CLOCK_FIELDS = ("ts", "result.duration_ms")
@@ -76,6 +77,23 @@ def without_wall_clock(events: list[HarnessEvent]) -> list[dict[str, Any]]:
             data["result"].pop("duration_ms", None)
         shaped.append(data)
     return shaped
+
+
+def assert_replayed_as_recorded(replayed: list[HarnessEvent], recorded: list[HarnessEvent]) -> None:
+    """`replayed` equals `recorded` field by field, `WALL_CLOCK_FIELDS` aside. When they differ only in the tools'
+    `display.duration_ms`, the failure says why: the provider timed them with its own clock."""
+    got, want = without_wall_clock(replayed), without_wall_clock(recorded)
+    if got != want and _without_tool_durations(got) == _without_tool_durations(want):
+        assert got == want, (
+            "the replay differs from the recording only in the tools' `display.duration_ms`: the provider timed them "
+            "with its own clock, which a replay (it does not wait the recorded pauses) cannot reproduce. Time them "
+            "with `ctx.clock()`: a replay answers its readings from the recording")
+    assert got == want
+
+
+def _without_tool_durations(shaped: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**data, "display": {**data["display"], "duration_ms": None}} if isinstance(data.get("display"), dict)
+            else data for data in shaped]
 
 
 def assert_invariants(played: Played, provider_name: str) -> None:

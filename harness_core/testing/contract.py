@@ -76,7 +76,7 @@ from harness_core.testing._contract_faults import FaultTests
 from harness_core.testing._contract_imports import ImportTests
 from harness_core.testing._contract_secrets import Secret
 from harness_core.testing._contract_session import SessionTests
-from harness_core.testing._contract_support import Played, descendants, without_wall_clock
+from harness_core.testing._contract_support import Played, assert_replayed_as_recorded, descendants, without_wall_clock
 from harness_core.testing._fake_and_real import FakeAndReal
 from harness_core.testing._replay_cases import ReplayCases
 
@@ -292,7 +292,7 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Imp
             case = case if case in self.scenarios else "say"
         played = await play("tools" if case == "approved" else case, record_wire=True, **fields)
         recorded, replayed = await self.replay_of(played)
-        assert without_wall_clock(replayed) == without_wall_clock(recorded)
+        assert_replayed_as_recorded(replayed, recorded)
         assert replayed[-1].type == "done"
         if case == "approved":
             assert played.of_type("approval_resolved"), "approval 'untrusted' must ask before at least one action"
