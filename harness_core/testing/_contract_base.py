@@ -4,11 +4,10 @@ Layer: testing (private base of `harness_core.testing.contract.ProviderContract`
 public runner API, the scenario vocabulary, the scripted model backends and the generic fault wrappers; knows no
 concrete provider.
 
-Every run `play` plays is checked on the way out, whatever the test: it must end within `run_deadline` (else the
-test fails with "the provider never returned after N s (scenario X)"), and no delivered event may carry the value
-of a secret of the run's environment (one in `spec.env`, one secret-looking variable in the process
-environment). After each test, no process may be left alive and no event may have been emitted after a
-provider's `run` returned (the runner refuses such events and logs them).
+Every run `play` plays is watched and checked: a `Watchdog` stops it when it shows no progress for longer than its
+scenario needs (the test then fails naming the scenario), and no event and no file of its runs may carry a secret
+of its environment (`_contract_secrets`). After each test, no process may be left alive and no event may have been
+emitted after a provider's `run` returned (the runner refuses such events and logs them).
 """
 
 from __future__ import annotations
@@ -154,6 +153,18 @@ class ContractBase:
             return None
         return {f"{cli}_bin": str(state_dir / "no-such-dir" / cli)}
 
+    def _why_not(self, name: str, fault: str | None, real: bool) -> str:
+        """Why `setup_run` gave nothing for scenario `name` (the skip's reason)."""
+        said = f"{self.provider_name} cannot play {name!r}{' with fault ' + fault if fault else ''} in this mode"
+        info = self._provider().cls.info
+        if fault is None or info.cli_name is None or self.real_cli_path() or shutil.which(info.cli_name):
+            return said
+        if fault == "too_old" and info.min_cli_version is None:
+            return f"{said}: it declares no min_cli_version"
+        return (f"{said}: the default setup_run plays faults with generic wrappers around the real {info.cli_name}, "
+                f"and found none (HARNESS_{info.cli_name.upper().replace('-', '_')}_BIN, $HARNESS_TOOLS_DIR/bin, "
+                f"PATH){'' if real else '; to play it with your fake CLI, override setup_run for real=False'}")
+
     def _with_fault(self, setup: OfflineSetup, fault: str, state_dir: Path) -> OfflineSetup | None:
         """`setup` with its CLI replaced by a fault wrapper around the real one (None: no CLI to wrap)."""
         info = self._provider().cls.info
@@ -248,8 +259,7 @@ class ContractBase:
                 (workspace / rel).write_text(content)
             setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=fault)
             if setup is None:
-                pytest.skip(f"{self.provider_name} cannot play {name!r}"
-                            f"{' with fault ' + fault if fault else ''} in this mode")
+                pytest.skip(self._why_not(name, fault, harness_real))
             options = {**setup.provider_options, **spec_fields.pop("provider_options", {})}
             env = {**setup.env, **planted_spec_env, **spec_fields.pop("env", {})}
             prompt = spec_fields.pop("prompt", f"contract scenario {name}")
