@@ -83,7 +83,7 @@ class ContractBase:
     hang_within: ClassVar[float] = 20.0
     """Seconds a played run may then go without any sign of progress (an event, a model request), beyond the
     longest pause its scenario itself makes (a stall cut short by the spec's `idle_timeout`, a slow command, a slow
-    answer). Past it the run is interrupted and stopped (its log still ends with `done`) and the test fails with
+    answer). Past it the run is stopped at once (its log still ends with `done`) and the test fails with
     "the provider never returned (scenario X): nothing happened for N s ...": a provider that swallowed an error
     and waits fails in seconds."""
     run_deadline: ClassVar[float] = 90.0
@@ -276,6 +276,7 @@ class ContractBase:
                     async with dog.watching(), open_run(spec, self.provider_name, host=self._provider_host(),
                                                         runs_dir=tmp_path / "runs", approver=approver,
                                                         record_wire=record_wire) as live:
+                        dog.stop = live.stop
                         async for event in live:
                             events.append(event)
                             dog.saw_event(event)
@@ -307,10 +308,10 @@ class ContractBase:
         stopped by its watchdog (`why`) or, without a reason, by `run_deadline`."""
         reason = why or f"it was still going after `run_deadline`, {self.run_deadline:g} s"
         pytest.fail(
-            f"the provider never returned ({what}): {reason}. The runner interrupted and stopped it. A provider must "
-            "end every run — return a result or raise a HarnessError — also when its agent failed (an error it "
-            "swallowed, a message it still waits for). If the agent legitimately stays quiet longer (a slow start, "
-            "retries with backoff), raise `start_within` / `hang_within` (or `run_deadline` for the whole run).",
+            f"the provider never returned ({what}): {reason}. The run was stopped (its log ends with `done`). A "
+            "provider must end every run — return a result or raise a HarnessError — also when its agent failed (an "
+            "error it swallowed, a message it still waits for). If the agent legitimately stays quiet longer (a slow "
+            "start, retries with backoff), raise `start_within` / `hang_within` (or `run_deadline` for the whole run).",
             pytrace=False)
 
     async def replay_of(self, played: Played) -> tuple[list[HarnessEvent], list[HarnessEvent]]:

@@ -79,6 +79,7 @@ class ContractSession:
             self.backend.on_request(dog.saw_request)
         with anyio.move_on_after(self.contract.run_deadline) as deadline:
             async with dog.watching(), self.session.turn(prompt, **overrides) as live:
+                dog.stop = live.stop
                 async for event in live:
                     events.append(event)
                     dog.saw_event(event)

@@ -8,7 +8,7 @@ backend's request record; knows no provider and nothing of the runner beyond the
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -56,6 +56,9 @@ class Watchdog:
         """Seconds without a sign of progress once the agent showed one: `hang_within` plus the scenario's pause."""
         self.hung: str | None = None
         """Why the run was stopped (None: it was not)."""
+        self.stop: Callable[[], None] | None = None
+        """How to stop the run at once when it hangs (`LiveRun.stop`: no interrupt grace for a provider that shows
+        no sign of life); without it the block is cancelled and the runner interrupts, waits its grace, stops."""
         self._began = time.monotonic()
         self._last = self._began  # a float store: safe from the backend's threads
         self._last_sign = "nothing yet"
@@ -125,5 +128,7 @@ class Watchdog:
             else:
                 self.hung = (f"the agent showed no sign of life within {self.start_within:g} s (no event after "
                              "run_started, no request to the scripted backend)")
+            if self.stop is not None:
+                self.stop()
             scope.cancel()
             return
