@@ -23,13 +23,13 @@ _RUNTIME_FACADES = frozenset(FACADES) - {"harness_core.testing.contract"}
 
 
 def _test_code(path: Path, root: Path) -> bool:
-    parts = path.relative_to(root).parts[:-1]
-    return any(part in ("testing", "tests") for part in parts) or path.name.startswith("test_") or \
-        path.name == "conftest.py"
+    """Whether `path` is test code: under a `testing/` or `tests/` directory, or a test module itself."""
+    in_tests = any(part in ("testing", "tests") for part in path.relative_to(root).parts[:-1])
+    return in_tests or path.name.startswith("test_") or path.name == "conftest.py"
 
 
 def _allowed(module: str, test_code: bool) -> bool:
-    if module in _RUNTIME_FACADES or not module.startswith("harness_core"):
+    if module in _RUNTIME_FACADES or module.split(".", 1)[0] != "harness_core":
         return True
     if not test_code:
         return False
