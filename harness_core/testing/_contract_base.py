@@ -32,8 +32,6 @@ from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
 from harness_core.spec import AgentRunSpec
 from harness_core.testing._contract_secrets import (
-    PLANTED_ENV,
-    PLANTED_SPEC_ENV,
     assert_no_secrets_in_events,
     assert_no_secrets_in_files,
     plant_secrets,
@@ -51,7 +49,7 @@ from harness_core.testing._contract_support import (
 from harness_core.testing._watchdog import Watchdog
 from harness_core.testing.fault_cli import below, write_crashing_cli, write_too_old_cli
 
-__all__ = ["PLANTED_ENV", "PLANTED_SPEC_ENV", "ContractBase", "Play", "written_files"]
+__all__ = ["ContractBase", "Play", "written_files"]
 
 Play = Callable[..., Awaitable[Played]]
 

@@ -98,8 +98,8 @@ class ScriptedBackend:
     """The POST path (without query) of a model turn request; subclasses set it."""
     retry_after: ClassVar[float | None] = 0.05
     """Seconds an error answer to be retried (429, 5xx) tells the client to wait, in `retry_headers`: an agent that
-    honours them retries at once instead of backing off exponentially (Qwen Code retries a 429 7 times over ~75 s
-    otherwise). None: no such headers."""
+    honours them retries at once instead of backing off exponentially (an agent that retries a 429 7 times over
+    ~75 s otherwise: docs/providers.md names it). None: no such headers."""
     replay_each_prompt: bool = False
     """Play the scenario again from its first step for every new user prompt once it is played out (a request
     carrying more user prompts than any before it: the next turn of a session, in the same conversation), so
