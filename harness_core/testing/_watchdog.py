@@ -42,7 +42,7 @@ def scenario_pause(scenario: Scenario, idle_timeout: float | None = None) -> flo
 
 class Watchdog:
     """Watches one run (`async with dog.watching():` around it; feed it `saw_event` from the consumer's loop and
-    `saw_request` from the scripted backend's `on_request`). The run is cancelled — and `hung` says why — when,
+    `saw_request` from the scripted backend's `on_request`). The run is stopped — and `hung` says why — when,
     before any sign of the agent (an event after `run_started`, a request to the backend), `start_within` seconds
     pass, or later `hang_within` seconds plus the scenario's own longest pause pass without any. While an approval
     waits for its decision the watchdog waits too (the approver's time is not the provider's)."""
