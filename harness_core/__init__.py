@@ -60,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "IdleTimeoutError": "harness_core.errors",
     "InterruptedRunError": "harness_core.errors",
     "InvalidSpecError": "harness_core.errors",
+    "LogWriteFailedError": "harness_core.errors",
     "MessageTooLargeError": "harness_core.errors",
     "ModelError": "harness_core.errors",
     "ProcessExitedError": "harness_core.errors",

@@ -103,8 +103,11 @@ class ProviderContext:
             self._refuse_late(event.type)
         if event.seq != -1:  # the provider emitted this object before: stamp a copy, never the queued original
             event = event.model_copy()
-        if type(event) in _CHECKED and not self._admit(event):
-            return None
+        if type(event) in _CHECKED:
+            admitted = self._admit(event)
+            if admitted is None:
+                return None
+            event = admitted
         if self._record(event):
             return None
         return self._deliver(event)
@@ -114,7 +117,7 @@ class ProviderContext:
             self._refuse_late(request.type)
         resolved = await self._broker.request(request)
         if self._wire is not None:
-            self._write_record({"dir": "approval", "request_id": request.request_id,
+            self._write_record({"dir": "approval", "request_id": request.request_id, "shown_as": resolved.request_id,
                                 "decision": resolved.decision.value, "decided_by": resolved.decided_by,
                                 "reason": resolved.reason})
         return resolved.decision
@@ -195,15 +198,16 @@ class ProviderContext:
                 fields[key] = _scrubbed(value, self._secrets)
         self._wire.write_line(json.dumps(fields, ensure_ascii=False).encode())
 
-    def _admit(self, event: HarnessEvent) -> bool:
-        """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's, and
-        an approval is resolved once (the provider may settle one itself: a request its CLI withdrew)."""
+    def _admit(self, event: HarnessEvent) -> HarnessEvent | None:
+        """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's (None:
+        dropped), and an approval is resolved once, under the id the run shows (the provider may settle one
+        itself: a request its CLI withdrew)."""
         if isinstance(event, (RunStarted, Done)):
             self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
-            return False
+            return None
         if isinstance(event, ApprovalResolved):
-            return self._broker.first_resolution(event)
-        return True
+            return self._broker.provider_resolution(event)
+        return event
 
 
 def write_wire_header(logs: RunLogs, *, run_id: str, provider: str, provider_version: str, cli: CliInfo,

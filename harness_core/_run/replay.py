@@ -12,12 +12,15 @@ that talks HTTP itself) is refused unless `live=True`. Side inputs (`read_side_i
 recorded (once the run has published the event the recorded one had), the spec is the recorded (redacted) one, its
 hidden option values dropped, and the probe's `CliInfo` the recorded one: the real CLI is never run.
 `harness_on_event` observers do not see a replay (it is not a run), and nothing is logged. So `run_started`, `done`
-and every event in between come out as recorded, timestamps (`ts`) and the run's `duration_ms` aside. Each replay
-works on its own copy of the `WireLog` (`fresh`).
+and every event in between come out as recorded, timestamps (`ts`) and the run's `duration_ms` aside; their lines
+(`ReplayRun.log_line`, what `harness replay --json` prints) hide what the run log hid. Each replay works on its own
+copy of the `WireLog` (`fresh`).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -31,13 +34,13 @@ from harness_core._run.approvals import ApprovalBroker, DecidedBy
 from harness_core._run.context import ProviderContext
 from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
-from harness_core._run.pipe import EventCallback
+from harness_core._run.pipe import EventCallback, event_json
 from harness_core._run.replay_child import ReplayProcess
 from harness_core._run.wirelog import ChildScript, WireLog, load_wire
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult, RunStarted
 from harness_core.plugins import PluginHost, get_host
-from harness_core.redaction import REDACTED
+from harness_core.redaction import REDACTED, RunSecrets, hidden_values
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 from harness_core.transport.process import REPLAYING
@@ -59,6 +62,24 @@ class ReplayRun(LiveRun):
     warnings: list[str]
     timed_out: bool = False
     recorded_options: dict[str, Any]
+    secrets: RunSecrets
+    """What this replay hides in its lines: credential shapes, the secret-looking variables of this process's
+    environment, and the values the recorded run log hid (learned as the events come: `log_line`)."""
+    masked: dict[int, HarnessEvent]
+
+    def log_line(self, event: HarnessEvent) -> bytes:
+        """`event`'s line (no newline) hidden as the recorded run's log hid it: where the run log beside the wire
+        log shows `***` and this replay's event shows a value (a secret split across the recorded chunks, joined
+        again by the provider), the value is learned and hidden here and in every later line."""
+        line = event_json(event)
+        logged = self.masked.get(event.seq)
+        if logged is not None and logged.type == event.type:
+            learned = hidden_values(json.loads(line), json.loads(event_json(logged)))
+            self.secrets = self.secrets.with_values(learned)
+        return self.secrets.json_line(line)
+
+    def scrubbed(self, text: str) -> str:
+        return self.secrets.text(text)
 
     def _run_started(self) -> RunStarted:
         """As recorded: the options as the recording shows them (hidden ones included), not as replayed."""
@@ -139,6 +160,15 @@ class _RecordedBroker(ApprovalBroker):
         self._recording = wire
         self._warnings = warnings
 
+    def new_id(self, provider_id: str) -> str:
+        """The id the recorded run showed this request by (its run log's requests in order, else the wire's
+        record), so the recorded resolution answers it; the provider's own for recordings older than shown ids."""
+        if self._recording.requested:
+            return self._recording.requested.popleft()
+        decisions = self._recording.wire_decisions.get(provider_id)
+        shown = decisions[0].shown_as if decisions else None
+        return shown or provider_id
+
     async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
         resolutions = self._recording.resolutions.get(request.request_id)
         if resolutions:
@@ -146,7 +176,7 @@ class _RecordedBroker(ApprovalBroker):
             if resolved.decided_by == "runner":  # never decided: withdrawn, or the run ended first
                 await anyio.sleep_forever()
             return resolved.decision, resolved.decided_by, resolved.reason
-        decisions = self._recording.wire_decisions.get(request.request_id)
+        decisions = self._recording.wire_decisions.get(self.provider_id(request.request_id))
         if decisions:
             recorded = decisions.popleft()
             by = recorded.decided_by if recorded.decided_by in _DECIDERS else "callback"
@@ -259,6 +289,8 @@ async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *
                     on_event=apply_interrupts if pending or on_event is not None else None)
     run.warnings = warnings
     run.recorded_options = dict(recording.spec.get("provider_options") or {})
+    run.secrets = RunSecrets.of_run({}, environ=os.environ)
+    run.masked = recording.masked
     broker = _RecordedBroker(recording, warnings, spec=spec, host=quiet, approver=None, pipe=run._pipe,
                              state=run._state, log=run._log)
     run._ctx = _ReplayContext(recording, played.set, warnings, run_id=recording.run_id, spec=spec,

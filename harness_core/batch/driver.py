@@ -9,8 +9,9 @@ workspaces, the results file and the retry policy; knows no provider, no engine 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,18 +21,20 @@ import anyio.to_thread
 
 from harness_core._run.api import preflight, prepare
 from harness_core._run.logs import check_writable
+from harness_core._scratch import Leftover, sweep_scratch
 from harness_core.batch.executor import Executor, TaskAttempt, WorkerLostError, executor_named
 from harness_core.batch.patches import Patches
 from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_tasks
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
-from harness_core.errors import HarnessError
+from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
 from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, get_host
+from harness_core.redaction import RunSecrets
 from harness_core.store import new_run_id, resolve_runs_dir
 
 __all__ = ["Batch", "BatchStats", "BatchUpdate"]
@@ -91,6 +94,9 @@ class Batch:
                  on_update: Callable[[BatchUpdate], None] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd > 0):
+            raise ValueError(f"max_cost_usd must be a finite number of USD more than 0 (None: no limit), not "
+                             f"{max_cost_usd}")
         if patches is not None and worktrees is None:
             raise ValueError("patches need worktrees: a task's patch is the diff of its own worktree")
         self.host = host or get_host()
@@ -112,50 +118,68 @@ class Batch:
         self.on_update = on_update
         self.stats = BatchStats(total=len(self.tasks))
         self._interrupted = anyio.Event()
+        self.swept: list[Leftover] = []
+        """The temporary directories killed Harness processes had left (this batch's, killed before it resumed;
+        any other's), removed as the batch started."""
         self._checked = False
         self._budget_reached = False
+        self._write_failure: LogWriteFailedError | None = None
 
     # --- before anything starts ------------------------------------------------------------------------------
 
-    async def check(self) -> None:
-        """Everything that can be checked before a task starts: each task's provider, options and capabilities,
-        that it can run offline (with `offline`), the refs of its worktree, the CLIs (probed once per provider),
-        the runs directory. Creates nothing but the runs directory.
+    async def check(self, earlier: Sequence[tuple[int | None, str]] = (), source: str = "tasks") -> None:
+        """Everything that can be checked before a task starts, every problem of every task: its provider, options
+        and capabilities, that it can run offline (with `offline`), its `cwd` (it must exist: it is never made),
+        the refs of its worktree, the CLIs (probed once per provider), the runs directory. Creates nothing but
+        the runs directory, and that only when all is well. `earlier`: problems found before, reading the tasks
+        (`TaskFileError.problems`, the batch made of its `tasks`): said with these, in line order.
 
         Raises:
-            TaskFileError: every task that would fail these checks, each with its line.
+            TaskFileError: every problem of every task, each with its line (one that many tasks share, such as a
+                CLI that is not installed, is said once, naming them all), as found in `source`.
             InvalidSpecError: the worktree repository or the runs directory cannot be used.
         """
-        problems: list[tuple[int | None, str]] = []
+        found: dict[str, list[BatchTask]] = {}  # problem → the tasks that have it, in order
         probed: dict[str, str | None] = {}  # provider name → problem of its probe (None: fine)
         ref_problems = self.workspaces.open(self.tasks, self._key())
         for task in self.tasks:
-            provider = task.provider or self.provider
-            try:
-                registered = self.host.get(provider)
-                if self.offline and not can_run_offline(registered.cls):
-                    raise _cannot_run_offline(registered.name, self.host)
-                preflight(task.spec, registered.name, self.host)
-                if registered.name not in probed:
-                    probed[registered.name] = await _probe_problem(task, registered.name, self.host)
-                if probed[registered.name] is not None:
-                    raise _Said(str(probed[registered.name]))
-            except (HarnessError, _Said) as exc:
-                problems.append((task.line, f"{task.id}: {getattr(exc, 'message', exc)}"))
-                continue
-            if task.id in ref_problems:
-                problems.append((task.line, f"{task.id}: {ref_problems[task.id]}"))
-            elif self.workspaces.plan is not None and "cwd" in task.spec.model_fields_set:
-                problems.append((task.line, f"{task.id}: with --worktrees a task plays in its own worktree; "
-                                 "remove its `cwd`"))
-            elif self.offline and self.workspaces.plan is None and "cwd" in task.spec.model_fields_set:
-                conflict = workspace_conflict(self._scenarios(task)[0], task.spec.cwd)
-                if conflict is not None:
-                    problems.append((task.line, f"{task.id}: {conflict}; leave `cwd` out for a temporary workspace"))
+            for problem in await self._problems(task, probed, ref_problems):
+                found.setdefault(problem, []).append(task)
+        problems = [*earlier, *(_shared(tasks, problem) for problem, tasks in found.items())]
         if problems:
-            raise TaskFileError("tasks", problems)
+            raise TaskFileError(source, sorted(problems, key=lambda item: (item[0] is None, item[0] or 0)))
         check_writable(self.runs_dir)
         self._checked = True
+
+    async def _problems(self, task: BatchTask, probed: dict[str, str | None],
+                        ref_problems: dict[str, str]) -> list[str]:
+        """Every problem of one task (`probed`: each provider's probe outcome, filled as providers are met)."""
+        problems: list[str] = []
+        try:
+            registered = self.host.get(task.provider or self.provider)
+            if self.offline and not can_run_offline(registered.cls):
+                raise _cannot_run_offline(registered.name, self.host)
+            preflight(task.spec, registered.name, self.host)
+            if registered.name not in probed:
+                probed[registered.name] = await _probe_problem(task, registered.name, self.host)
+            if probed[registered.name] is not None:
+                problems.append(str(probed[registered.name]))
+        except HarnessError as exc:
+            problems.append(exc.message)
+        own_cwd = "cwd" in task.spec.model_fields_set
+        if task.id in ref_problems:
+            problems.append(ref_problems[task.id])
+        if self.workspaces.plan is not None and own_cwd:
+            problems.append("with --worktrees a task plays in its own worktree; remove its `cwd`")
+        elif own_cwd and not task.spec.cwd.is_dir():
+            what = "is not a directory: name one" if task.spec.cwd.exists() else "does not exist: create it first"
+            instead = "leave `cwd` out for a temporary workspace" if self.offline else "correct the path"
+            problems.append(f"cwd {task.spec.cwd} {what}, or {instead} (Harness never creates a task's directory)")
+        elif self.offline and self.workspaces.plan is None and own_cwd:
+            conflict = workspace_conflict(self._scenarios(task)[0], task.spec.cwd)
+            if conflict is not None:
+                problems.append(f"{conflict}; leave `cwd` out for a temporary workspace")
+        return problems
 
     def _key(self) -> str:
         """A name for this batch (its worktrees' directory): from its results file, else from its task ids."""
@@ -195,6 +219,7 @@ class Batch:
         self.stats.failed_earlier = sum(1 for t in self.tasks if t.id in finished and not finished[t.id].ok)
         self.stats.queued = len(pending)
         send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
+        self.swept = await anyio.to_thread.run_sync(sweep_scratch)  # what a killed run of this batch left
         try:
             await self.executor.start()
             async with anyio.create_task_group() as tg:
@@ -202,6 +227,8 @@ class Batch:
                 async with receive:
                     async for result in receive:
                         yield result
+            if self._write_failure is not None:
+                raise self._write_failure
         finally:
             with anyio.CancelScope(shield=True):
                 await self.executor.close()
@@ -227,15 +254,21 @@ class Batch:
         self.stats.running += 1
         self.stats.peak_running = max(self.stats.peak_running, self.stats.running)
         began = time.monotonic()
+        secrets = self._secrets(task)
         try:
             async with send:
                 try:
-                    result = await self._play_task(task, patches)
+                    result = await self._play_task(task, patches, secrets)
                 except Exception as exc:  # noqa: BLE001 - one task's trouble must not end the others
                     result = _broken(task, exc)
-                result = result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)})
+                result = _scrubbed(result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)}),
+                                   secrets)
                 if results_file is not None:
-                    await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    try:
+                        await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    except LogWriteFailedError as exc:  # a full disk: stop the batch, say why at its end
+                        self._write_failure = self._write_failure or exc
+                        self.interrupt()
                 self._count(result, time.monotonic() - began)
                 self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
                 await send.send(result)
@@ -243,7 +276,17 @@ class Batch:
             self.stats.running -= 1
             limiter.release()
 
-    async def _play_task(self, task: BatchTask, patches: Patches | None) -> TaskResult:
+    def _secrets(self, task: BatchTask) -> RunSecrets:
+        """The secrets of the task's runs (its `env`, its secret-bearing options, the secret-looking variables of
+        this process's environment), hidden in its result and its patch as in its run log."""
+        try:
+            info = self.host.get(task.provider or self.provider).cls.info
+        except HarnessError:  # checked before the batch started: only a host changed since gets here
+            return RunSecrets.of_run(task.spec.env, task.spec.provider_options)
+        return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=info.secret_flags,
+                                 public_env=info.public_env)
+
+    async def _play_task(self, task: BatchTask, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         provider = task.provider or self.provider
         scenarios = self._scenarios(task) if self.offline else ()
         workspace = await self.workspaces.prepare(task, scenarios)
@@ -275,7 +318,7 @@ class Batch:
                 if self._interrupted.is_set():
                     cut_short = True
                     break
-            result = await self._finish(task, outcomes, workspace, patches)
+            result = await self._finish(task, outcomes, workspace, patches, secrets)
             if cut_short:
                 result = result.model_copy(update={"status": "interrupted"})
             return result
@@ -291,11 +334,11 @@ class Batch:
                                  error=exc.to_info())
 
     async def _finish(self, task: BatchTask, outcomes: list[HarnessResult], workspace: Workspace,
-                      patches: Patches | None) -> TaskResult:
+                      patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         result = TaskResult.of(task.id, outcomes, duration_ms=0)
         if patches is None or not result.finished:
             return result
-        patch = await self.workspaces.patch(workspace) or ""
+        patch = secrets.text(await self.workspaces.patch(workspace) or "")  # a file the agent wrote may hold one
         model = task.spec.model or ""
         provider = result.provider or task.provider or self.provider or "default"
         name = f"harness/{provider}" + (f"/{model}" if model else "")
@@ -322,11 +365,24 @@ class Batch:
             self.on_update(update)
 
 
-class _Said(Exception):
-    pass
+def _shared(tasks: list[BatchTask], problem: str) -> tuple[int | None, str]:
+    """One problem of one or more tasks, said once: at the first one's line, naming the others."""
+    first = tasks[0]
+    if len(tasks) == 1:
+        return first.line, f"{first.id}: {problem}"
+    others = [t.id + (f" on line {t.line}" if t.line is not None else "") for t in tasks[1:]]
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    return first.line, f"{first.id} (also {shown}): {problem}"
 
 
 _CLEANUP_DEADLINE = 60.0
+
+
+def _scrubbed(result: TaskResult, secrets: RunSecrets) -> TaskResult:
+    """`result` with the task's secrets hidden in every string (its answer, its error), as its run log hides them."""
+    line = result.model_dump_json().encode()
+    scrubbed = secrets.json_line(line)
+    return result if scrubbed is line else TaskResult.model_validate_json(scrubbed)
 
 
 def _broken(task: BatchTask, exc: Exception) -> TaskResult:

@@ -41,7 +41,7 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
     from harness_core import Done, HarnessResult
     from harness_core.cli._live import exit_status_for
     from harness_core.cli.render import Renderer
-    from harness_core.store import BadLine, find_run, follow_events, log_path, resolve_runs_dir
+    from harness_core.store import TRUNCATED, BadLine, find_run, follow_events, log_path, resolve_runs_dir, summarize
 
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
@@ -71,6 +71,10 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
         renderer.close()
     for line in bad:
         click.echo(f"harness: skipped {line.describe()}", err=True)
+    if result is None and summarize(log_path(directory, found)).status == TRUNCATED:
+        fail(f"run {found}'s log is truncated: writing it failed (a full disk or an I/O error), so the run was "
+             f"stopped (log_write_failed) and its log ends without its result; `harness show {found}` shows what "
+             "it did", EXIT_FAILED)
     if result is None:
         fail(f"run {found} is lost: its Harness ended before the run did (killed, or the machine went down), so its "
              f"log has no result; `harness show {found}` shows what it did", EXIT_FAILED)

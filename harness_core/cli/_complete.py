@@ -1,7 +1,7 @@
 """Shell completion: what `harness <TAB>` offers beyond click's own (commands, options, choices) — provider
 names and aliases, `-o` option keys of the chosen provider, offline scenario names, run ids (newest first, and
-`last`), agent and Harness session ids, wire logs. Attached with `shell_complete=` on the commands' parameters;
-the scripts themselves are click's (`harness completion SHELL`, or `_HARNESS_COMPLETE=bash_source harness`).
+`last`), agent and Harness session ids, wire logs (else file names). Attached with `shell_complete=` on the
+commands' parameters; the scripts are click's (`harness completion SHELL`, `_HARNESS_COMPLETE=bash_source harness`).
 
 Layer: CLI, imported at start-up by the command modules: click and the standard library only at the top; the
 plugin host, the run store and the scenarios are imported when a completion is asked for. Knows no concrete
@@ -218,10 +218,13 @@ def complete_session_id(ctx: click.Context, param: click.Parameter, incomplete: 
 
 @_quiet
 def complete_wire_file(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """The wire logs of the newest runs (their paths), else the shell's own file completion."""
-    runs_dir = _runs_dir(ctx)
+    """The wire logs of the newest runs (their paths), else (none, or no runs dir) the shell's own file names."""
     found = []
-    for path in _newest_logs(runs_dir):
+    try:
+        logs = _newest_logs(_runs_dir(ctx))
+    except OSError:
+        logs = []
+    for path in logs:
         wire = path.with_name(path.name.removesuffix(".jsonl") + ".wire.jsonl")
         if str(wire).startswith(incomplete) and wire.is_file():
             found.append(CompletionItem(str(wire), help=_run_help(path)))

@@ -31,10 +31,20 @@ from harness_core import (
     Usage,
 )
 from harness_core.cli import _terminal as term
-from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
+from harness_core.cli._format import excerpt, format_duration, format_tokens, tool_line
+from harness_core.cli._layout import Column, fit_table, fit_text
 from harness_core.cli._render_tools import ToolBook
 from harness_core.events import FileChange, FilesChanged
-from harness_core.store import WORKER_LOG_SUFFIX, BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
+from harness_core.store import (
+    TRUNCATED,
+    WORKER_LOG_SUFFIX,
+    BadLine,
+    RunSummary,
+    log_path,
+    read_events,
+    summarize,
+    validate_run_id,
+)
 
 __all__ = ["RunDetails", "format_age", "format_bytes", "format_runs", "format_show", "run_details",
            "turn_mark"]
@@ -177,12 +187,18 @@ def _duration(ms: int | None) -> str:
     return format_duration(ms) if ms is not None else "-"
 
 
-def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
+def format_runs(runs: list[RunSummary], runs_dir: Path, width: int | None = None) -> str:
+    """The text of `harness runs`: a row per run, fitted to `width` (the terminal's; None: whole rows): the model
+    and the prompt cut, then the prompt on a line of its own under its row, then a block per run; run ids are
+    never cut (they are what `harness show` takes)."""
     if not runs:
-        return f"no runs in {runs_dir} yet; start one with `harness run PROMPT`"
+        return "\n".join(fit_text(f"no runs in {runs_dir} yet; start one with `harness run PROMPT`", width))
     now = time.time()
     costs = [_cost(run) for run in runs]
-    rows = [["RUN", "PROVIDER", "MODEL", "STATUS", "AGE", "DURATION", *(["COST"] if any(costs) else []), "PROMPT"]]
+    columns = [Column("RUN", title=True), Column("PROVIDER"), Column("MODEL", "cut", least=10),
+               Column("STATUS", title=True), Column("AGE"), Column("DURATION"),
+               *([Column("COST")] if any(costs) else []), Column("PROMPT", "cut", least=16, under=True)]
+    rows = []
     for run, cost in zip(runs, costs, strict=True):
         started, done = run.started, run.done
         rows.append([
@@ -195,7 +211,7 @@ def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
             *([cost or "-"] if any(costs) else []),
             turn_mark(run) + excerpt(started.spec.get("prompt") if started else None),
         ])
-    return "\n".join(table(rows))
+    return "\n".join(fit_table(columns, rows, width))
 
 
 def turn_mark(run: RunSummary) -> str:
@@ -231,6 +247,9 @@ def format_show(details: RunDetails) -> str:
         worker_log = summary.path.with_name(f"{summary.run_id}{WORKER_LOG_SUFFIX}")
         if worker_log.is_file() and worker_log.stat().st_size:
             lines.append(f"          its background worker's last words: {str(worker_log).translate(term.UNSAFE)}")
+    elif summary.status == TRUNCATED:
+        lines.append("          (writing its log failed, a full disk or an I/O error, so the run was stopped "
+                     "(log_write_failed); the log holds its events up to the failure, without its result)")
     if started is not None:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started.ts))
         lines.append(f"started   {when}")

@@ -173,5 +173,5 @@ def assert_no_secrets_in_files(paths: Iterable[Path], run_secrets: Sequence[Secr
                          for leak in find_secrets("", data, short)]
         assert not leaks, (
             f"{path.name} holds {_report(leaks)}: every file Harness writes must be scrubbed of the run's secrets "
-            "(the run log masks every `spec.env` value and the secret-looking variables of the environment from "
-            f"{MIN_SECRET} characters on; a shorter one must never reach an event)")
+            "(the run log masks every `spec.env` value but the provider's `public_env` and the secret-looking "
+            f"variables of the environment, from {MIN_SECRET} characters on; a shorter one must never reach an event)")
