@@ -551,8 +551,8 @@ def _error_headers(url: str) -> dict[str, str]:
 @pytest.mark.parametrize("status", [429, 500, 503, 401])
 def test_an_error_to_be_retried_says_when_as_the_real_apis_do(status: int) -> None:
     """A 429 or a 5xx carries `retry-after` (whole seconds) and `retry-after-ms` (what the OpenAI and Anthropic SDKs
-    and the agents built on them read first), so an agent that honours them retries at once instead of backing off for a minute;
-    a 401 is not to be retried and says nothing of it."""
+    and the agents built on them read first), so an agent that honours them retries at once instead of backing off
+    for a minute; a 401 is not to be retried and says nothing of it."""
     scenario = Scenario("f", (Fail(status, "nope"),))
     for backend, path in ((ResponsesBackend(scenario), "/v1/responses"), (MessagesBackend(scenario), "/v1/messages"),
                           (ChatCompletionsBackend(scenario), "/v1/chat/completions")):
