@@ -12,8 +12,9 @@ then `out` / `in` (a line to / from it, `line`), `err` (one line of its stderr, 
 false for a last line without one, or a piece of an overlong line), `close` (its stdin closed), `eof` (its stdout
 ended) and `exit` (`code`); `file` (a side input the provider read: `name`, `data`, null when there was none; or,
 named `workspace:PATH`, the runner's read of a file a tool changes, `data` its JSON state, for `files_changed`);
-`approval` (`request_id`, `decision`, `decided_by`, `reason`); and `interrupt` (`how`: "interrupt" or "stop",
-`after_seq`: the seq of the last event published before it, -1 for none). A provider's own `record_wire` calls
+`approval` (`request_id`, `decision`, `decided_by`, `reason`); `clock` (a reading of `RunContext.clock`, `value`
+in seconds); and `interrupt` (`how`: "interrupt" or "stop", `after_seq`: the seq of the last event published before
+it, -1 for none). A provider's own `record_wire` calls
 add `in` / `out` records outside any child (no `child`). Every string in a record is scrubbed by the run's
 `RunSecrets` before the record is serialised (a JSON line of a side input value by value), so a replacement
 never spans or breaks the record's own JSON. `harness replay` (`harness_core._run.replay`) plays it back.
@@ -120,6 +121,12 @@ class ProviderContext:
                                 "decision": resolved.decision.value, "decided_by": resolved.decided_by,
                                 "reason": resolved.reason})
         return resolved.decision
+
+    def clock(self) -> float:
+        now = time.monotonic()
+        if self._wire is not None:
+            self._write_record({"dir": "clock", "value": now})
+        return now
 
     async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
         data = await anyio.to_thread.run_sync(read)

@@ -7,19 +7,21 @@ The seam is the child process: every provider reaches its CLI through `RunContex
 `ReplayProcess` (`replay_child`) instead, which plays the recorded child. A real `ChildProcess` may not start
 while a replay drives its run (`transport.process.REPLAYING`), and a recording with no child at all (a provider
 that talks HTTP itself) is refused unless `live=True`. Side inputs (`read_side_input`) are answered from their
-`file` records, approvals as they were decided (the run log beside the wire log, else the wire's `approval`
-records, else denied with a warning), interrupts as recorded (once the run has published the event the recorded
-one had), the spec is the recorded (redacted) one, its hidden option values dropped, and the probe's `CliInfo`
-the recorded one: the real CLI is never run. `harness_on_event` observers do not see a replay (it is not a run),
-and nothing is logged. So `run_started`, `done` and every event in between come out as recorded, timestamps
-(`ts`) and the run's `duration_ms` aside; their lines (`ReplayRun.log_line`, what `harness replay --json` prints)
-hide what the run log hid. Each replay works on its own copy of the `WireLog` (`fresh`).
+`file` records, the provider's clock (`RunContext.clock`) from its `clock` records, approvals as they were decided
+(the run log beside the wire log, else the wire's `approval` records, else denied with a warning), interrupts as
+recorded (once the run has published the event the recorded one had), the spec is the recorded (redacted) one, its
+hidden option values dropped, and the probe's `CliInfo` the recorded one: the real CLI is never run.
+`harness_on_event` observers do not see a replay (it is not a run), and nothing is logged. So `run_started`, `done`
+and every event in between come out as recorded, timestamps (`ts`) and the run's `duration_ms` aside; their lines
+(`ReplayRun.log_line`, what `harness replay --json` prints) hide what the run log hid. Each replay works on its own
+copy of the `WireLog` (`fresh`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -103,6 +105,7 @@ class _ReplayContext(ProviderContext):
         self._played = played
         self._spawned = 0
         self._warned_outside = False
+        self._warned_clock = False
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
               **options: Any) -> ChildProcess:
@@ -113,6 +116,16 @@ class _ReplayContext(ProviderContext):
                                             f"has {len(children)}")
         self._spawned += 1
         return ReplayProcess(script, argv, self._warnings, self._played, **options)
+
+    def clock(self) -> float:
+        """The recorded run's next reading of the clock, so durations the provider computes come back as recorded."""
+        if self._recording.clock:
+            return self._recording.clock.popleft()
+        if not self._warned_clock:
+            self._warned_clock = True
+            self._warnings.append("the provider read the clock more often than the recording did; the replay's own "
+                                  "clock answered, so a duration it computed may differ")
+        return time.monotonic()
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if direction in ("in", "out") and not self._warned_outside:

@@ -91,6 +91,8 @@ class WireLog:
     wire_decisions: dict[str, deque[WireDecision]]
     has_header: bool
     interrupts: list[Interrupt] = field(default_factory=list)
+    clock: deque[float] = field(default_factory=deque)
+    """The provider's readings of `RunContext.clock`, in order (a replay answers its readings with them)."""
     requested: deque[str] = field(default_factory=deque)
     """The ids the run log's approval requests were shown by, in order (a replay shows its requests by them)."""
     provider_version: str | None = None
@@ -110,7 +112,7 @@ class WireLog:
         return replace(self, side_inputs={k: deque(v) for k, v in self.side_inputs.items()},
                        resolutions={k: deque(v) for k, v in self.resolutions.items()},
                        wire_decisions={k: deque(v) for k, v in self.wire_decisions.items()},
-                       interrupts=list(self.interrupts), warnings=list(self.warnings),
+                       interrupts=list(self.interrupts), clock=deque(self.clock), warnings=list(self.warnings),
                        requested=deque(self.requested))
 
 
@@ -167,6 +169,8 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
                    resolutions=resolutions, wire_decisions=_decisions(records), has_header=header is not None,
                    requested=requested,
                    interrupts=interrupts, outside=outside, warnings=warnings, masked=masked,
+                   clock=deque(float(r["value"]) for r in records
+                               if r["dir"] == "clock" and isinstance(r.get("value"), (int, float))),
                    provider_version=None if recorded_version is None else str(recorded_version))
 
 

@@ -23,7 +23,8 @@ from harness_core.offline.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
 from harness_core.redaction import RunSecrets
 from harness_core.spec import SandboxMode
 from harness_core.store import read_events
-from harness_core.testing._contract_base import ContractBase, Play
+from harness_core.testing._contract_base import ContractBase, Play, written_files
+from harness_core.testing._contract_secrets import Secret, assert_no_secrets_in_events, assert_no_secrets_in_files
 from harness_core.testing._contract_support import LateEmits
 from harness_core.testing._killed_host import kill_host_during_command
 from harness_core.transport.supervisor import available as supervisor_available
@@ -98,27 +99,29 @@ class FaultTests(ContractBase):
     async def test_no_secret_reaches_any_file(self, play: Play, monkeypatch: pytest.MonkeyPatch) -> None:
         """A command prints a `spec.env` value, a secret-looking variable of Harness's environment and a credential
         shape, and the model repeats one (scenario `print_secrets`): the consumer sees them, but no file the run
-        wrote (run log, wire log) holds any of them, and each is readable by its owner alone (0600, the runs dir
-        0700)."""
+        wrote (run log, wire log) holds any of them, nor any other secret of the run, and each is readable by its
+        owner alone (0600, the runs dir 0700)."""
         spec_name, env_name = "HARNESS_PROBE_VALUE", "HARNESS_PROBE_TOKEN"
         monkeypatch.setenv(env_name, LEAK_ENV[env_name])
         played = await play("print_secrets", env={spec_name: LEAK_ENV[spec_name]}, record_wire=True,
                             check_secrets=False)
         logged = list(read_events(played.log_path))  # the log is the stream, scrubbed: same events, in order
         assert [(e.seq, e.type) for e in logged] == [(e.seq, e.type) for e in played.events]
-        secrets = (LEAK_ENV[spec_name], LEAK_ENV[env_name], LEAK_SHAPED)
+        printed = (Secret(spec_name, LEAK_ENV[spec_name], "spec.env"),
+                   Secret(env_name, LEAK_ENV[env_name], "the process environment"),
+                   Secret("a credential-shaped string", LEAK_SHAPED, "the command's output"))
         outputs = " ".join(str(r.output) for r in played.of_type("tool_result"))
         if self.reports_command_output:
-            assert all(value in outputs for value in secrets), (
+            assert all(secret.value in outputs for secret in printed), (
                 f"the command's output did not reach the consumer, so nothing was tested: {outputs!r}")
         else:  # the model's answer repeats one: that much reaches the consumer
             assert LEAK_SHAPED in played.text, f"the answer did not reach the consumer: {played.text!r}"
-        written = sorted(p for p in played.log_path.parent.rglob("*") if p.is_file())
+        written = written_files(played.log_path.parent)
         assert played.log_path in written
+        others = [s for s in played.secrets if s.name not in (spec_name, env_name)]
+        assert_no_secrets_in_files(written, [*printed, *others])
+        assert_no_secrets_in_events(played.events, others)
         for path in written:
-            data = path.read_bytes()
-            leaked = [value for value in secrets if value.encode() in data]
-            assert not leaked, f"{path.name} holds secrets {leaked}: every file Harness writes must be scrubbed"
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, f"{path.name} is readable by others"
         assert stat.S_IMODE(played.log_path.parent.stat().st_mode) == 0o700, "the runs dir is open to others"
 
