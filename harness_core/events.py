@@ -66,6 +66,10 @@ class ToolStatus(str, enum.Enum):
     COMPLETED = "completed"
     FAILED = "failed"
     DECLINED = "declined"
+    INTERRUPTED = "interrupted"
+    """The run was interrupted or stopped (Ctrl-C, `cancel`, a budget, the idle timeout) before the tool's result
+    came: the runner sets it on every result that arrives after that, whatever the agent reported (cut short,
+    or never run), so every provider shows the same. Its output, if any, is the agent's."""
 
 
 class RunStatus(str, enum.Enum):

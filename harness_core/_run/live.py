@@ -347,7 +347,8 @@ class LiveRun:
                               duration_ms=int((_monotonic() - started) * 1000))
         if self._spec.output_schema is not None:
             result = structured_result(result, self._spec.output_schema)
-        for closing in state.closing_results(result.status):  # every tool_use gets its tool_result
+        stopped = self._interrupt.is_set() or idle_fired or state.over_budget is not None
+        for closing in state.closing_results(result.status, stopped=stopped):  # every tool_use gets its tool_result
             await self._publish_final(closing)
         error = result.error
         by_provider = error is not None and error.details.get("stopped_by") == "provider"

@@ -67,10 +67,15 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
         click.echo(f"harness: stopped watching {found}; the run goes on (`harness attach {found}` to watch it "
                    f"again, `harness cancel {found}` to stop it)", err=True)
         sys.exit(130)
-    if renderer is not None:
-        renderer.close()
     for line in bad:
         click.echo(f"harness: skipped {line.describe()}", err=True)
+    if result is None and renderer is not None:  # what the log holds was shown, to its end: say why it ends there
+        renderer.lost("its Harness ended before the run did (killed, or the machine went down); the log ends here, "
+                      f"with no result (`harness show {found}` sums it up)")
+        renderer.close()
+        sys.exit(EXIT_FAILED)
+    if renderer is not None:
+        renderer.close()
     if result is None:
         fail(f"run {found} is lost: its Harness ended before the run did (killed, or the machine went down), so its "
              f"log has no result; `harness show {found}` shows what it did", EXIT_FAILED)

@@ -218,12 +218,17 @@ def complete_session_id(ctx: click.Context, param: click.Parameter, incomplete: 
 
 @_quiet
 def complete_wire_file(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """The wire logs of the newest runs (their paths), else the shell's own file completion."""
-    runs_dir = _runs_dir(ctx)
-    found = []
-    for path in _newest_logs(runs_dir):
-        wire = path.with_name(path.name.removesuffix(".jsonl") + ".wire.jsonl")
-        if str(wire).startswith(incomplete) and wire.is_file():
+    """What `harness replay` takes: `last` and the ids of the newest runs that have a wire log, newest first, or
+    their paths; else the shell's own file completion."""
+    found = [CompletionItem("last", help="the newest run")] if incomplete and "last".startswith(incomplete) else []
+    for path in _newest_logs(_runs_dir(ctx)):
+        run_id = path.name.removesuffix(".jsonl")
+        wire = path.with_name(f"{run_id}.wire.jsonl")
+        if not wire.is_file():
+            continue
+        if run_id.startswith(incomplete):
+            found.append(CompletionItem(run_id, help=_run_help(path)))
+        elif str(wire).startswith(incomplete):
             found.append(CompletionItem(str(wire), help=_run_help(path)))
     return found or [CompletionItem(incomplete, type="file")]
 

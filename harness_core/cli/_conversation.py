@@ -53,13 +53,15 @@ from harness_core.cli._approve import abandon_questions, terminal_approver
 from harness_core.cli._chat_words import HELP, ChatBudget
 from harness_core.cli._common import ENV_BACKEND
 from harness_core.cli._format import turns_summary
-from harness_core.cli._keys import Keys, Signalled, line_typed, read_line
+from harness_core.cli._keys import Keys, Signalled, line_typed, multiline_editing, read_line
 from harness_core.cli._live import JsonLines, exit_status_for, tick
 from harness_core.cli.render import Renderer
 
 __all__ = ["ChatRequest", "converse"]
 
 PROMPT = "you> "
+CONTINUATION = "...> "
+"""The prompt of a line that continues the one above (it ended in a backslash)."""
 _DEFAULT_MODEL = "the provider's default"
 _HARD_STOP_FALLBACK = 20.0
 _POLICIES = tuple(p.value for p in ApprovalPolicy)
@@ -93,7 +95,9 @@ def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
     """
     if request.prompt:
         with contextlib.suppress(ImportError):
-            import readline  # noqa: F401 - for its side effect: line editing and history in input()
+            import readline  # for its side effect: line editing and history in input()
+
+            multiline_editing(readline)
     keys = Keys()
     chat = _Chat(request, stdin, out, keys)
     with keys.installed(), start_blocking_portal(os.environ.get(ENV_BACKEND, "asyncio")) as portal:
@@ -125,6 +129,8 @@ class _Chat:
         self.status = EXIT_OK
         self.overrides: dict[str, str] = {}
         self._leaving = False
+        self.continuing = False
+        """A prompt's first line ended in a backslash: the chat reads its next line."""
         self._live: LiveRun | None = None
         self._renderer: Renderer | None = None
         self._approver = terminal_approver(None)
@@ -196,8 +202,9 @@ class _Chat:
             except (EOFError, KeyboardInterrupt) as exc:
                 if self.request.prompt:
                     self.out.write("\n")
-                if isinstance(exc, KeyboardInterrupt) and line_typed():  # as bash does: the line is dropped
-                    presses = 0
+                if isinstance(exc, KeyboardInterrupt) and (line_typed() or self.continuing):  # as bash does:
+                    presses = 0                                                   # the prompt typed is dropped
+                    self.continuing = False
                     continue
                 presses += 1
                 if isinstance(exc, EOFError) or presses > 1:
@@ -217,12 +224,25 @@ class _Chat:
             self._turn(text[1:] if text.startswith("//") else text)
 
     def _read(self) -> str:
+        """One prompt: a line, or several when each but the last ends in a backslash (the backslashes dropped),
+        as agents' own prompts continue a line; a paste (bracketed) or Alt-Enter puts newlines in one line already.
+        Ctrl-C on a continuation line drops the whole prompt (`continuing` says so)."""
+        pieces = [self._read_line(PROMPT)]
+        self.continuing = False
+        while pieces[-1].rstrip("\r\n").endswith("\\"):
+            pieces[-1] = pieces[-1].rstrip("\r\n")[:-1]
+            self.continuing = True
+            pieces.append(self._read_line(CONTINUATION))
+        self.continuing = False
+        return "\n".join(piece.rstrip("\r\n") for piece in pieces)
+
+    def _read_line(self, prompt: str) -> str:
         if self.request.prompt:
             abandon_questions()  # a question its turn left unanswered must not read the keys typed here
             self.out.flush()
             if self.out.isatty():
-                return read_line(PROMPT)
-            print(PROMPT, end="", file=sys.stderr, flush=True)  # the turns go to a file or pipe: not the prompt
+                return read_line(prompt)
+            print(prompt, end="", file=sys.stderr, flush=True)  # the turns go to a file or pipe: not the prompt
             return read_line()
         line = self.stdin.readline()
         if not line:

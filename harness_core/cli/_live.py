@@ -114,6 +114,9 @@ async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -
                    request.output_last_message)
     if request.quiet and (failure := quiet_failure(result)) is not None:
         print(f"harness: {failure}", file=err, flush=True)
+    if request.record_wire and not request.quiet and live is not None and live.log_path is not None:
+        wire = live.log_path.with_name(f"{live.run_id}.wire.jsonl")
+        print(f"harness: wire log {wire} (`harness replay {live.run_id}` plays it back)", file=err, flush=True)
     if request.diff and live is not None and live.log_path is not None:
         _print_diff(live.log_path, out)
     return EXIT_INTERRUPTED if hard_stop.cancelled_caught else exit_status_for(result)

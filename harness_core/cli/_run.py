@@ -250,6 +250,7 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
     started = launch(plan)
     if as_json:
         click.echo(dumps({"run_id": started.run_id, "log": str(started.log), "pid": started.pid,
+                          "wire": str(started.log.with_name(f"{started.run_id}.wire.jsonl")) if record_wire else None,
                           "workspace": str(started.workspace) if started.workspace else None}))
         return 0
     click.echo(started.run_id)
@@ -259,6 +260,9 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
         click.echo(f"harness: offline workspace {started.workspace} ({kept})", err=True)
     click.echo(f"harness: run {rid} started in the background (log {started.log}); `harness attach {rid}` to "
                f"watch it, `harness cancel {rid}` to stop it", err=True)
+    if record_wire:
+        wire = started.log.with_name(f"{rid}.wire.jsonl")
+        click.echo(f"harness: wire log {wire} (`harness replay {rid}` plays it back once the run is over)", err=True)
     if spec.approval.value != "never":
         click.echo(f"harness: it asks before acting: answer in `harness attach {rid}` on a terminal, or with "
                    f"`harness approve {rid} REQUEST_ID allow|deny`; `harness runs` shows it waiting", err=True)

@@ -236,6 +236,10 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Con
             "A provider with `interrupt` stops the turn on its wire when `ctx.interrupt_requested` is set and "
             "returns status `interrupted`")
         assert time.monotonic() - asked[0] < self.interrupt_within
+        if name == "slow_command":  # the command the interrupt cut short reads so, whatever the agent reported
+            results = played.of_type("tool_result")
+            assert results and all(r.display.status is ToolStatus.INTERRUPTED for r in results), (
+                f"a tool whose result came after the interrupt must end `interrupted`: {results}")
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("decision", list(ApprovalDecision))
