@@ -629,3 +629,16 @@ def test_off_a_terminal_a_backslash_continues_the_prompt(runs_dir: Path) -> None
     out = invoke("chat", input="one \\\ntwo\nthree\n")
     assert out.exit_code == 0, out.output
     assert [started(t).spec["prompt"] for t in turns(runs_dir)] == ["one \ntwo", "three"]
+
+
+def test_undo_puts_back_what_the_last_turn_changed(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    out = invoke("chat", "-o", "scenario=tools", input="edit it\n/undo\n/undo\n")
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "notes.txt").read_text() == "alpha\n" and not (tmp_path / "new.txt").exists()
+    said = out.stderr
+    assert "  notes.txt: restored" in said and "  new.txt: removed (the run created it)" in said
+    assert "(the agent is not told: say so in your next prompt if it should know)" in said
+    assert "already as before it: notes.txt, new.txt" in said  # the second /undo: nothing left to put back
+    first = invoke("chat", input="/undo\n")
+    assert "/undo: no turn yet, nothing to undo" in first.stderr

@@ -18,6 +18,7 @@ __all__ = ["HELP", "ChatBudget"]
 HELP = """\
 /model NAME       the next turns use model NAME (/model alone: the current one; /model default: the session's)
 /approval POLICY  the next turns ask before acting: never, on-request or untrusted (/approval alone: the current)
+/undo             put back the files the last turn changed (as `harness undo`; the agent is not told)
 /help             this list
 /exit             leave (so do /quit, Ctrl-D, and Ctrl-C twice in a row at the prompt)
 //TEXT            send /TEXT as a prompt

@@ -44,9 +44,12 @@ from harness_core import (
     Session,
     SessionClosedError,
     SessionSpec,
+    UndoRefusedError,
     UnsupportedFeatureError,
     Usage,
+    apply_undo,
     open_session,
+    plan_undo,
 )
 from harness_core.cli import _terminal as term
 from harness_core.cli._approve import abandon_questions, terminal_approver
@@ -55,6 +58,7 @@ from harness_core.cli._common import ENV_BACKEND
 from harness_core.cli._format import turns_summary
 from harness_core.cli._keys import Keys, Signalled, line_typed, multiline_editing, read_line
 from harness_core.cli._live import JsonLines, exit_status_for, tick
+from harness_core.cli._undo import done_lines
 from harness_core.cli.render import Renderer
 
 __all__ = ["ChatRequest", "converse"]
@@ -131,6 +135,7 @@ class _Chat:
         self._leaving = False
         self.continuing = False
         """A prompt's first line ended in a backslash: the chat reads its next line."""
+        self._last_log: Path | None = None  # the last turn's run log (`/undo`)
         self._live: LiveRun | None = None
         self._renderer: Renderer | None = None
         self._approver = terminal_approver(None)
@@ -256,6 +261,8 @@ class _Chat:
             self._leaving = True
         elif name == "/help":
             print(HELP, file=sys.stderr, flush=True)
+        elif name == "/undo":
+            self._undo()
         elif name == "/model":
             if not arg:
                 _say(f"model: {self._model()}")
@@ -272,6 +279,25 @@ class _Chat:
                 _say(f"approval: {arg} from the next turn{asked}")
         else:
             _say(f"unknown command {name}; /help lists the commands (start the line with // to send it as a prompt)")
+
+    def _undo(self) -> None:
+        """`/undo`: put the files the last turn changed back as they were before it (as `harness undo` does)."""
+        log = self._last_log
+        if log is None:
+            _say("/undo: no turn yet, nothing to undo")
+            return
+        try:
+            plan = plan_undo(log)
+            if plan.problems:
+                raise UndoRefusedError(plan.refusal)
+            done = apply_undo(plan)
+        except HarnessError as exc:
+            _say(f"/undo: {exc.message}")
+            return
+        for line in done_lines(plan, done):
+            _say(line)
+        if done:
+            _say("(the agent is not told: say so in your next prompt if it should know)")
 
     def _override(self, name: str, value: str | None) -> bool:
         """The next turns' `name` is `value` (None: the session's); False, saying what to do instead, when the
@@ -380,6 +406,8 @@ class _Chat:
                         handle(event)
                 tg.cancel_scope.cancel()
         self._live = self._hard_stop = None
+        if live is not None and live.log_path is not None:
+            self._last_log = live.log_path  # what `/undo` undoes
         result = live.result if live is not None else None
         if renderer is None and hard_stop.cancelled_caught and live is not None:
             json_out.print_log_tail(live)

@@ -56,6 +56,7 @@ from typing import Any
 
 import pytest
 
+from harness_core._run.undo import apply_undo, plan_undo
 from harness_core.capabilities import Capability
 from harness_core.events import (
     ApprovalDecision,
@@ -109,7 +110,7 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Con
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["say", "tools", "think"])
-    async def test_scenario(self, name: str, play: Play) -> None:
+    async def test_scenario(self, name: str, play: Play, harness_real: bool) -> None:
         if name not in self.scenarios:
             pytest.skip(f"{self.provider_name} does not play {name!r}")
         played = await play(name)
@@ -133,6 +134,21 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Con
             assert display.status is ToolStatus.COMPLETED, display
         if Capability.SESSION in self.capabilities:
             assert played.result.session_id, "a provider with `session` must report the session id"
+        if name == "tools" and harness_real:
+            self._check_undo(played)
+
+    def _check_undo(self, played: Played) -> None:
+        """`harness undo` puts the workspace back from what the run log recorded of the tools' changes: the edit
+        reverted, the new file removed (the runner records it, whatever the provider; this checks the provider
+        announces its edits so that it can). Real CLIs only: a fake that writes a file before it announces the
+        tool leaves the runner reading it too late to know what it held before."""
+        assert set(played.result.files_changed) == {"notes.txt", "new.txt"}, (
+            f"the run's files_changed must name the files its edit tools changed: {played.result.files_changed}")
+        plan = plan_undo(played.log_path)
+        assert not plan.problems, plan.problems
+        apply_undo(plan)
+        assert (played.workspace / "notes.txt").read_text() == "alpha\n"
+        assert not (played.workspace / "new.txt").exists()
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["fail_500", "fail_401", "fail_429"])
