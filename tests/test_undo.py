@@ -6,6 +6,7 @@ plays the `tools` scenario through the real CLI code; one-off providers delete, 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -194,3 +195,12 @@ def test_a_secret_masked_in_the_logs_diff_is_never_written_back(tmp_path: Path, 
     assert plan.problems == (".env: its recorded diff does not rebuild the content before the run exactly (the log "
                              "masks a secret in it, or a line ending a diff cannot carry)",)
     assert (work / ".env").read_text() == "TOKEN=rotated\n"
+
+
+def test_a_log_from_before_the_digests_is_refused_saying_so(tmp_path: Path, runs_dir: Path) -> None:
+    run_id = _tools_run(tmp_path / "work")
+    log = runs_dir / f"{run_id}.jsonl"
+    log.write_text(re.sub(r',"(before|after)_sha256":"[0-9a-f]+"', "", log.read_text()))  # as logged until now
+    plan = plan_undo(log)
+    assert plan.problems == tuple(f"{name}: its log was written before Harness recorded what undo needs (the files' "
+                                  "digests)" for name in ("notes.txt", "new.txt"))

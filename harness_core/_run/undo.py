@@ -128,7 +128,6 @@ def apply_undo(plan: UndoPlan) -> list[FileUndo]:
     return done
 
 
-
 # --- one file ----------------------------------------------------------------------------------------------
 
 
@@ -138,8 +137,9 @@ class _Problem(Exception):
 
 def _file_undo(cwd: Path, change: FileChange) -> FileUndo | None:
     """What putting `change`'s file back takes, checked against the file now; None when it is as before already."""
-    if change.before_sha256 is None and change.after_sha256 is None:
-        raise _Problem(_unrecorded(change))
+    existed, left = change.kind != "add", change.kind != "delete"
+    if (existed and change.before_sha256 is None) or (left and change.after_sha256 is None):
+        raise _Problem(_unrecorded(change))  # a side too large to read, or a log from before the digests
     path = _inside(cwd, change.path)
     if change.kind == "rename" and change.move_path:
         moved = _inside(cwd, change.move_path)
