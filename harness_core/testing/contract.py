@@ -132,6 +132,12 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Con
             if want.exit_code is not None:
                 assert display.exit_code == (want.exit_code if self.reports_exit_codes else None), display
             assert display.status is ToolStatus.COMPLETED, display
+        uses = {e.tool_id: e.display for e in played.of_type("tool_use")}
+        for got in results:  # the start line (a slow tool's) names what its end line names, as the same kind
+            use = uses[got.tool_id]
+            assert (use.kind, use.title) == (got.display.kind, got.display.title), (use, got.display)
+            if got.display.path or got.display.command:
+                assert use.path or use.command, f"the tool_use of {got.tool_id} names nothing: {use}"
         if Capability.SESSION in self.capabilities:
             assert played.result.session_id, "a provider with `session` must report the session id"
         if name == "tools" and harness_real:
