@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -42,7 +43,7 @@ CHILD_DEADLINE = 1800.0
 SAMPLE_EVERY = 0.05
 SCENARIO = "tools"
 PAGE = os.sysconf("SC_PAGE_SIZE")
-RAY_MISSING = "ray: not installed (pip install -e executors/ray)"
+RAY_MISSING = "ray: not installed (pip install -e 'executors/ray[ray]')"
 
 # provider → (module, writer, provider option): the fake CLI its distribution ships for its own fast tests
 FAKES: dict[str, tuple[str, str, str]] = {
@@ -322,6 +323,8 @@ def main() -> int:
     from harness_core.batch import executor_names
 
     installed = executor_names()
+    if "ray" in installed and importlib.util.find_spec("ray") is None:  # harness-ray without Ray itself
+        installed.remove("ray")
     wanted = _list(args.engines)
     unknown = [e for e in wanted if e not in installed and e != "ray"]
     if unknown:

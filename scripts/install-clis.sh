@@ -30,7 +30,7 @@ install_one() {  # $1 = subdir, $2 = package, $3 = version
   fi
   echo "install-clis: installing $2@$3 into $dir"
   mkdir -p "$dir"
-  npm install --no-audit --no-fund --loglevel=error --prefix "$dir" "$2@$3"
+  npm install --no-audit --no-fund --no-update-notifier --loglevel=error --prefix "$dir" "$2@$3"
   [ "$(installed_version "$dir" "$2")" = "$3" ] || { echo "install-clis: $2@$3 did not install" >&2; return 1; }
 }
 

@@ -36,3 +36,4 @@ def _work_in_a_temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))  # never this machine's harness/config.toml
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ".cache"))  # the CLI version cache: never this machine's
+    monkeypatch.delenv("COLUMNS", raising=False)  # tables and notices fit $COLUMNS when set: not in text tests

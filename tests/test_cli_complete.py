@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 from click.shell_completion import BashComplete
 
@@ -169,3 +170,45 @@ def test_a_broken_configuration_completes_quietly(tmp_path: Path, monkeypatch: p
     assert complete("run -p scr") == ["scripted"]
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
+
+
+def _parameters(command: click.Command, path: tuple[str, ...] = ()
+                ) -> Iterator[tuple[tuple[str, ...], click.Parameter]]:
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _parameters(sub, (*path, name))
+    for param in command.params:
+        yield path, param
+
+
+def _takes_a_path(param: click.Parameter) -> bool:
+    metavar = getattr(param, "metavar", None) or ""
+    return isinstance(param.type, click.Path) or any(word in metavar for word in ("FILE", "DIR", "REPO", ".json"))
+
+
+def test_every_file_and_directory_argument_completes_file_names() -> None:
+    """`batch TASKS`, `--output-schema FILE`, `--results`, `--cwd`, `--patches`, ...: the shell's own file (or
+    directory) names, unless a parameter offers better (the wire logs of `replay`)."""
+    checked = []
+    for path, param in _parameters(cli):
+        if not _takes_a_path(param):
+            continue
+        words = ["harness", *path] if param.param_type_name == "argument" else ["harness", *path, param.opts[0]]
+        if path == ("batch",) and param.param_type_name != "argument":
+            words.append("tasks.jsonl")
+        items = BashComplete(cli, {}, "harness", "_HARNESS_COMPLETE").get_completions(words[1:], "no-such-name")
+        assert items and {item.type for item in items} <= {"file", "dir"}, (path, param.name, items)
+        checked.append(f"{' '.join(path)} {param.opts[0]}")
+    assert {"batch tasks", "run --output-schema", "chat --output-schema", "batch --results", "run --cwd"} <= set(
+        checked), checked
+
+
+def test_the_shell_gets_file_names_for_a_tasks_file_and_a_schema(tmp_path: Path) -> None:
+    env = {**os.environ, "_HARNESS_COMPLETE": "bash_complete", "COMP_WORDS": "harness batch ta", "COMP_CWORD": "2"}
+    out = subprocess.run([sys.executable, "-m", "harness_core"], env=env, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.stdout.split() == ["file,ta"], out.stderr  # the script then lists the files: `compgen -f ta`
+    env.update(COMP_WORDS="harness run --output-schema exa", COMP_CWORD="3")
+    out = subprocess.run([sys.executable, "-m", "harness_core"], env=env, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.stdout.split() == ["file,exa"], out.stderr

@@ -428,13 +428,25 @@ def test_provider_options_in_a_file_are_checked_against_the_provider(tmp_path: P
     result = invoke("run", "-p", "scripted", "x")
     assert result.exit_code == 2
     assert result.stderr.startswith(f"harness: error: {path}:3: providers.scripted.scenaro: scripted has no option "
-                                    "'scenaro'; did you mean 'scenario'? its options: ")
+                                    "'scenaro'; did you mean 'scenario'? [providers.scripted] takes `model` and "
+                                    "scripted's options: ")
     assert " -o " not in result.stderr and "on the command line" not in result.stderr
     assert run_ok("-p", "other", runs=default_runs(tmp_path)).provider == "other"  # another provider's run: unused
     user_file(tmp_path, '[providers.scripted]\nscenario = "say"\ncrash = "often"\n')
     result = invoke("run", "-p", "scripted", "x")
     assert result.exit_code == 2 and f"{path}:3: providers.scripted.crash = \"often\": " in result.stderr
     assert invoke("config").exit_code == 2  # harness config checks every table
+
+
+def test_a_typo_of_model_in_a_provider_table_gets_did_you_mean_model(tmp_path: Path) -> None:
+    path = user_file(tmp_path, '[providers.scripted]\nmodle = "m2"\n')
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"harness: error: {path}:2: providers.scripted.modle: scripted has no option "
+                                    "'modle'; did you mean 'model'? [providers.scripted] takes `model` and "), \
+        result.stderr
+    user_file(tmp_path, '[providers.scripted]\nmodel = "m2"\n')
+    assert run_ok("-p", "scripted", runs=default_runs(tmp_path)).spec["model"] == "m2"  # `model`: a key of the table
 
 
 def test_a_table_for_a_provider_not_installed_is_a_warning(tmp_path: Path) -> None:

@@ -221,3 +221,42 @@ def test_demo_removes_its_workspaces_unless_kept(tmp_path: Path, temp: Path) -> 
     assert kept.exit_code == 0, kept.output
     (workspace,) = temp.iterdir()
     assert f"offline-scripted: workspace kept at {workspace}" in kept.stdout
+
+
+def test_prune_removes_what_a_killed_offline_run_left_and_never_a_kept_workspace(tmp_path: Path, temp: Path) -> None:
+    """SIGKILL of `harness run --offline` (no cleanup runs): its temporary workspace and the agent's state stay
+    until `harness runs prune`, which lists them (`--dry-run`: only that) and removes them, whatever their age."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_cli_streams import WRAPPER
+
+    kept = invoke("run", "--offline", "--keep-workspace")
+    assert kept.exit_code == 0, kept.output
+    (kept_workspace,) = temp.iterdir()
+    script = tmp_path / "harness_offline.py"
+    script.write_text(WRAPPER)
+    env = {**os.environ, "HARNESS_PROVIDER": "offline-scripted", "HARNESS_RUNS_DIR": str(tmp_path / "runs"),
+           "TMPDIR": str(temp)}
+    child = subprocess.Popen([sys.executable, str(script), "run", "--offline", "--scenario", "stall", "go"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    try:
+        while sum(p.is_dir() for p in temp.iterdir()) < 3:  # the kept one, the workspace, the agent's state
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.05)  # polling the directory, under the deadline
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    left = sorted(p for p in temp.iterdir() if p.is_dir() and p != kept_workspace)
+    assert [p.name.startswith("harness-offline-") for p in left] == [True, True]
+
+    dry = json.loads(invoke("runs", "prune", "--older-than", "30d", "--dry-run", "--json").stdout)
+    assert sorted(Path(found["path"]) for found in dry["leftovers"]) == left and all(p.exists() for p in left)
+    text = invoke("runs", "prune", "--older-than", "30d").stdout
+    assert "removed 2 temporary directories that killed Harness processes left" in text
+    assert all(f"removed  {p}  " in text for p in left)
+    assert list(temp.iterdir()) == [kept_workspace] and (kept_workspace / "new.txt").exists()

@@ -200,12 +200,15 @@ def test_demo_summary_table() -> None:
     ]
     wide = format_summary(rows).splitlines()[2]
     assert format_summary(rows, width=len(wide)) == format_summary(rows)  # it fits: the table
-    stacked = format_summary(rows, width=len(wide) - 1).splitlines()  # it would wrap: a block per provider
+    narrower = format_summary(rows, width=len(wide) - 8).splitlines()  # the tools and changed files wrap
+    assert narrower[3].split() == ["alpha", "1.2.3", "success", "shell", "new.txt,", "0.50", "s", "10/2", "r1"]
+    assert narrower[4].split() == ["read:declined", "notes.txt"] and max(map(len, narrower)) <= len(wide) - 8
+    stacked = format_summary(rows, width=60).splitlines()  # the table cannot fit: a block per provider
     assert stacked[2:12] == [
         "alpha  success", "  cli: 1.2.3", "  tools: shell read:declined", "  changed: new.txt, notes.txt",
         "  time: 0.50 s", "  tokens in/out: 10/2", "  run id: r1", "beta  unavailable", "  cli: -", "  tools: -",
     ]
-    assert max(len(line) for line in stacked) < len(wide) - 1
+    assert max(len(line) for line in stacked) <= 60
     assert rows[0].as_json()["workspace"] is None  # removed after the run
     assert rows[1].as_json()["workspace"] == "/w/b" and rows[0].as_json()["tools"] == ["shell:completed",
                                                                                         "read:declined"]

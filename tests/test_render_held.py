@@ -130,7 +130,7 @@ def test_the_run_drivers_consumer_writes_held_text_once_caught_up() -> None:
 
     host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted)])
     out = Stream()
-    renderer = Renderer(out)
+    renderer = Renderer(out, width=lambda: 200)  # a terminal wide enough for the final line on one line
 
     async def main() -> None:
         spec = AgentRunSpec(prompt="x", provider_options={"scenario": "say"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +20,7 @@ import anyio.to_thread
 
 from harness_core._run.api import preflight, prepare
 from harness_core._run.logs import check_writable
+from harness_core._scratch import Leftover, sweep_scratch
 from harness_core.batch.executor import Executor, TaskAttempt, WorkerLostError, executor_named
 from harness_core.batch.patches import Patches
 from harness_core.batch.results import ResultsFile, TaskResult
@@ -112,50 +113,67 @@ class Batch:
         self.on_update = on_update
         self.stats = BatchStats(total=len(self.tasks))
         self._interrupted = anyio.Event()
+        self.swept: list[Leftover] = []
+        """The temporary directories killed Harness processes had left (this batch's, killed before it resumed;
+        any other's), removed as the batch started."""
         self._checked = False
         self._budget_reached = False
 
     # --- before anything starts ------------------------------------------------------------------------------
 
-    async def check(self) -> None:
-        """Everything that can be checked before a task starts: each task's provider, options and capabilities,
-        that it can run offline (with `offline`), the refs of its worktree, the CLIs (probed once per provider),
-        the runs directory. Creates nothing but the runs directory.
+    async def check(self, earlier: Sequence[tuple[int | None, str]] = (), source: str = "tasks") -> None:
+        """Everything that can be checked before a task starts, every problem of every task: its provider, options
+        and capabilities, that it can run offline (with `offline`), its `cwd` (it must exist: it is never made),
+        the refs of its worktree, the CLIs (probed once per provider), the runs directory. Creates nothing but
+        the runs directory, and that only when all is well. `earlier`: problems found before, reading the tasks
+        (`TaskFileError.problems`, the batch made of its `tasks`): said with these, in line order.
 
         Raises:
-            TaskFileError: every task that would fail these checks, each with its line.
+            TaskFileError: every problem of every task, each with its line (one that many tasks share, such as a
+                CLI that is not installed, is said once, naming them all), as found in `source`.
             InvalidSpecError: the worktree repository or the runs directory cannot be used.
         """
-        problems: list[tuple[int | None, str]] = []
+        found: dict[str, list[BatchTask]] = {}  # problem → the tasks that have it, in order
         probed: dict[str, str | None] = {}  # provider name → problem of its probe (None: fine)
         ref_problems = self.workspaces.open(self.tasks, self._key())
         for task in self.tasks:
-            provider = task.provider or self.provider
-            try:
-                registered = self.host.get(provider)
-                if self.offline and not can_run_offline(registered.cls):
-                    raise _cannot_run_offline(registered.name, self.host)
-                preflight(task.spec, registered.name, self.host)
-                if registered.name not in probed:
-                    probed[registered.name] = await _probe_problem(task, registered.name, self.host)
-                if probed[registered.name] is not None:
-                    raise _Said(str(probed[registered.name]))
-            except (HarnessError, _Said) as exc:
-                problems.append((task.line, f"{task.id}: {getattr(exc, 'message', exc)}"))
-                continue
-            if task.id in ref_problems:
-                problems.append((task.line, f"{task.id}: {ref_problems[task.id]}"))
-            elif self.workspaces.plan is not None and "cwd" in task.spec.model_fields_set:
-                problems.append((task.line, f"{task.id}: with --worktrees a task plays in its own worktree; "
-                                 "remove its `cwd`"))
-            elif self.offline and self.workspaces.plan is None and "cwd" in task.spec.model_fields_set:
-                conflict = workspace_conflict(self._scenarios(task)[0], task.spec.cwd)
-                if conflict is not None:
-                    problems.append((task.line, f"{task.id}: {conflict}; leave `cwd` out for a temporary workspace"))
+            for problem in await self._problems(task, probed, ref_problems):
+                found.setdefault(problem, []).append(task)
+        problems = [*earlier, *(_shared(tasks, problem) for problem, tasks in found.items())]
         if problems:
-            raise TaskFileError("tasks", problems)
+            raise TaskFileError(source, sorted(problems, key=lambda item: (item[0] is None, item[0] or 0)))
         check_writable(self.runs_dir)
         self._checked = True
+
+    async def _problems(self, task: BatchTask, probed: dict[str, str | None],
+                        ref_problems: dict[str, str]) -> list[str]:
+        """Every problem of one task (`probed`: each provider's probe outcome, filled as providers are met)."""
+        problems: list[str] = []
+        try:
+            registered = self.host.get(task.provider or self.provider)
+            if self.offline and not can_run_offline(registered.cls):
+                raise _cannot_run_offline(registered.name, self.host)
+            preflight(task.spec, registered.name, self.host)
+            if registered.name not in probed:
+                probed[registered.name] = await _probe_problem(task, registered.name, self.host)
+            if probed[registered.name] is not None:
+                problems.append(str(probed[registered.name]))
+        except HarnessError as exc:
+            problems.append(exc.message)
+        own_cwd = "cwd" in task.spec.model_fields_set
+        if task.id in ref_problems:
+            problems.append(ref_problems[task.id])
+        if self.workspaces.plan is not None and own_cwd:
+            problems.append("with --worktrees a task plays in its own worktree; remove its `cwd`")
+        elif own_cwd and not task.spec.cwd.is_dir():
+            what = "is not a directory: name one" if task.spec.cwd.exists() else "does not exist: create it first"
+            instead = "leave `cwd` out for a temporary workspace" if self.offline else "correct the path"
+            problems.append(f"cwd {task.spec.cwd} {what}, or {instead} (Harness never creates a task's directory)")
+        elif self.offline and self.workspaces.plan is None and own_cwd:
+            conflict = workspace_conflict(self._scenarios(task)[0], task.spec.cwd)
+            if conflict is not None:
+                problems.append(f"{conflict}; leave `cwd` out for a temporary workspace")
+        return problems
 
     def _key(self) -> str:
         """A name for this batch (its worktrees' directory): from its results file, else from its task ids."""
@@ -195,6 +213,7 @@ class Batch:
         self.stats.failed_earlier = sum(1 for t in self.tasks if t.id in finished and not finished[t.id].ok)
         self.stats.queued = len(pending)
         send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
+        self.swept = await anyio.to_thread.run_sync(sweep_scratch)  # what a killed run of this batch left
         try:
             await self.executor.start()
             async with anyio.create_task_group() as tg:
@@ -322,8 +341,14 @@ class Batch:
             self.on_update(update)
 
 
-class _Said(Exception):
-    pass
+def _shared(tasks: list[BatchTask], problem: str) -> tuple[int | None, str]:
+    """One problem of one or more tasks, said once: at the first one's line, naming the others."""
+    first = tasks[0]
+    if len(tasks) == 1:
+        return first.line, f"{first.id}: {problem}"
+    others = [t.id + (f" on line {t.line}" if t.line is not None else "") for t in tasks[1:]]
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    return first.line, f"{first.id} (also {shown}): {problem}"
 
 
 _CLEANUP_DEADLINE = 60.0

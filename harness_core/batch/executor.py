@@ -131,7 +131,8 @@ def executor_named(name: str, options: dict[str, Any] | None = None, *,
         if found is None:
             broken = next((b for b in host.broken if b.plugin == name), None)
             hint = (f" (plugin {name!r} is installed but failed to load: {broken.error})" if broken else
-                    "; `pip install -e executors/ray` (in Harness's repository) adds `ray`" if name == "ray" else "")
+                    "; `pip install -e 'executors/ray[ray]'` (in Harness's repository) adds `ray`, with Ray itself"
+                    if name == "ray" else "")
             raise InvalidSpecError(f"no executor named {name!r}{hint}; installed: {', '.join(executor_names(host))}")
         cls = found.cls
     return cls(cls.parse_options(options or {}), host=host)

@@ -9,7 +9,6 @@ interface; knows no provider. Other engines call `play_attempt` where they play 
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -17,6 +16,7 @@ from typing import ClassVar
 import anyio
 
 from harness_core._run.api import open_run
+from harness_core._scratch import Scratch
 from harness_core.batch.executor import Executor, TaskAttempt
 from harness_core.errors import HarnessError
 from harness_core.events import EVENT_ADAPTER, Done, ErrorInfo, HarnessResult, RunStatus
@@ -40,8 +40,8 @@ async def play_attempt(attempt: TaskAttempt, interrupted: anyio.Event, *, host: 
     with _played_spec(attempt, host) as spec:
         if on_line is None:
             return await _play(spec, attempt, interrupted, host=host, runs_dir=attempt.runs_dir, on_line=None)
-        with tempfile.TemporaryDirectory(prefix="harness-attempt-") as scratch:  # the run's own log, thrown away
-            return await _play(spec, attempt, interrupted, host=host, runs_dir=Path(scratch), on_line=on_line)
+        with Scratch("harness-attempt-") as scratch:  # the run's own log, thrown away
+            return await _play(spec, attempt, interrupted, host=host, runs_dir=scratch, on_line=on_line)
 
 
 @contextlib.contextmanager

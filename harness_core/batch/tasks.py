@@ -13,10 +13,12 @@ gets past). Offline, `prompt` may be left out.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -28,10 +30,11 @@ from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.offline.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["BatchTask", "TaskFileError", "TaskLike", "as_tasks", "load_tasks", "parse_tasks"]
+__all__ = ["BatchTask", "ProviderCheck", "TaskFileError", "TaskLike", "as_tasks", "load_tasks", "parse_tasks"]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _OWN_FIELDS = ("id", "provider", "scenario", "ref")
+_FIELDS = (*_OWN_FIELDS, *AgentRunSpec.model_fields)
 _SHOWN = 20  # problems listed in the message (all are in `problems`)
 
 
@@ -73,9 +76,12 @@ TaskLike = BatchTask | tuple[str, AgentRunSpec] | tuple[str, AgentRunSpec, str |
 class TaskFileError(InvalidSpecError):
     """Tasks that do not validate: every problem, each with its line number."""
 
-    def __init__(self, source: str, problems: list[tuple[int | None, str]]) -> None:
+    def __init__(self, source: str, problems: list[tuple[int | None, str]],
+                 tasks: list[BatchTask] | None = None) -> None:
         self.source = source
         self.problems = problems
+        self.tasks = tasks or []
+        """The tasks that were fine (a caller checking further can report their problems with these)."""
         shown = [f"  {'line ' + str(n) if n is not None else 'task'}: {text}" for n, text in problems[:_SHOWN]]
         more = [f"  ... and {len(problems) - _SHOWN} more"] if len(problems) > _SHOWN else []
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
@@ -83,47 +89,56 @@ class TaskFileError(InvalidSpecError):
                          "the batch again (a line is a JSON object: a spec's fields plus \"id\").")
 
 
-def load_tasks(source: str | Path | TextIO, *, offline: bool = False) -> list[BatchTask]:
+ProviderCheck = Callable[[str], "str | None"]
+"""What a tasks file's `provider` names is checked by: the problem with a provider name (unknown: did you mean),
+or None. The batch passes the plugin host's; parsing itself knows no provider."""
+
+
+def load_tasks(source: str | Path | TextIO, *, offline: bool = False,
+               check_provider: ProviderCheck | None = None) -> list[BatchTask]:
     """Read the tasks of a JSONL file (`"-"`: standard input; or an open text file).
 
     Raises:
-        TaskFileError: every line that does not validate (or a file with no task), each with its number.
+        TaskFileError: every problem of every line (or a file with no task), each with its line number.
         InvalidSpecError: the file cannot be read.
     """
     if isinstance(source, (str, Path)) and str(source) == "-":
-        return parse_tasks(sys.stdin, source="<stdin>", offline=offline)
+        return parse_tasks(sys.stdin, source="<stdin>", offline=offline, check_provider=check_provider)
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
             with path.open(encoding="utf-8") as handle:
-                return parse_tasks(handle, source=str(path), offline=offline)
+                return parse_tasks(handle, source=str(path), offline=offline, check_provider=check_provider)
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidSpecError(f"cannot read the tasks file {path}: {exc}") from None
-    return parse_tasks(source, source=getattr(source, "name", "<tasks>"), offline=offline)
+    return parse_tasks(source, source=getattr(source, "name", "<tasks>"), offline=offline,
+                       check_provider=check_provider)
 
 
-def parse_tasks(lines: Iterable[str], *, source: str = "<tasks>", offline: bool = False) -> list[BatchTask]:
-    """The tasks of JSONL `lines` (blank lines are skipped). Raises `TaskFileError` listing every bad line."""
+def parse_tasks(lines: Iterable[str], *, source: str = "<tasks>", offline: bool = False,
+                check_provider: ProviderCheck | None = None) -> list[BatchTask]:
+    """The tasks of JSONL `lines` (blank lines are skipped). Raises `TaskFileError` listing every problem of every
+    line — each bad field, a repeated id, a provider `check_provider` does not know — and the tasks that were
+    fine (`TaskFileError.tasks`)."""
     tasks: list[BatchTask] = []
     problems: list[tuple[int | None, str]] = []
     seen: dict[str, int] = {}
     for number, text in enumerate(lines, 1):
         if not text.strip():
             continue
-        try:
-            task = _task(text, number, offline=offline)
-        except _Problem as problem:
-            problems.append((number, str(problem)))
-            continue
-        if task.id in seen:
-            problems.append((number, f"id {task.id!r} is also the id of line {seen[task.id]}; ids must be unique"))
-            continue
-        seen[task.id] = number
-        tasks.append(task)
+        task, task_id, said = _task(text, offline=offline, check_provider=check_provider)
+        if task_id is not None and task_id in seen:
+            said.append(f"id {task_id!r} is also the id of line {seen[task_id]}; ids must be unique")
+        elif task_id is not None:
+            seen[task_id] = number
+        named = f"{task_id}: " if task_id is not None else ""
+        problems += [(number, named + problem) for problem in said]
+        if task is not None and not said:
+            tasks.append(dataclasses.replace(task, line=number))
     if not tasks and not problems:
         problems.append((None, "no task in it (one JSON object per line: {\"id\": \"t1\", \"prompt\": \"...\"})"))
     if problems:
-        raise TaskFileError(source, problems)
+        raise TaskFileError(source, problems, tasks)
     return tasks
 
 
@@ -148,59 +163,78 @@ def as_tasks(items: Iterable[TaskLike]) -> list[BatchTask]:
         seen.add(task.id)
         tasks.append(task)
     if problems:
-        raise TaskFileError("tasks", problems)
+        raise TaskFileError("tasks", problems, tasks)
     return tasks
 
 
-class _Problem(Exception):
-    pass
-
-
-def _task(text: str, number: int, *, offline: bool) -> BatchTask:
+def _task(text: str, *, offline: bool, check_provider: ProviderCheck | None
+          ) -> tuple[BatchTask | None, str | None, list[str]]:
+    """One line: its task (None when it has none), its id when it has a usable one, and every problem of it."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _Problem(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        return None, None, [f"not JSON ({exc.msg} at column {exc.colno})"]
     if not isinstance(data, dict):
-        raise _Problem(f"a task is a JSON object, not {type(data).__name__}")
+        return None, None, [f"a task is a JSON object, not {type(data).__name__}"]
+    said: list[str] = []
     own = {key: data.pop(key) for key in _OWN_FIELDS if key in data}
     task_id = own.get("id")
     if not isinstance(task_id, str) or not ID_PATTERN.fullmatch(task_id):
-        raise _Problem("`id` is required: a unique name made of letters, digits, '.', '_' and '-' (it names the "
-                       "task's result, log and patch)" if task_id is None else
-                       f"id {task_id!r} is not a file name: use letters, digits, '.', '_' and '-'")
+        said.append("`id` is required: a unique name made of letters, digits, '.', '_' and '-' (it names the "
+                    "task's result, log and patch)" if task_id is None else
+                    f"id {task_id!r} is not a file name: use letters, digits, '.', '_' and '-'")
+        task_id = None
     for key in ("provider", "ref"):
         if key in own and not (isinstance(own[key], str) and own[key]):
-            raise _Problem(f"{task_id}: `{key}` is a non-empty string")
-    scenarios = _scenarios(own.get("scenario"), task_id) if "scenario" in own else ()
-    if scenarios and not offline:
-        raise _Problem(f"{task_id}: `scenario` is what the scripted model plays with --offline; pass --offline, or "
-                       "remove it to run the task against the real model")
+            said.append(f"`{key}` is a non-empty string")
+    provider = own.get("provider") if isinstance(own.get("provider"), str) and own.get("provider") else None
+    if provider is not None and check_provider is not None and (problem := check_provider(provider)) is not None:
+        said.append(problem)
+    scenarios: tuple[Scenario, ...] = ()
+    if "scenario" in own:
+        if not offline:
+            said.append("`scenario` is what the scripted model plays with --offline; pass --offline, or remove it "
+                        "to run the task against the real model")
+        else:
+            try:
+                scenarios = _scenarios(own["scenario"])
+            except _Problem as problem:
+                said.append(str(problem))
     if offline and "prompt" not in data:
-        data["prompt"] = f"(offline batch task {task_id!r})"
+        data["prompt"] = f"(offline batch task {task_id or 'without an id'!r})"
     try:
         spec = AgentRunSpec.model_validate(data)
     except ValidationError as exc:
-        raise _Problem(f"{task_id}: " + "; ".join(_said(e) for e in exc.errors())) from None
-    return BatchTask(task_id, spec, own.get("provider"), scenarios, own.get("ref"), number)
+        said += [_said(error) for error in exc.errors()]
+        return None, task_id, said
+    if task_id is None or said:
+        return None, task_id, said
+    return BatchTask(task_id, spec, provider, scenarios, own.get("ref")), task_id, said
 
 
-def _scenarios(value: Any, task_id: str) -> tuple[Scenario, ...]:
+def _scenarios(value: Any) -> tuple[Scenario, ...]:
     items = value if isinstance(value, list) else [value]
     if not items:
-        raise _Problem(f"{task_id}: `scenario` is a name, an inline scenario or a non-empty list of them")
+        raise _Problem("`scenario` is a name, an inline scenario or a non-empty list of them")
     try:
         return tuple(scenario_from_json(item) for item in items)
     except ScenarioSyntaxError as exc:
-        raise _Problem(f"{task_id}: scenario: {exc}") from None
+        raise _Problem(f"scenario: {exc}") from None
 
 
 def _said(error: Mapping[str, Any]) -> str:
     where = ".".join(str(part) for part in error.get("loc", ())) or "spec"
     message = str(error.get("msg", "invalid"))
     if error.get("type") == "extra_forbidden":
-        message = "not a field of a task (a spec's fields, id, provider, ref, scenario)"
+        close = difflib.get_close_matches(where, _FIELDS, n=1, cutoff=0.6)
+        message = f"not a field of a task; did you mean {close[0]!r}?" if close else \
+            f"not a field of a task (a task has id, provider, ref, scenario and a spec's fields: " \
+            f"{', '.join(AgentRunSpec.model_fields)})"
     return f"{where}: {message}"
+
+
+class _Problem(Exception):
+    pass
 
 
 def _from_tuple(item: Any) -> BatchTask:

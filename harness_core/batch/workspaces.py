@@ -8,14 +8,15 @@ provider or executor. Blocking git work runs in worker threads (`anyio.to_thread
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
 
+from harness_core._scratch import Scratch
 from harness_core.batch.tasks import BatchTask
 from harness_core.batch.worktrees import Worktrees, default_root
+from harness_core.errors import InvalidSpecError
 from harness_core.offline import seed_workspace
 from harness_core.offline.scenarios import Scenario
 
@@ -51,7 +52,7 @@ class Workspaces:
         self.keep = keep
         self.worktrees: Worktrees | None = None
         self._commits: dict[str, str] = {}
-        self._temp_root: Path | None = None
+        self._temp_root: Scratch | None = None
 
     def open(self, tasks: list[BatchTask], key: str) -> dict[str, str]:
         """Open the repository and resolve every ref the tasks name; returns {task id: problem} for refs that do
@@ -93,16 +94,18 @@ class Workspaces:
             return Workspace(path, base, owned=True, worktree=True)
         if self.offline and "cwd" not in task.spec.model_fields_set:
             if self._temp_root is None:
-                self._temp_root = Path(tempfile.mkdtemp(prefix="harness-batch-"))
-            path = self._temp_root / task.id
+                self._temp_root = Scratch("harness-batch-")  # a killed batch's: swept when it resumes
+            path = self._temp_root.path / task.id
             if path.exists():
                 shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True)
             _seed(path, scenarios)
             return Workspace(path, owned=True)
         path = task.spec.cwd
+        if not path.is_dir():  # it was there when the batch was checked: never made here (a typo would be)
+            raise InvalidSpecError(f"the task's cwd {path} is gone (it existed when the batch started); create it "
+                                   "and run the batch again with --rerun-failed")
         if self.offline:
-            path.mkdir(parents=True, exist_ok=True)
             _seed(path, scenarios)
         return Workspace(path)
 
@@ -137,13 +140,13 @@ class Workspaces:
         """Where kept workspaces are (with `keep`), for the closing message."""
         if self.worktrees is not None:
             return self.worktrees.root
-        return self._temp_root
+        return self._temp_root.path if self._temp_root is not None else None
 
     def close(self) -> None:
         if self.worktrees is not None and not self.keep:
             self.worktrees.close()
-        if self._temp_root is not None and not self.keep:
-            shutil.rmtree(self._temp_root, ignore_errors=True)
+        if self._temp_root is not None:
+            self._temp_root.release(keep=self.keep)
 
 
 def _seed(path: Path, scenarios: tuple[Scenario, ...]) -> None:

@@ -7,6 +7,7 @@ view are imported when the command runs. Knows nothing of any concrete provider 
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from harness_core.cli._scenarios import scenario_callback
 if TYPE_CHECKING:
     from harness_core.batch import Batch
     from harness_core.cli._batch_view import BatchView
+    from harness_core.plugins import PluginHost
 
 __all__ = ["batch", "default_results"]
 
@@ -38,7 +40,7 @@ def default_results(tasks: str) -> Path | None:
 
 
 @click.command()
-@click.argument("tasks", metavar="TASKS.jsonl")
+@click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), default=4, show_default=True,
               help="Tasks live at once, at most.")
 @click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
@@ -95,7 +97,8 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
 
     Exit status: 0 every task succeeded, 1 a task failed (or was not started), 2 usage error, 130 interrupted.
     """
-    from harness_core.batch import Batch, WorktreePlan, load_tasks
+    from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
+    from harness_core.plugins import get_host
 
     if patches is not None and repo is None:
         raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
@@ -113,24 +116,42 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
     results = results or default_results(tasks)
     if results is None:
         raise click.UsageError("with tasks from stdin (`-`), pass --results FILE: it is what lets a re-run resume")
-    loaded = load_tasks(tasks, offline=offline)
+    host = get_host()
+    try:
+        check = functools.partial(_provider_problem, host)
+        loaded, early = load_tasks(tasks, offline=offline, check_provider=check), []
+    except TaskFileError as exc:  # checked further with the good lines: every problem is said in one go
+        loaded, early = exc.tasks, exc.problems
     plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
-    job = Batch(loaded, provider=provider, concurrency=concurrency, executor=engine, executor_options=options,
-                runs_dir=runs_dir, results=results, retry=retry, retry_backoff=retry_backoff, offline=offline,
-                scenario=scenario, worktrees=plan, patches=patches, keep=keep_worktrees, max_cost_usd=max_cost_usd,
-                record_wire=record_wire, rerun_failed=rerun_failed)
-    sys.exit(run_async(_play, job, results, patches, as_json, verbose))
+    job = Batch(loaded, host=host, provider=provider, concurrency=concurrency, executor=engine,
+                executor_options=options, runs_dir=runs_dir, results=results, retry=retry,
+                retry_backoff=retry_backoff, offline=offline, scenario=scenario, worktrees=plan, patches=patches,
+                keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed)
+    source = "<stdin>" if tasks == "-" else tasks
+    sys.exit(run_async(_play, job, results, patches, as_json, verbose, source, early))
 
 
 _DEFAULT = click.core.ParameterSource.DEFAULT
 
 
-async def _play(job: Batch, results: Path, patches: Path | None, as_json: bool, verbose: bool) -> int:
+def _provider_problem(host: PluginHost, name: str) -> str | None:
+    """A task's `provider` that is not installed: the host's message (did you mean, the installed ones)."""
+    from harness_core.errors import HarnessError
+
+    try:
+        host.get(name)
+    except HarnessError as exc:
+        return exc.message
+    return None
+
+
+async def _play(job: Batch, results: Path, patches: Path | None, as_json: bool, verbose: bool, source: str,
+                early: list[tuple[int | None, str]]) -> int:
     import anyio
 
     from harness_core.cli._batch_view import BatchView
 
-    await job.check()  # every line's problems, before the progress display or anything else starts
+    await job.check(early, source)  # every problem of every line (reading it too), before anything starts
     view = BatchView(job.stats, engine=job.executor.describe(), verbose=verbose)
     job.on_update = view.update
     async with anyio.create_task_group() as tg:
@@ -186,7 +207,10 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
     from harness_core.cli._batch_view import clock
 
     s = job.stats
-
+    if job.swept:
+        size = sum(leftover.size for leftover in job.swept) / 2**20
+        view.say(f"removed {len(job.swept)} temporary director{'y' if len(job.swept) == 1 else 'ies'} a killed "
+                 f"Harness left ({size:.1f} MiB)")
     parts = [f"{s.succeeded} succeeded", f"{s.failed} failed"]
     if s.interrupted:
         parts.append(f"{s.interrupted} interrupted")

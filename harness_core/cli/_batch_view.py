@@ -42,6 +42,18 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _console(stream: TextIO) -> Any:
+    """A rich console on `stream` that never hides the cursor: a batch killed (SIGKILL) while its progress bar is
+    up cannot show it again, and the terminal would be left without one."""
+    from rich.console import Console
+
+    class CursorKept(Console):
+        def show_cursor(self, show: bool = True) -> bool:
+            return True
+
+    return CursorKept(file=stream)
+
+
 class BatchView:
     """The progress display; `update` is the batch's `on_update`, `refresh` is called a few times a second."""
 
@@ -57,10 +69,9 @@ class BatchView:
 
     def __enter__(self) -> BatchView:
         if self.live:
-            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
-            console = Console(file=self.stream)
+            console = _console(self.stream)
             self._progress = Progress(
                 SpinnerColumn(), TextColumn("[bold]batch[/]"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[counts]}"), TextColumn("{task.fields[clock]}"),

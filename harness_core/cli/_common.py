@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
+from harness_core.cli._layout import fit_parts, output_width
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -34,6 +36,7 @@ __all__ = [
     "fail",
     "harness_command",
     "run_async",
+    "say",
     "spec_problems",
 ]
 
@@ -98,6 +101,13 @@ def fail(message: str, status: int) -> NoReturn:
     """Print ``harness: error: MESSAGE`` to stderr and exit with `status`."""
     click.echo(f"harness: error: {message}", err=True)
     sys.exit(status)
+
+
+def say(*parts: str) -> None:
+    """One ``harness: `` notice on stderr, made of `parts`: on a terminal broken between them to fit its width
+    (the lines after the first indented under the text), one line otherwise."""
+    for line in fit_parts(["harness: " + parts[0], *parts[1:]], output_width(sys.stderr), indent=" " * 9):
+        click.echo(line, err=True)
 
 
 def spec_problems(exc: ValidationError) -> str:

@@ -1,7 +1,7 @@
 """Shell completion: what `harness <TAB>` offers beyond click's own (commands, options, choices) — provider
 names and aliases, `-o` option keys of the chosen provider, offline scenario names, run ids (newest first, and
-`last`), agent and Harness session ids, wire logs. Attached with `shell_complete=` on the commands' parameters;
-the scripts themselves are click's (`harness completion SHELL`, or `_HARNESS_COMPLETE=bash_source harness`).
+`last`), agent and Harness session ids, wire logs (else file names). Attached with `shell_complete=` on the
+commands' parameters; the scripts are click's (`harness completion SHELL`, `_HARNESS_COMPLETE=bash_source harness`).
 
 Layer: CLI, imported at start-up by the command modules: click and the standard library only at the top; the
 plugin host, the run store and the scenarios are imported when a completion is asked for. Knows no concrete
@@ -219,9 +219,13 @@ def complete_session_id(ctx: click.Context, param: click.Parameter, incomplete: 
 @_quiet
 def complete_wire_file(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """What `harness replay` takes: `last` and the ids of the newest runs that have a wire log, newest first, or
-    their paths; else the shell's own file completion."""
+    their paths; else (none, or no runs dir) the shell's own file names."""
     found = [CompletionItem("last", help="the newest run")] if incomplete and "last".startswith(incomplete) else []
-    for path in _newest_logs(_runs_dir(ctx)):
+    try:
+        logs = _newest_logs(_runs_dir(ctx))
+    except OSError:
+        logs = []
+    for path in logs:
         run_id = path.name.removesuffix(".jsonl")
         wire = path.with_name(f"{run_id}.wire.jsonl")
         if not wire.is_file():

@@ -90,9 +90,11 @@ def _options_error(host: PluginHost, target: str, name: str, table: Mapping[tupl
             key = f"providers.{name}.{'.'.join(loc)}"
             if err["type"] == "extra_forbidden":
                 valid = sorted(model.model_fields)
-                close = difflib.get_close_matches(loc[-1], valid, n=1)
+                top = len(loc) == 1  # a key of the table itself: `model` is one too
+                close = difflib.get_close_matches(loc[-1], ["model", *valid] if top else valid, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                return (f"{place}: {key}: {target} has no option {loc[-1]!r}; {hint}its options: "
+                takes = (f"[providers.{name}] takes `model` and {target}'s options: " if top else "its options: ")
+                return (f"{place}: {key}: {target} has no option {loc[-1]!r}; {hint}{takes}"
                         f"{', '.join(valid) or 'none'} (`harness providers {target}` says what each does)")
             message = str(err["msg"]).removeprefix("Value error, ")
             return f"{place}: {key} = {toml_value(err.get('input'))}: {message}"

@@ -48,7 +48,7 @@ def demo(providers: tuple[str, ...], scenario: str, keep_workspace: bool, runs_d
 
 
 def _width() -> int | None:
-    """The terminal's width when the summary goes to one (a pipe or file gets the table as it is)."""
-    import shutil
+    """The width the summary must fit: the terminal's ($COLUMNS), None off a terminal (the table as it is)."""
+    from harness_core.cli._layout import output_width
 
-    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    return output_width(sys.stdout)

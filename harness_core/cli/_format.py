@@ -1,5 +1,5 @@
 """Text for humans shared by the live view, `harness show`, `harness runs` and the demo summary: durations,
-token counts, one-line tool labels, excerpts and aligned tables.
+token counts, one-line tool labels and excerpts (tables and lines fitted to a width: `_layout`).
 
 Layer: CLI presentation. Pure functions of the event models (`HarnessToolDetails`, `Usage`); nothing of
 providers, the runner or the run store.
@@ -8,7 +8,7 @@ providers, the runner or the run store.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from harness_core import ErrorInfo, HarnessResult, HarnessToolDetails, RunStatus, ToolKind, ToolStatus, Usage
@@ -25,7 +25,6 @@ __all__ = [
     "schema_answer",
     "status_text",
     "structured_text",
-    "table",
     "tool_label",
     "tool_line",
     "tool_target",
@@ -137,12 +136,6 @@ def excerpt(text: str | None) -> str:
     return one_line(text or "", _EXCERPT)
 
 
-def table(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as left-aligned columns two spaces apart, without trailing blanks (the first row is the header)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-
-
 def tool_target(display: HarnessToolDetails, cwd: str | None = None) -> str | None:
     """What a tool acted on: the command for shell actions, else the path (relative to `cwd` when inside
     it), else the command."""
@@ -192,3 +185,4 @@ def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = UNICODE_MA
     label = tool_label(display, marks["more"], cwd)
     text = f"{mark} {label}" if mark else label
     return f"{text} ({', '.join(facts)})" if facts else text
+

@@ -31,7 +31,8 @@ from harness_core import (
     Usage,
 )
 from harness_core.cli import _terminal as term
-from harness_core.cli._format import excerpt, format_duration, format_tokens, table, tool_line
+from harness_core.cli._format import excerpt, format_duration, format_tokens, tool_line
+from harness_core.cli._layout import Column, fit_table, fit_text
 from harness_core.cli._render_tools import ToolBook
 from harness_core.events import FileChange, FilesChanged
 from harness_core.store import WORKER_LOG_SUFFIX, BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
@@ -177,12 +178,18 @@ def _duration(ms: int | None) -> str:
     return format_duration(ms) if ms is not None else "-"
 
 
-def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
+def format_runs(runs: list[RunSummary], runs_dir: Path, width: int | None = None) -> str:
+    """The text of `harness runs`: a row per run, fitted to `width` (the terminal's; None: whole rows): the model
+    and the prompt cut, then the prompt on a line of its own under its row, then a block per run; run ids are
+    never cut (they are what `harness show` takes)."""
     if not runs:
-        return f"no runs in {runs_dir} yet; start one with `harness run PROMPT`"
+        return "\n".join(fit_text(f"no runs in {runs_dir} yet; start one with `harness run PROMPT`", width))
     now = time.time()
     costs = [_cost(run) for run in runs]
-    rows = [["RUN", "PROVIDER", "MODEL", "STATUS", "AGE", "DURATION", *(["COST"] if any(costs) else []), "PROMPT"]]
+    columns = [Column("RUN", title=True), Column("PROVIDER"), Column("MODEL", "cut", least=10),
+               Column("STATUS", title=True), Column("AGE"), Column("DURATION"),
+               *([Column("COST")] if any(costs) else []), Column("PROMPT", "cut", least=16, under=True)]
+    rows = []
     for run, cost in zip(runs, costs, strict=True):
         started, done = run.started, run.done
         rows.append([
@@ -195,7 +202,7 @@ def format_runs(runs: list[RunSummary], runs_dir: Path) -> str:
             *([cost or "-"] if any(costs) else []),
             turn_mark(run) + excerpt(started.spec.get("prompt") if started else None),
         ])
-    return "\n".join(table(rows))
+    return "\n".join(fit_table(columns, rows, width))
 
 
 def turn_mark(run: RunSummary) -> str:

@@ -48,10 +48,11 @@ def providers(name: str | None, as_json: bool) -> None:
         detail = run_async(functools.partial(provider_detail, default=default), get_host(), name)
         click.echo(dumps(detail.as_json()) if as_json else format_provider_detail(detail))
         return
+    from harness_core.cli._layout import output_width
     from harness_core.cli._providers import format_providers, provider_report
 
     report = run_async(functools.partial(provider_report, default=default, default_source=source), get_host())
-    click.echo(dumps(report.as_json()) if as_json else format_providers(report))
+    click.echo(dumps(report.as_json()) if as_json else format_providers(report, output_width(sys.stdout)))
 
 
 @click.command()

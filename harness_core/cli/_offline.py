@@ -13,9 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-import click
-
 from harness_core import AgentRunSpec, SessionSpec
+from harness_core.cli._common import say
 from harness_core.offline import offline_workspace as played_offline
 from harness_core.plugins import get_host
 
@@ -32,17 +31,17 @@ def offline_workspace(spec: SpecT, provider: str | None, scenario: str, *, expli
     names the command's unit; `quiet`, for `-q`: only where a kept workspace is, as `--keep-workspace` asked). A `--cwd`
     directory was checked by `check_offline_flags` (empty, or `--force`)."""
 
-    def say(workspace: Path, created: list[str]) -> None:
+    def tell(workspace: Path, created: list[str]) -> None:
         if quiet:
             return
         if not explicit_cwd:
             then = f"kept after the {what}" if keep else f"removed after the {what}; --keep-workspace keeps it"
-            click.echo(f"harness: offline workspace {workspace} ({then})", err=True)
+            say(f"offline workspace {workspace}", f"({then})")
         if created:
-            click.echo(f"harness: created {', '.join(created)} in {workspace} for scenario {scenario!r}", err=True)
+            say(f"created {', '.join(created)}", f"in {workspace}", f"for scenario {scenario!r}")
 
     with played_offline(spec, provider, scenario, temporary=not explicit_cwd, keep=keep, force=True, host=get_host(),
-                        on_ready=say) as offline_run:
+                        on_ready=tell) as offline_run:
         yield offline_run
     if keep and not explicit_cwd:  # asked for: said even under -q
-        click.echo(f"harness: kept the offline workspace {offline_run.cwd}", err=True)
+        say("kept the offline workspace", str(offline_run.cwd))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,8 @@ from typing import Any, TextIO
 import anyio
 
 from harness_core import AgentRunSpec, HarnessError, HarnessEvent, RunStarted, ToolResult, open_run
-from harness_core.cli._format import table
+from harness_core._scratch import Scratch
+from harness_core.cli._layout import Column, fit_table, fit_text
 from harness_core.cli._providers import INSTALL_HINT
 from harness_core.cli.render import Renderer
 from harness_core.offline import can_run_offline, offline_spec, scenario_named, seed_workspace
@@ -93,12 +93,12 @@ async def play_one(host: PluginHost, name: str, scenario_name: str, runs_dir: Pa
                    quiet: bool, *, keep: bool = False) -> DemoRow:
     """Play the scenario through provider `name` in a temporary workspace, removed afterwards unless `keep`;
     returns its summary row (never raises a HarnessError)."""
-    workspace = Path(tempfile.mkdtemp(prefix=f"harness-demo-{name}-"))
+    scratch = Scratch(f"harness-demo-{name}-")  # a killed demo's is swept later (`harness runs prune`)
+    workspace = scratch.path
     try:
         row = await _play_in(host, name, scenario_name, runs_dir, out, quiet, workspace)
     finally:
-        if not keep:
-            shutil.rmtree(workspace, ignore_errors=True)
+        scratch.release(keep=keep)
     return row if keep else dataclasses.replace(row, workspace=None)
 
 
@@ -162,20 +162,22 @@ async def play_all(host: PluginHost, providers: list[str], scenario_name: str, r
             for name in _order(host, providers)]
 
 
+_SUMMARY = (Column("provider", title=True), Column("cli"), Column("status", title=True),
+            Column("tools", "wrap", least=12), Column("changed", "wrap", least=12), Column("time"),
+            Column("tokens in/out"), Column("run id"))
+
+
 def format_summary(rows: list[DemoRow], width: int | None = None) -> str:
-    """The side-by-side table printed at the end of the demo; when it is wider than `width` (the terminal's),
-    one block per provider instead, so nothing wraps."""
+    """The side-by-side table printed at the end of the demo, fitted to `width` (the terminal's; None: as wide as
+    it is): the tools and changed files wrapped in their columns, or when that is too narrow one block per
+    provider; the run ids are never cut."""
     if not rows:
         return f"No provider can run offline here. Install one: {INSTALL_HINT}"
-    header = ["provider", "cli", "status", "tools", "changed", "time", "tokens in/out", "run id"]
-    cells = [header, *(_summary_cells(r) for r in rows)]
-    lines = table(cells)
-    if width is not None and max(len(line) for line in lines) > width:
-        lines = [line for cell in cells[1:] for line in _stacked(header, cell)]
-    lines = ["", "== summary ==", *lines]
-    lines += [f"{r.provider}: {r.error}" for r in rows if r.error]
-    lines += [f"{r.provider}: workspace kept at {r.workspace}" for r in rows if r.workspace is not None]
-    lines.append(f"Inspect a run with `{_harness_command()} show RUN_ID`.")
+    lines = ["", "== summary ==", *fit_table(_SUMMARY, [_summary_cells(r) for r in rows], width)]
+    notes = [f"{r.provider}: {r.error}" for r in rows if r.error]
+    notes += [f"{r.provider}: workspace kept at {r.workspace}" for r in rows if r.workspace is not None]
+    notes.append(f"Inspect a run with `{_harness_command()} show RUN_ID`.")
+    lines += [line for note in notes for line in fit_text(note, width)]
     return "\n".join(lines)
 
 
@@ -192,16 +194,9 @@ def _tools_cell(tools: tuple[str, ...]) -> str:
     return " ".join(t.removesuffix(":completed") for t in tools) or "-"
 
 
-def _stacked(header: list[str], cell: list[str]) -> list[str]:
-    """One provider's row as a block: the name and status first, then `field: value` lines, indented."""
-    return [f"{cell[0]}  {cell[2]}", *(f"  {name}: {value}" for name, value in zip(header[1:], cell[1:], strict=True)
-                                      if name != "status")]
-
-
 def _harness_command() -> str:
     """How the user can type `harness` again: its name when it is on PATH, else the path it was started by."""
     import os
-    import shutil
     import sys
 
     started = sys.argv[0] if sys.argv and os.path.basename(sys.argv[0]) == "harness" else None

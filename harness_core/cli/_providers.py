@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from harness_core import HarnessError
-from harness_core.cli._format import table
+from harness_core.cli._layout import Column, fit_table, fit_text
 from harness_core.plugins import DEFAULT_PROVIDER, ENV_PROVIDER, BrokenPlugin, PluginHost, RegisteredProvider
 
 __all__ = [
@@ -298,10 +298,12 @@ async def doctor_report(host: PluginHost, runs_dir: Path, auth_deadline: float =
 
 # --- text ---------------------------------------------------------------------------------------------------
 
-def format_providers(report: ProvidersReport) -> str:
+def format_providers(report: ProvidersReport, width: int | None = None) -> str:
+    """The text of `harness providers`: a row per provider, fitted to `width` (the terminal's; None: whole rows):
+    capabilities and availability wrapped in their columns, or one block per provider when that is too narrow."""
     lines: list[str] = []
     if report.providers:
-        rows = [["PROVIDER", "VERSION", "CAPABILITIES", "AVAILABLE"]]
+        rows = []
         for p in report.providers:
             marks = [m for m in ("default" if p.default else "", "also: " + ", ".join(p.aliases) if p.aliases else "")
                      if m]
@@ -312,16 +314,22 @@ def format_providers(report: ProvidersReport) -> str:
             else:
                 available = f"no: {p.probe.reason}"
             rows.append([name, p.version, ", ".join(p.capabilities) or "-", available])
-        lines += table(rows)
+        names = max(len(p.name) for p in report.providers)  # a provider's name is never broken
+        columns = (Column("PROVIDER", "wrap", least=names, title=True), Column("VERSION"),
+                   Column("CAPABILITIES", "wrap", least=24), Column("AVAILABLE", "wrap", least=30))
+        lines += fit_table(columns, rows, width)
     else:
         lines.append(f"no providers installed (e.g. `{INSTALL_HINT}`)")
+    notes = []
     if report.default_source.startswith(("user ", "project ")):
         installed = any(p.default for p in report.providers)
-        lines.append(f"default provider: {report.default} (from {report.default_source})"
+        notes.append(f"default provider: {report.default} (from {report.default_source})"
                      + ("" if installed else "; it is not installed"))
+    lines += [line for note in notes for line in fit_text(note, width)]
     if report.broken_plugins:
         lines += ["", "broken plugins (not loaded):"]
-        lines += [f"  {b.plugin} ({b.distribution or 'no distribution'}): {b.error}" for b in report.broken_plugins]
+        lines += [line for b in report.broken_plugins for line in
+                  fit_text(f"  {b.plugin} ({b.distribution or 'no distribution'}): {b.error}", width, "    ")]
     return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness_core.cli._common import RUN_RUNS_DIR_OPTION, harness_command, run_async
+from harness_core.cli._common import RUN_RUNS_DIR_OPTION, harness_command, run_async, say
 from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
@@ -257,13 +257,13 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
     rid = started.run_id
     if started.workspace is not None:
         kept = "kept after the run" if offline is not None and offline.keep_workspace else "removed after the run"
-        click.echo(f"harness: offline workspace {started.workspace} ({kept})", err=True)
-    click.echo(f"harness: run {rid} started in the background (log {started.log}); `harness attach {rid}` to "
-               f"watch it, `harness cancel {rid}` to stop it", err=True)
+        say(f"offline workspace {started.workspace}", f"({kept})")
+    say(f"run {rid} started in the background", f"(log {started.log});", f"`harness attach {rid}` to watch it,",
+        f"`harness cancel {rid}` to stop it")
     if record_wire:
-        wire = started.log.with_name(f"{rid}.wire.jsonl")
-        click.echo(f"harness: wire log {wire} (`harness replay {rid}` plays it back once the run is over)", err=True)
+        say(f"wire log {started.log.with_name(f'{rid}.wire.jsonl')}", f"(`harness replay {rid}` plays it back",
+            "once the run is over)")
     if spec.approval.value != "never":
-        click.echo(f"harness: it asks before acting: answer in `harness attach {rid}` on a terminal, or with "
-                   f"`harness approve {rid} REQUEST_ID allow|deny`; `harness runs` shows it waiting", err=True)
+        say("it asks before acting:", f"answer in `harness attach {rid}` on a terminal,",
+            f"or with `harness approve {rid} REQUEST_ID allow|deny`;", "`harness runs` shows it waiting")
     return 0

@@ -18,6 +18,7 @@ from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, JSON_OPTION, RUNS_
 from harness_core.cli._complete import complete_provider, complete_run_id, complete_session_id
 
 if TYPE_CHECKING:
+    from harness_core._scratch import Leftover
     from harness_core.events import FileChange
     from harness_core.store import PruneReport, RunSummary
 
@@ -83,7 +84,10 @@ def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], provi
 @harness_command
 def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], session: str | None,
           runs_dir: Path | None, as_json: bool) -> None:
+    import sys
+
     from harness_core.cli._history import format_runs
+    from harness_core.cli._layout import fit_text, output_width
     from harness_core.store import list_runs, resolve_runs_dir
 
     directory = resolve_runs_dir(runs_dir)
@@ -99,11 +103,12 @@ def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ..
     if as_json:
         click.echo(dumps([summary.as_json() for summary in shown]))
         return
-    text = format_runs(shown, directory) if shown or not found else ""
+    text = format_runs(shown, directory, output_width(sys.stdout)) if shown or not found else ""
     if not found and (statuses or providers or session):
         text = f"no runs in {directory} match the filters"
         if session is not None:
             text += f" (no turns of a session {session!r}: a session's id is on the last line of `harness chat`)"
+        text = "\n".join(fit_text(text, output_width(sys.stdout)))
     if len(shown) < len(found):
         text += f"\n({len(found) - len(shown)} older runs not shown; --limit 0 shows all)"
     click.echo(text)
@@ -126,17 +131,24 @@ def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_ru
     is listed. A run still running or waiting for approval is never removed, however old; a `.jsonl` that is not
     a Harness run log is skipped (and named). Nothing is removed otherwise: runs are kept until pruned.
 
+    Also removed, whatever their age: the temporary directories of Harness processes that were killed (an
+    offline workspace, an agent's state, a batch's workspaces; never a kept one, never one still in use).
+
     Exit status: 0; 1 when some run could not be removed (each is named).
     """
+    from harness_core._scratch import sweep_scratch
     from harness_core.store import prune_runs, resolve_runs_dir
 
     parent = ctx.parent.params if ctx.parent is not None else {}  # `harness runs --runs-dir D --json prune` works
     directory = resolve_runs_dir(runs_dir or parent.get("runs_dir"))
     report = prune_runs(directory, older_than=older_than, statuses=statuses or None, dry_run=dry_run)
+    leftovers = sweep_scratch(dry_run=dry_run)
     if as_json or parent.get("as_json"):
-        click.echo(dumps(report.as_json()))
+        click.echo(dumps({**report.as_json(), "leftovers": [{"path": str(leftover.path), "size": leftover.size}
+                                                             for leftover in leftovers]}))
     else:
         click.echo(_format_prune(report, directory, older_than=older_than, statuses=statuses))
+        click.echo(_format_leftovers(leftovers, dry_run=dry_run), nl=False)
     for problem in report.errors:
         click.echo(f"harness: error: could not remove {problem}", err=True)
     if report.errors:
@@ -156,7 +168,7 @@ def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, sta
         lines.append(f"no runs{which} in {_shown(runs_dir)} ended more than {format_age(older_than)} ago; nothing "
                      "to remove")
     else:
-        from harness_core.cli._format import table
+        from harness_core.cli._layout import table
 
         verb = "would remove" if report.dry_run else "removed"
         rows = table([[run.run_id, run.status, f"ended {format_age(now - run.ended)} ago", format_bytes(run.size)]
@@ -180,6 +192,21 @@ def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, sta
     if report.held:
         lines.append(f"kept {len(report.held)} still running (their Harness holds the log): {', '.join(report.held)}")
     return "\n".join(lines)
+
+
+def _format_leftovers(leftovers: list[Leftover], *, dry_run: bool) -> str:
+    """The temporary directories killed Harness processes left (an offline workspace, an agent's state, a batch's
+    workspaces), each removed (or, with --dry-run, to be), then their total; empty when there were none."""
+    from harness_core.cli._history import format_bytes
+
+    if not leftovers:
+        return ""
+    verb = "would remove" if dry_run else "removed"
+    lines = [f"{verb}  {_shown(leftover.path)}  {format_bytes(leftover.size)}" for leftover in leftovers]
+    total = format_bytes(sum(leftover.size for leftover in leftovers))
+    many = "y" if len(leftovers) == 1 else "ies"
+    lines.append(f"{verb} {len(leftovers)} temporary director{many} that killed Harness processes left ({total})")
+    return "\n".join(lines) + "\n"
 
 
 _UNPRINTABLE = {code: "?" for code in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from click.shell_completion import CompletionItem
 
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec, SessionSpec
@@ -67,6 +68,10 @@ class SchemaFile(click.ParamType):  # type: ignore[type-arg]
     """`--output-schema FILE`: a file holding a JSON Schema, read and checked against its meta-schema."""
 
     name = "file"
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        """The shell's own file names."""
+        return [CompletionItem(incomplete, type="file")]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> dict[str, Any]:
         if isinstance(value, dict):

@@ -66,6 +66,7 @@ from harness_core.cli._format import (
     tool_label,
     tool_line,
 )
+from harness_core.cli._layout import fit_parts
 from harness_core.cli._render_tools import ToolBook, approval_text, label_for, summary_lines
 from harness_core.cli._streams import terminal_width
 from harness_core.cli._terminal import use_plain
@@ -286,7 +287,9 @@ class Renderer:
                 self._line(line)
         if event.result.files_changed:
             self._line(changed_line(event.result.files_changed))
-        self._line(self.final_line(event.result), _STATUS_COLOR[event.result.status], bold=True)
+        sep = f" {self._marks['sep']} "
+        for line in fit_parts(self.final_line(event.result).split(sep), self._fit_width(), sep):
+            self._line(line, _STATUS_COLOR[event.result.status], bold=True)
 
     @property
     def cwd(self) -> str | None:  # the run's working directory (its `run_started`'s): paths show relative to it
@@ -311,6 +314,12 @@ class Renderer:
     def final_line(self, result: HarnessResult) -> str:
         """``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc`` (`_format.final_line`)."""
         return final_line(result, self._marks, self._usage)
+
+    def _fit_width(self) -> int | None:
+        """The width a whole line (the final one) must fit: the terminal's; None off a terminal (a file keeps it
+        on one line)."""
+        isatty = getattr(self.out, "isatty", None)
+        return self._width() if isatty is not None and isatty() else None
 
     def _summary(self, text: str) -> None:
         for line in summary_lines(text, SUMMARY_LINES, self._marks["more"]):

@@ -7,13 +7,12 @@ beyond loopback.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
@@ -132,7 +131,8 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
     registered = host.get(provider)
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
-    state = Path(tempfile.mkdtemp(prefix="harness-offline-"))
+    scratch = Scratch("harness-offline-")  # a killed Harness's is swept later (`harness runs prune`)
+    state = scratch.path
     try:
         setup = registered.cls().offline_setup(scenario, spec.cwd, state)
         if setup is None or setup.backend is None:
@@ -145,7 +145,7 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
         with setup.backend:
             yield merged
     finally:
-        shutil.rmtree(state, ignore_errors=True)
+        scratch.release()
 
 
 def can_run_offline(cls: type) -> bool:

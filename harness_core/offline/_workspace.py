@@ -7,12 +7,11 @@ provider, and prints nothing (a caller that reports progress passes `on_ready`).
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._setup import (
     DEFAULT_SCENARIO,
@@ -70,8 +69,9 @@ def offline_workspace(
         if conflict is not None:
             raise InvalidSpecError(f"{conflict}. Use an empty or new directory as the spec's cwd, leave cwd out for "
                                    "a temporary workspace, or pass force=True to play it there anyway")
-    if temporary:
-        spec = spec.model_copy(update={"cwd": Path(tempfile.mkdtemp(prefix=_PREFIX)).absolute()})
+    scratch = Scratch(_PREFIX) if temporary else None  # a killed Harness's is swept later (`harness runs prune`)
+    if scratch is not None:
+        spec = spec.model_copy(update={"cwd": scratch.path})
     workspace = spec.cwd
     try:
         workspace.mkdir(parents=True, exist_ok=True)
@@ -81,5 +81,5 @@ def offline_workspace(
         with offline_spec(spec, provider, played, host=host) as offline_run:
             yield offline_run
     finally:
-        if temporary and not keep:
-            shutil.rmtree(workspace, ignore_errors=True)
+        if scratch is not None:
+            scratch.release(keep=keep)

@@ -18,6 +18,7 @@ scenarios do. `scenario_to_json` writes the same form, so a `Scenario` round-tri
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -80,8 +81,10 @@ def scenario_from_json(value: Any, *, name: str | None = None) -> Scenario:
     if isinstance(value, str):
         found = SCENARIOS.get(value)
         if found is None:
-            raise ScenarioSyntaxError(f"no offline scenario named {value!r}; choose one of: {', '.join(SCENARIOS)}, "
-                                      'or write one inline: {"steps": [{"say": "hello"}]}')
+            close = difflib.get_close_matches(value, list(SCENARIOS), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ScenarioSyntaxError(f"no offline scenario named {value!r}; {hint}choose one of: "
+                                      f"{', '.join(SCENARIOS)}, " 'or write one inline: {"steps": [{"say": "hello"}]}')
         return found
     if not isinstance(value, Mapping):
         raise ScenarioSyntaxError(f"a scenario is a name or an object with `steps`, not {type(value).__name__}")

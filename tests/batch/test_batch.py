@@ -135,6 +135,8 @@ def test_every_problem_is_reported_before_anything_starts(tmp_path: Path, host: 
 
 
 def test_run_batch_takes_tuples_from_python(tmp_path: Path, host: PluginHost) -> None:
+    for n in range(3):
+        (tmp_path / f"ws{n}").mkdir()
     specs = [(f"p{n}", AgentRunSpec(prompt="hi", cwd=tmp_path / f"ws{n}",
                                     provider_options={"scenario": "say"}), PROVIDER) for n in range(3)]
 
@@ -142,6 +144,32 @@ def test_run_batch_takes_tuples_from_python(tmp_path: Path, host: PluginHost) ->
         return [r async for r in run_batch(specs, concurrency=2, host=host)]
 
     assert sorted(r.id for r in anyio.run(main)) == ["p0", "p1", "p2"]
+
+
+def test_a_task_cwd_gone_after_the_check_fails_that_task_and_is_never_made(tmp_path: Path, host: PluginHost) -> None:
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    kept.mkdir()
+    gone.mkdir()
+    batch = Batch(tasks_of([{"id": "kept", "scenario": "say", "cwd": str(kept)},
+                            {"id": "gone", "scenario": "say", "cwd": str(gone)}]), offline=True, host=host)
+    anyio.run(batch.check)
+    gone.rmdir()  # removed between the check and its start
+    results = {r.id: r for r in play(batch)}
+    assert results["kept"].ok and results["gone"].status == "failed"
+    assert f"the task's cwd {gone} is gone" in (results["gone"].error or "")
+    assert not gone.exists()
+
+
+def test_a_problem_tasks_share_is_said_once_naming_every_task(tmp_path: Path) -> None:
+    from tests.batch.conftest import offline_plugin
+    from tests.test_cli import _MissingPlugin
+
+    host = PluginHost.create(entry_points=False, plugins=[(PROVIDER, offline_plugin), ("missing", _MissingPlugin())])
+    tasks = parse_tasks([json.dumps({"id": f"t{n}", "prompt": "hi", "provider": "missing"}) for n in range(3)])
+    with pytest.raises(TaskFileError) as caught:
+        anyio.run(Batch(tasks, host=host).check)
+    assert caught.value.problems == [(1, "t0 (also t1 on line 2, t2 on line 3): provider 'missing': missing-cli not "
+                                         "found on PATH; install it with `pip install missing-cli`")]
 
 
 # --- worktrees and patches, with real git -------------------------------------------------------------------

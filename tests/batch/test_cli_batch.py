@@ -142,6 +142,57 @@ def test_every_bad_line_is_reported_with_its_number_and_nothing_runs(tmp_path: P
     assert not (tmp_path / "runs").exists() and not (tmp_path / "tasks.results.jsonl").exists()
 
 
+def test_a_bad_tasks_file_is_reported_whole_in_one_round(tmp_path: Path) -> None:
+    """Field typos, a repeated id (of a line that is bad too), an unknown provider, a scenario typo, a missing
+    `cwd`, a bad value, a task whose checks fail after reading: every one at once, under one name, did you mean."""
+    missing = tmp_path / "no" / "such" / "dir"
+    elsewhere = tmp_path / "not-a-dir"
+    elsewhere.write_text("a file\n")
+    task_lines(tmp_path / "tasks.jsonl", [
+        {"id": "t1", "scenario": "say", "promt": "x", "modle": "m"},
+        {"id": "t1", "scenario": "say"},
+        {"id": "t3", "scenario": "say", "provider": "scripted-ofline"},
+        {"id": "t4", "scenario": "tool"},
+        {"id": "t5", "scenario": "say", "cwd": str(missing)},
+        {"id": "t6", "scenario": "say", "sandbox": "readonly"},
+        {"id": "t7", "scenario": "say", "cwd": str(elsewhere)},
+        {"id": "t8", "scenario": "say"},
+    ])
+    code, out, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline"))
+    assert code == 2, err
+    assert err.startswith("harness: error: tasks.jsonl: 8 problems, nothing was run:\n"), err
+    said = err.splitlines()
+    assert "  line 1: t1: promt: not a field of a task; did you mean 'prompt'?" in said
+    assert "  line 1: t1: modle: not a field of a task; did you mean 'model'?" in said
+    assert "  line 2: t1: id 't1' is also the id of line 1; ids must be unique" in said
+    assert any(line.startswith("  line 3: t3: no provider named 'scripted-ofline'; did you mean 'scripted-offline'?")
+               for line in said)
+    assert any(line.startswith("  line 4: t4: scenario: no offline scenario named 'tool'; did you mean 'tools'?")
+               for line in said)
+    assert f"  line 5: t5: cwd {missing} does not exist: create it first, or leave `cwd` out for a temporary " \
+           "workspace (Harness never creates a task's directory)" in said
+    assert any(line.startswith("  line 6: t6: sandbox: ") for line in said)
+    assert any(line.startswith(f"  line 7: t7: cwd {elsewhere} is not a directory: name one, or leave")
+               for line in said)
+    assert sum(line.startswith("  line ") for line in said) == 8 and "tasks:" not in err  # one prefix: the file
+    assert not (tmp_path / "no").exists(), "a task's cwd was created"
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "tasks.results.jsonl").exists() and out == ""
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_a_task_cwd_that_does_not_exist_stops_the_batch_before_anything_starts(tmp_path: Path,
+                                                                                 offline: bool) -> None:
+    missing = tmp_path / "nonexistent" / "dir"
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "here", "prompt": "hi", "cwd": str(tmp_path)},
+                                          {"id": "gone", "prompt": "hi", "cwd": str(missing)}])
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", *(["--offline"] if offline else [])))
+    assert code == 2, err
+    assert f"line 2: gone: cwd {missing} does not exist: create it first, or " in err
+    assert ("leave `cwd` out for a temporary workspace" if offline else "correct the path") in err
+    assert not (tmp_path / "nonexistent").exists() and not (tmp_path / "runs").exists()
+    assert not (tmp_path / "tasks.results.jsonl").exists()  # not even the task whose cwd exists ran
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (["--patches", "out"], "--patches needs --worktrees"),
     (["--scenario", "say"], "--scenario applies with --offline"),
@@ -197,3 +248,60 @@ def test_on_a_terminal_a_progress_bar_shows_the_counts(tmp_path: Path) -> None:
     assert "7/7" in text and "6 ok · 1 failed" in text
     assert "bad: failed (auth_failed)" in text  # a task that did not succeed gets its own line
     assert "t1: success" not in text  # on a terminal, successes are counted, not listed
+
+
+def test_a_batch_killed_on_a_terminal_leaves_the_cursor_and_its_resume_removes_what_it_left(tmp_path: Path) -> None:
+    """SIGKILL while the progress bar is up: the cursor was never hidden (nothing can show it again); the
+    temporary workspaces and agent state of the killed runs stay until the same command resumes the batch, which
+    removes them and says so."""
+    import fcntl
+    import os
+    import select
+    import struct
+    import sys
+    import termios
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    task_lines(tmp_path / "tasks.jsonl", [{"id": f"t{n}", "scenario": writes(f"f{n}.txt", "x\n", wait=30)}
+                                          for n in range(3)])
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": "scripted-offline", "HARNESS_PROVIDER": "scripted-offline",
+           "HARNESS_RUNS_DIR": str(tmp_path / "runs"), "TERM": "xterm-256color", "TMPDIR": str(temp)}
+    controller, terminal = os.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    child = subprocess.Popen([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline", "-j", "2"],
+                             cwd=tmp_path, env=env, stdin=terminal, stdout=terminal, stderr=terminal,
+                             start_new_session=True)
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + _DEADLINE
+    try:  # until the bar is up and both live tasks have their workspace and their agent's state
+        while b"2 running" not in seen or sum(p.is_dir() for p in temp.glob("harness-offline-*")) < 2:
+            assert time.monotonic() < deadline and child.poll() is None, seen
+            if select.select([controller], [], [], 0.2)[0]:
+                seen += os.read(controller, 65536)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=_DEADLINE)
+        while select.select([controller], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(controller)
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=_DEADLINE)
+    assert b"\x1b[?25l" not in seen  # the cursor was never hidden
+    left = sorted(p.name for p in temp.iterdir() if p.is_dir())
+    assert [name.split("-")[1] for name in left] == ["batch", "offline", "offline"], left
+
+    task_lines(tmp_path / "tasks.jsonl", [{"id": f"t{n}", "scenario": "say"} for n in range(3)])
+    resumed = subprocess.run([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=_DEADLINE)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "harness: removed 3 temporary directories a killed Harness left" in resumed.stderr
+    assert list(temp.iterdir()) == []  # theirs, and its own

@@ -60,6 +60,22 @@ def test_every_bad_line_is_reported_at_once() -> None:
     assert "9 problems, nothing was run" in caught.value.message
 
 
+def test_every_problem_of_a_line_is_reported_with_did_you_mean_and_the_good_tasks_kept() -> None:
+    known = {"alpha-agent", "beta-agent"}
+    with pytest.raises(TaskFileError) as caught:
+        parse_tasks(lines({"id": "a", "promt": "x", "sandbox": "wide", "provider": "alpha-agnet"},
+                          {"id": "a", "prompt": "again"}, {"id": "b", "prompt": "fine", "provider": "alpha-agent"},
+                          {"id": "c", "scenario": "tool"}),
+                    offline=True, check_provider=lambda name: None if name in known else f"no provider {name!r}")
+    problems = caught.value.problems
+    assert [n for n, _ in problems] == [1, 1, 1, 2, 4]  # each problem of line 1, not only its first
+    said = " | ".join(text for _, text in problems)
+    assert "a: no provider 'alpha-agnet'" in said and "a: promt: not a field of a task; did you mean 'prompt'?" in said
+    assert "a: sandbox:" in said and "a: id 'a' is also the id of line 1" in said  # line 1 was bad, still seen
+    assert "c: scenario: no offline scenario named 'tool'; did you mean 'tools'?" in said
+    assert [t.id for t in caught.value.tasks] == ["b"] and caught.value.tasks[0].line == 3
+
+
 def test_offline_tasks_take_scenarios_and_need_no_prompt() -> None:
     (named, inline, listed) = parse_tasks(lines(
         {"id": "n", "scenario": "tools"},
@@ -162,7 +178,7 @@ def test_executors_are_found_through_the_plugin_host() -> None:
     assert executor_names(host) == ["local", "test-engine"]
     assert isinstance(executor_named("test-engine", host=host), _Engine)
     assert executor_named("local", host=host).describe() == "local (this process)"
-    with pytest.raises(InvalidSpecError, match=r"no executor named 'ray'.*pip install -e executors/ray"):
+    with pytest.raises(InvalidSpecError, match=r"no executor named 'ray'.*pip install -e 'executors/ray\[ray\]'"):
         executor_named("ray", host=host)
     with pytest.raises(InvalidSpecError, match="invalid options for executor 'local'"):
         executor_named("local", {"speed": "max"}, host=host)

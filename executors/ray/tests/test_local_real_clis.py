@@ -1,6 +1,7 @@
 """`harness batch` on the local engine with the real pinned agent CLIs offline (harness-ray's tests, tox env `ray`,
 installs them and the providers): a mixed batch succeeds with each task's own edit, and a batch killed with
-SIGKILL leaves no agent process behind; its re-run finishes the rest.
+SIGKILL leaves no agent process behind; its re-run finishes the rest and removes what the killed runs left; a
+task whose cwd does not exist stops the batch before any agent starts.
 
 Skipped where the providers are not installed (the core envs)."""
 
@@ -62,6 +63,10 @@ def _ours(root: Path) -> list[int]:
     return found
 
 
+def _harness_made(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.name.startswith("harness-"))
+
+
 def test_a_mixed_batch_of_real_clis(tmp_path: Path) -> None:
     _tasks(tmp_path, 6, 0)
     done = subprocess.run([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline", "-j", "3"],
@@ -94,6 +99,7 @@ def test_killed_batch_leaves_no_agent_behind_and_resumes(tmp_path: Path) -> None
     assert _ours(tmp_path / "tmp") == []  # every agent CLI (and its children) went with the batch
     finished = {r["id"] for r in _results(tmp_path) if r["status"] == "success"}
     assert len(finished) < 9
+    assert _harness_made(tmp_path / "tmp")  # the killed runs' workspaces and agent state stay, for now
 
     again = subprocess.run([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline", "-j", "3"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=_DEADLINE)
@@ -101,3 +107,22 @@ def test_killed_batch_leaves_no_agent_behind_and_resumes(tmp_path: Path) -> None
     final = _results(tmp_path)
     assert sorted(r["id"] for r in final if r["status"] == "success") == [f"t{n:02d}" for n in range(9)]
     assert {r["id"] for r in final[len(final) - (9 - len(finished)):]} == {f"t{n:02d}" for n in range(9)} - finished
+    # what the killed runs left (their workspaces, each agent's state) went with the resume, and it said so
+    assert "temporary directories a killed Harness left" in again.stderr, again.stderr
+    assert _harness_made(tmp_path / "tmp") == []  # (the agent CLIs' own temporary files are theirs)
+
+
+def test_a_task_cwd_that_does_not_exist_is_refused_before_any_cli_starts(tmp_path: Path) -> None:
+    """Online (no --offline: nothing would reach a model anyway), the real providers' checks pass for the other
+    tasks, and the batch stops before any agent starts, naming the line; the directory is not created."""
+    missing = tmp_path / "nonexistent" / "dir"
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(task) + "\n" for task in [
+        {"id": "here", "prompt": "hi", "provider": "codex-appserver", "cwd": str(tmp_path)},
+        {"id": "gone", "prompt": "hi", "provider": "claude", "cwd": str(missing)},
+    ]))
+    done = subprocess.run([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl"], cwd=tmp_path,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=_DEADLINE)
+    assert done.returncode == 2, done.stderr
+    assert f"line 2: gone: cwd {missing} does not exist: create it first, or correct the path" in done.stderr
+    assert not (tmp_path / "nonexistent").exists() and not (tmp_path / "runs").exists()
+    assert _results(tmp_path) == []
