@@ -38,6 +38,7 @@ SUBS: list[tuple[str, str, list[str], float]] = [
     ("concurrent_runs.py", "100 runs at once in one process", [], 1800.0),
     # its codex row would repeat api_events.py's memory row
     ("memory_claude.py", "claude memory, 1 GiB of command output", ["--only", "claude"], 1800.0),
+    ("scrubber.py", "the secret scrubber on 10 MB lines", [], 600.0),
 ]
 WIDTH = 120
 COLUMNS = (("", 46), ("value", 15), ("reference", 9), ("ratio", 6), ("target", 13), ("ok", 3))

@@ -13,6 +13,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from harness_core._facade import missing_name
+
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
@@ -58,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "IdleTimeoutError": "harness_core.errors",
     "InterruptedRunError": "harness_core.errors",
     "InvalidSpecError": "harness_core.errors",
+    "LogWriteFailedError": "harness_core.errors",
     "MessageTooLargeError": "harness_core.errors",
     "ModelError": "harness_core.errors",
     "ProcessExitedError": "harness_core.errors",
@@ -343,10 +346,12 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness_core' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name as `Any`
+
+    def __getattr__(name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise missing_name(__name__, name)
+        value = getattr(import_module(module), name)
+        globals()[name] = value
+        return value

@@ -22,11 +22,12 @@ from pathlib import Path
 import anyio
 
 from harness_core.events import ApprovalDecision, ApprovalRequested
-from harness_core.store import ANSWERS_SUFFIX
+from harness_core.store import ANSWERS_SUFFIX, open_run_file
 
 __all__ = ["AnswersFile", "answers_path"]
 
 _POLL = 0.1
+_LIMIT = 16 << 20
 
 
 def answers_path(runs_dir: Path, run_id: str) -> Path:
@@ -51,15 +52,28 @@ class AnswersFile:
         return True
 
     def clear(self) -> None:
-        """Empty the file (answers left by an earlier run of the same id must not answer this one's requests)."""
+        """Empty the file (answers left by an earlier run of the same id must not answer this one's requests).
+
+        Raises:
+            UnsafeRunsDirError: the file is a link, or another user's, or others may write it.
+        """
         with contextlib.suppress(FileNotFoundError):
-            os.truncate(self.path, 0)
+            fd = open_run_file(self.path, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, 0)
+            finally:
+                os.close(fd)
 
     def answer(self, request_id: str, decision: ApprovalDecision, *, by: str) -> None:
-        """Append one answer (created 0600 on first use). Raises OSError when the file cannot be written."""
+        """Append one answer (created 0600 on first use).
+
+        Raises:
+            OSError: the file cannot be written.
+            UnsafeRunsDirError: the file is a link, or another user's, or others may write it.
+        """
         line = json.dumps({"request_id": request_id, "decision": decision.value, "by": by,
                            "ts": round(time.time(), 3)}) + "\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fd = open_run_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
             os.write(fd, line.encode())  # one write of a short line: atomic with O_APPEND
         finally:
@@ -67,12 +81,19 @@ class AnswersFile:
 
     def decisions(self) -> dict[str, tuple[ApprovalDecision, str]]:
         """The first answer to each request: request id → (decision, who answered). Unreadable lines are
-        skipped (a torn last line is read again once whole)."""
+        skipped (a torn last line is read again once whole).
+
+        Raises:
+            UnsafeRunsDirError: the file is a link, or another user's, or others may write it (its answers are
+                not taken: the approver that asked denies the request).
+        """
         found: dict[str, tuple[ApprovalDecision, str]] = {}
         try:
-            data = self.path.read_bytes()
+            fd = open_run_file(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return found
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(_LIMIT)  # answers are short lines: what is past this is not read
         for raw in data.split(b"\n"):
             try:
                 record = json.loads(raw)

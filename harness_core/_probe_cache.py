@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness_core._private_files import make_private_dirs
+
 __all__ = ["cached_probe", "clear_probe_cache", "remember_probe", "use_disk_cache"]
 
 _version_cache: dict[str, str] = {}
@@ -153,7 +155,7 @@ def _write_entry(key: str, entry: dict[str, Any]) -> None:
     newest = dict(sorted(entries.items(), key=lambda kv: kv[1]["at"])[-_CACHE_ENTRIES:])
     tmp: str | None = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(target.parent)
         fd, tmp = tempfile.mkstemp(prefix=".cli-versions.", suffix=".tmp", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({"format": 1, "entries": newest}, fh, separators=(",", ":"))

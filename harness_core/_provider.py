@@ -155,6 +155,13 @@ class RunContext(Protocol):
         itself, say); `direction` is "in" or "out". A no-op unless the operation asked for a wire log."""
         ...
 
+    def clock(self) -> float:
+        """Seconds on a monotonic clock, to time what the agent does when its wire does not say (a tool's
+        `duration_ms` from its start line to its result line). With a wire log each reading is recorded (a `clock`
+        record) and `harness replay` answers the readings in order from the recording, so a duration computed from
+        it replays exactly; one timed with `time.monotonic()` differs on every replay (a replay does not wait)."""
+        ...
+
     async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
         """Read something the provider needs besides its child's pipe (a file its CLI writes beside it, such as
         a session transcript): `read` runs in a worker thread and returns the bytes, or None when there are none.

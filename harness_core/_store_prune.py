@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from harness_core._store_writer import cut_short
 from harness_core.events import RunStarted, parse_event
 
 if TYPE_CHECKING:
@@ -165,7 +166,8 @@ def _not_a_run_log(fd: int, run_id: str) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return "it is not a regular file"
     if info.st_size == 0:
-        return "it is empty"
+        # a log a full disk left empty (its writer sealed it, `CUT_SHORT_MODE`): a run's, with nothing in it to lose
+        return None if cut_short(info) else "it is empty"
     first = bytearray()
     while len(first) < FIRST_LINE_LIMIT:
         chunk = os.pread(fd, min(1 << 16, FIRST_LINE_LIMIT - len(first)), len(first))

@@ -64,6 +64,13 @@ class ProviderInfo(BaseModel):
         description="CLI flags whose value may carry secrets (e.g. a settings JSON with keys): wherever they "
         "appear in `provider_options` (an `extra_args` list), `run_started` shows `***` for the value.",
     )
+    public_env: frozenset[str] = Field(
+        default=frozenset(),
+        description="Environment variables whose values are never secrets (the paths, switches, endpoints and "
+        "model names its offline setup sets, say): shown in logs when they are in `spec.env`, whose other values "
+        "are masked (`HOME`, `PATH`, `TMPDIR`, `LANG`, `LC_*`, `XDG_*` are shown anyway). A secret-looking name "
+        "(`*_API_KEY`, `*TOKEN*`, …) stays masked even here.",
+    )
     aliases: frozenset[str] = Field(
         default=frozenset(),
         description="Other names `--provider` accepts for it; a provider's own name always wins over another's "

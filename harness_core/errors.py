@@ -7,6 +7,7 @@ through `exit_status`, in CLI exit statuses.
 from __future__ import annotations
 
 import difflib
+import errno
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -21,6 +22,7 @@ __all__ = [
     "IdleTimeoutError",
     "InterruptedRunError",
     "InvalidSpecError",
+    "LogWriteFailedError",
     "MessageTooLargeError",
     "ModelError",
     "ProcessExitedError",
@@ -274,6 +276,33 @@ class StructuredOutputError(HarnessError):
         super().__init__(
             f"the agent's final answer does not match the output schema ({problem}); its text is in the error's "
             "`text` detail. Make the prompt say what to answer, or loosen the schema", problem=problem, text=text)
+
+
+class LogWriteFailedError(HarnessError):
+    """Writing the run's log (or its wire log) failed: a full disk, a quota, a file size limit, an I/O error. The
+    runner stopped the run (a run whose events cannot be kept is not played on); the log ends with the last line
+    that could be written. `details`: `path`, `errno` (its name) and `os_error` (the system's words)."""
+
+    code = "log_write_failed"
+
+    def __init__(self, path: object, error: OSError, *, what: str = "the run log",
+                 outcome: str = "the run was stopped and its log ends with the last event that could be "
+                                "written") -> None:
+        why = error.strerror or str(error)
+        name = errno.errorcode.get(error.errno or 0, "")
+        directory = f"{path}".rpartition("/")[0] or "."
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            step = (f"free space there (`df -h {directory}` shows how much is left) or keep the runs elsewhere "
+                    "(--runs-dir DIR or HARNESS_RUNS_DIR), then run it again")
+        elif error.errno == errno.EFBIG:
+            step = ("raise this shell's file size limit (`ulimit -f unlimited`) or keep the runs on a file system "
+                    "that takes larger files, then run it again")
+        else:
+            step = ("check that file system (the kernel log, `dmesg`, names I/O errors) or keep the runs elsewhere "
+                    "(--runs-dir DIR or HARNESS_RUNS_DIR), then run it again")
+        super().__init__(f"writing {what} {path} failed: {why}{f' ({name})' if name else ''}; {outcome}. To go "
+                         f"on, {step}",
+                         path=str(path), errno=name or None, os_error=why)
 
 
 class SessionBusyError(HarnessError):

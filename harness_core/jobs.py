@@ -18,6 +18,7 @@ again from anywhere, `jobs.list_jobs()` lists every run of a runs directory, new
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 from collections.abc import AsyncGenerator, Callable
@@ -132,6 +133,8 @@ class Job:
             HarnessError: the run did not end in time; its process is stopped (Ctrl-Z, SIGSTOP); it is driven
                 by a program that is not `harness run` (interrupt it there: `LiveRun.interrupt()`).
         """
+        if not (math.isfinite(timeout) and timeout >= 0):
+            raise ValueError(f"timeout must be a finite number of seconds, 0 or more, not {timeout}")
         summary = self.summary
         if summary.done is not None:
             return summary

@@ -10,7 +10,10 @@ results, errors), from `harness_core.offline` (scenarios, scripted model backend
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from harness_core._agent_cli import cli_output, cli_version, locate_cli, probe_cli, require_min_version
+from harness_core._facade import missing_name
 from harness_core._hot_events import fast_text_delta
 from harness_core._jsonlines import NON_JSON_METHOD, json_messages, loads_line, scan_once
 from harness_core._logging import get_logger
@@ -109,3 +112,10 @@ __all__ = [
     "file_change_display",
     "unwrap_shell",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)

@@ -5,14 +5,17 @@ or files. What counts as a secret:
 
 - well-known credential shapes (`sk-…`, `ghp_…`, `github_pat_…`, `xox?-…`, `AKIA…`, `Bearer …`) and the
   user-info part of URLs (`https://user:pw@host`);
-- the values a run names: every value of `spec.env`, of a secret-looking variable of the process environment
-  (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) and of a secret-bearing option (a key that looks like one,
-  a table of environment variables or headers, the argument of a flag like `--api-key` or of a flag the provider
-  names in `ProviderInfo.secret_flags`, including the secrets inside a JSON value such as `--settings '{"env":…}'`).
-  Values shorter than `MIN_SECRET` characters are not searched for (they would match ordinary text).
+- the values a run names: every value of `spec.env` except the public ones (a location or setting of the system:
+  `HOME`, `PATH`, `TMPDIR`, `LANG`, `LC_*`, `XDG_*`, …, and the names the provider declares in
+  `ProviderInfo.public_env`: its paths, switches, endpoints, model names; never a secret-looking name), of a
+  secret-looking variable of the process environment (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) and of
+  a secret-bearing option (a key that looks like one, a table of environment variables or headers, the argument
+  of a flag like `--api-key` or of a flag the provider names in `ProviderInfo.secret_flags`, including the secrets
+  inside a JSON value such as `--settings '{"env":…}'`). Values shorter than `MIN_SECRET` characters are not
+  searched for (they would match ordinary text).
 
 `RunSecrets` holds one run's values and scrubs lines on their way to a file; `redact` hides secrets in a
-structured value shown whole (the spec in `run_started`).
+structured value shown whole (the spec in `run_started`), `redact_env` the spec's environment.
 """
 
 from __future__ import annotations
@@ -23,16 +26,37 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["MIN_SECRET", "REDACTED", "RunSecrets", "redact", "redact_argv", "scrub"]
+__all__ = ["MIN_SECRET", "REDACTED", "RunSecrets", "hidden_values", "public_env_name", "redact", "redact_argv",
+           "redact_env", "scrub"]
 
 REDACTED = "***"
 MIN_SECRET = 8
 """Named secret values shorter than this are not searched for in text."""
 
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
-_SHAPES = (r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"
-           r"|xox[abprs]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16})|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{8,}")
-_SECRET_TEXT = re.compile(_SHAPES)
+# Every pattern below runs in time linear in the text (a scrub sees 10 MB tool outputs and prompts): each begins
+# with a literal or a small set of first characters (the engine skips ahead to them in C), and each attempt reads at
+# most one token or one user-info span, so no character is re-read more than a fixed number of times. A pattern
+# that begins with a look-behind, or that must find where a run of letters starts (`[a-z][a-z0-9+.-]*://`), tries
+# every position and re-reads the run from each: quadratic (a 100 KB run of letters took 56 s).
+_URL_USERINFO_REVERSED = re.compile(r"@[^/\s@]+(?=//:[0-9+.-]*[A-Za-z])")
+"""The user-info of a URL (`scheme://user:pw@host`, scheme `[a-z][a-z0-9+.-]*`), matched on the reversed text,
+where it begins with a literal `@` and ends at the first `/`: the scheme is only checked to hold a letter."""
+_BEARER = re.compile(r"earer (?<=[Bb]earer )(?=[A-Za-z0-9._~+/=-]{8})")
+_BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]+")
+"""A bearer token: the run of token characters after `Bearer ` or `bearer `, if at least 8 long."""
+_SHAPES = {
+    "sk-": r"sk-(?<![A-Za-z0-9]sk-)[A-Za-z0-9_-]{8,}",
+    "gh": r"gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{16,}",
+    "github_pat_": r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{16,}",
+    "xox": r"xox[abprs]-(?<![A-Za-z0-9]xox[abprs]-)[A-Za-z0-9-]{8,}",
+    "AKIA": r"AKIA(?<![A-Za-z0-9]AKIA)[0-9A-Z]{16}",
+}
+"""Well-known credential shapes by the literal they start with, each after a non-alphanumeric character
+(`task-list` is not a key). The look-behind follows the literal, so the engine tries only where the literal is."""
+_SHAPE_ALONE = {literal: re.compile(pattern) for literal, pattern in _SHAPES.items()}
+_SECRET_TEXT = re.compile("|".join(_SHAPES.values()))
+"""All shapes at once (leftmost first, as one pattern: one shape can hold another's literal, `xoxb-…-sk-…`); only
+for a text holding more than one of the literals, which a substring test finds (~1 ms per 10 MB)."""
 # Cheap first look at a JSON line: literal triggers only (a hit sends the line down the exact, slow path).
 _TRIGGERS = r"sk-|gh[pousr]_|github_pat_|xox|AKIA|Bearer |bearer |://"
 # Literal alternatives only: the regex engine then skips ahead by first character (a character class or a
@@ -63,17 +87,47 @@ _SECRET_ENV_NAME = re.compile(
 """Names of environment variables whose values are secrets: `*_API_KEY`, `*_KEY`, `*TOKEN*`, `*SECRET*`,
 `*PASSWORD*`, `*CREDENTIAL*`, … — not merely `*AUTH*` or `*PRIVATE*` (`GIT_AUTHOR_NAME`, `SSH_AUTH_SOCK`,
 `XAUTHORITY` and `GOPRIVATE` are not secrets)."""
-_SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|passw|auth|bearer)[\w-]*$", re.IGNORECASE)
+_SYSTEM_ENV = frozenset({"HOME", "PATH", "PWD", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME",
+                         "TMPDIR", "TMP", "TEMP"})
+"""Variables of the system that locate or configure, never secrets (with `LC_*` and `XDG_*`)."""
+_FLAG = re.compile(r"-[\w-]*$")
+_FLAG_SECRET_WORD = re.compile(r"key|token|secret|passw|auth|bearer", re.IGNORECASE)
+
+
+def _secret_flag(arg: str) -> bool:
+    """Whether `arg` is a flag like `--api-key` or `-token`: two linear searches (one pattern with a word between
+    two runs of word characters re-read the rest of the argument at every such word: quadratic)."""
+    return _FLAG.match(arg) is not None and _FLAG_SECRET_WORD.search(arg) is not None
 
 
 def scrub(text: str, known: tuple[str, ...] = ()) -> str:
     """`text` with credential-looking substrings, URL user-info and the `known` secret values (those of at least
-    `MIN_SECRET` characters) replaced."""
+    `MIN_SECRET` characters) replaced. Linear in `len(text)` (times the number of `known` values)."""
     for secret in known:
         if len(secret) >= MIN_SECRET and secret in text:
             text = text.replace(secret, REDACTED)
-    text = _URL_USERINFO.sub(lambda m: m.group("scheme") + REDACTED + "@", text)
-    return _SECRET_TEXT.sub(REDACTED, text)
+    if "://" in text and "@" in text:
+        text = _URL_USERINFO_REVERSED.sub("@" + REDACTED, text[::-1])[::-1]
+    if "earer " in text:  # before the shapes: a token right after a shape (`sk-…Bearer tok`) is still found
+        text = _without_bearer_tokens(text)
+    present = [literal for literal in _SHAPES if literal in text]
+    if present:
+        text = (_SHAPE_ALONE[present[0]] if len(present) == 1 else _SECRET_TEXT).sub(REDACTED, text)
+    return text
+
+
+def _without_bearer_tokens(text: str) -> str:
+    """`text` with the token after each `Bearer ` / `bearer ` hidden. The leads are found in the text as it was: a
+    token may end in `bearer` itself (`Bearer tok1bearer tok2`), and then `tok2` is a token too."""
+    pieces: list[str] = []
+    kept = 0
+    for lead in _BEARER.finditer(text):
+        start = lead.end()
+        token = _BEARER_TOKEN.match(text, start)
+        assert token is not None  # the lead's look-ahead saw 8 token characters
+        pieces += (text[kept:start], REDACTED)
+        kept = token.end()
+    return "".join(pieces) + text[kept:] if pieces else text
 
 
 def redact_argv(argv: Sequence[str], secret_flags: Collection[str], known: tuple[str, ...] = ()) -> list[str]:
@@ -121,12 +175,12 @@ def redact(value: Any, *, all_values: bool = False, secret_flags: Collection[str
             flag, eq, rest = item.partition("=") if isinstance(item, str) else ("", "", "")
             if hide_next:
                 items.append(_hide(item, found))
-            elif eq and (flag in secret_flags or _SECRET_FLAG.match(flag)):
+            elif eq and (flag in secret_flags or _secret_flag(flag)):
                 _hide(rest, found)
                 items.append(f"{flag}={REDACTED}")
             else:
                 items.append(redact(item, secret_flags=secret_flags, found=found))
-            hide_next = isinstance(item, str) and (bool(_SECRET_FLAG.match(item)) or item in secret_flags)
+            hide_next = isinstance(item, str) and (_secret_flag(item) or item in secret_flags)
         return items
     if all_values:
         return _hide(value, found)
@@ -160,6 +214,54 @@ def _secrets_inside_json(text: str) -> list[str]:
     return inner
 
 
+def public_env_name(name: str, declared: Collection[str] = frozenset()) -> bool:
+    """Whether the value of `spec.env`'s variable `name` is shown (not a secret): a variable of the system
+    (`HOME`, `PATH`, `TMPDIR`, `LANG`, `LC_*`, `XDG_*`, …) or one in `declared` (the provider's
+    `ProviderInfo.public_env`) — never a secret-looking name (`*_API_KEY`, `*TOKEN*`, …), whoever declares it."""
+    if _SECRET_ENV_NAME.search(name):
+        return False
+    return name in declared or name in _SYSTEM_ENV or name.startswith(("LC_", "XDG_"))
+
+
+def redact_env(env: Mapping[str, str], public_env: Collection[str] = frozenset()) -> dict[str, str]:
+    """`spec.env` as `run_started` shows it: every value `***` but the public ones (`public_env_name`)."""
+    return {name: value if public_env_name(name, public_env) else REDACTED for name, value in env.items()}
+
+
+def hidden_values(original: Any, scrubbed: Any) -> set[str]:
+    """The values (of at least `MIN_SECRET` characters) that `scrubbed` hides as `***` where `original`, the same
+    JSON-able value, shows them: how a replay learns the secrets its run log masked (the run's own values are in
+    no file). Strings are aligned on the text around each `***`; what does not align teaches nothing."""
+    found: set[str] = set()
+    if isinstance(original, dict) and isinstance(scrubbed, dict):
+        for key, value in original.items():
+            if key in scrubbed:
+                found |= hidden_values(value, scrubbed[key])
+    elif isinstance(original, list) and isinstance(scrubbed, list):
+        for value, hid in zip(original, scrubbed, strict=False):
+            found |= hidden_values(value, hid)
+    elif isinstance(original, str) and isinstance(scrubbed, str) and original != scrubbed and REDACTED in scrubbed:
+        found |= _hidden_in(original, scrubbed)
+    return found
+
+
+def _hidden_in(original: str, scrubbed: str) -> set[str]:
+    *pieces, last = scrubbed.split(REDACTED)
+    first, middle = pieces[0], pieces[1:]
+    if not original.startswith(first) or not original.endswith(last) or len(first) + len(last) > len(original):
+        return set()
+    found: list[str] = []
+    at, end = len(first), len(original) - len(last)
+    for piece in middle:  # the text between two `***`: found leftmost, as a scrub leaves it
+        next_at = original.find(piece, at, end)
+        if next_at < 0:
+            return set()
+        found.append(original[at:next_at])
+        at = next_at + len(piece)
+    found.append(original[at:end])
+    return {value for value in found if len(value) >= MIN_SECRET}
+
+
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
     """The values of the secret-looking variables of `environ` (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …; see
     `_SECRET_ENV_NAME`)."""
@@ -189,15 +291,22 @@ class RunSecrets:
 
     @classmethod
     def of_run(cls, env: Mapping[str, str], options: Any = None, *, secret_flags: Collection[str] = frozenset(),
-               environ: Mapping[str, str] | None = None) -> RunSecrets:
-        """The secrets of a run with `env` (the spec's), provider `options` and the process `environ`."""
-        found: list[str] = list(env.values())
+               public_env: Collection[str] = frozenset(), environ: Mapping[str, str] | None = None) -> RunSecrets:
+        """The secrets of a run with `env` (the spec's: every value but the public ones, see `public_env_name`
+        with the provider's `public_env`), provider `options` and the process `environ`."""
+        hidden = [value for name, value in env.items() if not public_env_name(name, public_env)]
+        found: list[str] = list(hidden)
         found.extend(environment_secrets(os.environ if environ is None else environ))
-        for value in env.values():
+        for value in hidden:
             found.extend(_secrets_inside_json(value))
         if options is not None:
             redact(options, secret_flags=secret_flags, found=found)
         return cls(found)
+
+    def with_values(self, values: Iterable[str]) -> RunSecrets:
+        """These secrets and `values` (self when `values` adds none)."""
+        added = {v for v in values if len(v) >= MIN_SECRET} - set(self.known)
+        return RunSecrets([*self.known, *added]) if added else self
 
     def text(self, text: str) -> str:
         """`text` scrubbed (a wire line, a message): the values also in their JSON-escaped forms, since a wire line

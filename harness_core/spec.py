@@ -72,7 +72,8 @@ class _SpecFields(BaseModel):
         default=None, ge=1, description="At most this many agent steps (needs the `max_turns` capability)."
     )
     max_cost_usd: float | None = Field(
-        default=None, gt=0, description="Stop the run (failed, `budget_exceeded`) once it has cost more than this "
+        default=None, gt=0, allow_inf_nan=False,
+        description="Stop the run (failed, `budget_exceeded`) once it has cost more than this "
         "many USD, as the provider reports it (needs the `cost` capability); in a session, over all its turns."
     )
     max_output_tokens: int | None = Field(
@@ -84,7 +85,8 @@ class _SpecFields(BaseModel):
     )
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the agent CLI.")
     idle_timeout: float | None = Field(
-        default=None, gt=0, description="Seconds without any event before the run is failed; none by default."
+        default=None, gt=0, allow_inf_nan=False,
+        description="Seconds without any event before the run is failed; none by default."
     )
     provider_options: dict[str, Any] = Field(
         default_factory=dict, description="Provider-specific options, validated by the provider's options model."

@@ -2,10 +2,11 @@
 
 Layer: core storage. Knows events and the file layout `<runs-dir>/<run_id>.jsonl` (+ the other files of a run,
 `RUN_FILE_SUFFIXES`); knows nothing of providers or rendering. Logs are private (0600 files in a 0700
-directory), written one event per line and flushed as it happens; readers tolerate a torn last line (a run
-still being written, or a crash). The writer (`_store_writer`), finding the process that holds a log
-(`_store_locks`) and removing old runs (`_store_prune`) live beside this module and are re-exported here. Runs
-are kept until pruned (no retention).
+directory of this user: another's is refused, `_store_owner`), written one event per line and flushed as it
+happens; readers tolerate a torn last line (a run still being written, or a crash). A log whose writer could not
+write all of it (a full disk) is sealed read-only (`CUT_SHORT_MODE`): without a `done` it reads `truncated`, not
+`lost`. The writer (`_store_writer`), finding the process that holds a log (`_store_locks`) and removing old runs
+(`_store_prune`) live beside this module and are re-exported here. Runs are kept until pruned (no retention).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
 from harness_core._store_locks import locked as _locked
 from harness_core._store_locks import writer_pid
-from harness_core._store_prune import PrunedRun, PruneReport, SkippedLog, prune
+from harness_core._store_owner import UnsafeRunsDirError, check_runs_dir, open_run_file
+from harness_core._store_prune import FIRST_LINE_LIMIT, PrunedRun, PruneReport, SkippedLog, prune
 from harness_core._store_read import (
     BAD_LINE_HEAD,
     BadLine,
@@ -36,13 +38,14 @@ from harness_core._store_read import (
     pending_approvals,
     read_events,
 )
-from harness_core._store_writer import LogWriter
+from harness_core._store_writer import CUT_SHORT_MODE, LogWriter, cut_short
 from harness_core.errors import InvalidSpecError
 from harness_core.events import Done, HarnessEvent, RunStarted, SessionStarted, parse_event
 
 __all__ = [
     "ANSWERS_SUFFIX",
     "BAD_LINE_HEAD",
+    "CUT_SHORT_MODE",
     "ENV_RUNS_DIR",
     "LAST",
     "BadLine",
@@ -53,6 +56,10 @@ __all__ = [
     "RUN_FILE_SUFFIXES",
     "RunSummary",
     "SkippedLog",
+    "TRUNCATED",
+    "UnsafeRunsDirError",
+    "check_runs_dir",
+    "open_run_file",
     "WAITING_FOR_APPROVAL",
     "WORKER_LOG_SUFFIX",
     "find_run",
@@ -73,6 +80,9 @@ __all__ = [
 ]
 
 ENV_RUNS_DIR = "HARNESS_RUNS_DIR"
+TRUNCATED = "truncated"
+"""The status of a run whose log was cut short by a failed write (a full disk) before its `done`: the run was
+stopped with `log_write_failed`, and its log holds the events up to the failure."""
 WAITING_FOR_APPROVAL = "waiting for approval"
 """The status of a running run that waits for an answer to an approval request."""
 ANSWERS_SUFFIX = ".answers"
@@ -142,6 +152,8 @@ class RunSummary:
     problem: str | None = None
     waiting: bool = False
     """Whether the running run waits for an answer to an approval request."""
+    cut_short: bool = False
+    """Whether its writer could not write all of the log (a full disk): sealed read-only (`CUT_SHORT_MODE`)."""
     session_model: str | None = None
     """The model the agent reported when its session started (the spec's is often unset: the provider's default)."""
     started_session: str | None = None
@@ -174,14 +186,15 @@ class RunSummary:
     @property
     def status(self) -> str:
         """The result's status; `running` while a writer holds the log (`waiting for approval` while it waits for
-        an answer); `lost` when the writer died before `done` (killed, crashed machine); `unreadable` when the
-        file cannot be read."""
+        an answer); `lost` when the writer died before `done` (killed, crashed machine); `truncated` when the
+        writer could not write its `done` (a full disk: the run was stopped, `log_write_failed`); `unreadable`
+        when the file cannot be read."""
         if self.problem is not None:
             return "unreadable"
         if self.done is not None:
             return self.done.result.status.value
         if not self.writer_alive:
-            return "lost"
+            return TRUNCATED if self.cut_short else "lost"
         return WAITING_FOR_APPROVAL if self.waiting else "running"
 
     def as_json(self) -> dict[str, Any]:
@@ -204,24 +217,53 @@ class RunSummary:
 
 
 def _ends(path: Path) -> tuple[bytes | None, bytes, bytes | None]:
-    """The log's first line, its first 64 KiB (where `session_started` is) and its last complete line."""
+    """The log's first line (whole, however long: a large prompt or schema; None when it has no line end yet or
+    none within `FIRST_LINE_LIMIT`), the 64 KiB after it (where `session_started` is) and its last complete
+    line (whole, however long: a large answer)."""
     with path.open("rb") as fh:
-        head = fh.read(1 << 16)
-        first, newline, _ = head.partition(b"\n")
-        if not newline:
+        first = _first_line(fh)
+        if first is None:
             return None, b"", None
+        head = fh.read(1 << 16)
         size = fh.seek(0, os.SEEK_END)
-        block = min(size, 1 << 20)
-        fh.seek(size - block)
-        tail = fh.read(block)
-    lines = tail.split(b"\n")
-    # the last complete line is the one before the final newline (lines[-1] is b"" or a torn fragment)
-    last = lines[-2] if len(lines) >= 2 else None
-    return first, head, last
+        return first, head, _last_line(fh, size, len(first) + 1)
+
+
+def _first_line(fh: BinaryIO) -> bytes | None:
+    """The first line of `fh` (without its newline), read in chunks; None when none ends in time."""
+    line = bytearray()
+    while len(line) < FIRST_LINE_LIMIT:
+        chunk = fh.read(1 << 16)
+        if not chunk:
+            return None
+        end = chunk.find(b"\n")
+        if end >= 0:
+            line += chunk[:end]
+            fh.seek(len(line) + 1)
+            return bytes(line)
+        line += chunk
+    return None
+
+
+def _last_line(fh: BinaryIO, size: int, start: int) -> bytes | None:
+    """The last complete line of `fh` (the one before its last newline) beginning at or after `start`; read
+    backwards in growing blocks, so a long last line costs its own length, a short one a small block."""
+    block = 1 << 16
+    while True:
+        begin = max(start, size - block)
+        fh.seek(begin)
+        tail = fh.read(size - begin)
+        end = tail.rfind(b"\n")
+        if end < 0:
+            return None  # no complete line after the first
+        before = tail.rfind(b"\n", 0, end)
+        if before >= 0 or begin == start:
+            return tail[before + 1:end]
+        block *= 4
 
 
 def _session_started(head: bytes) -> SessionStarted | None:
-    for raw in head.split(b"\n")[1:-1]:  # after run_started; the last piece may be cut
+    for raw in head.split(b"\n")[:-1]:  # after run_started; the last piece may be cut
         if b'"session_started"' in raw:
             try:
                 event = parse_event(raw)
@@ -259,6 +301,7 @@ def summarize(path: Path) -> RunSummary:
     waiting = alive and _waits_for_approval(path)
     session = _session_started(head)
     return RunSummary(run_id, path, started, done, mtime, writer_alive=alive, waiting=waiting,
+                      cut_short=done is None and not alive and cut_short(st),
                       session_model=session.model if session else None,
                       started_session=session.session_id if session else None)
 
@@ -298,7 +341,9 @@ def find_run(runs_dir: Path, ref: str) -> str:
     Raises:
         InvalidSpecError: nothing matches, the prefix is ambiguous (the candidates are named), or `ref` is no
             valid run id.
+        UnsafeRunsDirError: the directory belongs to another user, or others may write it.
     """
+    check_runs_dir(runs_dir)
     if ref == LAST:
         newest = list_runs(runs_dir)
         if not newest:
@@ -319,9 +364,14 @@ def find_run(runs_dir: Path, ref: str) -> str:
 
 
 def list_runs(runs_dir: Path) -> list[RunSummary]:
-    """Every run in `runs_dir`, newest first."""
+    """Every run in `runs_dir`, newest first.
+
+    Raises:
+        UnsafeRunsDirError: the directory belongs to another user, or others may write it.
+    """
     if not runs_dir.is_dir():
         return []
+    check_runs_dir(runs_dir)
     logs = [p for p in runs_dir.glob("*.jsonl") if not p.name.endswith(".wire.jsonl")]
     return sorted((summarize(p) for p in logs), key=lambda s: (s.started.ts if s.started else s.mtime, s.run_id),
                   reverse=True)

@@ -11,6 +11,7 @@ Registered through the plugin host, never installed: `PluginHost.create(plugins=
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from harness_core.provider import (
     json_messages,
 )
 from harness_core.testing.scripted import ScriptedOptions, ScriptedProvider
+from tests.planted_port import HalfPorted
 
 __all__ = ["PLANTED", "harness_register_providers"]
 
@@ -179,6 +181,30 @@ class LeaksProcessEnv(ScriptedProvider):
         return await super().run(spec, options, ctx)
 
 
+class LeaksApiKey(ScriptedProvider):
+    """Echoes the configuration it gives its agent in a raw event, API key included (`apiKey`: the value of the
+    first `*_API_KEY` of its `spec.env`), as a CLI's start-up banner might; a short key passes the log's scrubbing."""
+
+    info: ClassVar[ProviderInfo] = _info("leaks-api-key")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        key = next((v for k, v in spec.env.items() if k.endswith("_API_KEY")), "")
+        await ctx.emit(ProviderRaw(method="agent_config", payload={"model": "scripted", "apiKey": key}))
+        return await super().run(spec, options, ctx)
+
+
+class RecordsApiKey(ScriptedProvider):
+    """Records the HTTP request it makes for its agent in the wire log with the API key in the JSON body (no event
+    carries it: only a file does)."""
+
+    info: ClassVar[ProviderInfo] = _info("records-api-key")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        key = next((v for k, v in spec.env.items() if k.endswith("_API_KEY")), "")
+        ctx.record_wire("out", json.dumps({"model": "scripted", "api_key": key, "input": spec.prompt}))
+        return await super().run(spec, options, ctx)
+
+
 LEFT_RUNNING: list[subprocess.Popen[bytes]] = []
 """The children `LeavesItsChildRunning` left behind (the test that planted it kills them)."""
 
@@ -195,7 +221,7 @@ class LeavesItsChildRunning(ScriptedProvider):
 
 PLANTED: tuple[type[ScriptedProvider], ...] = (NoBug, DropsAToolResult, IgnoresInterrupt, EmitsAfterReturning,
                                                FakesResume, SwallowsAnErrorAndHangs, LeaksSpecEnv, LeaksProcessEnv,
-                                               LeavesItsChildRunning)
+                                               LeaksApiKey, RecordsApiKey, LeavesItsChildRunning)
 
 # --- a provider that drives a CLI: a child process whose exit status it must check ----------------------------
 
@@ -244,5 +270,5 @@ class CliIgnoresExitStatus(CliNoBug):
 
 @hookimpl
 def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) -> None:
-    for cls in (*PLANTED, CliNoBug, CliIgnoresExitStatus):
+    for cls in (*PLANTED, HalfPorted, CliNoBug, CliIgnoresExitStatus):
         register(cls)

@@ -16,6 +16,7 @@ import pty
 import re
 import select
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -541,3 +542,17 @@ def test_flags_that_cannot_go_together_are_usage_errors(args: list[str], says: s
     result = invoke("run", "x", *args)
     assert result.exit_code == 2 and says in result.stderr, result.output
     assert not runs_dir.exists()
+
+
+def test_output_last_message_hides_the_runs_secrets_and_is_private(runs_dir: Path, tmp_path: Path) -> None:
+    """The answer a user asked for, in a file or on stdout (not a terminal), follows the run log's policy (the
+    model repeats a key: `***`); the file is created 0600."""
+    answer = tmp_path / "answer.txt"
+    old = os.umask(0o022)
+    try:
+        result = invoke("run", "x", "-o", "scenario=print_secrets", "--output-last-message", str(answer))
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert answer.read_text() == result.stdout == "The token is ***.\n"
+    assert stat.S_IMODE(answer.stat().st_mode) == 0o600

@@ -23,7 +23,6 @@ import tests.planted_providers as planted
 class TestPlantedContract(ProviderContract):
     provider_name = "planted-{bug}"
     extra_plugins = (("planted", planted),)
-    run_deadline = {deadline}
 '''
 
 _CLI_SETUP = '''
@@ -44,22 +43,40 @@ _CASES: dict[str, tuple[str, str]] = {
                            "the provider emitted after its run returned"),
     "fakes-resume": ("test_resume_of_an_unknown_session_fails",
                      "a provider must not pretend to continue a session its agent does not have"),
-    "swallows-and-hangs": ("test_api_failure_is_classified and fail_500",
-                           r"the provider never returned after 3 s \(scenario 'fail_500'\)"),
-    "leaks-spec-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_SECRET"),
-    "leaks-process-env": ("test_scenario and say", "carries the value of the secret HARNESS_CONTRACT_TOKEN"),
+    # With the suite's own bounds (no deadline lowered for the test): it fails after `hang_within`, not the
+    # `run_deadline` of 90 s, and says which scenario hung and what it did last.
+    "swallows-and-hangs": ("test_api_failure_is_classified and asyncio-fail_500",
+                           r"the provider never returned \(scenario 'fail_500'\): nothing happened for 20 s: no "
+                           r"event, no model request; the last sign of the agent was event #\d+ "),
+    # The message names every variable the event carries, long or short, and where it came from.
+    "leaks-spec-env": ("test_scenario and asyncio-say",
+                       r"event #\d+ \(provider_raw\) carries the value of the secrets HARNESS_CONTRACT_SECRET \(from "
+                       r"spec.env\) as its value, HARNESS_CONTRACT_API_KEY \(from spec.env, a 3-character value\) as "
+                       r"`HARNESS_CONTRACT_API_KEY=…` \(its value right after its name\)"),
+    "leaks-process-env": ("test_scenario and asyncio-say",
+                          r"carries the value of the secrets HARNESS_CONTRACT_TOKEN \(from the process environment\) "
+                          r"as its value, HARNESS_CONTRACT_SHORT_TOKEN \(from the process environment, a 3-character "
+                          r"value\)"),
+    "leaks-api-key": ("test_scenario and asyncio-say",
+                      r"carries the value of the secret HARNESS_CONTRACT_API_KEY \(from spec.env, a 3-character "
+                      r"value\) as the secret-looking field `payload.apiKey`"),
+    "records-api-key": ("test_no_secret_reaches_any_file and asyncio",
+                        r"\.wire\.jsonl holds the value of the secret HARNESS_CONTRACT_API_KEY \(from spec.env, a "
+                        r"3-character value\) as the secret-looking field `line.api_key` of line \d+"),
     "leaves-child-running": ("test_scenario and asyncio-say", "processes left alive after the run"),
     "ignores-exit-status": ("test_cli_crash_mid_turn_is_reported",
                             "the CLI was killed mid-turn, yet the run ended success"),
+    "half-ported": ("test_imports_harness_only_through_the_facades",
+                    r"planted_port.py:11: harness_core.capabilities: import ProviderInfo from harness_core\n"
+                    r".*planted_port.py:12: harness_core.events: import TextDelta from harness_core"),
 }
 _CLI_BUGS = {"ignores-exit-status"}
 """Bugs of a CLI-driving provider: planted in `planted_providers.CliNoBug`, whose clean twin is `cli-none`."""
 
 
 def _run(pytester: pytest.Pytester, bug: str, selection: str, *, cli: bool = False) -> pytest.RunResult:
-    deadline = 3.0 if bug == "swallows-and-hangs" else 60.0  # a short deadline only where the hang is the point
     module = _MODULE + (_CLI_SETUP if cli else "")
-    pytester.makepyfile(test_planted=module.format(bug=bug, deadline=deadline))
+    pytester.makepyfile(test_planted=module.format(bug=bug))
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "-k", selection)
 
 

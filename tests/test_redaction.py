@@ -4,6 +4,11 @@ purpose (every file it wrote is grepped)."""
 from __future__ import annotations
 
 import json
+import random
+import re
+import subprocess
+import sys
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +34,7 @@ from harness_core.events import (
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost
 from harness_core.provider import ProviderOptions, RunContext
-from harness_core.redaction import REDACTED, RunSecrets, redact, scrub
+from harness_core.redaction import REDACTED, RunSecrets, hidden_values, redact, redact_env, scrub
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
 
@@ -205,3 +210,132 @@ def test_option_names_are_secret_by_whole_words_only() -> None:
     redacted = redact({name: "value" for name in hidden + shown})
     assert [name for name in hidden if redacted[name] != "***"] == []
     assert [name for name in shown if redacted[name] != "value"] == []
+
+
+# --- linear time ----------------------------------------------------------------------------------------------
+
+_ADVERSARIAL = {  # each repeated to 2 MB; the first five made the earlier patterns quadratic
+    "a run of letters": "a", "`sk-` repeated": "sk-", "`a://` + letters": None, "a base64 blob": "Qm9vbXN0aWNr+/=",
+    "`--key` repeated (an option)": None, "`a://` repeated": "a://", "`a:` repeated": "a:",
+    "`Bearer ` repeated": "Bearer ", "`Bearer tok` repeated": "Bearer abcdefgh ", "whitespace": " \t\n",
+    "`u://a@` repeated": "u://a@", "`sk-!` repeated": "sk-!",
+}
+_SCRUB_ALL = """
+import json, sys, time
+from harness_core.redaction import RunSecrets, redact, scrub
+secrets = RunSecrets(["spec-env-secret-4f2a9c"])
+size = 2_000_000
+for name, unit in json.loads(sys.argv[1]).items():
+    if unit is None and name.startswith("`a://`"):
+        text = "a://" + "a" * size
+    elif unit is None:
+        redact({"args": ["--" + "key" * (size // 3) + " ", "v"]})
+        print(name, flush=True)
+        continue
+    else:
+        text = unit * (size // len(unit))
+    scrub(text + " spec-env-secret-4f2a9c", secrets.known)
+    secrets.text(text)
+    secrets.json_line(json.dumps({"output": text + " https://u:pw@h/"}).encode())
+    print(name, flush=True)
+"""
+
+
+def test_scrubbing_is_linear_in_the_size_of_the_text() -> None:
+    """2 MB of each adversarial shape through `scrub`, `RunSecrets.text`, `RunSecrets.json_line` and `redact` (in a
+    child, so a hang is killed). Linear patterns take well under a second each; the earlier ones took 56 s for
+    100 KB of letters and would take hours here. The deadline is generous on purpose: this checks the complexity,
+    not a speed (benchmarks/scrubber.py measures that)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _SCRUB_ALL, json.dumps(_ADVERSARIAL)], capture_output=True,
+                              text=True, timeout=120)
+    except subprocess.TimeoutExpired as exc:
+        finished = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        pytest.fail(f"scrubbing 2 MB took over 120 s (super-linear); finished only: {finished.splitlines()}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == list(_ADVERSARIAL)
+
+
+_PLAIN_URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
+_PLAIN_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16})|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{8,}")
+"""The policy written plainly (and quadratic): what the linear patterns must hide at least."""
+
+
+def _plainly_scrubbed(text: str) -> str:
+    return _PLAIN_SHAPES.sub(REDACTED, _PLAIN_URL.sub(lambda m: m.group("scheme") + REDACTED + "@", text))
+
+
+def test_the_linear_patterns_hide_what_the_plain_ones_hide() -> None:
+    """On 30,000 random strings made of the shapes' pieces, `scrub` gives what the plain patterns give, or hides
+    more (where a bearer token starts with a credential shape, the whole token instead of the shape): never a
+    character the plain ones hid."""
+    pieces = ["a", "Z", "1", "-", "_", ".", "+", ":", "/", "//", "://", "@", " ", "\n", "sk-", "ghp_", "github_pat_",
+              "xoxb-", "AKIA", "Bearer ", "bearer ", "x" * 8, "A" * 16, "9" * 16, "é", "*"]
+    rng = random.Random(26)
+    differ = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        plain, linear = _plainly_scrubbed(text), scrub(text)
+        if plain == linear:
+            continue
+        differ += 1
+        shown = [linear[j1:j2] for op, _, _, j1, j2 in SequenceMatcher(None, plain, linear, autojunk=False)
+                 .get_opcodes() if op != "equal"]
+        assert all(set(piece) <= {"*"} for piece in shown), (text, plain, linear)
+    assert differ < 1_000  # the rare bearer-and-shape overlap, not a different policy
+
+
+# --- what `spec.env` hides ------------------------------------------------------------------------------------
+
+def test_spec_env_values_are_secrets_but_the_public_ones() -> None:
+    """Every `spec.env` value is a secret, except a variable of the system (`HOME`, `TMPDIR`, `LC_*`, `XDG_*`) and
+    one the provider declares public (`ProviderInfo.public_env`: a model name, an endpoint) — never a
+    secret-looking name, even declared."""
+    env = {"PROBE": "spec-env-value-1", "HOME": "/tmp/harness-offline-ab12/home", "LC_ALL": "en_US.UTF-8",
+           "XDG_CONFIG_HOME": "/tmp/harness-offline-ab12/cfg", "AGENT_MODEL": "scripted-model",
+           "AGENT_TOKEN": "agent-token-value-1"}
+    secrets = RunSecrets.of_run(env, public_env={"AGENT_MODEL", "AGENT_TOKEN"}, environ={})
+    assert set(secrets.known) == {"spec-env-value-1", "agent-token-value-1"}
+    assert redact_env(env, {"AGENT_MODEL", "AGENT_TOKEN"}) == {**env, "PROBE": REDACTED, "AGENT_TOKEN": REDACTED}
+    assert set(RunSecrets.of_run(env, environ={}).known) == {"spec-env-value-1", "agent-token-value-1",
+                                                             "scripted-model"}  # undeclared: hidden
+
+
+@pytest.mark.anyio
+async def test_a_providers_public_env_is_shown_in_the_log(runs_dir: Path) -> None:
+    """A provider whose offline setup puts its model name in `spec.env` declares it public: the log shows it in
+    `run_started` and wherever the agent says it, while the other values stay `***`."""
+
+    class Named(scripted.ScriptedProvider):
+        async def run(self, spec: AgentRunSpec, options: ProviderOptions, ctx: RunContext) -> Any:
+            await ctx.emit(TextDelta(text=f"model {spec.env['AGENT_MODEL']}, key {spec.env['AGENT_KEY_VALUE']}"))
+            return await super().run(spec, options, ctx)
+
+    class Plugin:
+        @hookimpl
+        def harness_register_providers(self, register: Any) -> None:
+            Named.info = ProviderInfo(name="named", version="1", public_env=frozenset({"AGENT_MODEL"}))
+            register(Named)
+
+    host = PluginHost.create(entry_points=False, plugins=[("named", Plugin())])
+    spec = AgentRunSpec(prompt="go", env={"AGENT_MODEL": "scripted-model", "AGENT_KEY_VALUE": "agent-key-12345"},
+                        provider_options={"scenario": "say"})
+    with anyio.fail_after(20):
+        async with open_run(spec, "named", host=host, runs_dir=runs_dir) as live:
+            await live.wait()
+    logged = list(read_events(live.log_path))
+    assert logged[0].spec["env"] == {"AGENT_MODEL": "scripted-model", "AGENT_KEY_VALUE": REDACTED}  # type: ignore
+    assert any(isinstance(e, TextDelta) and e.text == "model scripted-model, key ***" for e in logged)
+
+
+def test_hidden_values_are_learned_from_what_a_log_masked() -> None:
+    """What a replay learns by comparing its event with the run log's: each value the log shows as `***` (8
+    characters or more), in strings at any depth; nothing from strings that do not align."""
+    original = {"result": {"final_text": "key hpv-4b1f9e27c35d and tok-0123456789 done", "n": 3}, "ts": 1.0}
+    logged = {"result": {"final_text": "key *** and *** done", "n": 3}, "ts": 2.0}
+    assert hidden_values(original, logged) == {"hpv-4b1f9e27c35d", "tok-0123456789"}
+    assert hidden_values(["short abc here"], ["short *** here"]) == set()  # too short to be searched for
+    assert hidden_values("a different answer", "the token is ***") == set()
+    assert hidden_values("same", "same") == set()

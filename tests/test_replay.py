@@ -49,7 +49,7 @@ _DEADLINE = 60.0
 _ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     print(json.dumps({"event": "ready"}), flush=True)
     request = json.loads(sys.stdin.readline())
     mode = request["params"]["mode"]
@@ -63,6 +63,10 @@ CHILD = textwrap.dedent("""
         print(json.dumps({"id": stop["id"], "event": "interrupted"}), flush=True)
         sys.stdin.readline()
         sys.exit(0)
+    if mode == "split":  # a secret of the run's environment, said in two pieces (as a model streams it)
+        secret = os.environ["WIRED_TOKEN"]
+        for piece in (secret[:9], secret[9:]):
+            print(json.dumps({"event": "delta", "text": piece}), flush=True)
     if mode == "approve":
         print(json.dumps({"id": "ask-1", "method": "approve", "params": {"command": "touch x"}}), flush=True)
         answer = json.loads(sys.stdin.readline())
@@ -96,11 +100,15 @@ class WiredProvider(Provider[WiredOptions]):
                 await child.send_line(json.dumps({"id": 2, "method": "interrupt"}))
 
             tg.start_soon(interrupt_on_request)
+            said: list[str] = []
             async for raw in child.lines():
                 assert isinstance(raw, bytes)
                 msg = json.loads(raw)
                 if msg.get("event") == "working":
                     await ctx.emit(Notice(level="info", code="working", message="busy"))
+                elif msg.get("event") == "delta":
+                    said.append(msg["text"])
+                    await ctx.emit(TextDelta(text=msg["text"]))
                 elif msg.get("event") == "interrupted":
                     await child.close_stdin()
                     await child.wait()
@@ -122,7 +130,9 @@ class WiredProvider(Provider[WiredOptions]):
                     await child.close_stdin()
                     code = await child.wait()
                     tg.cancel_scope.cancel()
-                    return HarnessResult(status=RunStatus.SUCCESS, final_text=f"{msg['result']['text']} ({code})")
+                    text = f"{msg['result']['text']} ({code})"
+                    final = f"{''.join(said)} {text}" if said else text
+                    return HarnessResult(status=RunStatus.SUCCESS, final_text=final)
             tg.cancel_scope.cancel()
         with anyio.move_on_after(5):
             await child.wait()
@@ -317,3 +327,27 @@ def test_cli_replay_takes_a_run_id_a_prefix_or_last_and_record_wire_says_where_i
     assert "--record-wire" in unrecorded.stderr
     unknown = _harness(tmp_path, "replay", "20990101")
     assert unknown.returncode == 2 and "no run '20990101'" in unknown.stderr
+
+
+@pytest.mark.anyio
+async def test_cli_replay_json_hides_a_secret_the_recording_holds_in_pieces(wired_host: PluginHost, runs_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    """The agent says a `spec.env` value in two pieces: each wire line (and each delta of the run log) holds a piece
+    only, and the run log's `done` hides the answer's whole value. The replay joins the pieces again into its
+    answer: `harness replay --json` hides it there as the run log did (learned from the log beside the wire log),
+    so its stdout never holds the value whole."""
+    secret = "s3cr3t-value-for-the-run"
+    recorded, wire = await _record(wired_host, runs_dir, provider_options={"mode": "split"})
+    assert recorded[-1].result.final_text == f"{secret} hello from pid-free child (0)"  # type: ignore[union-attr]
+    assert secret not in wire.read_text() and secret[:9] in wire.read_text()  # pieces only, each scrubbed alone
+    logged = _run_log_lines(wire)
+    assert logged[-1]["result"]["final_text"] == "*** hello from pid-free child (0)"
+    shown = _harness(tmp_path, "replay", str(wire), "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert secret not in shown.stdout
+    replayed = [json.loads(line) for line in shown.stdout.splitlines()]
+    for line in replayed:
+        line.pop("ts")
+        if line["type"] == "done":
+            line["result"].pop("duration_ms")
+    assert replayed == logged

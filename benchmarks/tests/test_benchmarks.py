@@ -68,6 +68,20 @@ def test_api_events_rows_at_tiny_sizes() -> None:
 
 
 @pytest.mark.skipif(HAVE["openai_codex"] and HAVE["claude_agent_sdk"], reason="both SDKs are installed here")
+def test_scrubber_rows_at_small_sizes() -> None:
+    """benchmarks/scrubber.py up to 100 KB: a row for each path of the real-shaped line (its planted secrets hidden,
+    or the row says FAILED) and one for each adversarial shape, with the series from 1 KB."""
+    out = subprocess.run([sys.executable, str(BENCH / "scrubber.py"), "--json", "--quick", "--largest", "100000"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    lines = [r for r in rows if r["table"].startswith("scrubber: a 100 KB line")]
+    shapes = [r for r in rows if r["table"].startswith("scrubber: adversarial text")]
+    assert len(lines) == 3 and all(r["ok"] is True and "FAILED" not in r["note"] for r in lines), lines
+    assert len(shapes) == 11 and all(r["note"].startswith("1 KB ") and "100 KB" in r["note"] for r in shapes)
+    assert all(r["value"] > 0 and r["reference"] > 0 and r["target"] == 3.0 for r in shapes)
+
+
 def test_a_missing_sdk_is_a_row_with_the_pip_command() -> None:
     wanted = [n for n, m in (("codex-sdk", "openai_codex"), ("claude-sdk", "claude_agent_sdk")) if not HAVE[m]]
     rows = _api_events("--sizes", "50", "200", "--repeats", "1", "--contenders", *wanted)

@@ -157,13 +157,15 @@ async def open_run(
     host = host or get_host()
     probed = await prepare(spec, provider, host)
     rid = validate_run_id(run_id) if run_id is not None else new_run_id()  # also without a run log
-    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=probed.registered.cls.info.secret_flags)
+    info = probed.registered.cls.info
+    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=info.secret_flags,
+                                public_env=info.public_env)
     logs = RunLogs.open(runs_dir, rid, run_log=run_log, record_wire=record_wire, secrets=secrets)
     try:
         registered = probed.registered
         write_wire_header(logs, run_id=rid, provider=registered.name, cli=probed.cli,
                           provider_version=registered.distribution_version or registered.cls.info.version,
-                          spec=redacted_spec(spec, registered.cls.info.secret_flags))
+                          spec=redacted_spec(spec, registered.cls.info))
         live = LiveRun(spec, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,
                        buffer=buffer, interrupt_grace=interrupt_grace)
         async with played(live):

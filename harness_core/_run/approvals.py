@@ -11,6 +11,7 @@ or the runner (`abort`, when the request is cancelled before a decision — even
 from __future__ import annotations
 
 import inspect
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -53,6 +54,32 @@ class ApprovalBroker:
         self._state = state
         self._log = log
         self._resolved: set[str] = set()
+        self._shown: dict[str, str] = {}  # the provider's request id -> the id the run shows
+        self._provider_ids: dict[str, str] = {}  # and back
+
+    def shown_id(self, provider_id: str) -> str:
+        """The id a request of the provider is shown, logged and answered by: random (`new_id`), so nobody can
+        answer a request before it is asked, as a provider's own ids (0, 1, 2, ...) would let them."""
+        shown = self._shown.get(provider_id)
+        if shown is None:
+            shown = self._shown[provider_id] = self.new_id(provider_id)
+            self._provider_ids[shown] = provider_id
+        return shown
+
+    def provider_id(self, shown_id: str) -> str:
+        """The provider's own id of the request shown as `shown_id` (itself when unknown)."""
+        return self._provider_ids.get(shown_id, shown_id)
+
+    def new_id(self, provider_id: str) -> str:
+        """A fresh id for the provider's request `provider_id` (a replay gives the recorded one)."""
+        return f"apr-{secrets.token_hex(8)}"
+
+    def provider_resolution(self, event: ApprovalResolved) -> ApprovalResolved | None:
+        """A resolution the provider emitted itself (a request its CLI withdrew), under the id the run shows; None
+        when the request was resolved already."""
+        if event.request_id in self._shown:
+            event = event.model_copy(update={"request_id": self._shown[event.request_id]})
+        return event if self.first_resolution(event) else None
 
     async def request(self, request: ApprovalRequested) -> ApprovalResolved:
         """Emit `request`, decide it, emit its resolution and return that resolution (the decision, who decided
@@ -60,9 +87,8 @@ class ApprovalBroker:
         Cancelled at any point after the request was logged, it is settled `abort` by the runner (unless already
         settled), shielded and bounded, and the cancellation goes on."""
         with self._state.approval_wait():
-            try:
-                if request.seq != -1:  # emitted before: log a copy, never stamp the queued original twice
-                    request = request.model_copy()
+            try:  # a copy under the id the run shows (never stamp a provider's object, perhaps queued, twice)
+                request = request.model_copy(update={"request_id": self.shown_id(request.request_id)})
                 await self._pipe.publish(request)  # logged before it may wait for room: settled even if cut short
                 self._pipe.flush()  # a human may take a while: the request must be in the log meanwhile
                 decision, by, reason = await self._decide(request)

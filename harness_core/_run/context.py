@@ -12,8 +12,9 @@ then `out` / `in` (a line to / from it, `line`), `err` (one line of its stderr, 
 false for a last line without one, or a piece of an overlong line), `close` (its stdin closed), `eof` (its stdout
 ended) and `exit` (`code`); `file` (a side input the provider read: `name`, `data`, null when there was none; or,
 named `workspace:PATH`, the runner's read of a file a tool changes, `data` its JSON state, for `files_changed`);
-`approval` (`request_id`, `decision`, `decided_by`, `reason`); and `interrupt` (`how`: "interrupt" or "stop",
-`after_seq`: the seq of the last event published before it, -1 for none). A provider's own `record_wire` calls
+`approval` (`request_id`, `decision`, `decided_by`, `reason`); `clock` (a reading of `RunContext.clock`, `value`
+in seconds); and `interrupt` (`how`: "interrupt" or "stop", `after_seq`: the seq of the last event published before
+it, -1 for none). A provider's own `record_wire` calls
 add `in` / `out` records outside any child (no `child`). Every string in a record is scrubbed by the run's
 `RunSecrets` before the record is serialised (a JSON line of a side input value by value), so a replacement
 never spans or breaks the record's own JSON. `harness replay` (`harness_core._run.replay`) plays it back.
@@ -112,8 +113,11 @@ class ProviderContext:
             self._refuse_late(event.type)
         if event.seq != -1:  # the provider emitted this object before: stamp a copy, never the queued original
             event = event.model_copy()
-        if type(event) in _CHECKED and not self._admit(event):
-            return None
+        if type(event) in _CHECKED:
+            admitted = self._admit(event)
+            if admitted is None:
+                return None
+            event = admitted
         if self._stopping and event.__class__ is ToolResult:
             event = cut_short(event)
         if self._record(event):
@@ -125,10 +129,16 @@ class ProviderContext:
             self._refuse_late(request.type)
         resolved = await self._broker.request(request)
         if self._wire is not None:
-            self._write_record({"dir": "approval", "request_id": request.request_id,
+            self._write_record({"dir": "approval", "request_id": request.request_id, "shown_as": resolved.request_id,
                                 "decision": resolved.decision.value, "decided_by": resolved.decided_by,
                                 "reason": resolved.reason})
         return resolved.decision
+
+    def clock(self) -> float:
+        now = time.monotonic()
+        if self._wire is not None:
+            self._write_record({"dir": "clock", "value": now})
+        return now
 
     async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
         data = await anyio.to_thread.run_sync(read)
@@ -202,15 +212,16 @@ class ProviderContext:
                 fields[key] = _scrubbed(value, self._secrets)
         self._wire.write_line(json.dumps(fields, ensure_ascii=False).encode())
 
-    def _admit(self, event: HarnessEvent) -> bool:
-        """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's, and
-        an approval is resolved once (the provider may settle one itself: a request its CLI withdrew)."""
+    def _admit(self, event: HarnessEvent) -> HarnessEvent | None:
+        """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's (None:
+        dropped), and an approval is resolved once, under the id the run shows (the provider may settle one
+        itself: a request its CLI withdrew)."""
         if isinstance(event, (RunStarted, Done)):
             self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
-            return False
+            return None
         if isinstance(event, ApprovalResolved):
-            return self._broker.first_resolution(event)
-        return True
+            return self._broker.provider_resolution(event)
+        return event
 
 
 def cut_short(event: ToolResult) -> ToolResult:

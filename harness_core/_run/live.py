@@ -16,7 +16,9 @@ open at the end gets a `failed` result, and a failed result an `error` event, be
 asks the provider to stop the turn, and after `interrupt_grace` seconds stops it hard (the result's error then
 says `stopped_by="runner"`: the provider did not end the run itself); the provider runs shielded from the
 owner's cancellation, which `aclose` turns into interrupt → grace → hard stop. Once the provider's `run` has
-returned, `emit` refuses (a task it left running cannot add events after `done`). The stream: `channel.py`.
+returned, `emit` refuses (a task it left running cannot add events after `done`). A failed write of the run's
+log (a full disk) stops the run at once: it ends `failed` with `log_write_failed`, its `done` written if there is
+room, and its result says so whether or not there was. The stream: `channel.py`.
 """
 
 from __future__ import annotations
@@ -45,10 +47,20 @@ from harness_core.errors import (
     HarnessError,
     IdleTimeoutError,
     InterruptedRunError,
+    LogWriteFailedError,
     ProviderCrashedError,
     UnsupportedFeatureError,
 )
-from harness_core.events import Done, ErrorEvent, ErrorInfo, HarnessEvent, HarnessResult, RunStarted, SessionTurn
+from harness_core.events import (
+    Done,
+    ErrorEvent,
+    ErrorInfo,
+    HarnessEvent,
+    HarnessResult,
+    RunStarted,
+    RunStatus,
+    SessionTurn,
+)
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
 
@@ -115,6 +127,9 @@ class LiveRun:
         self._files.recorder = self._ctx.record_file_read  # its reads go into the wire log, if any
         self._hard_stop = anyio.CancelScope()  # entered by `drive`; cancelling it first still takes effect
         self._driven = False
+        self._log_failure: LogWriteFailedError | None = None
+        self._logs.on_failure(self._log_write_failed)
+        self._pipe.unwritten_done = self._log_failed_result
 
     # --- what is known of the run ---------------------------------------------------------------------------
     @property
@@ -179,6 +194,11 @@ class LiveRun:
     def log_line(self, event: HarnessEvent) -> bytes:
         """`event`'s run-log line (without the newline), secrets scrubbed: what `--json` prints."""
         return self._pipe.log_line(event)
+
+    def scrubbed(self, text: str) -> str:
+        """`text` with this run's secrets hidden, as its log hides them: for what the caller writes of the run
+        (the answer `harness run` prints or writes to `--output-last-message`)."""
+        return self._logs.secrets.text(text)
 
     def interrupt(self) -> None:
         """Ask the provider to stop the turn; stop it hard if it has not finished after the grace period."""
@@ -271,7 +291,9 @@ class LiveRun:
                     inner.cancel_scope.cancel()
             self._stopped_by_runner = scope.cancelled_caught and provider_result is None
             idle_fired = self._state.idle_fired
-            if idle_fired:
+            if self._log_failure is not None:
+                error = self._log_failure.to_info()
+            elif idle_fired:
                 error = IdleTimeoutError(
                     f"no event for {self._spec.idle_timeout:g} s; the run was stopped. Raise idle_timeout "
                     "(--idle-timeout) if the agent legitimately works that long in silence."
@@ -309,6 +331,20 @@ class LiveRun:
             f"provider {self.provider!r} crashed: {type(exc).__name__}: {exc}. This is a bug in the provider; "
             "please report it with the run log.").to_info()
 
+    def _log_write_failed(self, path: Path, exc: OSError) -> None:
+        """A write of the run's log failed (a full disk): stop the run now; it ends with `log_write_failed`."""
+        self._log_failure = LogWriteFailedError(path, exc)
+        if not self._state.closing:
+            self._hard_stopped = self._hard_stopped or "log_write_failed"
+            self._hard_stop.cancel()
+
+    def _log_failed_result(self, result: HarnessResult) -> HarnessResult:
+        """The result of a run whose log could not be written: `failed` with `log_write_failed`, whatever the
+        provider returned (its answer and usage kept)."""
+        if self._log_failure is None:
+            return result
+        return result.model_copy(update={"status": RunStatus.FAILED, "error": self._log_failure.to_info()})
+
     async def _flush_periodically(self) -> None:
         """Buffered log lines reach the disk within `_FLUSH_EVERY` seconds even while the stream never pauses."""
         while True:
@@ -342,11 +378,15 @@ class LiveRun:
         """The final events, then `done`; then the stream ends and the logs close (called shielded)."""
         state = self._state
         state.closing = True
+        self._pipe.flush()  # the run's events are on disk before its result is settled: a failed write shows now
         result = state.result(provider_result, error, idle_fired=idle_fired,
                               interrupt_requested=self._interrupt.is_set(),
                               duration_ms=int((_monotonic() - started) * 1000))
         if self._spec.output_schema is not None:
             result = structured_result(result, self._spec.output_schema)
+        if self._log_failure is not None:
+            result = self._log_failed_result(result)
+            self._logs.resume()  # the last lines (the error, `done`) may still fit: the reader then knows why
         stopped = self._interrupt.is_set() or idle_fired or state.over_budget is not None
         for closing in state.closing_results(result.status, stopped=stopped):  # every tool_use gets its tool_result
             await self._publish_final(closing)
@@ -355,8 +395,9 @@ class LiveRun:
         if error is not None and error.code not in state.error_codes and not by_provider:
             await self._publish_final(ErrorEvent(error=error))  # a failure (or a hard stop) always shows as an event
         result = await self._files_changed(result)
-        await self._publish_final(Done(result=result))
-        self._result = result
+        done = Done(result=result)
+        await self._publish_final(done)  # its line is written before anyone sees it: a `done` that could not be
+        self._result = done.result  # written says `log_write_failed` (the pipe's `unwritten_done`)
         self._pipe.close()
         self._logs.close()
         self.finished.set()

@@ -3,17 +3,20 @@
 Layer: core runtime (the runner's storage edge). Knows the run store's file layout and writer and the run's
 secrets; knows nothing of events, providers or the stream. Both files are opened before anything is spawned,
 so a clash or an unwritable directory is an `InvalidSpecError`, never a half-started run. Every line goes
-through the run's `RunSecrets` on its way in (`write_event`, and the wire recorder in `RunContext`).
+through the run's `RunSecrets` on its way in (`write_event`, and the wire recorder in `RunContext`). A write that
+fails later (a full disk) never raises here: the first one is reported to `on_failure` (the run stops).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
+from harness_core._private_files import make_private_dirs
 from harness_core.errors import InvalidSpecError
 from harness_core.redaction import RunSecrets
-from harness_core.store import LogWriter, log_path, resolve_runs_dir, wire_path
+from harness_core.store import LogWriter, check_runs_dir, log_path, resolve_runs_dir, wire_path
 
 __all__ = ["RunLogs", "check_writable"]
 
@@ -26,6 +29,34 @@ class RunLogs:
         self.events = events
         self.wire = wire
         self.secrets = secrets if secrets is not None else RunSecrets()
+        self.failed: tuple[Path, OSError] | None = None
+        """The file whose write failed first and the error (None while every write succeeded)."""
+        self._on_failure: Callable[[Path, OSError], None] | None = None
+        for writer in self._writers():
+            writer.on_failure = self._failure
+
+    def _writers(self) -> list[LogWriter]:
+        return [writer for writer in (self.events, self.wire) if writer is not None]
+
+    def _failure(self, writer: LogWriter, exc: OSError) -> None:
+        if self.failed is None:
+            self.failed = (writer.path, exc)
+            if self._on_failure is not None:
+                self._on_failure(writer.path, exc)
+
+    def on_failure(self, callback: Callable[[Path, OSError], None]) -> None:
+        """Call `callback(path, error)` once, when a write of either file first fails."""
+        self._on_failure = callback
+
+    @property
+    def events_written(self) -> bool:
+        """Whether every event line given since the last `resume` is in the log or its buffer (no failure)."""
+        return self.events is None or self.events.written
+
+    def resume(self) -> None:
+        """After a failure: try to write the run's last lines (its error, its `done`) after what the files hold."""
+        for writer in self._writers():
+            writer.resume()
 
     @classmethod
     def open(cls, runs_dir: str | Path | None, run_id: str, *, run_log: bool = True,
@@ -54,17 +85,15 @@ class RunLogs:
         return self.events.path if self.events is not None else None
 
     def flush(self) -> None:
-        """Write out buffered lines of both files (the runner calls it whenever the run is about to wait)."""
-        if self.events is not None:
-            self.events.flush()
-        if self.wire is not None:
-            self.wire.flush()
+        """Write out buffered lines of both files (the runner calls it whenever the run is about to wait). Never
+        raises: a failed write goes to `on_failure`."""
+        for writer in self._writers():
+            writer.flush()
 
     def close(self) -> None:
         """Flush and close both files, releasing the writer's lock (idempotent)."""
-        for writer in (self.events, self.wire):
-            if writer is not None:
-                writer.close()
+        for writer in self._writers():
+            writer.close()
 
 
 def check_writable(runs_dir: str | Path | None) -> Path:
@@ -73,15 +102,17 @@ def check_writable(runs_dir: str | Path | None) -> Path:
 
     Raises:
         InvalidSpecError: the directory cannot be created or written.
+        UnsafeRunsDirError: it belongs to another user, or others may write it.
     """
     directory = resolve_runs_dir(runs_dir)
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(directory)
         writable = os.access(directory, os.W_OK | os.X_OK)
     except OSError as exc:
         raise _unwritable(directory, exc.strerror or str(exc)) from None
     if not writable:
         raise _unwritable(directory, "permission denied")
+    check_runs_dir(directory)
     return directory
 
 

@@ -27,7 +27,7 @@ from harness_core._run.changes import FILE_EVENTS, FileTracker
 from harness_core._run.channel import Channel, ChannelClosed
 from harness_core._run.logs import RunLogs
 from harness_core._run.state import TRACKED, RunState
-from harness_core.events import HarnessEvent, ReasoningDelta, TextDelta
+from harness_core.events import Done, HarnessEvent, HarnessResult, ReasoningDelta, TextDelta
 from harness_core.plugins import PluginHost
 from harness_core.redaction import MIN_SECRET
 
@@ -83,6 +83,8 @@ class EventPipe:
         self._consumer_gone = False
         self._in_order = anyio.Lock()  # `deliver` with an `on_event` callback
         self._lines: dict[int, bytes] | None = None  # `share_lines`: seq -> its run-log line, until taken
+        self.unwritten_done: Callable[[HarnessResult], HarnessResult] | None = None
+        """What a `done` whose line could not be written says instead of its result (`log_write_failed`)."""
 
     @property
     def last_seq(self) -> int:
@@ -101,6 +103,8 @@ class EventPipe:
         if self._write_line is not None:
             line = self.log_line(event)
             self._write_line(line)
+            if kind is Done and self._settle_done(event):
+                line = self.log_line(event)
             if self._lines is not None and not self._consumer_gone:
                 self._lines[seq] = line
         if kind in TRACKED:
@@ -115,6 +119,16 @@ class EventPipe:
         if self._on_event is not None:
             return False
         return self._offer(event)
+
+    def _settle_done(self, done: HarnessEvent) -> bool:
+        """Write `done`'s line out before anyone sees it; when it could not be written, its result becomes what
+        `unwritten_done` says (in place, as `stamp` writes the envelope). True when the result changed."""
+        self._logs.flush()
+        if self._logs.events_written or self.unwritten_done is None:
+            return False
+        fields = done.__dict__
+        fields["result"] = self.unwritten_done(fields["result"])
+        return True
 
     def _observe_files(self, event: HarnessEvent) -> None:
         assert self._files is not None

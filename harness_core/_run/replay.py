@@ -7,16 +7,21 @@ The seam is the child process: every provider reaches its CLI through `RunContex
 `ReplayProcess` (`replay_child`) instead, which plays the recorded child. A real `ChildProcess` may not start
 while a replay drives its run (`transport.process.REPLAYING`), and a recording with no child at all (a provider
 that talks HTTP itself) is refused unless `live=True`. Side inputs (`read_side_input`) are answered from their
-`file` records, approvals as they were decided (the run log beside the wire log, else the wire's `approval`
-records, else denied with a warning), interrupts as recorded (once the run has published the event the recorded
-one had), the spec is the recorded (redacted) one, its hidden option values dropped, and the probe's `CliInfo`
-the recorded one: the real CLI is never run. `harness_on_event` observers do not see a replay (it is not a run),
-and nothing is logged. So `run_started`, `done` and every event in between come out as recorded, timestamps
-(`ts`) and the run's `duration_ms` aside. Each replay works on its own copy of the `WireLog` (`fresh`).
+`file` records, the provider's clock (`RunContext.clock`) from its `clock` records, approvals as they were decided
+(the run log beside the wire log, else the wire's `approval` records, else denied with a warning), interrupts as
+recorded (once the run has published the event the recorded one had), the spec is the recorded (redacted) one, its
+hidden option values dropped, and the probe's `CliInfo` the recorded one: the real CLI is never run.
+`harness_on_event` observers do not see a replay (it is not a run), and nothing is logged. So `run_started`, `done`
+and every event in between come out as recorded, timestamps (`ts`) and the run's `duration_ms` aside; their lines
+(`ReplayRun.log_line`, what `harness replay --json` prints) hide what the run log hid. Each replay works on its own
+copy of the `WireLog` (`fresh`).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -29,13 +34,13 @@ from harness_core._run.approvals import ApprovalBroker, DecidedBy
 from harness_core._run.context import ProviderContext
 from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
-from harness_core._run.pipe import EventCallback
+from harness_core._run.pipe import EventCallback, event_json
 from harness_core._run.replay_child import ReplayProcess
 from harness_core._run.wirelog import ChildScript, WireLog, load_wire
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult, RunStarted
 from harness_core.plugins import PluginHost, get_host
-from harness_core.redaction import REDACTED
+from harness_core.redaction import REDACTED, RunSecrets, hidden_values
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 from harness_core.transport.process import REPLAYING
@@ -57,6 +62,24 @@ class ReplayRun(LiveRun):
     warnings: list[str]
     timed_out: bool = False
     recorded_options: dict[str, Any]
+    secrets: RunSecrets
+    """What this replay hides in its lines: credential shapes, the secret-looking variables of this process's
+    environment, and the values the recorded run log hid (learned as the events come: `log_line`)."""
+    masked: dict[int, HarnessEvent]
+
+    def log_line(self, event: HarnessEvent) -> bytes:
+        """`event`'s line (no newline) hidden as the recorded run's log hid it: where the run log beside the wire
+        log shows `***` and this replay's event shows a value (a secret split across the recorded chunks, joined
+        again by the provider), the value is learned and hidden here and in every later line."""
+        line = event_json(event)
+        logged = self.masked.get(event.seq)
+        if logged is not None and logged.type == event.type:
+            learned = hidden_values(json.loads(line), json.loads(event_json(logged)))
+            self.secrets = self.secrets.with_values(learned)
+        return self.secrets.json_line(line)
+
+    def scrubbed(self, text: str) -> str:
+        return self.secrets.text(text)
 
     def _run_started(self) -> RunStarted:
         """As recorded: the options as the recording shows them (hidden ones included), not as replayed."""
@@ -82,6 +105,7 @@ class _ReplayContext(ProviderContext):
         self._played = played
         self._spawned = 0
         self._warned_outside = False
+        self._warned_clock = False
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
               **options: Any) -> ChildProcess:
@@ -92,6 +116,16 @@ class _ReplayContext(ProviderContext):
                                             f"has {len(children)}")
         self._spawned += 1
         return ReplayProcess(script, argv, self._warnings, self._played, **options)
+
+    def clock(self) -> float:
+        """The recorded run's next reading of the clock, so durations the provider computes come back as recorded."""
+        if self._recording.clock:
+            return self._recording.clock.popleft()
+        if not self._warned_clock:
+            self._warned_clock = True
+            self._warnings.append("the provider read the clock more often than the recording did; the replay's own "
+                                  "clock answered, so a duration it computed may differ")
+        return time.monotonic()
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if direction in ("in", "out") and not self._warned_outside:
@@ -126,6 +160,15 @@ class _RecordedBroker(ApprovalBroker):
         self._recording = wire
         self._warnings = warnings
 
+    def new_id(self, provider_id: str) -> str:
+        """The id the recorded run showed this request by (its run log's requests in order, else the wire's
+        record), so the recorded resolution answers it; the provider's own for recordings older than shown ids."""
+        if self._recording.requested:
+            return self._recording.requested.popleft()
+        decisions = self._recording.wire_decisions.get(provider_id)
+        shown = decisions[0].shown_as if decisions else None
+        return shown or provider_id
+
     async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
         resolutions = self._recording.resolutions.get(request.request_id)
         if resolutions:
@@ -133,7 +176,7 @@ class _RecordedBroker(ApprovalBroker):
             if resolved.decided_by == "runner":  # never decided: withdrawn, or the run ended first
                 await anyio.sleep_forever()
             return resolved.decision, resolved.decided_by, resolved.reason
-        decisions = self._recording.wire_decisions.get(request.request_id)
+        decisions = self._recording.wire_decisions.get(self.provider_id(request.request_id))
         if decisions:
             recorded = decisions.popleft()
             by = recorded.decided_by if recorded.decided_by in _DECIDERS else "callback"
@@ -246,6 +289,8 @@ async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *
                     on_event=apply_interrupts if pending or on_event is not None else None)
     run.warnings = warnings
     run.recorded_options = dict(recording.spec.get("provider_options") or {})
+    run.secrets = RunSecrets.of_run({}, environ=os.environ)
+    run.masked = recording.masked
     broker = _RecordedBroker(recording, warnings, spec=spec, host=quiet, approver=None, pipe=run._pipe,
                              state=run._state, log=run._log)
     run._ctx = _ReplayContext(recording, played.set, warnings, run_id=recording.run_id, spec=spec,

@@ -73,6 +73,10 @@ class ReplayProcess(ChildProcess):
         raw = data.encode() if isinstance(data, str) else data
         if b"\n" in raw:
             raise ValueError("send_line data must not contain a newline")
+        await self.send_input(raw)
+
+    async def send_input(self, data: bytes | str) -> None:
+        raw = data.encode() if isinstance(data, str) else data
         if not self._want_stdin:
             raise RuntimeError("this ChildProcess was started with stdin=False")
         outs = self._script.outs

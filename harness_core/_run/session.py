@@ -140,8 +140,9 @@ class Session:
         self._run_log = run_log
         self._buffer = buffer
         self._grace = interrupt_grace
-        self._secrets = RunSecrets.of_run(spec.env, spec.provider_options,
-                                          secret_flags=probed.registered.cls.info.secret_flags)
+        info = probed.registered.cls.info
+        self._secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=info.secret_flags,
+                                          public_env=info.public_env)
         self._log = get_logger("harness.session").bind(session_id=self.session_id, provider=probed.name)
         self._context = SessionProcessContext(self.session_id, probed.cli, spec, self._log)
         self._provider_session: ProviderSession | None = None

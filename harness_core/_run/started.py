@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness_core import __version__
 from harness_core.events import RunStarted, SessionTurn
-from harness_core.redaction import redact
+from harness_core.redaction import redact, redact_env
 from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
     from harness_core._run.api import ProbedProvider
-    from harness_core.capabilities import Capability
+    from harness_core.capabilities import Capability, ProviderInfo
 
 __all__ = ["capabilities_of", "redacted_spec", "run_started_event"]
 
@@ -35,16 +35,17 @@ def run_started_event(spec: AgentRunSpec, probed: ProbedProvider, session_turn: 
         provider_version=registered.distribution_version or registered.cls.info.version,
         cli_version=probed.cli.version,
         capabilities=sorted(capabilities_of(probed), key=lambda c: c.value),
-        spec=redacted_spec(spec, registered.cls.info.secret_flags),
+        spec=redacted_spec(spec, registered.cls.info),
         session_turn=session_turn,
     )
 
 
-def redacted_spec(spec: AgentRunSpec, secret_flags: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The spec as `run_started` shows it: every `env` value, secret-looking options and the values of the
-    provider's secret-bearing flags redacted."""
+def redacted_spec(spec: AgentRunSpec, info: ProviderInfo | None = None) -> dict[str, Any]:
+    """The spec as `run_started` shows it: the `env` values but the public ones (`redact_env`, with the provider's
+    `public_env`), secret-looking options and the values of the provider's secret-bearing flags redacted."""
     data = spec.model_dump(mode="json")
-    data["env"] = redact(data.get("env", {}), all_values=True)
-    data["provider_options"] = redact(data.get("provider_options", {}), secret_flags=secret_flags)
+    data["env"] = redact_env(spec.env, info.public_env if info is not None else frozenset())
+    data["provider_options"] = redact(data.get("provider_options", {}),
+                                      secret_flags=info.secret_flags if info is not None else frozenset())
     data["harness_version"] = __version__
     return data

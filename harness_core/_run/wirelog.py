@@ -17,13 +17,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness_core._inputfile import InputFileError, read_input
 from harness_core._provider import CliInfo
 from harness_core.errors import InvalidSpecError
-from harness_core.events import ApprovalResolved, RunStarted
+from harness_core.events import ApprovalRequested, ApprovalResolved, HarnessEvent, RunStarted
+from harness_core.redaction import REDACTED
 from harness_core.store import BadLine, read_events
 
 __all__ = ["ChildScript", "Interrupt", "ScriptItem", "WireDecision", "WireLog", "load_wire", "method_and_id"]
 
+WIRE_LIMIT = 4 << 30
+"""A wire log read for a replay holds at most this many bytes."""
 READS_FORMAT = 2
 """The newest wire format this reader knows; a newer file is refused (its records may mean something else)."""
 _CHILD_RECORDS = frozenset({"spawn", "in", "out", "err", "close", "eof", "exit"})
@@ -67,6 +71,8 @@ class WireDecision:
     decision: str
     decided_by: str | None = None
     reason: str | None = None
+    shown_as: str | None = None
+    """The id the run showed the request by (a random one; recordings before it: the provider's own)."""
 
 
 @dataclass
@@ -85,6 +91,10 @@ class WireLog:
     wire_decisions: dict[str, deque[WireDecision]]
     has_header: bool
     interrupts: list[Interrupt] = field(default_factory=list)
+    clock: deque[float] = field(default_factory=deque)
+    """The provider's readings of `RunContext.clock`, in order (a replay answers its readings with them)."""
+    requested: deque[str] = field(default_factory=deque)
+    """The ids the run log's approval requests were shown by, in order (a replay shows its requests by them)."""
     provider_version: str | None = None
     """The version of the provider that recorded it (the header's), to warn when the installed one differs."""
     outside: int = 0
@@ -93,13 +103,17 @@ class WireLog:
     warnings: list[str] = field(default_factory=list)
     """What reading it noticed (a torn last line, bad lines in the run log beside it). A replay's own warnings
     (a line the provider sent that differs from the recording, a missing decision) are its run's `warnings`."""
+    masked: dict[int, HarnessEvent] = field(default_factory=dict)
+    """The events of the run log beside it that hide something as `***`, by seq: what a replay compares its own
+    events with to learn the run's secrets (`redaction.hidden_values`), so it hides them as the run log did."""
 
     def fresh(self) -> WireLog:
         """A copy with its own cursors (side inputs, decisions) and warnings, for one replay."""
         return replace(self, side_inputs={k: deque(v) for k, v in self.side_inputs.items()},
                        resolutions={k: deque(v) for k, v in self.resolutions.items()},
                        wire_decisions={k: deque(v) for k, v in self.wire_decisions.items()},
-                       interrupts=list(self.interrupts), warnings=list(self.warnings))
+                       interrupts=list(self.interrupts), clock=deque(self.clock), warnings=list(self.warnings),
+                       requested=deque(self.requested))
 
 
 def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
@@ -114,9 +128,9 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
     path = Path(path)
     hint = "pass the `<run id>.wire.jsonl` written by `harness run --record-wire` (in `harness runs`' directory)"
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidSpecError(f"cannot read wire log {path}: {exc.strerror or exc}; {hint}") from None
+        data = read_input(path, what="wire log", limit=WIRE_LIMIT)
+    except InputFileError as exc:
+        raise InvalidSpecError(f"{exc.message}; {hint}") from None
     raw_lines = data.split(b"\n")
     torn = raw_lines.pop()  # b"" when the file ends with its newline
     records: list[dict[str, Any]] = []
@@ -137,7 +151,7 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
         raise InvalidSpecError(f"{path} was recorded by a newer Harness (format {version}); upgrade harness-core "
                                f"to replay it (this one reads up to format {READS_FORMAT})")
     run_id = str(header["run_id"]) if header else path.name.removesuffix(".jsonl").removesuffix(".wire")
-    started, resolutions = _run_log(_beside(path, run_id), warnings)
+    started, resolutions, requested, masked = _run_log(_beside(path, run_id), warnings)
     if header is None:
         if provider is None:
             raise InvalidSpecError(f"{path} was recorded before wire logs named their provider; pass --provider "
@@ -153,7 +167,10 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
     return WireLog(path=path, run_id=run_id, provider=provider or (str(header["provider"]) if header else None),
                    cli=cli, spec=spec, children=children, side_inputs=_side_inputs(records),
                    resolutions=resolutions, wire_decisions=_decisions(records), has_header=header is not None,
-                   interrupts=interrupts, outside=outside, warnings=warnings,
+                   requested=requested,
+                   interrupts=interrupts, outside=outside, warnings=warnings, masked=masked,
+                   clock=deque(float(r["value"]) for r in records
+                               if r["dir"] == "clock" and isinstance(r.get("value"), (int, float))),
                    provider_version=None if recorded_version is None else str(recorded_version))
 
 
@@ -175,11 +192,14 @@ def _beside(path: Path, run_id: str) -> Path:
     return path.with_name(f"{run_id}.jsonl")
 
 
-def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[str, deque[ApprovalResolved]]]:
+def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[str, deque[ApprovalResolved]],
+                                                      deque[str], dict[int, HarnessEvent]]:
     started: RunStarted | None = None
     resolutions: dict[str, deque[ApprovalResolved]] = {}
+    requested: deque[str] = deque()
+    masked: dict[int, HarnessEvent] = {}
     if not path.is_file():
-        return started, resolutions
+        return started, resolutions, requested, masked
     bad: list[BadLine] = []
     try:
         for event in read_events(path, on_bad_line=bad.append):
@@ -187,12 +207,16 @@ def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[s
                 started = event
             elif isinstance(event, ApprovalResolved):
                 resolutions.setdefault(event.request_id, deque()).append(event)
+            elif isinstance(event, ApprovalRequested):
+                requested.append(event.request_id)
+            if REDACTED in event.model_dump_json():
+                masked[event.seq] = event
     except OSError:
         pass  # best effort: the wire log alone still replays
     if bad:
         warnings.append(f"skipped {len(bad)} unreadable line(s) of the run log {path} (first: line {bad[0].number}, "
                         f"{bad[0].problem})")
-    return started, resolutions
+    return started, resolutions, requested, masked
 
 
 def _children(records: list[dict[str, Any]], *, legacy: bool) -> tuple[list[ChildScript], int, list[Interrupt]]:
@@ -268,7 +292,8 @@ def _decisions(records: list[dict[str, Any]]) -> dict[str, deque[WireDecision]]:
     found: dict[str, deque[WireDecision]] = {}
     for record in records:
         if record["dir"] == "approval":
-            by, reason = record.get("decided_by"), record.get("reason")
+            by, reason, shown = record.get("decided_by"), record.get("reason"), record.get("shown_as")
             found.setdefault(str(record.get("request_id")), deque()).append(WireDecision(
-                str(record.get("decision")), None if by is None else str(by), None if reason is None else str(reason)))
+                str(record.get("decision")), None if by is None else str(by), None if reason is None else str(reason),
+                None if shown is None else str(shown)))
     return found

@@ -9,6 +9,7 @@ workspaces, the results file and the retry policy; knows no provider, no engine 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,12 +28,13 @@ from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_tasks
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
-from harness_core.errors import HarnessError
+from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
 from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, get_host
+from harness_core.redaction import RunSecrets
 from harness_core.store import new_run_id, resolve_runs_dir
 
 __all__ = ["Batch", "BatchStats", "BatchUpdate"]
@@ -92,6 +94,9 @@ class Batch:
                  on_update: Callable[[BatchUpdate], None] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd > 0):
+            raise ValueError(f"max_cost_usd must be a finite number of USD more than 0 (None: no limit), not "
+                             f"{max_cost_usd}")
         if patches is not None and worktrees is None:
             raise ValueError("patches need worktrees: a task's patch is the diff of its own worktree")
         self.host = host or get_host()
@@ -118,6 +123,7 @@ class Batch:
         any other's), removed as the batch started."""
         self._checked = False
         self._budget_reached = False
+        self._write_failure: LogWriteFailedError | None = None
 
     # --- before anything starts ------------------------------------------------------------------------------
 
@@ -221,6 +227,8 @@ class Batch:
                 async with receive:
                     async for result in receive:
                         yield result
+            if self._write_failure is not None:
+                raise self._write_failure
         finally:
             with anyio.CancelScope(shield=True):
                 await self.executor.close()
@@ -246,15 +254,21 @@ class Batch:
         self.stats.running += 1
         self.stats.peak_running = max(self.stats.peak_running, self.stats.running)
         began = time.monotonic()
+        secrets = self._secrets(task)
         try:
             async with send:
                 try:
-                    result = await self._play_task(task, patches)
+                    result = await self._play_task(task, patches, secrets)
                 except Exception as exc:  # noqa: BLE001 - one task's trouble must not end the others
                     result = _broken(task, exc)
-                result = result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)})
+                result = _scrubbed(result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)}),
+                                   secrets)
                 if results_file is not None:
-                    await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    try:
+                        await anyio.to_thread.run_sync(results_file.write, result)  # fsync off the event loop
+                    except LogWriteFailedError as exc:  # a full disk: stop the batch, say why at its end
+                        self._write_failure = self._write_failure or exc
+                        self.interrupt()
                 self._count(result, time.monotonic() - began)
                 self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
                 await send.send(result)
@@ -262,7 +276,17 @@ class Batch:
             self.stats.running -= 1
             limiter.release()
 
-    async def _play_task(self, task: BatchTask, patches: Patches | None) -> TaskResult:
+    def _secrets(self, task: BatchTask) -> RunSecrets:
+        """The secrets of the task's runs (its `env`, its secret-bearing options, the secret-looking variables of
+        this process's environment), hidden in its result and its patch as in its run log."""
+        try:
+            info = self.host.get(task.provider or self.provider).cls.info
+        except HarnessError:  # checked before the batch started: only a host changed since gets here
+            return RunSecrets.of_run(task.spec.env, task.spec.provider_options)
+        return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=info.secret_flags,
+                                 public_env=info.public_env)
+
+    async def _play_task(self, task: BatchTask, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         provider = task.provider or self.provider
         scenarios = self._scenarios(task) if self.offline else ()
         workspace = await self.workspaces.prepare(task, scenarios)
@@ -294,7 +318,7 @@ class Batch:
                 if self._interrupted.is_set():
                     cut_short = True
                     break
-            result = await self._finish(task, outcomes, workspace, patches)
+            result = await self._finish(task, outcomes, workspace, patches, secrets)
             if cut_short:
                 result = result.model_copy(update={"status": "interrupted"})
             return result
@@ -310,11 +334,11 @@ class Batch:
                                  error=exc.to_info())
 
     async def _finish(self, task: BatchTask, outcomes: list[HarnessResult], workspace: Workspace,
-                      patches: Patches | None) -> TaskResult:
+                      patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         result = TaskResult.of(task.id, outcomes, duration_ms=0)
         if patches is None or not result.finished:
             return result
-        patch = await self.workspaces.patch(workspace) or ""
+        patch = secrets.text(await self.workspaces.patch(workspace) or "")  # a file the agent wrote may hold one
         model = task.spec.model or ""
         provider = result.provider or task.provider or self.provider or "default"
         name = f"harness/{provider}" + (f"/{model}" if model else "")
@@ -352,6 +376,13 @@ def _shared(tasks: list[BatchTask], problem: str) -> tuple[int | None, str]:
 
 
 _CLEANUP_DEADLINE = 60.0
+
+
+def _scrubbed(result: TaskResult, secrets: RunSecrets) -> TaskResult:
+    """`result` with the task's secrets hidden in every string (its answer, its error), as its run log hides them."""
+    line = result.model_dump_json().encode()
+    scrubbed = secrets.json_line(line)
+    return result if scrubbed is line else TaskResult.model_validate_json(scrubbed)
 
 
 def _broken(task: BatchTask, exc: Exception) -> TaskResult:

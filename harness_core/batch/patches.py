@@ -1,6 +1,7 @@
 """The patches of a batch: `<dir>/<task id>.patch` and a SWE-bench style `<dir>/predictions.jsonl`.
 
-Layer: core, batch operation. Knows files and JSON only: not git, agents, providers or runs. Standard library.
+Layer: core, batch operation. Knows files and JSON only: not git, agents, providers or runs (the caller scrubs
+a patch of the run's secrets). Every file is created 0600, the directory 0700.
 
 `predictions.jsonl` holds one JSON object a line, `{"instance_id", "model_patch", "model_name_or_path"}`, one line
 per instance id (the last one written). A batch killed mid-write may leave a partial last line: opening the
@@ -18,39 +19,13 @@ import re
 import threading
 from pathlib import Path
 
+from harness_core._private_files import append_private, make_private_dirs, write_private
+
 __all__ = ["PREDICTIONS_FILE", "Patches"]
 
 PREDICTIONS_FILE = "predictions.jsonl"
 _KEYS = ("instance_id", "model_patch", "model_name_or_path")
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems do not sync directories; the data itself is synced
-    finally:
-        os.close(fd)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, sync it, and rename it over `path`."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_directory(path.parent)
 
 
 def _parse(line: bytes) -> tuple[str, bytes] | None:
@@ -73,7 +48,7 @@ class Patches:
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.directory)
         self._lock = threading.Lock()
         self._lines: dict[str, bytes] = {}
         self._load()
@@ -99,17 +74,19 @@ class Patches:
         path = self.patch_path(task_id)
         line = _encode({"instance_id": task_id, "model_patch": patch, "model_name_or_path": model_name_or_path})
         with self._lock:
-            _write_atomically(path, patch.encode("utf-8", "surrogateescape"))
+            write_private(path, patch.encode("utf-8", "surrogateescape"))
             if task_id in self._lines:
                 del self._lines[task_id]  # the new line goes last, as a killed-and-rerun batch appends it
                 self._lines[task_id] = line
                 self._rewrite()
             else:
                 self._lines[task_id] = line
-                with open(self.predictions_path, "ab") as handle:
-                    handle.write(line)
-                    handle.flush()
-                    os.fsync(handle.fileno())
+                fd = append_private(self.predictions_path)
+                try:
+                    os.write(fd, line)  # one write of a whole line (O_APPEND)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
         return path
 
     def _load(self) -> None:
@@ -135,4 +112,4 @@ class Patches:
             self._rewrite()
 
     def _rewrite(self) -> None:
-        _write_atomically(self.predictions_path, b"".join(self._lines.values()))
+        write_private(self.predictions_path, b"".join(self._lines.values()))

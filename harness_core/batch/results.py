@@ -2,12 +2,13 @@
 resumable (a task whose result there is finished is not run again).
 
 Layer: batch (storage edge). Knows the result and usage models; knows no provider, executor or task source.
-Every line is written whole and flushed (fsync) as the task ends, so a batch killed at any instant leaves a file
-whose complete lines are all true; a torn last line is dropped when the file is read again.
+Every line is written whole and flushed (fsync) as the task ends, to a file created 0600 (the caller scrubs it),
+so a batch killed at any instant leaves a file whose complete lines are all true (a torn last one is dropped).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -17,7 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness_core.errors import InvalidSpecError
+from harness_core._inputfile import InputFileError, read_input
+from harness_core._private_files import append_private
+from harness_core.errors import InvalidSpecError, LogWriteFailedError
 from harness_core.events import HarnessResult, RunStatus, Usage
 
 __all__ = ["FINISHED", "ResultsFile", "TaskResult", "TaskStatus"]
@@ -76,6 +79,10 @@ class TaskResult(BaseModel):
                    final_text=last.final_text, patch=patch)
 
 
+RESULTS_LIMIT = 1 << 30
+"""A results file read to resume a batch holds at most this many bytes."""
+
+
 class ResultsFile:
     """The results JSONL of a batch: the finished results it holds (read once, at open), and appends."""
 
@@ -85,8 +92,8 @@ class ResultsFile:
         self.earlier: dict[str, TaskResult] = {}
         """The last result of each task already in the file (finished or interrupted)."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = path.open("ab")
+            # unbuffered: a failed write leaves nothing behind
+            self._handle = os.fdopen(append_private(path), "ab", buffering=0)
         except OSError as exc:
             raise InvalidSpecError(f"cannot write the results file {path}: {exc}; pass --results with a path you "
                                    "can write") from None
@@ -103,11 +110,26 @@ class ResultsFile:
         return {tid: r for tid, r in self.earlier.items() if r.finished}
 
     def write(self, result: TaskResult) -> None:
+        """Append `result` (one line, synced to disk).
+
+        Raises:
+            LogWriteFailedError: the line could not be written (a full disk); the file keeps its complete lines.
+        """
         line = result.model_dump_json(exclude_none=False).encode() + b"\n"
         with self._lock:
-            self._handle.write(line)
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
+            fd = self._handle.fileno()
+            size = os.fstat(fd).st_size
+            try:
+                done = 0
+                while done < len(line):
+                    done += os.write(fd, line[done:])
+                os.fsync(fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)  # no torn line: the next batch reads the file whole
+                raise LogWriteFailedError(self.path, exc, what="the batch's results file",
+                                          outcome="the batch was stopped (the file keeps the results written "
+                                                  "before; a re-run plays the rest)") from None
 
     def close(self) -> None:
         with self._lock:
@@ -115,12 +137,12 @@ class ResultsFile:
                 self._handle.close()
 
     def _read(self) -> None:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        if not self.path.exists():
             return
-        except OSError as exc:
-            raise InvalidSpecError(f"cannot read the results file {self.path}: {exc}") from None
+        try:
+            data = read_input(self.path, what="the results file", limit=RESULTS_LIMIT)
+        except InputFileError as exc:
+            raise InvalidSpecError(f"{exc.message}; pass another --results path") from None
         lines = data.split(b"\n")
         torn = lines.pop()  # after the last newline: empty, or a line a killed batch did not finish
         for number, line in enumerate(lines, 1):

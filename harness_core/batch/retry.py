@@ -8,6 +8,7 @@ spec, an exhausted budget, an idle timeout, an interrupt — playing them again 
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -29,8 +30,8 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if self.retries < 0:
             raise ValueError(f"retries must be 0 or more, not {self.retries}")
-        if self.backoff < 0:
-            raise ValueError(f"the retry backoff must be 0 or more seconds, not {self.backoff}")
+        if not (math.isfinite(self.backoff) and self.backoff >= 0):
+            raise ValueError(f"the retry backoff must be a finite number of seconds, 0 or more, not {self.backoff}")
 
     @staticmethod
     def retryable(result: HarnessResult) -> bool:

@@ -21,10 +21,11 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
 
+from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, read_lines
 from harness_core.errors import InvalidSpecError
 from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.offline.scenarios import Scenario
@@ -100,19 +101,31 @@ def load_tasks(source: str | Path | TextIO, *, offline: bool = False,
 
     Raises:
         TaskFileError: every problem of every line (or a file with no task), each with its line number.
-        InvalidSpecError: the file cannot be read.
+        InvalidSpecError: the file cannot be read, is not UTF-8, or is over its size limits (`LINE_LIMIT` a
+            line, `FILE_LIMIT` in all).
     """
     if isinstance(source, (str, Path)) and str(source) == "-":
-        return parse_tasks(sys.stdin, source="<stdin>", offline=offline, check_provider=check_provider)
+        return _bounded(sys.stdin.buffer, "<stdin>", offline, check_provider)
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
-            with path.open(encoding="utf-8") as handle:
-                return parse_tasks(handle, source=str(path), offline=offline, check_provider=check_provider)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidSpecError(f"cannot read the tasks file {path}: {exc}") from None
-    return parse_tasks(source, source=getattr(source, "name", "<tasks>"), offline=offline,
-                       check_provider=check_provider)
+            with path.open("rb") as handle:
+                return _bounded(handle, str(path), offline, check_provider)
+        except OSError as exc:
+            raise InvalidSpecError(f"cannot read the tasks file {path}: {exc.strerror or exc}") from None
+    return _bounded(source, getattr(source, "name", "<tasks>"), offline, check_provider)
+
+
+LINE_LIMIT = 64 << 20
+"""A line of a tasks file holds at most this many bytes (a task with a long prompt is well under it)."""
+FILE_LIMIT = 1 << 30
+"""A tasks file holds at most this many bytes."""
+
+
+def _bounded(source: IO[bytes] | IO[str], name: str, offline: bool,
+             check_provider: ProviderCheck | None) -> list[BatchTask]:
+    return parse_tasks(read_lines(source, what=f"the tasks file {name}", line_limit=LINE_LIMIT,
+                                  total_limit=FILE_LIMIT), source=name, offline=offline, check_provider=check_provider)
 
 
 def parse_tasks(lines: Iterable[str], *, source: str = "<tasks>", offline: bool = False,
@@ -174,6 +187,11 @@ def _task(text: str, *, offline: bool, check_provider: ProviderCheck | None
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return None, None, [f"not JSON ({exc.msg} at column {exc.colno})"]
+    except RecursionError:
+        return None, None, [f"it nests arrays and objects more than {MAX_JSON_DEPTH} levels deep; flatten it"]
+    problem = json_depth_problem(data)
+    if problem is not None:
+        return None, None, [f"{problem}; flatten it"]
     if not isinstance(data, dict):
         return None, None, [f"a task is a JSON object, not {type(data).__name__}"]
     said: list[str] = []

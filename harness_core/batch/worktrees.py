@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness_core._private_files import make_private_dirs
 from harness_core.errors import HarnessError, InvalidSpecError, truncate
 
 __all__ = ["GIT_TIMEOUT", "SLOW_GIT_TIMEOUT", "WorktreeError", "Worktrees", "default_root"]
@@ -184,7 +185,7 @@ class Worktrees:
         top = Path(os.fsdecode(top_out.rstrip(b"\n"))).resolve()
         where = (Path(root).expanduser() if root is not None else default_root(top)).resolve()
         try:
-            where.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(where)  # 0700: the agents' work is nobody else's to read
         except OSError as exc:
             raise InvalidSpecError(f"cannot make the worktrees directory {str(where)!r} ({exc}); pick a writable "
                                    "one (--worktrees-dir DIR)", root=str(where)) from exc

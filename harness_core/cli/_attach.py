@@ -41,7 +41,7 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
     from harness_core import Done, HarnessResult
     from harness_core.cli._live import exit_status_for
     from harness_core.cli.render import Renderer
-    from harness_core.store import BadLine, find_run, follow_events, log_path, resolve_runs_dir
+    from harness_core.store import TRUNCATED, BadLine, find_run, follow_events, log_path, resolve_runs_dir, summarize
 
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
@@ -69,13 +69,20 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
         sys.exit(130)
     for line in bad:
         click.echo(f"harness: skipped {line.describe()}", err=True)
+    truncated = result is None and summarize(log_path(directory, found)).status == TRUNCATED
     if result is None and renderer is not None:  # what the log holds was shown, to its end: say why it ends there
-        renderer.lost("its Harness ended before the run did (killed, or the machine went down); the log ends here, "
-                      f"with no result (`harness show {found}` sums it up)")
+        why = ("writing its log failed (a full disk or an I/O error), so the run was stopped (log_write_failed)"
+               if truncated else "its Harness ended before the run did (killed, or the machine went down)")
+        renderer.lost(f"{why}; the log ends here, with no result (`harness show {found}` sums it up)",
+                      status="truncated" if truncated else "lost")
         renderer.close()
         sys.exit(EXIT_FAILED)
     if renderer is not None:
         renderer.close()
+    if truncated:
+        fail(f"run {found}'s log is truncated: writing it failed (a full disk or an I/O error), so the run was "
+             f"stopped (log_write_failed) and its log ends without its result; `harness show {found}` shows what "
+             "it did", EXIT_FAILED)
     if result is None:
         fail(f"run {found} is lost: its Harness ended before the run did (killed, or the machine went down), so its "
              f"log has no result; `harness show {found}` shows what it did", EXIT_FAILED)

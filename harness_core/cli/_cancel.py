@@ -16,6 +16,7 @@ import click
 
 from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
 from harness_core.cli._complete import complete_run_id
+from harness_core.cli._numbers import Number
 
 __all__ = ["cancel"]
 
@@ -25,7 +26,8 @@ _POLL = 0.1
 @click.command()
 @click.argument("run_id", shell_complete=complete_run_id)
 @RUNS_DIR_OPTION
-@click.option("--timeout", type=click.FloatRange(min=0), default=30.0, show_default=True, metavar="SECONDS",
+@click.option("--timeout", type=Number(real=True, low=0, unit="seconds"), default=30.0, show_default=True,
+              metavar="SECONDS",
               help="How long to wait for the run to end (0: send the interrupt and do not wait).")
 @harness_command
 def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
@@ -86,7 +88,7 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
             click.echo(f"run {found} ended: {now.status}")
             return
         if not now.writer_alive:
-            fail(f"run {found}'s Harness ended without completing its log: it is lost", EXIT_FAILED)
+            fail(f"run {found}'s Harness ended without completing its log: it is {now.status}", EXIT_FAILED)
         _fail_if_stopped(found, pid)  # stopped while we wait (Ctrl-Z in its terminal): it will not end by itself
         time.sleep(_POLL)
     fail(f"run {found} has not ended after {timeout:g} s; `harness cancel {found}` again stops it at once",

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness_core._inputfile import InputFileError, read_input
 from harness_core.cli._tomllines import key_lines, line_of, toml_value
 from harness_core.errors import EXIT_USAGE, HarnessError
 
@@ -75,7 +76,7 @@ class ConfigFile(BaseModel):
     runs_dir: str | None = Field(default=None, min_length=1)
     effort: str | None = Field(default=None, min_length=1)
     max_turns: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_output_tokens: int | None = Field(default=None, ge=1)
     trusted_projects: list[str] | None = None
     providers: dict[str, ProviderTable] = Field(default_factory=dict)
@@ -282,15 +283,23 @@ def _not_own(path: Path) -> str | None:
     return None
 
 
+CONFIG_LIMIT = 1 << 20
+"""A config file holds at most this many bytes (a few lines are usual; a device never ends)."""
+
 def _read(path: Path) -> tuple[ConfigFile, dict[tuple[str, ...], int]]:
     """A file's checked contents and the line of each key in it."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}; fix or remove the file",
+        text = read_input(path, what="the config file", limit=CONFIG_LIMIT).decode("utf-8")
+    except InputFileError as exc:
+        raise ConfigError(f"{exc.message}; fix or remove the file", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: it is not UTF-8 text ({exc.reason}); fix or remove the file",
                           path=str(path)) from None
     try:
         raw = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: its tables and arrays nest too deep to read; fix or remove the file",
+                          path=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         problem = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))

@@ -32,6 +32,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from harness_core import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_USAGE,
     AgentRunSpec,
     ApprovalDecision,
     ApprovalPolicy,
@@ -66,6 +67,8 @@ __all__ = ["ChatRequest", "converse"]
 PROMPT = "you> "
 CONTINUATION = "...> "
 """The prompt of a line that continues the one above (it ended in a backslash)."""
+LINE_LIMIT = 64 << 20
+"""A turn read from stdin (not a terminal) is a line of at most this many characters."""
 _DEFAULT_MODEL = "the provider's default"
 _HARD_STOP_FALLBACK = 20.0
 _POLICIES = tuple(p.value for p in ApprovalPolicy)
@@ -249,8 +252,13 @@ class _Chat:
                 return read_line(prompt)
             print(prompt, end="", file=sys.stderr, flush=True)  # the turns go to a file or pipe: not the prompt
             return read_line()
-        line = self.stdin.readline()
+        line = self.stdin.readline(LINE_LIMIT + 1)
         if not line:
+            raise EOFError
+        if len(line) > LINE_LIMIT and not line.endswith("\n"):
+            _say(f"a line of stdin is longer than {LINE_LIMIT >> 20} MiB (is it the right input? a device such as "
+                 "/dev/zero never ends); one line is one turn. Leaving")
+            self.status = EXIT_USAGE
             raise EOFError
         return line
 

@@ -35,7 +35,16 @@ from harness_core.cli._format import excerpt, format_duration, format_tokens, to
 from harness_core.cli._layout import Column, fit_table, fit_text
 from harness_core.cli._render_tools import ToolBook
 from harness_core.events import FileChange, FilesChanged
-from harness_core.store import WORKER_LOG_SUFFIX, BadLine, RunSummary, log_path, read_events, summarize, validate_run_id
+from harness_core.store import (
+    TRUNCATED,
+    WORKER_LOG_SUFFIX,
+    BadLine,
+    RunSummary,
+    log_path,
+    read_events,
+    summarize,
+    validate_run_id,
+)
 
 __all__ = ["RunDetails", "format_age", "format_bytes", "format_runs", "format_show", "run_details",
            "turn_mark"]
@@ -238,6 +247,9 @@ def format_show(details: RunDetails) -> str:
         worker_log = summary.path.with_name(f"{summary.run_id}{WORKER_LOG_SUFFIX}")
         if worker_log.is_file() and worker_log.stat().st_size:
             lines.append(f"          its background worker's last words: {str(worker_log).translate(term.UNSAFE)}")
+    elif summary.status == TRUNCATED:
+        lines.append("          (writing its log failed, a full disk or an I/O error, so the run was stopped "
+                     "(log_write_failed); the log holds its events up to the failure, without its result)")
     if started is not None:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started.ts))
         lines.append(f"started   {when}")

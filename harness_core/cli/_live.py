@@ -111,8 +111,10 @@ async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -
         if result is not None and renderer.result is None:
             renderer.feed(Done(result=result))  # the consumer was cancelled before `done` reached it
         renderer.close()
-    deliver_answer(answer_text(result, schema=request.spec.output_schema is not None), sinks.answer,
-                   request.output_last_message)
+    answer = answer_text(result, schema=request.spec.output_schema is not None)
+    if answer is not None and live is not None:
+        answer = live.scrubbed(answer)  # written out (a file, a pipe): the run's secrets hidden, as in its log
+    deliver_answer(answer, sinks.answer, request.output_last_message)
     if request.quiet and (failure := quiet_failure(result)) is not None:
         print(f"harness: {failure}", file=err, flush=True)
     if request.record_wire and not request.quiet and live is not None and live.log_path is not None:

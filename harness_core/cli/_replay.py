@@ -16,6 +16,7 @@ import click
 
 from harness_core.cli._common import EXIT_USAGE, JSON_OPTION, RUNS_DIR_OPTION, fail, harness_command, run_async
 from harness_core.cli._complete import complete_option_key, complete_provider, complete_wire_file
+from harness_core.cli._numbers import Number
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ _DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not im
 @click.option("--live", is_flag=True,
               help="Replay a recording with no agent process (a provider that talks HTTP itself) by letting the "
                    "provider reach its agent for real.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=_DEFAULT_DEADLINE,
+@click.option("--timeout", type=Number(real=True, low=0, low_open=True, unit="seconds"), default=_DEFAULT_DEADLINE,
               show_default=True, metavar="SECONDS", help="Stop a replay still going after this long (exit 1).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
@@ -46,8 +47,9 @@ def replay(run: str, provider: str | None, options: tuple[str, ...], live: bool,
     """Replay a run from its wire log, which `harness run --record-wire` writes beside the run log (RUN: a run id,
     a unique prefix of one, `last` (the default), or the path of a `<run id>.wire.jsonl`): the provider plays the
     recorded lines instead of running its CLI, and the events come out as the run logged them (timestamps aside).
-    With --json, one event per line, as in the run log. Nothing is run and nothing is written; where the replay
-    differs from the recording, a warning goes to stderr.
+    With --json, one event per line, as in the run log, with what it hid hidden (also a secret the recording holds
+    in pieces). Nothing is run and nothing is written; where the replay differs from the recording, a warning goes
+    to stderr.
 
     Exit status: the replayed run's, as for `harness run` (0, 1, 3, 130); 1 when it did not end within --timeout;
     2 for a missing or unreadable file, a recording with no agent process (without --live) or bad options.
@@ -91,8 +93,8 @@ async def _replay(recording: WireLog, extra: dict[str, Any], live: bool, timeout
     renderer = None if as_json else Renderer.for_stream(sys.stdout, verbose=verbose > 0, environ=os.environ)
     async with open_replay(recording, options=extra, live=live, deadline=timeout) as run:
         async for event in run:
-            if renderer is None:
-                sys.stdout.write(event.model_dump_json() + "\n")
+            if renderer is None:  # as the run log holds it: what it hid stays hidden
+                sys.stdout.write(run.log_line(event).decode() + "\n")
             else:
                 renderer.feed(event)
     sys.stdout.flush()

@@ -7,7 +7,6 @@ Layer: CLI, imported at start-up: click and the standard library at the top; the
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import click
 
 from harness_core.cli._common import RUN_RUNS_DIR_OPTION, harness_command, run_async, say
 from harness_core.cli._complete import complete_option_key, complete_provider, complete_scenario
+from harness_core.cli._numbers import Number
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
@@ -34,25 +34,7 @@ __all__ = ["check_offline_flags", "check_online", "run", "start_background"]
 _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
 
 
-class _Seconds(click.ParamType):  # type: ignore[type-arg]
-    """A positive number of seconds; `inf` (or `infinity`) is None: no limit."""
-
-    name = "seconds"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
-        if value is None or isinstance(value, float):
-            return value
-        try:
-            seconds = float(str(value).strip())
-        except ValueError:
-            self.fail(f"{value!r} is not a number of seconds; pass e.g. 300, or `inf` for no idle timeout",
-                      param, ctx)
-        if math.isnan(seconds) or seconds <= 0:
-            self.fail(f"{value!r}: the idle timeout must be more than 0 seconds (or `inf` for none)", param, ctx)
-        return None if math.isinf(seconds) else seconds
-
-
-_SECONDS = _Seconds()
+_SECONDS = Number(real=True, low=0, low_open=True, unit="seconds", inf_means="no idle timeout", example="300")
 
 
 @click.command()
@@ -147,7 +129,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     if prompt is None:
         raise click.UsageError("missing PROMPT: pass the task as an argument, or `-` to read it from stdin")
     if prompt == "-":
-        prompt = sys.stdin.read()
+        prompt = _stdin_prompt()
     try:
         provider_options = parse_option_pairs(options)
     except OptionSyntaxError as exc:
@@ -267,3 +249,18 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
         say("it asks before acting:", f"answer in `harness attach {rid}` on a terminal,",
             f"or with `harness approve {rid} REQUEST_ID allow|deny`;", "`harness runs` shows it waiting")
     return 0
+
+
+PROMPT_LIMIT = 64 << 20
+"""`harness run -` reads at most this many bytes of prompt from stdin (a device like /dev/zero never ends)."""
+
+
+def _stdin_prompt() -> str:
+    data = sys.stdin.buffer.read(PROMPT_LIMIT + 1)
+    if len(data) > PROMPT_LIMIT:
+        raise click.UsageError(f"the prompt on stdin is longer than {PROMPT_LIMIT >> 20} MiB (is it the right input? "
+                               "a device such as /dev/zero never ends); give a shorter one")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(f"the prompt on stdin is not UTF-8 text ({exc.reason}); give it as UTF-8") from None

@@ -16,6 +16,7 @@ import click
 
 from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
 from harness_core.cli._complete import complete_provider, complete_run_id, complete_session_id
+from harness_core.cli._numbers import Number
 
 if TYPE_CHECKING:
     from harness_core._scratch import Leftover
@@ -26,7 +27,7 @@ __all__ = ["parse_age", "runs", "show"]
 
 
 _TABLE_LIMIT = 20
-_ENDED = ("success", "failed", "interrupted", "lost", "unreadable")
+_ENDED = ("success", "failed", "interrupted", "lost", "truncated", "unreadable")
 _STATUSES = ("running", "waiting for approval", *_ENDED)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE = re.compile(r"(\d+)([smhdw])")
@@ -58,7 +59,7 @@ class _Age(click.ParamType):  # type: ignore[type-arg]
 
 
 @click.group(invoke_without_command=True, subcommand_metavar="[prune ...]")
-@click.option("--limit", "-n", type=click.IntRange(min=0), default=None, metavar="N",
+@click.option("--limit", "-n", type=Number(low=0), default=None, metavar="N",
               help="Show the newest N runs (0: all). Default: 20 in the table, all with --json.")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
               help="Only runs with this status (repeatable).")

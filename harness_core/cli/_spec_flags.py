@@ -9,7 +9,6 @@ provider (whether one can honour a flag is the runner's check, as for every spec
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.shell_completion import CompletionItem
+
+from harness_core.cli._numbers import Number
 
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec, SessionSpec
@@ -64,6 +65,10 @@ it)."""
 _FIELDS = ("effort", "max_turns", "max_cost_usd", "max_output_tokens", "output_schema")
 
 
+SCHEMA_LIMIT = 16 << 20
+"""`--output-schema` reads at most this many bytes (a schema is kilobytes; /dev/zero never ends)."""
+
+
 class SchemaFile(click.ParamType):  # type: ignore[type-arg]
     """`--output-schema FILE`: a file holding a JSON Schema, read and checked against its meta-schema."""
 
@@ -76,15 +81,17 @@ class SchemaFile(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
+        from harness_core._inputfile import InputFileError, parse_json, read_input
+
         path = Path(value)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            self.fail(f"cannot read {str(path)!r}: {getattr(exc, 'strerror', None) or exc}", param, ctx)
-        try:
-            schema = json.loads(text)
-        except ValueError as exc:
-            self.fail(f"{str(path)!r} is not JSON ({exc}); the file must hold one JSON Schema object", param, ctx)
+            text = read_input(path, what="the output schema", limit=SCHEMA_LIMIT).decode("utf-8")
+            schema = parse_json(text, what=repr(str(path)))
+        except UnicodeDecodeError as exc:
+            self.fail(f"{str(path)!r} is not UTF-8 text ({exc.reason}); the file must hold one JSON Schema object",
+                      param, ctx)
+        except InputFileError as exc:
+            self.fail(f"{exc.message}; the file must hold one JSON Schema object", param, ctx)
         if not isinstance(schema, dict):
             self.fail(f"{str(path)!r} holds a JSON {type(schema).__name__}, not a JSON Schema object "
                       '(e.g. {"type": "object", "properties": {...}})', param, ctx)
@@ -99,12 +106,13 @@ class SchemaFile(click.ParamType):  # type: ignore[type-arg]
 _OPTIONS = (
     click.option("--effort", metavar="LEVEL", default=None,
                  help="Reasoning effort, as the provider's model names it (e.g. low, medium, high)."),
-    click.option("--max-turns", type=click.IntRange(min=1), metavar="N", default=None,
+    click.option("--max-turns", type=Number(low=1), metavar="N", default=None,
                  help="At most N agent steps (providers with the max_turns capability)."),
-    click.option("--max-cost-usd", type=click.FloatRange(min=0, min_open=True), metavar="USD", default=None,
+    click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, unit="USD"), metavar="USD",
+                 default=None,
                  help="Stop (failed, budget_exceeded) once it cost more than USD (providers that report cost); "
                       "in a chat, over all its turns."),
-    click.option("--max-output-tokens", type=click.IntRange(min=1), metavar="N", default=None,
+    click.option("--max-output-tokens", type=Number(low=1), metavar="N", default=None,
                  help="Stop (failed, budget_exceeded) once the model wrote more than N tokens; in a chat, over "
                       "all its turns."),
     click.option("--output-schema", type=SchemaFile(), metavar="FILE", default=None,

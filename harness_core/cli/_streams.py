@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
+from harness_core._private_files import write_private
+
 if TYPE_CHECKING:
     from harness_core import HarnessResult
 
@@ -99,8 +101,8 @@ def answer_text(result: HarnessResult | None, *, schema: bool = False) -> str | 
 
 
 def deliver_answer(answer: str | None, sink: TextIO | None, file: Path | None) -> None:
-    """Write `answer` to `sink` (control characters dropped when it is a terminal) and to `file` (created or
-    replaced, as written). Nothing without an answer (`answer_text`: only a success has one): a failed or
+    """Write `answer` to `sink` (control characters dropped when it is a terminal) and to `file` (created 0600 or
+    replaced whole, as written). Nothing without an answer (`answer_text`: only a success has one): a failed or
     interrupted run leaves stdout empty and `file` as it was.
 
     Raises: click.ClickException when `file` cannot be written (the run is over by then: says where the answer
@@ -115,7 +117,7 @@ def deliver_answer(answer: str | None, sink: TextIO | None, file: Path | None) -
         sink.flush()
     if file is not None:
         try:
-            file.write_text(answer, encoding="utf-8")
+            write_private(file, answer.encode("utf-8", "surrogateescape"))  # 0600, replaced whole
         except OSError as exc:
             raise click.ClickException(f"could not write the answer to {file}: {exc.strerror or exc}; the run's "
                                        "log has it: `harness show last`") from None

@@ -33,7 +33,7 @@ from harness_core.cli._live import exit_status_for, watch_signals
 from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED
 from harness_core.plugins import get_host
 from harness_core.redaction import RunSecrets
-from harness_core.store import WORKER_LOG_SUFFIX, resolve_runs_dir
+from harness_core.store import WORKER_LOG_SUFFIX, open_run_file, resolve_runs_dir
 
 __all__ = ["serve"]
 
@@ -159,20 +159,26 @@ def _worker_log(path: Path, spec: AgentRunSpec, provider: str | None) -> Iterato
     """Send stderr (the library's warnings, a crash's traceback) through the run's secrets to `path` (0600),
     line by line, while the run plays; the file is removed if nothing was written."""
     try:
-        secret_flags = get_host().get(provider).cls.info.secret_flags
+        info = get_host().get(provider).cls.info
+        secret_flags, public_env = info.secret_flags, info.public_env
     except HarnessError:
-        secret_flags = frozenset()
-    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags)
+        secret_flags, public_env = frozenset(), frozenset()
+    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags, public_env=public_env)
     read_end, write_end = os.pipe()
     sys.stderr.flush()
     os.dup2(write_end, 2)
     os.close(write_end)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    fd = open_run_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 
     def copy() -> None:
+        writable = True
         with os.fdopen(read_end, "rb") as source:
-            for line in source:
-                os.write(fd, secrets.text(line.decode("utf-8", "replace")).encode())
+            for line in source:  # read to the end whatever happens: a writer to stderr must never block
+                if writable:
+                    try:
+                        os.write(fd, secrets.text(line.decode("utf-8", "replace")).encode())
+                    except OSError:  # a full disk: the run's own log says why it stopped (log_write_failed)
+                        writable = False
 
     copier = threading.Thread(target=copy, name="harness-worker-log", daemon=True)
     copier.start()

@@ -17,6 +17,9 @@ formats; knows no concrete agent. Importing this package starts nothing: a backe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from harness_core._facade import missing_name
 from harness_core.offline._setup import (
     DEFAULT_SCENARIO,
     can_run_offline,
@@ -37,3 +40,10 @@ __all__ = [
     "scenario_named",
     "seed_workspace",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)

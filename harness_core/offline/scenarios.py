@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
+
+from harness_core._facade import missing_name
 
 __all__ = [
     "apply_file_step",
@@ -255,3 +257,10 @@ SCENARIOS: dict[str, Scenario] = {
         ),
     )
 }
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)

@@ -5,3 +5,15 @@ does. Scenarios and scripted model backends are a product feature and live in `h
 agent CLI lives in the distribution of the CLI it imitates. Importing this package starts nothing; submodules
 are imported on demand.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness_core._facade import missing_name
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)

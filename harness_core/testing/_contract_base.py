@@ -4,21 +4,20 @@ Layer: testing (private base of `harness_core.testing.contract.ProviderContract`
 public runner API, the scenario vocabulary, the scripted model backends and the generic fault wrappers; knows no
 concrete provider.
 
-Every run `play` plays is checked on the way out, whatever the test: it must end within `run_deadline` (else the
-test fails with "the provider never returned after N s (scenario X)"), and no delivered event may carry the value
-of a secret of the run's environment (one in `spec.env`, one secret-looking variable in the process
-environment). After each test, no process may be left alive and no event may have been emitted after a
-provider's `run` returned (the runner refuses such events and logs them).
+Every run `play` plays is watched and checked: a `Watchdog` stops it when it shows no progress for longer than its
+scenario needs (the test then fails naming the scenario), and no event and no file of its runs may carry a secret
+of its environment (`_contract_secrets`). After each test, no process may be left alive and no event may have been
+emitted after a provider's `run` returned (the runner refuses such events and logs them).
 """
 
 from __future__ import annotations
 
-import secrets
+import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import anyio
 import pytest
@@ -32,26 +31,32 @@ from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
 from harness_core.spec import AgentRunSpec
+from harness_core.testing._contract_secrets import (
+    assert_no_secrets_in_events,
+    assert_no_secrets_in_files,
+    plant_secrets,
+    secrets_of,
+)
 from harness_core.testing._contract_support import (
     Approver,
     LateEmits,
     Played,
     assert_invariants,
-    assert_no_secrets,
     descendants,
     find_real_cli,
     processes_left,
 )
+from harness_core.testing._watchdog import Watchdog
 from harness_core.testing.fault_cli import below, write_crashing_cli, write_too_old_cli
 
-__all__ = ["ContractBase", "Play", "SECRET_ENV", "SECRET_SPEC_ENV"]
-
-SECRET_SPEC_ENV = "HARNESS_CONTRACT_SECRET"
-"""The variable of `spec.env` whose (random) value no event may carry."""
-SECRET_ENV = "HARNESS_CONTRACT_TOKEN"
-"""The secret-looking variable of the process environment whose (random) value no event may carry."""
+__all__ = ["ContractBase", "Play", "written_files"]
 
 Play = Callable[..., Awaitable[Played]]
+
+
+def written_files(runs_dir: Path) -> list[Path]:
+    """Every file the test's runs wrote in their runs dir (run logs, wire logs, whatever else)."""
+    return sorted(p for p in runs_dir.rglob("*") if p.is_file()) if runs_dir.is_dir() else []
 
 
 class ContractBase:
@@ -70,9 +75,17 @@ class ContractBase:
     the scrubbing of what does arrive: the model's answer repeating a secret)."""
     interrupt_within: ClassVar[float] = 15.0
     """Seconds an interrupt may take, from the request to `done`."""
+    start_within: ClassVar[float] = 60.0
+    """Seconds a played run may take to show a first sign of its agent (an event after `run_started`, a request to
+    the scripted backend): the CLI's start-up."""
+    hang_within: ClassVar[float] = 20.0
+    """Seconds a played run may then go without any sign of progress (an event, a model request), beyond the
+    longest pause its scenario itself makes (a stall cut short by the spec's `idle_timeout`, a slow command, a slow
+    answer). Past it the run is stopped at once (its log still ends with `done`) and the test fails with
+    "the provider never returned (scenario X): nothing happened for N s ...": a provider that swallowed an error
+    and waits fails in seconds."""
     run_deadline: ClassVar[float] = 90.0
-    """Seconds one played run may take before the test fails with "the provider never returned after N s
-    (scenario X)" (the run is then interrupted and stopped, so the log still ends with `done`)."""
+    """Seconds one played run may take in all, however busy, before the test fails the same way."""
     crash_after_lines: ClassVar[int] = 3
     """Real mode without a scripted backend: the crash wrapper kills the CLI after this many lines of stdout."""
 
@@ -137,6 +150,18 @@ class ContractBase:
         if cli is None:
             return None
         return {f"{cli}_bin": str(state_dir / "no-such-dir" / cli)}
+
+    def _why_not(self, name: str, fault: str | None, real: bool) -> str:
+        """Why `setup_run` gave nothing for scenario `name` (the skip's reason)."""
+        said = f"{self.provider_name} cannot play {name!r}{' with fault ' + fault if fault else ''} in this mode"
+        info = self._provider().cls.info
+        if fault is None or info.cli_name is None or self.real_cli_path() or shutil.which(info.cli_name):
+            return said
+        if fault == "too_old" and info.min_cli_version is None:
+            return f"{said}: it declares no min_cli_version"
+        return (f"{said}: the default setup_run plays faults with generic wrappers around the real {info.cli_name}, "
+                f"and found none (HARNESS_{info.cli_name.upper().replace('-', '_')}_BIN, $HARNESS_TOOLS_DIR/bin, "
+                f"PATH){'' if real else '; to play it with your fake CLI, override setup_run for real=False'}")
 
     def _with_fault(self, setup: OfflineSetup, fault: str, state_dir: Path) -> OfflineSetup | None:
         """`setup` with its CLI replaced by a fault wrapper around the real one (None: no CLI to wrap)."""
@@ -216,8 +241,9 @@ class ContractBase:
     @pytest.fixture
     def play(self, tmp_path: Path, harness_real: bool, monkeypatch: pytest.MonkeyPatch) -> Play:
         self._runs_dir = tmp_path / "runs"
-        secret_values = {SECRET_SPEC_ENV: f"hcs-{secrets.token_hex(12)}", SECRET_ENV: f"hct-{secrets.token_hex(12)}"}
-        monkeypatch.setenv(SECRET_ENV, secret_values[SECRET_ENV])
+        planted_spec_env, planted_env = plant_secrets()
+        for variable, value in planted_env.items():
+            monkeypatch.setenv(variable, value)
 
         async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
                        on_event: Callable[[HarnessEvent, Any], None] | None = None, record_wire: bool = False,
@@ -231,43 +257,60 @@ class ContractBase:
                 (workspace / rel).write_text(content)
             setup = self.setup_run(scenario, workspace, state, real=harness_real, fault=fault)
             if setup is None:
-                pytest.skip(f"{self.provider_name} cannot play {name!r}"
-                            f"{' with fault ' + fault if fault else ''} in this mode")
+                pytest.skip(self._why_not(name, fault, harness_real))
             options = {**setup.provider_options, **spec_fields.pop("provider_options", {})}
-            env = {**setup.env, SECRET_SPEC_ENV: secret_values[SECRET_SPEC_ENV], **spec_fields.pop("env", {})}
+            env = {**setup.env, **planted_spec_env, **spec_fields.pop("env", {})}
             prompt = spec_fields.pop("prompt", f"contract scenario {name}")
             spec = AgentRunSpec(prompt=prompt, cwd=workspace, provider_options=options, env=env, **spec_fields)
             events: list[HarnessEvent] = []
             if isinstance(setup.backend, ResponsesBackend):
                 setup.backend.refuse_unknown_previous = True  # an unknown chain fails, as on the real API
+            dog = self.watchdog(scenario, spec.idle_timeout)
             with ExitStack() as stack:
                 if setup.backend is not None:
                     stack.enter_context(setup.backend)
+                    setup.backend.on_request(dog.saw_request)
                 with anyio.move_on_after(self.run_deadline) as deadline:
-                    async with open_run(spec, self.provider_name, host=self._provider_host(),
-                                        runs_dir=tmp_path / "runs", approver=approver,
-                                        record_wire=record_wire) as live:
+                    async with dog.watching(), open_run(spec, self.provider_name, host=self._provider_host(),
+                                                        runs_dir=tmp_path / "runs", approver=approver,
+                                                        record_wire=record_wire) as live:
+                        dog.stop = live.stop
                         async for event in live:
                             events.append(event)
+                            dog.saw_event(event)
                             if on_event is not None:
                                 on_event(event, live)
-            if deadline.cancelled_caught:
-                pytest.fail(
-                    f"the provider never returned after {self.run_deadline:g} s (scenario {name!r}); the runner "
-                    "interrupted and stopped it. A provider must end every run — return a result or raise a "
-                    "HarnessError — also when its agent failed (an error it swallowed, a message it still waits "
-                    "for). Raise `run_deadline` if the agent legitimately takes longer.", pytrace=False)
+            if dog.hung is not None or deadline.cancelled_caught:
+                self.fail_hung(f"scenario {name!r}", dog.hung)
             assert live.result is not None
             backend = setup.backend
             requests = list(backend.requests) if isinstance(backend, ScriptedBackend) else None
-            played = Played(events, live.result, live.log_path or Path(), workspace, requests)
+            played = Played(events, live.result, live.log_path or Path(), workspace, requests,
+                            tuple(secrets_of(spec.env, os.environ)))
             if check_secrets:
-                assert_no_secrets(played, secret_values)
+                assert_no_secrets_in_events(played.events, played.secrets)
+                assert_no_secrets_in_files(written_files(self._runs_dir), played.secrets)
             return played
 
         return play
 
     # --- helpers -------------------------------------------------------------------------------------------
+
+    def watchdog(self, scenario: Scenario, idle_timeout: float | None = None) -> Watchdog:
+        """The watchdog of one played run of `scenario` (`start_within`, `hang_within`, the scenario's pauses)."""
+        return Watchdog(scenario, start_within=self.start_within, hang_within=self.hang_within,
+                        idle_timeout=idle_timeout)
+
+    def fail_hung(self, what: str, why: str | None) -> NoReturn:
+        """Fail the test for a run (`what`: "scenario 'say'", "turn 2 of scenario 'tools'") that never returned:
+        stopped by its watchdog (`why`) or, without a reason, by `run_deadline`."""
+        reason = why or f"it was still going after `run_deadline`, {self.run_deadline:g} s"
+        pytest.fail(
+            f"the provider never returned ({what}): {reason}. The run was stopped (its log ends with `done`). A "
+            "provider must end every run — return a result or raise a HarnessError — also when its agent failed (an "
+            "error it swallowed, a message it still waits for). If the agent legitimately stays quiet longer (a slow "
+            "start, retries with backoff), raise `start_within` / `hang_within` (or `run_deadline` for the whole run).",
+            pytrace=False)
 
     async def replay_of(self, played: Played) -> tuple[list[HarnessEvent], list[HarnessEvent]]:
         """A run played with `record_wire=True`, replayed from its wire log (`harness_core.open_replay`: the

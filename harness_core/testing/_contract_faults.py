@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import stat
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -22,7 +23,8 @@ from harness_core.offline.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
 from harness_core.redaction import RunSecrets
 from harness_core.spec import SandboxMode
 from harness_core.store import read_events
-from harness_core.testing._contract_base import ContractBase, Play
+from harness_core.testing._contract_base import ContractBase, Play, written_files
+from harness_core.testing._contract_secrets import Secret, assert_no_secrets_in_events, assert_no_secrets_in_files
 from harness_core.testing._contract_support import LateEmits
 from harness_core.testing._killed_host import kill_host_during_command
 from harness_core.transport.supervisor import available as supervisor_available
@@ -76,7 +78,8 @@ class FaultTests(ContractBase):
             outcome, survivors = kill_host_during_command(spec, self.provider_name, tmp_path, signal.Signals[sig])
         if outcome != "killed":
             pytest.skip(f"{self.provider_name}: {outcome}")
-        assert not survivors, f"alive 3 s after {sig} of the process running Harness: {survivors}"
+        assert not survivors, (f"alive after {sig} of the process running Harness, once its process supervisors "
+                               f"had finished (and 3 s more): {survivors}")
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["say", "tools"])
@@ -96,25 +99,50 @@ class FaultTests(ContractBase):
     async def test_no_secret_reaches_any_file(self, play: Play, monkeypatch: pytest.MonkeyPatch) -> None:
         """A command prints a `spec.env` value, a secret-looking variable of Harness's environment and a credential
         shape, and the model repeats one (scenario `print_secrets`): the consumer sees them, but no file the run
-        wrote (run log, wire log) holds any of them."""
+        wrote (run log, wire log) holds any of them, nor any other secret of the run, and each is readable by its
+        owner alone (0600, the runs dir 0700)."""
         spec_name, env_name = "HARNESS_PROBE_VALUE", "HARNESS_PROBE_TOKEN"
         monkeypatch.setenv(env_name, LEAK_ENV[env_name])
         played = await play("print_secrets", env={spec_name: LEAK_ENV[spec_name]}, record_wire=True,
                             check_secrets=False)
         logged = list(read_events(played.log_path))  # the log is the stream, scrubbed: same events, in order
         assert [(e.seq, e.type) for e in logged] == [(e.seq, e.type) for e in played.events]
-        secrets = (LEAK_ENV[spec_name], LEAK_ENV[env_name], LEAK_SHAPED)
+        printed = (Secret(spec_name, LEAK_ENV[spec_name], "spec.env"),
+                   Secret(env_name, LEAK_ENV[env_name], "the process environment"),
+                   Secret("a credential-shaped string", LEAK_SHAPED, "the command's output"))
         outputs = " ".join(str(r.output) for r in played.of_type("tool_result"))
         if self.reports_command_output:
-            assert all(value in outputs for value in secrets), (
+            assert all(secret.value in outputs for secret in printed), (
                 f"the command's output did not reach the consumer, so nothing was tested: {outputs!r}")
         else:  # the model's answer repeats one: that much reaches the consumer
             assert LEAK_SHAPED in played.text, f"the answer did not reach the consumer: {played.text!r}"
-        written = sorted(p for p in played.log_path.parent.rglob("*") if p.is_file())
+        written = written_files(played.log_path.parent)
         assert played.log_path in written
+        others = [s for s in played.secrets if s.name not in (spec_name, env_name)]
+        assert_no_secrets_in_files(written, [*printed, *others])
+        assert_no_secrets_in_events(played.events, others)
         for path in written:
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, f"{path.name} is readable by others"
+        assert stat.S_IMODE(played.log_path.parent.stat().st_mode) == 0o700, "the runs dir is open to others"
+
+    @pytest.mark.anyio
+    async def test_a_large_prompt_is_scrubbed_in_time(self, play: Play) -> None:
+        """A 100 KB prompt made of what slows a backtracking scrubber (a run of letters, `a://` and `sk-`
+        repeated, `a:` without `@`), with a `spec.env` value and a credential shape in it: the run ends within its
+        deadline like any other (a quadratic scrubber took minutes over it, the event loop held all along) and
+        the log keeps the prompt, both secrets masked."""
+        value = LEAK_ENV["HARNESS_PROBE_VALUE"]
+        prompt = " ".join(("a" * 40_000, "a://" * 5_000, f"{value} {LEAK_SHAPED}", "sk-" * 6_000, "a:" * 1_000,
+                           "Reply briefly."))
+        played = await play("say", prompt=prompt, env={"HARNESS_PROBE_VALUE": value}, record_wire=True)
+        assert played.result.status is RunStatus.SUCCESS, played.result.error
+        logged = next(read_events(played.log_path))
+        assert logged.type == "run_started"
+        shown = logged.spec["prompt"]
+        assert shown.startswith("a" * 40_000) and shown.endswith("Reply briefly."), shown[:80]
+        for path in sorted(p for p in played.log_path.parent.rglob("*") if p.is_file()):
             data = path.read_bytes()
-            leaked = [value for value in secrets if value.encode() in data]
+            leaked = [secret for secret in (value, LEAK_SHAPED) if secret.encode() in data]
             assert not leaked, f"{path.name} holds secrets {leaked}: every file Harness writes must be scrubbed"
 
     def test_offline_secrets_leave_harness_paths_alone(self, tmp_path: Path) -> None:

@@ -32,9 +32,16 @@ from harness_core.capabilities import Capability
 from harness_core.errors import SessionClosedError, UnsupportedFeatureError
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted, RunStatus
 from harness_core.offline.backends import ResponsesBackend, ScriptedBackend
-from harness_core.offline.scenarios import SCENARIOS
-from harness_core.testing._contract_base import SECRET_ENV, SECRET_SPEC_ENV, ContractBase, Play
-from harness_core.testing._contract_support import Approver, Played, assert_no_secrets, descendants
+from harness_core.offline.scenarios import SCENARIOS, Scenario
+from harness_core.testing._contract_base import ContractBase, Play, written_files
+from harness_core.testing._contract_secrets import (
+    Secret,
+    assert_no_secrets_in_events,
+    assert_no_secrets_in_files,
+    plant_secrets,
+    secrets_of,
+)
+from harness_core.testing._contract_support import Approver, Played, descendants
 from harness_core.transport import proctree
 
 __all__ = ["ContractSession", "OpenSession", "SessionTests"]
@@ -59,26 +66,33 @@ class ContractSession:
     session: Session
     backend: ScriptedBackend | None
     workspace: Path
-    deadline: float
-    secret_values: dict[str, str]
+    contract: ContractBase
+    scenario: Scenario
+    secrets: tuple[Secret, ...]
+    runs_dir: Path
 
     async def turn(self, prompt: str, *, on_event: OnEvent | None = None, **overrides: Any) -> Played:
         before = len(self.backend.requests) if self.backend is not None else 0
         events: list[HarnessEvent] = []
-        with anyio.move_on_after(self.deadline) as deadline:
-            async with self.session.turn(prompt, **overrides) as live:
+        dog = self.contract.watchdog(self.scenario, self.session.spec.idle_timeout)
+        if self.backend is not None:
+            self.backend.on_request(dog.saw_request)
+        with anyio.move_on_after(self.contract.run_deadline) as deadline:
+            async with dog.watching(), self.session.turn(prompt, **overrides) as live:
+                dog.stop = live.stop
                 async for event in live:
                     events.append(event)
+                    dog.saw_event(event)
                     if on_event is not None:
                         on_event(event, live)
-        if deadline.cancelled_caught:
-            pytest.fail(f"turn {self.session.turns} of the session never ended after {self.deadline:g} s; the runner "
-                        "interrupted and stopped it. A provider's session must end every turn (`ProviderSession."
-                        "turn` returns a result or raises a HarnessError).", pytrace=False)
+        if dog.hung is not None or deadline.cancelled_caught:
+            self.contract.fail_hung(f"turn {self.session.turns} of a session on scenario {self.scenario.name!r}; "
+                                    "`ProviderSession.turn` must return a result or raise a HarnessError", dog.hung)
         assert live.result is not None
         requests = list(self.backend.requests[before:]) if self.backend is not None else None
-        played = Played(events, live.result, live.log_path or Path(), self.workspace, requests)
-        assert_no_secrets(played, self.secret_values)
+        played = Played(events, live.result, live.log_path or Path(), self.workspace, requests, self.secrets)
+        assert_no_secrets_in_events(played.events, played.secrets)
+        assert_no_secrets_in_files(written_files(self.runs_dir), played.secrets)
         return played
 
     def reseed(self, files: dict[str, str], made: tuple[str, ...] = ()) -> None:
@@ -101,8 +115,9 @@ class SessionTests(ContractBase):
         """`async with open_contract_session(name, approver=None, **session_fields) as cs:` a session on the
         scenario `name` (its backend, if any, serving every turn), closed when the block ends."""
         self._runs_dir = tmp_path / "runs"
-        secret_values = {SECRET_SPEC_ENV: f"hcs-{secrets.token_hex(12)}", SECRET_ENV: f"hct-{secrets.token_hex(12)}"}
-        monkeypatch.setenv(SECRET_ENV, secret_values[SECRET_ENV])
+        planted_spec_env, planted_env = plant_secrets()
+        for variable, value in planted_env.items():
+            monkeypatch.setenv(variable, value)
 
         @asynccontextmanager
         async def opened(name: str, *, approver: Approver | None = None,
@@ -117,7 +132,7 @@ class SessionTests(ContractBase):
             if setup is None:
                 pytest.skip(f"{self.provider_name} cannot play {name!r} in this mode")
             options = {**setup.provider_options, **fields.pop("provider_options", {})}
-            env = {**setup.env, SECRET_SPEC_ENV: secret_values[SECRET_SPEC_ENV]}
+            env = {**setup.env, **planted_spec_env}
             spec = SessionSpec(cwd=workspace, provider_options=options, env=env, **fields)
             backend = setup.backend if isinstance(setup.backend, ScriptedBackend) else None
             if backend is not None:
@@ -129,7 +144,8 @@ class SessionTests(ContractBase):
                     stack.enter_context(setup.backend)
                 async with open_session(spec, self.provider_name, host=self._provider_host(),
                                         runs_dir=self._runs_dir, approver=approver) as session:
-                    yield ContractSession(session, backend, workspace, self.run_deadline, secret_values)
+                    run_secrets = tuple(secrets_of(spec.env, os.environ))
+                    yield ContractSession(session, backend, workspace, self, scenario, run_secrets, self._runs_dir)
 
         return opened
 

@@ -4,8 +4,8 @@ Layer: testing (the contract suite's "whatever kills Harness" check). Knows the 
 vocabulary and the transport's /proc snapshots; knows no provider. The host is a fresh Python running
 `open_run` on a spec the test built (so it is played exactly as the other contract tests play it: the fake CLI
 or the real one, the scripted backend in the test process on 127.0.0.1); the test waits until the agent's
-command (`sleep`) runs, snapshots the host's process tree, kills the host and checks that every process of
-the snapshot is gone within the deadline.
+command (`sleep`) runs, snapshots the host's process tree, kills the host, waits for the supervisors of the
+snapshot to finish (their own completion, however loaded the machine) and checks that no process of it is left.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from harness_core.spec import AgentRunSpec
 from harness_core.transport.proctree import ProcEntry, alive, descendants, kill_entries
 
 __all__ = ["kill_host_during_command"]
+
+_SUPERVISOR = "from _supervise import main"
+"""In the command line of every process supervisor (`transport.supervisor`'s boot code)."""
 
 _HOST = r"""
 import sys, anyio
@@ -46,10 +49,13 @@ def cmdline(pid: int) -> str:
 
 
 def kill_host_during_command(spec: AgentRunSpec, provider: str, workdir: Path, sig: signal.Signals, *,
-                             start_within: float = 60.0, gone_within: float = 3.0) -> tuple[str, list[str]]:
+                             start_within: float = 60.0, supervised_within: float = 60.0,
+                             gone_within: float = 3.0) -> tuple[str, list[str]]:
     """Play `spec` (a scenario whose agent runs a `sleep`) in a host process, kill the host with `sig` while
-    the command runs, and return (what happened, the command lines of processes still alive `gone_within`
-    seconds later — empty when the promise holds). Survivors are killed before returning.
+    the command runs, and return (what happened, the command lines of processes still alive — empty when the
+    promise holds). Still alive means: once every supervisor of the run has finished (it exits after killing
+    and reaping its tree; `supervised_within` seconds at most, a bound for a hung one, not a timing), and
+    `gone_within` seconds more for anything no supervisor owned. Survivors are killed before returning.
 
     What happened is "killed" or, when no `sleep` ever ran under the host, why not (the caller skips)."""
     spec_file = workdir / "host-spec.json"
@@ -76,8 +82,12 @@ def kill_host_during_command(spec: AgentRunSpec, provider: str, workdir: Path, s
             events = ", ".join(lines[-8:]) or "none"
             return f"no `sleep` ran under the host (host exit {host.poll()}; last events: {events})", []
         tree = descendants(host.pid)  # everything the run started, now that the command runs
+        supervisors = [entry for entry in tree if _SUPERVISOR in cmdline(entry[0])]
         os.kill(host.pid, sig)
         host.wait(timeout=10)
+        deadline = time.monotonic() + supervised_within
+        while alive(supervisors) and time.monotonic() < deadline:  # their completion is the signal to check
+            time.sleep(0.05)
         deadline = time.monotonic() + gone_within
         left = alive(tree)
         while left and time.monotonic() < deadline:

@@ -15,7 +15,7 @@ import pytest
 from harness_core.capabilities import Capability
 from harness_core.events import HarnessEvent, RunStatus
 from harness_core.testing._contract_base import Play
-from harness_core.testing._contract_support import without_wall_clock
+from harness_core.testing._contract_support import assert_replayed_as_recorded
 from harness_core.testing._fake_and_real import FakeAndReal
 
 __all__ = ["ReplayCases"]
@@ -44,7 +44,7 @@ class ReplayCases(FakeAndReal):
         played = await play(name, on_event=interrupt_when_busy, record_wire=True)
         assert asked and played.result.status is RunStatus.INTERRUPTED, played.result
         recorded, replayed = await self.replay_of(played)
-        assert without_wall_clock(replayed) == without_wall_clock(recorded)
+        assert_replayed_as_recorded(replayed, recorded)
 
     @pytest.mark.anyio
     async def test_a_crash_replays_to_the_same_error(self, play: Play) -> None:
@@ -52,4 +52,4 @@ class ReplayCases(FakeAndReal):
         played = await play("tools", fault="crash", record_wire=True)
         assert played.result.error is not None and played.result.error.code == "process_exited"
         recorded, replayed = await self.replay_of(played)
-        assert without_wall_clock(replayed) == without_wall_clock(recorded)
+        assert_replayed_as_recorded(replayed, recorded)

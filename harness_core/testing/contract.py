@@ -18,13 +18,19 @@ CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyn
 
 What every played run is held to, whatever the test:
 
-- `run_deadline` (class attribute, 90 s): a run still going after it fails the test with "the provider never
-  returned after N s (scenario X)" — the provider swallowed a failure or waits for something that never comes.
-- No delivered event carries a secret of the run's environment: the run gets `HARNESS_CONTRACT_SECRET` (random)
-  in `spec.env` and `HARNESS_CONTRACT_TOKEN` (random) in the process environment; an event (as the consumer
-  receives it, before the run log's scrubbing) holding either value fails the test.
+- Bounds per scenario (`start_within`, 60 s; `hang_within`, 20 s): a run that shows no sign of its agent (an event,
+  a request to the scripted backend) for longer than its scenario's own pauses need fails the test at once with
+  "the provider never returned (scenario X): nothing happened for N s ... the last sign of the agent was ..." — the
+  provider swallowed a failure or waits for something that never comes; `run_deadline` (90 s) bounds the whole run.
+- No secret of the run's environment in an event (as the consumer receives it, before the run log's scrubbing) or
+  in a file its runs wrote: every variable of `spec.env` and of the process environment whose name looks secret or
+  whose value has a credential's shape, among them the suite's own (`HARNESS_CONTRACT_SECRET` and the 3-character
+  `HARNESS_CONTRACT_API_KEY` in `spec.env`, `HARNESS_CONTRACT_TOKEN` and `HARNESS_CONTRACT_SHORT_TOKEN` in the
+  environment); a short value counts where it is unmistakable (after its name, under a secret-looking field). The
+  failure names the variable.
 - After each test: no process of its runs is alive, and no event was emitted after a provider's `run` returned
   (the runner refuses such an event, raises `RuntimeError` in the task that emitted it and logs it).
+- The provider's package imports Harness only through the façades (`test_imports_harness_only_through_the_facades`).
 
 What the capability tests prove beyond the events: an interrupt is ended by the provider itself (a run the
 runner had to stop hard after `interrupt_grace` carries `error.details["stopped_by"] == "runner"` and fails the
@@ -35,16 +41,18 @@ and `model` and `system_prompt` reach the model request (where a scripted backen
 Replay (`test_replay_reproduces_the_run`): a run recorded with `record_wire=True` (tool calls; approvals, where
 declared; an API failure) and replayed from its wire log (`harness_core.open_replay`: the provider's own `run` on the
 recorded child, no CLI run) gives back its run log's events field by field, `WALL_CLOCK_FIELDS` aside
-(`without_wall_clock`). A provider that reaches its CLI only through `RunContext.spawn`, and reads anything else
+(`without_wall_clock`); a duration the provider measures itself replays when timed with `RunContext.clock()`. A
+provider that reaches its CLI only through `RunContext.spawn`, and reads anything else
 through `RunContext.read_side_input`, passes it without code of its own; `ContractBase.replay_of` replays any run a
 provider's own tests played.
 
-Faults (`test_too_old_cli_is_refused`, `test_cli_crash_mid_turn_is_reported`): in real mode the default
-`setup_run` wraps the real CLI in a generic fault wrapper (`harness_core.testing.fault_cli`): "too_old" answers
-`--version` with a version below `ProviderInfo.min_cli_version` and otherwise execs the real CLI; "crash" runs the
-real CLI and SIGKILLs it (its whole process group) at its first line of output after the scripted backend
-received the turn's first model request. So both run for every provider that drives a CLI; in fake mode a
-provider's own fake plays them (`crash=`, `version=` of its `write_fake_<cli>`).
+Faults (`test_too_old_cli_is_refused`, `test_cli_crash_mid_turn_is_reported`): for a provider with an
+`offline_setup`, the default `setup_run` wraps the real CLI in a generic fault wrapper (`harness_core.testing.
+fault_cli`), in fake mode as in real mode (it knows no fake CLI): "too_old" answers `--version` with a version below
+`ProviderInfo.min_cli_version` and otherwise execs the real CLI; "crash" runs the real CLI and SIGKILLs it (its
+whole process group) at its first line of output after the scripted backend received the turn's first model
+request. Without a real CLI to wrap they are skipped. A provider plays them on its own fake by overriding
+`setup_run` for fake mode (`crash=`, `version=` of its `write_fake_<cli>`).
 """
 
 from __future__ import annotations
@@ -52,10 +60,11 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness_core._facade import missing_name
 from harness_core._run.undo import apply_undo, plan_undo
 from harness_core.capabilities import Capability
 from harness_core.events import (
@@ -73,8 +82,10 @@ from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_chat import ChatTests
 from harness_core.testing._contract_faults import FaultTests
+from harness_core.testing._contract_imports import ImportTests
+from harness_core.testing._contract_secrets import Secret
 from harness_core.testing._contract_session import SessionTests
-from harness_core.testing._contract_support import Played, descendants, without_wall_clock
+from harness_core.testing._contract_support import Played, assert_replayed_as_recorded, descendants, without_wall_clock
 from harness_core.testing._fake_and_real import FakeAndReal
 from harness_core.testing._replay_cases import ReplayCases
 
@@ -85,6 +96,7 @@ __all__ = [
     "Played",
     "ProviderContract",
     "ReplayCases",
+    "Secret",
     "descendants",
     "read_events",
     "without_wall_clock",
@@ -94,7 +106,7 @@ UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, ContractBase):
+class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ContractBase):
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
@@ -314,7 +326,14 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Con
             case = case if case in self.scenarios else "say"
         played = await play("tools" if case == "approved" else case, record_wire=True, **fields)
         recorded, replayed = await self.replay_of(played)
-        assert without_wall_clock(replayed) == without_wall_clock(recorded)
+        assert_replayed_as_recorded(replayed, recorded)
         assert replayed[-1].type == "done"
         if case == "approved":
             assert played.of_type("approval_resolved"), "approval 'untrusted' must ask before at least one action"
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)

@@ -9,6 +9,7 @@ Register it in a test with `PluginHost.create(plugins=[("scripted", harness_core
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
+from pydantic import field_validator
 
 from harness_core import (
     AgentRunSpec,
@@ -77,6 +79,17 @@ class ScriptedOptions(ProviderOptions):
     scenario: str | dict[str, Any] = "say"
     """Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`, or one written inline
     (`harness_core.offline.inline`)."""
+
+    @field_validator("scenario", mode="before")
+    @classmethod
+    def _inline_text(cls, value: Any) -> Any:
+        """On the command line an inline scenario is JSON text (`-o 'scenario={"steps": [...]}'`): parse it."""
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            try:
+                return json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"the inline scenario is not JSON: {exc}") from None
+        return value
     crash: bool = False
     """Raise an unexpected exception mid-run (to test the runner's safety net)."""
     ignore_interrupt: bool = False

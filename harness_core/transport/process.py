@@ -190,19 +190,33 @@ class ChildProcess:
         raw = data.encode() if isinstance(data, str) else data
         if b"\n" in raw:
             raise ValueError("send_line data must not contain a newline")
+        await self._send(raw + b"\n", raw)
+
+    async def send_input(self, data: bytes | str) -> None:
+        """Write `data` to the child's stdin as it is, no newline added: input a CLI reads whole until its
+        stdin closes (a prompt given as `-`, kept out of the command line every local user can read). A wire
+        log records it as one line sent.
+
+        Raises:
+            ProcessExitedError: the child's stdin is closed (it exited); carries exit code and stderr tail.
+        """
+        raw = data.encode() if isinstance(data, str) else data
+        await self._send(raw, raw)
+
+    async def _send(self, raw: bytes, recorded: bytes) -> None:
         proc = self._require()
         if proc.stdin is None:
             raise RuntimeError("this ChildProcess was started with stdin=False")
         try:
             async with self._send_lock:
-                await proc.stdin.send(raw + b"\n")
+                await proc.stdin.send(raw)
         except _SEND_ERRORS:
             # The child is likely exiting: give it a moment so the error has its exit code and stderr.
             with anyio.move_on_after(1.0):
                 await self.wait()
             raise self.exit_error("the child closed its input") from None
         if self._on_line is not None:
-            self._on_line("out", raw)
+            self._on_line("out", recorded)
 
     async def close_stdin(self) -> None:
         proc = self._require()

@@ -5,7 +5,9 @@ reported before anything starts."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -248,6 +250,42 @@ def test_on_a_terminal_a_progress_bar_shows_the_counts(tmp_path: Path) -> None:
     assert "7/7" in text and "6 ok · 1 failed" in text
     assert "bad: failed (auth_failed)" in text  # a task that did not succeed gets its own line
     assert "t1: success" not in text  # on a terminal, successes are counted, not listed
+
+
+def test_no_secret_and_no_file_others_can_read_in_anything_a_batch_writes(tmp_path: Path, repo: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task's agent writes a `spec.env` value, a secret-looking variable of Harness's own environment and a key
+    into a file (so into its patch), prints them and says them: none is in any file of the runs dir (run logs, wire
+    logs), the results file, the patches and `predictions.jsonl`, the worktrees dir, nor in `--json`'s stdout; every
+    file there is 0600 and every directory 0700 (the umask here is 022)."""
+    spec_secret, process_secret, shaped = "spec-env-secret-7c1d9e", "process-api-key-3b8f2a", "sk-proj-Zx81Kq0Lm2Nb7"
+    monkeypatch.setenv("HARNESS_TEST_FOO_API_KEY", process_secret)
+    leak = f"{spec_secret} {process_secret} {shaped}"
+    scenario = {"steps": [{"write": "leak.txt", "content": leak + "\n"}, {"run": "cat leak.txt", "output": leak},
+                          {"say": f"wrote {leak}"}]}
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "leak", "env": {"PROBE": spec_secret}, "scenario": scenario}])
+    old = os.umask(0o022)
+    try:
+        code, out, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline", "--worktrees", "repo",
+                                              "--worktrees-dir", "wt", "--patches", "out", "--record-wire", "--json"))
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    patch = (tmp_path / "out" / "leak.patch").read_text()
+    assert "b/leak.txt" in patch and "+*** *** ***" in patch  # the file was written: the patch shows it, masked
+    assert json.loads(out)["final_text"] == "wrote *** *** ***"
+    written = [tmp_path / "tasks.results.jsonl", tmp_path / "runs", tmp_path / "out"]
+    for root in (tmp_path / "runs", tmp_path / "out", tmp_path / "wt"):  # the worktrees dir goes with its last one
+        written += [p for p in root.rglob("*")]
+    assert {p.suffix for p in written if p.is_file()} >= {".jsonl", ".patch"}
+    for path in written:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        assert mode == (0o700 if path.is_dir() else 0o600), f"{path} is {oct(mode)}"
+        if path.is_file():
+            data = path.read_text(errors="replace")
+            for secret in (spec_secret, process_secret, shaped):
+                assert secret not in data, f"{secret} in {path.relative_to(tmp_path)}"
+    assert not {spec_secret, process_secret, shaped} & set(out.split())
 
 
 def test_a_batch_killed_on_a_terminal_leaves_the_cursor_and_its_resume_removes_what_it_left(tmp_path: Path) -> None:

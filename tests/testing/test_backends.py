@@ -20,6 +20,7 @@ import pytest
 from harness_core.offline.backends import (
     FINISHED_TEXT,
     SIDE_TEXT,
+    ChatCompletionsBackend,
     FunctionCall,
     Handler,
     MessagesBackend,
@@ -534,3 +535,29 @@ def test_chunked_request_bodies_are_read() -> None:
         assert resp.status == 200 and sse(resp.read())[-1]["type"] == "response.completed"
         conn.close()
         assert backend.requests == [{"model": "gpt-5.5", "input": []}]
+
+
+# -- when to retry: the headers of an error to be retried -------------------------------------------------
+
+
+def _error_headers(url: str) -> dict[str, str]:
+    req = urllib.request.Request(url, data=json.dumps({"stream": True}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(req, timeout=5)
+    return {k.lower(): v for k, v in caught.value.headers.items()}
+
+
+@pytest.mark.parametrize("status", [429, 500, 503, 401])
+def test_an_error_to_be_retried_says_when_as_the_real_apis_do(status: int) -> None:
+    """A 429 or a 5xx carries `retry-after` (whole seconds) and `retry-after-ms` (what the OpenAI and Anthropic SDKs
+    and the agents built on them read first), so an agent that honours them retries at once instead of backing off
+    for a minute; a 401 is not to be retried and says nothing of it."""
+    scenario = Scenario("f", (Fail(status, "nope"),))
+    for backend, path in ((ResponsesBackend(scenario), "/v1/responses"), (MessagesBackend(scenario), "/v1/messages"),
+                          (ChatCompletionsBackend(scenario), "/v1/chat/completions")):
+        with backend:
+            headers = _error_headers(f"{backend.url}{path}")
+        retried = {k: headers.get(k) for k in ("retry-after", "retry-after-ms")}
+        assert retried == ({"retry-after": "1", "retry-after-ms": "50"} if status != 401 else
+                           {"retry-after": None, "retry-after-ms": None}), (type(backend).__name__, headers)

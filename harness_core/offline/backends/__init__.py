@@ -24,6 +24,9 @@ unnamed ones). `split_chunks` cuts a text into deltas; `FINISHED_TEXT` is what a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from harness_core._facade import missing_name
 from harness_core.offline.backends.chat import ChatCompletionsBackend, ChatDialect
 from harness_core.offline.backends.dialects import (
     TOOL_STEPS,
@@ -69,3 +72,10 @@ __all__ = [
     "Turn",
     "split_chunks",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)

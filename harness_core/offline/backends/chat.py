@@ -176,7 +176,8 @@ class ChatCompletionsBackend(ScriptedBackend):
         step = turn.step
         if isinstance(step, Fail):
             kind, code = _ERROR_KINDS.get(step.status, ("server_error", None))
-            http.send_json(step.status, {"error": {"message": step.message, "type": kind, "param": None, "code": code}})
+            http.send_json(step.status, {"error": {"message": step.message, "type": kind, "param": None, "code": code}},
+                           self.retry_headers(step.status))
             return
         model = str(body.get("model") or self.default_model)
         self._models.setdefault(model, None)

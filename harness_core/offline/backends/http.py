@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -95,6 +96,10 @@ class ScriptedBackend:
 
     turn_path: ClassVar[str] = "/"
     """The POST path (without query) of a model turn request; subclasses set it."""
+    retry_after: ClassVar[float | None] = 0.05
+    """Seconds an error answer to be retried (429, 5xx) tells the client to wait, in `retry_headers`: an agent that
+    honours them retries at once instead of backing off exponentially (an agent that retries a 429 7 times over
+    ~75 s otherwise: docs/providers.md names it). None: no such headers."""
     replay_each_prompt: bool = False
     """Play the scenario again from its first step for every new user prompt once it is played out (a request
     carrying more user prompts than any before it: the next turn of a session, in the same conversation), so
@@ -260,6 +265,16 @@ class ScriptedBackend:
         """What `requests` keeps of a turn request (default: its body as sent; an API that names the model in
         the path adds it, so that `request["model"]` means the same for every backend)."""
         return body
+
+    def retry_headers(self, status: int) -> dict[str, str]:
+        """The headers of an error answer with `status` that tell the client when to retry, as the real APIs send
+        them: for a 429 or a 5xx, `retry-after` (whole seconds, at least 1: the standard header) and `retry-after-ms`
+        (what the OpenAI and Anthropic SDKs and the agents built on them read first), from `retry_after`. A backend
+        whose API says it otherwise (in the error body) overrides this; none for other statuses."""
+        if self.retry_after is None or not (status == 429 or status >= 500):
+            return {}
+        return {"retry-after": str(max(1, math.ceil(self.retry_after))),
+                "retry-after-ms": str(max(0, round(self.retry_after * 1000)))}
 
     def answer_side(self, http: Handler, method: str, path: str, body: _JSON | None) -> None:
         """Answer a request that is not a model turn (default: a JSON 404)."""

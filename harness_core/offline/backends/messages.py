@@ -94,7 +94,8 @@ class MessagesBackend(ScriptedBackend):
         step = turn.step
         if isinstance(step, Fail):
             kind = _ERROR_TYPES.get(step.status, "api_error")
-            http.send_json(step.status, {"type": "error", "error": {"type": kind, "message": step.message}})
+            http.send_json(step.status, {"type": "error", "error": {"type": kind, "message": step.message}},
+                           self.retry_headers(step.status))
             return
         model = str(body.get("model") or self.default_model)
         if not body.get("stream"):

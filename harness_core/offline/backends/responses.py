@@ -88,7 +88,8 @@ class ResponsesBackend(ScriptedBackend):
         if isinstance(step, Fail):
             kind, code = _ERROR_KINDS.get(step.status, ("server_error", None))
             http.send_json(
-                step.status, {"error": {"message": step.message, "type": kind, "param": None, "code": code}}
+                step.status, {"error": {"message": step.message, "type": kind, "param": None, "code": code}},
+                self.retry_headers(step.status),
             )
             return
         model = str(body.get("model") or self.default_model)

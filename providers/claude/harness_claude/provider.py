@@ -74,6 +74,7 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         min_cli_version=MIN_VERSION,
         tested_cli_version=MIN_VERSION,
         secret_flags=SECRET_FLAGS,
+        public_env=frozenset({"ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"}),  # offline's paths
     )
 
     async def probe(self, options: ClaudeOptions) -> CliInfo:

@@ -8,7 +8,9 @@ Observed facts this module relies on:
   thread too (the resumed turn's permissions follow the new `-s`).
 - A system prompt goes in `-c developer_instructions=...` (a developer message ahead of the user turn);
   the `instructions` key is not sent by 0.169.0.
-- `--` before the positionals lets a prompt start with `-`; for resume it goes after `resume`.
+- The prompt is `-`: codex reads it from stdin to its end (`exec` and `exec resume` alike), so it never
+  appears in the command line, which every local user can read in `/proc/PID/cmdline`; `--` comes before the
+  positionals (for resume after `resume`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ from harness_codex_exec.options import CodexExecOptions
 from harness_codex_exec.sessions import codex_home
 from harness_core import AgentRunSpec
 
-__all__ = ["build_argv", "build_env", "redacted_argv", "toml_string"]
+__all__ = ["PROMPT_FROM_STDIN", "build_argv", "build_env", "redacted_argv", "toml_string"]
+
+PROMPT_FROM_STDIN = "-"
+"""The prompt argument that makes codex read the prompt from stdin."""
 
 
 def toml_string(text: str) -> str:
@@ -37,8 +42,8 @@ def build_argv(
     codex: str, spec: AgentRunSpec, options: CodexExecOptions, *, extra_config: Mapping[str, str] = {},
     output_schema_file: str | None = None,
 ) -> list[str]:
-    """`codex exec --json ... PROMPT` (or `... resume -- ID PROMPT`) for one run; stdin must be closed.
-    `output_schema_file` holds `spec.output_schema` (codex reads the schema from a file)."""
+    """`codex exec --json ... -- -` (or `... resume -- ID -`) for one run: the prompt is written to stdin, which
+    is then closed. `output_schema_file` holds `spec.output_schema` (codex reads the schema from a file)."""
     argv = [codex, "exec", "--json", "--skip-git-repo-check", "-C", str(spec.cwd), "-s", spec.sandbox.value]
     if spec.model is not None:
         argv += ["-m", spec.model]
@@ -52,9 +57,9 @@ def build_argv(
     if output_schema_file is not None:
         argv += ["--output-schema", output_schema_file]
     if spec.resume_session is not None:
-        argv += ["resume", "--", spec.resume_session, spec.prompt]
+        argv += ["resume", "--", spec.resume_session, PROMPT_FROM_STDIN]
     else:
-        argv += ["--", spec.prompt]
+        argv += ["--", PROMPT_FROM_STDIN]
     return argv
 
 
@@ -67,6 +72,6 @@ def build_env(spec: AgentRunSpec, options: CodexExecOptions) -> dict[str, str]:
 
 
 def redacted_argv(argv: Sequence[str], known: tuple[str, ...] = ()) -> list[str]:
-    """`argv` (from `build_argv`) for a log line: the prompt (the last argument) dropped, then as every codex
-    command line is logged (`harness_codex_common.redacted_argv`: `-c` values hidden, secrets scrubbed)."""
-    return codex_redacted_argv(argv[:-1], known)
+    """`argv` (from `build_argv`) for a log line, as every codex command line is logged
+    (`harness_codex_common.redacted_argv`: `-c` values hidden, secrets scrubbed); the prompt is not in it."""
+    return codex_redacted_argv(argv, known)

@@ -12,6 +12,7 @@ approvals (`codex exec` never asks). Ctrl-C or cancel still stops the run and re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from pathlib import Path
@@ -111,9 +112,8 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         )
         ctx.log.debug("codex_exec_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
         interrupted = False
-        async with ctx.spawn(
-            argv, env=build_env(spec, options), cwd=spec.cwd, stdin=False, stdin_close_timeout=0.1
-        ) as child:
+        async with ctx.spawn(argv, env=build_env(spec, options), cwd=spec.cwd, stdin_close_timeout=0.1) as child:
+            await _give_prompt(child, spec.prompt)
             with anyio.CancelScope() as reading:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_cancel_on_interrupt, ctx, reading)
@@ -132,6 +132,14 @@ class CodexExecProvider(Provider[CodexExecOptions]):
             for event in refused_events(records, str(spec.cwd)):
                 await ctx.emit(event)
         return _result(mapping, interrupted)
+
+
+async def _give_prompt(child: ChildProcess, prompt: str) -> None:
+    """The prompt on stdin, then stdin closed (codex reads it to its end; an exit meanwhile shows as the early
+    exit the lines that follow, or their absence, tell)."""
+    with contextlib.suppress(HarnessError):
+        await child.send_input(prompt)
+    await child.close_stdin()
 
 
 def _early_exit(child: ChildProcess, spec: AgentRunSpec) -> HarnessError:

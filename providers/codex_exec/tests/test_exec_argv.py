@@ -45,14 +45,15 @@ def test_new_thread_argv(tmp_path: Path) -> None:
         "--disable",
         "plugins",
         "--",
-        "-starts with a dash",
+        "-",  # the prompt goes on stdin: never in the command line others can read
     ]
+    assert "-starts with a dash" not in " ".join(build_argv("codex", spec, options))
 
 
 def test_resume_argv_keeps_exec_flags_before_resume(tmp_path: Path) -> None:
     spec = AgentRunSpec(prompt="go on", cwd=tmp_path, resume_session="01a2-thread")
     argv = build_argv("codex", spec, CodexExecOptions())
-    assert argv[-5:] == ["workspace-write", "resume", "--", "01a2-thread", "go on"]
+    assert argv[-5:] == ["workspace-write", "resume", "--", "01a2-thread", "-"]
     assert argv.index("-C") < argv.index("resume")
 
 

@@ -175,3 +175,13 @@ async def test_bad_options_say_what_is_valid(host: PluginHost, fake_codex: Path,
         ):
             pass
     assert "codex_home" in info.value.message
+
+
+async def test_the_prompt_goes_on_stdin_and_the_fake_reads_it_as_codex_does(
+    host: PluginHost, fake_codex: Path, tmp_path: Path
+) -> None:
+    spec = _spec(tmp_path, fake_codex, "say").model_copy(update={"prompt": "-looks like a flag\nsecond line ✓"})
+    result, _ = await _run(host, spec)
+    assert result.status is RunStatus.SUCCESS
+    rollout = "".join(p.read_text() for p in (tmp_path / "home").rglob("rollout-*.jsonl"))
+    assert '"text": "-looks like a flag\\nsecond line \\u2713"' in rollout  # all of stdin, as the real one keeps it

@@ -7,6 +7,7 @@ state directory (CODEX_HOME and HOME), set up by the provider's own `offline_set
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -236,3 +237,28 @@ async def test_endless_reconnecting_to_a_closed_port_fails_at_once_with_max_reco
     assert result.status is RunStatus.FAILED and result.error is not None and result.error.code == "model_error"
     assert result.error.message.startswith(f"the agent could not reach its model API at {base_url} after 1 attempt ")
     assert await _left_running(ws) == []
+
+
+def _rollouts(home: Path) -> str:
+    """Every rollout file codex kept under `home` (its CODEX_HOME), as one text."""
+    return "".join(path.read_text() for path in sorted(home.rglob("rollout-*.jsonl")))
+
+
+async def test_the_prompt_goes_on_stdin_never_in_the_command_line(host: PluginHost, tmp_path: Path) -> None:
+    """`/proc/PID/cmdline` is readable by every local user: codex gets the prompt on stdin (`-`)."""
+    prompt = "the private prompt 5b1e\n  on two lines"
+    seen: list[str] = []
+
+    def look(_live: Any, event: HarnessEvent) -> None:
+        if event.type == "session_started":  # codex is playing the turn: its command line is there to read
+            seen.extend(_running_in(spec.cwd))
+
+    with _offline(tmp_path, SCENARIOS["say"]) as (backend, spec):
+        spec = spec.model_copy(update={"prompt": prompt})
+        result, _ = await _run(host, spec, look)
+        bodies = [str(body) for body in backend.requests]
+    assert result.status is RunStatus.SUCCESS, result.error
+    assert seen and not any("private prompt" in line for line in seen), seen
+    assert any("the private prompt 5b1e\\n  on two lines" in body for body in bodies)  # whole, as given
+    home = Path(spec.provider_options["codex_home"])
+    assert json.dumps(prompt)[1:-1] in _rollouts(home)

@@ -5,8 +5,8 @@ Layer: testing. Knows the exec command line (its flags, `resume`), its start and
 Checked against recorded real transcripts by the codex-exec tests; knows nothing of Harness providers or
 events. Nothing outside the workspace and `$CODEX_HOME` is written.
 
-Run it as `python -m harness_codex_exec.testing.fake exec --json ... PROMPT` or through the wrapper
-`write_fake_codex(dir)` writes (for `-o codex_bin=PATH`). Environment (the wrapper sets the first two, and the
+Run it as `python -m harness_codex_exec.testing.fake exec --json ... -` (the prompt on stdin) or through the
+wrapper `write_fake_codex(dir)` writes (for `-o codex_bin=PATH`). Environment (the wrapper sets the first two, and the
 scenario's default):
 
 - `HARNESS_FAKE_VERSION`: what `--version` prints after `codex-cli ` (default 0.169.0).
@@ -103,13 +103,18 @@ def _load_total(home: Path | None, thread_id: str) -> dict[str, int] | None:
 
 
 def _save_total(home: Path | None, thread_id: str, total: dict[str, int]) -> None:
+    info = {"total_token_usage": {**total, "total_tokens": total["input_tokens"] + total["output_tokens"]}}
+    _save(home, thread_id, {"type": "event_msg", "payload": {"type": "token_count", "info": info}})
+
+
+def _save(home: Path | None, thread_id: str, record: dict[str, Any]) -> None:
+    """Append `record` to the thread's rollout file (nothing without `CODEX_HOME`)."""
     if home is None:
         return
     path = _rollout_path(home, thread_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    info = {"total_token_usage": {**total, "total_tokens": total["input_tokens"] + total["output_tokens"]}}
     with path.open("a") as f:
-        f.write(json.dumps({"type": "event_msg", "payload": {"type": "token_count", "info": info}}) + "\n")
+        f.write(json.dumps(record) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,8 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: os._exit(1))  # the real CLI exits 1 on SIGINT, no final line
     opts = _parse(args[1:])
     home = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else None
-    if not sys.stdin.isatty():
+    prompt = opts["positionals"][-1] if opts["positionals"] else "-"
+    if prompt == "-":  # as 0.169.0: the prompt is all of stdin, and there must be one
+        prompt = "" if sys.stdin.isatty() else sys.stdin.read()
+        if not prompt.strip():
+            print("No prompt provided via stdin.", file=sys.stderr)
+            return 1
+    elif not sys.stdin.isatty():  # a prompt argument and piped input: the input is appended as a <stdin> block
         print("Reading additional input from stdin...", file=sys.stderr, flush=True)
+        prompt += f"\n<stdin>\n{sys.stdin.read()}\n</stdin>"
     name = os.environ.get("HARNESS_FAKE_SCENARIO") or "say"
     scenario = SCENARIOS.get(name)
     if scenario is None:
@@ -139,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    _save(home, thread_id, {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": prompt}]}})  # the thread keeps the user's message, as the real rollout does
     emit({"type": "thread.started", "thread_id": thread_id})
     emit({"type": "turn.started"})
     crash = os.environ.get("HARNESS_FAKE_CRASH")

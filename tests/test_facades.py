@@ -1,0 +1,64 @@
+"""A façade asked for a name it does not export says where the name is (the façade that exports it, a close name,
+the internal module that defines it) in an ImportError, instead of a bare "cannot import name"; submodule imports,
+private and dunder probes behave as on any module. Fresh interpreters: what a provider author's first import sees."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import harness_core.provider
+from harness_core._facade import FACADES, FacadeNameError
+
+
+def _import_error(statement: str) -> str:
+    """The last line of what a fresh interpreter prints for `statement`, which must fail with an ImportError."""
+    code = textwrap.dedent(f"""
+        try:
+            {statement}
+        except ImportError as exc:
+            print(type(exc).__name__, exc)
+        else:
+            print("imported")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_a_name_of_another_facade_says_which_one() -> None:
+    said = _import_error("from harness_core.provider import SCENARIOS")
+    assert said.startswith("FacadeNameError harness_core.provider does not export 'SCENARIOS': import it from "
+                           "harness_core.offline (`from harness_core.offline import SCENARIOS`)"), said
+    said = _import_error("from harness_core import ProviderOptions")
+    assert "import it from harness_core.provider" in said, said
+
+
+def test_a_misspelt_name_gets_a_did_you_mean() -> None:
+    assert _import_error("from harness_core.provider import RunContex") == (
+        "FacadeNameError harness_core.provider has no name 'RunContex'; did you mean 'RunContext'?")
+    assert _import_error("from harness_core.offline.backends import Turns") == (
+        "FacadeNameError harness_core.offline.backends has no name 'Turns'; did you mean 'Turn'?")
+
+
+def test_an_internal_name_is_named_with_its_module_and_called_unsupported() -> None:
+    said = _import_error("from harness_core.provider import ProviderContext")
+    assert "it is defined in harness_core._run.context, an internal module, which is not a supported import path" \
+        in said, said
+
+
+def test_an_unknown_name_lists_the_facades() -> None:
+    said = _import_error("from harness_core import no_such_thing")
+    assert said.startswith("FacadeNameError harness_core has no name 'no_such_thing'. The façades (") and all(
+        facade in said for facade in FACADES), said
+
+
+def test_submodules_private_and_dunder_names_behave_as_on_any_module() -> None:
+    assert _import_error("from harness_core.testing import contract; from harness_core import offline") == "imported"
+    assert not hasattr(harness_core.provider, "__wrapped__")
+    assert not hasattr(harness_core.provider, "_repr_html_")
+    with pytest.raises(FacadeNameError) as caught:
+        getattr(harness_core.provider, "SCENARIOS")  # noqa: B009 - the attribute access itself is the test
+    assert isinstance(caught.value, ImportError) and caught.value.name == "SCENARIOS"
