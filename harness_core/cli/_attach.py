@@ -69,17 +69,11 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
         sys.exit(130)
     for line in bad:
         click.echo(f"harness: skipped {line.describe()}", err=True)
-    truncated = result is None and summarize(log_path(directory, found)).status == TRUNCATED
-    if result is None and renderer is not None:  # what the log holds was shown, to its end: say why it ends there
-        why = ("writing its log failed (a full disk or an I/O error), so the run was stopped (log_write_failed)"
-               if truncated else "its Harness ended before the run did (killed, or the machine went down)")
-        renderer.lost(f"{why}; the log ends here, with no result (`harness show {found}` sums it up)",
-                      status="truncated" if truncated else "lost")
-        renderer.close()
-        sys.exit(EXIT_FAILED)
     if renderer is not None:
+        if result is None:  # what the log holds, to its end: the tools it left running too
+            renderer.log_ended()
         renderer.close()
-    if truncated:
+    if result is None and summarize(log_path(directory, found)).status == TRUNCATED:
         fail(f"run {found}'s log is truncated: writing it failed (a full disk or an I/O error), so the run was "
              f"stopped (log_write_failed) and its log ends without its result; `harness show {found}` shows what "
              "it did", EXIT_FAILED)

@@ -401,17 +401,16 @@ class Renderer:
         self._line(text, term.YELLOW)
         self._out.flush()
 
-    def lost(self, why: str, status: str = "lost") -> None:
+    def log_ended(self) -> None:
         """The log ended without `done` and will not go on (its Harness is gone, or could not write it): show what
-        it holds to the end — each tool it left running (``[tool] Running command sleep 30 … (no result: the log
-        ends here)``) — then ``■ lost · WHY`` (or `status`, e.g. ``truncated``)."""
+        it holds to the end, each tool it left running too (``[tool] Running command sleep 30 … (no result: the
+        log ends here)``)."""
         self._phase = "done"
         more = self._marks["more"]
         for display, _since, _shown in self._pending.values():
             self._line(f"[tool] {tool_label(display, more, self._cwd)} {more} (no result: the log ends here)",
                        term.YELLOW, tag=True)
         self._pending.clear()
-        self._line(f"{self._marks['stop']} {status} {self._marks['sep']} {why}", term.YELLOW, bold=True)
         self._out.flush()
 
     def close(self) -> None:
