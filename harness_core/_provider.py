@@ -88,11 +88,26 @@ class OfflineSetup:
     The caller starts `backend` (a context manager) before the run, if there is one, and merges
     `provider_options` and `env` into the spec. Used by `harness run --offline`, `harness demo` and the
     contract suite (which also uses it, without a backend, to point a provider at its fake CLI).
+
+    An offline run stays offline whatever the caller adds (`harness_core.offline.offline_spec`): the caller's
+    options are merged into `provider_options` key by key (nested tables merged, lists joined), and an option or
+    variable that could take the agent off its backend is refused with an `InvalidSpecError` naming it and why:
+    one at, under or above a path of `pinned_options`, one named by `pinned_env`, one `check_options` objects to.
     """
 
     backend: ScriptedBackend | None = None
     provider_options: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    pinned_options: Mapping[str, str] | None = None
+    """The options that decide where the agent connects (its model API, its config that could name another),
+    as dotted paths (`config.model_provider`), each with why (for the error: "chooses the model API"). None: every
+    option `provider_options` sets."""
+    pinned_env: Mapping[str, str] | None = None
+    """The environment variables that decide it, each with why; a caller's `spec.env` may not set one. None: every
+    variable `env` sets."""
+    check_options: Callable[[Mapping[str, Any]], str | None] | None = None
+    """For options a path cannot judge (a free-form argument list): given the caller's options (validated, only
+    those set), what would take the agent off its backend — a sentence naming the option — or None."""
 
 
 class RunContext(Protocol):

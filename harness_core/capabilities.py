@@ -76,6 +76,13 @@ class ProviderInfo(BaseModel):
         description="Other names `--provider` accepts for it; a provider's own name always wins over another's "
         "alias, and an alias two providers claim names neither.",
     )
+    project_config: tuple[str, ...] = Field(
+        default=(),
+        description="The agent's own configuration a project carries that can run programs (hooks, MCP servers, "
+        "custom commands), as paths relative to a project directory (`.agent/settings.json`), which the provider "
+        "keeps the agent from loading unless `spec.trust_project`: `harness run` names the ones a project has when "
+        "it does not load them.",
+    )
 
 
 def missing_capabilities(

@@ -88,8 +88,9 @@ _SECRET_ENV_NAME = re.compile(
 `*PASSWORD*`, `*CREDENTIAL*`, … — not merely `*AUTH*` or `*PRIVATE*` (`GIT_AUTHOR_NAME`, `SSH_AUTH_SOCK`,
 `XAUTHORITY` and `GOPRIVATE` are not secrets)."""
 _SYSTEM_ENV = frozenset({"HOME", "PATH", "PWD", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME",
-                         "TMPDIR", "TMP", "TEMP"})
-"""Variables of the system that locate or configure, never secrets (with `LC_*` and `XDG_*`)."""
+                         "TMPDIR", "TMP", "TEMP", "NO_PROXY", "no_proxy"})
+"""Variables of the system that locate or configure, never secrets (with `LC_*` and `XDG_*`; `NO_PROXY` lists hosts,
+as every offline run's does: the loopback addresses)."""
 _FLAG = re.compile(r"-[\w-]*$")
 _FLAG_SECRET_WORD = re.compile(r"key|token|secret|passw|auth|bearer", re.IGNORECASE)
 

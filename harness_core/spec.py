@@ -91,6 +91,12 @@ class _SpecFields(BaseModel):
     provider_options: dict[str, Any] = Field(
         default_factory=dict, description="Provider-specific options, validated by the provider's options model."
     )
+    trust_project: bool = Field(
+        default=False, description="Let the agent load its own configuration from the project in `cwd` (hooks, "
+        "MCP servers, custom commands: programs a cloned repository chose). Off by default: the provider keeps "
+        "the agent from loading them with the agent's own switches (setting sources, folder trust). `harness run` "
+        "turns it on for the directories in the user's `trusted_projects`."
+    )
 
     @field_validator("model", "resume_session", "effort")
     @classmethod
@@ -148,7 +154,7 @@ class AgentRunSpec(_SpecFields):
             output_schema: Mapping[str, Any] | None = None, max_turns: int | None = None,
             max_cost_usd: float | None = None, max_output_tokens: int | None = None,
             requires: AbstractSet[Capability] = ..., env: Mapping[str, str] = ..., idle_timeout: float | None = None,
-            provider_options: Mapping[str, Any] = ...,
+            provider_options: Mapping[str, Any] = ..., trust_project: bool = False,
         ) -> None: ...
 
     @field_validator("prompt", mode="before")  # before `min_length`, so "" gets this message too
@@ -172,7 +178,7 @@ class SessionSpec(_SpecFields):
             output_schema: Mapping[str, Any] | None = None, max_turns: int | None = None,
             max_cost_usd: float | None = None, max_output_tokens: int | None = None,
             requires: AbstractSet[Capability] = ..., env: Mapping[str, str] = ..., idle_timeout: float | None = None,
-            provider_options: Mapping[str, Any] = ...,
+            provider_options: Mapping[str, Any] = ..., trust_project: bool = False,
         ) -> None: ...
 
     def turn(self, prompt: str, **overrides: Any) -> AgentRunSpec:

@@ -77,6 +77,7 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
     from harness_core.cli._config import load_config
     from harness_core.cli._configcmd import configured_fields
     from harness_core.cli._conversation import ChatRequest, converse
+    from harness_core.cli._run import check_offline_flags, say_untrusted
 
     config = load_config(cwd)
     try:
@@ -95,6 +96,8 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
     configured_fields(click.get_current_context(), config, provider, fields)
     if cwd is not None:
         fields["cwd"] = cwd
+    project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace
+    fields["trust_project"] = project is not None and config.trusts(project)
     spec = AgentRunSpec(**fields)
     request = ChatRequest(spec=spec, provider=provider, runs_dir=runs_dir, json=as_json, verbose=verbose,
                           prompt=sys.stdin.isatty(), approvals=sys.stdin.isatty() and sys.stderr.isatty(),
@@ -103,13 +106,15 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
         if keep_workspace or force or scenario_given:
             raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
+        say_untrusted(config, provider, spec.cwd)
         sys.exit(converse(request, sys.stdin, sys.stdout))
     from harness_core.cli._offline import offline_workspace
-    from harness_core.cli._run import check_offline_flags
 
     explicit_cwd = cwd is not None
     check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
                         runs_dir=runs_dir)
+    if explicit_cwd:
+        say_untrusted(config, provider, spec.cwd)
     with offline_workspace(SessionSpec.of(spec), provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,
                            what="chat") as played:
         status = converse(dataclasses.replace(request, spec=played), sys.stdin, sys.stdout)

@@ -137,6 +137,8 @@ class Config:
     """Per provider name: each option's key path (``("config", "effort")``; ``("model",)`` is the provider's
     model, not an option) and value."""
     refused: Mapping[tuple[str, ...], str] = field(default_factory=dict)  # see `_check_project`
+    trusted: tuple[Path, ...] = ()
+    """The user file's `trusted_projects`, resolved (`~` expanded, relative to the file)."""
     DEFAULTS: ClassVar[Mapping[str, str]] = {
         "sandbox": "workspace-write", "approval": "never", "idle_timeout": "inf",
     }
@@ -148,6 +150,11 @@ class Config:
         for name, table in sorted(self.providers.items(), key=lambda item: resolve(item[0]) == item[0]):
             providers.setdefault(resolve(name), {}).update(table)
         return replace(self, providers=providers)
+
+    def trusts(self, directory: Path) -> bool:
+        """Whether `directory` is a trusted project: it is, or is inside, one of `trusted` (symlinks resolved)."""
+        here = directory.expanduser().resolve()
+        return any(here == t or t in here.parents for t in self.trusted)
 
     def get(self, key: str) -> Any:
         """The value of top-level setting `key` (`runs_dir` a `Path`), or None when nothing sets it."""
@@ -262,7 +269,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
         values["provider"] = Value(environ[ENV_PROVIDER], f"${ENV_PROVIDER}")
     if environ.get(ENV_RUNS_DIR):
         values["runs_dir"] = Value(Path(environ[ENV_RUNS_DIR]).expanduser(), f"${ENV_RUNS_DIR}")
-    return Config(files=tuple(looked), values=values, providers=providers, refused=refused)
+    return Config(files=tuple(looked), values=values, providers=providers, refused=refused, trusted=tuple(trusted))
 
 
 def _warning(message: str) -> None:

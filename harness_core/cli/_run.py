@@ -27,9 +27,10 @@ WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (n
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec
     from harness_core._background import OfflinePlan
+    from harness_core.cli._config import Config
     from harness_core.cli._live import RunRequest
 
-__all__ = ["check_offline_flags", "check_online", "run", "start_background"]
+__all__ = ["check_offline_flags", "check_online", "run", "say_untrusted", "start_background"]
 
 _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
 
@@ -150,6 +151,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     approval = fields["approval"]
     if cwd is not None:
         fields["cwd"] = cwd
+    project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace
+    fields["trust_project"] = project is not None and config.trusts(project)
     spec = AgentRunSpec(**fields)
     interactive = approval != "never" and sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -162,13 +165,16 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
         if keep_workspace or force or scenario_given:
             raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
+        say_untrusted(config, provider, spec.cwd, quiet=quiet)
         if background:
             check_online(spec, provider, runs_dir)
             sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json))
         sys.exit(run_async(execute, request_for(spec), sys.stdout))
     explicit_cwd = cwd is not None
     check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
-                   runs_dir=runs_dir)
+                        runs_dir=runs_dir, background=background)
+    if explicit_cwd:
+        say_untrusted(config, provider, spec.cwd, quiet=quiet)
     if background:
         from harness_core._background import OfflinePlan
 
@@ -186,6 +192,17 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
 _DEFAULT_SOURCE = click.core.ParameterSource.DEFAULT
 
 
+def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: bool = False) -> None:
+    """Print, once, that the project's own agent configuration is not loaded (when `cwd` is not a trusted project
+    and has some for the provider's agent); nothing under `quiet`."""
+    from harness_core.cli._trust import untrusted_notice
+    from harness_core.plugins import get_host
+
+    notice = None if quiet else untrusted_notice(config, get_host(), provider, cwd)
+    if notice is not None:
+        say(*notice)
+
+
 def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
     from harness_core._run.api import prepare
@@ -197,16 +214,18 @@ def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None
 
 
 def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                   force: bool, runs_dir: Path | None) -> None:
+                   force: bool, runs_dir: Path | None, background: bool = False) -> None:
     """Everything `harness run --offline` checks before it creates anything: the scenario, provider, options,
-    capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error)."""
+    capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error). An option
+    the offline run refuses (it would take the agent off its backend) is checked here only for a `background` run,
+    which plays elsewhere: in the foreground, `offline_workspace` refuses it before creating anything."""
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
     from harness_core.offline._setup import check_offline, workspace_conflict
     from harness_core.plugins import get_host
 
     host = get_host()
-    played = check_offline(spec, provider, scenario, host=host)
+    played = check_offline(spec, provider, scenario, host=host, pins=background)
     run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
     check_writable(runs_dir)
     if explicit_cwd:

@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
+from harness_core.offline._pins import merge_offline
 from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
 from harness_core.spec import AgentRunSpec, SessionSpec
+
+if TYPE_CHECKING:
+    from harness_core.offline.backends import ScriptedBackend
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 
@@ -29,6 +33,7 @@ __all__ = [
     "can_run_offline",
     "check_offline",
     "offline_spec",
+    "prepared_offline",
     "scenario_named",
     "seed_workspace",
     "workspace_conflict",
@@ -63,13 +68,16 @@ def seed_workspace(scenario: Scenario, workspace: Path) -> list[str]:
 
 
 def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenario: Scenario | str,
-                  *, host: PluginHost | None = None) -> Scenario:
+                  *, host: PluginHost | None = None, pins: bool = True) -> Scenario:
     """Everything that can be checked before an offline run creates anything (a workspace, its files, a backend):
-    the scenario exists, the provider exists and can run offline, `spec.provider_options` validate and the
-    provider has every capability the spec needs. Returns the scenario.
+    the scenario exists, the provider exists and can run offline, `spec.provider_options` validate, the
+    provider has every capability the spec needs and (with `pins`) no option or variable of the spec would take
+    the agent off its scripted backend (`offline_spec` refuses those; to know them the provider's setup is made in
+    a scratch directory, its backend bound and never served, then dropped). Returns the scenario.
 
     Raises:
-        InvalidSpecError: no such scenario, the provider cannot run offline, or its options do not validate.
+        InvalidSpecError: no such scenario, the provider cannot run offline, its options do not validate, or an
+            option or variable of the spec would take the agent off its scripted backend.
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
@@ -81,6 +89,14 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
     preflight(spec, registered.name, host)
+    if pins:
+        scratch = Scratch("harness-offline-check-")
+        try:
+            with prepared_offline(SessionSpec.of(spec).model_copy(update={"cwd": scratch.path / "workspace"}),
+                                  registered.name, played, host=host):
+                pass
+        finally:
+            scratch.release()
     return played
 
 
@@ -118,12 +134,33 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
     `spec` may be a `SessionSpec` (for `open_session`): the backend plays the scenario again for every new prompt
     of the conversation, so each turn gets its answer, in the same workspace. The scenario's files are not
     created: call `seed_workspace` first if the workspace should have them. The
-    CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards; options and
-    environment given by the caller win over the offline ones.
+    CLI's own state (home, config, sessions) lives in a temporary directory removed afterwards. The caller's
+    options are merged into the offline ones key by key (a table of options is merged, never replaced) and the
+    caller's environment wins over the offline one, except for what the provider's setup pins because it decides
+    where the agent connects (`OfflineSetup.pinned_options`, `pinned_env`, `check_options`): that is refused.
+    Every offline run gets `NO_PROXY`/`no_proxy` set to the loopback addresses, so that a proxy from the
+    environment never carries its calls off the machine.
 
     Raises:
         ProviderNotFoundError: no such provider.
-        InvalidSpecError: the provider cannot run offline.
+        InvalidSpecError: the provider cannot run offline, or an option or variable of the spec would take the
+            agent off its backend (the message names it and why).
+    """
+    with prepared_offline(spec, provider, scenario, host=host) as (backend, merged), backend:
+        yield merged
+
+
+@contextmanager
+def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str,
+                     *, host: PluginHost | None = None) -> Iterator[tuple[ScriptedBackend, SpecT]]:
+    """`offline_spec` up to serving: the provider's setup made (its state in a temporary directory, removed when
+    the block ends), the spec merged with it, and the backend bound but not started. Creates nothing else, so that a
+    refused option is refused before a workspace is. The caller enters the backend to serve it.
+
+    Raises:
+        ProviderNotFoundError: no such provider.
+        InvalidSpecError: the provider cannot run offline, or an option or variable of the spec would take the
+            agent off its backend.
     """
     host = host or get_host()
     if isinstance(scenario, str):
@@ -133,18 +170,19 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
         raise _cannot_run_offline(registered.name, host)
     scratch = Scratch("harness-offline-")  # a killed Harness's is swept later (`harness runs prune`)
     state = scratch.path
+    backend: ScriptedBackend | None = None
     try:
         setup = registered.cls().offline_setup(scenario, spec.cwd, state)
-        if setup is None or setup.backend is None:
+        backend = setup.backend if setup is not None else None
+        if setup is None or backend is None:
             raise _cannot_run_offline(registered.name, host)
-        merged = spec.model_copy(update={
-            "provider_options": {**setup.provider_options, **spec.provider_options},
-            "env": {**setup.env, **spec.env, OFFLINE_ENV: "1"},
-        })
-        setup.backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
-        with setup.backend:
-            yield merged
+        options, env = merge_offline(setup, registered.cls(), spec.provider_options, spec.env)
+        merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"}})
+        backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
+        yield backend, merged
     finally:
+        if backend is not None:
+            backend.stop()  # idempotent: a refused or never-served backend releases its port too
         scratch.release()
 
 

@@ -1,7 +1,7 @@
 """An offline run's workspace: a temporary directory (or the spec's own), the scenario's files, the backend.
 
 Layer: offline (public as `harness_core.offline.offline_workspace`; `harness run --offline` and `harness chat
---offline` play through it). Knows `offline_spec`, `check_offline` and the scenario vocabulary; knows no concrete
+--offline` play through it). Knows `prepared_offline`, `check_offline` and the scenario vocabulary; knows no concrete
 provider, and prints nothing (a caller that reports progress passes `on_ready`).
 """
 
@@ -17,7 +17,7 @@ from harness_core.offline._setup import (
     DEFAULT_SCENARIO,
     SpecT,
     check_offline,
-    offline_spec,
+    prepared_offline,
     seed_workspace,
     workspace_conflict,
 )
@@ -55,13 +55,14 @@ def offline_workspace(
     before the backend starts.
 
     Raises (before anything is created):
-        InvalidSpecError: no such scenario; the provider cannot run offline or its options do not validate; the
-            spec's `cwd` is not empty (without `force`).
+        InvalidSpecError: no such scenario; the provider cannot run offline or its options do not validate; an
+            option or variable of the spec would take the agent off its backend; the spec's `cwd` is not empty
+            (without `force`).
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
     host = host or get_host()
-    played = check_offline(spec, provider, scenario, host=host)
+    played = check_offline(spec, provider, scenario, host=host, pins=False)  # prepared_offline refuses those first
     if temporary is None:
         temporary = "cwd" not in spec.model_fields_set
     if not temporary and not force:
@@ -74,12 +75,13 @@ def offline_workspace(
         spec = spec.model_copy(update={"cwd": scratch.path})
     workspace = spec.cwd
     try:
-        workspace.mkdir(parents=True, exist_ok=True)
-        created = seed_workspace(played, workspace)
-        if on_ready is not None:
-            on_ready(workspace, created)
-        with offline_spec(spec, provider, played, host=host) as offline_run:
-            yield offline_run
+        with prepared_offline(spec, provider, played, host=host) as (backend, offline_run):
+            workspace.mkdir(parents=True, exist_ok=True)
+            created = seed_workspace(played, workspace)
+            if on_ready is not None:
+                on_ready(workspace, created)
+            with backend:
+                yield offline_run
     finally:
         if scratch is not None:
             scratch.release(keep=keep)

@@ -83,6 +83,7 @@ from harness_core.testing._contract_base import ContractBase, Play
 from harness_core.testing._contract_chat import ChatTests
 from harness_core.testing._contract_faults import FaultTests
 from harness_core.testing._contract_imports import ImportTests
+from harness_core.testing._contract_offline import OfflineTests
 from harness_core.testing._contract_secrets import Secret
 from harness_core.testing._contract_session import SessionTests
 from harness_core.testing._contract_support import Played, assert_replayed_as_recorded, descendants, without_wall_clock
@@ -106,11 +107,12 @@ UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ContractBase):
+class ProviderContract(OfflineTests, ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ContractBase):
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
-    (see `ContractBase`). Hooks: `setup_run`, `real_cli_path`, `missing_cli_options`, `check_invariants`.
+    (see `ContractBase`), `offline_options` and `offline_environment` (see `OfflineTests`). Hooks: `setup_run`,
+    `real_cli_path`, `missing_cli_options`, `check_invariants`.
     """
 
     # --- scenarios -----------------------------------------------------------------------------------------

@@ -63,12 +63,13 @@ class AcpConnection:
     `play` plays one prompt turn. `closed` once the agent's stdout ended."""
 
     def __init__(self, child: ChildProcess, opts: AcpOptions, log: Any, *, agent: str,
-                 modes: dict[ModeKey, str] | None = None,
+                 modes: dict[ModeKey, str] | None = None, untrusted_modes: dict[ModeKey, str] | None = None,
                  session_meta: Callable[[AgentRunSpec | SessionSpec], dict[str, Any]] | None = None,
                  handles: frozenset[str] = frozenset(), warnings: re.Pattern[str] | None = None,
                  set_model_first: bool = False) -> None:
         self.child, self.opts, self.log, self.agent = child, opts, log, agent
         self.modes = modes or {}
+        self.untrusted_modes = untrusted_modes or {}  # replace `modes` where the spec does not trust the project
         self.session_meta, self.handles, self.warnings = session_meta, handles, warnings
         self.set_model_first = set_model_first
         self.opened: AgentRunSpec | SessionSpec | None = None  # the spec the session was opened with
@@ -221,7 +222,8 @@ class AcpConnection:
         assert self.session_id is not None
         key = (spec.sandbox.value, "never" if spec.approval.value == "never" else "ask")
         modes = self.session.get("modes")
-        mode = self.opts.mode or self.modes.get(key) or self._read_only_mode(spec, modes) or self.initial_mode
+        table = self.modes if spec.trust_project else {**self.modes, **self.untrusted_modes}
+        mode = self.opts.mode or table.get(key) or self._read_only_mode(spec, modes) or self.initial_mode
         if mode is not None and mode != self.current_mode and isinstance(modes, dict):
             offered = [str(m.get("id")) for m in modes.get("availableModes") or [] if isinstance(m, dict)]
             if offered and mode not in offered:

@@ -32,10 +32,12 @@ pinned native `claude` 2.1.328 works there too). Facts in full: providers/acp/do
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shutil
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +46,15 @@ from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scena
 from harness_core.provider import OfflineSetup
 
 __all__ = [
+    "CLAUDE_ENV_PINS",
+    "CLAUDE_OTHER_APIS",
     "CODEX_ACP_DISABLED_FEATURES",
+    "CODEX_ACP_PINS",
+    "CODEX_ENV_PINS",
     "CODEX_ACP_KEY_ENV",
     "CODEX_ACP_MODEL",
     "ClaudeCodeAcpTools",
+    "check_codex_acp_args",
     "claude_acp_env",
     "claude_acp_offline_setup",
     "codex_acp_args",
@@ -68,6 +75,26 @@ CODEX_ACP_DISABLED_FEATURES: tuple[str, ...] = ("unbounded_connection_retries", 
 `-c features.NAME=false`."""
 
 
+CODEX_ACP_PINS: dict[str, str] = {
+    "model_provider": "chooses the model API Codex calls",
+    "model_providers": "defines where a model API is",
+    "profile": "selects a config profile, which can choose another model API",
+    "profiles": "defines config profiles, which can choose another model API",
+    "analytics": "would send Codex's usage metrics to ab.chatgpt.com (off offline)",
+    "otel": "exports Codex's telemetry to a collector",
+    "chatgpt_base_url": "is where Codex reaches ChatGPT's services",
+    **{f"features.{feature}": "is off offline (plugin sync reaches the network; unbounded retries never end)"
+       for feature in CODEX_ACP_DISABLED_FEATURES},
+}
+"""The config keys a `-c` in `-o args` may not set offline, each with why. Mirrors the `config.*` entries of
+`harness_codex_common.offline.OFFLINE_PINS`."""
+CODEX_ENV_PINS: dict[str, str] = {
+    "CODEX_HOME": "is where Codex reads its config.toml, which can choose another model API",
+    "CODEX_EXEC_SERVER_URL": "sends Codex's commands to a remote exec server",
+}
+"""Mirrors `harness_codex_common.offline.OFFLINE_ENV_PINS`."""
+
+
 def codex_acp_config(base_url: str) -> dict[str, str]:
     """Config overrides (dotted key → TOML value) making Codex inside codex-acp use the Responses API at
     `base_url` (ending in `/v1`) as its only model provider, with no retries and the features above off.
@@ -76,7 +103,8 @@ def codex_acp_config(base_url: str) -> dict[str, str]:
         f'{{name="mock", base_url="{base_url}", wire_api="responses", env_key="{CODEX_ACP_KEY_ENV}", '
         "request_max_retries=0, stream_max_retries=0}"
     )
-    config = {"model_provider": '"mock"', "model_providers.mock": provider, "model": f'"{CODEX_ACP_MODEL}"'}
+    config = {"model_provider": '"mock"', "model_providers.mock": provider, "model": f'"{CODEX_ACP_MODEL}"',
+              "analytics.enabled": "false"}
     for feature in CODEX_ACP_DISABLED_FEATURES:
         config[f"features.{feature}"] = "false"
     return config
@@ -88,6 +116,30 @@ def codex_acp_args(base_url: str) -> list[str]:
     for key, value in codex_acp_config(base_url).items():
         args += ["-c", f"{key}={value}"]
     return args
+
+
+def check_codex_acp_args(options: Mapping[str, Any]) -> str | None:
+    """`OfflineSetup.check_options` of codex-acp: `-o args` may hold only `-c KEY=VALUE` (codex-acp's one flag),
+    and no KEY at, under or above one of `CODEX_ACP_PINS` (a later `-c` wins over the offline one)."""
+    args = list(options.get("args") or ())
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-c", "--config") and i + 1 < len(args):
+            pair, i = args[i + 1], i + 2
+        elif arg.startswith("--config="):
+            pair, i = arg[len("--config="):], i + 1
+        elif arg.startswith("-c") and len(arg) > 2:
+            pair, i = arg[2:], i + 1
+        else:
+            return (f"option args ({arg!r}) is not taken: offline, codex-acp's arguments may only be "
+                    "`-c KEY=VALUE` config overrides")
+        key = tuple(part.strip().strip('"') for part in pair.partition("=")[0].split("."))
+        for pin, why in CODEX_ACP_PINS.items():
+            split = tuple(pin.split("."))
+            if key[:len(split)] == split or split[:len(key)] == key:
+                return f"option args (-c {pair.partition('=')[0]}=...) is not taken: {pin} {why}"
+    return None
 
 
 def find_bwrap() -> str | None:
@@ -140,7 +192,10 @@ def codex_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Path
     bwrap_dir = find_bwrap()
     if bwrap_dir is not None:
         env["PATH"] = os.pathsep.join([bwrap_dir, os.environ.get("PATH", os.defpath)])
-    return OfflineSetup(backend=backend, provider_options={"args": codex_acp_args(backend.base_url)}, env=env)
+    return OfflineSetup(backend=backend, provider_options={"args": codex_acp_args(backend.base_url)}, env=env,
+                        pinned_options={}, pinned_env={**dict.fromkeys(env, "is set by the offline setup"),
+                                                      **CODEX_ENV_PINS},
+                        check_options=check_codex_acp_args)
 
 
 # -- claude-agent-acp ----------------------------------------------------------------------------------------
@@ -190,6 +245,19 @@ class ClaudeCodeAcpTools(MessagesDialect):
         return "tools" in body or "thinking" in body
 
 
+CLAUDE_OTHER_APIS: tuple[str, ...] = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+"""The switches of Claude Code 2.1.83 that send model calls to another API instead of ANTHROPIC_BASE_URL: "0"
+offline. Mirrors `harness_claude.offline.OTHER_APIS` (2.1.328 has more)."""
+CLAUDE_ENV_PINS: dict[str, str] = {
+    "CLAUDE_CODE_PLUGIN_CACHE_DIR": "is where Claude Code keeps its plugin lists (fetched from the network when "
+    "missing)",
+    "CLAUDE_CODE_EXECUTABLE": "chooses the Claude Code the adapter runs",
+    **{f"ANTHROPIC_{api}_BASE_URL": "is another model API Claude Code may call"
+       for api in ("BEDROCK", "VERTEX", "FOUNDRY")},
+}
+"""Variables an offline claude-acp run holds fixed beyond those it sets. Mirrors `harness_claude.offline`."""
+
+
 def claude_acp_env(backend: MessagesBackend, home: Path) -> dict[str, str]:
     """Environment for claude-agent-acp (and the Claude Code it spawns, which inherits it) to use `backend`
     only, with its state under `home`. Mirrors `harness_claude.offline.ClaudeCodeBackend.claude_env`."""
@@ -202,7 +270,21 @@ def claude_acp_env(backend: MessagesBackend, home: Path) -> dict[str, str]:
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "CLAUDE_CODE_TMPDIR": str(home / "tmp"),
         "IS_SANDBOX": "1",
+        **dict.fromkeys(CLAUDE_OTHER_APIS, "0"),
     }
+
+
+def _fresh_plugin_blocklist(config_dir: Path) -> Path:
+    """An empty plugin blocklist fetched just now, in `config_dir` (CLAUDE_CONFIG_DIR)'s `plugins/blocklist.json`.
+
+    The Claude Code 2.1.83 inside the adapter fetches that list from raw.githubusercontent.com at every start unless
+    its copy is less than an hour old (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC does not stop it): offline, this
+    fresh copy stops the lookup."""
+    path = config_dir / "plugins" / "blocklist.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    path.write_text(json.dumps({"fetchedAt": stamp, "plugins": []}))
+    return path
 
 
 def claude_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
@@ -210,5 +292,8 @@ def claude_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Pat
     serving: the caller enters it), its home under `state_dir/home`. No provider options."""
     home = state_dir.resolve() / "home"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
+    _fresh_plugin_blocklist(home / ".claude")
     backend = MessagesBackend(scenario, cwd=workspace.resolve(), dialect=ClaudeCodeAcpTools())
-    return OfflineSetup(backend=backend, env=claude_acp_env(backend, home))
+    env = claude_acp_env(backend, home)
+    return OfflineSetup(backend=backend, env=env, pinned_options={},
+                        pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **CLAUDE_ENV_PINS})

@@ -40,7 +40,7 @@ from harness_core.offline.backends import FunctionCall, GeminiBackend, GeminiDia
 from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
 
-__all__ = ["GEMINI_SETTINGS", "GeminiCliTools", "gemini_env", "offline_setup", "write_settings"]
+__all__ = ["ENV_PINS", "GEMINI_SETTINGS", "GeminiCliTools", "gemini_env", "offline_setup", "write_settings"]
 
 API_KEY = "scripted-offline-key"
 
@@ -132,6 +132,20 @@ def gemini_env(backend: GeminiBackend, home: Path) -> dict[str, str]:
     }
 
 
+ENV_PINS: dict[str, str] = {
+    "GEMINI_CLI_SYSTEM_SETTINGS_PATH": "is where the Gemini CLI reads system settings, which win over the offline "
+    "ones",
+    "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": "is where the Gemini CLI reads default settings",
+    "GEMINI_DEFAULT_AUTH_TYPE": "chooses how the Gemini CLI signs in, and so which API it calls",
+    "GOOGLE_GENAI_USE_VERTEXAI": "sends the model calls to Vertex AI",
+    "GOOGLE_GENAI_USE_GCA": "sends the model calls to Code Assist",
+    "GOOGLE_VERTEX_BASE_URL": "is another model API the Gemini CLI may call",
+    "GEMINI_TELEMETRY_OTLP_ENDPOINT": "is where the Gemini CLI exports telemetry",
+    "GEMINI_TELEMETRY_TARGET": "chooses where the Gemini CLI exports telemetry",
+}
+"""Variables an offline run holds fixed beyond those it sets (`OfflineSetup.pinned_env`), each with why."""
+
+
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     """A `GeminiBackend` with the Gemini CLI's tools playing `scenario` (bound, not yet serving: the caller
     enters it), the settings written under `state_dir/home`, and the environment pointing the CLI at it."""
@@ -139,4 +153,6 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     home.mkdir(parents=True, exist_ok=True)
     write_settings(home)
     backend = GeminiBackend(scenario, cwd=workspace, dialect=GEMINI_CLI_TOOLS)
-    return OfflineSetup(backend=backend, provider_options={}, env=gemini_env(backend, home))
+    env = gemini_env(backend, home)
+    return OfflineSetup(backend=backend, provider_options={}, env=env, pinned_options={},
+                        pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **ENV_PINS})

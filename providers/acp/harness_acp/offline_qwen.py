@@ -43,6 +43,7 @@ from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scena
 from harness_core.provider import OfflineSetup
 
 __all__ = [
+    "ENV_PINS",
     "MAIN_PROMPT_PREFIX",
     "SCHEMA_TOOL",
     "OFFLINE_MODEL",
@@ -174,6 +175,19 @@ def qwen_env(backend: ChatCompletionsBackend, home: Path) -> dict[str, str]:
     }
 
 
+ENV_PINS: dict[str, str] = {
+    "QWEN_HOME": "is where Qwen Code reads its settings, which choose the model API",
+    "QWEN_CODE_SYSTEM_SETTINGS_PATH": "is where Qwen Code reads system settings, which win over the offline ones",
+    "QWEN_CODE_SYSTEM_DEFAULTS_PATH": "is where Qwen Code reads default settings",
+    "QWEN_DEFAULT_AUTH_TYPE": "chooses how Qwen Code signs in, and so which API it calls",
+    "QWEN_OAUTH_BASE_URL": "is where Qwen Code signs in",
+    "QWEN_DAEMON_URL": "sends Qwen Code's work to a daemon",
+    "QWEN_TELEMETRY_OTLP_ENDPOINT": "is where Qwen Code exports telemetry",
+    "QWEN_TELEMETRY_TARGET": "chooses where Qwen Code exports telemetry",
+}
+"""Variables an offline run holds fixed beyond those it sets (`OfflineSetup.pinned_env`), each with why."""
+
+
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     """A `ChatCompletionsBackend` with Qwen Code's tools playing `scenario` (bound, not yet serving: the caller enters
     it), its settings written under `state_dir/home`, and the environment pointing `qwen --acp` at it."""
@@ -181,4 +195,6 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     write_settings(home)
     backend = ChatCompletionsBackend(scenario, cwd=workspace, dialect=QwenCodeTools())
-    return OfflineSetup(backend=backend, provider_options={}, env=qwen_env(backend, home))
+    env = qwen_env(backend, home)
+    return OfflineSetup(backend=backend, provider_options={}, env=env, pinned_options={},
+                        pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **ENV_PINS})

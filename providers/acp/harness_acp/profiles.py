@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness_core.provider import Capability
 
+from harness_acp.trust import gemini_untrusted_env, qwen_untrusted_env
+
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec, SessionSpec
 
@@ -85,6 +87,15 @@ class AgentProfile:
     """The spec fields `launch`/`session_meta` take care of (not set again over ACP)."""
     session_overrides: frozenset[str] = frozenset({"model", "approval", "sandbox", "effort"})
     """What a turn of a live session may change (what is set at launch or session/new is the session's)."""
+    project_config: tuple[str, ...] = ()
+    """What the agent loads from a project that can run programs (`ProviderInfo.project_config`)."""
+    untrusted_env: Callable[[Mapping[str, str]], dict[str, str]] | None = None
+    """Environment that keeps the agent from loading a project's own configuration, for a spec that does not trust
+    its project (given the environment the agent would get). `session_meta` does it for an agent that takes it
+    in `session/new`."""
+    untrusted_modes: Mapping[ModeKey, str] = field(default_factory=dict)
+    """Modes replacing `modes` in a project the agent does not trust (Gemini CLI and Qwen Code refuse `yolo` there:
+    their asking mode instead, with Harness answering by the same policy)."""
 
     @property
     def install(self) -> str:
@@ -115,12 +126,14 @@ def _codex_launch(spec: Spec) -> list[str]:
 
 
 def _model_flag(spec: Spec) -> list[str]:
-    return ["--model", spec.model] if spec.model else []
+    """`--model=NAME` in one argument: as two, a name that starts with `-` (`--openai-base-url=...`, from a
+    project's `.harness.toml` say) would be read by the agent as a flag of its own."""
+    return [f"--model={spec.model}"] if spec.model else []
 
 
 def _qwen_launch(spec: Spec) -> list[str]:
     args = _model_flag(spec)
-    return [*args, "--append-system-prompt", spec.system_prompt] if spec.system_prompt else args
+    return [*args, f"--append-system-prompt={spec.system_prompt}"] if spec.system_prompt else args
 
 
 CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "ToolSearch", "TaskCreate", "TaskGet",
@@ -136,6 +149,8 @@ def _claude_meta(spec: Spec) -> dict[str, Any]:
         meta["systemPrompt"] = {"append": spec.system_prompt}
     if spec.sandbox.value == "read-only":
         options["tools"] = list(CLAUDE_READ_ONLY_TOOLS)
+    if not spec.trust_project:  # the adapter's own default is user, project and local
+        options["settingSources"] = ["user"]
     if options:
         meta["claudeCode"] = {"options": options}
     return meta
@@ -186,6 +201,8 @@ PROFILES: dict[str, AgentProfile] = {
             warning_chunks=re.compile(r"Model metadata for `[^`\n]*` not found\. [^\n]*"),
             launch=_codex_launch,
             handles=frozenset({"model"}),
+            # No project_config: Codex itself loads a project's .codex/config.toml only where the user's own
+            # config.toml trusts the project (its `projects` table), and no flag of 0.16.0 narrows that.
         ),
         AgentProfile(
             name="gemini",
@@ -209,6 +226,9 @@ PROFILES: dict[str, AgentProfile] = {
             reports_command_output=False,
             launch=_model_flag,
             handles=frozenset({"model"}),
+            project_config=(".gemini/settings.json", ".gemini/commands", ".gemini/extensions", ".env"),
+            untrusted_env=gemini_untrusted_env,
+            untrusted_modes={("danger-full-access", "never"): "default"},
         ),
         AgentProfile(
             name="claude-acp",
@@ -232,6 +252,7 @@ PROFILES: dict[str, AgentProfile] = {
             set_model_first=True,
             handles=frozenset({"system_prompt"}),
             session_overrides=frozenset({"approval", "model"}),
+            project_config=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".claude/commands"),
         ),
         AgentProfile(
             name="qwen",
@@ -251,6 +272,9 @@ PROFILES: dict[str, AgentProfile] = {
             launch=_qwen_launch,
             handles=frozenset({"model", "system_prompt"}),
             session_overrides=frozenset({"approval", "sandbox"}),
+            project_config=(".qwen/settings.json", ".qwen/commands", ".qwen/extensions"),
+            untrusted_env=qwen_untrusted_env,
+            untrusted_modes={("danger-full-access", "never"): "default"},
         ),
     )
 }

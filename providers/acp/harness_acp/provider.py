@@ -11,7 +11,7 @@ import importlib
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -104,11 +104,19 @@ class AcpProvider(Provider[AcpOptions]):
         module, _, func = self.profile.offline.partition(":")
         make: Callable[[Scenario, Path, Path], OfflineSetup] = getattr(importlib.import_module(module), func)
         setup = make(scenario, workspace, state_dir)
+        pinned_env = dict(setup.pinned_env) if setup.pinned_env is not None else dict.fromkeys(
+            setup.env, "is set by the offline setup")
         # Only the keys stay secret (the spec's env, masked in every file Harness writes); the paths and switches
         # go to `-o public_env`, so that the agent's home showing up in its messages is not masked as if it were a key.
         public = {k: v for k, v in setup.env.items() if not _SECRET_NAME.search(k)}
         setup.env = {k: v for k, v in setup.env.items() if k not in public}
         setup.provider_options["public_env"] = {**setup.provider_options.get("public_env", {}), **public}
+        # A pinned variable is pinned wherever it is given: in the spec's env or in `-o public_env`.
+        setup.pinned_env = pinned_env
+        setup.pinned_options = {**(setup.pinned_options or {}),
+                                **{f"public_env.{name}": why for name, why in pinned_env.items()}}
+        if setup.check_options is None:
+            setup.check_options = _no_args_offline(self.profile.cli)
         return setup
 
     # -- spawning --------------------------------------------------------------------------------------------
@@ -121,10 +129,12 @@ class AcpProvider(Provider[AcpOptions]):
         return [*(entry or [found]), *profile.args, *options.args, *launch]
 
     def child_env(self, options: AcpOptions, spec: AgentRunSpec | SessionSpec) -> dict[str, str]:
-        """The agent's environment: ours, `-o public_env`, the spec's, what the profile sets for spec fields (then
-        its fix for a known quirk)."""
+        """The agent's environment: ours, `-o public_env`, the spec's, what the profile sets for spec fields, what
+        keeps it from loading an untrusted project's own configuration (then its fix for a known quirk)."""
         launch = self.profile.launch_env(spec) if self.profile.launch_env is not None else {}
         env = {**os.environ, **options.public_env, **spec.env, **launch}
+        if not spec.trust_project and self.profile.untrusted_env is not None:
+            env.update(self.profile.untrusted_env(env))
         return self.profile.fix_env(env) if self.profile.fix_env is not None else env
 
     def spawn_options(self) -> dict[str, Any]:
@@ -134,6 +144,7 @@ class AcpProvider(Provider[AcpOptions]):
     def connection(self, child: Any, options: AcpOptions, log: Any) -> AcpConnection:
         profile = self.profile
         return AcpConnection(child, options, log, agent=profile.name, modes=dict(profile.modes),
+                             untrusted_modes=dict(profile.untrusted_modes),
                              session_meta=profile.session_meta, handles=profile.handles,
                              warnings=profile.warning_chunks, set_model_first=profile.set_model_first)
 
@@ -179,6 +190,17 @@ class AcpProvider(Provider[AcpOptions]):
                     tg.cancel_scope.cancel()
 
 
+def _no_args_offline(agent: str) -> Callable[[Mapping[str, Any]], str | None]:
+    """An `OfflineSetup.check_options` that refuses any `-o args`: the agent's own flags can point it at another
+    model API (a base URL, an auth type, a proxy), and an offline run does not judge them one by one."""
+    def check(options: Mapping[str, Any]) -> str | None:
+        if options.get("args"):
+            return (f"option args is not taken: {agent}'s own flags can point it at another model API (a base URL, "
+                    "an auth type, a proxy)")
+        return None
+    return check
+
+
 class _InterruptDuringStartup:
     """Cancels the handshake when the operation interrupts before the prompt is sent."""
 
@@ -203,6 +225,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         min_cli_version=profile.min_version,
         tested_cli_version=profile.tested_version,
         session_overrides=profile.session_overrides,
+        project_config=profile.project_config,
     )
     name = "".join(part.title() for part in profile.name.replace("_", "-").split("-")) + "Provider"
     namespace: dict[str, Any] = {"info": info, "profile": profile, "Options": options_for(profile.cli),

@@ -33,6 +33,10 @@ def below(version: str) -> str:
 class NamedAgentContract(ProviderContract):
     """`provider_name` names a profile; the fake agent stands in for it unless the run is real."""
 
+    offline_options: tuple[str, ...] = ("public_env.HARNESS_CONTRACT_NOTE=merged",)
+    """One key of the `public_env` table the offline setup fills (where the agent's base URL is): merged, never
+    replacing it."""
+
     def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
                   fault: str | None = None) -> OfflineSetup | None:
         if real:

@@ -21,11 +21,13 @@ class TestGeminiContract(NamedAgentContract):
 
 class TestCodexAcpContract(NamedAgentContract):
     provider_name = "codex-acp"
+    offline_options = ("public_env.HARNESS_CONTRACT_NOTE=merged", "args=-c model_reasoning_effort=low")
 
 
 class TestClaudeAcpContract(NamedAgentContract):
     provider_name = "claude-acp"
     reports_exit_codes: ClassVar[bool] = PROFILES["claude-acp"].reports_exit_codes
+    offline_environment: ClassVar[dict[str, str]] = {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1"}
 
 
 class TestQwenContract(NamedAgentContract):

@@ -5,8 +5,9 @@ and `ClaudeOptions` (the permission flags come from `permissions`); knows nothin
 events. Whether we run as root and the base environment are passed in.
 
     claude -p --output-format stream-json --verbose --include-partial-messages --input-format stream-json
-           [--bare] [--setting-sources S] [--model M] [--append-system-prompt S | --system-prompt S]
-           [--resume ID] [--effort E] [--json-schema JSON] [--max-turns N] [--max-budget-usd X]
+           [--bare] [--setting-sources S | user (a project not trusted)] [--model M]
+           [--append-system-prompt S | --system-prompt S] [--resume ID] [--effort E] [--json-schema JSON]
+           [--max-turns N] [--max-budget-usd X]
            <permission flags> [extra_args]
 
 The prompt is not on the command line: it goes to stdin as a stream-json user message. A live session's
@@ -24,7 +25,8 @@ from harness_core.provider import redact_argv
 from harness_claude.options import ClaudeOptions
 from harness_claude.permissions import plan_permissions
 
-__all__ = ["BASE_ARGS", "EFFORTS", "SECRET_FLAGS", "build_argv", "build_env", "redacted_argv"]
+__all__ = ["BASE_ARGS", "EFFORTS", "PROJECT_CONFIG", "SECRET_FLAGS", "UNTRUSTED_SOURCES", "build_argv", "build_env",
+           "redacted_argv"]
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """`--effort` values of 2.1.328 (it warns about any other value and uses its default: refused here instead)."""
@@ -38,6 +40,15 @@ BASE_ARGS = (
     "--input-format",
     "stream-json",
 )
+
+PROJECT_CONFIG = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".claude/commands")
+"""What Claude Code 2.1.328 loads from a project that can run programs: hooks (settings), MCP servers (`.mcp.json`,
+started even without `enableAllProjectMcpServers` under `-p`), custom commands. `--setting-sources user` skips all
+four (checked with the real CLI: `tests/test_claude_project_trust_real.py`)."""
+
+UNTRUSTED_SOURCES = "user"
+"""`--setting-sources` of a run whose project is not trusted (`spec.trust_project` False), unless the options choose
+their own (`setting_sources`, `bare`): the user's settings only, none of the project's."""
 
 SECRET_FLAGS = frozenset({"--settings", "--system-prompt", "--append-system-prompt", "--mcp-config"})
 """Flags whose value may hold secrets or private text (settings JSON with keys, prompts): never logged. (`-c` is
@@ -66,6 +77,8 @@ def build_argv(
         argv.append("--bare")
     if opts.setting_sources is not None:
         argv += ["--setting-sources", opts.setting_sources]
+    elif not spec.trust_project and not opts.bare:
+        argv += ["--setting-sources", UNTRUSTED_SOURCES]
     if spec.model:
         argv += ["--model", spec.model]
     if spec.system_prompt:

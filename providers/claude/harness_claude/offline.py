@@ -2,9 +2,10 @@
 
 Layer: provider configuration. Knows what Claude Code needs to talk only to a loopback model API: its tool
 dialect (Bash/Read/Write/Edit, absolute paths, the working directory it states in its prompt, which calls
-are side calls), the environment that points it at the backend with its state under an isolated home, no
-retries and no settings files. The backend itself is `harness_core.offline.backends.MessagesBackend`.
-Imported only by `ClaudeProvider.offline_setup` (and tests), so a normal run never loads the backends.
+are side calls), the environment that points it at the backend with its state under an isolated home (and
+every other API switched off), no retries, no settings files, and what a caller may not change (the pins). The
+backend itself is `harness_core.offline.backends.MessagesBackend`. Imported only by
+`ClaudeProvider.offline_setup` (and tests), so a normal run never loads the backends.
 
 Observed with 2.1.328 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: `claude -p` (plain, `--bare`,
 `--setting-sources ""`, stream-json input over two turns) sends no side calls at all; the only extra call is
@@ -24,7 +25,8 @@ from harness_core.offline.backends import MessagesBackend, MessagesDialect, Tool
 from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
 
-__all__ = ["CLAUDE_CODE_TOOLS", "OFFLINE_OPTIONS", "ClaudeCodeBackend", "ClaudeCodeTools", "offline_setup"]
+__all__ = ["CLAUDE_CODE_TOOLS", "OFFLINE_ENV_PINS", "OFFLINE_OPTIONS", "OFFLINE_PINS", "OTHER_APIS",
+           "ClaudeCodeBackend", "ClaudeCodeTools", "check_offline_options", "offline_setup"]
 
 OFFLINE_OPTIONS: dict[str, Any] = {
     "max_retries": 0,
@@ -33,6 +35,32 @@ OFFLINE_OPTIONS: dict[str, Any] = {
 """No retries (a scripted failure fails at once, not after ~3 minutes of backoff), and no settings files, so
 hooks and permission rules from the directories around the workspace take no part. Not `--bare`: with it,
 Claude Code 2.1.328 offers no Write tool, and scenarios that write a file would fail."""
+
+OTHER_APIS: tuple[str, ...] = (
+    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CODE_USE_ANTHROPIC_AWS",
+    "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD", "CLAUDE_CODE_USE_GATEWAY", "CLAUDE_CODE_USE_MANTLE",
+)
+"""The switches of 2.1.328 that send model calls to another API (Bedrock, Vertex, ...) instead of
+ANTHROPIC_BASE_URL: set to "0" offline, so that one exported in the user's shell does not take the run there."""
+
+OFFLINE_PINS: dict[str, str] = {
+    "setting_sources": "chooses the settings files Claude Code reads, whose `env` can set ANTHROPIC_BASE_URL",
+}
+"""The options an offline run holds fixed (`OfflineSetup.pinned_options`); `extra_args` is refused by
+`check_offline_options`."""
+
+OFFLINE_ENV_PINS: dict[str, str] = {
+    "ANTHROPIC_BASE_URL": "is the model API Claude Code calls",
+    "CLAUDE_CONFIG_DIR": "is where Claude Code reads its settings, whose `env` can set ANTHROPIC_BASE_URL",
+    "HOME": "is where Claude Code finds its configuration",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "stops Claude Code's other traffic (updates, telemetry)",
+    "CLAUDE_CODE_PLUGIN_CACHE_DIR": "is where Claude Code keeps its plugin lists (fetched from the network when "
+    "missing)",
+    **dict.fromkeys(OTHER_APIS, "sends the model calls to another API"),
+    **{f"ANTHROPIC_{api}_BASE_URL": "is another model API Claude Code may call"
+       for api in ("BEDROCK", "VERTEX", "FOUNDRY", "AWS", "GOOGLE_CLOUD", "BEDROCK_MANTLE")},
+}
+"""The variables an offline run holds fixed (`OfflineSetup.pinned_env`), each with why."""
 
 STRUCTURED_TOOL = "StructuredOutput"
 """The tool Claude Code 2.1.328 offers with `--json-schema`: its input is the answer."""
@@ -126,7 +154,17 @@ class ClaudeCodeBackend(MessagesBackend):
             "HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / ".claude"),
             "CLAUDE_CODE_TMPDIR": str(home / "tmp"),
+            **dict.fromkeys(OTHER_APIS, "0"),
         }
+
+
+def check_offline_options(options: Mapping[str, Any]) -> str | None:
+    """`extra_args` is refused offline: Claude Code's own flags (`--settings`, `--setting-sources`, ...) can point
+    it at another model API, and an offline run does not judge them one by one."""
+    if options.get("extra_args"):
+        return ("option extra_args is not taken: Claude Code's own flags (--settings, --setting-sources, ...) can "
+                "point it at another model API")
+    return None
 
 
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
@@ -135,4 +173,6 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     home = state_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     backend = ClaudeCodeBackend(scenario, cwd=workspace)
-    return OfflineSetup(backend=backend, provider_options=dict(OFFLINE_OPTIONS), env=backend.claude_env(home))
+    return OfflineSetup(backend=backend, provider_options=dict(OFFLINE_OPTIONS), env=backend.claude_env(home),
+                        pinned_options=OFFLINE_PINS, pinned_env=OFFLINE_ENV_PINS,
+                        check_options=check_offline_options)

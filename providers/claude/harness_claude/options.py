@@ -30,7 +30,9 @@ class ClaudeOptions(ProviderOptions):
     setting_sources: str | None = Field(
         default=None,
         description='Pass --setting-sources: which settings to load, a comma list of user, project, local ("" '
-        "loads none, so no hooks or permission rules from the directories around the workspace).",
+        "loads none, so no hooks or permission rules from the directories around the workspace). Default: `user` "
+        "when the spec does not trust its project (no hooks, MCP servers or commands of the project), Claude "
+        "Code's own (all three) when it does.",
     )
     max_retries: int | None = Field(
         default=None,

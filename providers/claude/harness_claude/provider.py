@@ -33,7 +33,7 @@ from harness_core.provider import (
     probe_cli,
 )
 
-from harness_claude.argv import SECRET_FLAGS, build_argv, build_env, redacted_argv
+from harness_claude.argv import PROJECT_CONFIG, SECRET_FLAGS, build_argv, build_env, redacted_argv
 from harness_claude.lines import message_batches
 from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
@@ -75,6 +75,7 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         tested_cli_version=MIN_VERSION,
         secret_flags=SECRET_FLAGS,
         public_env=frozenset({"ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"}),  # offline's paths
+        project_config=PROJECT_CONFIG,
     )
 
     async def probe(self, options: ClaudeOptions) -> CliInfo:

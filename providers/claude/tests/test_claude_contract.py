@@ -9,6 +9,7 @@ Messages backend; faults are skipped (a real CLI cannot be made to show them).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from harness_core.offline.scenarios import Scenario
@@ -20,6 +21,8 @@ from harness_claude.testing import write_fake_claude
 
 class TestClaudeContract(ProviderContract):
     provider_name = "claude"
+    offline_options = ("max_turns=20",)
+    offline_environment: ClassVar[dict[str, str]] = {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1"}
 
     @pytest.fixture(params=["asyncio", "trio"])
     def anyio_backend(self, request: pytest.FixtureRequest) -> str:

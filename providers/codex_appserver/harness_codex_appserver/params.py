@@ -1,7 +1,8 @@
 """The params of `thread/start`, `thread/resume` and `turn/start` for a spec, and what a thread keeps between turns.
 
 Layer: provider mapping, pure. Knows the app-server's request params (codex-cli 0.169.0, from `codex app-server
-generate-json-schema`): `thread/start {cwd, approvalPolicy, sandbox, model?, developerInstructions?, ephemeral?}`,
+generate-json-schema`): `thread/start {cwd, approvalPolicy, sandbox, model?, developerInstructions?, ephemeral?,
+config?}` (`config`: the untrusted project's trust levels),
 `turn/start {threadId, input, model?, approvalPolicy?, sandboxPolicy?, effort?, outputSchema?}`, and the model
 catalogue of `model/list` (`supportedReasoningEfforts`, `defaultReasoningEffort`). Knows nothing of processes,
 JSON-RPC or events.
@@ -16,11 +17,12 @@ and an effort when it sets one or an earlier turn left another behind (`Sticky`)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness_core import AgentRunSpec, InvalidSpecError, SandboxMode, SessionSpec
 
-__all__ = ["Sticky", "effort_problem", "thread_params", "turn_params"]
+__all__ = ["Sticky", "effort_problem", "thread_params", "turn_params", "untrusted_projects"]
 
 _SANDBOX_POLICY: dict[SandboxMode, dict[str, Any]] = {
     SandboxMode.READ_ONLY: {"type": "readOnly"},
@@ -30,12 +32,15 @@ _SANDBOX_POLICY: dict[SandboxMode, dict[str, Any]] = {
 
 
 def thread_params(spec: AgentRunSpec | SessionSpec, *, ephemeral: bool | None) -> dict[str, Any]:
-    """`thread/start` params (add `threadId` and `excludeTurns` for `thread/resume`). Never an empty model."""
+    """`thread/start` params (add `threadId` and `excludeTurns` for `thread/resume`). Never an empty model. A spec
+    that does not trust its project gets `config` marking the project untrusted (`untrusted_projects`)."""
     params: dict[str, Any] = {
         "cwd": str(spec.cwd),
         "approvalPolicy": spec.approval.value,
         "sandbox": spec.sandbox.value,
     }
+    if not spec.trust_project:
+        params["config"] = {"projects": untrusted_projects(spec.cwd)}
     if spec.model is not None:
         params["model"] = spec.model
     if spec.system_prompt:
@@ -43,6 +48,17 @@ def thread_params(spec: AgentRunSpec | SessionSpec, *, ephemeral: bool | None) -
     if spec.resume_session is None and ephemeral is not None:
         params["ephemeral"] = ephemeral
     return params
+
+
+def untrusted_projects(cwd: Path) -> dict[str, dict[str, str]]:
+    """The `projects` table that keeps codex app-server 0.169.0 from loading a project's `.codex/config.toml`: it
+    loads one whose trust it does not know (with a writable sandbox), and trusts each `.codex` folder by its own
+    directory (cwd, or one above it up to the repository root), the user's config.toml saying `trusted` included; a
+    thread's `config` marking every directory from `cwd` up as `untrusted` wins over both (checked with the real CLI:
+    `tests/test_appserver_project_trust_real.py`)."""
+    here = Path(cwd)
+    directories = dict.fromkeys(str(d) for d in (here, *here.parents, here.resolve(), *here.resolve().parents))
+    return {directory: {"trust_level": "untrusted"} for directory in directories}
 
 
 @dataclass

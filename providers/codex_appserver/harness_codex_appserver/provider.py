@@ -70,6 +70,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         min_cli_version=MIN_CODEX_VERSION,
         tested_cli_version=MIN_CODEX_VERSION,
         session_overrides=frozenset({"model", "approval", "sandbox", "effort", "output_schema"}),
+        project_config=(".codex/config.toml",),
     )
 
     async def probe(self, options: CodexAppServerOptions) -> CliInfo:

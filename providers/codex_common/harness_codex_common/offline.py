@@ -1,15 +1,17 @@
 """Codex offline: the real `codex` against Harness's scripted Responses backend on 127.0.0.1.
 
 Layer: provider support shared by the Codex providers. Knows what Codex needs to talk only to a loopback
-Responses API: a `model_providers` entry with retries off (given as `-c` overrides), a model from its bundled
-catalogue, two `--disable`d features, the key variable that provider names, and an isolated `CODEX_HOME` and
-`HOME`. Codex's tools for that model (`exec_command`, the `apply_patch` custom tool) are the backend's default
-tool dialect, so no dialect of its own is needed. The backend itself lives in `harness_core.offline.backends`,
+Responses API: a `model_providers` entry with retries off and analytics off (given as `-c` overrides), a model from
+its bundled catalogue, two `--disable`d features, the key variable that provider names, an isolated `CODEX_HOME` and
+`HOME`, and which options and variables would undo that (pinned: refused offline). Codex's tools for that model
+(`exec_command`, the `apply_patch` custom tool) are the backend's default tool dialect, so no dialect of its own
+is needed. The backend itself lives in `harness_core.offline.backends`,
 imported only inside `offline_setup`, so importing a Codex provider does not load it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OFFLINE_DISABLE",
+    "OFFLINE_ENV_PINS",
     "OFFLINE_KEY_ENV",
     "OFFLINE_MODEL",
+    "OFFLINE_PINS",
+    "check_offline_options",
     "offline_args",
     "offline_config",
     "offline_env",
@@ -41,14 +46,46 @@ OFFLINE_DISABLE: tuple[str, ...] = ("unbounded_connection_retries", "plugins")
 second silences plugin sync, which has nothing to reach offline."""
 
 
+OFFLINE_PINS: dict[str, str] = {
+    "config.model_provider": "chooses the model API Codex calls",
+    "config.model_providers": "defines where a model API is",
+    "config.profile": "selects a config profile, which can choose another model API",
+    "config.profiles": "defines config profiles, which can choose another model API",
+    "config.analytics": "would send Codex's usage metrics to ab.chatgpt.com (off offline)",
+    "config.otel": "exports Codex's telemetry to a collector",
+    "config.chatgpt_base_url": "is where Codex reaches ChatGPT's services",
+    "config.features.plugins": "turns on plugin sync, which reaches the network (off offline)",
+    "codex_home": "is where Codex reads its config.toml, which can choose another model API",
+}
+"""The options an offline run holds fixed (`OfflineSetup.pinned_options`), each with why: every one decides where
+Codex connects. The rest of `-o config.*` merges into the offline config."""
+OFFLINE_ENV_PINS: dict[str, str] = {
+    "CODEX_HOME": "is where Codex reads its config.toml, which can choose another model API",
+    "CODEX_EXEC_SERVER_URL": "sends Codex's commands to a remote exec server",
+}
+"""The variables an offline run holds fixed (`OfflineSetup.pinned_env`), each with why."""
+
+
 def offline_config(backend: ResponsesBackend) -> dict[str, str]:
     """The config overrides (dotted key → TOML value, each passed as `-c KEY=VALUE`) that make Codex use
-    `backend` as its only model provider, with no request or stream retries."""
+    `backend` as its only model provider, with no request or stream retries, and no analytics (`codex exec`
+    0.169.0 sends metrics to ab.chatgpt.com unless `analytics.enabled` is false)."""
     provider = (
         f'{{name="mock", base_url="{backend.base_url}", wire_api="responses", env_key="{OFFLINE_KEY_ENV}", '
         "request_max_retries=0, stream_max_retries=0}"
     )
-    return {"model_provider": '"mock"', "model_providers.mock": provider, "model": f'"{OFFLINE_MODEL}"'}
+    return {"model_provider": '"mock"', "model_providers.mock": provider, "model": f'"{OFFLINE_MODEL}"',
+            "analytics.enabled": "false"}
+
+
+def check_offline_options(options: Mapping[str, Any]) -> str | None:
+    """What `OfflineSetup.check_options` refuses beyond the pinned paths: `enable` of a feature offline runs
+    turn off (`OFFLINE_DISABLE`: plugin sync reaches the network, unbounded retries never end)."""
+    enabled = [f for f in options.get("enable") or () if f in OFFLINE_DISABLE]
+    if enabled:
+        return (f"option enable={','.join(enabled)} is not taken: an offline run turns "
+                f"{' and '.join(enabled)} off (plugin sync reaches the network; unbounded retries never end)")
+    return None
 
 
 def offline_args(backend: ResponsesBackend) -> list[str]:
@@ -82,7 +119,8 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
     options = offline_options(backend, state_dir / "codex-home")
     env = {**offline_env(), **_isolated_home(state_dir)}
-    return OfflineSetup(backend=backend, provider_options=options, env=env)
+    return OfflineSetup(backend=backend, provider_options=options, env=env, pinned_options=OFFLINE_PINS,
+                        pinned_env=OFFLINE_ENV_PINS, check_options=check_offline_options)
 
 
 def _isolated_home(state_dir: Path) -> dict[str, str]:

@@ -19,6 +19,7 @@ from harness_core.testing.contract import ProviderContract
 
 class TestCodexExecContract(ProviderContract):
     provider_name = "codex-exec"
+    offline_options = ("config.model_reasoning_effort=low", "max_reconnects=0")  # merged into the offline config
 
     def setup_run(
         self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool, fault: str | None = None

@@ -1,0 +1,68 @@
+"""The named ACP agents in an untrusted project (`spec.trust_project` False): Gemini CLI gets its untrusted-folder
+switch, Qwen Code system settings with folder trust on (the machine's own carried over) and an empty trusted-folders
+file, claude-acp `settingSources: ["user"]`; Gemini CLI's and Qwen Code's refused `yolo` mode becomes their asking
+mode. A trusted project gets none of it. What the real agents then load is `test_acp_project_trust_real.py`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from harness_core import AgentRunSpec
+from harness_core.plugins import PluginHost
+
+from harness_acp.profiles import PROFILES
+
+
+def _env(host: PluginHost, agent: str, spec: AgentRunSpec) -> dict[str, str]:
+    provider = host.get(agent).cls()
+    return provider.child_env(provider.parse_options({}), spec)
+
+
+def test_gemini_treats_an_untrusted_project_as_untrusted(host: PluginHost, tmp_path: Path) -> None:
+    assert _env(host, "gemini", AgentRunSpec(prompt="x", cwd=tmp_path))["GEMINI_CLI_TRUST_WORKSPACE"] == "false"
+    trusted = AgentRunSpec(prompt="x", cwd=tmp_path, trust_project=True, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    assert _env(host, "gemini", trusted)["GEMINI_CLI_TRUST_WORKSPACE"] == "true"  # as given: its own decision
+
+
+def test_qwen_turns_folder_trust_on_over_the_machines_system_settings(host: PluginHost, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    system = tmp_path / "etc" / "settings.json"
+    system.parent.mkdir()
+    system.write_text(json.dumps({"privacy": {"usageStatisticsEnabled": False},
+                                  "security": {"folderTrust": {"enabled": False}}}))
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, env={"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(system)})
+    env = _env(host, "qwen", spec)
+    written = json.loads(Path(env["QWEN_CODE_SYSTEM_SETTINGS_PATH"]).read_text())
+    assert written == {"privacy": {"usageStatisticsEnabled": False}, "security": {"folderTrust": {"enabled": True}}}
+    assert json.loads(Path(env["QWEN_CODE_TRUSTED_FOLDERS_PATH"]).read_text()) == {}
+    assert env["QWEN_CODE_SYSTEM_DEFAULTS_PATH"] == str(system.parent / "system-defaults.json")
+    assert Path(env["QWEN_CODE_SYSTEM_SETTINGS_PATH"]).is_relative_to(tmp_path / "cache" / "harness" / "untrusted")
+    assert (Path(env["QWEN_CODE_SYSTEM_SETTINGS_PATH"]).stat().st_mode & 0o777) == 0o600
+    trusted = _env(host, "qwen", spec.model_copy(update={"trust_project": True}))
+    assert trusted["QWEN_CODE_SYSTEM_SETTINGS_PATH"] == str(system) and "QWEN_CODE_TRUSTED_FOLDERS_PATH" not in trusted
+
+
+def test_claude_acp_loads_only_the_users_settings_in_an_untrusted_project(tmp_path: Path) -> None:
+    meta = PROFILES["claude-acp"].session_meta
+    assert meta is not None
+    untrusted = meta(AgentRunSpec(prompt="x", cwd=tmp_path))
+    assert untrusted["claudeCode"]["options"]["settingSources"] == ["user"]
+    assert "settingSources" not in meta(AgentRunSpec(prompt="x", cwd=tmp_path, trust_project=True)).get(
+        "claudeCode", {}).get("options", {})
+
+
+@pytest.mark.parametrize("agent", ["gemini", "qwen"])
+def test_yolo_becomes_the_asking_mode_in_an_untrusted_project(agent: str) -> None:
+    profile = PROFILES[agent]
+    assert profile.modes[("danger-full-access", "never")] == "yolo"
+    assert profile.untrusted_modes[("danger-full-access", "never")] == "default"
+
+
+@pytest.mark.parametrize(("agent", "declared"), [
+    ("gemini", ".gemini/settings.json"), ("qwen", ".qwen/settings.json"), ("claude-acp", ".mcp.json")])
+def test_the_project_files_each_agent_keeps_out_are_declared(host: PluginHost, agent: str, declared: str) -> None:
+    assert declared in host.get(agent).cls.info.project_config
+    assert host.get("codex-acp").cls.info.project_config == ()  # Codex's own trust decides

@@ -1,0 +1,41 @@
+"""`--offline` with codex-exec stays on the scripted backend whatever options it is given: `-o config.*` is merged
+into the offline `-c` overrides (it once replaced them all, and `codex exec` went to the OpenAI API), and an option
+that decides where Codex connects is refused, naming it. The merged options are checked where Codex reads them: the
+`codex exec` command line they make. No CLI needed (the contract's `test_offline_run_connects_only_to_its_backend`
+runs the real one in a loopback-only namespace)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_codex_exec.argv import build_argv
+from harness_codex_exec.options import CodexExecOptions
+from harness_core import AgentRunSpec, InvalidSpecError
+from harness_core.offline import offline_spec
+from harness_core.plugins import PluginHost
+
+
+def test_one_config_key_joins_the_offline_overrides(host: PluginHost, tmp_path: Path) -> None:
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, provider_options={"config": {"model_reasoning_effort": "low"}})
+    with offline_spec(spec, "codex-exec", "say", host=host) as merged:
+        argv = build_argv("codex", merged, CodexExecOptions.model_validate(merged.provider_options))
+        pairs = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+        assert 'model_provider="mock"' in pairs and "analytics.enabled=false" in pairs
+        assert any(p.startswith("model_providers.mock=") and "base_url=\"http://127.0.0.1:" in p for p in pairs)
+        assert "model_reasoning_effort=low" in pairs
+
+
+@pytest.mark.parametrize("options", [
+    {"config": {"model_provider": "openai"}},
+    {"config": {"model_providers": {"mock": {"base_url": "http://192.0.2.1/v1"}}}},
+    {"config": {"profile": "work"}},
+    {"codex_home": "/home/someone/.codex"},
+    {"enable": "plugins"},
+])
+def test_an_option_that_decides_where_codex_connects_is_refused(host: PluginHost, tmp_path: Path,
+                                                                  options: dict[str, object]) -> None:
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, provider_options=options)
+    with pytest.raises(InvalidSpecError, match="is not taken"), offline_spec(spec, "codex-exec", "say", host=host):
+        pytest.fail("must not be entered")
