@@ -6,6 +6,7 @@ Layer: CLI, imported at start-up: click at the top. The viewer is its own distri
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -69,6 +70,8 @@ def view(run_ids: tuple[str, ...], port: int, open_browser: bool, batches: tuple
     settings = harness_view.ViewerSettings(directory, batches=batches, host=host)
 
     def ready(url: str) -> None:
-        click.echo(f"harness view: {directory} at\n\n    {url}\n\nCtrl-C stops it.", err=False)
+        click.echo(f"harness view: {directory} at\n\n    {url}\n\nCtrl-C stops it.")
+        sys.stdout.flush()  # a pipe (a script waiting for the URL) gets it now, not when the viewer stops
 
     harness_view.serve(settings, port=port, open_browser=open_browser, on_ready=ready)
+    click.echo("harness view: stopped")

@@ -38,5 +38,8 @@ async def cancel(runs_dir: Path, run_id: str) -> str:
     Raises:
         HarnessError: it was lost, did not end in time, or no `harness run` process drives it.
     """
-    summary = await jobs.get(run_id, runs_dir=runs_dir).cancel(timeout=CANCEL_TIMEOUT)
+    job = jobs.get(run_id, runs_dir=runs_dir)
+    if job.status not in ("running", "waiting for approval"):
+        raise jobs.JobNotRunningError(f"run {run_id} is {job.status}: there is nothing to cancel")
+    summary = await job.cancel(timeout=CANCEL_TIMEOUT)
     return f"Run {run_id} ended: {summary.status}."

@@ -55,7 +55,8 @@ def url_of(settings: ViewerSettings, sock: socket.socket) -> str:
 
 def serve(settings: ViewerSettings, *, port: int = 0, open_browser: bool = False, cwd: Path | None = None,
           on_ready: Callable[[str], None] | None = None) -> None:
-    """Serve the viewer until interrupted (Ctrl-C, SIGTERM). `on_ready(url)` is called once it listens.
+    """Serve the viewer until interrupted (Ctrl-C, SIGTERM), then return. `on_ready(url)` is called once it
+    listens.
 
     Raises:
         HarnessError: the address cannot be listened on (the message says what to do).
@@ -71,5 +72,7 @@ def serve(settings: ViewerSettings, *, port: int = 0, open_browser: bool = False
         webbrowser.open(url)  # the socket listens already: the browser's request waits in its backlog
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn raises the Ctrl-C it caught again once it has stopped: stopping is what it asked for
     finally:
         sock.close()
