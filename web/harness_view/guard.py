@@ -32,7 +32,7 @@ _BODY_LIMIT = 64 << 10
 _HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # a form's POST keeps its Origin; no other site sees a URL
     (b"x-frame-options", b"DENY"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
@@ -109,7 +109,8 @@ class Guard:
         """A write needs no foreign Origin and the CSRF token (a header, or a form field): the receive to go on
         with (the body already read and replayed), or None when refused (answered here)."""
         origin = headers.get("origin")
-        if origin is not None and origin != f"http://{host}":
+        site = headers.get("sec-fetch-site", "same-origin")
+        if (origin is not None and origin != f"http://{host}") or site not in ("same-origin", "none"):
             await _plain(send, 403, "A write from another site is refused (its Origin is not this viewer's).")
             return None
         body = b""

@@ -74,10 +74,21 @@ class Corpus:
         assert done.returncode in (0, 1), done.stderr
         return done.stdout
 
+    started: list[str] = field(default_factory=list)
+
     def background(self, *args: str) -> str:
-        """Start `harness run --offline --background ARGS`; its run id."""
+        """Start `harness run --offline --background ARGS`; its run id (cancelled at the end of the session if a
+        test left it running)."""
         out = self.run("run", "--offline", "--background", *args)
-        return out.strip().splitlines()[-1]
+        run_id = out.strip().splitlines()[-1]
+        self.started.append(run_id)
+        return run_id
+
+    def cancel_leftovers(self) -> None:
+        live = {r["run_id"] for r in json.loads(self.run("runs", "--json"))
+                if r["status"] in ("running", "waiting for approval")}
+        for run_id in set(self.started) & live:
+            self.run("cancel", run_id)
 
     def wait_status(self, run_id: str, *statuses: str, timeout: float = DEADLINE) -> str:
         deadline = time.monotonic() + timeout
@@ -114,7 +125,7 @@ def _hostile_results(path: Path, run_id: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
     """Real runs, made once per session: the demo (every installed provider that runs offline), a chat of two
     turns, a batch of 7 tasks over two providers (one hostile), a hand-edited hostile results file."""
     if not (tools_bin() / "claude").exists() or not (tools_bin() / "codex").exists():
@@ -148,7 +159,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     assert len(corpus.chat) == 2
     corpus.hostile_batch = root / "hostile.results.jsonl"
     _hostile_results(corpus.hostile_batch, corpus.hostile_run)
-    return corpus
+    yield corpus
+    corpus.cancel_leftovers()
 
 
 @dataclass
@@ -216,8 +228,9 @@ def browser() -> Iterator[Any]:
         if os.environ.get("HARNESS_REQUIRE_REAL_CLIS") or os.environ.get("CI"):
             pytest.fail(hint)
         pytest.skip(hint)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=DEADLINE * 1000)  # a loaded machine: every wait has this deadline
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield launched

@@ -72,7 +72,7 @@ def test_every_page_has_a_strict_csp_and_its_sibling_headers(viewer: Viewer, cor
         assert "default-src 'none'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
         assert "frame-ancestors 'none'" in csp and "base-uri 'none'" in csp
         assert headers["x-content-type-options"] == "nosniff"
-        assert headers["referrer-policy"] == "no-referrer"
+        assert headers["referrer-policy"] == "same-origin"
         assert headers["x-frame-options"] == "DENY"
 
 
@@ -93,6 +93,8 @@ def test_a_write_needs_the_csrf_token_and_no_foreign_origin(viewer: Viewer, corp
     token = csrf(viewer)
     foreign = {**form, "Origin": "http://evil.example"}
     assert request(viewer, "POST", path, headers=foreign, body=f"{body}&csrf={token}")[0] == 403
+    cross = {**form, "Sec-Fetch-Site": "cross-site"}
+    assert request(viewer, "POST", path, headers=cross, body=f"{body}&csrf={token}")[0] == 403
     status, _, page = request(viewer, "POST", path, headers={**form, "Origin": f"http://127.0.0.1:{viewer.port}"},
                               body=f"{body}&csrf={token}")
     assert status == 409  # past the checks: the run is over, and the page says so
