@@ -165,7 +165,7 @@ def _add(group: Group, cell: Cell) -> None:
         group.output_tokens += result.usage.output_tokens
         group.seconds.append(result.duration_ms / 1000)
         if not row.passed:
-            group.errors[result.error_code or ("not verified" if row.verified is False else result.status)] += 1
+            group.errors[result.error_code or ("not verified" if result.ok else result.status)] += 1
 
 
 def _pass_k(group: Group, cells: list[Cell]) -> None:

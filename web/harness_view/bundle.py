@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness_core import HarnessError
+from harness_core import HarnessError, InvalidSpecError
 from harness_core.store import find_run, list_runs, log_path
 
 from harness_view.batches import Batch, discover_batches, read_rows
@@ -27,16 +27,16 @@ def write_bundle(out_dir: Path, runs_dir: Path, run_refs: tuple[str, ...] = (), 
     file: its page and its tasks' runs) into `out_dir`; the path of its `index.html`.
 
     Raises:
-        HarnessError: nothing chosen, a run not found, a results file missing, `out_dir` not empty.
+        InvalidSpecError: nothing chosen, a run not found, a results file missing, `out_dir` not empty.
     """
     if not run_refs and batch is None:
-        raise HarnessError("name what to bundle: run ids (or `last`), or --batch RESULTS; e.g. "
+        raise InvalidSpecError("name what to bundle: run ids (or `last`), or --batch RESULTS; e.g. "
                            "`harness view --bundle out/ last`")
     if batch is not None and not batch.is_file():
-        raise HarnessError(f"no results file {batch}; a batch's results are in TASKS.results.jsonl (or its "
+        raise InvalidSpecError(f"no results file {batch}; a batch's results are in TASKS.results.jsonl (or its "
                            "--results FILE)")
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise HarnessError(f"{out_dir} is not an empty directory; give a new one (the bundle overwrites nothing)")
+        raise InvalidSpecError(f"{out_dir} is not an empty directory; give a new one (the bundle overwrites nothing)")
     site = Site(ViewerSettings(runs_dir, batches=(batch,) if batch is not None else ()))
     chosen = [find_run(runs_dir, ref) for ref in run_refs]
     the_batch: Batch | None = None

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-
-from tests.conftest import HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
+from view_helpers import HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
 
 pytestmark = pytest.mark.browser
 

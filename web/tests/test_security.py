@@ -10,8 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import Corpus, Viewer
+from view_helpers import Corpus, Viewer
 
 GETS = ["/", "/fragments/runs", "/batches", "/static/style.css", "/static/app.js", "/runs/{run}",
         "/runs/{run}/log", "/batches/nokey", "/no/such/page"]
