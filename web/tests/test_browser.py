@@ -11,8 +11,6 @@ import pytest
 from playwright.sync_api import expect
 from view_helpers import HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
 
-pytestmark = pytest.mark.browser
-
 _SCRIPTS_ALLOWED = ["/static/app.js"]
 
 

@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 from view_helpers import HOSTILE_SAY, Corpus, Tab, harness
 
-pytestmark = pytest.mark.browser
-
 
 def bundle(corpus: Corpus, out: Path, *args: str) -> str:
     done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--bundle", str(out), *args], corpus.env,
