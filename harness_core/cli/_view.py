@@ -72,6 +72,20 @@ def view(run_ids: tuple[str, ...], port: int, open_browser: bool, batches: tuple
     def ready(url: str) -> None:
         click.echo(f"harness view: {directory} at\n\n    {url}\n\nCtrl-C stops it.")
         sys.stdout.flush()  # a pipe (a script waiting for the URL) gets it now, not when the viewer stops
+        if open_browser and not _open(url):
+            port_used = url.split("/")[2].rsplit(":", 1)[1]
+            say("no browser to open here (no display?): open the URL above in yours (over ssh: "
+                f"`ssh -L {port_used}:127.0.0.1:{port_used} HOST`, then the same URL on your machine)")
 
-    harness_view.serve(settings, port=port, open_browser=open_browser, on_ready=ready)
+    harness_view.serve(settings, port=port, on_ready=ready)
     click.echo("harness view: stopped")
+
+
+def _open(url: str) -> bool:
+    """Open `url` in the user's browser; False when there is none to open (a server without a display)."""
+    import webbrowser
+
+    try:
+        return webbrowser.open(url)
+    except webbrowser.Error:
+        return False

@@ -1,5 +1,5 @@
 """Serving the viewer: a socket on 127.0.0.1 (a free port unless one is asked for), uvicorn on it until Ctrl-C,
-the URL with its token handed to the caller (and to a browser, if asked).
+the URL with its token handed to the caller.
 
 Knows uvicorn and sockets; configures no logging (uvicorn's loggers stay as the application left them).
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import socket
-import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,10 +52,10 @@ def url_of(settings: ViewerSettings, sock: socket.socket) -> str:
     return f"http://{host}:{port}/?token={settings.token}"
 
 
-def serve(settings: ViewerSettings, *, port: int = 0, open_browser: bool = False, cwd: Path | None = None,
+def serve(settings: ViewerSettings, *, port: int = 0, cwd: Path | None = None,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve the viewer until interrupted (Ctrl-C, SIGTERM), then return. `on_ready(url)` is called once it
-    listens.
+    listens (requests that come meanwhile wait in the socket's backlog: open a browser there).
 
     Raises:
         HarnessError: the address cannot be listened on (the message says what to do).
@@ -68,8 +67,6 @@ def serve(settings: ViewerSettings, *, port: int = 0, open_browser: bool = False
     server = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(url)
-    if open_browser:
-        webbrowser.open(url)  # the socket listens already: the browser's request waits in its backlog
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
