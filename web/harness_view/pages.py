@@ -27,6 +27,7 @@ from harness_core.store import (
     validate_run_id,
     wire_path,
 )
+from markupsafe import Markup
 
 from harness_view import charts
 from harness_view.batch_report import Report, report
@@ -95,8 +96,10 @@ class Patch:
     patch_file: str | None
 
 
-def _css() -> str:
-    return resources.files("harness_view").joinpath("static/style.css").read_text(encoding="utf-8")
+def _css() -> Markup:
+    """The package's own style sheet, inlined in a bundle's pages (ours, not a log's: not escaped, so its quotes
+    stay quotes inside `<style>`)."""
+    return Markup(resources.files("harness_view").joinpath("static/style.css").read_text(encoding="utf-8"))
 
 
 class Site:

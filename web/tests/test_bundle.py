@@ -22,6 +22,7 @@ def test_a_bundle_of_runs_opens_from_disk(tab: Tab, corpus: Corpus, tmp_path: Pa
     assert f"wrote {out / 'index.html'}" in said
     page = tab.page
     page.goto((out / "index.html").as_uri())
+    assert "system-ui" in page.evaluate("getComputedStyle(document.body).fontFamily")  # its style came along
     rows = page.locator("tr.run")
     assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.run)")) == sorted(
         [corpus.demo["claude"], corpus.chat[0], corpus.hostile_run])
