@@ -51,8 +51,12 @@ class Guard:
     def __init__(self, app: ASGIApp, settings: ViewerSettings) -> None:
         self.app = app
         self.settings = settings
-        self._hosts = {settings.host, "127.0.0.1", "localhost", "[::1]"} if settings.host in (
-            "127.0.0.1", "localhost", "::1") else {settings.host}
+        loopback = settings.host in ("127.0.0.1", "localhost", "::1")
+        named = {settings.host, f"[{settings.host}]"}
+        self._hosts: set[str] | None = ({*named, "127.0.0.1", "localhost", "[::1]"} if loopback else
+                                        None if settings.host in ("0.0.0.0", "::") else named)
+        """The names the Host header may give (None: any, for a viewer listening on every address: the token and the
+        per-host cookie still hold)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -61,7 +65,7 @@ class Guard:
         secured = _with_headers(send)
         headers = _headers(scope)
         host = headers.get("host", "")
-        if _hostname(host) not in self._hosts:
+        if self._hosts is not None and _hostname(host) not in self._hosts:
             await _plain(secured, 400, "This viewer answers only to its own address (the Host header names another "
                                        "one); open the URL `harness view` printed.")
             return
