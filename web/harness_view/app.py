@@ -55,11 +55,13 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
     async def runs_page(request: Request) -> Response:
         filters, batch = _filters(request)
         query = f"?{request.url.query}" if request.url.query else ""
-        return HTMLResponse(site.runs(filters, batch, links=_LINKS, query=query))
+        return HTMLResponse(site.runs(filters, batch, links=_LINKS, query=query,
+                                      every=request.query_params.get("all") == "1"))
 
     async def runs_fragment(request: Request) -> Response:
         filters, batch = _filters(request)
-        return HTMLResponse(site.runs(filters, batch, links=_LINKS, fragment=True))
+        return HTMLResponse(site.runs(filters, batch, links=_LINKS, fragment=True,
+                                      every=request.query_params.get("all") == "1"))
 
     async def runs_stream(request: Request) -> Response:
         return StreamingResponse(runs_events(site), media_type="text/event-stream")

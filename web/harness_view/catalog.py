@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness_core.store import RunSummary, list_runs
 
-__all__ = ["Filters", "RunRow", "Snapshot", "rows", "runs_signature"]
+__all__ = ["LIMIT", "Filters", "RunRow", "Snapshot", "rows", "runs_signature"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,8 @@ class Snapshot:
     """The list as shown, and the values its filters can take."""
 
     rows: list[RunRow]
+    matched: int
+    """Runs the filters keep (`rows` holds the newest of them, up to the limit)."""
     total: int
     statuses: list[str]
     providers: list[str]
@@ -86,13 +88,19 @@ def in_session(run: RunSummary, session: str) -> bool:
     return session in (run.session, run.provider_session)
 
 
-def rows(runs_dir: Path, filters: Filters, *, runs: Iterable[RunSummary] | None = None) -> Snapshot:
-    """The runs of `runs_dir` (newest first) that `filters` keep."""
+LIMIT = 200
+"""Rows a list shows unless asked for all (a page of thousands of runs is slow to build and to read)."""
+
+
+def rows(runs_dir: Path, filters: Filters, *, runs: Iterable[RunSummary] | None = None,
+         limit: int | None = LIMIT) -> Snapshot:
+    """The runs of `runs_dir` (newest first) that `filters` keep, at most `limit` (None: all)."""
     every = list(runs) if runs is not None else list_runs(runs_dir)
-    kept = [RunRow.of(run) for run in every if filters.keep(run)]
+    matched = [run for run in every if filters.keep(run)]
+    kept = [RunRow.of(run) for run in (matched if limit is None else matched[:limit])]
     providers = sorted({run.started.provider for run in every if run.started is not None})
     sessions = sorted({run.session for run in every if run.session is not None})
-    return Snapshot(kept, len(every), sorted({run.status for run in every}), providers, sessions)
+    return Snapshot(kept, len(matched), len(every), sorted({run.status for run in every}), providers, sessions)
 
 
 def runs_signature(runs_dir: Path) -> tuple[tuple[str, int, int], ...]:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-from harness_core.store import LogFollower, list_runs, log_path, summarize
+from harness_core.store import LogFollower, log_path, summarize
 
 from harness_view.catalog import runs_signature
 from harness_view.pages import Site
@@ -25,6 +25,7 @@ POLL = 0.2
 """Seconds between looks at a log or the runs directory."""
 _STATUS_EVERY = 2.0
 _PING_EVERY = 15.0
+_LIVE = ("running", "waiting for approval")
 
 
 def sse(event: str, data: Any) -> str:
@@ -64,33 +65,37 @@ async def run_events(site: Site, run_id: str, after: int, links: Links) -> Async
 
 
 async def runs_events(site: Site) -> AsyncIterator[str]:
-    """A `runs` event whenever a run starts, writes, ends or changes status (a lost writer, an approval asked)."""
-    signature = runs_signature(site.runs_dir)
-    statuses = _statuses(site)
+    """A `runs` event whenever the list would change: a run appears or goes, or one's status changes (it ends,
+    starts waiting for approval, its writer is lost). Only logs that changed are read again; live runs are
+    looked at every few seconds (a lost writer changes no file)."""
+    known: dict[str, tuple[int, int, str]] = {}
+    _changed(site, known)
     checked = pinged = time.monotonic()
     yield ": watching\n\n"
     while True:
         await anyio.sleep(POLL * 2)
         now = time.monotonic()
-        seen = runs_signature(site.runs_dir)
-        fresh = None
-        if seen != signature or (now - checked > _STATUS_EVERY and _any_live(statuses)):
-            fresh, checked = _statuses(site), now
-        if seen != signature or (fresh is not None and fresh != statuses):
-            signature = seen
-            statuses = fresh if fresh is not None else statuses
-            yield sse("runs", {"count": len(statuses)})
+        recheck = now - checked > _STATUS_EVERY
+        if recheck:
+            checked = now
+        if _changed(site, known, recheck_live=recheck):
+            yield sse("runs", {"count": len(known)})
         elif now - pinged > _PING_EVERY:
             pinged = now
             yield ": ping\n\n"
 
 
-def _statuses(site: Site) -> dict[str, str]:
-    try:
-        return {run.run_id: run.status for run in list_runs(site.runs_dir)}
-    except OSError:
-        return {}
-
-
-def _any_live(statuses: dict[str, str]) -> bool:
-    return any(status in ("running", "waiting for approval") for status in statuses.values())
+def _changed(site: Site, known: dict[str, tuple[int, int, str]], *, recheck_live: bool = False) -> bool:
+    """Bring `known` (log name → size, mtime, status) up to date; whether a run came, went or changed status."""
+    seen = {name: (size, mtime) for name, size, mtime in runs_signature(site.runs_dir)}
+    changed = bool(set(known) - set(seen))
+    for name in set(known) - set(seen):
+        del known[name]
+    for name, (size, mtime) in seen.items():
+        before = known.get(name)
+        if before is not None and before[:2] == (size, mtime) and not (recheck_live and before[2] in _LIVE):
+            continue
+        status = summarize(site.runs_dir / name).status
+        known[name] = (size, mtime, status)
+        changed = changed or before is None or before[2] != status
+    return changed

@@ -32,7 +32,7 @@ from markupsafe import Markup
 from harness_view import charts
 from harness_view.batch_report import Report, report
 from harness_view.batches import Batch, BatchRow, discover_batches, read_rows
-from harness_view.catalog import Filters, RunRow, in_session, rows
+from harness_view.catalog import LIMIT, Filters, RunRow, in_session, rows
 from harness_view.render import Links, render
 from harness_view.settings import ViewerSettings
 from harness_view.timeline import Timeline
@@ -131,7 +131,7 @@ class Site:
 
     def runs(self, filters: Filters, batch_key: str = "", *, links: Links, query: str = "",
              runs: list[RunSummary] | None = None, fragment: bool = False,
-             nav_batches: list[Batch] | None = None) -> str:
+             nav_batches: list[Batch] | None = None, every: bool = False) -> str:
         """The runs list (or only its table: `fragment`); `runs` instead of the directory's (a bundle's)."""
         batches = [] if links.bundle else self.batches()
         if batch_key:
@@ -139,7 +139,7 @@ class Site:
             found = read_rows(chosen.path).rows if chosen is not None else []
             ids = frozenset(rid for row in found for rid in (row.result.run_id, *row.result.run_ids))
             filters = Filters(filters.status, filters.provider, filters.session, filters.q, ids)
-        snapshot = rows(self.runs_dir, filters, runs=runs)
+        snapshot = rows(self.runs_dir, filters, runs=runs, limit=None if every or links.bundle else LIMIT)
         template = "runs_fragment.html" if fragment else "runs.html"
         return self.html(template, links, snapshot=snapshot, filters=filters, batches=batches, batch_key=batch_key,
                          query=query, nav_batches=nav_batches or [])
