@@ -4,6 +4,7 @@ directory, a long runs list cut to its newest rows, and the live list's event wh
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,21 @@ def test_the_live_list_says_when_a_run_comes_and_when_it_ends(tmp_path: Path) ->
     assert said[0].startswith(": watching")
     assert said[1] == 'event: runs\ndata: {"count": 2}\n\n'
     assert said[2] == 'event: runs\ndata: {"count": 1}\n\n'
+
+
+def test_a_batch_links_every_try_of_a_retried_task(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    first, second = "20260101T000000-0000000a", "20260101T000001-0000000b"
+    for run_id in (first, second):
+        write_run(runs, run_id)
+    results = tmp_path / "t.results.jsonl"
+    results.write_text(json.dumps({"id": "flaky", "run_id": second, "run_ids": [first, second], "attempts": 2,
+                                   "status": "success", "provider": "p"}) + "\n")
+    settings = ViewerSettings(runs)
+    (batch,) = Site(settings, tmp_path).batches()
+    status, page = get(settings, tmp_path, f"/batches/{batch.key}", "127.0.0.1:8000")
+    assert status == 200
+    assert f'<a href="/runs/{second}">success</a>' in page
+    assert f'(tries: <a href="/runs/{first}">1</a> <a href="/runs/{second}">2</a>)' in page
+    assert get(settings, tmp_path, "/batches/not-a-key", "127.0.0.1:8000")[0] == 404
