@@ -120,7 +120,8 @@ def test_a_live_run_updates_and_is_cancelled_from_its_page(tab: Tab, viewer: Vie
     expect(said.first).not_to_have_text(first)  # it grew while the page was open (the page was not reloaded)
     assert said.first.inner_text().startswith(first)
     assert page.locator("#run-status").inner_text() == "running"
-    page.click("#cancel")
+    with page.expect_navigation():
+        page.click("#cancel")
     page.wait_for_selector("p.notice")
     expect(page.locator("#run-status")).to_have_text("interrupted")
     assert "Cancelled" in page.locator("p.notice").inner_text()
@@ -142,8 +143,8 @@ def test_a_background_runs_approvals_are_answered_from_its_page(tab: Tab, viewer
     while page.locator("#run-status").inner_text() != "success":
         ask = page.locator(".block.approval.open form.answer")
         if ask.count():
-            ask.first.locator("button[value=approve]").click()
-            page.wait_for_load_state()
+            with page.expect_navigation():  # the answer, then back to the page (never a click on the old one)
+                ask.first.locator("button[value=approve]").click()
             answered += 1
         else:  # the page follows the run: the next request (or the end) arrives without a reload
             page.locator("#run-status:text-is('success'), .block.approval.open form.answer").first.wait_for()
@@ -163,7 +164,8 @@ def test_a_run_waiting_for_approval_is_cancelled_from_its_page(tab: Tab, viewer:
     open_page(tab, viewer, f"/runs/{run_id}")
     page = tab.page
     page.locator(".block.approval.open form.answer").wait_for()
-    page.click("#cancel")
+    with page.expect_navigation():
+        page.click("#cancel")
     page.wait_for_selector("p.notice")
     expect(page.locator("#run-status")).to_have_text("interrupted")
     assert page.locator(".block.approval .decision").first.inner_text().startswith("Denied, turn stopped")

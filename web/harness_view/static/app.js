@@ -64,15 +64,9 @@ function followRuns(box) {
 }
 
 function disableOnSubmit() {
+  // One answer per click: the buttons are disabled once the form's data (with the clicked button) is taken.
   document.addEventListener("submit", (e) => {
-    const button = e.submitter;
-    if (button && e.target.method === "post") {
-      // keep the clicked button's name/value in the form data, then stop double clicks
-      const hidden = document.createElement("input");
-      hidden.type = "hidden";
-      hidden.name = button.name;
-      hidden.value = button.value;
-      if (button.name) e.target.appendChild(hidden);
+    if (e.target.method === "post") {
       setTimeout(() => e.target.querySelectorAll("button").forEach((b) => { b.disabled = true; }), 0);
     }
   });
