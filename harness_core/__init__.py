@@ -73,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "SessionBusyError": "harness_core.errors",
     "SessionClosedError": "harness_core.errors",
     "StructuredOutputError": "harness_core.errors",
+    "UndoRefusedError": "harness_core.errors",
     "SpawnFailedError": "harness_core.errors",
     "UnsupportedFeatureError": "harness_core.errors",
     "EXIT_FAILED": "harness_core.errors",
@@ -95,6 +96,9 @@ _EXPORTS: dict[str, str] = {
     "load_wire": "harness_core._run.replay",
     "open_replay": "harness_core._run.replay",
     "replay": "harness_core._run.replay",
+    "UndoPlan": "harness_core._run.undo",
+    "apply_undo": "harness_core._run.undo",
+    "plan_undo": "harness_core._run.undo",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -135,6 +139,15 @@ if TYPE_CHECKING:
     )
     from harness_core._run.session import (
         open_session as open_session,
+    )
+    from harness_core._run.undo import (
+        UndoPlan as UndoPlan,
+    )
+    from harness_core._run.undo import (
+        apply_undo as apply_undo,
+    )
+    from harness_core._run.undo import (
+        plan_undo as plan_undo,
     )
     from harness_core.capabilities import (
         Capability as Capability,
@@ -216,6 +229,9 @@ if TYPE_CHECKING:
     )
     from harness_core.errors import (
         StructuredOutputError as StructuredOutputError,
+    )
+    from harness_core.errors import (
+        UndoRefusedError as UndoRefusedError,
     )
     from harness_core.errors import (
         UnsupportedFeatureError as UnsupportedFeatureError,

@@ -43,6 +43,7 @@ __all__ = [
     "SessionBusyError",
     "SessionClosedError",
     "StructuredOutputError",
+    "UndoRefusedError",
     "exit_status_for_code",
     "truncate",
 ]
@@ -316,6 +317,13 @@ class SessionClosedError(HarnessError):
     stopped hard after an interrupt it ignored)."""
 
     code = "session_closed"
+
+
+class UndoRefusedError(HarnessError):
+    """`harness undo` (or chat's `/undo`) cannot put a run's files back: the run is not over, recorded no change, or
+    files changed since it ended (each named); nothing was written."""
+
+    code = "undo_refused"
 
 
 def error_for_status(

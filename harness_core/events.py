@@ -66,6 +66,10 @@ class ToolStatus(str, enum.Enum):
     COMPLETED = "completed"
     FAILED = "failed"
     DECLINED = "declined"
+    INTERRUPTED = "interrupted"
+    """The run was interrupted or stopped (Ctrl-C, `cancel`, a budget, the idle timeout) before the tool's result
+    came: the runner sets it on every result that arrives after that, whatever the agent reported (cut short,
+    or never run), so every provider shows the same. Its output, if any, is the agent's."""
 
 
 class RunStatus(str, enum.Enum):
@@ -98,6 +102,22 @@ class FileChange(BaseModel):
     )
     move_path: str | None = Field(default=None, description="With `rename`: the new path.")
     note: str | None = Field(default=None, description="Why the diff is missing or partial (binary, too large).")
+    before_sha256: str | None = Field(
+        default=None, description="In `files_changed`: the SHA-256 of the file's bytes before the run (None: it did "
+        "not exist, or was not read). With `diff`, what `harness undo` checks the content it rebuilds against.")
+    after_sha256: str | None = Field(
+        default=None, description="In `files_changed`: the SHA-256 of the file's bytes as the run left it (at "
+        "`move_path` for a rename; None: it no longer exists, or was not read). `harness undo` reverts the file "
+        "only while it still holds these bytes.")
+
+    @model_serializer(mode="wrap")
+    def _without_no_digests(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The digests are left out when unknown: a tool's own description of a change has none."""
+        data: dict[str, Any] = handler(self)
+        for key in ("before_sha256", "after_sha256"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class HarnessToolDetails(BaseModel):

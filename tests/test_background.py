@@ -23,8 +23,10 @@ import anyio
 import pytest
 
 from harness_core import AgentRunSpec, ApprovalDecision, RunStatus, jobs
+from harness_core._answers import answers_path
+from harness_core.events import ApprovalRequested, FileChange, HarnessToolDetails, RunStarted, ToolKind, ToolUse
 from harness_core.plugins import get_host
-from harness_core.store import list_runs, log_path, read_events, summarize
+from harness_core.store import LogWriter, list_runs, log_path, read_events, summarize
 
 _DEADLINE = 60.0
 
@@ -142,6 +144,32 @@ def test_approvals_wait_and_are_answered_by_harness_approve(harness: tuple[list[
     assert again.returncode == 1 and "is over (success)" in again.stderr
 
 
+def test_approve_lists_paths_relative_to_the_run(harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    """An agent that names files by absolute path is listed as the live view shows it: the path relative to the
+    run's directory, in the line and in the diff's headers (as an agent that names them relative is listed).
+    The run's log is written here, held open as a live run's writer holds it."""
+    cmd, env = harness
+    run_id, work = "20261201T130000-eeee5555", "/srv/work"
+    change = FileChange(path=f"{work}/f.txt", kind="add", diff=f"--- /dev/null\n+++ b{work}/f.txt\n@@ @@\n+x\n")
+    display = HarnessToolDetails(kind=ToolKind.WRITE, title="Writing file", path=f"{work}/f.txt", changes=(change,))
+    events = [RunStarted(provider="scripted", provider_version="1", spec={"prompt": "p", "cwd": work}),
+              ToolUse(tool_id="t", name="write", display=display),
+              ApprovalRequested(request_id="0", tool_id="t", display=display)]
+    writer = LogWriter(log_path(runs_dir, run_id))
+    try:
+        for seq, event in enumerate(events):
+            writer.write_line(event.model_copy(update={"run_id": run_id, "seq": seq}).model_dump_json().encode())
+        writer.flush()
+        answers_path(runs_dir, run_id).write_text("")  # a background run's
+        listed = subprocess.run([*cmd, "approve", run_id], env=env, capture_output=True, text=True,
+                                timeout=_DEADLINE)
+    finally:
+        writer.close()
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[0] == "0  Writing file f.txt", listed.stdout
+    assert "+++ b/f.txt" in listed.stdout and work not in listed.stdout
+
+
 def test_an_attached_terminal_answers_approvals(harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
     cmd, env = harness
     run_id = _start(cmd, env, "x", "-o", "scenario=tools", "--approval", "untrusted")
@@ -173,7 +201,7 @@ def test_an_attached_terminal_answers_approvals(harness: tuple[list[str], dict[s
     resolved = [e for e in read_events(log_path(runs_dir, run_id)) if e.type == "approval_resolved"]
     assert [e.decision for e in resolved] == [ApprovalDecision.APPROVE] * 4  # type: ignore[attr-defined]
     assert {e.reason for e in resolved} == {"answered with harness attach"}  # type: ignore[attr-defined]
-    assert b"approved by you (answered with harness attach)" in seen
+    assert seen.count(b"approved by you (with harness attach)") == 4  # where it was answered, each time
 
 
 def test_the_run_survives_the_terminal_that_started_it(harness: tuple[list[str], dict[str, str]], runs_dir: Path,

@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from harness_core.events import RunStarted
+from harness_core.events import (
+    HarnessToolDetails,
+    RunStarted,
+    TextDelta,
+    ToolKind,
+    ToolResult,
+    ToolStatus,
+    ToolUse,
+)
 from harness_core.store import LogWriter, list_runs
 from tests.test_cli import WRAPPER
 
@@ -75,15 +83,35 @@ def test_attach_to_a_finished_run_shows_it_whole(harness: tuple[list[str], dict[
     assert json.loads(lines[0])["type"] == "run_started" and json.loads(lines[-1])["type"] == "done"
 
 
-def test_a_lost_run_is_named_and_exits_1(harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+def test_a_lost_run_shows_what_its_log_holds_and_exits_1(harness: tuple[list[str], dict[str, str]],
+                                                          runs_dir: Path) -> None:
+    """Its text, its tools, the command it was running when its Harness died (which never got a result), then
+    why the log ends there."""
     cmd, env = harness
-    writer = LogWriter(runs_dir / "20261201T130000-dddd4444.jsonl")
-    writer.write_line(RunStarted(run_id="20261201T130000-dddd4444", seq=0, ts=1.0, provider="scripted",
-                                 provider_version="1", spec={"prompt": "p"}).model_dump_json().encode())
+    rid = "20261201T130000-dddd4444"
+    shell = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command="pytest -q")
+    events = [RunStarted(provider="scripted", provider_version="1", spec={"prompt": "p"}),
+              TextDelta(text="working on it\n"), ToolUse(tool_id="a", name="shell", display=shell),
+              ToolResult(tool_id="a", name="shell", display=shell.model_copy(update={
+                  "status": ToolStatus.COMPLETED, "exit_code": 0})),
+              ToolUse(tool_id="b", name="shell", display=shell.model_copy(update={"command": "sleep 30"}))]
+    writer = LogWriter(runs_dir / f"{rid}.jsonl")
+    for seq, event in enumerate(events):
+        writer.write_line(event.model_copy(update={"run_id": rid, "seq": seq, "ts": 1.0 + seq}).model_dump_json()
+                          .encode())
     writer.close()
     lost = subprocess.run([*cmd, "attach", "20261201T130000"], env=env, capture_output=True, text=True,
                           timeout=_DEADLINE)
-    assert lost.returncode == 1 and "is lost" in lost.stderr
+    assert lost.returncode == 1
+    assert lost.stdout.splitlines() == [
+        "working on it",
+        "[tool] ✓ Running command pytest -q (exit 0)",
+        "[tool] Running command sleep 30 … (no result: the log ends here)",
+    ], lost.stdout
+    assert f"run {rid} is lost: its Harness ended before the run did" in lost.stderr
+    as_json = subprocess.run([*cmd, "attach", "last", "--json"], env=env, capture_output=True, text=True,
+                             timeout=_DEADLINE)
+    assert as_json.returncode == 1 and len(as_json.stdout.splitlines()) == 5 and "is lost" in as_json.stderr
 
 
 def test_ctrl_c_stops_watching_and_the_run_goes_on(harness: tuple[list[str], dict[str, str]],

@@ -71,3 +71,30 @@ def test_a_stopped_harness_is_named_with_how_to_continue_it(harness: tuple[list[
     assert f"`fg` in its terminal, or `kill -CONT {run.pid}`" in stuck.stderr
     os.kill(run.pid, signal.SIGCONT)  # the interrupt it was sent takes effect now
     assert run.wait(timeout=_DEADLINE) == 130
+
+
+def test_a_command_cut_short_by_cancel_shows_cut_short(harness: tuple[list[str], dict[str, str]],
+                                                       runs_dir: Path) -> None:
+    """`harness cancel` while the agent runs a command: its line reads `⊘ … (cut short)`, in the run's own view
+    and in `harness show`, not `✗ (failed)` (nor `✓`, as some agents report a cancelled command)."""
+    cmd, env = harness
+    run = subprocess.Popen([*cmd, "run", "x", "-o", "scenario=slow_command"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + _DEADLINE
+        while not any('"type":"tool_use"' in path.read_text() for path in runs_dir.glob("*.jsonl")):
+            assert time.monotonic() < deadline and run.poll() is None, "the command never started"
+            time.sleep(0.05)
+        cancelled = subprocess.run([*cmd, "cancel", "last"], env=env, capture_output=True, text=True,
+                                   timeout=_DEADLINE)
+        assert cancelled.returncode == 0, cancelled.stderr
+        _, view = run.communicate(timeout=_DEADLINE)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate(timeout=_DEADLINE)
+    line = "[tool] ⊘ Running command echo waiting; sleep 30 (cut short)"
+    assert line in view.splitlines(), view
+    assert "failed" not in view
+    shown = subprocess.run([*cmd, "show", "last"], env=env, capture_output=True, text=True, timeout=_DEADLINE)
+    assert "⊘ Running command echo waiting; sleep 30 (cut short)" in shown.stdout, shown.stdout

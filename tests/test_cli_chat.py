@@ -594,3 +594,51 @@ def test_ctrl_c_with_text_typed_clears_the_line_and_does_not_count(terminal: Any
     chat.type(b"\x03")
     assert chat.finish() == 0, chat.seen.decode(errors="replace")
     assert chat.seen.count(_LEAVE_HINT) == 2 and not list_runs(runs_dir)
+
+
+def test_a_pasted_prompt_of_many_lines_is_one_turn(terminal: Any, runs_dir: Path) -> None:
+    """A paste (the terminal brackets it, as every modern terminal does) is one prompt, its newlines kept, sent by
+    Enter: one turn, not one paid turn per line. So is a line continued with a backslash (as agents' own prompts
+    do) or with Alt-Enter; Ctrl-C on a continuation line drops the whole prompt."""
+    chat = terminal()
+    chat.wait_for(b"you> ")
+    chat.type(b"\x1b[200~fix the bug\nin parse()\n\x1b[201~")  # pasted, ending in its newline: not sent yet
+    chat.type(b"\r")
+    chat.wait_for(b"success in ")
+    chat.wait_for(b"you> ", 2)
+    chat.type(b"first part \\\r")
+    chat.wait_for(b"...> ")
+    chat.type(b"second part\r")
+    chat.wait_for(b"success in ", 2)
+    chat.wait_for(b"you> ", 3)
+    chat.type(b"one\x1b\rtwo\r")  # Alt-Enter inserts a newline
+    chat.wait_for(b"success in ", 3)
+    chat.wait_for(b"you> ", 4)
+    chat.type(b"dropped \\\r")
+    chat.wait_for(b"...> ", 2)
+    chat.type(b"\x03")  # drops the prompt typed so far; not a press towards leaving
+    chat.wait_for(b"you> ", 5)
+    chat.type(b"\x04")
+    assert chat.finish() == 0, chat.seen.decode(errors="replace")
+    assert _LEAVE_HINT not in chat.seen
+    prompts = [started(t).spec["prompt"] for t in turns(runs_dir)]
+    assert prompts == ["fix the bug\nin parse()", "first part \nsecond part", "one\ntwo"]
+
+
+def test_off_a_terminal_a_backslash_continues_the_prompt(runs_dir: Path) -> None:
+    out = invoke("chat", input="one \\\ntwo\nthree\n")
+    assert out.exit_code == 0, out.output
+    assert [started(t).spec["prompt"] for t in turns(runs_dir)] == ["one \ntwo", "three"]
+
+
+def test_undo_puts_back_what_the_last_turn_changed(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    out = invoke("chat", "-o", "scenario=tools", input="edit it\n/undo\n/undo\n")
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "notes.txt").read_text() == "alpha\n" and not (tmp_path / "new.txt").exists()
+    said = out.stderr
+    assert "  notes.txt: restored" in said and "  new.txt: removed (the run created it)" in said
+    assert "(the agent is not told: say so in your next prompt if it should know)" in said
+    assert "already as before it: notes.txt, new.txt" in said  # the second /undo: nothing left to put back
+    first = invoke("chat", input="/undo\n")
+    assert "/undo: no turn yet, nothing to undo" in first.stderr

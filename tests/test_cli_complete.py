@@ -84,7 +84,9 @@ def test_run_ids_newest_first_with_last(tmp_path: Path) -> None:
     other = tmp_path / "other"
     _log(other, "20270101T000000-cccccccc", mtime=3_000)
     assert complete(f"show --runs-dir {other} ") == ["last", "20270101T000000-cccccccc"]
-    assert complete("replay ") == [str(runs / "20260102T000000-bbbbbbbb.wire.jsonl")]
+    assert complete("replay ") == ["20260102T000000-bbbbbbbb"]  # the runs with a wire log, by id
+    assert complete("replay la") == ["last"]
+    assert complete(f"replay {runs}/") == [str(runs / "20260102T000000-bbbbbbbb.wire.jsonl")]
 
 
 def test_session_ids(tmp_path: Path) -> None:

@@ -477,8 +477,17 @@ def test_an_action_cut_short_at_its_question_is_not_run_not_failed(resolved_firs
 
 
 def test_an_action_aborted_by_you_or_never_decided_says_so() -> None:
-    assert "(not run: aborted)" in _cut_short(resolved_first=True, decided_by="callback", interrupted=False)
-    assert "Running command rm -rf build (not run)\n" in _cut_short(resolved_first=False, interrupted=False)
+    assert _cut_short(resolved_first=True, decided_by="callback", interrupted=False) == (
+        "[approval] Running command rm -rf build \u2014 aborted by callback (the run ended before a decision)\n")
+    assert _cut_short(resolved_first=False, interrupted=False) == (
+        "[tool] \u2298 Running command rm -rf build (not run)\n")
+
+
+@pytest.mark.parametrize("resolved_first", [True, False])
+def test_one_line_per_approval_outcome(resolved_first: bool) -> None:
+    """A question the run settled for nobody is its action's `not run` line alone, not also an `[approval]` line."""
+    assert _cut_short(resolved_first=resolved_first) == (
+        "interrupting…\n[tool] \u2298 Running command rm -rf build (not run: interrupted)\n")
 
 
 def test_an_approved_action_that_fails_is_still_a_failure() -> None:

@@ -310,6 +310,25 @@ def test_load_wire_names_an_old_file_without_its_run_log(tmp_path: Path) -> None
         load_wire(old, "wired")
 
 
+def test_cli_replay_takes_a_run_id_a_prefix_or_last_and_record_wire_says_where_it_wrote(tmp_path: Path) -> None:
+    recorded = _harness(tmp_path, "run", "-p", "wired", "go", "--record-wire")
+    assert recorded.returncode == 0, recorded.stderr
+    wire = next((tmp_path / "runs").glob("*.wire.jsonl"))
+    run_id = wire.name.removesuffix(".wire.jsonl")
+    assert f"harness: wire log {wire} (`harness replay {run_id}` plays it back)" in recorded.stderr
+    for ref in (run_id, run_id[:17], "last"):
+        shown = _harness(tmp_path, "replay", ref, "--json")
+        assert shown.returncode == 0, (ref, shown.stderr)
+        assert json.loads(shown.stdout.splitlines()[-1])["result"]["final_text"] == "hello from pid-free child (0)"
+    assert _harness(tmp_path, "replay").returncode == 0, "`last` is the default"
+    assert _harness(tmp_path, "run", "-p", "wired", "again").returncode == 0  # no --record-wire: no wire log
+    unrecorded = _harness(tmp_path, "replay", "last")
+    assert unrecorded.returncode == 2 and "has no wire log to replay" in unrecorded.stderr
+    assert "--record-wire" in unrecorded.stderr
+    unknown = _harness(tmp_path, "replay", "20990101")
+    assert unknown.returncode == 2 and "no run '20990101'" in unknown.stderr
+
+
 @pytest.mark.anyio
 async def test_cli_replay_json_hides_a_secret_the_recording_holds_in_pieces(wired_host: PluginHost, runs_dir: Path,
                                                                            tmp_path: Path) -> None:

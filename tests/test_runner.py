@@ -20,14 +20,19 @@ from harness_core.errors import (
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
+    ContextUsage,
     Done,
     ErrorInfo,
     HarnessEvent,
     HarnessResult,
+    HarnessToolDetails,
     RunStarted,
     RunStatus,
+    ToolKind,
     ToolResult,
     ToolStatus,
+    ToolUse,
+    Usage,
 )
 from harness_core.hookspecs import hookimpl
 from harness_core.offline.scenarios import SCENARIOS
@@ -335,9 +340,31 @@ async def test_a_tool_cut_short_still_gets_its_result(host: PluginHost, runs_dir
                     live.interrupt()
     assert_invariants(events, live.log_path)
     results = [e for e in events if isinstance(e, ToolResult)]
-    assert len(results) == 1 and results[0].display.status is ToolStatus.FAILED
-    assert "interrupted" in (results[0].display.summary or "")
+    assert len(results) == 1 and results[0].display.status is ToolStatus.INTERRUPTED
     assert events.index(results[0]) < len(events) - 1
+
+
+async def test_a_tool_stopped_by_a_budget_is_cut_short_whatever_the_agent_says(runs_dir: Path) -> None:
+    """The budget stops the run while a command runs; the agent then reports the command `completed` (as an
+    agent CLI may report a command it cancelled): it reads `interrupted`, and so does a tool it never finished."""
+    async def over_budget(spec: AgentRunSpec, ctx: RunContext) -> Any:
+        shell = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command="sleep 30")
+        await ctx.emit(ToolUse(tool_id="a", name="shell", display=shell))
+        await ctx.emit(ToolUse(tool_id="b", name="shell", display=shell))
+        await ctx.emit(ContextUsage(usage=Usage(output_tokens=100)))
+        with anyio.fail_after(10):
+            await ctx.interrupt_requested.wait()
+        done = shell.model_copy(update={"status": ToolStatus.COMPLETED, "summary": "Command cancelled by user."})
+        await ctx.emit(ToolResult(tool_id="a", name="shell", display=done, output="Command cancelled by user."))
+        return HarnessResult(status=RunStatus.INTERRUPTED)
+
+    host = _provider("budgeted", over_budget)
+    events, live = await collect(AgentRunSpec(prompt="x", max_output_tokens=10), host, runs_dir)
+    assert_invariants(events, live.log_path)
+    assert live.result.error is not None and live.result.error.code == "budget_exceeded"
+    statuses = {e.tool_id: e.display.status for e in events if isinstance(e, ToolResult)}
+    assert statuses == {"a": ToolStatus.INTERRUPTED, "b": ToolStatus.INTERRUPTED}
+    assert next(e for e in events if isinstance(e, ToolResult)).output == "Command cancelled by user."
 
 
 def _provider(name: str, body: Any) -> PluginHost:

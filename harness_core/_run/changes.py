@@ -18,6 +18,10 @@ How "before" is known, and its limits:
 - Only files a tool announced are followed: what a shell command writes is not seen (the agent did not say).
 - Only files inside the cwd are read (after resolving links); others are listed with the provider's own diff.
   Files over `MAX_FILE_BYTES` and binary files are compared (by size and mtime past the limit) but not diffed.
+
+Each file read gets the SHA-256 of its bytes before and after the run (`FileChange.before_sha256`,
+`after_sha256`): with the diff, what `harness undo` (`undo.py`) needs to put a text file back and to know it is
+still as the run left it.
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ class _Snap:
     data: bytes | None = None
     size: int = 0
     mtime_ns: int = 0
+    recorded_sha256: str | None = None
+    """A replay's: the digest the recording says the file had (its recorded text may be scrubbed)."""
 
     def same(self, other: _Snap) -> bool:
         if self.exists != other.exists:
@@ -79,19 +85,31 @@ class _Snap:
             return None
         return self.data.decode("utf-8")
 
+    def sha256(self) -> str | None:
+        """The SHA-256 (hex) of the file's bytes; None when absent or not read (too large)."""
+        if not self.exists or self.data is None:
+            return None
+        if self.recorded_sha256 is not None:
+            return self.recorded_sha256
+        if self.data[:1] == b"\0":  # binary: what is kept is its digest
+            return self.data[1:].hex()
+        return hashlib.sha256(self.data).hexdigest()
+
     def dumps(self) -> str:
         """As a wire log `file` record's data (a replay reads the workspace from it)."""
         text = self.text()
         digest = self.data[1:].hex() if self.data is not None and text is None else None
         return json.dumps({"exists": self.exists, "text": text, "digest": digest, "size": self.size,
-                           "mtime_ns": self.mtime_ns})
+                           "mtime_ns": self.mtime_ns, "sha256": self.sha256() if text is not None else None})
 
     @classmethod
     def loads(cls, recorded: str) -> _Snap:
         found = json.loads(recorded)
         data = (found["text"].encode("utf-8") if found.get("text") is not None
                 else b"\0" + bytes.fromhex(found["digest"]) if found.get("digest") else None)
-        return cls(bool(found["exists"]), data, int(found.get("size", 0)), int(found.get("mtime_ns", 0)))
+        sha = found.get("sha256")
+        return cls(bool(found["exists"]), data, int(found.get("size", 0)), int(found.get("mtime_ns", 0)),
+                   sha if isinstance(sha, str) else None)
 
 
 def _content(data: bytes) -> bytes:
@@ -291,13 +309,14 @@ def _described(path: str, before: _Snap, after: _Snap, *, move_path: str | None 
         kind = "modify"
     old = before.text() if before.exists else None
     new = after.text() if after.exists else None
+    digests = {"before_sha256": before.sha256(), "after_sha256": after.sha256()}
     unread = (before.exists and old is None) or (after.exists and new is None)
     if unread:
         large = any(s.exists and s.data is None for s in (before, after))
         why = f"larger than {MAX_FILE_BYTES // 1024} KiB: not diffed" if large else "binary file: not diffed"
-        return FileChange(path=path, kind=kind, move_path=move_path, note=why)
+        return FileChange(path=path, kind=kind, move_path=move_path, note=why, **digests)
     diff = unified_diff(path, old, new, move_path=move_path)
     note: str | None = None
     if len(diff) > MAX_DIFF_CHARS:
         diff, note = diff[:MAX_DIFF_CHARS], f"diff cut at {MAX_DIFF_CHARS} characters"
-    return FileChange(path=path, kind=kind, diff=diff, move_path=move_path, note=note)
+    return FileChange(path=path, kind=kind, diff=diff, move_path=move_path, note=note, **digests)

@@ -38,12 +38,21 @@ from harness_core._provider import CliInfo
 from harness_core._run.approvals import ApprovalBroker
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
-from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved, Done, HarnessEvent, RunStarted
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    ApprovalResolved,
+    Done,
+    HarnessEvent,
+    RunStarted,
+    ToolResult,
+    ToolStatus,
+)
 from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 
-__all__ = ["WIRE_FORMAT", "ProviderContext", "write_wire_header"]
+__all__ = ["WIRE_FORMAT", "ProviderContext", "cut_short", "write_wire_header"]
 
 WIRE_FORMAT = 2
 """The wire log's format: 2 has the header, the `child` index and the `spawn`/`err`/`close`/`eof`/`exit`/`file`/
@@ -76,6 +85,7 @@ class ProviderContext:
         self._pipe = pipe
         self._children = 0  # the next child's index in the wire log
         self._interrupts: set[str] = set()  # the `interrupt` records written (one per kind)
+        self._stopping = False  # an interrupt or stop was asked for: a tool result from now on was cut short
 
     @property
     def run_id(self) -> str:
@@ -108,6 +118,8 @@ class ProviderContext:
             if admitted is None:
                 return None
             event = admitted
+        if self._stopping and event.__class__ is ToolResult:
+            event = cut_short(event)
         if self._record(event):
             return None
         return self._deliver(event)
@@ -144,7 +156,9 @@ class ProviderContext:
     def record_interrupt(self, how: str) -> None:
         """The runner was asked to interrupt the turn (`how="interrupt"`) or stop the run (`"stop"`): the first
         time, an `interrupt` record with the seq of the last event published so far (a no-op without a wire log),
-        so a replay interrupts where the recorded run was interrupted."""
+        so a replay interrupts where the recorded run was interrupted. From then on every tool result is
+        `cut_short`."""
+        self._stopping = True
         if self._wire is None or how in self._interrupts:
             return
         self._interrupts.add(how)
@@ -208,6 +222,16 @@ class ProviderContext:
         if isinstance(event, ApprovalResolved):
             return self._broker.provider_resolution(event)
         return event
+
+
+def cut_short(event: ToolResult) -> ToolResult:
+    """A tool result that came after the run was asked to stop, as every provider's is shown: status
+    `interrupted` (the tool was cut short or never ran), whatever the agent said — a failure, a rejected use, or
+    "completed" with a note that the command was cancelled — as an ACP client marks every unfinished call
+    cancelled when it cancels. A declined tool stays declined; output and exit status are the agent's."""
+    if event.display.status in (ToolStatus.DECLINED, ToolStatus.INTERRUPTED):
+        return event
+    return event.model_copy(update={"display": event.display.model_copy(update={"status": ToolStatus.INTERRUPTED})})
 
 
 def write_wire_header(logs: RunLogs, *, run_id: str, provider: str, provider_version: str, cli: CliInfo,

@@ -387,7 +387,8 @@ class LiveRun:
         if self._log_failure is not None:
             result = self._log_failed_result(result)
             self._logs.resume()  # the last lines (the error, `done`) may still fit: the reader then knows why
-        for closing in state.closing_results(result.status):  # every tool_use gets its tool_result
+        stopped = self._interrupt.is_set() or idle_fired or state.over_budget is not None
+        for closing in state.closing_results(result.status, stopped=stopped):  # every tool_use gets its tool_result
             await self._publish_final(closing)
         error = result.error
         by_provider = error is not None and error.details.get("stopped_by") == "provider"

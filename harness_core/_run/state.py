@@ -98,12 +98,13 @@ class RunState:
 
     # --- the end -------------------------------------------------------------------------------------------
 
-    def closing_results(self, status: RunStatus) -> list[ToolResult]:
-        """A `failed` result for every tool still open: every `tool_use` gets its `tool_result`."""
+    def closing_results(self, status: RunStatus, *, stopped: bool = False) -> list[ToolResult]:
+        """A result for every tool still open, so every `tool_use` gets its `tool_result`: `interrupted` when
+        the run was asked to stop (`stopped`: an interrupt, a budget, the idle timeout), else `failed`."""
         closed = []
         for use in self.open_tools.values():
             display = use.display.model_copy(update={
-                "status": ToolStatus.FAILED,
+                "status": ToolStatus.INTERRUPTED if stopped else ToolStatus.FAILED,
                 "summary": f"the run ended ({status.value}) before it finished",
             })
             closed.append(ToolResult(tool_id=use.tool_id, name=use.name, display=display, is_error=True))

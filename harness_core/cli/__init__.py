@@ -22,6 +22,7 @@ One module per command group, each importing only click at the top, so `harness 
 - `_configcmd` (`config`: the effective settings and their sources; laying them under `run`'s and `chat`'s
   flags) with the loader in `_config` (the user's config.toml and a project's .harness.toml, checked);
 - `_replay` (`replay`: a wire log played back through its provider);
+- `_undo` (`undo`: a run's file changes put back; chat's `/undo` says its lines);
 - `_demo` (`demo`) with the player in `_play`;
 - `_view` (`view`: the web viewer, its own distribution `harness-view`, imported when the command runs);
 - `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
@@ -50,6 +51,7 @@ from harness_core.cli._replay import replay
 from harness_core.cli._run import run
 from harness_core.cli._runs import runs, show
 from harness_core.cli._scenarios import scenarios
+from harness_core.cli._undo import undo
 from harness_core.cli._view import view
 
 __all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
@@ -64,8 +66,8 @@ def cli() -> None:
     """
 
 
-for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, config,
-                 schema, replay, view, completion):
+for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, undo,
+                 config, schema, replay, view, completion):
     cli.add_command(_command)
 
 

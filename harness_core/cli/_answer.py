@@ -24,7 +24,7 @@ from harness_core.cli._common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, f
 from harness_core.cli._complete import complete_run_id
 
 if TYPE_CHECKING:
-    from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent
+    from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted
     from harness_core._answers import AnswersFile
     from harness_core.cli.render import Renderer
 
@@ -60,7 +60,8 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
     if not answers.exists():
         fail(f"run {found} was not started with --background: it asks the terminal that runs it (or its "
              "program's approver), so answer it there", EXIT_USAGE)
-    status = summarize(path).status
+    summary = summarize(path)
+    status = summary.status
     pending = pending_approvals(path)
     if status not in ("running", "waiting for approval"):
         fail(f"run {found} is over ({status}): there is nothing to approve", EXIT_FAILED)
@@ -71,9 +72,10 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
         from harness_core.cli._diffview import approval_diff
         from harness_core.cli._terminal import use_plain
 
+        cwd = _run_cwd(summary.started)
         for rid, request in pending.items():
-            click.echo(f"{rid}  {question(request).removeprefix('[approval] ').split(' — ')[0]}")
-            if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stdout)):
+            click.echo(f"{rid}  {question(request, cwd).removeprefix('[approval] ').split(' — ')[0]}")
+            if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stdout), cwd=cwd):
                 click.echo("\n".join(f"    {line}" for line in shown.splitlines()))
         click.echo(f"answer with `harness approve {found} REQUEST_ID allow|deny|abort`", err=True)
         return
@@ -98,6 +100,12 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
         who = f" by {first[1]}" if first is not None and first[0] == resolved else ""
         fail(f"request {chosen} of run {found} was answered first{who}: {resolved.value}", EXIT_FAILED)
     click.echo(f"run {found}: request {chosen} {_SAID[resolved.value]}")
+
+
+def _run_cwd(started: RunStarted | None) -> str | None:
+    """The run's working directory, from its `run_started` (paths inside it read relative to it)."""
+    cwd = started.spec.get("cwd") if started is not None else None
+    return cwd if isinstance(cwd, str) else None
 
 
 def _resolution(path: Path, request_id: str) -> ApprovalDecision | None:
@@ -192,9 +200,11 @@ class TerminalAnswers(_WaitHook):
 
         self._asked = request_id
         self._renderer.hold()
-        if shown := approval_diff(self._pending[request_id].display.changes, colour=not use_plain(sys.stderr)):
+        cwd = self._renderer.cwd
+        if shown := approval_diff(self._pending[request_id].display.changes, colour=not use_plain(sys.stderr),
+                                  cwd=cwd):
             sys.stderr.write(shown + "\n")  # the change, before the question about it (as `harness run` asks)
-        sys.stderr.write(question(self._pending[request_id]))
+        sys.stderr.write(question(self._pending[request_id], cwd))
         sys.stderr.flush()
         if self._reader is None:
             self._reader = threading.Thread(target=self._read, name="harness-attach-answers", daemon=True)
@@ -212,7 +222,7 @@ class TerminalAnswers(_WaitHook):
             return
         decision = parse_answer(line)
         if decision is None:
-            sys.stderr.write("please answer y, n or a\n" + question(self._pending[asked]))
+            sys.stderr.write("please answer y, n or a\n" + question(self._pending[asked], self._renderer.cwd))
             sys.stderr.flush()
             return
         try:
@@ -250,11 +260,15 @@ class AnswerHints(_WaitHook):
         self._run_id = run_id
         self._pending: dict[str, ApprovalRequested] = {}
         self._named: set[str] = set()
+        self._cwd: str | None = None
 
     def feed(self, event: HarnessEvent) -> None:
+        from harness_core import RunStarted
         from harness_core.store import open_approvals
 
-        if event.type in ("approval_requested", "approval_resolved"):
+        if isinstance(event, RunStarted):
+            self._cwd = _run_cwd(event)
+        elif event.type in ("approval_requested", "approval_resolved"):
             self._pending = open_approvals([*self._pending.values(), event])
 
     def poll(self) -> None:
@@ -263,7 +277,7 @@ class AnswerHints(_WaitHook):
         for request_id, request in self._pending.items():
             if request_id not in self._named:
                 self._named.add(request_id)
-                what = question(request).removeprefix("[approval] ").split(" — ")[0]
+                what = question(request, self._cwd).removeprefix("[approval] ").split(" — ")[0]
                 sys.stderr.write(f"harness: run {self._run_id} waits for approval of {request_id} ({what}): "
                                  f"`harness approve {self._run_id} {request_id} allow|deny`\n")
                 sys.stderr.flush()

@@ -67,10 +67,12 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
         click.echo(f"harness: stopped watching {found}; the run goes on (`harness attach {found}` to watch it "
                    f"again, `harness cancel {found}` to stop it)", err=True)
         sys.exit(130)
-    if renderer is not None:
-        renderer.close()
     for line in bad:
         click.echo(f"harness: skipped {line.describe()}", err=True)
+    if renderer is not None:
+        if result is None:  # what the log holds, to its end: the tools it left running too
+            renderer.log_ended()
+        renderer.close()
     if result is None and summarize(log_path(directory, found)).status == TRUNCATED:
         fail(f"run {found}'s log is truncated: writing it failed (a full disk or an I/O error), so the run was "
              f"stopped (log_write_failed) and its log ends without its result; `harness show {found}` shows what "

@@ -61,7 +61,8 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
          runs_dir: Path | None, offline: bool, scenario: str, keep_workspace: bool, force: bool, as_json: bool,
          verbose: int) -> None:
     """Hold a conversation with an agent: one session, one turn per prompt (on a live agent process when the
-    provider has live sessions). On a terminal: type a prompt at `you>`; `/help` lists the commands (`/model`,
+    provider has live sessions). On a terminal: type a prompt at `you>` (a paste is one prompt; a line ending in
+    a backslash, or Alt-Enter, goes on at the next); `/help` lists the commands (`/model`,
     `/approval`, `/exit`); Ctrl-C interrupts the turn (twice: stops it; the chat goes on, in a new agent process
     if need be), Ctrl-D (or Ctrl-C twice at an empty prompt) leaves. Off a terminal: one prompt per line of stdin.
 

@@ -218,15 +218,21 @@ def complete_session_id(ctx: click.Context, param: click.Parameter, incomplete: 
 
 @_quiet
 def complete_wire_file(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """The wire logs of the newest runs (their paths), else (none, or no runs dir) the shell's own file names."""
-    found = []
+    """What `harness replay` takes: `last` and the ids of the newest runs that have a wire log, newest first, or
+    their paths; else (none, or no runs dir) the shell's own file names."""
+    found = [CompletionItem("last", help="the newest run")] if incomplete and "last".startswith(incomplete) else []
     try:
         logs = _newest_logs(_runs_dir(ctx))
     except OSError:
         logs = []
     for path in logs:
-        wire = path.with_name(path.name.removesuffix(".jsonl") + ".wire.jsonl")
-        if str(wire).startswith(incomplete) and wire.is_file():
+        run_id = path.name.removesuffix(".jsonl")
+        wire = path.with_name(f"{run_id}.wire.jsonl")
+        if not wire.is_file():
+            continue
+        if run_id.startswith(incomplete):
+            found.append(CompletionItem(run_id, help=_run_help(path)))
+        elif str(wire).startswith(incomplete):
             found.append(CompletionItem(str(wire), help=_run_help(path)))
     return found or [CompletionItem(incomplete, type="file")]
 

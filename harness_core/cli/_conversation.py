@@ -45,22 +45,28 @@ from harness_core import (
     Session,
     SessionClosedError,
     SessionSpec,
+    UndoRefusedError,
     UnsupportedFeatureError,
     Usage,
+    apply_undo,
     open_session,
+    plan_undo,
 )
 from harness_core.cli import _terminal as term
 from harness_core.cli._approve import abandon_questions, terminal_approver
 from harness_core.cli._chat_words import HELP, ChatBudget
 from harness_core.cli._common import ENV_BACKEND
 from harness_core.cli._format import turns_summary
-from harness_core.cli._keys import Keys, Signalled, line_typed, read_line
+from harness_core.cli._keys import Keys, Signalled, line_typed, multiline_editing, read_line
 from harness_core.cli._live import JsonLines, exit_status_for, tick
+from harness_core.cli._undo import done_lines
 from harness_core.cli.render import Renderer
 
 __all__ = ["ChatRequest", "converse"]
 
 PROMPT = "you> "
+CONTINUATION = "...> "
+"""The prompt of a line that continues the one above (it ended in a backslash)."""
 LINE_LIMIT = 64 << 20
 """A turn read from stdin (not a terminal) is a line of at most this many characters."""
 _DEFAULT_MODEL = "the provider's default"
@@ -96,7 +102,9 @@ def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
     """
     if request.prompt:
         with contextlib.suppress(ImportError):
-            import readline  # noqa: F401 - for its side effect: line editing and history in input()
+            import readline  # for its side effect: line editing and history in input()
+
+            multiline_editing(readline)
     keys = Keys()
     chat = _Chat(request, stdin, out, keys)
     with keys.installed(), start_blocking_portal(os.environ.get(ENV_BACKEND, "asyncio")) as portal:
@@ -128,6 +136,9 @@ class _Chat:
         self.status = EXIT_OK
         self.overrides: dict[str, str] = {}
         self._leaving = False
+        self.continuing = False
+        """A prompt's first line ended in a backslash: the chat reads its next line."""
+        self._last_log: Path | None = None  # the last turn's run log (`/undo`)
         self._live: LiveRun | None = None
         self._renderer: Renderer | None = None
         self._approver = terminal_approver(None)
@@ -199,8 +210,9 @@ class _Chat:
             except (EOFError, KeyboardInterrupt) as exc:
                 if self.request.prompt:
                     self.out.write("\n")
-                if isinstance(exc, KeyboardInterrupt) and line_typed():  # as bash does: the line is dropped
-                    presses = 0
+                if isinstance(exc, KeyboardInterrupt) and (line_typed() or self.continuing):  # as bash does:
+                    presses = 0                                                   # the prompt typed is dropped
+                    self.continuing = False
                     continue
                 presses += 1
                 if isinstance(exc, EOFError) or presses > 1:
@@ -220,12 +232,25 @@ class _Chat:
             self._turn(text[1:] if text.startswith("//") else text)
 
     def _read(self) -> str:
+        """One prompt: a line, or several when each but the last ends in a backslash (the backslashes dropped),
+        as agents' own prompts continue a line; a paste (bracketed) or Alt-Enter puts newlines in one line already.
+        Ctrl-C on a continuation line drops the whole prompt (`continuing` says so)."""
+        pieces = [self._read_line(PROMPT)]
+        self.continuing = False
+        while pieces[-1].rstrip("\r\n").endswith("\\"):
+            pieces[-1] = pieces[-1].rstrip("\r\n")[:-1]
+            self.continuing = True
+            pieces.append(self._read_line(CONTINUATION))
+        self.continuing = False
+        return "\n".join(piece.rstrip("\r\n") for piece in pieces)
+
+    def _read_line(self, prompt: str) -> str:
         if self.request.prompt:
             abandon_questions()  # a question its turn left unanswered must not read the keys typed here
             self.out.flush()
             if self.out.isatty():
-                return read_line(PROMPT)
-            print(PROMPT, end="", file=sys.stderr, flush=True)  # the turns go to a file or pipe: not the prompt
+                return read_line(prompt)
+            print(prompt, end="", file=sys.stderr, flush=True)  # the turns go to a file or pipe: not the prompt
             return read_line()
         line = self.stdin.readline(LINE_LIMIT + 1)
         if not line:
@@ -244,6 +269,8 @@ class _Chat:
             self._leaving = True
         elif name == "/help":
             print(HELP, file=sys.stderr, flush=True)
+        elif name == "/undo":
+            self._undo()
         elif name == "/model":
             if not arg:
                 _say(f"model: {self._model()}")
@@ -260,6 +287,25 @@ class _Chat:
                 _say(f"approval: {arg} from the next turn{asked}")
         else:
             _say(f"unknown command {name}; /help lists the commands (start the line with // to send it as a prompt)")
+
+    def _undo(self) -> None:
+        """`/undo`: put the files the last turn changed back as they were before it (as `harness undo` does)."""
+        log = self._last_log
+        if log is None:
+            _say("/undo: no turn yet, nothing to undo")
+            return
+        try:
+            plan = plan_undo(log)
+            if plan.problems:
+                raise UndoRefusedError(plan.refusal)
+            done = apply_undo(plan)
+        except HarnessError as exc:
+            _say(f"/undo: {exc.message}")
+            return
+        for line in done_lines(plan, done):
+            _say(line)
+        if done:
+            _say("(the agent is not told: say so in your next prompt if it should know)")
 
     def _override(self, name: str, value: str | None) -> bool:
         """The next turns' `name` is `value` (None: the session's); False, saying what to do instead, when the
@@ -368,6 +414,8 @@ class _Chat:
                         handle(event)
                 tg.cancel_scope.cancel()
         self._live = self._hard_stop = None
+        if live is not None and live.log_path is not None:
+            self._last_log = live.log_path  # what `/undo` undoes
         result = live.result if live is not None else None
         if renderer is None and hard_stop.cancelled_caught and live is not None:
             json_out.print_log_tail(live)

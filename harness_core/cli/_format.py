@@ -160,11 +160,14 @@ def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = UNICODE_MA
     """The completion text of one tool action, without the ``[tool]`` tag: ``✓ Running command x (exit 0,
     1.2 s)``. Used by the renderer and by `harness show`. `not_run` says why an action that never ran (its
     approval was not given) did not: ``⊘ Running command x (not run: interrupted)``, whatever status it ended in
-    (``""``: ``(not run)``)."""
+    (``""``: ``(not run)``). A tool the run's interrupt (or budget, or idle timeout) stopped before its result
+    came is ``⊘ Running command x (cut short)``."""
     if not_run is not None:
         why = f": {not_run}" if not_run else ""
         return f"{marks['declined']} {tool_label(display, marks['more'], cwd)} (not run{why})"
     status = display.status
+    if status is ToolStatus.INTERRUPTED:
+        return f"{marks['declined']} {tool_label(display, marks['more'], cwd)} (cut short)"
     mark = {
         ToolStatus.COMPLETED: marks["ok"],
         ToolStatus.FAILED: marks["fail"],

@@ -2,7 +2,7 @@
 prompt, for a turn), never inside a portal call, and never lost.
 
 Layer: CLI (imported only when `harness chat` runs). Knows the standard library's signals (and readline's line
-buffer) only: nothing of sessions, events or providers.
+buffer and key bindings) only: nothing of sessions, events or providers.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import contextlib
 import signal
 import sys
 from collections.abc import Iterator
-from types import FrameType
+from types import FrameType, ModuleType
 
-__all__ = ["Keys", "Signalled", "line_typed", "read_line"]
+__all__ = ["Keys", "Signalled", "line_typed", "multiline_editing", "read_line"]
 
 
 class Signalled(BaseException):
@@ -81,6 +81,17 @@ def line_typed() -> bool:
     readline = sys.modules.get("readline")
     get = getattr(readline, "get_line_buffer", None)
     return bool(get is not None and get().strip())
+
+
+def multiline_editing(readline: ModuleType) -> None:
+    """Let one prompt hold several lines, as the agents' own prompts do: a paste is one piece of text,
+    its newlines kept (bracketed paste, which CPython turns off for its REPL), sent by Enter; Alt-Enter (ESC CR)
+    inserts a newline. GNU readline only: libedit binds keys another way (there a paste stays a line per turn;
+    a backslash at the end of a line continues it everywhere)."""
+    if "libedit" in (readline.__doc__ or ""):
+        return
+    readline.parse_and_bind("set enable-bracketed-paste on")
+    readline.parse_and_bind(r'"\e\C-m": "\C-v\C-j"')  # quoted-insert of a newline
 
 
 def read_line(prompt: str | None = None) -> str:

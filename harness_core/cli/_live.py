@@ -34,6 +34,7 @@ from harness_core import (
 )
 from harness_core._run.pipe import event_json
 from harness_core.cli._approve import terminal_approver
+from harness_core.cli._layout import fit_parts, output_width
 from harness_core.cli._streams import answer_text, choose_sinks, deliver_answer, quiet_failure
 from harness_core.cli.render import Renderer
 from harness_core.store import read_events
@@ -116,6 +117,11 @@ async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -
     deliver_answer(answer, sinks.answer, request.output_last_message)
     if request.quiet and (failure := quiet_failure(result)) is not None:
         print(f"harness: {failure}", file=err, flush=True)
+    if request.record_wire and not request.quiet and live is not None and live.log_path is not None:
+        wire = live.log_path.with_name(f"{live.run_id}.wire.jsonl")
+        for line in fit_parts([f"harness: wire log {wire}", f"(`harness replay {live.run_id}` plays it back)"],
+                              output_width(err), indent=" " * 9):
+            print(line, file=err, flush=True)
     if request.diff and live is not None and live.log_path is not None:
         _print_diff(live.log_path, out)
     return EXIT_INTERRUPTED if hard_stop.cancelled_caught else exit_status_for(result)

@@ -4,7 +4,9 @@ Layer: CLI presentation, a part of `render.Renderer` (no output of its own). Kno
 models only: nothing of providers, the runner, the click commands or the terminal. It remembers which tools are
 running (for their start lines and the status line's phase), which approvals were asked for which tool, and so
 which actions ended without ever running: an action whose approval was still open, aborted or given to nobody
-when its result came is shown ``⊘ … (not run: interrupted)``, not as a failure.
+when its result came is shown ``⊘ … (not run: interrupted)``, not as a failure. One line per approval outcome: a
+refusal someone decided is its ``[approval] … — denied by you`` line (the action's own ``⊘`` line is not added);
+a request settled for nobody (the run moved on) is its action's ``⊘ … (not run: interrupted)`` line alone.
 """
 
 from __future__ import annotations
@@ -33,14 +35,17 @@ def decided_by_you(event: ApprovalResolved) -> bool:
 
 def approval_text(event: ApprovalResolved, what: str, dash: str, reasons_shown: set[str]) -> str:
     """``[approval] Running command rm -rf build — denied by you``: the decision, who took it, and why when that
-    says something (a denial's reason; a reason is given once, later ones say "same reason as above")."""
+    says something (a denial's reason, given once: later ones say "same reason as above"; where a person answered
+    from, ``(with harness approve)``, each time)."""
     approved = event.decision is ApprovalDecision.APPROVE
     by = "you" if decided_by_you(event) else event.decided_by
     reason = ""
     why = event.reason
     if why == TERMINAL_REASON:
         why = None  # "by you" says it
-    if why and (not approved or why.startswith(("answered ", "decided "))):
+    if why and by == "you" and why.startswith(_BY_YOU[1]):
+        reason = f" ({why.removeprefix('answered ')})"  # where you answered: short, and said every time
+    elif why and (not approved or why.startswith(("answered ", "decided "))):
         reason = " (same reason as above)" if why in reasons_shown else f" ({why})"
         reasons_shown.add(why)
     return f"[approval] {what} {dash} {_DECIDED[event.decision]} by {by}{reason}"
@@ -56,6 +61,8 @@ class ToolBook:
         """Tools whose output summary was printed already (by a `tool_summary`)."""
         self._open: dict[str, ApprovalRequested] = {}
         self._refused: dict[str, str] = {}  # tool id → why it will not run (its approval was not given)
+        self._said: set[str] = set()  # tools whose refusal an approval line showed: their not-run line is not added
+        self._not_run: set[str] = set()  # tools shown as not run while their approval was still open
         self.interrupted = False
         """Set by the renderer once an interrupt was asked for: a tool cut short at its question says so."""
 
@@ -78,23 +85,42 @@ class ToolBook:
     def asked(self, event: ApprovalRequested) -> None:
         self._open[event.request_id] = event
 
-    def resolved(self, event: ApprovalResolved) -> HarnessToolDetails | None:
-        """Record a decision; the display of the request it settles (None for a request not seen)."""
+    def resolved(self, event: ApprovalResolved) -> tuple[HarnessToolDetails | None, bool]:
+        """Record a decision: the display of the request it settles (None for a request not seen), and whether its
+        line is shown (False when the action's own line says it all: a request settled for nobody)."""
         request = self._open.pop(event.request_id, None)
         if request is None:
-            return None
-        if request.tool_id is not None and event.decision is not ApprovalDecision.APPROVE:
-            self._refused[request.tool_id] = self._why(event)
-        return request.display
+            return None, True
+        tool = request.tool_id
+        if tool is None or event.decision is ApprovalDecision.APPROVE:
+            return request.display, True
+        if event.decided_by == "runner" and (tool in self.pending or tool in self._not_run):
+            self._not_run.discard(tool)
+            self._refused[tool] = self._why(event)
+            return request.display, False  # its tool's "not run" line (to come, or shown) is the one line
+        self._refused[tool] = self._why(event)
+        self._said.add(tool)
+        return request.display, True
+
+    def shown(self, event: ToolResult, not_run: str | None) -> bool:
+        """Whether a finished tool gets its line: not when an approval line already said it would not run."""
+        if event.tool_id not in self._said:
+            return True
+        self._said.discard(event.tool_id)
+        return not_run is None and event.display.status not in (_Status.DECLINED, _Status.INTERRUPTED)
 
     def finished(self, event: ToolResult) -> str | None:
         """Forget a finished tool; why it never ran ("" when that is not known; None when it may have run)."""
         self.pending.pop(event.tool_id, None)
         refused = self._refused.pop(event.tool_id, None)
+        cut = event.display.status is _Status.INTERRUPTED  # the run's interrupt came before its result
         if any(r.tool_id == event.tool_id for r in self._open.values()):  # still asking: it cannot have run
-            return "interrupted" if self.interrupted else ""
+            self._not_run.add(event.tool_id)
+            return "interrupted" if self.interrupted or cut else ""
         if refused == "denied" and event.display.status is _Status.DECLINED:
             return None  # the usual "(declined)"
+        if refused == "" and cut:
+            return "interrupted"
         return refused
 
     def _why(self, event: ApprovalResolved) -> str:

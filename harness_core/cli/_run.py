@@ -232,6 +232,7 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
     started = launch(plan)
     if as_json:
         click.echo(dumps({"run_id": started.run_id, "log": str(started.log), "pid": started.pid,
+                          "wire": str(started.log.with_name(f"{started.run_id}.wire.jsonl")) if record_wire else None,
                           "workspace": str(started.workspace) if started.workspace else None}))
         return 0
     click.echo(started.run_id)
@@ -241,6 +242,9 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
         say(f"offline workspace {started.workspace}", f"({kept})")
     say(f"run {rid} started in the background", f"(log {started.log});", f"`harness attach {rid}` to watch it,",
         f"`harness cancel {rid}` to stop it")
+    if record_wire:
+        say(f"wire log {started.log.with_name(f'{rid}.wire.jsonl')}", f"(`harness replay {rid}` plays it back",
+            "once the run is over)")
     if spec.approval.value != "never":
         say("it asks before acting:", f"answer in `harness attach {rid}` on a terminal,",
             f"or with `harness approve {rid} REQUEST_ID allow|deny`;", "`harness runs` shows it waiting")

@@ -10,11 +10,13 @@ What it prints:
 - assistant text, streamed as it arrives (a text line is always ended before any other line); a run with an
   output schema prints its answer once, at the end: pretty JSON, or as written when it is not a valid value;
 - one line per tool action when it completes: ``[tool] ✓ Running command pytest -q (exit 0, 1.2 s)``, ``✗`` a
-  failure, ``⊘`` declined; its start line (``[tool] Running command pytest -q …``) only when something else must
-  print first or `tick` finds it running after `START_LINE_AFTER` seconds (a pipe's reader knows what runs);
+  failure, ``⊘`` declined or ``(cut short)`` by the run's interrupt; its start line (``[tool] Running command
+  pytest -q …``) only when something else must print first or `tick` finds it running after `START_LINE_AFTER`
+  seconds (a pipe's reader knows what runs);
 - approvals once decided (``[approval] Running command rm -rf build — approved by you``: "you" for an answer
-  typed at a terminal, else who decided: callback, hook, default, runner); an action that never ran because its
-  approval was not given is ``⊘ … (not run: interrupted)`` (or ``aborted``, ``denied``), never a failure;
+  typed at a terminal, else who decided: callback, hook, default), one line per outcome: a refusal's line is
+  not followed by its action's; an action cut short at its question (settled by the runner) is
+  ``⊘ … (not run: interrupted)`` alone, never a failure;
 - errors (``[error] auth_failed: ...``), notices (``[warning] reconnecting …``), ``changed: a.py`` and a final
   line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``);
 - with ``verbose``: the run header, session, the model's reasoning as it streams (``[thinking] …``, dimmed),
@@ -210,15 +212,20 @@ class Renderer:
     def _tool_result(self, event: ToolResult) -> None:
         self._flush_pending(except_id=event.tool_id)
         not_run = self._tools.finished(event)
+        if not self._tools.shown(event, not_run):  # its approval line said it did not run: one line per outcome
+            self._phase = self._tools.phase()
+            return
         mark_color = {
             ToolStatus.COMPLETED: term.GREEN,
             ToolStatus.FAILED: term.RED,
             ToolStatus.DECLINED: term.YELLOW,
+            ToolStatus.INTERRUPTED: term.YELLOW,
         }.get(event.display.status, "") if not_run is None else term.YELLOW
         text = tool_line(event.display, self._marks, self._cwd, not_run=not_run)
         self._line(f"[tool] {text}", mark_color, tag=True)
         summary = event.display.summary
-        if self.verbose and summary and event.tool_id not in self._tools.summarized and not_run is None:
+        cut = event.display.status is ToolStatus.INTERRUPTED  # what the agent said of it is no result
+        if self.verbose and summary and event.tool_id not in self._tools.summarized and not_run is None and not cut:
             self._summary(summary)
         self._tools.summarized.discard(event.tool_id)
         self._phase = self._tools.phase()
@@ -239,9 +246,11 @@ class Renderer:
         self._phase = "waiting for approval"
 
     def _approval_resolved(self, event: ApprovalResolved) -> None:
-        what = label_for(self._tools.resolved(event), event.request_id, self._marks, self._cwd)
-        colour = term.GREEN if event.decision is ApprovalDecision.APPROVE else term.YELLOW
-        self._line(approval_text(event, what, self._marks["dash"], self._reasons_shown), colour, tag=True)
+        display, shown = self._tools.resolved(event)
+        if shown:
+            what = label_for(display, event.request_id, self._marks, self._cwd)
+            colour = term.GREEN if event.decision is ApprovalDecision.APPROVE else term.YELLOW
+            self._line(approval_text(event, what, self._marks["dash"], self._reasons_shown), colour, tag=True)
         self._phase = self._tools.phase()
 
     def _context_usage(self, event: ContextUsage) -> None:
@@ -390,6 +399,18 @@ class Renderer:
             self._out.write("\n")
             self.prompt_line_ended = True
         self._line(text, term.YELLOW)
+        self._out.flush()
+
+    def log_ended(self) -> None:
+        """The log ended without `done` and will not go on (its Harness is gone, or could not write it): show what
+        it holds to the end, each tool it left running too (``[tool] Running command sleep 30 … (no result: the
+        log ends here)``)."""
+        self._phase = "done"
+        more = self._marks["more"]
+        for display, _since, _shown in self._pending.values():
+            self._line(f"[tool] {tool_label(display, more, self._cwd)} {more} (no result: the log ends here)",
+                       term.YELLOW, tag=True)
+        self._pending.clear()
         self._out.flush()
 
     def close(self) -> None:

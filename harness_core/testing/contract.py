@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness_core._facade import missing_name
+from harness_core._run.undo import apply_undo, plan_undo
 from harness_core.capabilities import Capability
 from harness_core.events import (
     ApprovalDecision,
@@ -121,7 +122,7 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Imp
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["say", "tools", "think"])
-    async def test_scenario(self, name: str, play: Play) -> None:
+    async def test_scenario(self, name: str, play: Play, harness_real: bool) -> None:
         if name not in self.scenarios:
             pytest.skip(f"{self.provider_name} does not play {name!r}")
         played = await play(name)
@@ -143,8 +144,29 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Imp
             if want.exit_code is not None:
                 assert display.exit_code == (want.exit_code if self.reports_exit_codes else None), display
             assert display.status is ToolStatus.COMPLETED, display
+        uses = {e.tool_id: e.display for e in played.of_type("tool_use")}
+        for got in results:  # the start line (a slow tool's) names what its end line names, as the same kind
+            use = uses[got.tool_id]
+            assert (use.kind, use.title) == (got.display.kind, got.display.title), (use, got.display)
+            if got.display.path or got.display.command:
+                assert use.path or use.command, f"the tool_use of {got.tool_id} names nothing: {use}"
         if Capability.SESSION in self.capabilities:
             assert played.result.session_id, "a provider with `session` must report the session id"
+        if name == "tools" and harness_real:
+            self._check_undo(played)
+
+    def _check_undo(self, played: Played) -> None:
+        """`harness undo` puts the workspace back from what the run log recorded of the tools' changes: the edit
+        reverted, the new file removed (the runner records it, whatever the provider; this checks the provider
+        announces its edits so that it can). Real CLIs only: a fake that writes a file before it announces the
+        tool leaves the runner reading it too late to know what it held before."""
+        assert set(played.result.files_changed) == {"notes.txt", "new.txt"}, (
+            f"the run's files_changed must name the files its edit tools changed: {played.result.files_changed}")
+        plan = plan_undo(played.log_path)
+        assert not plan.problems, plan.problems
+        apply_undo(plan)
+        assert (played.workspace / "notes.txt").read_text() == "alpha\n"
+        assert not (played.workspace / "new.txt").exists()
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("name", ["fail_500", "fail_401", "fail_429"])
@@ -248,6 +270,10 @@ class ProviderContract(ChatTests, SessionTests, BackgroundTests, FaultTests, Imp
             "A provider with `interrupt` stops the turn on its wire when `ctx.interrupt_requested` is set and "
             "returns status `interrupted`")
         assert time.monotonic() - asked[0] < self.interrupt_within
+        if name == "slow_command":  # the command the interrupt cut short reads so, whatever the agent reported
+            results = played.of_type("tool_result")
+            assert results and all(r.display.status is ToolStatus.INTERRUPTED for r in results), (
+                f"a tool whose result came after the interrupt must end `interrupted`: {results}")
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("decision", list(ApprovalDecision))

@@ -34,7 +34,7 @@ from harness_core.provider import (
     unwrap_shell,
 )
 
-__all__ = ["STATUS", "output_text", "relative_path", "tool_details"]
+__all__ = ["STATUS", "for_people", "output_text", "relative_path", "tool_details"]
 
 STATUS: dict[str, ToolStatus] = {
     "pending": ToolStatus.STARTED,
@@ -129,12 +129,42 @@ def output_text(call: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _tool_name(call: Mapping[str, Any]) -> str:
+    """The agent's own name of the tool, from `_meta` (Qwen Code: `toolName`; claude-agent-acp:
+    `claudeCode.toolName`), or ""."""
+    meta = call.get("_meta")
+    if not isinstance(meta, Mapping):
+        return ""
+    claude = meta.get("claudeCode")
+    name = meta.get("toolName") or (claude.get("toolName") if isinstance(claude, Mapping) else None)
+    return name if isinstance(name, str) else ""
+
+
 def _writes(call: Mapping[str, Any]) -> bool:
     """Whether the call is a whole-file write (by the tool name in `_meta`, or its title)."""
-    meta = call.get("_meta")
-    name = str(meta.get("toolName") or "") if isinstance(meta, Mapping) else ""
     title = str(call.get("title") or "").lower()
-    return "write" in name.lower() or title.startswith(("write", "writing"))
+    return "write" in _tool_name(call).lower() or title.startswith(("write", "writing"))
+
+
+_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
+
+
+def for_people(text: str | None) -> str | None:
+    """A tool's output without the `<system-reminder>` blocks Claude Code adds for the model (claude-agent-acp's
+    Read results end with one), for its summary; the output the model saw keeps them. Linear in the text."""
+    if not text or _REMINDER_OPEN not in text:
+        return text
+    kept: list[str] = []
+    at = 0
+    while True:
+        start = text.find(_REMINDER_OPEN, at)
+        end = text.find(_REMINDER_CLOSE, start) if start >= 0 else -1
+        if end < 0:
+            kept.append(text[at:])
+            break
+        kept.append(text[at:start])
+        at = end + len(_REMINDER_CLOSE)
+    return "".join(kept).rstrip() or None
 
 
 def _changes(call: Mapping[str, Any], cwd: str | None, kind: str) -> tuple[FileChange, ...]:
@@ -176,7 +206,8 @@ def tool_details(call: Mapping[str, Any], cwd: str | None, *, declined: bool = F
     locations = [loc.get("path") for loc in call.get("locations") or () if isinstance(loc, Mapping)]
     paths = [p for p in locations if isinstance(p, str) and p]
     changes = _changes(call, cwd, acp_kind)
-    if kind is ToolKind.EDIT and changes and all(c.kind == "add" for c in changes):
+    writes = acp_kind == "edit" and _writes(call)  # a write tool is a write from its start, whatever it replaces
+    if kind is ToolKind.EDIT and (writes or (changes and all(c.kind == "add" for c in changes))):
         kind, label = ToolKind.WRITE, WRITING_FILE
     if kind is ToolKind.SHELL and command is not None:
         action = classify_command(command)
@@ -197,7 +228,7 @@ def tool_details(call: Mapping[str, Any], cwd: str | None, *, declined: bool = F
         cwd=raw_cwd if isinstance(raw_cwd, str) else None,
         status=status,
         exit_code=_exit_code(call.get("rawOutput")),
-        summary=bounded_tail(output_text(call)) if status is not ToolStatus.STARTED else None,
+        summary=bounded_tail(for_people(output_text(call))) if status is not ToolStatus.STARTED else None,
         raw=raw,
         changes=changes,
     )

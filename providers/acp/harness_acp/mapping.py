@@ -7,7 +7,10 @@ processes, JSON-RPC, approvals or the runner. No I/O: golden-tested on recorded 
 
 One `AcpMapper` per prompt turn. A tool call's state is merged over its `tool_call` and every `tool_call_update`
 (an update carries only what changed): `tool_use` is emitted once, when the call is first seen, and `tool_result`
-once, when it reaches `completed` or `failed` (an update for a call never announced announces it first). The final
+once, when it reaches `completed` or `failed` (an update for a call never announced announces it first). A call
+first seen blank — `pending` with an empty `rawInput` and no content or locations, as claude-agent-acp and Qwen Code
+announce a call before its input is streamed — is held: its `tool_use` waits for the update that brings the input
+(or anything else the turn sends), so it names its command or path and its kind does not change at its result. The final
 text is the last stretch of `agent_message_chunk` text: a tool call in between starts a new one, as each agent
 message does (what the agent said before its last tool is in the stream, not in `final_text`).
 `user_message_chunk`s are the history `session/load` replays, and a turn that replays them emits nothing for them.
@@ -65,6 +68,7 @@ class AcpMapper:
         self.warnings = warnings  # message chunks that are the agent's own warnings (a profile's `warning_chunks`)
         self.cost_before = cost_before  # the session's cumulative cost when the turn began (usage_update.cost)
         self.calls: dict[str, dict[str, Any]] = {}
+        self.held: dict[str, None] = {}  # calls seen blank, whose `tool_use` waits for their input (in order)
         self.finished_calls: set[str] = set()
         self.declined: set[str] = set()  # tool calls whose permission the operation refused
         self.segments: list[list[str]] = [[]]
@@ -112,7 +116,7 @@ class AcpMapper:
     def close_open(self, why: str) -> list[HarnessEvent]:
         """A `tool_result` for every call still open when the turn ended (agents leave a cancelled or refused call
         without a final update): `declined` when the operation refused it, else `failed`."""
-        events: list[HarnessEvent] = []
+        events: list[HarnessEvent] = self._release_held()
         for call_id in self.open_calls():
             self.finished_calls.add(call_id)
             call = self.calls[call_id]
@@ -130,7 +134,7 @@ class AcpMapper:
     def text_delta(self, update: dict[str, Any]) -> TextDelta | None:
         """The hot path: an `agent_message_chunk` with text content → its event (None: use `feed`)."""
         content = update.get("content")
-        if content.__class__ is dict and content.get("type") == "text":
+        if content.__class__ is dict and content.get("type") == "text" and not self.held:
             text = content.get("text")
             if text.__class__ is str and text:
                 if self.warnings is not None and self.warnings.fullmatch(text):
@@ -142,7 +146,43 @@ class AcpMapper:
     def feed(self, update: Any) -> list[HarnessEvent]:
         """The events of one `session/update`'s `update` object."""
         if not isinstance(update, dict):
-            return [ProviderRaw(method="session/update", payload=update)]
+            return [*self._release_held(), ProviderRaw(method="session/update", payload=update)]
+        if self.held and not self._keeps_held(update):
+            return [*self._release_held(), *self._feed(update)]
+        return self._feed(update)
+
+    def asked(self, call: dict[str, Any]) -> list[HarnessEvent]:
+        """A permission request's `toolCall`: announce a call never seen (as a pending `tool_call`), or release a
+        held one with what the request says of it (its input)."""
+        call_id = str(call.get("toolCallId") or "")
+        if not call_id:
+            return []
+        if call_id not in self.calls:
+            return [*self.feed({**call, "sessionUpdate": "tool_call", "status": "pending"}), *self._release_held()]
+        if call_id in self.held:
+            _merge(self.calls[call_id], {k: v for k, v in call.items() if k != "status"})
+            return self._release_held()
+        return []
+
+    def _keeps_held(self, update: dict[str, Any]) -> bool:
+        """Whether an update leaves held calls held: the session's bookkeeping, usage (Qwen Code's comes on an empty
+        message chunk), or a held call's own."""
+        kind = update.get("sessionUpdate")
+        if kind in QUIET_UPDATES or kind == "usage_update":
+            return True
+        if kind == "agent_message_chunk":
+            content = update.get("content")
+            return isinstance(content, dict) and content.get("type") == "text" and not content.get("text")
+        return kind in ("tool_call", "tool_call_update") and str(update.get("toolCallId") or "") in self.held
+
+    def _release_held(self) -> list[HarnessEvent]:
+        """The `tool_use` of every held call, in the order they were seen."""
+        if not self.held:
+            return []
+        held, self.held = list(self.held), {}
+        return [self._use(call_id, self.calls[call_id]) for call_id in held]
+
+    def _feed(self, update: dict[str, Any]) -> list[HarnessEvent]:
         kind = update.get("sessionUpdate")
         if kind == "agent_message_chunk":
             event = self.text_delta(update)
@@ -192,14 +232,21 @@ class AcpMapper:
         if known is None:
             known = self.calls[call_id] = {}
             merged = _merge(known, update)
-            events.append(self._use(call_id, merged))
+            if _blank(merged):
+                self.held[call_id] = None
+            else:
+                events.append(self._use(call_id, merged))
             if self.segments[-1]:
                 self.segments.append([])
-        else:
+        else:  # (a second tool_call for the same id: an agent restating it, merged, not announced twice)
             merged = _merge(known, update)
-            if new:  # a second tool_call for the same id: an agent restating it (kept, not announced twice)
-                pass
+            if call_id in self.held and not _blank(merged):
+                del self.held[call_id]
+                events.append(self._use(call_id, merged))
         if merged.get("status") in ("completed", "failed") and call_id not in self.finished_calls:
+            if call_id in self.held:
+                del self.held[call_id]
+                events.append(self._use(call_id, merged))
             self.finished_calls.add(call_id)
             events.append(self._result(call_id, merged))
         return events
@@ -278,6 +325,12 @@ def _merge(known: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
             value = [*(c for c in known.get("content") or () if _is_diff(c)), *value]
         known[key] = value
     return known
+
+
+def _blank(call: dict[str, Any]) -> bool:
+    """A call announced before its input: `pending`, an empty `rawInput`, no content and no locations."""
+    return (call.get("status") == "pending" and call.get("rawInput") == {} and not call.get("content")
+            and not call.get("locations"))
 
 
 def _name(call: dict[str, Any]) -> str:

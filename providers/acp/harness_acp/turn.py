@@ -183,8 +183,7 @@ class PromptTurn:
         if self.cancel_sent:
             return Outcome(None).to_wire()
         mapper = self.mapper
-        if call_id and call_id not in mapper.calls:  # asked about before it was announced: announce it now
-            await self._emit_all(mapper.feed({**call, "sessionUpdate": "tool_call", "status": "pending"}))
+        await self._emit_all(mapper.asked(call))  # a call not announced yet (or held for its input) is now
         merged = {**mapper.calls.get(call_id, {}), **{k: v for k, v in call.items() if v is not None}}
         spec = self.spec
         answer = auto_answer(merged, sandbox=spec.sandbox, approval=spec.approval, cwd=str(spec.cwd))

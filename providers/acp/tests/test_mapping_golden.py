@@ -45,10 +45,9 @@ def turns(path: Path) -> list[tuple[AcpMapper, list[Any], Any]]:
         elif record["dir"] == "in" and msg.get("method") == "session/update" and current is not None:
             current[1].extend(current[0].feed(msg["params"]["update"]))
         elif record["dir"] == "in" and msg.get("method") == "session/request_permission" and current is not None:
-            call = msg["params"]["toolCall"]  # as `PromptTurn.on_permission` does: announced if never seen
+            call = msg["params"]["toolCall"]  # as `PromptTurn.on_permission` does: announced if not yet
             asked[msg["id"]] = (str(call.get("toolCallId")), msg["params"]["options"])
-            if call.get("toolCallId") not in current[0].calls:
-                current[1].extend(current[0].feed({**call, "sessionUpdate": "tool_call", "status": "pending"}))
+            current[1].extend(current[0].asked(call))
         elif record["dir"] == "out" and msg.get("id") in asked and "result" in msg and current is not None:
             call_id, options = asked.pop(msg["id"])
             if refused_by(msg["result"]["outcome"], options):
@@ -90,6 +89,28 @@ def test_every_tool_is_announced_once_and_finished_once(path: Path) -> None:
             if isinstance(event, ToolResult):
                 assert uses.index(event.tool_id) <= [e.tool_id for e in events if isinstance(e, ToolResult)].index(
                     event.tool_id)
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_tool_use_names_what_its_result_names(path: Path) -> None:
+    """claude-agent-acp and Qwen Code announce a call before its input (an empty `rawInput`): the `tool_use` (the
+    start line) still names the command or the file its result names, and a write is a write from its start."""
+    for _mapper, events, _answer in turns(path):
+        uses = {e.tool_id: e.display for e in events if isinstance(e, ToolUse)}
+        for result in (e for e in events if isinstance(e, ToolResult)):
+            use = uses[result.tool_id]
+            assert (use.kind, use.title) == (result.display.kind, result.display.title), (use, result.display)
+            if result.display.path or result.display.command:
+                assert use.path or use.command, f"{result.tool_id}: the start names nothing ({use})"
+
+
+def test_claudes_system_reminders_stay_out_of_a_summary() -> None:
+    """claude-agent-acp's Read results end with Claude Code's `<system-reminder>` for the model: the summary a person
+    sees (`-v`) leaves it out; the output, what the model saw, keeps it."""
+    (_mapper, events, _answer), *_ = turns(HERE / "transcripts" / "claude-acp" / "tools.jsonl")
+    read = next(e for e in events if isinstance(e, ToolResult) and e.display.kind.value == "read")
+    assert read.display.summary == "     1→alpha\n     2→"
+    assert "<system-reminder>" in (read.output or "")
 
 
 @pytest.mark.parametrize("agent", sorted({p.parent.name for p in TRANSCRIPTS}))

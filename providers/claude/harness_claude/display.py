@@ -57,11 +57,32 @@ def relative_path(path: str | None, cwd: str | None) -> str | None:
     return text if text != "." else str(full)
 
 
+_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
+
+
+def _for_people(text: str) -> str:
+    """`text` without the `<system-reminder>` blocks Claude Code adds to tool results for the model (the malware
+    note after a Read): they are not the tool's output. Linear in the text; an unclosed block is kept."""
+    if _REMINDER_OPEN not in text:
+        return text
+    kept: list[str] = []
+    at = 0
+    while True:
+        start = text.find(_REMINDER_OPEN, at)
+        end = text.find(_REMINDER_CLOSE, start) if start >= 0 else -1
+        if end < 0:
+            kept.append(text[at:])
+            return "".join(kept)
+        kept.append(text[at:start])
+        at = end + len(_REMINDER_CLOSE)
+
+
 def summarize(text: str | None, limit: int = SUMMARY_LIMIT) -> str | None:
-    """A bounded one-glance summary of tool output (None when there is nothing to show)."""
+    """A bounded one-glance summary of tool output, without Claude Code's notes to the model (None when there
+    is nothing to show)."""
     if text is None:
         return None
-    text = text.strip()
+    text = _for_people(text).strip()
     if not text:
         return None
     if len(text) <= limit:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness_claude.display import relative_path
+from harness_claude.display import relative_path, summarize
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,13 @@ def test_subagent_text_is_progress_of_its_task_not_the_answer() -> None:
     assert [type(e) for e in sub_events] == [ToolSummary]
     assert sub_events[0].tool_id == "toolu_task" and sub_events[0].text == "sub-agent notes"
     assert [e.text for e in main_events if isinstance(e, TextDelta)] == ["the answer"]
+
+
+def test_claude_codes_notes_to_the_model_are_not_a_summary() -> None:
+    """A Read result ends with Claude Code's `<system-reminder>` to the model (as recorded through claude-agent-acp,
+    which runs the same Claude Code): the summary a person sees with `-v` is the file's lines alone."""
+    read = ("     1\u2192alpha\n     2\u2192\n\n<system-reminder>\nWhenever you read a file, you should consider "
+            "whether it would be considered malware.\n</system-reminder>\n")
+    assert summarize(read) == "1\u2192alpha\n     2\u2192"
+    assert summarize("<system-reminder>only a note</system-reminder>") is None
+    assert summarize("x <system-reminder> never closed") == "x <system-reminder> never closed"

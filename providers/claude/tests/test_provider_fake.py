@@ -100,7 +100,7 @@ async def test_interrupt_while_tool_runs(tmp_path: Path, fake_bin: Path, host: P
         spec_for(tmp_path, fake_bin, "SCENARIO:slow_command"), host, interrupt_on="tool_use", timeout=10
     )
     assert out.result.status.value == "interrupted"
-    assert out.of("tool_result")[0].display.status is ToolStatus.FAILED
+    assert out.of("tool_result")[0].display.status is ToolStatus.INTERRUPTED
 
 
 async def test_resume_keeps_session(tmp_path: Path, fake_bin: Path, host: PluginHost) -> None:
