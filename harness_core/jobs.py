@@ -103,9 +103,10 @@ class Job:
         """The approval requests waiting for an answer, oldest first."""
         return list(pending_approvals(self.log_path).values())
 
-    def approve(self, request_id: str, decision: ApprovalDecision | str) -> None:
+    def approve(self, request_id: str, decision: ApprovalDecision | str, *, by: str = "harness_core.jobs") -> None:
         """Answer one waiting approval request: `approve` (or `allow`), `deny`, or `abort` (deny and stop the
-        turn). The worker takes it within ~0.1 s; the first answer to a request wins.
+        turn). The worker takes it within ~0.1 s; the first answer to a request wins. `by` says who answered (the
+        run log's `approval_resolved` names it: `harness view`, a bot, ...).
 
         Raises:
             JobNotRunningError: the run is over.
@@ -120,7 +121,7 @@ class Job:
         if request_id not in waiting:
             raise InvalidSpecError(f"request {request_id!r} of run {self.run_id} is not waiting for an answer "
                                    f"(waiting: {', '.join(waiting) or 'none'})")
-        AnswersFile(answers).answer(request_id, _decision(decision), by="harness_core.jobs")
+        AnswersFile(answers).answer(request_id, _decision(decision), by=by)
 
     async def cancel(self, *, timeout: float = 30.0) -> RunSummary:  # noqa: ASYNC109 (bounds the wait for the end)
         """Interrupt the run through its provider (result `interrupted`) and wait up to `timeout` seconds for it

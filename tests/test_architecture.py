@@ -4,7 +4,8 @@
 - no module of the core or of a provider package is over 800 lines (over 500 is printed as a review flag), and
   each says what it is;
 - nothing that runs outside tests imports `harness_core.testing`;
-- provider packages and the example third-party provider import Harness only through the façades.
+- provider packages and the example third-party provider import Harness only through the façades;
+- the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ CORE = ROOT / "harness_core"
 PACKAGES = sorted(
     p for p in [*ROOT.glob("providers/*/harness_*"), *ROOT.glob("examples/*/src/*")] if p.is_dir()
 )
+VIEWER = ROOT / "web" / "harness_view"
+VIEWER_API = {"harness_core", "harness_core.store", "harness_core.jobs", "harness_core.batch"}
+"""What the viewer may import of the core: the run API's façade, the run store, background jobs, batches."""
 MAX_LINES = 800
 REVIEW_LINES = 500
 FACADES = {
@@ -80,7 +84,7 @@ def test_core_tests_name_no_agent() -> None:
     assert not offending, "agent-specific core tests (move them to the provider's tests):\n" + "\n".join(offending)
 
 
-@pytest.mark.parametrize("root", [CORE, *PACKAGES], ids=lambda p: _rel(p))
+@pytest.mark.parametrize("root", [CORE, *PACKAGES, VIEWER], ids=lambda p: _rel(p))
 def test_modules_are_small_and_say_what_they_are(root: Path) -> None:
     sizes = {p: len(p.read_text().splitlines()) for p in _modules(root)}
     flagged = [f"{_rel(p)} ({n} lines)" for p, n in sizes.items() if REVIEW_LINES < n <= MAX_LINES]
@@ -119,3 +123,12 @@ def test_providers_import_harness_only_through_the_facades(package: Path) -> Non
         f"imports past the façades ({', '.join(sorted(FACADES))}); export what is needed from "
         "harness_core.provider instead:\n" + "\n".join(offending)
     )
+
+
+def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> None:
+    past = [f"{_rel(path)}:{line}: {module}" for path in _modules(VIEWER) for line, module in _imports(path)
+            if module.startswith("harness_core") and module not in VIEWER_API]
+    assert not past, f"the viewer imports past the public API ({', '.join(sorted(VIEWER_API))}):\n" + "\n".join(past)
+    long = [_rel(p) for p in _modules(VIEWER)
+            if len((ast.get_docstring(ast.parse(p.read_text())) or "").splitlines()) > 5]
+    assert not long, f"module docstrings over 5 lines: {', '.join(long)}"

@@ -272,12 +272,15 @@ def test_jobs_api_starts_follows_answers_and_cancels(runs_dir: Path) -> None:
         job = await jobs.start(AgentRunSpec(prompt="x", approval="untrusted", provider_options={"scenario": "tools"}),
                                "scripted", runs_dir=runs_dir)
         assert job.status in ("running", "waiting for approval")
-        types = []
+        types, reasons = [], []
         async for event in job.events():
             types.append(event.type)
             if event.type == "approval_requested":
-                job.approve(event.request_id, "approve")  # type: ignore[attr-defined]
+                job.approve(event.request_id, "approve", by="a review bot")  # type: ignore[attr-defined]
+            if event.type == "approval_resolved":
+                reasons.append(event.reason)  # type: ignore[attr-defined]
         assert types[0] == "run_started" and types[-1] == "done" and types.count("approval_resolved") == 4
+        assert reasons == ["answered with a review bot"] * 4  # who answered is in the run log
         result = await job.wait()
         assert result is not None and result.status is RunStatus.SUCCESS
         assert jobs.get("last", runs_dir=runs_dir).run_id == job.run_id

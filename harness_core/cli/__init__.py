@@ -24,6 +24,7 @@ One module per command group, each importing only click at the top, so `harness 
 - `_replay` (`replay`: a wire log played back through its provider);
 - `_undo` (`undo`: a run's file changes put back; chat's `/undo` says its lines);
 - `_demo` (`demo`) with the player in `_play`;
+- `_view` (`view`: the web viewer, its own distribution `harness-view`, imported when the command runs);
 - `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
 
 Exit statuses (constants in `harness_core.errors`): 0 success; 1 the run failed; 2 usage or spec error;
@@ -51,6 +52,7 @@ from harness_core.cli._run import run
 from harness_core.cli._runs import runs, show
 from harness_core.cli._scenarios import scenarios
 from harness_core.cli._undo import undo
+from harness_core.cli._view import view
 
 __all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
 
@@ -65,7 +67,7 @@ def cli() -> None:
 
 
 for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, undo,
-                 config, schema, replay, completion):
+                 config, schema, replay, view, completion):
     cli.add_command(_command)
 
 

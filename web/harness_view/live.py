@@ -1,0 +1,101 @@
+"""Live pages as server-sent events: a run's log followed (each section an event changed, re-rendered) until its
+`done`, and the runs directory watched (an event whenever the list would show something new).
+
+Knows the run store's follower, the timeline and the pages; nothing of HTTP beyond the SSE line format.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from harness_core.store import LogFollower, log_path, summarize
+
+from harness_view.catalog import runs_signature
+from harness_view.pages import Site
+from harness_view.render import Links
+from harness_view.timeline import HEAD, RESULT, Timeline
+
+__all__ = ["POLL", "run_events", "runs_events", "sse"]
+
+POLL = 0.2
+"""Seconds between looks at a log or the runs directory."""
+_STATUS_EVERY = 2.0
+_PING_EVERY = 15.0
+_LIVE = ("running", "waiting for approval")
+
+
+def sse(event: str, data: Any) -> str:
+    """One server-sent event (`data` as JSON on one line)."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def run_events(site: Site, run_id: str, after: int, links: Links) -> AsyncIterator[str]:
+    """The sections of run `run_id`'s page that change after event `after` (`block` events: key and HTML), as its
+    log grows, then `end`. The caller checked the run exists."""
+    path = log_path(site.runs_dir, run_id)
+    timeline = Timeline()
+    status = ""
+    pinged = time.monotonic()
+    with LogFollower(path, on_bad_line=lambda _bad: None) as follower:
+        while True:
+            changed: list[str] = []
+            for event in follower.read():
+                keys = timeline.apply(event)
+                if event.seq > after:
+                    changed.extend(keys)
+            summary = summarize(path)
+            if summary.status != status:
+                changed.extend([HEAD, RESULT] if status else [])
+                status = summary.status
+            if changed:
+                page = site.page_of(run_id, timeline, summary)
+                for key in dict.fromkeys(changed):
+                    yield sse("block", {"key": key, "html": site.section(page, key, links=links)})
+            if follower.over:
+                yield sse("end", {"status": status})
+                return
+            if time.monotonic() - pinged > _PING_EVERY:
+                pinged = time.monotonic()
+                yield ": ping\n\n"
+            await anyio.sleep(POLL)
+
+
+async def runs_events(site: Site) -> AsyncIterator[str]:
+    """A `runs` event whenever the list would change: a run appears or goes, or one's status changes (it ends,
+    starts waiting for approval, its writer is lost). Only logs that changed are read again; live runs are
+    looked at every few seconds (a lost writer changes no file)."""
+    known: dict[str, tuple[int, int, str]] = {}
+    _changed(site, known)
+    checked = pinged = time.monotonic()
+    yield ": watching\n\n"
+    while True:
+        await anyio.sleep(POLL * 2)
+        now = time.monotonic()
+        recheck = now - checked > _STATUS_EVERY
+        if recheck:
+            checked = now
+        if _changed(site, known, recheck_live=recheck):
+            yield sse("runs", {"count": len(known)})
+        elif now - pinged > _PING_EVERY:
+            pinged = now
+            yield ": ping\n\n"
+
+
+def _changed(site: Site, known: dict[str, tuple[int, int, str]], *, recheck_live: bool = False) -> bool:
+    """Bring `known` (log name → size, mtime, status) up to date; whether a run came, went or changed status."""
+    seen = {name: (size, mtime) for name, size, mtime in runs_signature(site.runs_dir)}
+    changed = bool(set(known) - set(seen))
+    for name in set(known) - set(seen):
+        del known[name]
+    for name, (size, mtime) in seen.items():
+        before = known.get(name)
+        if before is not None and before[:2] == (size, mtime) and not (recheck_live and before[2] in _LIVE):
+            continue
+        status = summarize(site.runs_dir / name).status
+        known[name] = (size, mtime, status)
+        changed = changed or before is None or before[2] != status
+    return changed

@@ -1,0 +1,81 @@
+// harness view: live updates over server-sent events. Small and hand-written; every HTML it inserts was rendered
+// (and escaped) by the server. No inline script anywhere: the page's CSP allows only this file.
+"use strict";
+
+function openFolds(root) {
+  const open = new Set();
+  root.querySelectorAll("details[open][data-fold]").forEach((d) => open.add(d.dataset.fold));
+  if (root.matches && root.matches("details[open][data-fold]")) open.add(root.dataset.fold);
+  return open;
+}
+
+function reopen(root, open) {
+  const all = [root, ...root.querySelectorAll("details[data-fold]")];
+  all.forEach((d) => { if (d.dataset && d.dataset.fold && open.has(d.dataset.fold)) d.open = true; });
+}
+
+function fromHTML(html) {
+  const t = document.createElement("template");
+  t.innerHTML = html;
+  return t.content.firstElementChild;
+}
+
+function nearBottom() {
+  return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+}
+
+function followRun(timeline) {
+  const source = new EventSource(timeline.dataset.live);
+  source.addEventListener("block", (e) => {
+    const { key, html } = JSON.parse(e.data);
+    const fresh = fromHTML(html);
+    if (!fresh) return;
+    const stick = nearBottom();
+    const old = document.getElementById(key);
+    if (old) {
+      const open = openFolds(old);
+      old.replaceWith(fresh);
+      reopen(fresh, open);
+    } else {
+      timeline.appendChild(fresh);
+    }
+    if (stick) window.scrollTo(0, document.body.scrollHeight);
+  });
+  source.addEventListener("end", () => {
+    source.close();
+    timeline.removeAttribute("data-live");
+    document.body.dataset.ended = "1";
+  });
+}
+
+function followRuns(box) {
+  const source = new EventSource(box.dataset.live);
+  let pending = false;
+  source.addEventListener("runs", async () => {
+    if (pending) return;
+    pending = true;
+    try {
+      const answer = await fetch(box.dataset.fragment, { credentials: "same-origin" });
+      if (answer.ok) box.innerHTML = await answer.text();
+    } finally {
+      pending = false;
+    }
+  });
+}
+
+function disableOnSubmit() {
+  // One answer per click: the buttons are disabled once the form's data (with the clicked button) is taken.
+  document.addEventListener("submit", (e) => {
+    if (e.target.method === "post") {
+      setTimeout(() => e.target.querySelectorAll("button").forEach((b) => { b.disabled = true; }), 0);
+    }
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const timeline = document.querySelector("#timeline[data-live]");
+  if (timeline) followRun(timeline);
+  const runs = document.querySelector("#runs-table[data-live]");
+  if (runs) followRuns(runs);
+  disableOnSubmit();
+});

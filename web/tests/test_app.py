@@ -1,0 +1,128 @@
+"""The app in-process (ASGI, no socket), for what the real viewer's tests cannot reach or need not wait for: which
+Host names pass for each `--host` (never a connection: the Host header is only a name here), an empty runs
+directory, a long runs list cut to its newest rows, and the live list's event when a run appears or ends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from harness_core import Done, HarnessResult, RunStarted, RunStatus
+
+from harness_view import ViewerSettings, create_app
+from harness_view.catalog import LIMIT
+from harness_view.live import runs_events
+from harness_view.pages import Site
+
+
+def write_run(runs: Path, run_id: str, *, done: bool = True) -> None:
+    """A small run log as the run store writes it (0600, one event per line)."""
+    events = [RunStarted(run_id=run_id, seq=0, ts=1.0, provider="p", provider_version="1", spec={"prompt": run_id})]
+    if done:
+        events.append(Done(run_id=run_id, seq=1, ts=2.0,
+                           result=HarnessResult(status=RunStatus.SUCCESS, run_id=run_id, provider="p")))
+    path = runs / f"{run_id}.jsonl"
+    path.write_text("".join(e.model_dump_json() + "\n" for e in events))
+    path.chmod(0o600)
+
+
+def get(settings: ViewerSettings, cwd: Path, path: str, host: str, *, token: bool = True) -> tuple[int, str]:
+    """One GET through the app itself (ASGI, no socket): its status and body."""
+    headers = [(b"host", host.encode())] + ([(b"authorization", f"Bearer {settings.token}".encode())] if token else [])
+    path, _, query = path.partition("?")
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(), "query_string": query.encode(),
+             "headers": headers, "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 50000), "scheme": "http",
+             "http_version": "1.1", "root_path": ""}
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    anyio.run(create_app(settings, cwd=cwd), scope, receive, send)
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body").decode()
+
+
+@pytest.mark.parametrize(("listen", "host", "status"), [
+    ("127.0.0.1", "127.0.0.1:8000", 200),
+    ("127.0.0.1", "localhost:8000", 200),
+    ("127.0.0.1", "[::1]:8000", 200),
+    ("127.0.0.1", "evil.example:8000", 400),
+    ("127.0.0.1", "192.0.2.10:8000", 400),
+    ("192.0.2.10", "192.0.2.10:8000", 200),  # --host ADDR: that name (a documentation address, never dialled)
+    ("192.0.2.10", "evil.example:8000", 400),
+    ("0.0.0.0", "evil.example:8000", 200),  # every address: any name, the token still needed
+])
+def test_the_host_names_a_viewer_answers_to(tmp_path: Path, listen: str, host: str, status: int) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    settings = ViewerSettings(runs, host=listen)
+    assert get(settings, tmp_path, "/", host)[0] == status
+    assert get(settings, tmp_path, "/", host, token=False)[0] == (400 if status == 400 else 401)
+
+
+def test_an_empty_runs_dir_says_how_to_make_a_run(tmp_path: Path) -> None:
+    settings = ViewerSettings(tmp_path / "not-yet")
+    status, page = get(settings, tmp_path, "/", "127.0.0.1:8000")
+    assert status == 200 and 'harness run --offline "try it"' in page.replace("&#34;", '"')
+    assert "harness batch tasks.jsonl --offline" in get(settings, tmp_path, "/batches", "127.0.0.1:8000")[1]
+
+
+def test_a_long_list_shows_its_newest_rows_and_offers_the_rest(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    for n in range(LIMIT + 5):
+        write_run(runs, f"20260101T000000-{n:08x}")
+    settings = ViewerSettings(runs)
+    status, page = get(settings, tmp_path, "/", "127.0.0.1:8000")
+    assert status == 200 and page.count('<tr class="run"') == LIMIT
+    assert f"the newest {LIMIT} of the {LIMIT + 5} shown" in page and 'href="/?all=1"' in page
+    assert get(settings, tmp_path, ["/", "all=1"][0] + "", "127.0.0.1:8000")[0] == 200
+
+
+def test_the_live_list_says_when_a_run_comes_and_when_it_ends(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    write_run(runs, "20260101T000000-00000001")
+    site = Site(ViewerSettings(runs), tmp_path)
+
+    async def main() -> list[str]:
+        said: list[str] = []
+        stream = runs_events(site)
+        with anyio.fail_after(30):
+            said.append(await stream.__anext__())  # watching
+            write_run(runs, "20260101T000000-00000002", done=False)  # no writer holds it: it reads `lost`
+            said.append(await stream.__anext__())
+            (runs / "20260101T000000-00000001.jsonl").unlink()
+            said.append(await stream.__anext__())
+        await stream.aclose()
+        return said
+
+    said = anyio.run(main)
+    assert said[0].startswith(": watching")
+    assert said[1] == 'event: runs\ndata: {"count": 2}\n\n'
+    assert said[2] == 'event: runs\ndata: {"count": 1}\n\n'
+
+
+def test_a_batch_links_every_try_of_a_retried_task(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    first, second = "20260101T000000-0000000a", "20260101T000001-0000000b"
+    for run_id in (first, second):
+        write_run(runs, run_id)
+    results = tmp_path / "t.results.jsonl"
+    results.write_text(json.dumps({"id": "flaky", "run_id": second, "run_ids": [first, second], "attempts": 2,
+                                   "status": "success", "provider": "p"}) + "\n")
+    settings = ViewerSettings(runs)
+    (batch,) = Site(settings, tmp_path).batches()
+    status, page = get(settings, tmp_path, f"/batches/{batch.key}", "127.0.0.1:8000")
+    assert status == 200
+    assert f'<a href="/runs/{second}">success</a>' in page
+    assert f'(tries: <a href="/runs/{first}">1</a> <a href="/runs/{second}">2</a>)' in page
+    assert get(settings, tmp_path, "/batches/not-a-key", "127.0.0.1:8000")[0] == 404

@@ -1,0 +1,223 @@
+"""The viewer in headless Chromium, on real runs: the runs list (live), a run of every provider, the hostile-text
+run inert, a live run followed and cancelled, a background run's approvals answered and another cancelled from its
+page, a chat's turns, a batch's report and charts. Screenshots of the main pages are saved (`screenshots`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+from view_helpers import HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
+
+_SCRIPTS_ALLOWED = ["/static/app.js"]
+
+
+def open_page(tab: Tab, viewer: Viewer, path: str) -> None:
+    tab.page.goto(viewer.url)  # the token: sets the cookie, then every page opens without it
+    tab.page.goto(viewer.base + path)
+
+
+def assert_inert(tab: Tab) -> None:
+    """Nothing of the hostile text ran or became markup: no script but the viewer's, no handler, no js: link."""
+    page = tab.page
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    sources = page.evaluate("[...document.scripts].map(s => new URL(s.src || 'inline:', location).pathname)")
+    assert sources == _SCRIPTS_ALLOWED
+    assert page.evaluate("document.querySelectorAll('[onerror], [onclick], [onload]').length") == 0
+    assert page.evaluate("[...document.links].filter(a => a.protocol === 'javascript:').length") == 0
+    assert page.evaluate("document.querySelectorAll('main img, main b').length") == 0
+    assert not [m for m in tab.console if "Content Security Policy" in m or "pageerror" in m], tab.console
+
+
+def test_the_runs_list_shows_every_providers_run(tab: Tab, viewer: Viewer, corpus: Corpus,
+                                                 screenshots: Path) -> None:
+    open_page(tab, viewer, "/")
+    page = tab.page
+    for provider, run_id in corpus.demo.items():
+        row = page.locator(f"tr.run[data-run='{run_id}']")
+        assert row.locator("td").nth(2).inner_text() == provider
+        assert row.get_attribute("data-status") == "success"
+    page.screenshot(path=str(screenshots / "runs.png"), full_page=False)
+    page.select_option("select[name=provider]", "claude")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**/?*provider=claude*")
+    shown = page.locator("tr.run td:nth-child(3)").all_inner_texts()
+    assert shown and set(shown) == {"claude"}
+    page.fill("input[name=q]", "once more")  # the chat's second prompt
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**q=once+more*")
+    assert page.locator("tr.run").count() == 1
+    assert page.locator("tr.run td.prompt").inner_text() == "and once more"
+
+
+@pytest.mark.parametrize("provider", ["claude", "claude-acp", "codex-acp", "codex-appserver", "codex-exec", "gemini",
+                                      "qwen"])
+def test_a_run_of_every_provider_renders(tab: Tab, viewer: Viewer, corpus: Corpus, provider: str,
+                                         screenshots: Path) -> None:
+    if provider not in corpus.demo:
+        pytest.fail(f"the demo played no {provider} run (is its CLI in .tools?)")
+    open_page(tab, viewer, f"/runs/{corpus.demo[provider]}")
+    page = tab.page
+    assert page.locator("#run-status").inner_text() == "success"
+    kinds = page.locator("#timeline details.tool .kind").all_inner_texts()
+    assert [k.lower() for k in kinds] == ["shell", "read", "edit", "write"]
+    shell = page.locator("#timeline details.tool").first
+    assert "echo harness-ok" in shell.locator(":scope > summary").inner_text()
+    shell.locator(":scope > summary").click()
+    if shell.locator("pre.output").count():  # some agents report no output of a command (the ACP Gemini CLI)
+        assert "harness-ok" in shell.locator("pre.output").inner_text()
+    changes = page.locator("#changes")
+    assert changes.locator(".change-head code").all_inner_texts() == ["notes.txt", "new.txt"] or \
+        sorted(changes.locator(".change-head code").all_inner_texts()) == ["new.txt", "notes.txt"]
+    assert changes.locator("pre.diff .del").first.inner_text() == "-alpha"
+    assert changes.locator("pre.diff .add").first.inner_text() == "+beta"
+    assert page.locator("#head dd").first.inner_text().startswith(provider)
+    if provider == "claude":
+        page.screenshot(path=str(screenshots / "run.png"), full_page=True)
+    raw = page.locator("a", has_text="Run log")
+    raw.click()
+    page.wait_for_load_state()
+    assert json.loads(page.locator("body").inner_text().splitlines()[0])["provider"] == provider
+
+
+def test_the_hostile_text_run_is_inert(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    open_page(tab, viewer, f"/runs/{corpus.hostile_run}")
+    page = tab.page
+    page.locator("#timeline details.tool").first.locator(":scope > summary").click()
+    for details in page.locator("details").all():
+        details.evaluate("d => d.open = true")
+    assert_inert(tab)
+    text = page.locator("main").inner_text()
+    assert HOSTILE_PROMPT in text  # shown as the text it is
+    assert HOSTILE_SAY in text
+    assert HOSTILE_COMMAND in text
+    assert "+<script>window.__pwned = 'diff'</script>" in page.locator("#changes").inner_text()
+    for path in ("/", f"/?q={HOSTILE_PROMPT[:20]}", "/batches"):
+        tab.page.goto(viewer.base + path)
+        assert_inert(tab)
+
+
+def test_a_hostile_results_file_is_inert(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    open_page(tab, viewer, "/batches")
+    tab.page.click("text=hostile.results")
+    tab.page.wait_for_selector("svg.chart")
+    assert_inert(tab)
+    text = tab.page.locator("main").inner_text()
+    assert "<script>window.__pwned='task'</script>" in text
+    assert "line 2 is not a task result" in text
+
+
+def test_a_live_run_updates_and_is_cancelled_from_its_page(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    run_id = corpus.background("-p", "codex-appserver", "--scenario", "slow_text", "talk slowly")
+    open_page(tab, viewer, f"/runs/{run_id}")
+    page = tab.page
+    page.wait_for_selector("#timeline[data-live]", state="attached")
+    said = page.locator("#timeline .block.text pre.say")
+    said.first.wait_for()
+    first = said.first.inner_text()
+    expect(said.first).not_to_have_text(first)  # it grew while the page was open (the page was not reloaded)
+    assert said.first.inner_text().startswith(first)
+    assert page.locator("#run-status").inner_text() == "running"
+    with page.expect_navigation():
+        page.click("#cancel")
+    page.wait_for_selector("p.notice")
+    expect(page.locator("#run-status")).to_have_text("interrupted")
+    assert "Cancelled" in page.locator("p.notice").inner_text()
+    assert corpus.wait_status(run_id, "interrupted") == "interrupted"
+
+
+def test_a_background_runs_approvals_are_answered_from_its_page(tab: Tab, viewer: Viewer, corpus: Corpus,
+                                                                screenshots: Path) -> None:
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")
+    corpus.wait_status(run_id, "waiting for approval")
+    open_page(tab, viewer, f"/runs/{run_id}")
+    page = tab.page
+    ask = page.locator(".block.approval.open")
+    ask.wait_for()
+    assert "-alpha" in ask.locator("pre.diff").inner_text() and "+beta" in ask.locator("pre.diff").inner_text()
+    assert "Waiting for approval" in page.locator("#head").inner_text()
+    page.screenshot(path=str(screenshots / "approval.png"), full_page=True)
+    answered = 0
+    while page.locator("#run-status").inner_text() != "success":
+        ask = page.locator(".block.approval.open form.answer")
+        if ask.count():
+            with page.expect_navigation():  # the answer, then back to the page (never a click on the old one)
+                ask.first.locator("button[value=approve]").click()
+            answered += 1
+        else:  # the page follows the run: the next request (or the end) arrives without a reload
+            page.locator("#run-status:text-is('success'), .block.approval.open form.answer").first.wait_for()
+        assert answered < 10
+    assert answered >= 2  # the edit and the write
+    decisions = page.locator(".block.approval .decision").all_inner_texts()
+    assert decisions and all(d.startswith("Approved: answered with harness view") for d in decisions), decisions
+    assert "+beta" in page.locator("#changes").inner_text()
+    log = [json.loads(line) for line in (corpus.runs_dir / f"{run_id}.jsonl").read_text().splitlines()]
+    reasons = [e["reason"] for e in log if e["type"] == "approval_resolved"]
+    assert reasons == ["answered with harness view"] * answered
+
+
+def test_a_run_waiting_for_approval_is_cancelled_from_its_page(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it, then stop")
+    corpus.wait_status(run_id, "waiting for approval")
+    open_page(tab, viewer, f"/runs/{run_id}")
+    page = tab.page
+    page.locator(".block.approval.open form.answer").wait_for()
+    with page.expect_navigation():
+        page.click("#cancel")
+    page.wait_for_selector("p.notice")
+    expect(page.locator("#run-status")).to_have_text("interrupted")
+    assert page.locator(".block.approval .decision").first.inner_text().startswith("Denied, turn stopped")
+    assert page.locator(".block.approval.open form.answer").count() == 0
+
+
+def test_the_runs_list_updates_live(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    open_page(tab, viewer, "/")
+    page = tab.page
+    before = page.locator("tr.run").count()
+    run_id = corpus.background("-p", "claude", "--scenario", "say", "appear in the list")
+    page.wait_for_selector(f"tr.run[data-run='{run_id}']")
+    page.wait_for_selector(f"tr.run[data-run='{run_id}'][data-status='success']")
+    assert page.locator("tr.run").count() == before + 1
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+
+def test_a_chats_turns_link_to_each_other(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    first, second = corpus.chat
+    open_page(tab, viewer, f"/runs/{second}")
+    page = tab.page
+    turns = page.locator("section.turns li")
+    assert turns.count() == 2
+    assert "turn 1" in page.locator("#head").inner_text()
+    turns.first.locator("a").click()
+    page.wait_for_url(f"**/runs/{first}")
+    assert "hello" in page.locator("pre.prompt-text").inner_text()
+    page.click("#head a[href*='session=']")
+    assert page.locator("tr.run").count() == 2
+
+
+def test_a_batch_page_draws_its_report_and_charts(tab: Tab, viewer: Viewer, corpus: Corpus,
+                                                  screenshots: Path) -> None:
+    open_page(tab, viewer, "/batches")
+    page = tab.page
+    page.click("text=tasks.results")
+    page.wait_for_selector("svg.chart")
+    groups = page.locator("table.report tr.group")
+    labels = [groups.nth(i).locator("td").first.inner_text() for i in range(groups.count())]
+    assert len(labels) == 2 and labels[0].startswith("claude") and labels[1].startswith("codex-appserver")
+    claude = groups.nth(0).locator("td").all_inner_texts()
+    assert claude[1:4] == ["4", "4", "3/4"]  # hello, edit, hostile passed; broken failed
+    assert "model_error ×1" in claude[-1]
+    codex = groups.nth(1).locator("td").all_inner_texts()
+    assert codex[1:4] == ["3", "3", "2/3"]
+    assert page.locator("svg.chart").count() == 3
+    assert page.locator("svg.chart rect.bar.pass").count() == 2
+    assert page.locator("svg.chart circle.dot").count() == 7
+    assert page.locator("table.tasks tr.task").count() == 7
+    assert "notes.txt" in page.locator("details.patch").first.inner_text() or \
+        page.locator("details.patch").count() >= 2
+    page.screenshot(path=str(screenshots / "batch.png"), full_page=True)
+    page.locator("tr.task[data-task='edit-claude'] a").click()
+    page.wait_for_url("**/runs/*")
+    assert "Editing file" in page.locator("#timeline").inner_text()

@@ -1,0 +1,82 @@
+"""`harness view --bundle`: a static copy that opens from disk in Chromium (file://, no server, no token), its
+links relative, its hostile text inert (and no script at all), and refusals that say what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from view_helpers import HOSTILE_SAY, Corpus, Tab, harness
+
+
+def bundle(corpus: Corpus, out: Path, *args: str) -> str:
+    done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--bundle", str(out), *args], corpus.env,
+                   cwd=corpus.root)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_bundle_of_runs_opens_from_disk(tab: Tab, corpus: Corpus, tmp_path: Path) -> None:
+    out = tmp_path / "share"
+    said = bundle(corpus, out, corpus.demo["claude"], corpus.chat[0][:-2], corpus.hostile_run)
+    assert f"wrote {out / 'index.html'}" in said
+    page = tab.page
+    page.goto((out / "index.html").as_uri())
+    assert "system-ui" in page.evaluate("getComputedStyle(document.body).fontFamily")  # its style came along
+    rows = page.locator("tr.run")
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.run)")) == sorted(
+        [corpus.demo["claude"], corpus.chat[0], corpus.hostile_run])
+    page.locator(f"tr.run[data-run='{corpus.demo['claude']}'] a").click()
+    page.wait_for_url(f"**/runs/{corpus.demo['claude']}.html")
+    assert page.locator("#run-status").inner_text() == "success"
+    assert [k.lower() for k in page.locator("#timeline details.tool .kind").all_inner_texts()] == [
+        "shell", "read", "edit", "write"]
+    assert page.locator("form").count() == 0 and page.locator("script").count() == 0  # nothing to do, nothing run
+    page.locator("a", has_text="Run log").click()
+    assert '"type":"run_started"' in page.locator("body").inner_text()
+    page.go_back()
+    page.locator("a.brand").click()
+    page.wait_for_url("**/index.html")
+    page.locator(f"tr.run[data-run='{corpus.hostile_run}'] a").click()
+    for details in page.locator("details").all():
+        details.evaluate("d => d.open = true")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.evaluate("document.querySelectorAll('main img, main b, [onerror]').length") == 0
+    assert HOSTILE_SAY in page.locator("main").inner_text()
+    assert not [m for m in tab.console if "pageerror" in m], tab.console
+    assert not any(p.name.endswith((".answers", ".wire.jsonl")) for p in out.rglob("*"))
+
+
+def test_a_bundle_of_a_batch_holds_its_page_and_runs(tab: Tab, corpus: Corpus, tmp_path: Path) -> None:
+    out = tmp_path / "batch-share"
+    bundle(corpus, out, "--batch", str(corpus.batch))
+    page = tab.page
+    page.goto((out / "index.html").as_uri())
+    assert page.locator("tr.run").count() == 7
+    page.locator("header nav a.batch-link").click()
+    page.wait_for_selector("svg.chart")
+    assert page.locator("svg.chart").count() == 3
+    assert page.locator("table.report tr.group").count() == 2
+    page.locator("tr.task[data-task='edit-claude'] a").click()
+    page.wait_for_url("**/runs/*.html")
+    assert "Editing file" in page.locator("#timeline").inner_text()
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    ([], "name what to bundle"),
+    (["no-such-run"], "no run 'no-such-run'"),
+    (["--batch", "missing.results.jsonl"], "no results file"),
+])
+def test_a_bundle_refuses_what_it_cannot_do(corpus: Corpus, tmp_path: Path, args: list[str], said: str) -> None:
+    done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--bundle", str(tmp_path / "out"), *args],
+                   corpus.env, cwd=corpus.root)
+    assert done.returncode == 2 and said in done.stderr
+    assert not (tmp_path / "out" / "index.html").exists()
+
+
+def test_a_bundle_overwrites_nothing(corpus: Corpus, tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--bundle", str(tmp_path), "last"], corpus.env,
+                   cwd=corpus.root)
+    assert done.returncode == 2 and "not an empty directory" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]

@@ -1,0 +1,141 @@
+"""The viewer's safety over HTTP, against `harness view` itself: every request needs the token (the URL's once,
+then the cookie), writes need the CSRF token and no foreign Origin, a foreign Host is refused, every response has
+a strict CSP, only a run's own files are served (no traversal, no links), and it listens on 127.0.0.1 only."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+from pathlib import Path
+
+import pytest
+from view_helpers import Corpus, Viewer
+
+GETS = ["/", "/fragments/runs", "/batches", "/static/style.css", "/static/app.js", "/runs/{run}",
+        "/runs/{run}/log", "/batches/nokey", "/no/such/page"]
+POSTS = ["/runs/{run}/approve", "/runs/{run}/cancel"]
+
+
+def request(viewer: Viewer, method: str, path: str, *, headers: dict[str, str] | None = None,
+            body: str | None = None) -> tuple[int, dict[str, str], str]:
+    """One request with exactly this path (no client-side normalising of `..`)."""
+    conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        answer = conn.getresponse()
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def cookie(viewer: Viewer) -> dict[str, str]:
+    return {"Cookie": f"harness_view_{viewer.port}={viewer.token}"}
+
+
+def csrf(viewer: Viewer) -> str:
+    status, _, body = request(viewer, "GET", "/", headers=cookie(viewer))
+    assert status == 200
+    return body.split('name="csrf" content="', 1)[1].split('"', 1)[0]
+
+
+@pytest.mark.parametrize("path", GETS + POSTS)
+def test_a_request_without_the_token_gets_401(viewer: Viewer, corpus: Corpus, path: str) -> None:
+    path = path.format(run=corpus.demo["claude"])
+    method = "POST" if path.endswith(("/approve", "/cancel")) else "GET"
+    for headers in ({}, {"Cookie": f"harness_view_{viewer.port}=wrong"}, {"Authorization": "Bearer wrong"},
+                    {"Cookie": f"harness_view_{viewer.port + 1}={viewer.token}"}):  # another port's cookie
+        status, answer_headers, body = request(viewer, method, path, headers=headers)
+        assert status == 401, (path, headers)
+        assert "token" in body and corpus.demo["claude"] not in body
+        assert "default-src 'none'" in answer_headers["content-security-policy"]
+
+
+def test_the_token_url_sets_a_strict_cookie_and_drops_the_token(viewer: Viewer) -> None:
+    status, headers, _ = request(viewer, "GET", f"/?status=success&token={viewer.token}")
+    assert status == 303
+    assert headers["location"] == "/?status=success"  # the token leaves the address bar and the history
+    set_cookie = headers["set-cookie"]
+    assert set_cookie.startswith(f"harness_view_{viewer.port}={viewer.token};")
+    assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
+    assert request(viewer, "GET", "/", headers=cookie(viewer))[0] == 200
+    assert request(viewer, "GET", "/", headers={"Authorization": f"Bearer {viewer.token}"})[0] == 200
+    assert request(viewer, "GET", "/?token=wrong")[0] == 401
+
+
+def test_every_page_has_a_strict_csp_and_its_sibling_headers(viewer: Viewer, corpus: Corpus) -> None:
+    for path in ("/", f"/runs/{corpus.demo['claude']}", "/static/app.js", f"/runs/{corpus.demo['claude']}/log"):
+        status, headers, _ = request(viewer, "GET", path, headers=cookie(viewer))
+        assert status == 200, path
+        csp = headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert "frame-ancestors 'none'" in csp and "base-uri 'none'" in csp
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "same-origin"
+        assert headers["x-frame-options"] == "DENY"
+
+
+def test_a_foreign_host_is_refused(viewer: Viewer) -> None:
+    """DNS rebinding: a page of evil.example resolving to 127.0.0.1 sends its own Host."""
+    headers = {**cookie(viewer), "Host": f"evil.example:{viewer.port}"}
+    assert request(viewer, "GET", "/", headers=headers)[0] == 400
+    assert request(viewer, "GET", "/", headers={**cookie(viewer), "Host": f"localhost:{viewer.port}"})[0] == 200
+
+
+@pytest.mark.parametrize("path", POSTS)
+def test_a_write_needs_the_csrf_token_and_no_foreign_origin(viewer: Viewer, corpus: Corpus, path: str) -> None:
+    path = path.format(run=corpus.demo["claude"])
+    form = {**cookie(viewer), "Content-Type": "application/x-www-form-urlencoded"}
+    body = "request_id=apr-0&decision=approve"
+    assert request(viewer, "POST", path, headers=form, body=body)[0] == 403
+    assert request(viewer, "POST", path, headers=form, body=body + "&csrf=wrong")[0] == 403
+    token = csrf(viewer)
+    foreign = {**form, "Origin": "http://evil.example"}
+    assert request(viewer, "POST", path, headers=foreign, body=f"{body}&csrf={token}")[0] == 403
+    cross = {**form, "Sec-Fetch-Site": "cross-site"}
+    assert request(viewer, "POST", path, headers=cross, body=f"{body}&csrf={token}")[0] == 403
+    status, _, page = request(viewer, "POST", path, headers={**form, "Origin": f"http://127.0.0.1:{viewer.port}"},
+                              body=f"{body}&csrf={token}")
+    assert status == 409  # past the checks: the run is over, and the page says so
+    assert ("is not a background run" if path.endswith("approve") else "success: there is nothing to cancel") in page
+    status, _, _ = request(viewer, "POST", path, headers={**cookie(viewer), "X-CSRF-Token": token}, body="")
+    assert status == 409
+
+
+@pytest.mark.parametrize("path", [
+    "/runs/..%2F..%2F..%2Fetc%2Fpasswd/log", "/runs/../../../etc/passwd", "/runs/%2e%2e/log", "/runs/..%2fruns/log",
+    "/static/..%2f..%2fpyproject.toml", "/static/../app.py", "/static/%2e%2e/app.py", "/runs/{run}/answers",
+    "/runs/{run}/..%2f..%2f", "/runs/{run}.jsonl/log", "/runs/LINKED/log", "/runs/{run}/log%00",
+])
+def test_nothing_outside_a_runs_own_files_is_served(viewer: Viewer, corpus: Corpus, path: str) -> None:
+    outside = corpus.root / "secret.txt"
+    outside.write_text("not for the viewer\n")
+    link = corpus.runs_dir / "LINKED.jsonl"
+    if not link.is_symlink():
+        os.symlink(outside, link)
+    try:
+        status, _, body = request(viewer, "GET", path.format(run=corpus.demo["claude"]), headers=cookie(viewer))
+    finally:
+        link.unlink()
+    assert status == 404
+    assert "not for the viewer" not in body and "root:" not in body and "[project]" not in body
+
+
+def test_a_runs_log_is_served_as_plain_text(viewer: Viewer, corpus: Corpus) -> None:
+    run = corpus.hostile_run
+    status, headers, body = request(viewer, "GET", f"/runs/{run}/log", headers=cookie(viewer))
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    assert body == (corpus.runs_dir / f"{run}.jsonl").read_text()
+    assert json.loads(body.splitlines()[0])["type"] == "run_started"
+
+
+def test_it_listens_on_127_0_0_1_only(viewer: Viewer) -> None:
+    """The kernel's table of listening sockets: the viewer's port is bound to 127.0.0.1, not to any address."""
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, port = local.split(":")
+            if state == "0A" and int(port, 16) == viewer.port:
+                listening.append(address)
+    assert listening == ["0100007F"]  # 127.0.0.1, little-endian
