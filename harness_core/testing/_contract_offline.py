@@ -57,6 +57,8 @@ class OfflineTests(ContractBase):
         if not can_run_offline(provider.cls):
             pytest.skip(f"{self.provider_name} cannot run offline")
         why = loopback_only_unavailable()
+        if why is not None and os.environ.get("HARNESS_REQUIRE_REAL_CLIS"):
+            pytest.fail(f"{why}; the -real envs require this check (scripts/system-packages.sh installs them)")
         if why is not None:
             pytest.skip(why)
         env = dict(os.environ, HARNESS_RUNS_DIR=str(tmp_path / "runs"), HARNESS_PROVIDER="",
