@@ -88,6 +88,21 @@ def test_responses_calls_the_listed_tool_and_quotes_its_result() -> None:
         assert next(e["text"] for e in events if e["type"] == "response.output_text.done") == "The tool said 5."
 
 
+def test_responses_calls_a_tool_of_a_namespace_back_by_name_and_namespace() -> None:
+    """codex 0.169.0 lists a run's MCP server as a namespace `mcp__SERVER` of plain-named tools (recorded from the
+    real CLI offline) and takes the call back as `name` with its `namespace`."""
+    with ResponsesBackend(mcp_scenario()) as backend:
+        tools = [{"type": "function", "name": "exec_command"},
+                 {"type": "namespace", "name": "multi_agent_v1", "tools": [{"type": "function", "name": "add"}]},
+                 {"type": "namespace", "name": "mcp__harness", "description": "d",
+                  "tools": [{"type": "function", "name": "add", "parameters": {"type": "object"}}]}]
+        user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add"}]}
+        events = frames(post(f"{backend.base_url}/responses", {"model": "m", "input": [user], "tools": tools}))
+        item = next(e["item"] for e in events if e["type"] == "response.output_item.done")
+        assert (item["namespace"], item["name"], json.loads(item["arguments"])) == ("mcp__harness", "add",
+                                                                                    {"a": 2, "b": 3})
+
+
 def test_chat_calls_the_listed_tool_and_quotes_its_result() -> None:
     with ChatCompletionsBackend(mcp_scenario()) as backend:
         tools = [{"type": "function", "function": {"name": "run_shell_command"}},

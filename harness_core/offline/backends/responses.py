@@ -59,6 +59,8 @@ class ResponsesBackend(ScriptedBackend):
         """The prompts of the conversation each response this backend gave answers (for `prompts_in`)."""
         self.cwd = Path(cwd) if cwd is not None else None
         self.dialect = dialect if dialect is not None else ResponsesDialect()
+        self._namespaced: dict[str, tuple[str, str]] = {}
+        """Tools listed inside a namespace, by the name `tool_names_in` gives them: (namespace, name)."""
 
     @property
     def base_url(self) -> str:
@@ -77,14 +79,19 @@ class ResponsesBackend(ScriptedBackend):
                             and item.get("type", "message") == "message")
 
     def tool_names_in(self, body: _JSON) -> list[str]:
-        """The `name` of each of the request's `tools` (a tool inside a `namespace` as `NAMESPACE` + name)."""
+        """The `name` of each of the request's `tools`; a tool inside a `namespace` (codex's MCP servers:
+        `mcp__SERVER`) as `NAMESPACE.name`, called back as `name` with its `namespace` (`_tool_item`)."""
         names: list[str] = []
         for tool in body.get("tools") or []:
             if not isinstance(tool, dict):
                 continue
             if isinstance(tool.get("tools"), list):
                 prefix = str(tool.get("name") or "")
-                names += [prefix + str(t.get("name")) for t in tool["tools"] if isinstance(t, dict) and t.get("name")]
+                for inner in tool["tools"]:
+                    if isinstance(inner, dict) and inner.get("name"):
+                        joined = prefix + ("" if prefix.endswith(("_", ".")) else ".") + str(inner["name"])
+                        self._namespaced[joined] = (prefix, str(inner["name"]))
+                        names.append(joined)
             elif isinstance(tool.get("name"), str):
                 names.append(tool["name"])
         return names
@@ -272,8 +279,11 @@ class ResponsesBackend(ScriptedBackend):
     def _tool_item(self, turn: Turn) -> _JSON:
         step = turn.step
         if isinstance(step, McpCall):
-            return {"type": "function_call", "id": f"fc_{turn.index}", "call_id": f"call_{turn.index}",
-                    "name": step.name, "arguments": json.dumps(dict(step.arguments)), "status": "completed"}
+            item: _JSON = {"type": "function_call", "id": f"fc_{turn.index}", "call_id": f"call_{turn.index}",
+                           "name": step.name, "arguments": json.dumps(dict(step.arguments)), "status": "completed"}
+            if step.name in self._namespaced:
+                item["namespace"], item["name"] = self._namespaced[step.name]
+            return item
         if not isinstance(step, TOOL_STEPS):
             raise TypeError(f"cannot play step {step!r} as a Responses item")
         call = self.dialect.tool_call(step, self.cwd)
