@@ -22,6 +22,8 @@ _EXPORTS: dict[str, str] = {
     "ApprovalPolicy": "harness_core.spec",
     "SandboxMode": "harness_core.spec",
     "SessionSpec": "harness_core.spec",
+    "Attachment": "harness_core.attachment",
+    "McpServer": "harness_core.mcp",
     "Capability": "harness_core.capabilities",
     "ProviderInfo": "harness_core.capabilities",
     "ApprovalDecision": "harness_core.events",
@@ -152,6 +154,9 @@ if TYPE_CHECKING:
     )
     from harness_core._run.undo import (
         plan_undo as plan_undo,
+    )
+    from harness_core.attachment import (
+        Attachment as Attachment,
     )
     from harness_core.capabilities import (
         Capability as Capability,
@@ -335,6 +340,9 @@ if TYPE_CHECKING:
     )
     from harness_core.hookspecs import (
         hookimpl as hookimpl,
+    )
+    from harness_core.mcp import (
+        McpServer as McpServer,
     )
     from harness_core.spec import (
         AgentRunSpec as AgentRunSpec,

@@ -26,9 +26,10 @@ from harness_core._run.started import redacted_spec
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import HarnessError, ProviderCrashedError, SpawnFailedError, UnsupportedFeatureError
 from harness_core.events import HarnessResult
+from harness_core.mcp import server_secrets
 from harness_core.plugins import PluginHost, RegisteredProvider, get_host
 from harness_core.redaction import RunSecrets
-from harness_core.spec import AgentRunSpec, SessionSpec
+from harness_core.spec import ATTACHMENT_CAPABILITIES, TRANSPORT_CAPABILITIES, AgentRunSpec, SessionSpec
 from harness_core.store import new_run_id, validate_run_id
 
 __all__ = ["Approver", "EventCallback", "LiveRun", "ProbedProvider", "open_run", "prepare", "preflight", "probe",
@@ -43,6 +44,8 @@ _CAPABILITY_WHY = {
     Capability.COST: "max_cost_usd needs the run's cost, which this provider does not report",
 }
 _PROBE_DEADLINE = 30.0
+_TRANSPORT_OF = {cap: transport for transport, cap in TRANSPORT_CAPABILITIES.items()}
+_KIND_OF = {cap: kind for kind, cap in ATTACHMENT_CAPABILITIES.items()}
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,13 @@ def check_capabilities(spec: AgentRunSpec | SessionSpec, name: str, declared: fr
             why = "the run requires it (--require / `requires`)"
         elif cap is Capability.APPROVALS:
             why = f"approval policy {spec.approval.value!r} needs it"
+        elif cap in _TRANSPORT_OF:
+            names = [s.name for s in spec.mcp_servers if s.transport == _TRANSPORT_OF[cap]]
+            why = f"MCP server {', '.join(repr(n) for n in names)} is {_TRANSPORT_OF[cap]}"
+        elif cap in _KIND_OF:
+            names = [a.name for a in spec.attachments if a.kind == _KIND_OF[cap]]
+            why = (f"attachment {', '.join(repr(n) for n in names)} ({_KIND_OF[cap]}) cannot go in the prompt as "
+                   "its path: strict_attachments is on")
         others = host.providers_with(cap)
         if learned:  # the provider may have it with another agent: it is this agent that lacks it
             why += "; this agent does not offer it (it said so when the provider probed it)"
@@ -159,7 +169,7 @@ async def open_run(
     rid = validate_run_id(run_id) if run_id is not None else new_run_id()  # also without a run log
     info = probed.registered.cls.info
     secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=info.secret_flags,
-                                public_env=info.public_env)
+                                public_env=info.public_env).with_values(server_secrets(spec.mcp_servers))
     logs = RunLogs.open(runs_dir, rid, run_log=run_log, record_wire=record_wire, secrets=secrets)
     try:
         registered = probed.registered

@@ -41,6 +41,7 @@ from harness_core.errors import (
     UnsupportedFeatureError,
 )
 from harness_core.events import HarnessResult, SessionTurn, Usage
+from harness_core.mcp import server_secrets
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode, SessionSpec
@@ -142,7 +143,7 @@ class Session:
         self._grace = interrupt_grace
         info = probed.registered.cls.info
         self._secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=info.secret_flags,
-                                          public_env=info.public_env)
+                                          public_env=info.public_env).with_values(server_secrets(spec.mcp_servers))
         self._log = get_logger("harness.session").bind(session_id=self.session_id, provider=probed.name)
         self._context = SessionProcessContext(self.session_id, probed.cli, spec, self._log)
         self._provider_session: ProviderSession | None = None

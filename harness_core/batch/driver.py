@@ -30,6 +30,7 @@ from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_task
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
 from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
+from harness_core.mcp import server_secrets
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
 from harness_core.offline.scenarios import Scenario
@@ -282,9 +283,10 @@ class Batch:
         try:
             info = self.host.get(task.provider or self.provider).cls.info
         except HarnessError:  # checked before the batch started: only a host changed since gets here
-            return RunSecrets.of_run(task.spec.env, task.spec.provider_options)
+            return RunSecrets.of_run(task.spec.env, task.spec.provider_options).with_values(
+                server_secrets(task.spec.mcp_servers))
         return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=info.secret_flags,
-                                 public_env=info.public_env)
+                                 public_env=info.public_env).with_values(server_secrets(task.spec.mcp_servers))
 
     async def _play_task(self, task: BatchTask, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         provider = task.provider or self.provider

@@ -31,6 +31,7 @@ from harness_core._answers import AnswersFile, answers_path
 from harness_core._background import JobPlan, error_line, pid_line, ready_line
 from harness_core.cli._live import exit_status_for, watch_signals
 from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED
+from harness_core.mcp import server_secrets
 from harness_core.plugins import get_host
 from harness_core.redaction import RunSecrets
 from harness_core.store import WORKER_LOG_SUFFIX, open_run_file, resolve_runs_dir
@@ -163,7 +164,8 @@ def _worker_log(path: Path, spec: AgentRunSpec, provider: str | None) -> Iterato
         secret_flags, public_env = info.secret_flags, info.public_env
     except HarnessError:
         secret_flags, public_env = frozenset(), frozenset()
-    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags, public_env=public_env)
+    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags,
+                                public_env=public_env).with_values(server_secrets(spec.mcp_servers))
     read_end, write_end = os.pipe()
     sys.stderr.flush()
     os.dup2(write_end, 2)
