@@ -18,7 +18,7 @@ from types import ModuleType
 from harness_core.errors import InvalidSpecError
 from harness_core.tools.tool import Tool
 
-__all__ = ["ToolsLoadError", "load_all", "load_tools", "tools_of", "unique_tools"]
+__all__ = ["ToolsLoadError", "load_all", "load_tools", "references", "tools_of", "unique_tools"]
 
 
 class ToolsLoadError(InvalidSpecError):
@@ -88,6 +88,25 @@ def unique_tools(tools: Iterable[Tool]) -> tuple[Tool, ...]:
 def load_all(references: Sequence[str]) -> tuple[Tool, ...]:
     """The tools of every reference, without repeats (raises as `load_tools` and `unique_tools`)."""
     return unique_tools(t for reference in references for t in load_tools(reference))
+
+
+def references(tools: Iterable[Tool]) -> tuple[str, ...]:
+    """Where another process (a background worker, a Ray task) imports each of `tools` again (`load_tools`).
+
+    Raises:
+        InvalidSpecError: a tool defined where no other process can import it (inside a function, in an
+            interactive session or `python -c`).
+    """
+    found: list[str] = []
+    for item in unique_tools(tools):
+        reference = item.reference
+        module, _, qualname = reference.rpartition(":")
+        if "<locals>" in qualname or module in ("__main__", "") or "<" in module:
+            raise InvalidSpecError(f"tool {item.name!r} ({reference}) cannot be imported by another process (a "
+                                   "background run, a batch worker): define it at the top level of a module or a "
+                                   ".py file, and pass that")
+        found.append(reference)
+    return tuple(found)
 
 
 def _has_attribute(reference: str) -> bool:

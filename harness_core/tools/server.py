@@ -110,7 +110,8 @@ class ToolServer:
         """
         if http:
             require_asyncio()
-        self._dir = Path(tempfile.mkdtemp(prefix="harness-tools-"))  # 0700: only this user can reach the socket
+        self._dir = _private_dir()
+        thrown: BaseException | None = None
         try:
             listener = await anyio.create_unix_listener(self.socket_path)
             async with listener, anyio.create_task_group() as tg:
@@ -122,10 +123,18 @@ class ToolServer:
                             yield self
                     else:
                         yield self
+                except BaseException as exc:
+                    thrown = exc
+                    raise
                 finally:
                     self._port = None
                     self.cancel_calls()
                     tg.cancel_scope.cancel()
+        except BaseException as group:  # what the caller's block raised comes out as itself, not in a group
+            inner = getattr(group, "exceptions", None)
+            if thrown is not None and group is not thrown and inner is not None and list(inner) == [thrown]:
+                raise thrown from None
+            raise
         finally:
             shutil.rmtree(self._dir, ignore_errors=True)
 
@@ -257,6 +266,15 @@ async def _attempt(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
             _log.info("tool raised", tool=tool.name, error=f"{type(exc).__name__}: {exc}")
             return _error(f"{tool.name} raised {type(exc).__name__}: {exc}")
     return _error(f"{tool.name} did not finish within its timeout of {tool.timeout:g} s and was stopped")
+
+
+def _private_dir() -> Path:
+    """A new 0700 directory for the socket, short enough for a unix socket path (at most 107 bytes)."""
+    made = Path(tempfile.mkdtemp(prefix="harness-tools-"))
+    if len(str(made)) > 80:  # a long $TMPDIR
+        made.rmdir()
+        made = Path(tempfile.mkdtemp(prefix="harness-tools-", dir="/tmp"))
+    return made
 
 
 def _text(text: str) -> types.CallToolResult:
