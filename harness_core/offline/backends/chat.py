@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from harness_core.offline.backends.dialects import TOOL_STEPS, FunctionCall, ToolStep
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
 from harness_core.offline.backends.messages import SIDE_TEXT
+from harness_core.offline.mcp_calls import McpCall, base64_size, data_url_type, texts_in
 from harness_core.offline.scenarios import EditFile, Fail, ReadFile, RunCommand, Say, Scenario, Stall, WriteFile
 
 __all__ = ["ChatCompletionsBackend", "ChatDialect"]
@@ -155,11 +156,39 @@ class ChatCompletionsBackend(ScriptedBackend):
             return 0
         return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "user")
 
+    def tool_names_in(self, body: _JSON) -> list[str]:
+        """The `function.name` of each of the request's `tools`."""
+        tools = body.get("tools")
+        return [str(t["function"]["name"]) for t in tools if isinstance(t, dict) and isinstance(t.get("function"), dict)
+                and t["function"].get("name")] if isinstance(tools, list) else []
+
+    def tool_results_in(self, body: _JSON) -> list[str]:
+        """The `content` of each `tool` message."""
+        messages = body.get("messages")
+        return [texts_in(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "tool"] \
+            if isinstance(messages, list) else []
+
+    def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
+        """Each `image_url` / `file` part of the user messages (a `data:` URL)."""
+        found: list[tuple[str, int]] = []
+        for message in body.get("messages") or []:
+            content = message.get("content") if isinstance(message, dict) and message.get("role") == "user" else None
+            for part in content if isinstance(content, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                inner = part.get("image_url") if part.get("type") == "image_url" else \
+                    part.get("file") if part.get("type") == "file" else None
+                url = inner.get("url") or inner.get("file_data") if isinstance(inner, dict) else None
+                if isinstance(url, str):
+                    found.append((data_url_type(url), base64_size(url) if url.startswith("data:") else -1))
+        return found
+
     # -- answering -------------------------------------------------------------------------------------
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
         step = turn.step
-        calls = [self.dialect.tool_call(step, self._cwd_for(body))] if isinstance(step, TOOL_STEPS) else []
+        calls = [FunctionCall(step.name, step.arguments)] if isinstance(step, McpCall) else \
+            [self.dialect.tool_call(step, self._cwd_for(body))] if isinstance(step, TOOL_STEPS) else []
         self._answer(http, turn, body, calls, f"{turn.index:04d}")
 
     def _answer_side_call(self, http: Handler, body: _JSON) -> None:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from harness_core.offline.backends.dialects import TOOL_STEPS, CustomToolCall, ResponsesDialect
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.offline.mcp_calls import McpCall, base64_size, data_url_type, texts_in
 from harness_core.offline.scenarios import Fail, Say, Scenario, Stall
 
 __all__ = ["ResponsesBackend"]
@@ -74,6 +75,42 @@ class ResponsesBackend(ScriptedBackend):
             return before
         return before + sum(1 for item in items if isinstance(item, dict) and item.get("role") == "user"
                             and item.get("type", "message") == "message")
+
+    def tool_names_in(self, body: _JSON) -> list[str]:
+        """The `name` of each of the request's `tools` (a tool inside a `namespace` as `NAMESPACE` + name)."""
+        names: list[str] = []
+        for tool in body.get("tools") or []:
+            if not isinstance(tool, dict):
+                continue
+            if isinstance(tool.get("tools"), list):
+                prefix = str(tool.get("name") or "")
+                names += [prefix + str(t.get("name")) for t in tool["tools"] if isinstance(t, dict) and t.get("name")]
+            elif isinstance(tool.get("name"), str):
+                names.append(tool["name"])
+        return names
+
+    def tool_results_in(self, body: _JSON) -> list[str]:
+        """The `output` of each `function_call_output` / `custom_tool_call_output` item of the `input`."""
+        items = body.get("input")
+        return [texts_in(item.get("output")) for item in items if isinstance(item, dict)
+                and item.get("type") in ("function_call_output", "custom_tool_call_output")] \
+            if isinstance(items, list) else []
+
+    def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
+        """Each `input_image` / `input_file` part of the user messages of the `input` (a `data:` URL or base64)."""
+        found: list[tuple[str, int]] = []
+        for item in body.get("input") or []:
+            content = item.get("content") if isinstance(item, dict) and item.get("role") == "user" else None
+            for part in content if isinstance(content, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "input_image" and isinstance(part.get("image_url"), str):
+                    url = part["image_url"]
+                    found.append((data_url_type(url, "image/*"), base64_size(url) if url.startswith("data:") else -1))
+                elif part.get("type") == "input_file" and isinstance(part.get("file_data"), str):
+                    data = part["file_data"]
+                    found.append((data_url_type(data), base64_size(data)))
+        return found
 
     # -- answering -------------------------------------------------------------------------------------
 
@@ -234,6 +271,9 @@ class ResponsesBackend(ScriptedBackend):
 
     def _tool_item(self, turn: Turn) -> _JSON:
         step = turn.step
+        if isinstance(step, McpCall):
+            return {"type": "function_call", "id": f"fc_{turn.index}", "call_id": f"call_{turn.index}",
+                    "name": step.name, "arguments": json.dumps(dict(step.arguments)), "status": "completed"}
         if not isinstance(step, TOOL_STEPS):
             raise TypeError(f"cannot play step {step!r} as a Responses item")
         call = self.dialect.tool_call(step, self.cwd)
