@@ -17,7 +17,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from harness_core.mcp import McpServer
+from harness_core import McpServer
 
 __all__ = ["McpCallFailed", "call_mcp_tool"]
 

@@ -47,6 +47,8 @@ from harness_core import (
 )
 from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.offline.scenarios import (
+    TOOL_RESULT,
+    CallMcpTool,
     EditFile,
     Fail,
     ReadFile,
@@ -71,6 +73,7 @@ from harness_core.provider import (
     SessionContext,
     hookimpl,
 )
+from harness_core.testing.mcp_client import McpCallFailed, call_mcp_tool
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
 
@@ -127,7 +130,7 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         name="scripted",
         version="1.0",
         capabilities=frozenset(Capability),
-        description="In-process scenario player for tests (no CLI).",
+        description="In-process scenario player for tests (no CLI); an `mcp` step really calls the spec's server.",
     )
 
     @asynccontextmanager
@@ -159,17 +162,21 @@ class ScriptedProvider(Provider[ScriptedOptions]):
     async def _play(self, scenario: Scenario, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext,
                     session: str) -> HarnessResult:
         final_text = ""
+        tool_result = "(no tool result)"
         usage = Usage(input_tokens=100, output_tokens=20, cost_usd=options.cost_usd)
         for index, step in enumerate(scenario.steps):
             if options.crash and index == len(scenario.steps) - 1:
                 raise RuntimeError("scripted crash")
             if isinstance(step, Say):
-                size = max(1, -(-len(step.text) // max(1, step.chunks)))
-                for start in range(0, len(step.text), size):
+                text = step.text.replace(TOOL_RESULT, tool_result)
+                size = max(1, -(-len(text) // max(1, step.chunks)))
+                for start in range(0, len(text), size):
                     if step.delay:
                         await anyio.sleep(step.delay)
-                    await ctx.emit(TextDelta(text=step.text[start:start + size]))
-                final_text = step.text
+                    await ctx.emit(TextDelta(text=text[start:start + size]))
+                final_text = text
+            elif isinstance(step, CallMcpTool):
+                tool_result = await _mcp_call(step, index, spec, ctx)
             elif isinstance(step, Think):
                 await ctx.emit(ReasoningDelta(text=step.text))
             elif isinstance(step, (RunCommand, ReadFile, WriteFile, EditFile)):
@@ -212,6 +219,29 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         })
         await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, output=output, is_error=failed))
         return decision
+
+
+async def _mcp_call(step: CallMcpTool, index: int, spec: AgentRunSpec, ctx: RunContext) -> str:
+    """An MCP tool call, as an agent makes it: through the spec's server of that name when there is one (a real
+    MCP client call: the run's Python tools, a stdio program, a URL), else the step's scripted `output`. A failed
+    call is a tool error the scenario goes on after, as a model would."""
+    tool_id = f"call_{index}"
+    display = HarnessToolDetails(kind=ToolKind.MCP, title=step.tool,
+                                 raw={"server": step.server, "tool": step.tool, "arguments": dict(step.args)})
+    await ctx.emit(ToolUse(tool_id=tool_id, name=f"mcp__{step.server}__{step.tool}", display=display))
+    server = next((s for s in spec.mcp_servers if s.name == step.server), None)
+    if server is None:
+        text, failed = step.output, False
+    else:
+        try:
+            text, failed = await call_mcp_tool(server, step.tool, step.args, cwd=str(spec.cwd))
+        except McpCallFailed as exc:
+            text, failed = str(exc), True
+    done = display.model_copy(update={"status": ToolStatus.FAILED if failed else ToolStatus.COMPLETED,
+                                      "summary": text[:200] or None})
+    await ctx.emit(ToolResult(tool_id=tool_id, name=f"mcp__{step.server}__{step.tool}", display=done, output=text,
+                              is_error=failed))
+    return text
 
 
 class _ScriptedSession(ProviderSession):
