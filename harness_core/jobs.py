@@ -197,6 +197,7 @@ async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: st
     """
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.started import capabilities_of
     from harness_core._run.tooling import check_tools_for, checked_tools
     from harness_core.plugins import get_host
     from harness_core.tools.loader import references
@@ -204,7 +205,8 @@ async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: st
     given = checked_tools(tools, spec)
     refs = references(given)
     host = get_host()
-    check_tools_for(await prepare(spec, provider, host), given, host)
+    probed = await prepare(spec, provider, host)
+    check_tools_for(probed.name, capabilities_of(probed), given, host.providers_with)
     directory = check_writable(runs_dir)
     plan = JobPlan(spec=spec, run_id=run_id or new_run_id(), provider=provider, runs_dir=directory,
                    record_wire=record_wire, tools=refs)

@@ -173,7 +173,7 @@ async def open_run(
     host = host or get_host()
     given_tools = checked_tools(tools, spec)
     probed = await prepare(spec, provider, host)
-    transport = tool_transport(probed.name, capabilities_of(probed), host) if given_tools else None
+    transport = tool_transport(probed.name, capabilities_of(probed), host.providers_with) if given_tools else None
     tool_server = new_tool_server(given_tools)
     rid = validate_run_id(run_id) if run_id is not None else new_run_id()  # also without a run log
     info = probed.registered.cls.info

@@ -98,7 +98,7 @@ async def open_session(
         others = [p for p in host.providers_with(Capability.SESSION) if p != probed.name]
         raise UnsupportedFeatureError(probed.name, Capability.SESSION.value, others,
                                       "a session plays several turns of one conversation")
-    transport = tool_transport(probed.name, capabilities, host) if given_tools else None
+    transport = tool_transport(probed.name, capabilities, host.providers_with) if given_tools else None
     tool_server = new_tool_server(given_tools)
     async with served(tool_server, settings, transport) as served_settings:
         session = Session(served_settings, probed, host=host, session_id=session_id or new_run_id(),

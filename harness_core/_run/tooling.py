@@ -8,21 +8,18 @@ Layer: core runtime. Knows the tool server, the spec and capabilities; knows not
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from harness_core._run.started import capabilities_of
 from harness_core.capabilities import Capability
 from harness_core.errors import InvalidSpecError, UnsupportedFeatureError
 from harness_core.mcp import HARNESS_SERVER, McpServer
-from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec, SessionSpec
 from harness_core.tools.loader import unique_tools
 from harness_core.tools.tool import Tool
 
 if TYPE_CHECKING:
-    from harness_core._run.api import ProbedProvider
     from harness_core.tools.server import ToolServer
 
 __all__ = ["check_tools_for", "checked_tools", "new_tool_server", "served", "tool_transport"]
@@ -44,14 +41,16 @@ def checked_tools(tools: Iterable[Tool] | None, spec: AgentRunSpec | SessionSpec
     return checked
 
 
-def check_tools_for(probed: ProbedProvider, tools: Sequence[Tool], host: PluginHost) -> None:
-    """Raises `UnsupportedFeatureError` when `tools` are given and the probed agent can reach no MCP server
-    Harness serves (the checks a command makes before it starts a run elsewhere, a background worker)."""
+def check_tools_for(provider: str, capabilities: frozenset[Capability], tools: Sequence[Tool],
+                    providers_with: Callable[[Capability], list[str]]) -> None:
+    """Raises `UnsupportedFeatureError` when `tools` are given and the agent (its `capabilities_of`) can reach no
+    MCP server Harness serves (the checks a command makes before it starts a run elsewhere: a background worker)."""
     if tools:
-        tool_transport(probed.name, capabilities_of(probed), host, on_asyncio=True)
+        tool_transport(provider, capabilities, providers_with, on_asyncio=True)
 
 
-def tool_transport(provider: str, capabilities: frozenset[Capability], host: PluginHost, *,
+def tool_transport(provider: str, capabilities: frozenset[Capability],
+                   providers_with: Callable[[Capability], list[str]], *,
                    on_asyncio: bool | None = None) -> ToolTransport:
     """How the agent reaches the tools: the stdio bridge when it starts MCP programs, else loopback HTTP (on
     asyncio only; `on_asyncio` None: the running loop says).
@@ -67,11 +66,11 @@ def tool_transport(provider: str, capabilities: frozenset[Capability], host: Plu
             on_asyncio = _on_asyncio()
         if not on_asyncio:
             raise UnsupportedFeatureError(provider, Capability.MCP_STDIO.value,
-                                          host.providers_with(Capability.MCP_STDIO),
+                                          providers_with(Capability.MCP_STDIO),
                                           why + "; this agent reaches it over HTTP, served on asyncio only "
                                           "(run on the asyncio backend)")
         return "http"
-    others = sorted({*host.providers_with(Capability.MCP_STDIO), *host.providers_with(Capability.MCP_HTTP)})
+    others = sorted({*providers_with(Capability.MCP_STDIO), *providers_with(Capability.MCP_HTTP)})
     raise UnsupportedFeatureError(provider, Capability.MCP_STDIO.value, others, why)
 
 

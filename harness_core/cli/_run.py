@@ -212,12 +212,13 @@ def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.started import capabilities_of
     from harness_core._run.tooling import check_tools_for
     from harness_core.plugins import get_host
 
     host = get_host()
     probed = run_async(prepare, spec, provider, host)
-    check_tools_for(probed, tools, host)
+    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
     check_writable(runs_dir)
 
 
@@ -229,6 +230,7 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
     which plays elsewhere: in the foreground, `offline_workspace` refuses it before creating anything."""
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.started import capabilities_of
     from harness_core._run.tooling import check_tools_for
     from harness_core.offline._setup import check_offline, workspace_conflict
     from harness_core.plugins import get_host
@@ -236,7 +238,7 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
     host = get_host()
     played = check_offline(spec, provider, scenario, host=host, pins=background)
     probed = run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
-    check_tools_for(probed, tools, host)
+    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
     check_writable(runs_dir)
     if explicit_cwd:
         if keep:

@@ -155,10 +155,14 @@ async def test_the_per_run_secret_reaches_no_file_harness_writes(host: PluginHos
         result = await run(spec({"scenario": "tools_mcp"}), "scripted", runs_dir=runs_dir, tools=[add],
                            record_wire=True)
     assert result.final_text == "The tool said 5."
-    written = [p for p in runs_dir.rglob("*") if p.is_file()]
-    assert written
-    for path in written:
-        assert secret not in path.read_text(errors="replace"), path
+    written = await anyio.to_thread.run_sync(_files, runs_dir)
+    assert any(name.endswith(".wire.jsonl") for name in written)
+    for name, text in written.items():
+        assert secret not in text, name
+
+
+def _files(directory: Path) -> dict[str, str]:
+    return {p.name: p.read_text(errors="replace") for p in directory.rglob("*") if p.is_file()}
 
 
 @pytest.mark.anyio
