@@ -23,6 +23,7 @@ from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
 from harness_core._run.started import capabilities_of, redacted_spec
+from harness_core._run.tool_policy import check_attachments, check_tool_filters
 from harness_core._run.tooling import checked_tools, new_tool_server, served, tool_transport
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import HarnessError, ProviderCrashedError, SpawnFailedError, UnsupportedFeatureError
@@ -78,8 +79,23 @@ def preflight(
     registered = host.get(provider)
     instance = registered.cls()
     check_capabilities(spec, registered.name, registered.cls.info.capabilities, host)
+    check_tools(spec, registered.name, registered.cls.info.capabilities, host)
     options = instance.parse_options(spec.provider_options)
     return registered, instance, options
+
+
+def check_tools(spec: AgentRunSpec | SessionSpec, name: str, capabilities: frozenset[Capability],
+                host: PluginHost) -> None:
+    """Refuse `spec` when a tool filter cannot be honoured or an attachment cannot be sent (`tool_policy`).
+
+    Raises:
+        UnsupportedFeatureError: a filter neither native nor enforceable, naming the providers that take it.
+        InvalidSpecError: an attachment missing, unreadable, too big, or bytes a provider cannot take.
+    """
+    info = host.get(name).cls.info
+    others = [host.get(other).cls.info for other in host.names()]
+    check_tool_filters(spec, name, info, capabilities, others)
+    check_attachments(spec, capabilities)
 
 
 def check_capabilities(spec: AgentRunSpec | SessionSpec, name: str, declared: frozenset[Capability],
@@ -140,6 +156,7 @@ async def prepare(spec: AgentRunSpec | SessionSpec, provider: str | None, host: 
     cli = await probe(instance, options, registered.name)
     if cli.capabilities is not None:
         check_capabilities(spec, registered.name, cli.capabilities, host, learned=True)
+        check_tools(spec, registered.name, cli.capabilities, host)
     return ProbedProvider(registered, instance, options, cli)
 
 
