@@ -21,6 +21,7 @@ from harness_core.cli._complete import complete_option_key, complete_provider, c
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
+from harness_core.cli._tool_flags import tool_flag_options
 from harness_core.cli._tool_refs import TOOLS_OPTION, load_cli_tools
 
 __all__ = ["chat"]
@@ -42,6 +43,7 @@ _PLACEHOLDER = "(chat)"
 @approval_option("; `/approval` changes it for the next turns")
 @resume_options
 @spec_flag_options
+@tool_flag_options
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
 @RUN_RUNS_DIR_OPTION

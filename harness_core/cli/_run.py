@@ -21,6 +21,7 @@ from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
 from harness_core.cli._streams import check_answer_file, check_output_flags
+from harness_core.cli._tool_flags import tool_flag_options
 from harness_core.cli._tool_refs import TOOLS_OPTION, load_cli_tools
 
 WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (not imported: start-up time)
@@ -52,6 +53,7 @@ _SECONDS = Number(real=True, low=0, low_open=True, unit="seconds", inf_means="no
 @approval_option()
 @resume_options
 @spec_flag_options
+@tool_flag_options
 @click.option("--require", "requires", multiple=True, metavar="CAPABILITY",
               type=click.Choice(["streaming", "session", "interrupt", "approvals"]),
               help="A capability the run cannot do without (repeatable).")
