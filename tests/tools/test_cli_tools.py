@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -15,7 +16,7 @@ import pytest
 
 from harness_core import AgentRunSpec, InvalidSpecError, jobs, tool
 from harness_core.plugins import get_host
-from harness_core.store import log_path, read_events
+from harness_core.store import log_path, read_events, summarize
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tools.py"
 _DEADLINE = 90.0
@@ -79,3 +80,34 @@ async def test_jobs_start_refuses_a_tool_no_worker_can_import(runs_dir: Path) ->
     with pytest.raises(InvalidSpecError, match=r"cannot be imported by another process.*define it at the top level"):
         await jobs.start(AgentRunSpec(prompt="x"), "scripted", runs_dir=runs_dir, tools=[local])
     assert not await anyio.Path(runs_dir).exists()  # nothing started
+
+
+def test_a_background_runs_tool_waits_for_harness_approve(harness: tuple[list[str], dict[str, str]],
+                                                          runs_dir: Path, tmp_path: Path) -> None:
+    counted = tmp_path / "three.txt"
+    counted.write_text("a\nb\nc\n")
+    steps = [{"mcp": {"server": "harness", "tool": "count_lines", "args": {"path": str(counted)}}},
+             {"say": "lines: {tool_result}"}]
+    started = _harness(harness, "run", "--background", "-o", "scenario=" + json.dumps({"steps": steps}),
+                       "--tools", str(EXAMPLE), "x")
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    path = log_path(runs_dir, run_id)
+    status = _wait_status(path, "waiting for approval", "success", "failed")
+    assert status == "waiting for approval"
+    listed = _harness(harness, "approve", run_id)
+    assert listed.returncode == 0 and "count_lines" in listed.stdout, listed.stdout + listed.stderr
+    answered = _harness(harness, "approve", run_id, listed.stdout.split()[0], "allow")
+    assert answered.returncode == 0, answered.stderr
+    assert _wait_status(path, "success", "failed") == "success"
+    assert list(read_events(path))[-1].result.final_text == "lines: 3"  # type: ignore[attr-defined]
+
+
+def _wait_status(path: Path, *wanted: str) -> str:
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        status = summarize(path).status
+        if status in wanted:
+            return status
+        time.sleep(0.05)  # a background run's log, read from outside: polled, under a deadline
+    raise AssertionError(f"{path.name} never reached {wanted} (now {summarize(path).status})")
