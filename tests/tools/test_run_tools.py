@@ -5,7 +5,7 @@ a raising tool, a slow tool interrupted, approvals, sessions, background runs, a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -18,12 +18,16 @@ from harness_core import (
     McpServer,
     ToolResult,
     ToolUse,
+    UnsupportedFeatureError,
     open_run,
     open_session,
     run,
     tool,
 )
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost
+from harness_core.testing.scripted import ScriptedProvider
 from harness_core.tools import server as tool_server
 
 calls: list[dict[str, Any]] = []
@@ -183,3 +187,40 @@ async def test_tools_cannot_take_a_servers_name_nor_be_anything_else(host: Plugi
         await run(taken, "scripted", runs_dir=runs_dir, tools=[add])
     with pytest.raises(InvalidSpecError, match="tools= takes functions decorated with @tool"):
         await run(spec({}), "scripted", runs_dir=runs_dir, tools=[len])  # type: ignore[list-item]
+
+
+class _HttpOnly(ScriptedProvider):
+    """The scripted provider as an agent that takes MCP servers only by URL."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="http-only", version="1.0", capabilities=frozenset(Capability) - {Capability.MCP_STDIO},
+        tool_filters=ScriptedProvider.info.tool_filters)
+
+
+class _HttpOnlyPlugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(_HttpOnly)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_an_agent_that_takes_only_urls_reaches_the_tools_over_loopback_http(runs_dir: Path) -> None:
+    http_host = PluginHost.create(entry_points=False, plugins=[("http", _HttpOnlyPlugin())])
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec({"scenario": "tools_mcp"}), "http-only", runs_dir=runs_dir, tools=[add],
+                           host=http_host, on_event=events.append)
+    assert result.final_text == "The tool said 5." and calls == [{"a": 2, "b": 3}]
+    served = next(s for s in events[0].spec["mcp_servers"] if s["name"] == "harness")
+    assert served["transport"] == "http" and served["url"].startswith("http://127.0.0.1:")
+    assert served["headers"] == {"Authorization": "***"}
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+@pytest.mark.anyio
+async def test_on_trio_an_agent_that_takes_only_urls_is_refused_before_spawn(runs_dir: Path) -> None:
+    http_host = PluginHost.create(entry_points=False, plugins=[("http", _HttpOnlyPlugin())])
+    with pytest.raises(UnsupportedFeatureError, match="served on asyncio only"):
+        await run(spec({"scenario": "tools_mcp"}), "http-only", runs_dir=runs_dir, tools=[add], host=http_host)
+    assert calls == []
