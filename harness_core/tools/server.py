@@ -1,10 +1,7 @@
-"""`ToolServer`: the MCP server `harness`, serving a run's Python tools from the Harness process.
-
-Built on the official `mcp` SDK's low-level `Server`. Served on a unix socket in a private (0700) directory that
-the stdio bridge (`python -m harness_core.toolbridge`, spawned by the agent) connects to, each connection proving
-the per-run secret first. Each call runs here, in the Harness process: its arguments checked, an approval asked
-when the tool requires one, under its deadline, cancelled by the run's interrupt; whatever it raises goes back to
-the agent as a tool error. Knows `Tool`, approval events and the `mcp` SDK; knows nothing of providers.
+"""`ToolServer`: the MCP server `harness` (the official `mcp` SDK's low-level `Server`) serving a run's Python tools
+from the Harness process: on a private unix socket for the stdio bridge, or on loopback HTTP; each connection proves
+the per-run secret. A call runs here: arguments checked, approval asked if the tool requires it, under its deadline,
+cancelled by the run's interrupt; what it raises is a tool error. Knows `Tool` and approval events, not providers.
 """
 
 from __future__ import annotations
