@@ -69,3 +69,15 @@ def test_an_allow_list_of_one_mcp_tool_is_refused_before_spawn(tmp_path: Path) -
     assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
     assert "allow the server (mcp:everything)" in out.stdout + out.stderr
     assert not any(e.get("type") == "session_started" for e in _events(out))
+
+
+def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[3] / "examples" / "tools.py"
+    out = _harness(tmp_path, "--tools", str(examples), "--scenario", "tools_mcp", "go")
+    assert out.returncode == 0, out.stderr[-3000:]
+    events = _events(out)
+    final = events[-1]["result"]["final_text"]  # type: ignore[index]
+    assert final.startswith("The tool said ") and final.rstrip(".").endswith("5"), final
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [(r["display"]["title"], r["display"]["command"], r["display"]["status"]) for r in results] == [  # type: ignore[index]
+        ("add", "add(a=2, b=3)", "completed")]

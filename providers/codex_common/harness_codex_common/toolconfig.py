@@ -72,6 +72,8 @@ def _entry(server: McpServer, index: int, spec: AgentRunSpec | SessionSpec, env:
 
 def _filtered(entry: dict[str, Any], server: McpServer, spec: AgentRunSpec | SessionSpec) -> dict[str, Any]:
     entry["required"] = True  # codex waits for it before the first model request, and fails the run if it cannot start
+    entry["default_tools_approval_mode"] = "approve"  # giving a server is consent to its tools (a Python tool that
+    # needs approval asks through Harness itself); codex would refuse every call under approval `never`
     enabled = _tools(server, spec.allowed_tools or frozenset())
     if enabled and f"mcp:{server.name}" not in (spec.allowed_tools or ()):
         entry["enabled_tools"] = enabled
