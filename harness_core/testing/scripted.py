@@ -136,6 +136,7 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         capabilities=frozenset(Capability),
         description="In-process scenario player for tests (no CLI).",
         tool_filters=frozenset({"mcp", "mcp:*", "web"}),
+        approval_kinds=frozenset({"shell", "edit", "write", "read"}),
     )
 
     @asynccontextmanager
