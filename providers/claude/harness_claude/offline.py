@@ -154,9 +154,6 @@ class ClaudeCodeBackend(MessagesBackend):
             "HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / ".claude"),
             "CLAUDE_CODE_TMPDIR": str(home / "tmp"),
-            # MCP tools in the request's tool list (not deferred behind ToolSearch): the scripted model calls a
-            # tool by name and does not search for it first
-            "ENABLE_TOOL_SEARCH": "false",
             **dict.fromkeys(OTHER_APIS, "0"),
         }
 

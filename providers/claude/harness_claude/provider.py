@@ -81,8 +81,7 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         min_cli_version=MIN_VERSION,
         tested_cli_version=MIN_VERSION,
         secret_flags=SECRET_FLAGS,
-        public_env=frozenset({"ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR",
-                              "ENABLE_TOOL_SEARCH"}),  # offline's paths and switches
+        public_env=frozenset({"ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"}),  # offline's paths
         project_config=PROJECT_CONFIG,
     )
 

@@ -1,6 +1,7 @@
 """The real pinned Claude Code takes a run's MCP servers, filters and attachments, as a user gives them on the
 command line (`harness run --offline`, against the scripted Messages backend): the npm `server-everything` `echo`
-tool answers through `--mcp-server`, an image and a text file given with `-i`/`--attach` arrive exactly, and an
+tool answers through `--mcp-server` (Claude Code defers MCP tools: the scripted model loads it with ToolSearch first,
+as a real model does), an image and a text file given with `-i`/`--attach` arrive exactly, and an
 allow-list naming one MCP tool is refused before anything is spawned.
 """
 
@@ -49,7 +50,7 @@ def test_the_everything_servers_echo_answers_through_mcp_server(tmp_path: Path) 
     done = events[-1]
     assert done["type"] == "done"
     assert done["result"]["final_text"] == "The server said Echo: harness-echo.", done  # type: ignore[index]
-    results = [e for e in events if e["type"] == "tool_result"]
+    results = [e for e in events if e["type"] == "tool_result" and e["display"]["kind"] == "mcp"]  # type: ignore[index]
     assert [(r["display"]["kind"], r["display"]["title"], r["display"]["command"]) for r in results] == [  # type: ignore[index]
         ("mcp", "echo", "echo(message='harness-echo')")]
 
@@ -78,6 +79,6 @@ def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp
     events = _events(out)
     final = events[-1]["result"]["final_text"]  # type: ignore[index]
     assert final.startswith("The tool said ") and final.rstrip(".").endswith("5"), final
-    results = [e for e in events if e["type"] == "tool_result"]
+    results = [e for e in events if e["type"] == "tool_result" and e["display"]["kind"] == "mcp"]  # type: ignore[index]
     assert [(r["display"]["title"], r["display"]["command"], r["display"]["status"]) for r in results] == [  # type: ignore[index]
         ("add", "add(a=2, b=3)", "completed")]
