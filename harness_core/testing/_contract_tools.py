@@ -8,16 +8,14 @@ refused before spawn instead.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from harness_core import open_run
+from harness_core import tool
 from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
 from harness_core.events import ApprovalResolved, Notice, RunStatus, ToolKind, ToolResult, ToolStatus
@@ -118,11 +116,9 @@ class ToolTests(ContractBase):
     @pytest.mark.anyio
     async def test_python_tool_is_called_with_the_scenarios_arguments(self, play: Play) -> None:
         """A Python function given as a tool (`tools=[add]`, served as the MCP server `harness`): the scenario
-        `tools_mcp` calls `add(a=2, b=3)` and its exact result, 5, reaches the model. (The slot the `harness_core.
-        tool` decorator fills; skipped, naming what is missing, until it exists.)"""
-        tool = _python_tools()
-        if tool is None:
-            pytest.skip("Python tools are not there yet: `harness_core.tool` and `open_run(..., tools=)` (tools-py)")
+        `tools_mcp` calls `add(a=2, b=3)` and its exact result, 5, reaches the model. """
+        if not {Capability.MCP_STDIO, Capability.MCP_HTTP} & self.capabilities:
+            pytest.skip(f"{self.provider_name} takes no MCP server (mcp_stdio or mcp_http), so no Python tools")
 
         def add(a: int, b: int) -> int:
             """Add two numbers."""
@@ -134,14 +130,3 @@ class ToolTests(ContractBase):
         assert played.result.final_text.strip() == SCENARIOS["tools_mcp"].expected.final_text
         if played.tool_results is not None:
             assert played.tool_results == ("5",)
-
-
-def _python_tools() -> Any:
-    """`harness_core.tool` when it exists and `open_run` takes `tools=`, else None."""
-    import harness_core
-
-    try:
-        decorator = harness_core.tool  # type: ignore[attr-defined]  # the tools-py branch adds it
-    except (AttributeError, ImportError):
-        return None
-    return decorator if "tools" in inspect.signature(open_run).parameters else None
