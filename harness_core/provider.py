@@ -50,6 +50,7 @@ from harness_core.tooldisplay import (
     bounded_tail,
     classify_command,
     command_display,
+    mcp_call_text,
     file_change_display,
     unwrap_shell,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "bounded_tail",
     "classify_command",
     "command_display",
+    "mcp_call_text",
     "file_change_display",
     "unwrap_shell",
 ]
