@@ -50,8 +50,8 @@ from harness_core.tooldisplay import (
     bounded_tail,
     classify_command,
     command_display,
-    mcp_call_text,
     file_change_display,
+    mcp_call_text,
     unwrap_shell,
 )
 from harness_core.transport import ChildProcess
