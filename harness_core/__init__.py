@@ -101,6 +101,10 @@ _EXPORTS: dict[str, str] = {
     "UndoPlan": "harness_core._run.undo",
     "apply_undo": "harness_core._run.undo",
     "plan_undo": "harness_core._run.undo",
+    "Tool": "harness_core.tools.tool",
+    "tool": "harness_core.tools.tool",
+    "load_tools": "harness_core.tools.loader",
+    "ToolsLoadError": "harness_core.tools.loader",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -352,6 +356,10 @@ if TYPE_CHECKING:
     from harness_core.spec import (
         SessionSpec as SessionSpec,
     )
+    from harness_core.tools.loader import ToolsLoadError as ToolsLoadError
+    from harness_core.tools.loader import load_tools as load_tools
+    from harness_core.tools.tool import Tool as Tool
+    from harness_core.tools.tool import tool as tool
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name as `Any`

@@ -67,6 +67,7 @@ from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
     from harness_core._run.api import ProbedProvider
+    from harness_core.tools.server import ToolServer
 
 __all__ = ["LiveRun", "Play", "Steer"]
 
@@ -92,7 +93,8 @@ class LiveRun:
                  logs: RunLogs | None = None, approver: Approver | None = None, on_event: EventCallback | None = None,
                  buffer: int = 256, interrupt_grace: float = 5.0, play: Play | None = None,
                  steer: Steer | None = None, session_turn: SessionTurn | None = None,
-                 budget: Budget | None = None, idle_interrupts: bool = False) -> None:
+                 budget: Budget | None = None, idle_interrupts: bool = False,
+                 tools: ToolServer | None = None) -> None:
         self._run_id = run_id
         self._provider_name = provider.name
         self._logs = logs if logs is not None else RunLogs()
@@ -111,6 +113,7 @@ class LiveRun:
         self._steer = steer
         self._session_turn = session_turn
         self._host = host
+        self._tool_server = tools  # its calls ask this run's approvals; its interrupt cancels them
         if budget is None:
             budget = Budget.of(spec)
         self._state = RunState(run_id, provider.name, budget, on_over_budget=self.interrupt)
@@ -287,11 +290,16 @@ class LiveRun:
                     inner.start_soon(self._stop_after_grace)
                     if self._spec.idle_timeout is not None:
                         inner.start_soon(self._watch_idle, self._spec.idle_timeout)
+                    if self._tool_server is not None:
+                        self._tool_server.host = self._ctx
                     try:
                         provider_result = await self._play(self._tools.played, self._probed.options, self._ctx)
                     except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
                         error = self._classify(raised)
                     finally:
+                        if self._tool_server is not None:
+                            self._tool_server.host = None
+                            self._tool_server.cancel_calls()  # a call still running has nobody left to answer
                         self._ctx.provider_returned()  # a task it left behind may not emit any more
                     inner.cancel_scope.cancel()
             self._stopped_by_runner = scope.cancelled_caught and provider_result is None

@@ -35,6 +35,7 @@ from harness_core.mcp import server_secrets
 from harness_core.plugins import get_host
 from harness_core.redaction import RunSecrets
 from harness_core.store import WORKER_LOG_SUFFIX, open_run_file, resolve_runs_dir
+from harness_core.tools.loader import load_all
 
 __all__ = ["serve"]
 
@@ -119,9 +120,11 @@ async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, start
 async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter, answers: AnswersFile,
                  directory: Path, *, stale_answers: bool) -> int:
     hard_stop = anyio.CancelScope()
+    tools = load_all(plan.tools)  # the same module the starter loaded, imported again here (raises before the run)
     with hard_stop:
         async with open_run(spec, plan.provider, approver=_approver(answers, spec), runs_dir=directory,
-                            record_wire=plan.record_wire, run_id=plan.run_id) as live, anyio.create_task_group() as tg:
+                            record_wire=plan.record_wire, run_id=plan.run_id,
+                            tools=tools) as live, anyio.create_task_group() as tg:
             assert live.log_path is not None
             if stale_answers:
                 answers.clear()

@@ -74,8 +74,13 @@ from harness_core.provider import (
     SessionContext,
     hookimpl,
 )
+from harness_core.testing.mcp_client import McpCallFailed, call_mcp_tool
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
+
+
+_PYTHON_TOOLS = "harness"
+"""The MCP server Harness serves a run's Python tools from (`tools=`): the one an `mcp` step calls for real."""
 
 
 class ScriptedOptions(ProviderOptions):
@@ -134,7 +139,7 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         name="scripted",
         version="1.0",
         capabilities=frozenset(Capability),
-        description="In-process scenario player for tests (no CLI).",
+        description="In-process scenario player for tests (no CLI); an `mcp` step calls the Python tools for real.",
         tool_filters=frozenset({"mcp", "mcp:*", "web"}),
     )
 
@@ -232,7 +237,9 @@ class ScriptedProvider(Provider[ScriptedOptions]):
 
     async def _mcp(self, step: CallMcpTool, index: int, spec: AgentRunSpec, ctx: RunContext) -> str:
         """An MCP tool call as an agent makes it: refused when the spec has no such server or filters it out (its
-        `tool_filters` are native), else the step's `output` (the scripted provider starts no server)."""
+        `tool_filters` are native); a call of the run's Python tools (the server `harness` Harness serves) is made
+        for real, through the official `mcp` client; any other server's is the step's `output` (the scripted
+        provider starts no program of its own)."""
         name, display = tool_details(step)
         tool_id = f"call_{index}"
         await ctx.emit(ToolUse(tool_id=tool_id, name=name, display=display, input=dict(step.args)))
@@ -246,6 +253,14 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         else:
             error = None
         output = error or step.output
+        if error is None and step.server == _PYTHON_TOOLS:
+            server = next(s for s in spec.mcp_servers if s.name == step.server)
+            try:
+                output, failed = await call_mcp_tool(server, step.tool, step.args, cwd=str(spec.cwd))
+            except McpCallFailed as exc:
+                output, failed = str(exc), True
+            if failed:
+                error = output
         done = display.model_copy(update={"status": ToolStatus.FAILED if error else ToolStatus.COMPLETED,
                                           "duration_ms": 1, "summary": output[:200] or None})
         await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, output=output, is_error=error is not None))
