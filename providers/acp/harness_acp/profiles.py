@@ -34,9 +34,11 @@ ModeKey = tuple[str, str]
 """(sandbox value, "never" | "ask"): which session mode a spec's sandbox and approval policy choose."""
 
 BASE_CAPABILITIES = frozenset({Capability.STREAMING, Capability.INTERRUPT, Capability.APPROVALS,
-                               Capability.LIVE_SESSION})
+                               Capability.LIVE_SESSION, Capability.MCP_STDIO})
 """What every ACP agent can do through the protocol itself: streamed chunks, `session/cancel`, permission requests,
-and many prompts on one session in one process."""
+many prompts on one session in one process, and stdio MCP servers in `session/new`. Each named agent adds the
+MCP transports and prompt blocks its `initialize` offers (`mcpCapabilities`, `promptCapabilities`) where the
+`acp-real` env showed them working."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,10 @@ class AgentProfile:
     """Environment that keeps the agent from loading a project's own configuration, for a spec that does not trust
     its project (given the environment the agent would get). `session_meta` does it for an agent that takes it
     in `session/new`."""
+    mcp_needs_trust: bool = False
+    """Whether the agent connects MCP servers only in a trusted folder (Gemini CLI 0.61.0, even those given in
+    `session/new`): a run with servers whose project is not trusted then keeps `untrusted_env` off when the project
+    has none of `project_config`, and is refused before spawn when it has some."""
     untrusted_modes: Mapping[ModeKey, str] = field(default_factory=dict)
     """Modes replacing `modes` in a project the agent does not trust (Gemini CLI and Qwen Code refuse `yolo` there:
     their asking mode instead, with Harness answering by the same policy)."""
@@ -187,7 +193,8 @@ PROFILES: dict[str, AgentProfile] = {
             package="@zed-industries/codex-acp",
             tested_version="0.16.0",
             min_version="0.16.0",
-            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.EFFORT},
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.EFFORT, Capability.MCP_HTTP,
+                                              Capability.IMAGE_INPUT},
             description="OpenAI Codex through Zed's ACP adapter: sandboxed modes, approvals, load/resume.",
             offline="harness_acp.offline_adapters:codex_acp_offline_setup",
             # Codex sandboxes commands itself: read-only / auto (workspace) / full-access are its OS sandboxes.
@@ -215,7 +222,7 @@ PROFILES: dict[str, AgentProfile] = {
             # Not `session`: 0.61.0's session/load rewrites a session file created in the same minute (its name
             # is the minute and the id) before reading it: a resume within that minute finds no history
             # (docs/gemini.md).
-            capabilities=BASE_CAPABILITIES,
+            capabilities=BASE_CAPABILITIES | {Capability.MCP_HTTP, Capability.MCP_SSE, Capability.IMAGE_INPUT},
             description="Google's Gemini CLI over ACP (`gemini --acp`): approvals, plan mode for read-only, "
             "live sessions.",
             offline="harness_acp.offline_gemini:offline_setup",
@@ -228,6 +235,7 @@ PROFILES: dict[str, AgentProfile] = {
             handles=frozenset({"model"}),
             project_config=(".gemini/settings.json", ".gemini/commands", ".gemini/extensions", ".env"),
             untrusted_env=gemini_untrusted_env,
+            mcp_needs_trust=True,
             untrusted_modes={("danger-full-access", "never"): "default"},
         ),
         AgentProfile(
@@ -238,7 +246,8 @@ PROFILES: dict[str, AgentProfile] = {
             package="@zed-industries/claude-agent-acp",
             tested_version="0.23.1",
             min_version="0.23.1",
-            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.COST},
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.COST, Capability.MCP_HTTP,
+                                              Capability.MCP_SSE, Capability.IMAGE_INPUT},
             description="Claude Code through Zed's ACP adapter (the Claude Agent SDK): approvals, plan mode for "
             "read-only, cost, load sessions.",
             offline="harness_acp.offline_adapters:claude_acp_offline_setup",
@@ -262,7 +271,8 @@ PROFILES: dict[str, AgentProfile] = {
             package="@qwen-code/qwen-code",
             tested_version="0.24.4",
             min_version="0.24.4",
-            capabilities=BASE_CAPABILITIES | {Capability.SESSION},
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.MCP_HTTP, Capability.MCP_SSE,
+                                              Capability.IMAGE_INPUT},
             description="Qwen Code over ACP (`qwen --acp`): approvals, plan mode for read-only, load sessions.",
             offline="harness_acp.offline_qwen:offline_setup",
             # default asks before edits and most commands; plan is read-only; yolo asks nothing.

@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted, SpawnFailedError
+from harness_core import (
+    AgentRunSpec,
+    HarnessResult,
+    InvalidSpecError,
+    SessionSpec,
+    SessionStarted,
+    SpawnFailedError,
+)
 from harness_core.provider import (
     CliInfo,
     OfflineSetup,
@@ -37,6 +44,7 @@ from harness_acp.connection import AcpConnection
 from harness_acp.options import AcpOptions, options_for
 from harness_acp.profiles import AgentProfile
 from harness_acp.session import AcpSession
+from harness_acp.trust import project_config_found
 from harness_acp.turn import PromptTurn
 
 if TYPE_CHECKING:
@@ -133,9 +141,30 @@ class AcpProvider(Provider[AcpOptions]):
         keeps it from loading an untrusted project's own configuration (then its fix for a known quirk)."""
         launch = self.profile.launch_env(spec) if self.profile.launch_env is not None else {}
         env = {**os.environ, **options.public_env, **spec.env, **launch}
-        if not spec.trust_project and self.profile.untrusted_env is not None:
+        if not spec.trust_project and self.profile.untrusted_env is not None and not self._trusted_for_mcp(spec):
             env.update(self.profile.untrusted_env(env))
         return self.profile.fix_env(env) if self.profile.fix_env is not None else env
+
+    def _trusted_for_mcp(self, spec: AgentRunSpec | SessionSpec) -> bool:
+        """Whether an untrusted project's folder is trusted all the same, for an agent that connects MCP servers
+        only in a trusted folder (`AgentProfile.mcp_needs_trust`): when the spec has servers and the project has
+        none of the configuration the agent would then load.
+
+        Raises:
+            InvalidSpecError: the spec has servers and the project has such configuration (before spawn).
+        """
+        profile = self.profile
+        if not (spec.mcp_servers and profile.mcp_needs_trust):
+            return False
+        found = project_config_found(Path(spec.cwd), profile.project_config)
+        if found:
+            raise InvalidSpecError(
+                f"{profile.title} connects MCP servers only in a trusted folder, and this project is not trusted "
+                f"while it has its own {profile.cli} configuration ({', '.join(found)}), which a trusted folder "
+                "would load (it can run programs): trust the project (add it to trusted_projects in your Harness "
+                "config, or trust_project=True from Python), or run without MCP servers and Python tools. Nothing "
+                "was started.", provider=profile.name)
+        return True
 
     def spawn_options(self) -> dict[str, Any]:
         """`ChildProcess` options: an agent that ignores its stdin closing is sent SIGTERM without a wait."""
@@ -154,6 +183,7 @@ class AcpProvider(Provider[AcpOptions]):
         env = self.child_env(options, spec)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
             conn = self.connection(child, options, ctx.log)
+            conn.path = env.get("PATH")
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.read)
                 try:
@@ -181,6 +211,7 @@ class AcpProvider(Provider[AcpOptions]):
         env = self.child_env(options, spec)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
             conn = self.connection(child, options, ctx.log)
+            conn.path = env.get("PATH")
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.read)
                 try:
