@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hmac
 import itertools
-import json
 import secrets
 import shutil
 import sys
@@ -276,15 +275,6 @@ def _private_dir() -> Path:
 
 
 def _text(text: str) -> types.CallToolResult:
-    """A tool's result as text. A result that is JSON but not an object (`5`, `"x"`, `[1]`) also goes as
-    `structuredContent` `{"result": ...}`: Gemini CLI 0.61.0 parses a text result as JSON into `structuredContent`
-    when there is none, and then refuses the call's result because that is not an object."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if value is not None and not isinstance(value, dict):
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content={"result": value})
     return types.CallToolResult(content=[types.TextContent(text=text)])
 
 

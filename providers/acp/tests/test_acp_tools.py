@@ -78,7 +78,7 @@ def test_servers_go_to_session_new_as_acp_shapes(tmp_path: Path) -> None:
     assert wire[1]["args"][-2:] == [str(tmp_path), str(exe)]  # entered through sh: ACP has no cwd
     assert wire[2] == {"type": "http", "name": "docs", "url": "http://127.0.0.1:9/mcp",
                        "headers": [{"name": "Authorization", "value": "Bearer k"}]}
-    with pytest.raises(UnsupportedFeatureError, match=r"mcpCapabilities\.sse"):
+    with pytest.raises(UnsupportedFeatureError, match="mcpCapabilities.sse"):
         session_servers([McpServer(name="old", url="http://127.0.0.1:9/sse", transport="sse")],
                         {"mcpCapabilities": {"http": True}}, agent="a")
 
@@ -177,8 +177,8 @@ async def test_gemini_with_servers_in_an_untrusted_project_with_its_own_config_i
      ("everything", "echo", {"message": "hi"})),
     ({"title": "mcp__my__srv__add", "kind": "other", "rawInput": {"a": 1},
       "_meta": {"claudeCode": {"toolName": "mcp__my__srv__add"}}}, ("my__srv", "add", {"a": 1})),
-    ({"title": "Tool: docs/search", "kind": "other",
-      "rawInput": {"server": "docs", "tool": "search", "arguments": {"q": "x"}}}, ("docs", "search", {"q": "x"})),
+    ({"title": "Tool: docs/search", "kind": "other", "rawInput": {"server": "docs", "tool": "search",
+                                                                  "arguments": {"q": "x"}}}, ("docs", "search", {"q": "x"})),
     ({"title": "ls -la", "kind": "execute", "rawInput": {"command": "ls -la"}}, None),
 ])
 def test_an_mcp_call_is_recognised_as_each_agent_names_it(call: dict[str, Any], expected: Any) -> None:
