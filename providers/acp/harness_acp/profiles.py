@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     Spec = AgentRunSpec | SessionSpec
 
-__all__ = ["BASE_CAPABILITIES", "PROFILES", "AgentProfile", "ModeKey"]
+__all__ = ["BASE_CAPABILITIES", "CLAUDE_KIND_TOOLS", "PROFILES", "AgentProfile", "ModeKey", "claude_disallowed"]
 
 ModeKey = tuple[str, str]
 """(sandbox value, "never" | "ask"): which session mode a spec's sandbox and approval policy choose."""
@@ -99,6 +99,9 @@ class AgentProfile:
     """Whether the agent connects MCP servers only in a trusted folder (Gemini CLI 0.61.0, even those given in
     `session/new`): a run with servers whose project is not trusted then keeps `untrusted_env` off when the project
     has none of `project_config`, and is refused before spawn when it has some."""
+    tool_filters: frozenset[str] = frozenset()
+    """The neutral tool names the agent filters itself in `disallowed_tools` (`ProviderInfo.tool_filters`);
+    `session_meta` passes them. No ACP agent takes `allowed_tools` here (refused before spawn)."""
     untrusted_modes: Mapping[ModeKey, str] = field(default_factory=dict)
     """Modes replacing `modes` in a project the agent does not trust (Gemini CLI and Qwen Code refuse `yolo` there:
     their asking mode instead, with Harness answering by the same policy)."""
@@ -148,9 +151,35 @@ CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "Tool
 explains each): its plan mode did not stop edits in 0.23.1, so read-only is enforced by the tools offered."""
 
 
+CLAUDE_KIND_TOOLS: dict[str, tuple[str, ...]] = {
+    "shell": ("Bash", "Monitor", "BashOutput", "KillShell"),
+    "read": ("Read",),
+    "edit": ("Edit", "MultiEdit", "NotebookEdit"),
+    "write": ("Write",),
+    "search": ("Grep", "Glob", "LS"),
+    "web": ("WebFetch", "WebSearch"),
+    "agent": ("Task", "Agent", "SendMessage", "ListAgents", "Workflow"),
+}
+"""Claude Code's built-in tools of each neutral kind (the claude provider's table), for `disallowedTools`."""
+
+
+def claude_disallowed(names: frozenset[str]) -> list[str]:
+    """`disallowed_tools` as Claude Agent SDK `disallowedTools`: a kind's built-in tools, `mcp:S` → `mcp__S`,
+    `mcp:S.T` → `mcp__S__T`."""
+    found: list[str] = []
+    for name in sorted(names):
+        if name.startswith("mcp:"):
+            found.append("mcp__" + name[4:].replace(".", "__", 1))
+        else:
+            found += CLAUDE_KIND_TOOLS.get(name, ())
+    return list(dict.fromkeys(found))
+
+
 def _claude_meta(spec: Spec) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     options: dict[str, Any] = {}
+    if spec.disallowed_tools:  # merged by claude-agent-acp 0.23.1 with its own (AskUserQuestion)
+        options["disallowedTools"] = claude_disallowed(spec.disallowed_tools)
     if spec.system_prompt:
         meta["systemPrompt"] = {"append": spec.system_prompt}
     if spec.sandbox.value == "read-only":
@@ -258,6 +287,7 @@ PROFILES: dict[str, AgentProfile] = {
             fix_env=_is_sandbox_one,
             reports_exit_codes=False,
             session_meta=_claude_meta,
+            tool_filters=frozenset({*CLAUDE_KIND_TOOLS, "mcp:*"}),
             set_model_first=True,
             handles=frozenset({"system_prompt"}),
             session_overrides=frozenset({"approval", "model"}),

@@ -24,6 +24,7 @@ from harness_core import (
     SessionSpec,
     SessionStarted,
     SpawnFailedError,
+    UnsupportedFeatureError,
 )
 from harness_core.provider import (
     CliInfo,
@@ -177,7 +178,25 @@ class AcpProvider(Provider[AcpOptions]):
                              session_meta=profile.session_meta, handles=profile.handles,
                              warnings=profile.warning_chunks, set_model_first=profile.set_model_first)
 
+    def check_filters(self, spec: AgentRunSpec | SessionSpec) -> None:
+        """Refuse, before spawn, the filters the runner would otherwise pass: `allowed_tools` (no ACP agent takes an
+        allow-list here) and a `shell` filter the agent does not take itself — Harness cannot enforce it through
+        approvals, since every ACP agent runs some commands without asking (`echo`, reads: see docs/*.md).
+
+        Raises:
+            UnsupportedFeatureError: naming the filter and why.
+        """
+        name = self.profile.name
+        if spec.allowed_tools is not None:
+            raise UnsupportedFeatureError(name, "allowed_tools", [], "an ACP agent takes no allow-list of tools "
+                                          "through Harness; name what to forbid in disallowed_tools instead")
+        if "shell" in spec.disallowed_tools and "shell" not in self.profile.tool_filters:
+            raise UnsupportedFeatureError(name, "disallowed_tools 'shell'", [], (
+                f"{name} runs some commands without asking permission (`echo`, reads), so Harness cannot enforce it "
+                "through approvals, and the agent takes no such filter over ACP"))
+
     async def run(self, spec: AgentRunSpec, options: AcpOptions, ctx: RunContext) -> HarnessResult:
+        self.check_filters(spec)
         argv = self.argv(options, ctx.cli, spec)
         ctx.log.debug("acp_spawn", argv=redact_argv(argv, tuple(spec.env.values())))
         env = self.child_env(options, spec)
@@ -207,6 +226,7 @@ class AcpProvider(Provider[AcpOptions]):
                            ctx: SessionContext) -> AsyncIterator[ProviderSession]:
         """One agent process and one ACP session for every turn; shut down (stdin closed, TERM, KILL: the
         transport's bounded steps) when the session closes."""
+        self.check_filters(spec)
         argv = self.argv(options, ctx.cli, spec)
         env = self.child_env(options, spec)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
@@ -257,6 +277,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         tested_cli_version=profile.tested_version,
         session_overrides=profile.session_overrides,
         project_config=profile.project_config,
+        tool_filters=profile.tool_filters,
     )
     name = "".join(part.title() for part in profile.name.replace("_", "-").split("-")) + "Provider"
     namespace: dict[str, Any] = {"info": info, "profile": profile, "Options": options_for(profile.cli),

@@ -78,7 +78,7 @@ def test_servers_go_to_session_new_as_acp_shapes(tmp_path: Path) -> None:
     assert wire[1]["args"][-2:] == [str(tmp_path), str(exe)]  # entered through sh: ACP has no cwd
     assert wire[2] == {"type": "http", "name": "docs", "url": "http://127.0.0.1:9/mcp",
                        "headers": [{"name": "Authorization", "value": "Bearer k"}]}
-    with pytest.raises(UnsupportedFeatureError, match="mcpCapabilities.sse"):
+    with pytest.raises(UnsupportedFeatureError, match=r"mcpCapabilities\.sse"):
         session_servers([McpServer(name="old", url="http://127.0.0.1:9/sse", transport="sse")],
                         {"mcpCapabilities": {"http": True}}, agent="a")
 
@@ -177,10 +177,43 @@ async def test_gemini_with_servers_in_an_untrusted_project_with_its_own_config_i
      ("everything", "echo", {"message": "hi"})),
     ({"title": "mcp__my__srv__add", "kind": "other", "rawInput": {"a": 1},
       "_meta": {"claudeCode": {"toolName": "mcp__my__srv__add"}}}, ("my__srv", "add", {"a": 1})),
-    ({"title": "Tool: docs/search", "kind": "other", "rawInput": {"server": "docs", "tool": "search",
-                                                                  "arguments": {"q": "x"}}}, ("docs", "search", {"q": "x"})),
+    ({"title": "Tool: docs/search", "kind": "other",
+      "rawInput": {"server": "docs", "tool": "search", "arguments": {"q": "x"}}}, ("docs", "search", {"q": "x"})),
     ({"title": "ls -la", "kind": "execute", "rawInput": {"command": "ls -la"}}, None),
 ])
 def test_an_mcp_call_is_recognised_as_each_agent_names_it(call: dict[str, Any], expected: Any) -> None:
     assert mcp_tool(call, ("my__srv", "everything")) == expected
 
+
+
+def test_claude_acp_takes_disallowed_tools_in_session_new() -> None:
+    """claude-agent-acp merges `_meta.claudeCode.options.disallowedTools` into the Claude Agent SDK's: each kind's
+    built-in tools, and MCP servers or tools by Claude Code's names."""
+    from harness_acp.profiles import PROFILES
+
+    profile = PROFILES["claude-acp"]
+    assert profile.session_meta is not None
+    spec = AgentRunSpec(prompt="hi", disallowed_tools={"shell", "mcp:docs", "mcp:ev.echo"})
+    options = profile.session_meta(spec)["claudeCode"]["options"]
+    assert options["disallowedTools"] == ["mcp__docs", "mcp__ev__echo", "Bash", "Monitor", "BashOutput", "KillShell"]
+    assert {"shell", "edit", "write", "web", "mcp:*"} <= profile.tool_filters
+
+
+@pytest.mark.parametrize("fields", [{"disallowed_tools": {"shell"}}, {"allowed_tools": {"edit"}}])
+async def test_a_filter_an_acp_agent_cannot_honour_is_refused_before_it_starts(
+        tmp_path: Path, host: PluginHost, fields: dict[str, Any]) -> None:
+    """ACP agents run some commands without asking (`echo`, reads), so a `shell` filter cannot be enforced through
+    their permission requests; and no ACP agent takes an allow-list. Both are refused, the agent never started for
+    the run (only probed)."""
+    agent, starts = _counting_agent(tmp_path)
+    spec = AgentRunSpec(prompt="SCENARIO:tools", cwd=tmp_path, provider_options={"command": str(agent)}, **fields)
+    try:
+        result, _events = await _play(spec, "acp", host)
+    except UnsupportedFeatureError:  # the runner's own refusal (an allow-list no provider filter covers)
+        result = None
+    if result is not None:
+        assert result.status is RunStatus.FAILED and result.error is not None
+        assert result.error.code == "unsupported_feature", result.error
+    started = starts.read_text().count("started") if starts.exists() else 0
+    assert started <= 1, "only the probe may start the agent"
+    assert not (tmp_path / "new.txt").exists()
