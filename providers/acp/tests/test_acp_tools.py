@@ -217,3 +217,19 @@ async def test_a_filter_an_acp_agent_cannot_honour_is_refused_before_it_starts(
     started = starts.read_text().count("started") if starts.exists() else 0
     assert started <= 1, "only the probe may start the agent"
     assert not (tmp_path / "new.txt").exists()
+
+
+async def test_a_disallowed_edit_is_denied_through_the_agents_permission_request(tmp_path: Path,
+                                                                                 host: PluginHost) -> None:
+    """`edit` and `write` are enforced by Harness on an ACP agent (it asks before file changes): under approval
+    `never` the agent is still made to ask, the runner denies the edit and the write, and everything else runs."""
+    agent = write_fake_agent(tmp_path / "bin")
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    spec = AgentRunSpec(prompt="SCENARIO:tools", cwd=tmp_path, approval="never",
+                        provider_options={"command": str(agent)}, disallowed_tools={"edit", "write"})
+    result, events = await _play(spec, "acp", host)
+    assert result.status is RunStatus.SUCCESS, result.error
+    assert (tmp_path / "notes.txt").read_text() == "alpha\n" and not (tmp_path / "new.txt").exists()
+    done = {e.display.kind.value: e.display.status.value for e in events if isinstance(e, ToolResult)}
+    assert done["shell"] == "completed" and done["read"] == "completed"
+    assert done.get("edit") == "declined" and done.get("write") == "declined", done
