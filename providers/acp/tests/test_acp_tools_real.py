@@ -7,7 +7,9 @@ the day it starts to work (and the table in docs/tools.md is updated)."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,8 @@ AGENTS = ("claude-acp", "codex-acp", "gemini", "qwen")
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8"
                     "cfc000000301010018dd8db00000000049454e44ae426082")
 
-_DEFERRED = "the scripted backend does not yet load a deferred MCP tool through the agent's tool_search"
+_DEFERRED = ("the scripted backend does not yet load a deferred MCP tool through the agent's tool_search (codex-acp "
+             "passed both with tools-core's backend work in progress: drop its entries once that is merged)")
 NOT_YET: dict[tuple[str, str], str] = {
     ("codex-acp", "tools_echo"): _DEFERRED,
     ("codex-acp", "tools_mcp"): _DEFERRED,
@@ -78,6 +81,17 @@ def _spec(agent: str, cwd: Path, **fields: Any) -> AgentRunSpec:
     return AgentRunSpec(prompt="go", cwd=cwd, provider_options={f"{cli}_bin": _tools_bin(cli)}, **fields)
 
 
+def _as_the_model_saw(agent: str, result: str) -> str:
+    """A pattern of the text the model receives for a tool's `result`, as each agent wraps it: Gemini CLI in
+    `<untrusted_context>` lines, Codex with its wall time and the MCP content as JSON; the others as it is."""
+    if agent == "gemini":
+        return re.escape(f"<untrusted_context>\n{result}\n</untrusted_context>")
+    if agent == "codex-acp":
+        content = json.dumps([{"type": "text", "text": result}], separators=(",", ":"))
+        return r"Wall time: [0-9.]+ seconds\nOutput:\n" + re.escape(content)
+    return re.escape(result)
+
+
 def _mcp_result(events: list[Any]) -> ToolResult:
     return next(e for e in events if isinstance(e, ToolResult) and e.display.kind.value == "mcp")
 
@@ -87,7 +101,8 @@ async def test_server_everythings_echo_works_through_the_agent(tmp_path: Path, h
     server = McpServer(name="everything", command=_tools_bin("mcp-server-everything"))
     result, events = await _play(_spec(agent, tmp_path, mcp_servers=[server]), agent, "tools_echo", host)
     assert result.status is RunStatus.SUCCESS, result.error
-    assert "Echo: harness-echo" in result.final_text  # Gemini CLI wraps what the model saw in <untrusted_context>
+    assert re.fullmatch(f"The server said {_as_the_model_saw(agent, 'Echo: harness-echo')}\\.", result.final_text), \
+        result.final_text
     done = _mcp_result(events)
     assert (done.display.title, done.display.command) == ("echo", "echo(message='harness-echo')")
     assert done.display.summary == "Echo: harness-echo"
@@ -98,7 +113,7 @@ async def test_a_python_tool_is_called_and_its_result_reaches_the_model(tmp_path
                                                                          agent: str) -> None:
     result, events = await _play(_spec(agent, tmp_path), agent, "tools_mcp", host, tools=[add])
     assert result.status is RunStatus.SUCCESS, result.error
-    assert result.final_text == "The tool said 5."
+    assert re.fullmatch(f"The tool said {_as_the_model_saw(agent, '5')}\\.", result.final_text), result.final_text
     done = _mcp_result(events)
     assert (done.display.title, done.display.command, done.display.summary) == ("add", "add(a=2, b=3)", "5")
 
