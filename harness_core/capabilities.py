@@ -93,6 +93,13 @@ class ProviderInfo(BaseModel):
         "enforced by Harness through approvals when the provider has `approvals` and the action asks (commands, "
         "file changes), else refused before spawn.",
     )
+    approval_kinds: frozenset[str] = Field(
+        default=frozenset(),
+        description="The kinds of action (`shell`, `edit`, `write`, ...) its agent always asks approval for under "
+        "approval `untrusted` (needs `approvals`): a filter of one of them that the CLI does not take natively is "
+        "enforced by Harness, which denies the request. Declare only what the agent really asks for (the contract's "
+        "`test_disallowed_tools_honoured_or_refused` checks it); the rest is refused before spawn.",
+    )
     project_config: tuple[str, ...] = Field(
         default=(),
         description="The agent's own configuration a project carries that can run programs (hooks, MCP servers, "

@@ -40,7 +40,15 @@ class _Asking(scripted.ScriptedProvider):
     """Approvals and stdio MCP, no native filters, no attachments."""
 
     info: ClassVar[ProviderInfo] = ProviderInfo(
-        name="asking", version="1", capabilities=frozenset({Capability.APPROVALS, Capability.MCP_STDIO}))
+        name="asking", version="1", capabilities=frozenset({Capability.APPROVALS, Capability.MCP_STDIO}),
+        approval_kinds=frozenset({"shell", "edit", "write"}))
+
+
+class _Silent(scripted.ScriptedProvider):
+    """Approvals, but its agent does not declare that it always asks before a command."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="silent", version="1", capabilities=frozenset({Capability.APPROVALS}))
 
 
 class _Plugin:
@@ -48,6 +56,7 @@ class _Plugin:
     def harness_register_providers(self, register: Any) -> None:
         register(_Plain)
         register(_Asking)
+        register(_Silent)
 
 
 @pytest.fixture
@@ -112,12 +121,14 @@ async def test_a_filter_neither_native_nor_enforceable_is_refused_before_spawn(h
     _Plain.spawned = 0
     with pytest.raises(UnsupportedFeatureError) as caught:
         await run(AgentRunSpec(prompt="x", disallowed_tools={"shell"}), "plain", host=host, runs_dir=runs_dir)
-    assert "disallowed_tools 'shell'" in str(caught.value) and "not an action the agent asks approval for" in str(
+    assert "disallowed_tools 'shell'" in str(caught.value) and "neither its CLI nor its approvals filter it" in str(
         caught.value)
+    with pytest.raises(UnsupportedFeatureError, match="providers that have it: asking, scripted"):
+        await run(AgentRunSpec(prompt="x", disallowed_tools={"shell"}), "silent", host=host, runs_dir=runs_dir)
     with pytest.raises(UnsupportedFeatureError) as caught:
         await run(AgentRunSpec(prompt="x", disallowed_tools={"mcp:ev"}), "asking", host=host, runs_dir=runs_dir)
     assert "providers that have it: scripted" in str(caught.value)
-    with pytest.raises(UnsupportedFeatureError, match="name what to forbid in disallowed_tools instead"):
+    with pytest.raises(UnsupportedFeatureError, match="its CLI does not filter by it; use disallowed_tools"):
         await run(AgentRunSpec(prompt="x", allowed_tools={"read"}), "asking", host=host, runs_dir=runs_dir)
     assert _Plain.spawned == 0
 

@@ -17,11 +17,7 @@ from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, Too
 from harness_core.mcp import tool_name_matches
 from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
 
-__all__ = ["APPROVAL_KINDS", "ToolPolicy", "check_attachments", "check_tool_filters", "native_filter", "tool_policy"]
-
-APPROVAL_KINDS = frozenset({"shell", "edit", "write"})
-"""The actions an agent with `approvals` asks before (commands and file changes): a filter of one of these kinds
-that the CLI does not take natively is enforced by Harness, which denies the request."""
+__all__ = ["ToolPolicy", "check_attachments", "check_tool_filters", "native_filter", "tool_policy"]
 
 
 def native_filter(name: str, info: ProviderInfo) -> bool:
@@ -30,8 +26,8 @@ def native_filter(name: str, info: ProviderInfo) -> bool:
     return name in info.tool_filters or (name.startswith("mcp:") and "mcp:*" in info.tool_filters)
 
 
-def _enforceable(name: str, capabilities: frozenset[Capability]) -> bool:
-    return Capability.APPROVALS in capabilities and name in APPROVAL_KINDS
+def _enforceable(name: str, info: ProviderInfo, capabilities: frozenset[Capability]) -> bool:
+    return Capability.APPROVALS in capabilities and name in info.approval_kinds
 
 
 def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: ProviderInfo,
@@ -46,21 +42,21 @@ def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: Pr
     for name in sorted(spec.disallowed_tools):
         if native_filter(name, info):
             continue
-        if not _enforceable(name, capabilities):
+        if not _enforceable(name, info, capabilities):
             raise _refused(provider, f"disallowed_tools {name!r}", name, others,
-                           "its CLI cannot filter it and it is not an action the agent asks approval for")
+                           "neither its CLI nor its approvals filter it")
         enforced.add(name)
     for name in sorted(spec.allowed_tools or ()):
         if not native_filter(name, info):
             raise _refused(provider, f"allowed_tools {name!r}", name, others,
-                           "its CLI cannot filter by it, and Harness cannot keep every other tool from running; "
-                           "name what to forbid in disallowed_tools instead")
+                           "its CLI does not filter by it; use disallowed_tools")
     return frozenset(enforced)
 
 
 def _refused(provider: str, feature: str, name: str, others: Iterable[ProviderInfo],
              why: str) -> UnsupportedFeatureError:
-    takers = sorted(info.name for info in others if info.name != provider and native_filter(name, info))
+    takers = sorted(info.name for info in others if info.name != provider and (
+        native_filter(name, info) or (Capability.APPROVALS in info.capabilities and name in info.approval_kinds)))
     return UnsupportedFeatureError(provider, feature, takers, why)
 
 
@@ -99,7 +95,7 @@ def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[
     their path (a notice each), and the approval policy raised to `untrusted` when Harness enforces a filter
     under `never`. Assumes `check_tool_filters` and `check_attachments` passed."""
     enforced = frozenset(n for n in spec.disallowed_tools
-                         if not native_filter(n, info) and _enforceable(n, capabilities))
+                         if not native_filter(n, info) and _enforceable(n, info, capabilities))
     kept: list[Attachment] = []
     degraded: list[Attachment] = []
     for attachment in spec.attachments:

@@ -26,6 +26,8 @@ class McpCall:
     name: str
     arguments: Mapping[str, Any]
     step: CallMcpTool
+    search: bool = False
+    """A call of the agent's own tool search that loads the tool (the step plays after it), not the tool."""
 
 
 def find_mcp_tool(names: Iterable[str], server: str, tool: str) -> str:

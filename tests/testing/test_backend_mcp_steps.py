@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -199,3 +200,39 @@ def test_inline_scenarios_take_mcp_and_report_steps_and_round_trip() -> None:
         scenario_from_json({"steps": [{"mcp": {"tool": "add"}}, {"say": "x"}]})
     with pytest.raises(ScenarioSyntaxError, match="`args` must be an object"):
         scenario_from_json({"steps": [{"mcp": {"server": "s", "tool": "t", "args": [1]}}, {"say": "x"}]})
+
+
+# --- deferred tools: loaded through the agent's own tool search -------------------------------------------------
+
+
+def test_responses_loads_a_deferred_namespace_with_a_client_tool_search_then_calls_into_it() -> None:
+    tools = [{"type": "function", "name": "exec_command"}, {"type": "tool_search", "execution": "client"}]
+    listed = {"type": "message", "role": "developer", "content": [
+        {"type": "input_text", "text": "<tools>\nDeferred tool namespaces:\n- mcp__harness: Python tools\n</tools>"}]}
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add"}]}
+    with ResponsesBackend(mcp_scenario()) as backend:
+        url = f"{backend.base_url}/responses"
+        search = next(e["item"] for e in frames(post(url, {"input": [listed, user], "tools": tools}))
+                      if e["type"] == "response.output_item.done")
+        assert (search["type"], search["execution"]) == ("tool_search_call", "client")
+        assert search["arguments"] == {"query": "mcp__harness add", "limit": 1}
+        loaded = {"type": "tool_search_output", "call_id": search["call_id"], "execution": "client",
+                  "tools": [{"type": "namespace", "name": "mcp__harness",
+                             "tools": [{"type": "function", "name": "add"}]}]}
+        call = next(e["item"] for e in frames(post(url, {"input": [listed, user, search, loaded], "tools": tools}))
+                    if e["type"] == "response.output_item.done")
+        assert (call["type"], call["namespace"], call["name"]) == ("function_call", "mcp__harness", "add")
+        assert json.loads(call["arguments"]) == {"a": 2, "b": 3}
+        output = {"type": "function_call_output", "call_id": call["call_id"], "output": "5"}
+        events = frames(post(url, {"input": [listed, user, search, loaded, call, output], "tools": tools}))
+        assert next(e["text"] for e in events if e["type"] == "response.output_text.done") == "The tool said 5."
+        assert backend.tool_results == ["5"]
+
+
+def test_a_deferred_tool_without_a_search_tool_is_a_clear_error() -> None:
+    listed = {"type": "message", "role": "developer", "content": [
+        {"type": "input_text", "text": "Deferred tool namespaces:\n- mcp__harness: Python tools\n"}]}
+    with ResponsesBackend(mcp_scenario()) as backend:
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            post(f"{backend.base_url}/responses", {"input": [listed], "tools": [{"type": "function", "name": "x"}]})
+        assert failed.value.code == 400

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
@@ -30,6 +31,8 @@ from harness_core.offline.mcp_calls import McpCall, base64_size, data_url_type, 
 from harness_core.offline.scenarios import EditFile, Fail, ReadFile, RunCommand, Say, Scenario, Stall, WriteFile
 
 __all__ = ["ChatCompletionsBackend", "ChatDialect"]
+
+_DEFERRED_LINE = re.compile(r'^- "([^"\s]+)":', re.MULTILINE)
 
 _JSON = dict[str, Any]
 
@@ -97,6 +100,27 @@ class ChatDialect:
         scenario step) rather than a side call of the agent's own (a title, a summary, a check), answered
         without consuming one. Default: every such call is a turn."""
         return True
+
+    def deferred_tools(self, body: Mapping[str, Any]) -> list[str]:
+        """The tools a request names as deferred: by default the `- "NAME": "description"` lines of a text that
+        speaks of `tool_search` (an agent that lists MCP tools so, reached through `tool_search` and `tool_call`)."""
+        names: list[str] = []
+        for message in body.get("messages") or []:
+            content = message.get("content") if isinstance(message, Mapping) else None
+            for part in content if isinstance(content, list) else [content]:
+                text = part.get("text") if isinstance(part, Mapping) else part
+                if isinstance(text, str) and "tool_search" in text:
+                    names += _DEFERRED_LINE.findall(text)
+        return names
+
+    def tool_search(self, name: str) -> FunctionCall:
+        """The call that shows deferred tool `name`'s schema: by default `tool_search` with `select:NAME`."""
+        return FunctionCall("tool_search", {"query": f"select:{name}", "max_results": 1})
+
+    def deferred_call(self, name: str, arguments: Mapping[str, Any]) -> FunctionCall:
+        """The call of deferred tool `name` the request does not declare: by default through the bridge tool
+        `tool_call` (`{"name": NAME, "arguments": {...}}`)."""
+        return FunctionCall("tool_call", {"name": name, "arguments": dict(arguments)})
 
     def side_reply(self, body: Mapping[str, Any]) -> str | FunctionCall:
         """What answers a side call: assistant text, or one function call (an agent whose side calls force a
@@ -167,6 +191,20 @@ class ChatCompletionsBackend(ScriptedBackend):
         messages = body.get("messages")
         return [texts_in(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "tool"] \
             if isinstance(messages, list) else []
+
+    def deferred_tools_in(self, body: _JSON) -> list[str]:
+        """The dialect's `deferred_tools` of the request."""
+        return self.dialect.deferred_tools(body)
+
+    def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
+        """The dialect's `tool_search` call, when the request offers that tool."""
+        call = self.dialect.tool_search(name)
+        return (call.name, dict(call.arguments)) if call.name in self.tool_names_in(body) else None
+
+    def deferred_call(self, body: _JSON, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The dialect's `deferred_call`, when the request offers its bridge tool (else by the tool's name)."""
+        call = self.dialect.deferred_call(name, arguments)
+        return (call.name, dict(call.arguments)) if call.name in self.tool_names_in(body) else (name, arguments)
 
     def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
         """Each `image_url` / `file` part of the user messages (a `data:` URL)."""

@@ -33,6 +33,8 @@ from harness_core.offline.scenarios import EditFile, Fail, ReadFile, RunCommand,
 
 __all__ = ["GeminiBackend", "GeminiDialect", "schema_instance"]
 
+_ENVELOPE = re.compile(r"<([a-z_]+)>\n(.*)\n</\1>", re.DOTALL)
+
 _JSON = dict[str, Any]
 
 _ROUTE = re.compile(r"^/(?P<version>v[^/]+)/(?:models|tunedModels)/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
@@ -109,6 +111,13 @@ class GeminiDialect:
 
     def run_command(self, step: RunCommand, cwd: str | None) -> FunctionCall:
         return FunctionCall("run_command", {"command": step.command})
+
+    def tool_result_text(self, response: Any) -> str:
+        """The text of a `functionResponse.response`: its `output` (or content texts), without the one envelope
+        an agent may mark a tool's output with (`<untrusted_context>\n…\n</untrusted_context>`)."""
+        text = texts_in(response)
+        found = _ENVELOPE.fullmatch(text)
+        return found.group(2) if found else text
 
     def read_file(self, step: ReadFile, cwd: str | None) -> FunctionCall:
         return FunctionCall("read_file", {"path": self.path(step.path, cwd)})
@@ -216,8 +225,8 @@ class GeminiBackend(ScriptedBackend):
 
     def tool_results_in(self, body: _JSON) -> list[str]:
         """The `response` of each `functionResponse` part of the `contents`."""
-        return [texts_in(part["functionResponse"].get("response")) for part in _parts_of(body, None)
-                if isinstance(part.get("functionResponse"), dict)]
+        return [self.dialect.tool_result_text(part["functionResponse"].get("response"))
+                for part in _parts_of(body, None) if isinstance(part.get("functionResponse"), dict)]
 
     def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
         """Each `inlineData` part of the user contents: its `mimeType` and decoded size."""

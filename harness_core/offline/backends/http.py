@@ -130,6 +130,7 @@ class ScriptedBackend:
         self.tool_results: list[str] = []
         """The text of the tool result each turn request after an MCP tool call carried, in order."""
         self._after_mcp_call = False
+        self._searched: set[str] = set()
         self._listeners: list[Callable[[Exchange], None]] = []
         self._cursor = 0
         self._turns = 0
@@ -272,7 +273,18 @@ class ScriptedBackend:
             try:
                 name = find_mcp_tool(self.tool_names_in(body), step.server, step.tool)
             except LookupError as exc:
-                return dataclasses.replace(turn, step=Fail(400, str(exc)))
+                found = self._deferred(body, step, exc)
+                if isinstance(found, Fail):
+                    return dataclasses.replace(turn, step=found)
+                name, search = found
+                if search is not None:  # load the tool first, then play this step again: the call itself
+                    with self._lock:
+                        self._cursor -= 1
+                        self._after_mcp_call = False
+                    return dataclasses.replace(turn, step=McpCall(search[0], search[1], step, search=True))
+                if name not in self.tool_names_in(body):  # still hidden: through the agent's bridge, if it has one
+                    via, arguments = self.deferred_call(body, name, dict(step.args))
+                    return dataclasses.replace(turn, step=McpCall(via, arguments, step))
             return dataclasses.replace(turn, step=McpCall(name, dict(step.args), step))
         if isinstance(step, ReportAttachments):
             return dataclasses.replace(turn, step=Say(attachment_lines(self.attachments_in(body)), chunks=step.chunks))
@@ -281,7 +293,39 @@ class ScriptedBackend:
             return dataclasses.replace(turn, step=dataclasses.replace(step, text=said))
         return turn
 
+    def _deferred(self, body: _JSON, step: CallMcpTool,
+                  missing: LookupError) -> Fail | tuple[str, tuple[str, dict[str, Any]] | None]:
+        """A tool the request does not list but names as deferred (loaded through the agent's tool search): its
+        name and the search call that loads it (None once searched), or the `Fail` saying it is not there."""
+        deferred = self.deferred_tools_in(body)  # names, or namespaces (`mcp__server`) whose tools are not listed
+        try:
+            name = find_mcp_tool([*deferred, *(f"{d}__{step.tool}" for d in deferred)], step.server, step.tool)
+        except LookupError:
+            return Fail(400, str(missing))
+        with self._lock:
+            if name in self._searched:
+                return name, None
+            self._searched.add(name)
+        search = self.tool_search(body, name)
+        return (name, search) if search is not None else Fail(400, str(missing))
+
     # -- subclass interface ----------------------------------------------------------------------------
+
+    def deferred_tools_in(self, body: _JSON) -> list[str]:
+        """The tools a turn request names without offering them yet (an agent that defers its tools behind a tool
+        search), or the namespaces whose tools it defers (`mcp__server`: its tool `t` is `mcp__server__t`);
+        subclasses read them in their API's shape (default: none)."""
+        return []
+
+    def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
+        """The call (tool name, arguments) that loads deferred tool `name` through the agent's tool search, or
+        None when the agent has none (default)."""
+        return None
+
+    def deferred_call(self, body: _JSON, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The call of deferred tool `name` once searched, when the request still does not list it (default: by
+        its name; an agent that calls hidden tools through a bridge tool names the bridge)."""
+        return name, arguments
 
     def tool_names_in(self, body: _JSON) -> list[str]:
         """The names of the tools a turn request offers the model, as the agent spells them (for MCP calls);

@@ -97,6 +97,15 @@ class MessagesBackend(ScriptedBackend):
         return [texts_in(block.get("content")) for block in _blocks_of(body, None)
                 if block.get("type") == "tool_result"]
 
+    def deferred_tools_in(self, body: _JSON) -> list[str]:
+        """The dialect's `deferred_tools` of the request."""
+        return self.dialect.deferred_tools(body)
+
+    def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
+        """The dialect's `tool_search` call for `name`, when the request offers that tool."""
+        call = self.dialect.tool_search(name)
+        return call if call is not None and call[0] in self.tool_names_in(body) else None
+
     def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
         """Each `image` and `document` block of the user messages: its media type and decoded size."""
         found: list[tuple[str, int]] = []
