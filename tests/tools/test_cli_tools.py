@@ -111,3 +111,13 @@ def _wait_status(path: Path, *wanted: str) -> str:
             return status
         time.sleep(0.05)  # a background run's log, read from outside: polled, under a deadline
     raise AssertionError(f"{path.name} never reached {wanted} (now {summarize(path).status})")
+
+
+def test_chat_serves_the_tools_to_every_turn(harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    done = subprocess.run([*cmd, "chat", "-o", "scenario=tools_mcp", "--tools", f"{EXAMPLE}:add", "--json"], env=env,
+                          input="first\nsecond\n", capture_output=True, text=True, timeout=_DEADLINE)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [e["output"] for e in events if e["type"] == "tool_result"] == ["5", "5"]
+    assert [e["result"]["final_text"] for e in events if e["type"] == "done"] == ["The tool said 5."] * 2
