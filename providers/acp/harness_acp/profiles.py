@@ -99,6 +99,10 @@ class AgentProfile:
     """Whether the agent connects MCP servers only in a trusted folder (Gemini CLI 0.61.0, even those given in
     `session/new`): a run with servers whose project is not trusted then keeps `untrusted_env` off when the project
     has none of `project_config`, and is refused before spawn when it has some."""
+    approval_kinds: frozenset[str] = frozenset()
+    """The actions the agent always asks permission for in the mode an asking policy chooses
+    (`ProviderInfo.approval_kinds`): a filter of one is enforced by Harness denying the request. Not `shell`: every
+    ACP agent runs some commands without asking (docs/*.md)."""
     tool_filters: frozenset[str] = frozenset()
     """The neutral tool names the agent filters itself in `disallowed_tools` (`ProviderInfo.tool_filters`);
     `session_meta` passes them. No ACP agent takes `allowed_tools` here (refused before spawn)."""
@@ -211,6 +215,10 @@ def _qwen_entry(found: Path) -> list[str] | None:
     return [node, "--expose-gc", str(package / "cli.js")]
 
 
+_ASKS_BEFORE_FILE_CHANGES = frozenset({"edit", "write"})
+"""What the named agents ask before in their asking modes (Gemini CLI and Qwen Code `default`, codex-acp `read-only`,
+claude-agent-acp `default`): edits and writes; not every command."""
+
 PROFILES: dict[str, AgentProfile] = {
     p.name: p
     for p in (
@@ -237,6 +245,7 @@ PROFILES: dict[str, AgentProfile] = {
             warning_chunks=re.compile(r"Model metadata for `[^`\n]*` not found\. [^\n]*"),
             launch=_codex_launch,
             handles=frozenset({"model"}),
+            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             # No project_config: Codex itself loads a project's .codex/config.toml only where the user's own
             # config.toml trusts the project (its `projects` table), and no flag of 0.16.0 narrows that.
         ),
@@ -265,6 +274,7 @@ PROFILES: dict[str, AgentProfile] = {
             project_config=(".gemini/settings.json", ".gemini/commands", ".gemini/extensions", ".env"),
             untrusted_env=gemini_untrusted_env,
             mcp_needs_trust=True,
+            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             untrusted_modes={("danger-full-access", "never"): "default"},
         ),
         AgentProfile(
@@ -288,6 +298,7 @@ PROFILES: dict[str, AgentProfile] = {
             reports_exit_codes=False,
             session_meta=_claude_meta,
             tool_filters=frozenset({*CLAUDE_KIND_TOOLS, "mcp:*"}),
+            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             set_model_first=True,
             handles=frozenset({"system_prompt"}),
             session_overrides=frozenset({"approval", "model"}),
@@ -314,6 +325,7 @@ PROFILES: dict[str, AgentProfile] = {
             session_overrides=frozenset({"approval", "sandbox"}),
             project_config=(".qwen/settings.json", ".qwen/commands", ".qwen/extensions"),
             untrusted_env=qwen_untrusted_env,
+            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             untrusted_modes={("danger-full-access", "never"): "default"},
         ),
     )

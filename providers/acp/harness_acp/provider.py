@@ -179,21 +179,15 @@ class AcpProvider(Provider[AcpOptions]):
                              warnings=profile.warning_chunks, set_model_first=profile.set_model_first)
 
     def check_filters(self, spec: AgentRunSpec | SessionSpec) -> None:
-        """Refuse, before spawn, the filters the runner would otherwise pass: `allowed_tools` (no ACP agent takes an
-        allow-list here) and a `shell` filter the agent does not take itself — Harness cannot enforce it through
-        approvals, since every ACP agent runs some commands without asking (`echo`, reads: see docs/*.md).
+        """Refuse `allowed_tools` before spawn (the runner passes the names claude-acp filters natively in
+        `disallowed_tools`): no ACP agent takes an allow-list through Harness.
 
         Raises:
             UnsupportedFeatureError: naming the filter and why.
         """
-        name = self.profile.name
         if spec.allowed_tools is not None:
-            raise UnsupportedFeatureError(name, "allowed_tools", [], "an ACP agent takes no allow-list of tools "
-                                          "through Harness; name what to forbid in disallowed_tools instead")
-        if "shell" in spec.disallowed_tools and "shell" not in self.profile.tool_filters:
-            raise UnsupportedFeatureError(name, "disallowed_tools 'shell'", [], (
-                f"{name} runs some commands without asking permission (`echo`, reads), so Harness cannot enforce it "
-                "through approvals, and the agent takes no such filter over ACP"))
+            raise UnsupportedFeatureError(self.profile.name, "allowed_tools", [], "an ACP agent takes no allow-list "
+                                          "of tools through Harness; name what to forbid in disallowed_tools instead")
 
     async def run(self, spec: AgentRunSpec, options: AcpOptions, ctx: RunContext) -> HarnessResult:
         self.check_filters(spec)
@@ -278,6 +272,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         session_overrides=profile.session_overrides,
         project_config=profile.project_config,
         tool_filters=profile.tool_filters,
+        approval_kinds=profile.approval_kinds,
     )
     name = "".join(part.title() for part in profile.name.replace("_", "-").split("-")) + "Provider"
     namespace: dict[str, Any] = {"info": info, "profile": profile, "Options": options_for(profile.cli),

@@ -199,17 +199,18 @@ def test_claude_acp_takes_disallowed_tools_in_session_new() -> None:
     assert {"shell", "edit", "write", "web", "mcp:*"} <= profile.tool_filters
 
 
-@pytest.mark.parametrize("fields", [{"disallowed_tools": {"shell"}}, {"allowed_tools": {"edit"}}])
+@pytest.mark.parametrize("fields", [{"disallowed_tools": {"shell"}}, {"disallowed_tools": {"edit"}},
+                                    {"allowed_tools": {"edit"}}])
 async def test_a_filter_an_acp_agent_cannot_honour_is_refused_before_it_starts(
         tmp_path: Path, host: PluginHost, fields: dict[str, Any]) -> None:
     """ACP agents run some commands without asking (`echo`, reads), so a `shell` filter cannot be enforced through
-    their permission requests; and no ACP agent takes an allow-list. Both are refused, the agent never started for
-    the run (only probed)."""
+    their permission requests; the generic provider cannot know what an unknown agent asks before; and no ACP agent
+    takes an allow-list. Each is refused, the agent never started for the run (at most probed)."""
     agent, starts = _counting_agent(tmp_path)
     spec = AgentRunSpec(prompt="SCENARIO:tools", cwd=tmp_path, provider_options={"command": str(agent)}, **fields)
     try:
         result, _events = await _play(spec, "acp", host)
-    except UnsupportedFeatureError:  # the runner's own refusal (an allow-list no provider filter covers)
+    except UnsupportedFeatureError:  # the runner's own refusal, before the run
         result = None
     if result is not None:
         assert result.status is RunStatus.FAILED and result.error is not None
@@ -221,13 +222,15 @@ async def test_a_filter_an_acp_agent_cannot_honour_is_refused_before_it_starts(
 
 async def test_a_disallowed_edit_is_denied_through_the_agents_permission_request(tmp_path: Path,
                                                                                  host: PluginHost) -> None:
-    """`edit` and `write` are enforced by Harness on an ACP agent (it asks before file changes): under approval
-    `never` the agent is still made to ask, the runner denies the edit and the write, and everything else runs."""
-    agent = write_fake_agent(tmp_path / "bin")
+    """`edit` and `write` are enforced by Harness on a named ACP agent (its asking mode asks before file changes:
+    `approval_kinds`): under approval `never` the agent is still made to ask, the runner denies the edit and the
+    write, and everything else runs."""
+    agent = write_fake_agent(tmp_path / "bin", name="gemini",
+                             args=("--modes", "default=ask,autoEdit=auto,yolo=auto,plan=read-only"))
     (tmp_path / "notes.txt").write_text("alpha\n")
     spec = AgentRunSpec(prompt="SCENARIO:tools", cwd=tmp_path, approval="never",
-                        provider_options={"command": str(agent)}, disallowed_tools={"edit", "write"})
-    result, events = await _play(spec, "acp", host)
+                        provider_options={"gemini_bin": str(agent)}, disallowed_tools={"edit", "write"})
+    result, events = await _play(spec, "gemini", host)
     assert result.status is RunStatus.SUCCESS, result.error
     assert (tmp_path / "notes.txt").read_text() == "alpha\n" and not (tmp_path / "new.txt").exists()
     done = {e.display.kind.value: e.display.status.value for e in events if isinstance(e, ToolResult)}
