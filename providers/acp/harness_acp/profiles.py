@@ -216,8 +216,8 @@ def _qwen_entry(found: Path) -> list[str] | None:
 
 
 _ASKS_BEFORE_FILE_CHANGES = frozenset({"edit", "write"})
-"""What the named agents ask before in their asking modes (Gemini CLI and Qwen Code `default`, codex-acp `read-only`,
-claude-agent-acp `default`): edits and writes; not every command."""
+"""What the named agents ask before in their asking modes (Gemini CLI and Qwen Code `default`, codex-acp `read-only`):
+edits and writes; not every command."""
 
 PROFILES: dict[str, AgentProfile] = {
     p.name: p
@@ -297,8 +297,7 @@ PROFILES: dict[str, AgentProfile] = {
             fix_env=_is_sandbox_one,
             reports_exit_codes=False,
             session_meta=_claude_meta,
-            tool_filters=frozenset({*CLAUDE_KIND_TOOLS, "mcp:*"}),
-            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
+            tool_filters=frozenset({*CLAUDE_KIND_TOOLS, "mcp:*"}),  # so no approval_kinds: all native
             set_model_first=True,
             handles=frozenset({"system_prompt"}),
             session_overrides=frozenset({"approval", "model"}),
