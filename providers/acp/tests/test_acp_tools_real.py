@@ -33,8 +33,6 @@ _QWEN = ("Qwen Code 0.24.4 connects the servers of session/new late: its model r
 NOT_YET: dict[tuple[str, str], str] = {
     ("qwen", "tools_echo"): _QWEN,
     ("qwen", "tools_mcp"): _QWEN,
-    ("gemini", "tools_mcp"): ("Gemini CLI 0.61.0 parses a tool's text result as JSON into structuredContent and then "
-                              "refuses a result that is not an object (`add` answers `5`)"),
 }
 
 
