@@ -164,7 +164,8 @@ class Agent:
         if method == "session/new":
             sid = f"fake-{uuid.uuid4()}"
             self.sessions[sid] = {"history": [], "mode": next(iter(MODES)), "model": "fake-large",
-                                  "cwd": params.get("cwd"), "mcp_servers": self._servers(params)}
+                                  "cwd": params.get("cwd"), "mcp_servers": self._servers(params),
+                                  "disallowed": _disallowed(params)}
             self._save(sid)
             return {"sessionId": sid, **self._setup(sid)}
         if method == "session/load":
@@ -236,6 +237,14 @@ class Agent:
         if failure is not None:
             raise _Failed(*failure)
         return {"stopReason": stop}
+
+
+def _disallowed(params: dict[str, Any]) -> list[str]:
+    """The tools `session/new` forbids as claude-agent-acp takes them (`_meta.claudeCode.options.disallowedTools`)."""
+    meta = params.get("_meta") or {}
+    options = ((meta.get("claudeCode") or {}).get("options") or {}) if isinstance(meta, dict) else {}
+    found = options.get("disallowedTools") if isinstance(options, dict) else None
+    return [str(t) for t in found] if isinstance(found, list) else []
 
 
 class _Failed(Exception):

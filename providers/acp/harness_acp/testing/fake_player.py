@@ -5,7 +5,8 @@ read, edit; diffs; locations; `rawInput`/`rawOutput`), usage, and the permission
 recorded real agents (`tests/transcripts/`). File steps are done for real in the session's cwd
 (`apply_file_step`); commands are not run (their scripted `output` is reported). An MCP tool step calls the
 tool of the stdio server the session was given (`fake_mcp`), announced as claude-agent-acp does
-(`mcp__SERVER__TOOL`); a `report_attachments` step names the image blocks the prompt carried. Stdlib only.
+(`mcp__SERVER__TOOL`); a `report_attachments` step names the image blocks the prompt carried; a command fails when
+`session/new` forbade Bash (claude-agent-acp's `_meta.claudeCode.options.disallowedTools`). Stdlib only.
 
 Session modes (`--modes id=behaviour,...`): `ask` asks before commands and file changes, `ask-edits` before file
 changes only, `auto` asks nothing, `read-only` refuses file changes without asking and asks before commands.
@@ -182,6 +183,9 @@ class FakeTurn:
         call = self._call(step)
         cid = call["toolCallId"]
         self.update({"sessionUpdate": "tool_call", **call, "status": "pending"})
+        if isinstance(step, RunCommand) and "Bash" in (self.state.get("disallowed") or ()):
+            return self._finish(cid, "failed", "<tool_use_error>Error: No such tool available: Bash</tool_use_error>",
+                                None)  # as Claude Code answers a tool `disallowedTools` removed
         if self.crash:
             os._exit(137)
         changes = isinstance(step, (WriteFile, EditFile))
