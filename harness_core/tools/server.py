@@ -26,6 +26,7 @@ from mcp.shared.message import SessionMessage
 
 from harness_core._logging import get_logger
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessToolDetails, ToolKind
+from harness_core.tools.compat import client_name, for_client
 from harness_core.tools.http import require_asyncio, serve_loopback
 from harness_core.tools.tool import Tool, ToolArgumentsError
 
@@ -209,7 +210,7 @@ class ToolServer:
             refused = await self._approve(tool, arguments, host)
             if refused is not None:
                 return _error(refused)
-        return await self._run(tool, arguments, host)
+        return for_client(await self._run(tool, arguments, host), client_name(ctx))
 
     async def _approve(self, tool: Tool, arguments: dict[str, Any], host: ToolHost | None) -> str | None:
         """None when the call may go ahead, else why not (the agent reads it)."""
