@@ -126,8 +126,9 @@ class TurnPlayer:
         if isinstance(step, Say):
             return self._say(step, f"msg_{srv.calls}")
         if isinstance(step, CallMcpTool):  # the step's output, as the server would answer (the fake starts none)
-            item: dict[str, Any] = {"type": "mcpToolCall", "id": call, "server": step.server, "tool": step.tool, "status": "inProgress",
-                    "arguments": dict(step.args), "result": None, "error": None, "durationMs": None}
+            item: dict[str, Any] = {"type": "mcpToolCall", "id": call, "server": step.server, "tool": step.tool,
+                                    "status": "inProgress", "arguments": dict(step.args), "result": None,
+                                    "error": None, "durationMs": None}
             self._item(item, started=True)
             result: dict[str, Any] = {"content": [{"type": "text", "text": step.output}], "structuredContent": None}
             self._item({**item, "status": "completed", "result": result, "durationMs": 1}, started=False)
