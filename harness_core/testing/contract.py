@@ -87,6 +87,7 @@ from harness_core.testing._contract_offline import OfflineTests
 from harness_core.testing._contract_secrets import Secret
 from harness_core.testing._contract_session import SessionTests
 from harness_core.testing._contract_support import Played, assert_replayed_as_recorded, descendants, without_wall_clock
+from harness_core.testing._contract_tools import ToolTests
 from harness_core.testing._fake_and_real import FakeAndReal
 from harness_core.testing._replay_cases import ReplayCases
 
@@ -107,7 +108,8 @@ UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract(OfflineTests, ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ContractBase):
+class ProviderContract(OfflineTests, ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ToolTests,
+                       ContractBase):
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`
