@@ -197,7 +197,8 @@ class ContractBase:
 
     @pytest.fixture(params=["asyncio", "trio"])
     def anyio_backend(self, request: pytest.FixtureRequest) -> str:
-        """Every contract test runs under asyncio and trio: providers must be anyio-clean."""
+        """Every contract test runs under asyncio and trio: providers must be anyio-clean (with `--harness-real`, trio
+        only for `pytest_plugin.REAL_UNDER_TRIO`: the plugin deselects the others)."""
         return str(request.param)
 
     @pytest.fixture

@@ -14,7 +14,8 @@ The provider is found only through its `harness` entry point. Fake mode (the def
 them through the provider's own `offline_setup` (the real CLI against a scripted model backend on 127.0.0.1).
 Tests of capabilities the provider does not declare check the refusal instead. In real mode, a CLI that is not
 on PATH is found through `HARNESS_<CLI>_BIN` (e.g. `HARNESS_MY_AGENT_BIN=/opt/my-agent/bin/my-agent` for a
-CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyncio and trio.
+CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyncio and trio on the fake CLI;
+with `--harness-real`, under asyncio, and the scenarios under trio too (`--harness-real-trio`: every test).
 
 What every played run is held to, whatever the test:
 
