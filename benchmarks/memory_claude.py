@@ -106,7 +106,7 @@ def _claude_run(params: dict[str, Any]) -> dict[str, Any]:
 
     from harness_core import AgentRunSpec
     from harness_core.offline import offline_workspace
-    from harness_core.offline.scenarios import Expected, RunCommand, Say, Scenario
+    from harness_core.scripted.scenarios import Expected, RunCommand, Say, Scenario
 
     size = int(params["mb"]) * 2**20
     command = f"head -c {size} /dev/zero | tr '\\0' '{params.get('byte', 'x')}'"

@@ -13,9 +13,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from harness_core import _moved
 from harness_core._facade import missing_name
 
 __version__ = "0.1.0"
+
+_moved.install()  # old import paths of moved modules keep working for one release, with a warning
 
 _EXPORTS: dict[str, str] = {
     "AgentRunSpec": "harness_core.spec",

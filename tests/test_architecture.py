@@ -30,8 +30,8 @@ FACADES = {
     "harness_core",
     "harness_core.provider",
     "harness_core.offline",
-    "harness_core.offline.scenarios",
-    "harness_core.offline.backends",
+    "harness_core.scripted.scenarios",
+    "harness_core.scripted.backends",
 }
 _AGENT = re.compile(r"codex|claude|qwen|gemini[-_ ]?cli", re.IGNORECASE)
 _MODEL_NAMES = re.compile(r"claude-(?:sonnet|opus|haiku)-[\w.-]+", re.IGNORECASE)

@@ -28,10 +28,10 @@ from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.cli._keys import Keys, Signalled
 from harness_core.events import Done, HarnessEvent, HarnessResult, RunStarted, RunStatus
 from harness_core.hookspecs import hookimpl
-from harness_core.offline.backends import MessagesBackend
-from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import OfflineSetup, ProviderSession, RunContext, SessionContext
+from harness_core.scripted.backends import MessagesBackend
+from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec, SessionSpec
 from harness_core.store import list_runs, read_events
 from tests.test_cli import WRAPPER, invoke, make_host

@@ -16,10 +16,10 @@ from click.testing import Result
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.hookspecs import hookimpl
-from harness_core.offline.backends import MessagesBackend
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import MessagesBackend
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from tests.test_cli import invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -116,8 +116,8 @@ def test_providers_name_json_lists_the_options() -> None:
     assert data["name"] == "scripted" and data["default"] is True and data["available"] is True
     options = {o["name"]: o for o in data["options"]}
     assert options["scenario"] == {"name": "scenario", "type": "str or table", "required": False, "default": "say",
-                                   "description": "Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`, "
-                                                  "or one written inline (`harness_core.offline.inline`)."}
+                                   "description": "Name of a scenario in `harness_core.scripted.scenarios.SCENARIOS`, "
+                                                  "or one written inline (`harness_core.scripted.inline`)."}
     assert options["cost_usd"]["type"] == "float or none"
 
 

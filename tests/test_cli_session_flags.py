@@ -19,10 +19,10 @@ import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.events import Done, RunStarted
 from harness_core.hookspecs import hookimpl
-from harness_core.offline.backends import MessagesBackend
-from harness_core.offline.scenarios import SCENARIOS, Expected, Say, Scenario
 from harness_core.plugins import PluginHost, get_host, reset_host
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import MessagesBackend
+from harness_core.scripted.scenarios import SCENARIOS, Expected, Say, Scenario
 from harness_core.store import list_runs, log_path, read_events, summarize
 from tests.test_cli import invoke, make_host
 

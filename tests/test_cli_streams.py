@@ -67,8 +67,8 @@ WRAPPER = textwrap.dedent(f"""
     import harness_core.testing.scripted as scripted
     from harness_core.capabilities import Capability, ProviderInfo
     from harness_core.hookspecs import hookimpl
-    from harness_core.offline.backends import MessagesBackend
-    from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario
+    from harness_core.scripted.backends import MessagesBackend
+    from harness_core.scripted.scenarios import SCENARIOS, RunCommand, Say, Scenario
     from harness_core.plugins import PluginHost, reset_host
     from harness_core.provider import OfflineSetup
 

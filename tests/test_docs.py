@@ -23,9 +23,9 @@ import harness_core.hookspecs as hookspecs
 import harness_core.provider as provider_facade
 from harness_core import AgentRunSpec, RunStatus, hookimpl, run_sync
 from harness_core.offline import SCENARIOS
-from harness_core.offline.backends import FunctionCall
-from harness_core.offline.scenarios import ReadFile, RunCommand
 from harness_core.plugins import PluginHost
+from harness_core.scripted.backends import FunctionCall
+from harness_core.scripted.scenarios import ReadFile, RunCommand
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 GUIDE = DOCS / "providers.md"
@@ -33,8 +33,8 @@ FACADES = {
     "harness_core",
     "harness_core.provider",
     "harness_core.offline",
-    "harness_core.offline.scenarios",
-    "harness_core.offline.backends",
+    "harness_core.scripted.scenarios",
+    "harness_core.scripted.backends",
     "harness_core.testing.contract",
 }
 

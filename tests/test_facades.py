@@ -39,8 +39,8 @@ def test_a_name_of_another_facade_says_which_one() -> None:
 def test_a_misspelt_name_gets_a_did_you_mean() -> None:
     assert _import_error("from harness_core.provider import RunContex") == (
         "FacadeNameError harness_core.provider has no name 'RunContex'; did you mean 'RunContext'?")
-    assert _import_error("from harness_core.offline.backends import Turns") == (
-        "FacadeNameError harness_core.offline.backends has no name 'Turns'; did you mean 'Turn'?")
+    assert _import_error("from harness_core.scripted.backends import Turns") == (
+        "FacadeNameError harness_core.scripted.backends has no name 'Turns'; did you mean 'Turn'?")
 
 
 def test_an_internal_name_is_named_with_its_module_and_called_unsupported() -> None:

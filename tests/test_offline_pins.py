@@ -22,10 +22,10 @@ from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.hookspecs import hookimpl
 from harness_core.offline import offline_spec, offline_workspace
 from harness_core.offline._pins import LOOPBACK_ONLY, deep_merge
-from harness_core.offline.backends import MessagesBackend
-from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import MessagesBackend
+from harness_core.scripted.scenarios import Scenario
 from tests.test_cli import invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

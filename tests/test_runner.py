@@ -35,9 +35,9 @@ from harness_core.events import (
     Usage,
 )
 from harness_core.hookspecs import hookimpl
-from harness_core.offline.scenarios import SCENARIOS
 from harness_core.plugins import PluginHost
 from harness_core.provider import ProviderOptions, RunContext
+from harness_core.scripted.scenarios import SCENARIOS
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
 

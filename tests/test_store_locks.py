@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_core._store_locks import LockLine, holder_in, parse_lock_line
 from harness_core.store import writer_pid
+from harness_core.store.locks import LockLine, holder_in, parse_lock_line
 
 _DEADLINE = 30.0
 

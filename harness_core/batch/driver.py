@@ -32,9 +32,9 @@ from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
-from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
+from harness_core.scripted.scenarios import Scenario
 from harness_core.store import new_run_id, resolve_runs_dir
 
 __all__ = ["Batch", "BatchStats", "BatchUpdate"]

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness_core.errors import HarnessError, InvalidSpecError
 from harness_core.events import HarnessResult
-from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, get_host
+from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
 
 __all__ = ["Executor", "ExecutorOptions", "TaskAttempt", "WorkerLostError", "executor_named", "executor_names"]

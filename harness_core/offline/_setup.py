@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, TypeVar
 from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._pins import merge_offline
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec, SessionSpec
 
 if TYPE_CHECKING:
-    from harness_core.offline.backends import ScriptedBackend
+    from harness_core.scripted.backends import ScriptedBackend
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 

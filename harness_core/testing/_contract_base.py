@@ -26,10 +26,10 @@ from harness_core import open_run
 from harness_core.capabilities import Capability
 from harness_core.errors import UnsupportedFeatureError
 from harness_core.events import HarnessEvent
-from harness_core.offline.backends import Exchange, ResponsesBackend, ScriptedBackend
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import Exchange, ResponsesBackend, ScriptedBackend
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec
 from harness_core.testing._contract_secrets import (
     assert_no_secrets_in_events,

@@ -238,7 +238,7 @@ def test_a_bad_ref_is_reported_with_its_line(tmp_path: Path, repo: Path, host: P
 
 
 def test_no_secret_reaches_the_results_file(tmp_path: Path, host: PluginHost) -> None:
-    from harness_core.offline.scenarios import LEAK_SHAPED
+    from harness_core.scripted.scenarios import LEAK_SHAPED
 
     tasks = tasks_of([{"id": "leak", "scenario": "print_secrets"}])
     (result,) = play(Batch(tasks, offline=True, results=tmp_path / "r.jsonl", host=host))
@@ -259,7 +259,7 @@ def test_a_retry_starts_from_the_base_and_the_patch_holds_only_the_last_attempt(
 
 
 def test_a_task_the_driver_cannot_prepare_fails_alone(tmp_path: Path, host: PluginHost) -> None:
-    from harness_core.offline.scenarios import Say, Scenario
+    from harness_core.scripted.scenarios import Say, Scenario
 
     escaping = Scenario("escaping", (Say("hi"),), files={"../outside.txt": "x"})
     tasks = [BatchTask("bad", AgentRunSpec(prompt="p"), scenarios=(escaping,)),

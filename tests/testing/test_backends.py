@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_core.offline.backends import (
+from harness_core.scripted.backends import (
     FINISHED_TEXT,
     SIDE_TEXT,
     ChatCompletionsBackend,
@@ -34,7 +34,7 @@ from harness_core.offline.backends import (
     apply_patch_text,
     split_chunks,
 )
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     SCENARIOS,
     EditFile,
     Fail,
@@ -325,7 +325,7 @@ def test_messages_fail_answers_an_anthropic_error(status: int, kind: str) -> Non
 
 class ChunkBackend(ScriptedBackend):
     """A Chat-Completions-shaped stream (unnamed `data:` frames ending in `[DONE]`), as a third party would
-    write it: only names exported by `harness_core.offline.backends`."""
+    write it: only names exported by `harness_core.scripted.backends`."""
 
     turn_path = "/v1/chat/completions"
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from harness_core.offline.backends import FINISHED_TEXT, SIDE_TEXT, FunctionCall
-from harness_core.offline.backends.chat import ChatCompletionsBackend, ChatDialect
-from harness_core.offline.scenarios import SCENARIOS, Fail, ReadFile, Say, Scenario, Stall, TakeLong
+from harness_core.scripted.backends import FINISHED_TEXT, SIDE_TEXT, FunctionCall
+from harness_core.scripted.backends.chat import ChatCompletionsBackend, ChatDialect
+from harness_core.scripted.scenarios import SCENARIOS, Fail, ReadFile, Say, Scenario, Stall, TakeLong
 
 TOOLS = [{"type": "function", "function": {"name": "shell", "parameters": {"type": "object"}}}]
 

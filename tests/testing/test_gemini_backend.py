@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from harness_core.offline.backends import FINISHED_TEXT, SIDE_TEXT, FunctionCall
-from harness_core.offline.backends.gemini import GeminiBackend, GeminiDialect, schema_instance
-from harness_core.offline.scenarios import SCENARIOS, EditFile, Fail, ReadFile, Say, Scenario, Stall, TakeLong
+from harness_core.scripted.backends import FINISHED_TEXT, SIDE_TEXT, FunctionCall
+from harness_core.scripted.backends.gemini import GeminiBackend, GeminiDialect, schema_instance
+from harness_core.scripted.scenarios import SCENARIOS, EditFile, Fail, ReadFile, Say, Scenario, Stall, TakeLong
 
 MODEL = "gemini-2.5-pro"
 TOOLS = [{"functionDeclarations": [{"name": "run_command", "parameters": {"type": "object"}}]}]

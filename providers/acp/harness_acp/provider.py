@@ -40,7 +40,7 @@ from harness_acp.session import AcpSession
 from harness_acp.turn import PromptTurn
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["AcpProvider", "named_provider", "package_version"]
 

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     EditFile,
     Fail,
     ReadFile,

@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness_core._facade import missing_name
-from harness_core.offline.backends.chat import ChatCompletionsBackend, ChatDialect
-from harness_core.offline.backends.dialects import (
+from harness_core.scripted.backends.chat import ChatCompletionsBackend, ChatDialect
+from harness_core.scripted.backends.dialects import (
     TOOL_STEPS,
     CustomToolCall,
     FunctionCall,
@@ -39,10 +39,10 @@ from harness_core.offline.backends.dialects import (
     ToolUse,
     apply_patch_text,
 )
-from harness_core.offline.backends.gemini import GeminiBackend, GeminiDialect, schema_instance
-from harness_core.offline.backends.http import FINISHED_TEXT, Exchange, Handler, ScriptedBackend, Turn, split_chunks
-from harness_core.offline.backends.messages import SIDE_TEXT, MessagesBackend
-from harness_core.offline.backends.responses import ResponsesBackend
+from harness_core.scripted.backends.gemini import GeminiBackend, GeminiDialect, schema_instance
+from harness_core.scripted.backends.http import FINISHED_TEXT, Exchange, Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.scripted.backends.messages import SIDE_TEXT, MessagesBackend
+from harness_core.scripted.backends.responses import ResponsesBackend
 
 __all__ = [
     # the backends

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Union
 
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, WriteFile
+from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, WriteFile
 
 __all__ = [
     "TOOL_STEPS",

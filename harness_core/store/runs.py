@@ -2,11 +2,11 @@
 
 Layer: core storage. Knows events and the file layout `<runs-dir>/<run_id>.jsonl` (+ the other files of a run,
 `RUN_FILE_SUFFIXES`); knows nothing of providers or rendering. Logs are private (0600 files in a 0700
-directory of this user: another's is refused, `_store_owner`), written one event per line and flushed as it
+directory of this user: another's is refused, `store/owner.py`), written one event per line and flushed as it
 happens; readers tolerate a torn last line (a run still being written, or a crash). A log whose writer could not
 write all of it (a full disk) is sealed read-only (`CUT_SHORT_MODE`): without a `done` it reads `truncated`, not
-`lost`. The writer (`_store_writer`), finding the process that holds a log (`_store_locks`) and removing old runs
-(`_store_prune`) live beside this module and are re-exported here. Runs are kept until pruned (no retention).
+`lost`. The writer (`store/writer.py`), finding the process that holds a log (`store/locks.py`) and removing old runs
+(`store/prune.py`) live beside this module and are re-exported here. Runs are kept until pruned (no retention).
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from harness_core._store_locks import locked as _locked
-from harness_core._store_locks import writer_pid
-from harness_core._store_owner import UnsafeRunsDirError, check_runs_dir, open_run_file
-from harness_core._store_prune import FIRST_LINE_LIMIT, PrunedRun, PruneReport, SkippedLog, prune
-from harness_core._store_read import (
+from harness_core.errors import InvalidSpecError
+from harness_core.events import Done, HarnessEvent, RunStarted, SessionStarted, parse_event
+from harness_core.store.locks import locked as _locked
+from harness_core.store.locks import writer_pid
+from harness_core.store.owner import UnsafeRunsDirError, check_runs_dir, open_run_file
+from harness_core.store.prune import FIRST_LINE_LIMIT, PrunedRun, PruneReport, SkippedLog, prune
+from harness_core.store.read import (
     BAD_LINE_HEAD,
     BadLine,
     LogFollower,
@@ -38,9 +40,7 @@ from harness_core._store_read import (
     pending_approvals,
     read_events,
 )
-from harness_core._store_writer import CUT_SHORT_MODE, LogWriter, cut_short
-from harness_core.errors import InvalidSpecError
-from harness_core.events import Done, HarnessEvent, RunStarted, SessionStarted, parse_event
+from harness_core.store.writer import CUT_SHORT_MODE, LogWriter, cut_short
 
 __all__ = [
     "ANSWERS_SUFFIX",

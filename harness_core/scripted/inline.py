@@ -26,7 +26,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     SCENARIOS,
     EditFile,
     Expected,

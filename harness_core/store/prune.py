@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from harness_core._store_writer import cut_short
 from harness_core.events import RunStarted, parse_event
+from harness_core.store.writer import cut_short
 
 if TYPE_CHECKING:
     from harness_core.store import RunSummary

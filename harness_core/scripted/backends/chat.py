@@ -23,10 +23,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from harness_core.offline.backends.dialects import TOOL_STEPS, FunctionCall, ToolStep
-from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
-from harness_core.offline.backends.messages import SIDE_TEXT
-from harness_core.offline.scenarios import EditFile, Fail, ReadFile, RunCommand, Say, Scenario, Stall, WriteFile
+from harness_core.scripted.backends.dialects import TOOL_STEPS, FunctionCall, ToolStep
+from harness_core.scripted.backends.http import Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.scripted.backends.messages import SIDE_TEXT
+from harness_core.scripted.scenarios import EditFile, Fail, ReadFile, RunCommand, Say, Scenario, Stall, WriteFile
 
 __all__ = ["ChatCompletionsBackend", "ChatDialect"]
 

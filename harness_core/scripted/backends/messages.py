@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness_core.offline.backends.dialects import TOOL_STEPS, MessagesDialect
-from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
-from harness_core.offline.scenarios import Fail, Say, Scenario, Stall
+from harness_core.scripted.backends.dialects import TOOL_STEPS, MessagesDialect
+from harness_core.scripted.backends.http import Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.scripted.scenarios import Fail, Say, Scenario, Stall
 
 __all__ = ["SIDE_TEXT", "MessagesBackend"]
 

@@ -2,7 +2,7 @@
 (`LogFollower`, `follow_events`, `follow_events_async`); the bad lines readers skip and name (`BadLine`).
 
 Layer: core storage (behind `harness_core.store`, which re-exports all of it). Knows events, the log's line
-format and the writer's lock (`_store_locks.locked`); knows nothing of providers, the runner or rendering.
+format and the writer's lock (`store.locks.locked`); knows nothing of providers, the runner or rendering.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
-from harness_core._store_locks import locked
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalRequested, ApprovalResolved, Done, HarnessEvent, parse_event
+from harness_core.store.locks import locked
 
 __all__ = [
     "BAD_LINE_HEAD",

@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar
 
-from harness_core.offline.scenarios import Fail, Say, Scenario, Stall, Step, TakeLong, Think
+from harness_core.scripted.scenarios import Fail, Say, Scenario, Stall, Step, TakeLong, Think
 
 __all__ = ["FINISHED_TEXT", "Exchange", "Handler", "ScriptedBackend", "Turn", "split_chunks"]
 

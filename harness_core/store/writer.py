@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness_core._private_files import make_private_dirs
-from harness_core._store_owner import check_runs_dir
+from harness_core.store.owner import check_runs_dir
 
 __all__ = ["CUT_SHORT_MODE", "LogWriter", "cut_short"]
 
