@@ -19,6 +19,7 @@ MOVED: dict[str, str] = {
     "harness_core.offline.scenarios": "harness_core.scripted.scenarios",
     "harness_core.offline.inline": "harness_core.scripted.inline",
     "harness_core.offline.backends": "harness_core.scripted.backends",
+    "harness_core.batch.executor": "harness_core.executor",
 }
 """Old module (or package: its submodules move with it) → new module."""
 

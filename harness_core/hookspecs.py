@@ -13,8 +13,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from harness_core._provider import Provider
-    from harness_core.batch.executor import Executor
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
+    from harness_core.executor import Executor
     from harness_core.spec import AgentRunSpec
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]

@@ -161,7 +161,7 @@ class PluginHost:
             self.broken.append(BrokenPlugin(name, dist, f"{type(exc).__name__}: {exc}"))
 
     def _register_executor(self, executor_cls: type[Any], plugin: str, dist: str | None, version: str | None) -> None:
-        from harness_core.batch.executor import Executor  # only plugins that register an executor pay for it
+        from harness_core.executor import Executor  # only plugins that register an executor pay for it
 
         if not (isinstance(executor_cls, type) and issubclass(executor_cls, Executor)):
             raise TypeError(f"{executor_cls!r} is not a harness_core.batch.Executor subclass")
