@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness_core import _moved
 from harness_core._facade import missing_name
-
-__version__ = "0.1.0"
+from harness_core._version import __version__
 
 _moved.install()  # old import paths of moved modules keep working for one release, with a warning
 

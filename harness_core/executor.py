@@ -1,8 +1,8 @@
 """The executor interface: what runs one attempt of a batch task somewhere (this process, a Ray cluster, ...).
 
-Layer: batch (plugin contract). Executors are found like providers: a plugin's `harness_register_executors` hook
-registers `Executor` subclasses; `local` is built in. Knows the spec and result models and the plugin host;
-knows no provider and no concrete engine (`local.py` and `harness_ray` implement this).
+Layer: plugin contract (beside `hookspecs` and the provider interface). Executors are found like providers: a
+plugin's `harness_register_executors` hook registers `Executor` subclasses (`local` is a default plugin). Knows the
+spec, result and scenario models; knows no plugin host, no provider and no engine (`batch/local.py`, `harness_ray`).
 
 The batch driver owns everything else: which task runs when (at most `--concurrency` at once), retries,
 workspaces and patches, the results file and the progress display. An executor only plays the attempt it is
@@ -22,11 +22,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness_core.errors import HarnessError, InvalidSpecError
 from harness_core.events import HarnessResult
-from harness_core.plugins import PluginHost, get_host
 from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["Executor", "ExecutorOptions", "TaskAttempt", "WorkerLostError", "executor_named", "executor_names"]
+__all__ = ["Executor", "ExecutorOptions", "TaskAttempt", "WorkerLostError"]
 
 
 class WorkerLostError(HarnessError):
@@ -69,9 +68,12 @@ class Executor(ABC):
     description: ClassVar[str] = ""
     options_model: ClassVar[type[ExecutorOptions]] = ExecutorOptions
 
-    def __init__(self, options: ExecutorOptions | None = None, *, host: PluginHost | None = None) -> None:
+    def __init__(self, options: ExecutorOptions | None = None) -> None:
         self.options = options if options is not None else self.options_model()
-        self.host = host
+
+    def bind(self, host: Any) -> None:  # noqa: B027 - optional: an engine that plays elsewhere has its own plugins
+        """Told the plugin host (a `harness_core.plugins.PluginHost`) the batch found its providers with, before
+        `start`; an engine playing attempts in this process plays them with it."""
 
     @classmethod
     def parse_options(cls, raw: dict[str, Any]) -> ExecutorOptions:
@@ -105,34 +107,3 @@ class Executor(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional, as `start`
         """Release what `start` took (idempotent)."""
-
-
-def executor_names(host: PluginHost | None = None) -> list[str]:
-    """Every executor `--engine` takes: `local` and those plugins registered."""
-    return ["local", *sorted((host or get_host()).executors)]
-
-
-def executor_named(name: str, options: dict[str, Any] | None = None, *,
-                   host: PluginHost | None = None) -> Executor:
-    """An executor by name with its options validated (not started).
-
-    Raises:
-        InvalidSpecError: no such executor (the message lists those installed and how to get Ray's), or its
-            options do not validate.
-    """
-    host = host or get_host()
-    cls: type[Executor]
-    if name == "local":
-        from harness_core.batch.local import LocalExecutor
-
-        cls = LocalExecutor
-    else:
-        found = host.executors.get(name)
-        if found is None:
-            broken = next((b for b in host.broken if b.plugin == name), None)
-            hint = (f" (plugin {name!r} is installed but failed to load: {broken.error})" if broken else
-                    "; `pip install -e 'executors/ray[ray]'` (in Harness's repository) adds `ray`, with Ray itself"
-                    if name == "ray" else "")
-            raise InvalidSpecError(f"no executor named {name!r}{hint}; installed: {', '.join(executor_names(host))}")
-        cls = found.cls
-    return cls(cls.parse_options(options or {}), host=host)

@@ -193,8 +193,8 @@ async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: st
     Raises (nothing started): what `open_run` raises before it spawns anything; `InvalidSpecError` for an
     unwritable runs directory or a run id in use.
     """
-    from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.probe import prepare
     from harness_core.plugins import get_host
 
     await prepare(spec, provider, get_host())

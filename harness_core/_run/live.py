@@ -65,7 +65,7 @@ from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
-    from harness_core._run.api import ProbedProvider
+    from harness_core._run.probe import ProbedProvider
 
 __all__ = ["LiveRun", "Play", "Steer"]
 

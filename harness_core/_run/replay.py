@@ -245,7 +245,7 @@ async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *
     Raises (before anything runs): InvalidSpecError (an unreadable wire log or recorded spec, a recording with no
     child and not `live`, options that do not validate), ProviderNotFoundError, UnsupportedFeatureError.
     """
-    from harness_core._run.api import ProbedProvider, preflight
+    from harness_core._run.probe import ProbedProvider, preflight
 
     recording = (wire if isinstance(wire, WireLog) else load_wire(wire, provider)).fresh()
     warnings = recording.warnings

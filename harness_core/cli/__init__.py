@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import click
 
-from harness_core import __version__
+from harness_core._version import __version__
 from harness_core.cli._answer import approve
 from harness_core.cli._attach import attach
 from harness_core.cli._batch import batch

@@ -205,8 +205,8 @@ def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: boo
 
 def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
-    from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.probe import prepare
     from harness_core.plugins import get_host
 
     run_async(prepare, spec, provider, get_host())
@@ -219,8 +219,8 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
     capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error). An option
     the offline run refuses (it would take the agent off its backend) is checked here only for a `background` run,
     which plays elsewhere: in the foreground, `offline_workspace` refuses it before creating anything."""
-    from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.probe import prepare
     from harness_core.offline._setup import check_offline, workspace_conflict
     from harness_core.plugins import get_host
 

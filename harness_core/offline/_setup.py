@@ -81,7 +81,7 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
-    from harness_core._run.api import preflight
+    from harness_core._run.probe import preflight
 
     host = host or get_host()
     played = scenario_named(scenario) if isinstance(scenario, str) else scenario

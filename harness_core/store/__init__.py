@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness_core.store.locks import writer_pid
 from harness_core.store.owner import UnsafeRunsDirError, check_runs_dir, open_run_file
-from harness_core.store.prune import PrunedRun, PruneReport, SkippedLog
+from harness_core.store.prune import PrunedRun, PruneReport, SkippedLog, prune_runs
 from harness_core.store.read import (
     BAD_LINE_HEAD,
     BadLine,
@@ -32,7 +32,6 @@ from harness_core.store.runs import (
     list_runs,
     log_path,
     new_run_id,
-    prune_runs,
     resolve_runs_dir,
     summarize,
     validate_run_id,

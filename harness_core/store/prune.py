@@ -26,20 +26,15 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from harness_core.events import RunStarted, parse_event
+from harness_core.store.runs import FIRST_LINE_LIMIT, RUN_FILE_SUFFIXES, RunSummary, list_runs
 from harness_core.store.writer import cut_short
 
-if TYPE_CHECKING:
-    from harness_core.store import RunSummary
-
-__all__ = ["FIRST_LINE_LIMIT", "PruneReport", "PrunedRun", "SkippedLog", "prune"]
-
-FIRST_LINE_LIMIT = 64 << 20
-"""Bytes read looking for the end of a log's first line; a file with no line end in them is no run log."""
+__all__ = ["PruneReport", "PrunedRun", "SkippedLog", "prune", "prune_runs"]
 
 
 @dataclass(frozen=True)
@@ -249,3 +244,18 @@ def _remove(paths: Sequence[Path], log_fd: int) -> str | None:
         except OSError as exc:
             return f"{exc.filename or path}: {exc.strerror or exc}"
     return None
+
+
+def prune_runs(runs_dir: Path, *, older_than: float, statuses: Iterable[str] | None = None, dry_run: bool = False,
+               now: float | None = None) -> PruneReport:
+    """Remove the files of each run in `runs_dir` (those of `RUN_FILE_SUFFIXES`, nothing else) that ended more
+    than `older_than` seconds ago (its `done`, or its log's last write without one), only runs of `statuses`
+    when given; never a run whose writer still holds its log (running, waiting for approval), however old, never
+    a `*.jsonl` that is not a run log (its first line the run's `run_started`: others are reported as skipped).
+    `dry_run` only says what would go. Runs are kept until pruned: there is no default retention.
+
+    Raises:
+        ValueError: `older_than` is negative.
+    """
+    return prune(runs_dir, list_runs(runs_dir), suffixes=RUN_FILE_SUFFIXES, older_than=older_than, statuses=statuses,
+                 dry_run=dry_run, now=now)

@@ -6,7 +6,7 @@ directory of this user: another's is refused, `store/owner.py`), written one eve
 happens; readers tolerate a torn last line (a run still being written, or a crash). A log whose writer could not
 write all of it (a full disk) is sealed read-only (`CUT_SHORT_MODE`): without a `done` it reads `truncated`, not
 `lost`. The writer (`store/writer.py`), finding the process that holds a log (`store/locks.py`) and removing old runs
-(`store/prune.py`) live beside this module and are re-exported here. Runs are kept until pruned (no retention).
+(`store/prune.py`) live beside this module; the package re-exports them. Runs are kept until pruned (no retention).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -29,7 +29,6 @@ from harness_core.events import Done, HarnessEvent, RunStarted, SessionStarted, 
 from harness_core.store.locks import locked as _locked
 from harness_core.store.locks import writer_pid
 from harness_core.store.owner import UnsafeRunsDirError, check_runs_dir, open_run_file
-from harness_core.store.prune import FIRST_LINE_LIMIT, PrunedRun, PruneReport, SkippedLog, prune
 from harness_core.store.read import (
     BAD_LINE_HEAD,
     BadLine,
@@ -44,6 +43,7 @@ from harness_core.store.writer import CUT_SHORT_MODE, LogWriter, cut_short
 
 __all__ = [
     "ANSWERS_SUFFIX",
+    "FIRST_LINE_LIMIT",
     "BAD_LINE_HEAD",
     "CUT_SHORT_MODE",
     "ENV_RUNS_DIR",
@@ -51,11 +51,8 @@ __all__ = [
     "BadLine",
     "LogFollower",
     "LogWriter",
-    "PruneReport",
-    "PrunedRun",
     "RUN_FILE_SUFFIXES",
     "RunSummary",
-    "SkippedLog",
     "TRUNCATED",
     "UnsafeRunsDirError",
     "check_runs_dir",
@@ -70,7 +67,6 @@ __all__ = [
     "new_run_id",
     "open_approvals",
     "pending_approvals",
-    "prune_runs",
     "read_events",
     "resolve_runs_dir",
     "summarize",
@@ -80,6 +76,8 @@ __all__ = [
 ]
 
 ENV_RUNS_DIR = "HARNESS_RUNS_DIR"
+FIRST_LINE_LIMIT = 64 << 20
+"""Bytes read looking for the end of a log's first line; a file with no line end in them is no run log."""
 TRUNCATED = "truncated"
 """The status of a run whose log was cut short by a failed write (a full disk) before its `done`: the run was
 stopped with `log_write_failed`, and its log holds the events up to the failure."""
@@ -375,18 +373,3 @@ def list_runs(runs_dir: Path) -> list[RunSummary]:
     logs = [p for p in runs_dir.glob("*.jsonl") if not p.name.endswith(".wire.jsonl")]
     return sorted((summarize(p) for p in logs), key=lambda s: (s.started.ts if s.started else s.mtime, s.run_id),
                   reverse=True)
-
-
-def prune_runs(runs_dir: Path, *, older_than: float, statuses: Iterable[str] | None = None, dry_run: bool = False,
-               now: float | None = None) -> PruneReport:
-    """Remove the files of each run in `runs_dir` (those of `RUN_FILE_SUFFIXES`, nothing else) that ended more
-    than `older_than` seconds ago (its `done`, or its log's last write without one), only runs of `statuses`
-    when given; never a run whose writer still holds its log (running, waiting for approval), however old, never
-    a `*.jsonl` that is not a run log (its first line the run's `run_started`: others are reported as skipped).
-    `dry_run` only says what would go. Runs are kept until pruned: there is no default retention.
-
-    Raises:
-        ValueError: `older_than` is negative.
-    """
-    return prune(runs_dir, list_runs(runs_dir), suffixes=RUN_FILE_SUFFIXES, older_than=older_than, statuses=statuses,
-                 dry_run=dry_run, now=now)
