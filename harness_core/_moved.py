@@ -20,6 +20,14 @@ MOVED: dict[str, str] = {
     "harness_core.offline.inline": "harness_core.scripted.inline",
     "harness_core.offline.backends": "harness_core.scripted.backends",
     "harness_core.batch.executor": "harness_core.executor",
+    "harness_core._store_locks": "harness_core.store.locks",
+    "harness_core._store_owner": "harness_core.store.owner",
+    "harness_core._store_prune": "harness_core.store.prune",
+    "harness_core._store_read": "harness_core.store.read",
+    "harness_core._store_writer": "harness_core.store.writer",
+    "harness_core._background": "harness_core.jobs.launch",
+    "harness_core._answers": "harness_core.jobs.answers",
+    "harness_core._runproc": "harness_core.jobs.process",
 }
 """Old module (or package: its submodules move with it) → new module."""
 

@@ -23,8 +23,8 @@ import anyio
 import pytest
 
 from harness_core import AgentRunSpec, ApprovalDecision, RunStatus, jobs
-from harness_core._answers import answers_path
 from harness_core.events import ApprovalRequested, FileChange, HarnessToolDetails, RunStarted, ToolKind, ToolUse
+from harness_core.jobs.answers import answers_path
 from harness_core.plugins import get_host
 from harness_core.store import LogWriter, list_runs, log_path, read_events, summarize
 

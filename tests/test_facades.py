@@ -7,11 +7,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 import harness_core.provider
 from harness_core._facade import FACADES, FacadeNameError
+from harness_core._moved import MOVED
 
 
 def _import_error(statement: str) -> str:
@@ -62,3 +64,27 @@ def test_submodules_private_and_dunder_names_behave_as_on_any_module() -> None:
     with pytest.raises(FacadeNameError) as caught:
         getattr(harness_core.provider, "SCENARIOS")  # noqa: B009 - the attribute access itself is the test
     assert isinstance(caught.value, ImportError) and caught.value.name == "SCENARIOS"
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_module_imports_from_its_old_path_with_a_warning_naming_the_new(old: str) -> None:
+    code = textwrap.dedent(f"""
+        import importlib, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = importlib.import_module({old!r})
+        print(module is importlib.import_module({MOVED[old]!r}), module.__spec__.name)
+        print([str(w.message) for w in caught if w.category is DeprecationWarning])
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    same, warned = done.stdout.splitlines()
+    assert same == f"True {MOVED[old]}", done.stdout
+    assert f"{old} moved to {MOVED[old]}" in warned, warned
+
+
+def test_the_migration_table_in_the_docs_names_every_moved_module() -> None:
+    table = (Path(__file__).resolve().parents[1] / "docs" / "providers.md").read_text().split(
+        "### Moved import paths", 1)[1].split("\n#", 1)[0]
+    missing = [old for old in MOVED
+               if f"`{old}`" not in table and f"`{old.rpartition('.')[2]}`" not in table]
+    assert not missing, f"moved modules missing from docs/providers.md, 'Moved import paths': {missing}"

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from harness_core import AgentRunSpec, open_run
-from harness_core._answers import AnswersFile
 from harness_core.events import ApprovalDecision, ApprovalRequested
+from harness_core.jobs.answers import AnswersFile
 from harness_core.plugins import PluginHost, get_host
 from harness_core.store import UnsafeRunsDirError, check_runs_dir, list_runs, read_events, summarize
 

@@ -1,7 +1,7 @@
 """The background worker: `harness run --background-worker` plays one run detached from any terminal.
 
-Layer: CLI (imported only when a worker starts). Knows the worker protocol of `harness_core._background`, the
-run API, the answers file (`harness_core._answers`: how a background run's approvals are decided), the run's
+Layer: CLI (imported only when a worker starts). Knows the worker protocol of `harness_core.jobs.launch`, the
+run API, the answers file (`harness_core.jobs.answers`: how a background run's approvals are decided), the run's
 secrets (its stderr goes to a scrubbed worker log) and the offline support; knows nothing of any provider.
 
 Started by `launch` in a session of its own with the plan on stdin. It forks once more (the first process exits
@@ -27,10 +27,10 @@ import anyio
 import anyio.lowlevel
 
 from harness_core import AgentRunSpec, ApprovalDecision, ApprovalRequested, Approver, HarnessError, open_run
-from harness_core._answers import AnswersFile, answers_path
-from harness_core._background import JobPlan, error_line, pid_line, ready_line
 from harness_core.cli._live import exit_status_for, watch_signals
 from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED
+from harness_core.jobs.answers import AnswersFile, answers_path
+from harness_core.jobs.launch import JobPlan, error_line, pid_line, ready_line
 from harness_core.plugins import get_host
 from harness_core.redaction import RunSecrets
 from harness_core.store import WORKER_LOG_SUFFIX, open_run_file, resolve_runs_dir

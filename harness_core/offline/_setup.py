@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from harness_core._provider import Provider
+from harness_core._run.probe import preflight
 from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._pins import merge_offline
@@ -81,8 +83,6 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
-    from harness_core._run.probe import preflight
-
     host = host or get_host()
     played = scenario_named(scenario) if isinstance(scenario, str) else scenario
     registered = host.get(provider)
@@ -187,6 +187,4 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
 
 
 def can_run_offline(cls: type) -> bool:
-    from harness_core._provider import Provider
-
     return getattr(cls, "offline_setup", Provider.offline_setup) is not Provider.offline_setup

@@ -84,7 +84,7 @@ stopped with `log_write_failed`, and its log holds the events up to the failure.
 WAITING_FOR_APPROVAL = "waiting for approval"
 """The status of a running run that waits for an answer to an approval request."""
 ANSWERS_SUFFIX = ".answers"
-"""`<run_id>.answers`: a background run's approval answers (`harness_core._answers`)."""
+"""`<run_id>.answers`: a background run's approval answers (`harness_core.jobs.answers`)."""
 WORKER_LOG_SUFFIX = ".worker.log"
 """`<run_id>.worker.log`: a background worker's stderr once its run started (warnings, a crash), scrubbed of the
 run's secrets; removed when empty."""

@@ -1,7 +1,7 @@
 """Background runs from Python: start a run in a detached worker, list runs, follow one, answer, cancel.
 
 Layer: public API (the library side of `harness run --background`, `attach`, `approve`, `cancel`, `runs`).
-Knows the run API's checks, the worker launcher (`_background`), the run store and the answers file; knows
+Knows the run API's checks, the worker launcher (`jobs/launch.py`), the run store and the answers file; knows
 nothing of providers, the CLI's rendering or click.
 
     from harness_core import AgentRunSpec, jobs
@@ -28,11 +28,14 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from harness_core._answers import AnswersFile, answers_path
-from harness_core._background import JobPlan, Launched, launch
-from harness_core._runproc import is_harness_run, process_argv, process_state
+from harness_core._run.logs import check_writable
+from harness_core._run.probe import prepare
 from harness_core.errors import HarnessError, InvalidSpecError
 from harness_core.events import ApprovalDecision, ApprovalRequested, Done, HarnessEvent, HarnessResult
+from harness_core.jobs.answers import AnswersFile, answers_path
+from harness_core.jobs.launch import JobPlan, Launched, launch
+from harness_core.jobs.process import is_harness_run, process_argv, process_state
+from harness_core.plugins import get_host
 from harness_core.spec import AgentRunSpec
 from harness_core.store import (
     BadLine,
@@ -193,10 +196,6 @@ async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: st
     Raises (nothing started): what `open_run` raises before it spawns anything; `InvalidSpecError` for an
     unwritable runs directory or a run id in use.
     """
-    from harness_core._run.logs import check_writable
-    from harness_core._run.probe import prepare
-    from harness_core.plugins import get_host
-
     await prepare(spec, provider, get_host())
     directory = check_writable(runs_dir)
     plan = JobPlan(spec=spec, run_id=run_id or new_run_id(), provider=provider, runs_dir=directory,

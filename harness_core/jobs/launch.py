@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from harness_core.errors import HarnessError, _all_subclasses
 from harness_core.spec import AgentRunSpec
+from harness_core.store import resolve_runs_dir
 
 __all__ = ["WORKER_FLAG", "JobPlan", "Launched", "OfflinePlan", "error_line", "launch", "pid_line",
            "ready_line"]
@@ -82,8 +84,6 @@ def launch(plan: JobPlan, *, python: str | None = None, deadline: float = _READY
             foreground run would raise: a missing CLI, a clashing run id, ...).
         OSError: the worker could not be started.
     """
-    from harness_core.store import resolve_runs_dir
-
     plan = plan.model_copy(update={"runs_dir": resolve_runs_dir(plan.runs_dir).absolute(),
                                    "spec": plan.spec.model_copy(update={"cwd": plan.spec.cwd.absolute()})})
     document = plan.model_dump_json().encode()  # before anything starts: a plan that cannot be sent starts nothing
@@ -140,8 +140,6 @@ class _Lines:
 
     def next(self) -> dict[str, Any] | None:
         """The next line as a JSON object; None at the end of output or for a line that is not one."""
-        import selectors
-
         with selectors.DefaultSelector() as selector:
             selector.register(self._fd, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
