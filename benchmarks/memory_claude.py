@@ -42,8 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _child import ChildTimedOut, last_line_of_error
-from _child import run_child as run_process
+from _child import ChildTimedOut, last_line_of_error, run_child as run_process
 
 HERE = Path(__file__).resolve().parent
 FLOOD_CODEX = HERE / "flood_codex.py"

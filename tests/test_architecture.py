@@ -34,6 +34,10 @@ FACADES = {
     "harness_core.scripted.scenarios",
     "harness_core.scripted.backends",
 }
+EXECUTOR_FACADES = {"harness_core", "harness_core.batch", "harness_core.store"}
+"""What an executor package imports of Harness: the run API's façade, the batch API (its `Executor` contract and
+`play_attempt`) and the run store (where an attempt's log goes)."""
+EXECUTORS = sorted(p for p in ROOT.glob("executors/*/harness_*") if p.is_dir())
 _AGENT = re.compile(r"codex|claude|qwen|gemini[-_ ]?cli", re.IGNORECASE)
 _MODEL_NAMES = re.compile(r"claude-(?:sonnet|opus|haiku)-[\w.-]+", re.IGNORECASE)
 _DEFAULT_LINE = re.compile(r'^DEFAULT_PROVIDER = "codex-appserver"$')
@@ -126,6 +130,15 @@ def test_providers_import_harness_only_through_the_facades(package: Path) -> Non
     )
 
 
+@pytest.mark.parametrize("package", EXECUTORS, ids=lambda p: _rel(p))
+def test_executors_import_harness_only_through_their_facades(package: Path) -> None:
+    offending = [f"{_rel(path)}:{line}: {module}" for path in _modules(package) for line, module in _imports(path)
+                 if module.startswith("harness_core") and module not in EXECUTOR_FACADES
+                 and not (_is_test_code(path) and module.startswith("harness_core.testing"))]
+    assert not offending, (f"imports past the executor façades ({', '.join(sorted(EXECUTOR_FACADES))}):\n"
+                           + "\n".join(offending))
+
+
 def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> None:
     past = [f"{_rel(path)}:{line}: {module}" for path in _modules(VIEWER) for line, module in _imports(path)
             if module.startswith("harness_core") and module not in VIEWER_API]
@@ -160,7 +173,7 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
 """harness_core's floors, top first (docs/architecture.md): a module imports its own block or a lower floor, never
 a higher one nor a sibling block on its own floor; every import counts (module level, in a function, under
 TYPE_CHECKING). A block is a module or package prefix; the longest prefix places a module."""
-SHIPPED = [CORE, *PACKAGES, *sorted(p for p in ROOT.glob("executors/*/harness_*") if p.is_dir()), VIEWER]
+SHIPPED = [CORE, *PACKAGES, *EXECUTORS, VIEWER]
 KNOWN_CYCLES: set[frozenset[str]] = {
     # provider cycles opened by the "one of each" work of issue 25 (branch floors-one), which deletes these lines
     frozenset({"harness_acp.connection", "harness_acp.turn"}),
@@ -175,7 +188,7 @@ LAZY_ALLOWED = {
     "harness_ray.worker": "imports ray",
 }
 """What may be imported in a function outside the CLI (whose commands import their own modules lazily)."""
-TOP_IMPORTS = [CORE, *sorted(p for p in ROOT.glob("executors/*/harness_*") if p.is_dir()), VIEWER]
+TOP_IMPORTS = [CORE, *EXECUTORS, VIEWER]
 """Where imports are at the top (the provider packages import their provider lazily when registering, to keep
 loading plugins cheap: their rule is being settled with the provider work of issue 25)."""
 

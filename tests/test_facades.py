@@ -4,6 +4,7 @@ private and dunder probes behave as on any module. Fresh interpreters: what a pr
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import harness_core
 import harness_core.provider
 from harness_core._facade import FACADES, FacadeNameError
 from harness_core._moved import MOVED
@@ -88,3 +90,16 @@ def test_the_migration_table_in_the_docs_names_every_moved_module() -> None:
     missing = [old for old in MOVED
                if f"`{old}`" not in table and f"`{old.rpartition('.')[2]}`" not in table]
     assert not missing, f"moved modules missing from docs/providers.md, 'Moved import paths': {missing}"
+
+
+def test_the_lazy_facade_has_one_name_list() -> None:
+    """`harness_core`'s `_EXPORTS` (what it imports lazily) and its TYPE_CHECKING imports (what type checkers see)
+    name the same things from the same modules; `dir()` shows every exported name before its first use."""
+    tree = ast.parse(Path(harness_core.__file__).read_text())
+    checked = {alias.asname or alias.name: node.module
+               for block in tree.body if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+               for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert checked == harness_core._EXPORTS
+    fresh = subprocess.run([sys.executable, "-c", "import harness_core; print(' '.join(dir(harness_core)))"],
+                           capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    assert set(harness_core._EXPORTS) <= set(fresh)

@@ -26,8 +26,7 @@ from pydantic import ValidationError
 
 from harness_core.errors import InvalidSpecError
 from harness_core.events import Done, HarnessEvent, RunStarted, SessionStarted, parse_event
-from harness_core.store.locks import locked as _locked
-from harness_core.store.locks import writer_pid
+from harness_core.store.locks import locked as _locked, writer_pid
 from harness_core.store.owner import UnsafeRunsDirError, check_runs_dir, open_run_file
 from harness_core.store.read import (
     BAD_LINE_HEAD,
