@@ -1,4 +1,4 @@
-"""The shape the codebase holds (docs/architecture.md, "Import rules"): checked on the source tree.
+"""The shape the codebase holds (docs/architecture.md and docs/import-rules.md): checked on the source tree.
 
 - the core names no agent (only the default provider's name, and model names in canned responses);
 - no module of the core or of a provider package is over 800 lines (over 500 is printed as a review flag), and
