@@ -162,7 +162,7 @@ def test_a_task_cwd_gone_after_the_check_fails_that_task_and_is_never_made(tmp_p
 
 def test_a_problem_tasks_share_is_said_once_naming_every_task(tmp_path: Path) -> None:
     from tests.batch.conftest import offline_plugin
-    from tests.test_cli import _MissingPlugin
+    from tests.cli.test_cli import _MissingPlugin
 
     host = PluginHost.create(entry_points=False, plugins=[(PROVIDER, offline_plugin), ("missing", _MissingPlugin())])
     tasks = parse_tasks([json.dumps({"id": f"t{n}", "prompt": "hi", "provider": "missing"}) for n in range(3)])

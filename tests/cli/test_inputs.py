@@ -1,7 +1,7 @@
 """What the CLI reads on the user's behalf is bounded and checked: every numeric option of every command is a
 finite number in its range (one parameter type, `Number`); a schema, tasks file, config or stdin prompt that
 never ends (`/dev/zero`) or nests 50,000 levels deep is a usage error naming the file, never an out-of-memory or
-a traceback. Through click's runner with the scripted provider (fixtures of `tests.test_cli`), and real
+a traceback. Through click's runner with the scripted provider (fixtures of `tests.cli.test_cli`), and real
 `harness` processes where stdin matters."""
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from harness_core.batch import Batch
 from harness_core.batch.retry import RetryPolicy
 from harness_core.cli import cli
 from harness_core.cli._numbers import Number
-from tests.test_cli import invoke, scripted_host
+from tests.cli.test_cli import invoke, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
+__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.cli.test_cli
 
 _DEEP = 50_000
 

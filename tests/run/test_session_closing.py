@@ -19,7 +19,7 @@ from harness_core.events import Done, RunStatus
 from harness_core.plugins import PluginHost
 from harness_core.store import read_events
 from harness_core.transport import proctree
-from tests.test_session import Dies, Spawning, WontStart, host_with, play_turn, settings
+from tests.run.test_session import Dies, Spawning, WontStart, host_with, play_turn, settings
 
 pytestmark = pytest.mark.anyio
 

@@ -27,8 +27,8 @@ from harness_core.cli._play import DemoRow, format_summary
 from harness_core.events import Done, HarnessResult, RunStarted, RunStatus, Usage
 from harness_core.plugins import reset_host
 from harness_core.store import LogWriter
-from tests.test_cli import invoke, make_host
-from tests.test_cli_streams import WRAPPER as OFFLINE_WRAPPER
+from tests.cli.test_cli import invoke, make_host
+from tests.cli.test_streams import WRAPPER as OFFLINE_WRAPPER
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -41,7 +41,7 @@ _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _PROVIDERS_WRAPPER = textwrap.dedent("""
     import harness_core.testing.scripted as scripted
     from harness_core.plugins import PluginHost, reset_host
-    from tests.test_cli import _MissingPlugin
+    from tests.cli.test_cli import _MissingPlugin
     reset_host(PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("missing", _MissingPlugin())]))
     from harness_core.cli import main
     main()
@@ -167,7 +167,7 @@ def _on_a_pty(argv: list[str], env: dict[str, str], columns: int) -> str:
 @pytest.fixture
 def harness(tmp_path: Path, runs_dir: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     env = {**os.environ, "HARNESS_RUNS_DIR": str(runs_dir), "TERM": "xterm"}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[1]), env.get("PYTHONPATH", "")])  # `tests`
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])  # `tests`
     for name in ("COLUMNS", "NO_COLOR", "HARNESS_PROVIDER"):
         env.pop(name, None)
     yield tmp_path, env
@@ -234,7 +234,7 @@ def test_an_offline_runs_notices_and_final_line_fit_the_terminal(harness: tuple[
 # --- off a terminal, and --json -------------------------------------------------------------------------------
 
 def test_off_a_terminal_and_with_json_rows_stay_whole(runs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.test_cli import _MissingPlugin
+    from tests.cli.test_cli import _MissingPlugin
 
     reset_host(make_host(("missing", _MissingPlugin())))
     monkeypatch.setenv("COLUMNS", "80")  # not a terminal: $COLUMNS alone does not narrow a pipe

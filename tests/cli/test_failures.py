@@ -1,6 +1,6 @@
 """`harness` failing the right way: `--idle-timeout` values, `harness show` of a log with bad lines, and the
 next step a `process_exited` error names. Through click's runner with the scripted provider (fixtures of
-`tests.test_cli`)."""
+`tests.cli.test_cli`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 import harness_core.cli._live as live_module
 from harness_core.cli._live import RunRequest
 from harness_core.errors import PROCESS_EXITED_NEXT_STEP, ProcessExitedError
-from tests.test_cli import invoke, only_log, scripted_host
+from tests.cli.test_cli import invoke, only_log, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
+__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.cli.test_cli
 
 
 # --- --idle-timeout ------------------------------------------------------------------------------------

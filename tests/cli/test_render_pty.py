@@ -1,7 +1,7 @@
 """`harness run` on a real pty: the view streams a slow agent's text as it comes (held text is written once the
 reader has caught up, not at the end), and a fast one's whole answer arrives, in order, with the final line.
 
-Runs `harness run --offline` through the scripted wrapper of `tests.test_cli_streams` (no agent CLI)."""
+Runs `harness run --offline` through the scripted wrapper of `tests.cli.test_streams` (no agent CLI)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import scripted_host
-from tests.test_cli_streams import _ANSWER, WRAPPER
+from tests.cli.test_cli import scripted_host
+from tests.cli.test_streams import _ANSWER, WRAPPER
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
+__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.cli.test_cli
 
 _DEADLINE = 60.0
 _CONTROL = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\r")

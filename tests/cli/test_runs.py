@@ -14,7 +14,7 @@ import pytest
 from harness_core.events import Done, HarnessResult, RunStarted, RunStatus
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.store import LogWriter, list_runs
-from tests.test_cli import invoke, make_host
+from tests.cli.test_cli import invoke, make_host
 
 
 @pytest.fixture(autouse=True)

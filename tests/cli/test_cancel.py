@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from harness_core.store import list_runs
-from tests.test_cli_attach import harness
+from tests.cli.test_attach import harness
 
 _DEADLINE = 60.0
 
 
-__all__ = ["harness"]  # the fixture, shared with tests.test_cli_attach
+__all__ = ["harness"]  # the fixture, shared with tests.cli.test_attach
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from harness_core.errors import SpawnFailedError
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import reset_host
 from harness_core.provider import AuthStatus, CliInfo, ProviderOptions, probe_cli
-from tests.test_cli import invoke, make_host
+from tests.cli.test_cli import invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

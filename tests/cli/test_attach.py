@@ -27,7 +27,7 @@ from harness_core.events import (
     ToolUse,
 )
 from harness_core.store import LogWriter, list_runs
-from tests.test_cli import WRAPPER
+from tests.cli.test_cli import WRAPPER
 
 _DEADLINE = 60.0
 

@@ -46,7 +46,7 @@ from harness_core.testing.contract import without_wall_clock
 from harness_core.transport import ChildProcess
 
 _DEADLINE = 60.0
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent("""
     import json, os, sys
@@ -153,7 +153,7 @@ WRAPPER = textwrap.dedent(f"""
     import sys
     sys.path.insert(0, {str(_ROOT)!r})
     from harness_core.plugins import PluginHost, reset_host
-    from tests.test_replay import plugin
+    from tests.run.test_replay import plugin
     reset_host(PluginHost.create(entry_points=False, plugins=[("wired", plugin())]))
     from harness_core.cli import main
     main()

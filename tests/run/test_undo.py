@@ -31,7 +31,7 @@ from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import ProviderOptions, RunContext
 from harness_core.store import list_runs
-from tests.test_cli import invoke, make_host
+from tests.cli.test_cli import invoke, make_host
 
 _DEADLINE = 20.0
 Body = Callable[[AgentRunSpec, RunContext], Awaitable[None]]

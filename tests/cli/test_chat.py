@@ -34,7 +34,7 @@ from harness_core.scripted.backends import MessagesBackend
 from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec, SessionSpec
 from harness_core.store import list_runs, read_events
-from tests.test_cli import WRAPPER, invoke, make_host
+from tests.cli.test_cli import WRAPPER, invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -361,7 +361,7 @@ def test_a_ctrl_c_landing_with_the_tick_pending_comes_out_of_the_prompt_as_ctrl_
     `input()` raise SystemError (the chat died with a traceback at the prompt). Both signals at once, many times."""
     controller, terminal = pty.openpty()
     reader = subprocess.Popen([sys.executable, "-c", _READER], stdin=terminal, stdout=terminal, stderr=terminal,
-                              cwd=Path(__file__).parent.parent)
+                              cwd=Path(__file__).parents[2])
     os.close(terminal)
     seen = b""
 

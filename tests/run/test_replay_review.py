@@ -1,7 +1,7 @@
 """`harness replay`, the cases a review asked for: an interrupted run replays its interrupt instead of hanging;
 a deadline ends a stuck replay; a recording with no child is refused unless live; no real child starts during a
 replay; hidden options; a torn wire log; renamed golden pairs; one WireLog replayed twice; observers; formats.
-The provider with a real child and the helpers are `tests/test_replay.py`'s."""
+The provider with a real child and the helpers are `tests/run/test_replay.py`'s."""
 
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ from harness_core.plugins import PluginHost
 from harness_core.provider import Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
 from harness_core.store import wire_path
 from harness_core.testing.contract import without_wall_clock
-from tests.test_replay import _harness, _record, _replayed, plugin, wired_host
+from tests.run.test_replay import _harness, _record, _replayed, plugin, wired_host
 
 _DEADLINE = 60.0
 
 
-__all__ = ["wired_host"]  # the fixture, shared with tests.test_replay
+__all__ = ["wired_host"]  # the fixture, shared with tests.run.test_replay
 
 
 async def _record_interrupted(host: PluginHost, runs_dir: Path) -> tuple[list[HarnessEvent], Path]:

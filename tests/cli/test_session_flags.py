@@ -24,7 +24,7 @@ from harness_core.provider import OfflineSetup
 from harness_core.scripted.backends import MessagesBackend
 from harness_core.scripted.scenarios import SCENARIOS, Expected, Say, Scenario
 from harness_core.store import list_runs, log_path, read_events, summarize
-from tests.test_cli import invoke, make_host
+from tests.cli.test_cli import invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -20,7 +20,7 @@ from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import OfflineSetup
 from harness_core.scripted.backends import MessagesBackend
 from harness_core.scripted.scenarios import SCENARIOS, Scenario
-from tests.test_cli import invoke, make_host
+from tests.cli.test_cli import invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -232,7 +232,7 @@ def test_prune_removes_what_a_killed_offline_run_left_and_never_a_kept_workspace
     import sys
     import time
 
-    from tests.test_cli_streams import WRAPPER
+    from tests.cli.test_streams import WRAPPER
 
     kept = invoke("run", "--offline", "--keep-workspace")
     assert kept.exit_code == 0, kept.output

@@ -39,7 +39,7 @@ from harness_core.plugins import PluginHost
 from harness_core.provider import ProviderSession, RunContext, SessionContext
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode
 from harness_core.transport import ChildProcess, proctree
-from tests.test_session import FewOverrides, NotLive, _info, host_with, play_turn, settings
+from tests.run.test_session import FewOverrides, NotLive, _info, host_with, play_turn, settings
 
 pytestmark = pytest.mark.anyio
 

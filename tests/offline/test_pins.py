@@ -26,7 +26,7 @@ from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import OfflineSetup
 from harness_core.scripted.backends import MessagesBackend
 from harness_core.scripted.scenarios import Scenario
-from tests.test_cli import invoke, make_host
+from tests.cli.test_cli import invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -20,7 +20,7 @@ from harness_core.events import HarnessResult, Notice, RunStatus
 from harness_core.plugins import PluginHost
 from harness_core.provider import RunContext
 from harness_core.testing.scripted import ScriptedOptions
-from tests.test_session import Echo, Limited, NotLive, host_with, play_turn, settings
+from tests.run.test_session import Echo, Limited, NotLive, host_with, play_turn, settings
 
 pytestmark = pytest.mark.anyio
 

@@ -52,10 +52,10 @@ from harness_core.events import (
     Usage,
 )
 from harness_core.store import list_runs, read_events
-from tests.test_cli import invoke, only_log, scripted_host
+from tests.cli.test_cli import invoke, only_log, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
+__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.cli.test_cli
 
 _DEADLINE = 60.0
 _ANSWER = "The answer is 42."

@@ -13,7 +13,7 @@ import pytest
 from harness_core.cli._play import DemoRow, format_summary
 from harness_core.cli._providers import INSTALL_HINT, DoctorReport, ProvidersReport, RunsDirReport
 from harness_core.plugins import DEFAULT_PROVIDER, PluginHost, reset_host
-from tests.test_cli import _BrokenPlugin, _MissingPlugin, invoke, make_host, only_log
+from tests.cli.test_cli import _BrokenPlugin, _MissingPlugin, invoke, make_host, only_log
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -21,7 +21,7 @@ from harness_core._logging import ROOT_LOGGER, get_logger
 from harness_core.cli import _common, _demo, _run
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import RunContext
-from tests.test_cli import invoke, make_host
+from tests.cli.test_cli import invoke, make_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
