@@ -25,9 +25,10 @@ MOVED: dict[str, str] = {
     "harness_core._store_prune": "harness_core.store.prune",
     "harness_core._store_read": "harness_core.store.read",
     "harness_core._store_writer": "harness_core.store.writer",
-    "harness_core._background": "harness_core.jobs.launch",
+    "harness_core._background": "harness_core.jobs.launcher",
     "harness_core._answers": "harness_core.jobs.answers",
     "harness_core._runproc": "harness_core.jobs.process",
+    "harness_core.cli._worker": "harness_core.jobs.worker",
 }
 """Old module (or package: its submodules move with it) → new module."""
 

@@ -22,13 +22,13 @@ from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
 from harness_core.cli._streams import check_answer_file, check_output_flags
 
-WORKER_FLAG = "--background-worker"  # = harness_core.jobs.launch.WORKER_FLAG (not imported: start-up time)
+WORKER_FLAG = "--background-worker"  # = harness_core.jobs.launcher.WORKER_FLAG (not imported: start-up time)
 
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec
     from harness_core.cli._config import Config
     from harness_core.cli._live import RunRequest
-    from harness_core.jobs.launch import OfflinePlan
+    from harness_core.jobs.launcher import OfflinePlan
 
 __all__ = ["check_offline_flags", "check_online", "run", "say_untrusted", "start_background"]
 
@@ -105,7 +105,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     --background, 0 once the run has started (its own status: `harness attach`, `harness runs`).
     """
     if background_worker:
-        from harness_core.cli._worker import serve
+        from harness_core.jobs.worker import serve
 
         sys.exit(serve())
     check_output_flags(quiet=quiet, as_json=as_json, background=background, output_last_message=output_last_message)
@@ -176,7 +176,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     if explicit_cwd:
         say_untrusted(config, provider, spec.cwd, quiet=quiet)
     if background:
-        from harness_core.jobs.launch import OfflinePlan
+        from harness_core.jobs.launcher import OfflinePlan
 
         plan = OfflinePlan(scenario=scenario, explicit_cwd=explicit_cwd, keep_workspace=keep_workspace)
         sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json,
@@ -243,7 +243,7 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
                      as_json: bool, offline: OfflinePlan | None = None) -> int:
     """Start a checked run in a detached worker; print its id (stdout) and how to follow it (stderr)."""
     from harness_core.cli._common import dumps
-    from harness_core.jobs.launch import JobPlan, launch
+    from harness_core.jobs.launcher import JobPlan, launch
     from harness_core.store import new_run_id
 
     plan = JobPlan(spec=spec, run_id=new_run_id(), provider=provider, runs_dir=runs_dir, record_wire=record_wire,

@@ -1,7 +1,7 @@
 """Background runs from Python: start a run in a detached worker, list runs, follow one, answer, cancel.
 
 Layer: public API (the library side of `harness run --background`, `attach`, `approve`, `cancel`, `runs`).
-Knows the run API's checks, the worker launcher (`jobs/launch.py`), the run store and the answers file; knows
+Knows the run API's checks, the worker launcher (`jobs/launcher.py`), the run store and the answers file; knows
 nothing of providers, the CLI's rendering or click.
 
     from harness_core import AgentRunSpec, jobs
@@ -33,7 +33,7 @@ from harness_core._run.probe import prepare
 from harness_core.errors import HarnessError, InvalidSpecError
 from harness_core.events import ApprovalDecision, ApprovalRequested, Done, HarnessEvent, HarnessResult
 from harness_core.jobs.answers import AnswersFile, answers_path
-from harness_core.jobs.launch import JobPlan, Launched, launch
+from harness_core.jobs.launcher import JobPlan, Launched, launch
 from harness_core.jobs.process import is_harness_run, process_argv, process_state
 from harness_core.plugins import get_host
 from harness_core.spec import AgentRunSpec

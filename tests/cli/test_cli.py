@@ -499,7 +499,7 @@ def test_background_refusals_exit_at_once_and_start_nothing(args: list[str], sta
                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`harness run --background` checks what a foreground run checks before any worker starts: a missing CLI
     exits 3, a capability refusal 2, and no worker is launched, no run log written."""
-    import harness_core.jobs.launch as background
+    import harness_core.jobs.launcher as background
 
     launched: list[object] = []
     monkeypatch.setattr(background, "launch", lambda *a, **k: launched.append(a))  # never reached

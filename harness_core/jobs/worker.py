@@ -1,6 +1,6 @@
 """The background worker: `harness run --background-worker` plays one run detached from any terminal.
 
-Layer: CLI (imported only when a worker starts). Knows the worker protocol of `harness_core.jobs.launch`, the
+Layer: jobs (imported only when a worker starts). Knows the worker protocol of `harness_core.jobs.launcher`, the
 run API, the answers file (`harness_core.jobs.answers`: how a background run's approvals are decided), the run's
 secrets (its stderr goes to a scrubbed worker log) and the offline support; knows nothing of any provider.
 
@@ -15,24 +15,28 @@ one stops it at once): that is how `harness cancel` reaches it. Before the run s
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import anyio.lowlevel
 
-from harness_core import AgentRunSpec, ApprovalDecision, ApprovalRequested, Approver, HarnessError, open_run
-from harness_core.cli._live import exit_status_for, watch_signals
-from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED
+from harness_core._run.api import open_run
+from harness_core._run.approvals import Approver
+from harness_core._run.signals import interrupt_on_signals
+from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED, HarnessError, exit_status_for
+from harness_core.events import ApprovalDecision, ApprovalRequested
 from harness_core.jobs.answers import AnswersFile, answers_path
-from harness_core.jobs.launch import JobPlan, error_line, pid_line, ready_line
+from harness_core.jobs.launcher import JobPlan, error_line, pid_line, ready_line
+from harness_core.offline import offline_workspace
 from harness_core.plugins import get_host
 from harness_core.redaction import RunSecrets
+from harness_core.spec import AgentRunSpec
 from harness_core.store import WORKER_LOG_SUFFIX, open_run_file, resolve_runs_dir
 
 __all__ = ["serve"]
@@ -95,8 +99,6 @@ def _workspace(plan: JobPlan) -> Iterator[tuple[AgentRunSpec, Path | None]]:
     if offline is None:
         yield plan.spec, None
         return
-    from harness_core.offline import offline_workspace
-
     with offline_workspace(plan.spec, plan.provider, offline.scenario, temporary=not offline.explicit_cwd,
                            keep=offline.keep_workspace, force=True) as offline_run:  # checked before it started
         yield offline_run, None if offline.explicit_cwd else offline_run.cwd
@@ -124,7 +126,7 @@ async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, star
             assert live.log_path is not None
             if stale_answers:
                 answers.clear()
-            tg.start_soon(functools.partial(watch_signals, again=None), live, None, hard_stop)  # no one to tell
+            tg.start_soon(interrupt_on_signals, live, hard_stop)  # no one to tell
             await anyio.lowlevel.checkpoint()  # the signal handlers are in place before the id is given out
             if not starter.ready(live.run_id, live.log_path, workspace):
                 live.interrupt()  # the starter died before it could print the run id: nobody knows of this run
@@ -185,8 +187,6 @@ def _worker_log(path: Path, spec: AgentRunSpec, provider: str | None) -> Iterato
     try:
         yield
     except Exception:
-        import traceback
-
         traceback.print_exc()
         raise
     finally:
