@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
     EditFile,
