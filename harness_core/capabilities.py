@@ -93,6 +93,13 @@ class ProviderInfo(BaseModel):
         "enforced by Harness through approvals when the provider has `approvals` and the action asks (commands, "
         "file changes), else refused before spawn.",
     )
+    mcp_object_results: bool = Field(
+        default=False,
+        description="Its agent's MCP client reads a tool's JSON text result as structured content and refuses one "
+        "that is not a JSON object (`5`, `[1, 2]`): Harness's Python tools then send such a result also as "
+        "`structuredContent` `{\"result\": ...}`. Off for every other agent, which would show the model that object "
+        "instead of the text.",
+    )
     approval_kinds: frozenset[str] = Field(
         default=frozenset(),
         description="The kinds of action (`shell`, `edit`, `write`, ...) its agent always asks approval for under "

@@ -165,7 +165,7 @@ def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> N
 # --- floors: the layers contract ---------------------------------------------------------------------------------
 
 CORE_FLOORS: tuple[tuple[str, ...], ...] = (
-    ("harness_core.__main__",),
+    ("harness_core.__main__", "harness_core.toolbridge"),
     ("harness_core.cli",),
     ("harness_core.testing",),
     ("harness_core", "harness_core.provider"),
@@ -177,11 +177,11 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core.executor", "harness_core._agent_cli"),
     ("harness_core._provider",),
     ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted",
-     "harness_core._probe_cache", "harness_core._scratch"),
+     "harness_core.tools", "harness_core._probe_cache", "harness_core._scratch"),
     ("harness_core._jsonlines", "harness_core._private_files", "harness_core._inputfile", "harness_core._logging"),
     ("harness_core.errors", "harness_core.tooldisplay", "harness_core._hot_events", "harness_core.spec"),
     ("harness_core.events", "harness_core.redaction"),
-    ("harness_core.capabilities",),
+    ("harness_core.capabilities", "harness_core.mcp", "harness_core.attachment"),
     ("harness_core._version", "harness_core._facade", "harness_core._moved"),
 )
 """harness_core's floors, top first (docs/architecture.md): a module imports its own block or a lower floor, never
@@ -200,6 +200,7 @@ LAZY_ALLOWED = {
     "harness_core._logging": "_probe_cache is on the CLI's start-up path: structlog only when the cache fails",
     "ray": "an optional extra of harness-ray: imported where a cluster is used, so the package loads without it",
     "harness_ray.worker": "imports ray",
+    "harness_core.tools.server": "the mcp SDK and uvicorn: only a run given Python tools pays for them",
 }
 """What may be imported in a function outside the CLI (whose commands import their own modules lazily)."""
 TOP_IMPORTS = [CORE, *EXECUTORS, VIEWER]

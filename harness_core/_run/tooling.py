@@ -82,13 +82,14 @@ def _on_asyncio() -> bool:
     return True
 
 
-def new_tool_server(tools: Sequence[Tool]) -> ToolServer | None:
-    """A tool server for `tools` (None without tools); its secret is known at once, for the run's redaction."""
+def new_tool_server(tools: Sequence[Tool], *, object_results: bool = False) -> ToolServer | None:
+    """A tool server for `tools` (None without tools); its secret is known at once, for the run's redaction.
+    `object_results`: the provider's `mcp_object_results`."""
     if not tools:
         return None
     from harness_core.tools.server import ToolServer  # here: the mcp SDK only for runs with tools
 
-    return ToolServer(tools)
+    return ToolServer(tools, object_results=object_results)
 
 
 @asynccontextmanager

@@ -1,9 +1,8 @@
-"""The tool flags `harness run` and `harness chat` share: `--mcp-server`, `-i/--image`, `--attach`,
-`--strict-attachments`, `--allowed-tools`, `--disallowed-tools`; and their parsing, which batch task lines share.
+"""The tool flags run, chat and batch share (`--mcp-server`, `-i/--image`, `--attach`, `--strict-attachments`,
+`--allowed-tools`, `--disallowed-tools`) and their parsing, which batch task lines share too.
 
-Layer: CLI, imported at start-up: click and the standard library at the top; the spec's models only when a flag is
-given. Knows the spec's field names; nothing of any provider (whether one takes a server, a filter or an attachment is
-the runner's check before spawn).
+Layer: CLI (start-up path: the spec's models only when a flag is given). Knows the spec's field names; nothing of
+any provider: whether one takes a server, a filter or an attachment is the runner's check before spawn.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._pins import merge_offline
 from harness_core.plugins import PluginHost, get_host
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec, SessionSpec
 
@@ -52,8 +53,6 @@ def scenario_named(name: str) -> Scenario:
         InvalidSpecError: no scenario has that name, or the inline scenario does not describe one (saying why).
     """
     if name.lstrip().startswith("{"):
-        from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
-
         try:
             return scenario_from_json(json.loads(name))
         except ValueError as exc:  # a JSON error, or a ScenarioSyntaxError

@@ -1,9 +1,8 @@
-"""The contract's tool tests: an MCP stdio server (the npm `server-everything`, a real one nobody here wrote), an
-attachment arriving or degrading, `disallowed_tools` honoured or refused, and the slot for Python tools.
+"""The contract's tool tests: an MCP stdio server (npm `server-everything`), an attachment arriving or degrading,
+`disallowed_tools` honoured or refused, a Python tool called.
 
-Layer: testing (a mixin of `ProviderContract`). Knows the public runner API, the spec's tool fields and the scenario
-vocabulary; knows no provider. Each test is gated on the provider's declaration: what it does not declare is proved
-refused before spawn instead.
+Layer: testing (a `ProviderContract` mixin). Knows the runner API, the spec's tool fields and the scenarios; knows
+no provider: each test is gated on its declaration, and what it does not declare is proved refused instead.
 """
 
 from __future__ import annotations

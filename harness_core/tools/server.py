@@ -26,7 +26,7 @@ from mcp.shared.message import SessionMessage
 
 from harness_core._logging import get_logger
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessToolDetails, ToolKind
-from harness_core.tools.compat import client_name, for_client
+from harness_core.tools.compat import with_object_result
 from harness_core.tools.http import require_asyncio, serve_loopback
 from harness_core.tools.tool import Tool, ToolArgumentsError
 
@@ -59,8 +59,11 @@ class ToolServer:
     refused and other calls run as usual.
     """
 
-    def __init__(self, tools: Sequence[Tool], *, secret: str | None = None) -> None:
+    def __init__(self, tools: Sequence[Tool], *, secret: str | None = None, object_results: bool = False) -> None:
         self._tools = {t.name: t for t in tools}
+        self._object_results = object_results
+        """The agent's MCP client needs a JSON result that is not an object as structured content too
+        (`ProviderInfo.mcp_object_results`)."""
         self.secret = secret or secrets.token_urlsafe(32)
         self.host: ToolHost | None = None
         self._dir: Path | None = None
@@ -210,7 +213,8 @@ class ToolServer:
             refused = await self._approve(tool, arguments, host)
             if refused is not None:
                 return _error(refused)
-        return for_client(await self._run(tool, arguments, host), client_name(ctx))
+        result = await self._run(tool, arguments, host)
+        return with_object_result(result) if self._object_results else result
 
     async def _approve(self, tool: Tool, arguments: dict[str, Any], host: ToolHost | None) -> str | None:
         """None when the call may go ahead, else why not (the agent reads it)."""

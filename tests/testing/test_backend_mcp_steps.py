@@ -90,7 +90,7 @@ def test_responses_calls_the_listed_tool_and_quotes_its_result() -> None:
 
 
 def test_responses_calls_a_tool_of_a_namespace_back_by_name_and_namespace() -> None:
-    """codex 0.169.0 lists a run's MCP server as a namespace `mcp__SERVER` of plain-named tools (recorded from the
+    """An agent may list a run's MCP server as a namespace `mcp__SERVER` of plain-named tools (recorded from the
     real CLI offline) and takes the call back as `name` with its `namespace`."""
     with ResponsesBackend(mcp_scenario()) as backend:
         tools = [{"type": "function", "name": "exec_command"},

@@ -102,6 +102,11 @@ class ResponsesDialect:
     file there so that an edit of part of a line becomes an exact hunk. Paths stay relative, as in the scenario.
     """
 
+    def tool_result_text(self, output: str) -> str:
+        """The result a tool gave, from the `output` of its `function_call_output` item (an agent may wrap it: its
+        provider's dialect unwraps it, so `{tool_result}` quotes the tool)."""
+        return output
+
     def tool_call(self, step: ToolStep, cwd: Path | None) -> ResponsesToolCall:
         """The output item for `step`: dispatches to the method for its kind."""
         if isinstance(step, RunCommand):

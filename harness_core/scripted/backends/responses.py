@@ -116,11 +116,10 @@ class ResponsesBackend(ScriptedBackend):
         return "tool_search", {"query": f"{namespace} {tool}".strip(), "limit": 1}
 
     def tool_results_in(self, body: _JSON) -> list[str]:
-        """The `output` of each `function_call_output` / `custom_tool_call_output` item of the `input`, without
-        the envelope codex puts around an MCP tool's result (`Wall time: 0.0081 seconds\nOutput:\n…`, the content
-        blocks as JSON when they are not plain text): the result the tool gave."""
+        """The result each `function_call_output` / `custom_tool_call_output` item of the `input` carries, as the
+        dialect reads its `output` (`ResponsesDialect.tool_result_text`)."""
         items = body.get("input")
-        return [_unwrapped(texts_in(item.get("output"))) for item in items if isinstance(item, dict)
+        return [self.dialect.tool_result_text(texts_in(item.get("output"))) for item in items if isinstance(item, dict)
                 and item.get("type") in ("function_call_output", "custom_tool_call_output")] \
             if isinstance(items, list) else []
 
@@ -339,20 +338,3 @@ class ResponsesBackend(ScriptedBackend):
             "total_tokens": inp + out,
         }
 
-
-_CODEX_ENVELOPE = re.compile(r"Wall time: [0-9.]+ seconds\nOutput:\n(.*)", re.S)
-
-
-def _unwrapped(text: str) -> str:
-    """`text` without codex's MCP result envelope; content blocks given as JSON become their texts."""
-    found = _CODEX_ENVELOPE.fullmatch(text)
-    if found is None:
-        return text
-    inner = found.group(1)
-    try:
-        blocks = json.loads(inner)
-    except ValueError:
-        return inner
-    if isinstance(blocks, list) and blocks and all(isinstance(b, dict) and b.get("type") == "text" for b in blocks):
-        return "".join(str(b.get("text", "")) for b in blocks)
-    return inner

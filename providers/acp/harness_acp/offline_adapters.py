@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_core.provider import OfflineSetup
-from harness_core.scripted.backends import MessagesBackend, MessagesDialect, ResponsesBackend, ToolUse
+from harness_core.scripted.backends import MessagesBackend, MessagesDialect, ResponsesBackend, ResponsesDialect, ToolUse
 from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 
 __all__ = [
@@ -183,7 +183,7 @@ def codex_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Path
     `provider_options["args"]` holds the `-c` overrides; the environment gives the key variable, an isolated
     CODEX_HOME (`state_dir/codex-home`) and HOME (`state_dir/home`: Codex runs commands as `bash -lc`), and PATH
     with `find_bwrap()`'s directory first when there is one."""
-    backend = ResponsesBackend(scenario, cwd=workspace.resolve())
+    backend = ResponsesBackend(scenario, cwd=workspace.resolve(), dialect=_CodexDialect())
     state_dir = state_dir.resolve()  # the adapter runs in the workspace: a relative CODEX_HOME is not found
     codex_home, home = state_dir / "codex-home", state_dir / "home"
     codex_home.mkdir(parents=True, exist_ok=True)
@@ -297,3 +297,25 @@ def claude_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Pat
     env = claude_acp_env(backend, home)
     return OfflineSetup(backend=backend, env=env, pinned_options={},
                         pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **CLAUDE_ENV_PINS})
+
+
+_CODEX_ENVELOPE = re.compile(r"Wall time: [0-9.]+ seconds\nOutput:\n(.*)", re.S)
+
+
+class _CodexDialect(ResponsesDialect):
+    """The default Responses tools, reading a tool's result as codex wraps it for the model (`Wall time: …`,
+    `Output:`, then the result, its content blocks as JSON: as `harness_codex_common.dialect`, which this
+    distribution does not depend on)."""
+
+    def tool_result_text(self, output: str) -> str:
+        found = _CODEX_ENVELOPE.fullmatch(output)
+        if found is None:
+            return output
+        inner = found.group(1)
+        try:
+            blocks = json.loads(inner)
+        except ValueError:
+            return inner
+        texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"] \
+            if isinstance(blocks, list) else []
+        return "".join(str(t) for t in texts) if texts and len(texts) == len(blocks) else inner

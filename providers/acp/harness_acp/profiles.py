@@ -103,6 +103,8 @@ class AgentProfile:
     """The actions the agent always asks permission for in the mode an asking policy chooses
     (`ProviderInfo.approval_kinds`): a filter of one is enforced by Harness denying the request. Not `shell`: every
     ACP agent runs some commands without asking (docs/*.md)."""
+    mcp_object_results: bool = False
+    """Its MCP client refuses a JSON tool result that is not an object (`ProviderInfo.mcp_object_results`)."""
     tool_filters: frozenset[str] = frozenset()
     """The neutral tool names the agent filters itself in `disallowed_tools` (`ProviderInfo.tool_filters`);
     `session_meta` passes them. No ACP agent takes `allowed_tools` here (refused before spawn)."""
@@ -261,6 +263,7 @@ PROFILES: dict[str, AgentProfile] = {
             # is the minute and the id) before reading it: a resume within that minute finds no history
             # (docs/gemini.md).
             capabilities=BASE_CAPABILITIES | {Capability.MCP_HTTP, Capability.MCP_SSE, Capability.IMAGE_INPUT},
+            mcp_object_results=True,  # 0.61.0 parses a text result as JSON and refuses `5` (docs/tools.md)
             description="Google's Gemini CLI over ACP (`gemini --acp`): approvals, plan mode for read-only, "
             "live sessions.",
             offline="harness_acp.offline_gemini:offline_setup",

@@ -273,6 +273,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         project_config=profile.project_config,
         tool_filters=profile.tool_filters,
         approval_kinds=profile.approval_kinds,
+        mcp_object_results=profile.mcp_object_results,
     )
     name = "".join(part.title() for part in profile.name.replace("_", "-").split("-")) + "Provider"
     namespace: dict[str, Any] = {"info": info, "profile": profile, "Options": options_for(profile.cli),

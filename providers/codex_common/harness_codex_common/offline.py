@@ -122,7 +122,9 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     enters it), with its own CODEX_HOME and HOME under `state_dir`."""
     from harness_core.scripted.backends import ResponsesBackend
 
-    backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
+    from harness_codex_common.dialect import CodexDialect
+
+    backend = ResponsesBackend(scenario, cwd=workspace, dialect=CodexDialect())  # its url is bound before it serves
     options = offline_options(backend, state_dir / "codex-home")
     env = {**offline_env(), **_isolated_home(state_dir)}
     return OfflineSetup(backend=backend, provider_options=options, env=env, pinned_options=OFFLINE_PINS,
