@@ -140,9 +140,9 @@ class RunContext(Protocol):
         ...
 
     def emit_now(self, event: HarnessEvent) -> Awaitable[None] | None:
-        """`emit` without a coroutine, for a provider's hot read loop: None when the event was handed over at
-        once (the usual case), else an awaitable that finishes the job (the consumer is behind, or an `on_event`
-        callback is set) — await it before reading on, exactly as `await emit(event)` would have."""
+        """`emit` without a coroutine, for a provider's hot read loop, under the hot-path contract
+        (`harness_core.provider.NotificationHandler`): what it returns is awaited before reading on, exactly as
+        `await emit(event)` would have waited (the consumer is behind, or an `on_event` callback is set)."""
         ...
 
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:

@@ -212,8 +212,8 @@ class Turn:
         return self.child.exit_error(f"Claude Code exited {what}")
 
     def _take(self, msg: dict[str, Any], tg: TaskGroup) -> Awaitable[None] | None:
-        """Any line but a main-agent text delta: a control line, or what `mapper.feed` makes of it. None when
-        it is done (every event handed over at once), else what the reader awaits before the next line."""
+        """Any line but a main-agent text delta: a control line, or what `mapper.feed` makes of it, under the
+        hot-path contract (`harness_core.provider.NotificationHandler`)."""
         kind = msg.get("type")
         if kind == "control_request":
             return self._control_request(msg, tg)

@@ -175,10 +175,8 @@ class Turn:
     # -- wire callbacks (from the thread's peer) -----------------------------------------------------------
 
     def on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None] | None:
-        # Deliberately not a coroutine function: in the usual case (one event or none, turn not over) the event
-        # is handed over synchronously (`emit_now`) and nothing is returned, so a streamed token costs no
-        # coroutine; when the consumer is behind, the peer awaits what `emit_now` returns before reading on
-        # (backpressure unchanged).
+        # A `NotificationHandler` (the hot-path contract), deliberately not a coroutine function: one event or
+        # none, the turn not over, goes through `emit_now` and its answer is passed on.
         if method == "serverRequest/resolved" and isinstance(params, dict):
             return self._settle_then_map(msg, params)
         mapper = self.mapper
