@@ -150,6 +150,12 @@ class RunContext(Protocol):
         `approval_requested` and `approval_resolved` itself. Call it from its own task, not the reader."""
         ...
 
+    async def withdraw_approval(self, request_id: str, reason: str) -> None:
+        """Settle a request still waiting in `request_approval` (its CLI withdrew it, the turn is ending): the runner
+        writes its one `approval_resolved` now (`abort`, decided by the runner, with `reason`); then cancel the task
+        waiting in `request_approval`. A no-op for a request already settled. Never emit `approval_resolved`."""
+        ...
+
     def spawn(
         self,
         argv: Sequence[str],

@@ -19,7 +19,6 @@ from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
     ApprovalRequested,
-    ApprovalResolved,
     ErrorEvent,
     HarnessError,
     HarnessEvent,
@@ -270,11 +269,7 @@ class Turn:
         if scope is None:
             return
         scope.cancel()
-        await self.ctx.emit(
-            ApprovalResolved(
-                request_id=request_id, decision=ApprovalDecision.ABORT, decided_by="runner", reason=reason
-            )
-        )
+        await self.ctx.withdraw_approval(request_id, reason)  # the runner writes its one `approval_resolved`
 
     async def _settle_approvals(self, reason: str) -> None:
         for request_id in list(self.approvals):
