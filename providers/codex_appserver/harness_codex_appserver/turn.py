@@ -2,15 +2,16 @@
 
 Layer: provider lifecycle. Knows the order of a turn (turn/start answered, notifications, `turn/completed`),
 `turn/interrupt`, the approval requests and their wire decisions, and the rollout side input for the patches
-Codex refused without an item. Everything goes to the turn's own `RunContext`; the process, its peer and the
-thread are `thread.AppThread`'s (this module never touches the process but to wait for its exit). Knows nothing
-of rendering, run logs or how the operation decides approvals (the runner's `request_approval`).
+Codex refused without an item. Everything goes to the turn's own `RunContext`; the process and its peer are the
+thread's (`Thread`; this module never touches the process but to wait for its exit). Knows nothing of rendering,
+run logs or how the operation decides approvals (the runner's `request_approval`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import anyio
 from harness_codex_common import Reconnects, model_api_url, refused_events
@@ -29,16 +30,16 @@ from harness_core import (
     RunStatus,
     SessionStarted,
     ToolKind,
+    Usage,
 )
-from harness_core.provider import JsonRpcError, RunContext
+from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
 
 from harness_codex_appserver.items import tool_calls
 from harness_codex_appserver.mapping import TEXT_DELTA, TurnMapper
+from harness_codex_appserver.options import CodexAppServerOptions
+from harness_codex_appserver.params import Sticky
 
-if TYPE_CHECKING:
-    from harness_codex_appserver.thread import AppThread
-
-__all__ = ["APPROVALS", "Turn"]
+__all__ = ["APPROVALS", "Thread", "Turn"]
 
 APPROVALS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval")
 _WIRE_DECISION = {
@@ -48,11 +49,31 @@ _WIRE_DECISION = {
 }
 
 
+class Thread(Protocol):
+    """What a turn uses of its thread (`thread.AppThread` is one): the process, its peer and the thread's state,
+    read; `broken` and `last_turn_id` written back. The turn knows nothing else of the thread."""
+
+    opts: CodexAppServerOptions
+    child: ChildProcess
+    peer: JsonRpcPeer
+    thread_id: str | None
+    rollout: Path | None
+    sticky: Sticky
+    total: Usage | None
+    closed: bool
+    broken: str | None
+    last_turn_id: str | None
+
+    async def request(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]: ...  # noqa: ASYNC109
+
+    async def params_for(self, spec: AgentRunSpec, ctx: RunContext, *, live: bool) -> dict[str, Any]: ...
+
+
 class Turn:
     """The state of one turn: its context, its mapper, pending approvals, and how it ended. `ready` is set once
     the turn's id is known (or the turn is over)."""
 
-    def __init__(self, thread: AppThread, spec: AgentRunSpec, ctx: RunContext, *, live: bool, resumed: bool) -> None:
+    def __init__(self, thread: Thread, spec: AgentRunSpec, ctx: RunContext, *, live: bool, resumed: bool) -> None:
         self.thread, self.spec, self.ctx, self.live, self.resumed = thread, spec, ctx, live, resumed
         opts = thread.opts
         base_url = model_api_url(opts.config, spec.env, opts.codex_home)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness_core.offline.scenarios import (
     EditFile,
@@ -20,6 +21,7 @@ from harness_core.offline.scenarios import (
     ReadFile,
     RunCommand,
     Say,
+    Scenario,
     Stall,
     TakeLong,
     Think,
@@ -30,10 +32,7 @@ from harness_core.offline.scenarios import (
 
 from harness_codex_appserver.testing import shapes
 
-if TYPE_CHECKING:
-    from harness_codex_appserver.testing.server import FakeAppServer
-
-__all__ = ["Interrupted", "TurnPlayer"]
+__all__ = ["Interrupted", "TurnPlayer", "TurnServer"]
 
 _ERROR_INFO: dict[int, Any] = {
     500: "internalServerError",
@@ -46,10 +45,39 @@ class Interrupted(Exception):
     """The client interrupted the turn (raised out of a wait)."""
 
 
+class TurnServer(Protocol):
+    """What a turn uses of the fake app-server (`server.FakeAppServer` is one): its wire (`notify`, `request`), the
+    thread and turn it plays (`ids`, `usage`, `save`), the scenario and the state shared with stdin's thread."""
+
+    scenario: Scenario
+    crash: str | None
+    thread: dict[str, Any] | None
+    settings: dict[str, Any]
+    turn_id: str | None
+    interrupt: threading.Event
+    resolve_after_turn: list[int]
+    calls: int
+    turn_lock: threading.Lock
+    steers: list[str]
+
+    @property
+    def thread_id(self) -> str: ...
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def request(self, method: str, params: dict[str, Any]) -> Any: ...
+
+    def ids(self) -> dict[str, Any]: ...
+
+    def usage(self, turn_id: str, add: int | None) -> dict[str, Any]: ...
+
+    def save(self) -> None: ...
+
+
 class TurnPlayer:
     """Plays the server's scenario as the turn `server.turn_id` of `server.thread`."""
 
-    def __init__(self, server: FakeAppServer) -> None:
+    def __init__(self, server: TurnServer) -> None:
         self.server = server
 
     def play(self, params: dict[str, Any]) -> None:
