@@ -31,7 +31,6 @@ __all__ = ["JsonRpcPeer", "NotificationHandler"]
 log = get_logger(__name__)
 
 
-
 class NotificationHandler(Protocol):
     """The hot-path contract, stated once for every callback of a read loop (this one, `RunContext.emit_now`, a
     provider's own per-line handlers): return None when the work is done (the usual case, so a streamed token
