@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from harness_core._logging import BoundLogger
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult
-    from harness_core.offline.backends import ScriptedBackend
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.backends import ScriptedBackend
+    from harness_core.scripted.scenarios import Scenario
     from harness_core.spec import AgentRunSpec, SessionSpec
     from harness_core.transport import ChildProcess
 

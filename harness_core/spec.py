@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable, Mapping, Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 

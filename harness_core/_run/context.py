@@ -33,12 +33,12 @@ from typing import Any, NoReturn
 
 import anyio
 
-from harness_core import __version__
 from harness_core._logging import BoundLogger
 from harness_core._provider import CliInfo
 from harness_core._run.approvals import ApprovalBroker
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
+from harness_core._version import __version__
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,

@@ -66,7 +66,7 @@ from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
-    from harness_core._run.api import ProbedProvider
+    from harness_core._run.probe import ProbedProvider
     from harness_core.tools.server import ToolServer
 
 __all__ = ["LiveRun", "Play", "Steer"]

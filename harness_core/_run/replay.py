@@ -35,6 +35,7 @@ from harness_core._run.context import ProviderContext
 from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, event_json
+from harness_core._run.probe import ProbedProvider, preflight
 from harness_core._run.replay_child import ReplayProcess
 from harness_core._run.wirelog import ChildScript, WireLog, load_wire
 from harness_core.errors import InvalidSpecError
@@ -245,8 +246,6 @@ async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *
     Raises (before anything runs): InvalidSpecError (an unreadable wire log or recorded spec, a recording with no
     child and not `live`, options that do not validate), ProviderNotFoundError, UnsupportedFeatureError.
     """
-    from harness_core._run.api import ProbedProvider, preflight
-
     recording = (wire if isinstance(wire, WireLog) else load_wire(wire, provider)).fresh()
     warnings = recording.warnings
     if not recording.children:

@@ -25,12 +25,13 @@ from pydantic import ValidationError
 
 from harness_core._logging import get_logger
 from harness_core._provider import ProviderOptions, ProviderSession, RunContext
-from harness_core._run.api import ProbedProvider, played, prepare, unwrap_caller_exception
+from harness_core._run.api import played, unwrap_caller_exception
 from harness_core._run.approvals import Approver
 from harness_core._run.budget import Budget
 from harness_core._run.live import LiveRun, Steer
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
+from harness_core._run.probe import ProbedProvider, prepare
 from harness_core._run.session_context import SessionProcessContext
 from harness_core._run.started import capabilities_of
 from harness_core._run.tooling import checked_tools, new_tool_server, served, tool_transport

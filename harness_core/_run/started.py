@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness_core import __version__
+from harness_core._version import __version__
 from harness_core.events import RunStarted, SessionTurn
 from harness_core.redaction import REDACTED, redact, redact_env
 from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
-    from harness_core._run.api import ProbedProvider
+    from harness_core._run.probe import ProbedProvider
     from harness_core.capabilities import Capability, ProviderInfo
 
 __all__ = ["capabilities_of", "redacted_spec", "run_started_event"]

@@ -19,10 +19,10 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from harness_core._run.api import preflight, prepare
 from harness_core._run.logs import check_writable
+from harness_core._run.probe import preflight, prepare
 from harness_core._scratch import Leftover, sweep_scratch
-from harness_core.batch.executor import Executor, TaskAttempt, WorkerLostError, executor_named
+from harness_core.batch.engines import executor_named
 from harness_core.batch.patches import Patches
 from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
@@ -30,12 +30,13 @@ from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_task
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
 from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
+from harness_core.executor import Executor, TaskAttempt, WorkerLostError
 from harness_core.mcp import server_secrets
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
-from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
+from harness_core.scripted.scenarios import Scenario
 from harness_core.store import new_run_id, resolve_runs_dir
 from harness_core.tools.loader import references
 from harness_core.tools.tool import Tool

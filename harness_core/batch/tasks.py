@@ -6,7 +6,7 @@ form; knows no provider, executor or file the batch writes.
 
 A line is a spec's fields plus `id` (required, unique, a file name: `[A-Za-z0-9][A-Za-z0-9._-]*`), and
 optionally `provider`, `ref` (the commit a `--worktrees` checkout starts from) and, with `--offline`, `scenario`:
-a scenario's name, one written inline (`harness_core.offline.inline`), or a list of them, played by the
+a scenario's name, one written inline (`harness_core.scripted.inline`), or a list of them, played by the
 task's attempts in turn (the last again for any later one: `["fail_429", "tools"]` is a rate limit that a retry
 gets past). Offline, `prompt` may be left out.
 """
@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, read_lines
 from harness_core.errors import InvalidSpecError
-from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
-from harness_core.offline.scenarios import Scenario
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
+from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
 
 __all__ = ["BatchTask", "ProviderCheck", "TaskFileError", "TaskLike", "as_tasks", "load_tasks", "parse_tasks"]

@@ -39,7 +39,7 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
     --timeout, it is lost, or its Harness is stopped (Ctrl-Z: continue it with `fg` or `kill -CONT PID`); 2 it is
     not driven by a `harness` command (stop it in the program that runs it).
     """
-    from harness_core._runproc import is_harness_run, process_argv
+    from harness_core.jobs.process import is_harness_run, process_argv
     from harness_core.store import find_run, log_path, resolve_runs_dir, summarize, writer_pid
 
     directory = resolve_runs_dir(runs_dir)
@@ -97,7 +97,7 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
 
 def _fail_if_stopped(run_id: str, pid: int) -> None:
     """Exit 1 at once when the run's Harness is stopped: the interrupt it was sent waits until it continues."""
-    from harness_core._runproc import process_state
+    from harness_core.jobs.process import process_state
 
     state = process_state(pid)
     if state == "T":

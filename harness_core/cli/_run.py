@@ -24,13 +24,13 @@ from harness_core.cli._streams import check_answer_file, check_output_flags
 from harness_core.cli._tool_flags import tool_flag_options
 from harness_core.cli._tool_refs import TOOLS_OPTION, load_cli_tools
 
-WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (not imported: start-up time)
+WORKER_FLAG = "--background-worker"  # = harness_core.jobs.launcher.WORKER_FLAG (not imported: start-up time)
 
 if TYPE_CHECKING:
     from harness_core import AgentRunSpec, Tool
-    from harness_core._background import OfflinePlan
     from harness_core.cli._config import Config
     from harness_core.cli._live import RunRequest
+    from harness_core.jobs.launcher import OfflinePlan
 
 __all__ = ["check_offline_flags", "check_online", "run", "say_untrusted", "start_background"]
 
@@ -109,7 +109,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     --background, 0 once the run has started (its own status: `harness attach`, `harness runs`).
     """
     if background_worker:
-        from harness_core.cli._worker import serve
+        from harness_core.jobs.worker import serve
 
         sys.exit(serve())
     check_output_flags(quiet=quiet, as_json=as_json, background=background, output_last_message=output_last_message)
@@ -182,7 +182,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     if explicit_cwd:
         say_untrusted(config, provider, spec.cwd, quiet=quiet)
     if background:
-        from harness_core._background import OfflinePlan
+        from harness_core.jobs.launcher import OfflinePlan
 
         plan = OfflinePlan(scenario=scenario, explicit_cwd=explicit_cwd, keep_workspace=keep_workspace)
         sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json,
@@ -212,8 +212,8 @@ def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: boo
 def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None,
                  tools: tuple[Tool, ...] = ()) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
-    from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.probe import prepare
     from harness_core._run.started import capabilities_of
     from harness_core._run.tooling import check_tools_for
     from harness_core.plugins import get_host
@@ -230,8 +230,8 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
     capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error). An option
     the offline run refuses (it would take the agent off its backend) is checked here only for a `background` run,
     which plays elsewhere: in the foreground, `offline_workspace` refuses it before creating anything."""
-    from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.probe import prepare
     from harness_core._run.started import capabilities_of
     from harness_core._run.tooling import check_tools_for
     from harness_core.offline._setup import check_offline, workspace_conflict
@@ -256,8 +256,8 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
 def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path | None, record_wire: bool,
                      as_json: bool, offline: OfflinePlan | None = None, tools: tuple[Tool, ...] = ()) -> int:
     """Start a checked run in a detached worker; print its id (stdout) and how to follow it (stderr)."""
-    from harness_core._background import JobPlan, launch
     from harness_core.cli._common import dumps
+    from harness_core.jobs.launcher import JobPlan, launch
     from harness_core.store import new_run_id
     from harness_core.tools.loader import references
 

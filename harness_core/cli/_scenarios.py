@@ -22,7 +22,7 @@ import click
 from harness_core.cli._common import JSON_OPTION, dumps, harness_command
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["HELP", "format_scenarios", "scenario_callback", "scenario_rows", "scenarios"]
 

@@ -13,15 +13,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from harness_core._provider import Provider
+from harness_core._run.probe import preflight
 from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._pins import merge_offline
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec, SessionSpec
 
 if TYPE_CHECKING:
-    from harness_core.offline.backends import ScriptedBackend
+    from harness_core.scripted.backends import ScriptedBackend
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 
@@ -50,7 +52,7 @@ def scenario_named(name: str) -> Scenario:
         InvalidSpecError: no scenario has that name, or the inline scenario does not describe one (saying why).
     """
     if name.lstrip().startswith("{"):
-        from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
+        from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
 
         try:
             return scenario_from_json(json.loads(name))
@@ -96,8 +98,6 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
-    from harness_core._run.api import preflight
-
     host = host or get_host()
     played = scenario_named(scenario) if isinstance(scenario, str) else scenario
     registered = host.get(provider)
@@ -202,6 +202,4 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
 
 
 def can_run_offline(cls: type) -> bool:
-    from harness_core._provider import Provider
-
     return getattr(cls, "offline_setup", Provider.offline_setup) is not Provider.offline_setup

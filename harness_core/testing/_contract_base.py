@@ -22,15 +22,16 @@ from typing import Any, ClassVar, NoReturn
 import anyio
 import pytest
 
-from harness_core import open_run
+from harness_core import load_wire, open_replay, open_run
 from harness_core.capabilities import Capability
 from harness_core.errors import UnsupportedFeatureError
 from harness_core.events import HarnessEvent
-from harness_core.offline.backends import Exchange, ResponsesBackend, ScriptedBackend
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import Exchange, ResponsesBackend, ScriptedBackend
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec
+from harness_core.store import read_events
 from harness_core.testing._contract_secrets import (
     assert_no_secrets_in_events,
     assert_no_secrets_in_files,
@@ -321,9 +322,6 @@ class ContractBase:
         compare with `without_wall_clock`. The replay must end within `run_deadline`. Skips the test when the
         provider reached its agent without `RunContext.spawn` (in-process, or over HTTP it records itself with
         `RunContext.record_wire`): a replay plays only what a spawned child did."""
-        from harness_core import load_wire, open_replay
-        from harness_core.store import read_events
-
         wire = load_wire(played.log_path.with_name(played.log_path.name.removesuffix(".jsonl") + ".wire.jsonl"))
         if wire.outside or not wire.children:
             how = f"{wire.outside} lines it recorded itself" if wire.outside else "it spawned no child"

@@ -20,7 +20,7 @@ from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
 from harness_core.events import ApprovalResolved, Notice, RunStatus, ToolKind, ToolResult, ToolStatus
 from harness_core.mcp import McpServer
-from harness_core.offline.scenarios import SCENARIOS, CallMcpTool
+from harness_core.scripted.scenarios import SCENARIOS, CallMcpTool
 from harness_core.testing._contract_base import ContractBase, Play
 
 __all__ = ["EVERYTHING_BIN", "ToolTests", "everything_server"]

@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 import anyio
 
 from harness_core.events import ApprovalRequested, ApprovalResolved, ErrorEvent, HarnessEvent, RunStarted
-from harness_core.offline.backends import Exchange
-from harness_core.offline.scenarios import RunCommand, Say, Scenario, Stall, TakeLong, command_sleep
+from harness_core.scripted.backends import Exchange
+from harness_core.scripted.scenarios import RunCommand, Say, Scenario, Stall, TakeLong, command_sleep
 
 __all__ = ["Watchdog", "scenario_pause"]
 

@@ -77,7 +77,7 @@ from harness_core.events import (
     ToolResult,
     ToolStatus,
 )
-from harness_core.offline.scenarios import SCENARIOS
+from harness_core.scripted.scenarios import SCENARIOS
 from harness_core.store import read_events  # re-exported: a golden test reads its recorded run log
 from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play

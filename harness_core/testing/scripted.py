@@ -45,8 +45,18 @@ from harness_core import (
     ToolUse,
     Usage,
 )
-from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
-from harness_core.offline.scenarios import (
+from harness_core.provider import (
+    Capability,
+    Provider,
+    ProviderInfo,
+    ProviderOptions,
+    ProviderSession,
+    RunContext,
+    SessionContext,
+    hookimpl,
+)
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
+from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
     EditFile,
@@ -64,16 +74,6 @@ from harness_core.offline.scenarios import (
     apply_file_step,
     command_sleep,
 )
-from harness_core.provider import (
-    Capability,
-    Provider,
-    ProviderInfo,
-    ProviderOptions,
-    ProviderSession,
-    RunContext,
-    SessionContext,
-    hookimpl,
-)
 from harness_core.testing.mcp_client import McpCallFailed, call_mcp_tool
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
@@ -85,8 +85,8 @@ _PYTHON_TOOLS = "harness"
 
 class ScriptedOptions(ProviderOptions):
     scenario: str | dict[str, Any] = "say"
-    """Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`, or one written inline
-    (`harness_core.offline.inline`)."""
+    """Name of a scenario in `harness_core.scripted.scenarios.SCENARIOS`, or one written inline
+    (`harness_core.scripted.inline`)."""
 
     @field_validator("scenario", mode="before")
     @classmethod

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from harness_core.offline.backends import ChatCompletionsBackend, GeminiBackend, MessagesBackend, ResponsesBackend
-from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json, scenario_to_json
-from harness_core.offline.mcp_calls import find_mcp_tool
-from harness_core.offline.scenarios import SCENARIOS, CallMcpTool, ReportAttachments, Say, Scenario
+from harness_core.scripted.backends import ChatCompletionsBackend, GeminiBackend, MessagesBackend, ResponsesBackend
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json, scenario_to_json
+from harness_core.scripted.mcp_calls import find_mcp_tool
+from harness_core.scripted.scenarios import SCENARIOS, CallMcpTool, ReportAttachments, Say, Scenario
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4  # 1032 bytes
 PNG_B64 = base64.b64encode(PNG).decode()

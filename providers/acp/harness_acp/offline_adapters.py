@@ -4,7 +4,7 @@ Layer: provider configuration (harness-acp). Knows what each adapter needs to ta
 127.0.0.1 (config overrides, environment, an isolated home) and, for claude-agent-acp, Claude Code's tool dialect.
 Knows nothing of ACP messages or Harness events, and must not import the Codex or Claude provider distributions:
 the few facts it shares with them are copied here, each with a comment naming the place it mirrors. Backends come
-only from `harness_core.offline.backends` (stdlib only; a backend serves only once the caller enters it), so
+only from `harness_core.scripted.backends` (stdlib only; a backend serves only once the caller enters it), so
 importing this module starts nothing; import it only for offline runs, so that a normal run never loads them.
 
 Observed with @zed-industries/codex-acp 0.16.0 (a native Rust binary with Codex built in; `.bin/codex-acp` is a
@@ -41,9 +41,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import MessagesBackend, MessagesDialect, ResponsesBackend, ToolUse
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import MessagesBackend, MessagesDialect, ResponsesBackend, ToolUse
+from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 
 __all__ = [
     "CLAUDE_ENV_PINS",

@@ -5,7 +5,7 @@ API with no login: its tool dialect (`run_shell_command`, `read_file`, `edit`, `
 which of its model calls are side calls, the environment (`--auth-type openai` style: `OPENAI_API_KEY`,
 `OPENAI_BASE_URL`, `OPENAI_MODEL`) and the `~/.qwen/settings.json` of an isolated home that switches off every
 background call and all other network traffic. Knows nothing of ACP messages or Harness events. The backend comes
-only from `harness_core.offline.backends`; importing this module starts nothing.
+only from `harness_core.scripted.backends`; importing this module starts nothing.
 
 Observed with @qwen-code/qwen-code 0.24.4 (`qwen --version` prints `0.24.4`), launched as `qwen --acp`:
 
@@ -38,9 +38,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import ChatCompletionsBackend, ChatDialect, FunctionCall
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import ChatCompletionsBackend, ChatDialect, FunctionCall
+from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 
 __all__ = [
     "ENV_PINS",

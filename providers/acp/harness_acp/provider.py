@@ -49,7 +49,7 @@ from harness_acp.trust import project_config_found
 from harness_acp.turn import PromptTurn
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["AcpProvider", "named_provider", "package_version"]
 

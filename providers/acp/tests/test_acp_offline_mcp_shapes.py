@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.scenarios import CallMcpTool, Say, Scenario
+from harness_core.scripted.scenarios import CallMcpTool, Say, Scenario
 
 from harness_acp.offline_gemini import offline_setup as gemini_setup
 from harness_acp.offline_qwen import offline_setup as qwen_setup

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from acp_helpers import NamedAgentContract
-from harness_core.offline.scenarios import Scenario
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.scenarios import Scenario
 
 from harness_acp.profiles import PROFILES
 

@@ -42,7 +42,7 @@ from harness_claude.toolconfig import TOOL_FILTERS, content_blocks
 from harness_claude.turn import Turn
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["INSTALL_HINT", "MIN_VERSION", "ClaudeProvider"]
 

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.scenarios import CallMcpTool, Say, Scenario
+from harness_core.scripted.scenarios import CallMcpTool, Say, Scenario
 
 from harness_claude.offline import offline_setup
 

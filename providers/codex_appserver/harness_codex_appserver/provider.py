@@ -40,7 +40,7 @@ from harness_codex_appserver.session import AppServerSession
 from harness_codex_appserver.thread import AppThread
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["MIN_CODEX_VERSION", "NATIVE_GLOBS", "CodexAppServerProvider"]
 

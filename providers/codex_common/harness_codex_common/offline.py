@@ -5,7 +5,7 @@ Responses API: a `model_providers` entry with retries off and analytics off (giv
 its bundled catalogue, two `--disable`d features, the key variable that provider names, an isolated `CODEX_HOME` and
 `HOME`, and which options and variables would undo that (pinned: refused offline). Codex's tools for that model
 (`exec_command`, the `apply_patch` custom tool) are the backend's default tool dialect, so no dialect of its own
-is needed. The backend itself lives in `harness_core.offline.backends`,
+is needed. The backend itself lives in `harness_core.scripted.backends`,
 imported only inside `offline_setup`, so importing a Codex provider does not load it.
 """
 
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from harness_core.provider import OfflineSetup
 
 if TYPE_CHECKING:
-    from harness_core.offline.backends import ResponsesBackend
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.backends import ResponsesBackend
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = [
     "OFFLINE_DISABLE",
@@ -120,7 +120,7 @@ def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, An
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     """The real codex against a `ResponsesBackend` playing `scenario` (bound, not yet serving: the caller
     enters it), with its own CODEX_HOME and HOME under `state_dir`."""
-    from harness_core.offline.backends import ResponsesBackend
+    from harness_core.scripted.backends import ResponsesBackend
 
     backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
     options = offline_options(backend, state_dir / "codex-home")

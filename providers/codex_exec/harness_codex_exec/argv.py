@@ -19,8 +19,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 
-from harness_codex_common import config_args, mcp_config
-from harness_codex_common import redacted_argv as codex_redacted_argv
+from harness_codex_common import config_args, mcp_config, redacted_argv as codex_redacted_argv
 
 from harness_codex_exec.options import CodexExecOptions
 from harness_codex_exec.sessions import codex_home

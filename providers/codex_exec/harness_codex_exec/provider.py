@@ -51,7 +51,7 @@ from harness_core.provider import (
 )
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 
 __all__ = ["CodexExecProvider", "MIN_CODEX_VERSION", "NATIVE_GLOBS"]

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     SCENARIOS,
     TOOL_RESULT,
     CallMcpTool,
@@ -155,7 +155,7 @@ class FakeTurn:
         return "end_turn", done, None
 
     def _say(self, step: Say) -> bool:
-        from harness_core.offline.backends import split_chunks
+        from harness_core.scripted.backends import split_chunks
 
         for i, chunk in enumerate(split_chunks(step.text, step.chunks)):
             if i and step.delay and self.wait(step.delay):

@@ -36,7 +36,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from harness_core.offline.scenarios import SCENARIOS, Say, Scenario, WriteFile
+from harness_core.scripted.scenarios import SCENARIOS, Say, Scenario, WriteFile
 
 from harness_claude.testing import shapes
 from harness_claude.testing.control import Wire

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
     EditFile,

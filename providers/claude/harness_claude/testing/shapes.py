@@ -14,7 +14,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from harness_core.offline.scenarios import CallMcpTool, EditFile, ReadFile, RunCommand, Step, WriteFile
+from harness_core.scripted.scenarios import CallMcpTool, EditFile, ReadFile, RunCommand, Step, WriteFile
 
 __all__ = [
     "DEFAULT_TOOLS",

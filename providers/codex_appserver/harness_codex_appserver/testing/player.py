@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
     EditFile,

@@ -29,7 +29,7 @@ from typing import Any
 
 from harness_codex_exec.testing.player import emit, play
 from harness_codex_exec.testing.wrapper import DEFAULT_VERSION
-from harness_core.offline.scenarios import SCENARIOS, Think
+from harness_core.scripted.scenarios import SCENARIOS, Think
 
 __all__ = ["main"]
 

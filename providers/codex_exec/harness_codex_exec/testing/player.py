@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
     EditFile,
