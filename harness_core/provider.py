@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING, Any
 from harness_core._agent_cli import cli_output, cli_version, locate_cli, probe_cli, require_min_version
 from harness_core._facade import missing_name
 from harness_core._hot_events import fast_text_delta
-from harness_core._jsonlines import NON_JSON_METHOD, MessageBatches, json_batches, json_messages, loads_line
-from harness_core._jsonlines import scan_once as _scan_once  # deprecated: see __getattr__
+from harness_core._jsonlines import (
+    NON_JSON_METHOD,
+    MessageBatches,
+    json_batches,
+    json_messages,
+    loads_line,
+    scan_once as _scan_once,  # deprecated: see __getattr__
+)
 from harness_core._logging import get_logger
 from harness_core._probe_cache import cached_probe, remember_probe
 from harness_core._provider import (
