@@ -453,6 +453,40 @@ async def test_a_cancelled_approval_is_settled_exactly_once(runs_dir: Path) -> N
     assert [(r.decision, r.decided_by) for r in resolved] == [(ApprovalDecision.ABORT, "runner")]
 
 
+async def test_a_withdrawn_approval_is_written_once_by_the_runner_with_the_providers_reason(
+        runs_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A provider withdraws a waiting request (its CLI withdrew it) through `ctx.withdraw_approval`, then stops
+    waiting: the run has one `approval_resolved`, written by the broker, and no second one was ever offered."""
+    from harness_core.events import HarnessResult, HarnessToolDetails
+
+    async def asks_then_withdraws(spec: AgentRunSpec, ctx: RunContext) -> Any:
+        request = ApprovalRequested(request_id="7", display=HarnessToolDetails(title="Running command"))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ctx.request_approval, request)
+            await asked.wait()
+            await ctx.withdraw_approval("7", "the agent withdrew the request")
+            tg.cancel_scope.cancel()  # then the provider stops waiting, as its wire tells it to
+        await ctx.withdraw_approval("7", "twice: a no-op")
+        return HarnessResult(status=RunStatus.SUCCESS)
+
+    asked = anyio.Event()
+
+    async def never_answers(request: ApprovalRequested) -> ApprovalDecision:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    caplog.set_level("DEBUG", logger="harness")
+    spec = AgentRunSpec(prompt="x", approval="on-request")
+    events, live = await collect(spec, _provider("withdrawer", asks_then_withdraws), runs_dir, approver=never_answers)
+    (requested,) = [e for e in events if e.type == "approval_requested"]
+    resolved = [e for e in events if e.type == "approval_resolved"]
+    assert [(r.request_id, r.decision, r.decided_by, r.reason) for r in resolved] == [
+        (requested.request_id, ApprovalDecision.ABORT, "runner", "the agent withdrew the request")]
+    assert not [r for r in caplog.records if "duplicate approval_resolved" in r.getMessage()]
+    assert_invariants(events, live.log_path)
+
+
 async def test_a_failed_result_always_shows_an_error_event(runs_dir: Path) -> None:
     from harness_core.events import ErrorInfo, HarnessResult
 

@@ -3,7 +3,7 @@
 Layer: provider lifecycle. Knows the order of a prompt turn (the request; `session/update`s and
 `session/request_permission`s while it runs; its answer with a `stopReason`), `session/cancel` and the protocol's
 rule that every pending permission request is then answered `cancelled`. Everything goes to the turn's own
-`RunContext`; the process and its peer are `connection.AcpConnection`'s. Knows nothing of rendering or run logs.
+`RunContext`; the process and its peer are the connection's (`Connection`). Knows nothing of rendering or run logs.
 
 Interrupt: `session/cancel`, every pending permission answered `cancelled`, then at most `interrupt_timeout`
 seconds for the prompt's answer (an agent should answer `cancelled`); an agent that never answers gets an
@@ -13,7 +13,8 @@ seconds for the prompt's answer (an agent should answer `cancelled`); an agent t
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+import re
+from typing import Any, Protocol
 
 import anyio
 from harness_core import (
@@ -30,15 +31,31 @@ from harness_core import (
     ProtocolError,
     RunStatus,
 )
-from harness_core.provider import JsonRpcError, RunContext
+from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
 
 from harness_acp.mapping import STOP_REASONS, AcpMapper, unknown_display
+from harness_acp.options import AcpOptions
 from harness_acp.policy import Outcome, auto_answer, outcome_for, outcome_of_decision, refuses
 
-if TYPE_CHECKING:
-    from harness_acp.connection import AcpConnection
+__all__ = ["Connection", "PromptTurn", "attachment_block", "prompt_blocks"]
 
-__all__ = ["PromptTurn", "attachment_block", "prompt_blocks"]
+
+class Connection(Protocol):
+    """What a prompt turn uses of its connection (`connection.AcpConnection` is one): the process, its peer and the
+    session, read; `broken` and `cost` written back. The turn knows nothing else of the connection."""
+
+    agent: str
+    opts: AcpOptions
+    child: ChildProcess
+    peer: JsonRpcPeer
+    handles: frozenset[str]
+    warnings: re.Pattern[str] | None
+    session_id: str | None
+    closed: bool
+    broken: str | None
+    cost: float | None
+
+    def prompt_failed(self, exc: JsonRpcError) -> HarnessError: ...
 
 
 def prompt_blocks(spec: AgentRunSpec, *, system_prompt: bool = True) -> list[dict[str, Any]]:
@@ -77,7 +94,7 @@ def attachment_block(attachment: Attachment) -> dict[str, Any]:
 class PromptTurn:
     """The state of one prompt turn: its context, mapper, pending permission requests, and how it ended."""
 
-    def __init__(self, conn: AcpConnection, spec: AgentRunSpec, ctx: RunContext) -> None:
+    def __init__(self, conn: Connection, spec: AgentRunSpec, ctx: RunContext) -> None:
         self.conn, self.spec, self.ctx = conn, spec, ctx
         self.mapper = AcpMapper(str(spec.cwd), cost_before=conn.cost, warnings=conn.warnings,
                                 servers=tuple(server.name for server in spec.mcp_servers))

@@ -30,7 +30,6 @@ from anyio.abc import TaskGroup
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
-    ApprovalResolved,
     HarnessError,
     HarnessEvent,
     HarnessResult,
@@ -216,8 +215,8 @@ class Turn:
         return self.child.exit_error(f"Claude Code exited {what}")
 
     def _take(self, msg: dict[str, Any], tg: TaskGroup) -> Awaitable[None] | None:
-        """Any line but a main-agent text delta: a control line, or what `mapper.feed` makes of it. None when
-        it is done (every event handed over at once), else what the reader awaits before the next line."""
+        """Any line but a main-agent text delta: a control line, or what `mapper.feed` makes of it, under the
+        hot-path contract (`harness_core.provider.NotificationHandler`)."""
         kind = msg.get("type")
         if kind == "control_request":
             return self._control_request(msg, tg)
@@ -343,17 +342,7 @@ class Turn:
                 decision = await self.ctx.request_approval(event)
             finally:
                 self.approvals.pop(request_id, None)
-                if decision is None:  # cancelled: the run ended or the CLI withdrew the request
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-                        await self.ctx.emit(
-                            ApprovalResolved(
-                                request_id=request_id,
-                                decision=ApprovalDecision.ABORT,  # as codex-appserver and the runner
-                                decided_by="runner",
-                                reason="the turn ended before a decision",
-                            )
-                        )
-        if decision is None:
+        if decision is None:  # cancelled (the run ended, the CLI withdrew it): the runner settled it `abort`
             return
         if decision is ApprovalDecision.APPROVE:
             tool_input = obj(request.get("input"))

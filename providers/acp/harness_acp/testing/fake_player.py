@@ -15,9 +15,10 @@ changes only, `auto` asks nothing, `read-only` refuses file changes without aski
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness_core.scripted.scenarios import (
     SCENARIOS,
@@ -40,10 +41,19 @@ from harness_core.scripted.scenarios import (
 
 from harness_acp.testing.fake_mcp import McpCallFailed, call_tool
 
-if TYPE_CHECKING:
-    from harness_acp.testing.fake_agent import Wire
+__all__ = ["DEFAULT_MODES", "FakeTurn", "TurnWire", "modes_state", "scenario_for"]
 
-__all__ = ["DEFAULT_MODES", "FakeTurn", "modes_state", "scenario_for"]
+
+class TurnWire(Protocol):
+    """What a turn uses of the fake agent's wire (`fake_agent.Wire` is one): send a notification, ask the client
+    (None when the turn was cancelled meanwhile), and the sessions cancelled so far."""
+
+    cancelled: set[str]
+    cancel_event: threading.Event
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def ask(self, method: str, params: dict[str, Any], timeout: float = 3600.0) -> dict[str, Any] | None: ...
 
 DEFAULT_MODES: dict[str, str] = {"ask": "ask", "auto": "auto", "read-only": "read-only"}
 MODES = dict(DEFAULT_MODES)
@@ -77,7 +87,7 @@ def scenario_for(prompt: str, default: str | None, *, history: list[Any]) -> Sce
 
 
 class FakeTurn:
-    def __init__(self, wire: Wire, session_id: str, state: dict[str, Any], *, cwd: str, crash: bool,
+    def __init__(self, wire: TurnWire, session_id: str, state: dict[str, Any], *, cwd: str, crash: bool,
                  attachments: tuple[tuple[str, int], ...] = ()) -> None:
         self.wire, self.sid, self.state, self.cwd, self.crash = wire, session_id, state, cwd, crash
         self.attachments = attachments  # (mime type, size) of each image block of the prompt

@@ -13,8 +13,9 @@ import base64
 import mimetypes
 import os
 import sys
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness_core.scripted.scenarios import (
     TOOL_RESULT,
@@ -25,6 +26,7 @@ from harness_core.scripted.scenarios import (
     ReportAttachments,
     RunCommand,
     Say,
+    Scenario,
     Stall,
     TakeLong,
     Think,
@@ -35,10 +37,7 @@ from harness_core.scripted.scenarios import (
 
 from harness_codex_appserver.testing import shapes
 
-if TYPE_CHECKING:
-    from harness_codex_appserver.testing.server import FakeAppServer
-
-__all__ = ["Interrupted", "TurnPlayer"]
+__all__ = ["Interrupted", "TurnPlayer", "TurnServer"]
 
 _ERROR_INFO: dict[int, Any] = {
     500: "internalServerError",
@@ -51,10 +50,39 @@ class Interrupted(Exception):
     """The client interrupted the turn (raised out of a wait)."""
 
 
+class TurnServer(Protocol):
+    """What a turn uses of the fake app-server (`server.FakeAppServer` is one): its wire (`notify`, `request`), the
+    thread and turn it plays (`ids`, `usage`, `save`), the scenario and the state shared with stdin's thread."""
+
+    scenario: Scenario
+    crash: str | None
+    thread: dict[str, Any] | None
+    settings: dict[str, Any]
+    turn_id: str | None
+    interrupt: threading.Event
+    resolve_after_turn: list[int]
+    calls: int
+    turn_lock: threading.Lock
+    steers: list[str]
+
+    @property
+    def thread_id(self) -> str: ...
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def request(self, method: str, params: dict[str, Any]) -> Any: ...
+
+    def ids(self) -> dict[str, Any]: ...
+
+    def usage(self, turn_id: str, add: int | None) -> dict[str, Any]: ...
+
+    def save(self) -> None: ...
+
+
 class TurnPlayer:
     """Plays the server's scenario as the turn `server.turn_id` of `server.thread`."""
 
-    def __init__(self, server: FakeAppServer) -> None:
+    def __init__(self, server: TurnServer) -> None:
         self.server = server
         self.attachments: list[tuple[str, int]] = []
         """The media type and size of each image input item of the turn."""
