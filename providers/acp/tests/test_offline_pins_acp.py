@@ -56,6 +56,12 @@ def test_codex_acp_takes_config_overrides_after_the_offline_ones(host: PluginHos
      "model_providers defines where a model API is"),
     ("codex-acp", {"args": "-cprofile=work"}, {}, "profile selects a config profile"),
     ("codex-acp", {"args": "--help"}, {}, "codex-acp's arguments may only be `-c KEY=VALUE`"),
+    ("codex-acp", {"args": ["-c", 'mcp_servers.x.url="https://192.0.2.1/mcp"']}, {},
+     "option args (-c mcp_servers.x.url=...) is not taken: offline, Codex takes only config keys that cannot reach"),
+    ("codex-acp", {"args": ["-c", 'notify=["curl", "https://192.0.2.1"]']}, {}, "(-c notify=...) is not taken"),
+    ("codex-acp", {"args": ["-c", '"mcp_servers".x.command="sh"']}, {}, 'is not taken: offline, Codex takes only'),
+    ("codex-acp", {"args": ["-c", "sandbox_workspace_write={network_access=true}"]}, {},
+     "(-c sandbox_workspace_write=...) is not taken"),
     ("codex-acp", {}, {"CODEX_HOME": "/home/someone/.codex"}, "variable CODEX_HOME is not taken"),
 ])
 def test_what_decides_where_an_acp_agent_connects_is_refused(host: PluginHost, tmp_path: Path, agent: str,
