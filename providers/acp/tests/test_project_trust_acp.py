@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from harness_core import AgentRunSpec
+from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 
 from harness_acp.profiles import PROFILES
@@ -52,6 +53,16 @@ def test_claude_acp_loads_only_the_users_settings_in_an_untrusted_project(tmp_pa
     assert untrusted["claudeCode"]["options"]["settingSources"] == ["user"]
     assert "settingSources" not in meta(AgentRunSpec(prompt="x", cwd=tmp_path, trust_project=True)).get(
         "claudeCode", {}).get("options", {})
+
+
+def test_claude_acp_offline_loads_no_settings_at_all(host: PluginHost, tmp_path: Path) -> None:
+    """Offline, not even the project's local settings (whose `env.ANTHROPIC_BASE_URL` sent a trusted project's
+    offline prompt to another host): no setting sources, as the native claude provider's offline setup pins."""
+    meta = PROFILES["claude-acp"].session_meta
+    assert meta is not None
+    with offline_spec(AgentRunSpec(prompt="x", cwd=tmp_path, trust_project=True), "claude-acp", "say",
+                      host=host) as spec:
+        assert meta(spec)["claudeCode"]["options"]["settingSources"] == []
 
 
 @pytest.mark.parametrize("agent", ["gemini", "qwen"])
