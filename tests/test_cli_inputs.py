@@ -75,6 +75,29 @@ def test_out_of_range_says_the_range() -> None:
         in result.stderr
 
 
+HUGE = "1" + "0" * 400
+
+
+@pytest.mark.parametrize(("args", "range_said"), [
+    (["batch", "t.jsonl", "--retry", HUGE], "give at least 0 and at most 100"),
+    (["batch", "t.jsonl", "--concurrency", HUGE], "give at least 1 and at most 10000"),
+    (["batch", "t.jsonl", "--concurrency", "1" + "0" * 18], "give at least 1 and at most 10000"),
+    (["runs", "-n", HUGE], "give at least 0 and at most 1e+06"),
+    (["run", "x", "--max-turns", "1" + "0" * 310], "give at least 1 and at most 1e+06"),
+    (["run", "x", "--max-output-tokens", "9" * 5000], "give at least 1 and at most 1e+08"),
+    (["run", "x", "--max-cost-usd", HUGE], "at most 1e+06 USD"),
+    (["run", "x", "--idle-timeout", HUGE], "at most 604800 seconds (or `inf` for no idle timeout)"),
+    (["cancel", "last", "--timeout", "1e300"], "at most 86400 seconds"),
+])
+def test_a_huge_number_is_a_usage_error_naming_the_range(args: list[str], range_said: str, tmp_path: Path) -> None:
+    """A 400-digit `--retry` once ended in a 39-line OverflowError traceback (a float conversion of the int)."""
+    (tmp_path / "t.jsonl").write_text('{"id": "t", "prompt": "x"}\n')
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert "is out of range: " + range_said in result.stderr or range_said in result.stderr, result.stderr
+    assert "Traceback" not in result.output and len(result.stderr) < 1000
+
+
 def test_inf_idle_timeout_still_means_none_and_a_word_says_what_to_pass() -> None:
     assert invoke("run", "x", "--idle-timeout", "inf", "-o", "scenario=say").exit_code == 0
     result = invoke("run", "x", "--idle-timeout", "soon")
