@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_codex_common import prompt_too_long
 from harness_core import AgentRunSpec, InvalidSpecError, SandboxMode, SessionSpec
 
 __all__ = ["Sticky", "effort_problem", "thread_params", "turn_params", "untrusted_projects"]
@@ -123,8 +124,11 @@ def turn_params(thread_id: str, spec: AgentRunSpec, sticky: Sticky, *, live: boo
     docstring). `sticky.effort_now` is updated to what the thread keeps after this turn.
 
     Raises:
-        InvalidSpecError: the effort is not one the model's catalogue entry lists.
+        InvalidSpecError: the effort is not one the model's catalogue entry lists, or the prompt is longer than
+            Codex takes.
     """
+    if (too_long := prompt_too_long(spec.prompt)) is not None:  # a live session's turn too
+        raise too_long
     params: dict[str, Any] = {
         "threadId": thread_id,
         "input": [{"type": "text", "text": spec.prompt, "text_elements": []}],
