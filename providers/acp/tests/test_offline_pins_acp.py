@@ -94,3 +94,25 @@ def test_claude_acp_starts_with_a_fresh_plugin_blocklist(host: PluginHost, tmp_p
         cached = json.loads((home / "plugins" / "blocklist.json").read_text())
         fetched = datetime.fromisoformat(cached["fetchedAt"].replace("Z", "+00:00")).timestamp()
         assert cached["plugins"] == [] and 0 <= time.time() - fetched < 60
+
+
+@pytest.mark.parametrize(("agent", "variables"), [
+    ("gemini", ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH")),
+    ("qwen", ("QWEN_CODE_SYSTEM_SETTINGS_PATH", "QWEN_CODE_SYSTEM_DEFAULTS_PATH")),
+])
+def test_system_settings_from_the_shell_are_not_read_offline(host: PluginHost, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, agent: str,
+                                                            variables: tuple[str, ...]) -> None:
+    """System settings win over the offline user settings (an `env`, MCP servers): exported in the user's shell (or
+    at the machine's default path) they reached the offline agent; offline they point at an empty file."""
+    hostile = tmp_path / "system.json"
+    hostile.write_text(json.dumps({"mcpServers": {"x": {"httpUrl": "http://192.0.2.1:9/mcp"}}}))
+    for variable in variables:
+        monkeypatch.setenv(variable, str(hostile))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    provider = host.get(agent).cls()
+    with offline_spec(AgentRunSpec(prompt="x", cwd=tmp_path / "ws"), agent, "say", host=host) as spec:
+        env = provider.child_env(provider.parse_options(spec.provider_options), spec)
+        for variable in variables:
+            assert env[variable] != str(hostile)
+            assert "mcpServers" not in Path(env[variable]).read_text(), variable
