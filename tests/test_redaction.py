@@ -347,8 +347,8 @@ def test_hidden_values_are_learned_from_what_a_log_masked() -> None:
     ("/home/me/.agent", True),
 ])
 def test_a_public_url_is_shown_only_when_it_points_at_this_machine(value: str, shown: bool) -> None:
-    """A base URL a provider declares public (for its offline loopback backend); a gateway's URL (a tenant token in its path)
-    is a secret like any other value: `***` in `run_started` and scrubbed wherever it appears."""
+    """A base URL a provider declares public (for its offline loopback backend) is shown; a gateway's URL (a tenant
+    token in its path) is a secret like any other value: `***` in `run_started` and scrubbed wherever it appears."""
     env = {"AGENT_BASE_URL": value}
     assert redact_env(env, {"AGENT_BASE_URL"})["AGENT_BASE_URL"] == (value if shown else REDACTED)
     secrets = RunSecrets.of_run(env, public_env={"AGENT_BASE_URL"}, environ={})

@@ -10,7 +10,6 @@ import anyio
 import pytest
 from appserver_helpers import MISSING_CODEX, real_codex
 from harness_codex_common import MAX_PROMPT_CHARS, offline_setup
-
 from harness_core import AgentRunSpec, RunStatus, open_run
 from harness_core.offline import SCENARIOS
 from harness_core.plugins import PluginHost
