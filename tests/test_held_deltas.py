@@ -48,3 +48,14 @@ def test_deltas_without_a_prefix_of_a_secret_are_never_held() -> None:
     assert pending_start("plain words, nothing here", held.known) is None
     assert pending_start("ends with sk", held.known) == len("ends with ")
 
+
+
+def test_the_quick_look_agrees_with_the_full_one() -> None:
+    """`may_begin` (three set lookups first) says what `pending_start` says, on every cut of text around secrets."""
+    known = (SECRET, "another-secret-value-xyz")
+    held = HeldDeltas(known)
+    text = f"a {SECRET} b sk-l an another-secret-value-xyz s, sk-live-0 done"
+    for end in range(len(text) + 1):
+        for start in range(0, end, 7):
+            piece = text[start:end]
+            assert held.may_begin(piece) is (pending_start(piece, held.known) is not None), piece

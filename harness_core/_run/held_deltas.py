@@ -44,9 +44,9 @@ class HeldDeltas:
     def may_begin(self, text: str) -> bool:
         """Whether the tail of `text` is a proper prefix of a known value (so the delta is to be held)."""
         first, two, three = self._ends
-        if text[-1:] in first or text[-2:] in two or text[-3:] in three:
+        if text[-3:] in three:  # a prefix of 3 characters or more may end here: look
             return pending_start(text, self.known) is not None
-        return False
+        return text[-2:] in two or text[-1:] in first  # a prefix of 2 or 1 is the whole answer
 
     def hold(self, event: HarnessEvent, text: str) -> list[tuple[HarnessEvent, str]]:
         """Add a delta (of the kind held, or the first); returns the deltas now decided, in order, each with its text
