@@ -22,6 +22,8 @@ _EXPORTS: dict[str, str] = {
     "ApprovalPolicy": "harness_core.spec",
     "SandboxMode": "harness_core.spec",
     "SessionSpec": "harness_core.spec",
+    "Attachment": "harness_core.attachment",
+    "McpServer": "harness_core.mcp",
     "Capability": "harness_core.capabilities",
     "ProviderInfo": "harness_core.capabilities",
     "ApprovalDecision": "harness_core.events",
@@ -99,6 +101,10 @@ _EXPORTS: dict[str, str] = {
     "UndoPlan": "harness_core._run.undo",
     "apply_undo": "harness_core._run.undo",
     "plan_undo": "harness_core._run.undo",
+    "Tool": "harness_core.tools.tool",
+    "tool": "harness_core.tools.tool",
+    "load_tools": "harness_core.tools.loader",
+    "ToolsLoadError": "harness_core.tools.loader",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -148,6 +154,9 @@ if TYPE_CHECKING:
     )
     from harness_core._run.undo import (
         plan_undo as plan_undo,
+    )
+    from harness_core.attachment import (
+        Attachment as Attachment,
     )
     from harness_core.capabilities import (
         Capability as Capability,
@@ -332,6 +341,9 @@ if TYPE_CHECKING:
     from harness_core.hookspecs import (
         hookimpl as hookimpl,
     )
+    from harness_core.mcp import (
+        McpServer as McpServer,
+    )
     from harness_core.spec import (
         AgentRunSpec as AgentRunSpec,
     )
@@ -344,6 +356,10 @@ if TYPE_CHECKING:
     from harness_core.spec import (
         SessionSpec as SessionSpec,
     )
+    from harness_core.tools.loader import ToolsLoadError as ToolsLoadError
+    from harness_core.tools.loader import load_tools as load_tools
+    from harness_core.tools.tool import Tool as Tool
+    from harness_core.tools.tool import tool as tool
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name as `Any`

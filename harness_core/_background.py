@@ -61,6 +61,8 @@ class JobPlan(BaseModel):
     runs_dir: Path | None = None
     record_wire: bool = False
     offline: OfflinePlan | None = None
+    tools: tuple[str, ...] = ()
+    """Where the worker imports the run's Python tools from (`module:function`, `PATH.py:function`)."""
 
 
 class Launched(BaseModel):

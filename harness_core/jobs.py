@@ -21,7 +21,7 @@ import contextlib
 import math
 import os
 import signal
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from pathlib import Path
 
 import anyio
@@ -47,6 +47,7 @@ from harness_core.store import (
     summarize,
     writer_pid,
 )
+from harness_core.tools.tool import Tool
 
 __all__ = ["Job", "JobNotRunningError", "get", "list_jobs", "start"]
 
@@ -184,23 +185,31 @@ def _decision(value: ApprovalDecision | str) -> ApprovalDecision:
 
 
 async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: str | Path | None = None,
-                record_wire: bool = False, run_id: str | None = None) -> Job:
+                record_wire: bool = False, run_id: str | None = None, tools: Iterable[Tool] | None = None) -> Job:
     """Check `spec` as `open_run` would (provider, options, capabilities, the CLI), start it in a detached worker,
     and return its `Job` once the run's log is open. The worker owns the run: it survives this process, and no
     agent process survives the worker. Approvals (a spec with an approval policy) wait for `Job.approve`,
-    `harness attach` or `harness approve`.
+    `harness attach` or `harness approve`. `tools` (`@tool` functions) are imported again by the worker, from
+    the module or file that defines them (so they must be defined at a module's top level).
 
     Raises (nothing started): what `open_run` raises before it spawns anything; `InvalidSpecError` for an
-    unwritable runs directory or a run id in use.
+    unwritable runs directory, a run id in use, or a tool the worker could not import.
     """
     from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.started import capabilities_of
+    from harness_core._run.tooling import check_tools_for, checked_tools
     from harness_core.plugins import get_host
+    from harness_core.tools.loader import references
 
-    await prepare(spec, provider, get_host())
+    given = checked_tools(tools, spec)
+    refs = references(given)
+    host = get_host()
+    probed = await prepare(spec, provider, host)
+    check_tools_for(probed.name, capabilities_of(probed), given, host.providers_with)
     directory = check_writable(runs_dir)
     plan = JobPlan(spec=spec, run_id=run_id or new_run_id(), provider=provider, runs_dir=directory,
-                   record_wire=record_wire)
+                   record_wire=record_wire, tools=refs)
     with anyio.CancelScope(shield=True):  # a launch cannot be taken back half-way: finish it, then honour a cancel
         started: Launched = await anyio.to_thread.run_sync(launch, plan)
     job = Job(started.run_id, directory, pid=started.pid)

@@ -51,6 +51,7 @@ from harness_core.tooldisplay import (
     classify_command,
     command_display,
     file_change_display,
+    mcp_call_text,
     unwrap_shell,
 )
 from harness_core.transport import ChildProcess
@@ -109,6 +110,7 @@ __all__ = [
     "bounded_tail",
     "classify_command",
     "command_display",
+    "mcp_call_text",
     "file_change_display",
     "unwrap_shell",
 ]

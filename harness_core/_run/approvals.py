@@ -46,8 +46,11 @@ class ApprovalBroker:
     """Decides and resolves the approval requests of one run (`RunContext.request_approval`)."""
 
     def __init__(self, *, spec: AgentRunSpec, host: PluginHost, approver: Approver | None, pipe: EventPipe,
-                 state: RunState, log: BoundLogger) -> None:
+                 state: RunState, log: BoundLogger,
+                 runner_decides: Callable[[ApprovalRequested], tuple[ApprovalDecision, str] | None] | None = None,
+                 ) -> None:
         self._spec = spec
+        self._runner_decides = runner_decides
         self._host = host
         self._approver = approver
         self._pipe = pipe
@@ -114,6 +117,9 @@ class ApprovalBroker:
             await self._pipe.publish(resolved)
 
     async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
+        ruled = self._runner_decides(request) if self._runner_decides is not None else None
+        if ruled is not None:  # a tool filter Harness enforces (`tool_policy`): before anyone is asked
+            return ruled[0], "runner", ruled[1]
         if self._approver is not None:
             try:
                 outcome = self._approver(request)

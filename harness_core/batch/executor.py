@@ -53,6 +53,9 @@ class TaskAttempt:
     scenario: Scenario | None = None
     """Offline: what the scripted model plays (the executor starts the provider's backend where it plays)."""
     record_wire: bool = False
+    tools: tuple[str, ...] = ()
+    """The Python tools of the run, by reference (`module:function`, `PATH.py:function`): imported again where
+    the attempt plays (`harness_core.tools.loader.load_all`)."""
 
 
 class ExecutorOptions(BaseModel):

@@ -23,6 +23,7 @@ from harness_core.events import EVENT_ADAPTER, Done, ErrorInfo, HarnessResult, R
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
+from harness_core.tools.loader import load_all
 
 __all__ = ["LocalExecutor", "play_attempt"]
 
@@ -56,8 +57,9 @@ def _played_spec(attempt: TaskAttempt, host: PluginHost | None) -> Iterator[Agen
 async def _play(spec: AgentRunSpec, attempt: TaskAttempt, interrupted: anyio.Event, *, host: PluginHost | None,
                 runs_dir: Path, on_line: Callable[[bytes], None] | None) -> HarnessResult:
     try:
+        tools = load_all(attempt.tools)  # imported again here, where the attempt plays (a Ray node too)
         async with open_run(spec, attempt.provider, run_id=attempt.run_id, runs_dir=runs_dir, host=host,
-                            record_wire=attempt.record_wire) as live:
+                            record_wire=attempt.record_wire, tools=tools) as live:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_interrupt_when, interrupted, live.interrupt)
                 take = live.share_log_lines() if on_line is not None else None

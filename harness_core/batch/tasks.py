@@ -230,6 +230,24 @@ def _task(text: str, *, offline: bool, check_provider: ProviderCheck | None
     return BatchTask(task_id, spec, provider, scenarios, own.get("ref")), task_id, said
 
 
+def with_tool_fields(task: BatchTask, fields: Mapping[str, Any]) -> BatchTask:
+    """`task` with the batch's tool flags (`mcp_servers`, `attachments`, `strict_attachments`, `allowed_tools`,
+    `disallowed_tools`) under its own: a server its line names the same is the line's; the rest the line does not
+    set."""
+    spec = task.spec
+    update: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key == "mcp_servers":
+            own = {server.name for server in spec.mcp_servers}
+            update[key] = (*spec.mcp_servers, *(s for s in value if s["name"] not in own))
+        elif key not in spec.model_fields_set:
+            update[key] = value
+    if not update:
+        return task
+    merged = AgentRunSpec.model_validate({**spec.model_dump(exclude_unset=False), **update})
+    return dataclasses.replace(task, spec=merged)
+
+
 def _scenarios(value: Any) -> tuple[Scenario, ...]:
     items = value if isinstance(value, list) else [value]
     if not items:

@@ -20,6 +20,8 @@ from harness_core.cli._complete import complete_provider, complete_scenario
 from harness_core.cli._numbers import Number
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
+from harness_core.cli._tool_flags import tool_flag_options
+from harness_core.cli._tool_refs import TOOLS_OPTION, load_cli_tools
 
 if TYPE_CHECKING:
     from harness_core.batch import Batch
@@ -84,12 +86,15 @@ def default_results(tasks: str) -> Path | None:
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
 @click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
+@TOOLS_OPTION
+@tool_flag_options
 @harness_command
 def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
-          as_json: bool, verbose: bool) -> None:
+          as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
+          tool_refs: tuple[str, ...] = ()) -> None:
     """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
     unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
 
@@ -124,11 +129,17 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
         loaded, early = load_tasks(tasks, offline=offline, check_provider=check), []
     except TaskFileError as exc:  # checked further with the good lines: every problem is said in one go
         loaded, early = exc.tasks, exc.problems
+    tools = load_cli_tools(tool_refs)  # runs the user's module here once; each attempt imports it again
+    if spec_fields:  # the tool flags: for every task, under what its own line sets
+        from harness_core.batch.tasks import with_tool_fields
+
+        loaded = [with_tool_fields(task, spec_fields) for task in loaded]
     plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
     job = Batch(loaded, host=host, provider=provider, concurrency=concurrency, executor=engine,
                 executor_options=options, runs_dir=runs_dir, results=results, retry=retry,
                 retry_backoff=retry_backoff, offline=offline, scenario=scenario, worktrees=plan, patches=patches,
-                keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed)
+                keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed,
+                tools=tools)
     source = "<stdin>" if tasks == "-" else tasks
     sys.exit(run_async(_play, job, results, patches, as_json, verbose, source, early))
 

@@ -29,6 +29,7 @@ from harness_core import (
     HarnessResult,
     LiveRun,
     RunStatus,
+    Tool,
     exit_status_for_code,
     open_run,
 )
@@ -66,6 +67,8 @@ class RunRequest:
     """`--output-last-message FILE`: also write the final answer there (only when the run succeeds)."""
     diff: bool = False
     """`--diff`: after the answer, the diff of the files the run changed (as its log recorded it), on stdout."""
+    tools: tuple[Tool, ...] = ()
+    """`--tools`: the Python tools the agent may call (loaded)."""
 
 
 def exit_status_for(result: HarnessResult | None) -> int:
@@ -93,7 +96,7 @@ async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -
     approver = terminal_approver(renderer) if request.interactive else None
     live: LiveRun | None = None
     started = open_run(request.spec, request.provider, approver=approver, runs_dir=request.runs_dir,
-                       record_wire=request.record_wire)
+                       record_wire=request.record_wire, tools=request.tools)
     with anyio.CancelScope() as hard_stop:
         async with started as live, anyio.create_task_group() as tg:
             tg.start_soon(watch_signals, live, renderer, hard_stop)

@@ -31,9 +31,11 @@ from harness_core._answers import AnswersFile, answers_path
 from harness_core._background import JobPlan, error_line, pid_line, ready_line
 from harness_core.cli._live import exit_status_for, watch_signals
 from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED
+from harness_core.mcp import server_secrets
 from harness_core.plugins import get_host
 from harness_core.redaction import RunSecrets
 from harness_core.store import WORKER_LOG_SUFFIX, open_run_file, resolve_runs_dir
+from harness_core.tools.loader import load_all
 
 __all__ = ["serve"]
 
@@ -118,9 +120,11 @@ async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, start
 async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter, answers: AnswersFile,
                  directory: Path, *, stale_answers: bool) -> int:
     hard_stop = anyio.CancelScope()
+    tools = load_all(plan.tools)  # the same module the starter loaded, imported again here (raises before the run)
     with hard_stop:
         async with open_run(spec, plan.provider, approver=_approver(answers, spec), runs_dir=directory,
-                            record_wire=plan.record_wire, run_id=plan.run_id) as live, anyio.create_task_group() as tg:
+                            record_wire=plan.record_wire, run_id=plan.run_id,
+                            tools=tools) as live, anyio.create_task_group() as tg:
             assert live.log_path is not None
             if stale_answers:
                 answers.clear()
@@ -163,7 +167,8 @@ def _worker_log(path: Path, spec: AgentRunSpec, provider: str | None) -> Iterato
         secret_flags, public_env = info.secret_flags, info.public_env
     except HarnessError:
         secret_flags, public_env = frozenset(), frozenset()
-    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags, public_env=public_env)
+    secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=secret_flags,
+                                public_env=public_env).with_values(server_secrets(spec.mcp_servers))
     read_end, write_end = os.pipe()
     sys.stderr.flush()
     os.dup2(write_end, 2)

@@ -7,6 +7,7 @@ beyond loopback.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,11 +44,25 @@ DEFAULT_SCENARIO = "tools"
 
 
 def scenario_named(name: str) -> Scenario:
+    """The scenario `name` names, or the one it writes inline (JSON starting with `{`, as batch tasks take it).
+
+    Raises:
+        InvalidSpecError: no scenario has that name, or the inline scenario does not describe one (saying why).
+    """
+    if name.lstrip().startswith("{"):
+        from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
+
+        try:
+            return scenario_from_json(json.loads(name))
+        except ValueError as exc:  # a JSON error, or a ScenarioSyntaxError
+            what = "" if isinstance(exc, ScenarioSyntaxError) else "not JSON: "
+            raise InvalidSpecError(f"inline scenario: {what}{exc}") from None
     try:
         return SCENARIOS[name]
     except KeyError:
         raise InvalidSpecError(
-            f"no offline scenario named {name!r}; choose one of: {', '.join(SCENARIOS)}"
+            f"no offline scenario named {name!r}; choose one of: {', '.join(SCENARIOS)}, or write one inline: "
+            '{"steps": [{"say": "hello"}]}'
         ) from None
 
 

@@ -13,7 +13,9 @@ wire format. One step is a one-key object naming the step, with the step's other
                {"say": "Edited notes.txt."}]}
 
 `{"fail": 429}` (with `message`), `{"stall": 3600}` and `{"take_long": 2.5}` inject faults as the named
-scenarios do. `scenario_to_json` writes the same form, so a `Scenario` round-trips.
+scenarios do. `{"mcp": {"server": "harness", "tool": "add", "args": {"a": 2, "b": 3}}}` calls an MCP tool (a
+`say` after it may hold `{tool_result}`), `{"report_attachments": true}` says what attachments arrived.
+`scenario_to_json` writes the same form, so a `Scenario` round-trips.
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ from typing import Any
 
 from harness_core.offline.scenarios import (
     SCENARIOS,
+    TOOL_RESULT,
+    CallMcpTool,
     EditFile,
     Expected,
     Fail,
     ReadFile,
+    ReportAttachments,
     RunCommand,
     Say,
     Scenario,
@@ -55,6 +60,8 @@ _KINDS: dict[str, tuple[type[Any], str]] = {
     "fail": (Fail, "status"),
     "stall": (Stall, "seconds"),
     "take_long": (TakeLong, "seconds"),
+    "mcp": (CallMcpTool, "tool"),
+    "report_attachments": (ReportAttachments, "chunks"),
 }
 _KEY_OF = {cls: (key, first) for key, (cls, first) in _KINDS.items()}
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -62,7 +69,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "output": (str,), "message": (str,), "exit_code": (int,), "status": (int,), "chunks": (int,),
     "seconds": (int, float), "delay": (int, float),
 }
-_ENDINGS = (Say, Fail, Stall)
+_ENDINGS = (Say, Fail, Stall, ReportAttachments)
+_MCP_FIELDS = {"server": str, "tool": str, "args": Mapping, "output": str}
 
 
 class ScenarioSyntaxError(ValueError):
@@ -118,6 +126,13 @@ def scenario_to_json(scenario: Scenario) -> dict[str, Any]:
     """`scenario` in the form `scenario_from_json` reads (fields left at their defaults are left out)."""
     steps: list[dict[str, Any]] = []
     for step in scenario.steps:
+        if isinstance(step, CallMcpTool):
+            call: dict[str, Any] = {"server": step.server, "tool": step.tool, "args": dict(step.args)}
+            steps.append({"mcp": {**call, **({"output": step.output} if step.output else {})}})
+            continue
+        if isinstance(step, ReportAttachments):
+            steps.append({"report_attachments": True})
+            continue
         key, first = _KEY_OF[type(step)]
         entry: dict[str, Any] = {key: getattr(step, first)}
         for f in fields(step):
@@ -139,6 +154,12 @@ def _step(raw: Any, index: int) -> Step:
     if len(kinds) != 1:
         raise ScenarioSyntaxError(f"step {index}: name exactly one kind of step ({', '.join(_KINDS)}); got "
                                   f"{', '.join(map(repr, raw)) or 'nothing'}")
+    if kinds[0] == "mcp":
+        return _mcp_step(raw, index)
+    if kinds[0] == "report_attachments":
+        if raw != {"report_attachments": True}:
+            raise ScenarioSyntaxError(f'step {index}: write it {{"report_attachments": true}}, with nothing else')
+        return ReportAttachments()
     cls, first = _KINDS[kinds[0]]
     known = {f.name for f in fields(cls)}
     values = {first: raw[kinds[0]], **{k: v for k, v in raw.items() if k != kinds[0]}}
@@ -158,6 +179,24 @@ def _step(raw: Any, index: int) -> Step:
     return step
 
 
+def _mcp_step(raw: Mapping[str, Any], index: int) -> CallMcpTool:
+    call = raw["mcp"]
+    example = '{"mcp": {"server": "harness", "tool": "add", "args": {"a": 2, "b": 3}}}'
+    if len(raw) != 1 or not isinstance(call, Mapping):
+        raise ScenarioSyntaxError(f"step {index} (mcp): the call is one object, e.g. {example}")
+    unknown = sorted(set(call) - set(_MCP_FIELDS))
+    if unknown:
+        raise ScenarioSyntaxError(f"step {index} (mcp): unknown field(s) {', '.join(map(repr, unknown))}; it takes "
+                                  "server, tool, args and output")
+    for key, wanted in _MCP_FIELDS.items():
+        if key in call and not isinstance(call[key], wanted):
+            kind = "an object" if wanted is Mapping else "text"
+            raise ScenarioSyntaxError(f"step {index} (mcp): `{key}` must be {kind}, not {call[key]!r}")
+    if not call.get("server") or not call.get("tool"):
+        raise ScenarioSyntaxError(f"step {index} (mcp): name the `server` and the `tool`, e.g. {example}")
+    return CallMcpTool(call["server"], call["tool"], dict(call.get("args", {})), call.get("output", ""))
+
+
 def _expected(steps: tuple[Step, ...]) -> Expected:
     last = steps[-1]
     if isinstance(last, Fail):
@@ -165,5 +204,7 @@ def _expected(steps: tuple[Step, ...]) -> Expected:
         return Expected(status="failed", error_code=code)
     if isinstance(last, Stall):
         return Expected(status="failed", error_code="idle_timeout")
+    if isinstance(last, ReportAttachments):
+        return Expected()
     assert isinstance(last, Say)
-    return Expected(final_text=last.text)
+    return Expected(final_text=last.text if TOOL_RESULT not in last.text else None)

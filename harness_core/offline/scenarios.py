@@ -12,6 +12,7 @@ Pure data (plus `apply_file_step`, which fakes use to make file steps real): imp
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -21,6 +22,9 @@ from harness_core._facade import missing_name
 __all__ = [
     "apply_file_step",
     "command_sleep",
+    "CallMcpTool",
+    "ReportAttachments",
+    "TOOL_RESULT",
     "EditFile",
     "Expected",
     "ExpectedTool",
@@ -114,6 +118,30 @@ class TakeLong:
     seconds: float
 
 
+@dataclass(frozen=True)
+class CallMcpTool:
+    """The model calls tool `tool` of MCP server `server` with `args`: the backend finds the tool in the request's
+    tool list whatever the agent prefixes it with (`mcp__harness__add`, `harness__add`, `add`, ...). Fakes report
+    `output`; a real CLI calls the server. The next `Say` may quote the result the model saw (`TOOL_RESULT`)."""
+
+    server: str
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    output: str = ""
+
+
+@dataclass(frozen=True)
+class ReportAttachments:
+    """The model answers with one line per attachment its request carried (`image/png 1234 bytes`), or `no
+    attachments`: what a test reads to prove an image or a file arrived, exactly."""
+
+    chunks: int = 1
+
+
+TOOL_RESULT = "{tool_result}"
+"""In a `Say`'s text: the text of the last tool result the model received (in the request it answers)."""
+
+
 _SLEEP = re.compile(r"(?:^|[;&|]\s*)sleep\s+(\d+(?:\.\d+)?)\s*(?:$|[;&|])")
 
 
@@ -142,7 +170,8 @@ def apply_file_step(step: ReadFile | WriteFile | EditFile, cwd: str | Path, *, r
     return ""
 
 
-Step = Union[Say, Think, RunCommand, ReadFile, WriteFile, EditFile, Fail, Stall, TakeLong]
+Step = Union[Say, Think, RunCommand, ReadFile, WriteFile, EditFile, CallMcpTool, ReportAttachments, Fail, Stall,
+             TakeLong]
 
 
 @dataclass(frozen=True)
@@ -248,6 +277,28 @@ SCENARIOS: dict[str, Scenario] = {
             (Say("a slow answer " * 20, chunks=40, delay=1.0),),
             Expected(status="interrupted"),
             description="The model streams a long answer over 40 s, for trying Ctrl-C while it speaks.",
+        ),
+        Scenario(
+            "tools_mcp",
+            (CallMcpTool("harness", "add", {"a": 2, "b": 3}, output="5"), Say(f"The tool said {TOOL_RESULT}.")),
+            Expected(final_text="The tool said 5.", tools=(ExpectedTool("mcp"),)),
+            description="Calls the Python tool `add(a=2, b=3)` of the `harness` MCP server (--tools "
+                        "examples/tools.py), then says the result it received.",
+        ),
+        Scenario(
+            "tools_echo",
+            (CallMcpTool("everything", "echo", {"message": "harness-echo"}, output="Echo: harness-echo"),
+             Say(f"The server said {TOOL_RESULT}.")),
+            Expected(final_text="The server said Echo: harness-echo.", tools=(ExpectedTool("mcp"),)),
+            description="Calls `echo` of the MCP server `everything` (--mcp-server everything=mcp-server-everything), "
+                        "then says the result it received.",
+        ),
+        Scenario(
+            "attachments",
+            (ReportAttachments(),),
+            Expected(),
+            description="Says what attachments its request carried, one line each (`image/png 1234 bytes`); try -i "
+                        "FILE.",
         ),
         Scenario(  # a JSON answer, for `output_schema` (the contract's structured-output check)
             "json",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
@@ -197,7 +197,8 @@ class ContractBase:
 
     @pytest.fixture(params=["asyncio", "trio"])
     def anyio_backend(self, request: pytest.FixtureRequest) -> str:
-        """Every contract test runs under asyncio and trio: providers must be anyio-clean."""
+        """Every contract test runs under asyncio and trio: providers must be anyio-clean (with `--harness-real`, trio
+        only for `pytest_plugin.REAL_UNDER_TRIO`: the plugin deselects the others)."""
         return str(request.param)
 
     @pytest.fixture
@@ -247,7 +248,8 @@ class ContractBase:
 
         async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
                        on_event: Callable[[HarnessEvent, Any], None] | None = None, record_wire: bool = False,
-                       check_secrets: bool = True, **spec_fields: Any) -> Played:
+                       check_secrets: bool = True, run_options: Mapping[str, Any] | None = None,
+                       **spec_fields: Any) -> Played:
             scenario = SCENARIOS[name]
             workspace = tmp_path / "ws"
             state = tmp_path / "state"
@@ -273,7 +275,7 @@ class ContractBase:
                 with anyio.move_on_after(self.run_deadline) as deadline:
                     async with dog.watching(), open_run(spec, self.provider_name, host=self._provider_host(),
                                                         runs_dir=tmp_path / "runs", approver=approver,
-                                                        record_wire=record_wire) as live:
+                                                        record_wire=record_wire, **(run_options or {})) as live:
                         dog.stop = live.stop
                         async for event in live:
                             events.append(event)
@@ -286,7 +288,8 @@ class ContractBase:
             backend = setup.backend
             requests = list(backend.requests) if isinstance(backend, ScriptedBackend) else None
             played = Played(events, live.result, live.log_path or Path(), workspace, requests,
-                            tuple(secrets_of(spec.env, os.environ)))
+                            tuple(secrets_of(spec.env, os.environ)),
+                            tuple(backend.tool_results) if isinstance(backend, ScriptedBackend) else None)
             if check_secrets:
                 assert_no_secrets_in_events(played.events, played.secrets)
                 assert_no_secrets_in_files(written_files(self._runs_dir), played.secrets)

@@ -40,7 +40,15 @@ from harness_core.offline.backends.dialects import (
     apply_patch_text,
 )
 from harness_core.offline.backends.gemini import GeminiBackend, GeminiDialect, schema_instance
-from harness_core.offline.backends.http import FINISHED_TEXT, Exchange, Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.offline.backends.http import (
+    FINISHED_TEXT,
+    Exchange,
+    Handler,
+    McpCall,
+    ScriptedBackend,
+    Turn,
+    split_chunks,
+)
 from harness_core.offline.backends.messages import SIDE_TEXT, MessagesBackend
 from harness_core.offline.backends.responses import ResponsesBackend
 
@@ -68,6 +76,7 @@ __all__ = [
     "FINISHED_TEXT",
     "Exchange",
     "Handler",
+    "McpCall",
     "ScriptedBackend",
     "Turn",
     "split_chunks",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
@@ -26,9 +27,12 @@ from typing import Any, ClassVar
 from harness_core.offline.backends.dialects import TOOL_STEPS, FunctionCall, ToolStep
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
 from harness_core.offline.backends.messages import SIDE_TEXT
+from harness_core.offline.mcp_calls import McpCall, base64_size, data_url_type, texts_in
 from harness_core.offline.scenarios import EditFile, Fail, ReadFile, RunCommand, Say, Scenario, Stall, WriteFile
 
 __all__ = ["ChatCompletionsBackend", "ChatDialect"]
+
+_DEFERRED_LINE = re.compile(r'^- "([^"\s]+)":', re.MULTILINE)
 
 _JSON = dict[str, Any]
 
@@ -97,6 +101,27 @@ class ChatDialect:
         without consuming one. Default: every such call is a turn."""
         return True
 
+    def deferred_tools(self, body: Mapping[str, Any]) -> list[str]:
+        """The tools a request names as deferred: by default the `- "NAME": "description"` lines of a text that
+        speaks of `tool_search` (an agent that lists MCP tools so, reached through `tool_search` and `tool_call`)."""
+        names: list[str] = []
+        for message in body.get("messages") or []:
+            content = message.get("content") if isinstance(message, Mapping) else None
+            for part in content if isinstance(content, list) else [content]:
+                text = part.get("text") if isinstance(part, Mapping) else part
+                if isinstance(text, str) and "tool_search" in text:
+                    names += _DEFERRED_LINE.findall(text)
+        return names
+
+    def tool_search(self, name: str) -> FunctionCall:
+        """The call that shows deferred tool `name`'s schema: by default `tool_search` with `select:NAME`."""
+        return FunctionCall("tool_search", {"query": f"select:{name}", "max_results": 1})
+
+    def deferred_call(self, name: str, arguments: Mapping[str, Any]) -> FunctionCall:
+        """The call of deferred tool `name` the request does not declare: by default through the bridge tool
+        `tool_call` (`{"name": NAME, "arguments": {...}}`)."""
+        return FunctionCall("tool_call", {"name": name, "arguments": dict(arguments)})
+
     def side_reply(self, body: Mapping[str, Any]) -> str | FunctionCall:
         """What answers a side call: assistant text, or one function call (an agent whose side calls force a
         tool to get structured output). Default: the text `SIDE_TEXT`, short and plausible as a title."""
@@ -155,11 +180,53 @@ class ChatCompletionsBackend(ScriptedBackend):
             return 0
         return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "user")
 
+    def tool_names_in(self, body: _JSON) -> list[str]:
+        """The `function.name` of each of the request's `tools`."""
+        tools = body.get("tools")
+        return [str(t["function"]["name"]) for t in tools if isinstance(t, dict) and isinstance(t.get("function"), dict)
+                and t["function"].get("name")] if isinstance(tools, list) else []
+
+    def tool_results_in(self, body: _JSON) -> list[str]:
+        """The `content` of each `tool` message."""
+        messages = body.get("messages")
+        return [texts_in(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "tool"] \
+            if isinstance(messages, list) else []
+
+    def deferred_tools_in(self, body: _JSON) -> list[str]:
+        """The dialect's `deferred_tools` of the request."""
+        return self.dialect.deferred_tools(body)
+
+    def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
+        """The dialect's `tool_search` call, when the request offers that tool."""
+        call = self.dialect.tool_search(name)
+        return (call.name, dict(call.arguments)) if call.name in self.tool_names_in(body) else None
+
+    def deferred_call(self, body: _JSON, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The dialect's `deferred_call`, when the request offers its bridge tool (else by the tool's name)."""
+        call = self.dialect.deferred_call(name, arguments)
+        return (call.name, dict(call.arguments)) if call.name in self.tool_names_in(body) else (name, arguments)
+
+    def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
+        """Each `image_url` / `file` part of the user messages (a `data:` URL)."""
+        found: list[tuple[str, int]] = []
+        for message in body.get("messages") or []:
+            content = message.get("content") if isinstance(message, dict) and message.get("role") == "user" else None
+            for part in content if isinstance(content, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                inner = part.get("image_url") if part.get("type") == "image_url" else \
+                    part.get("file") if part.get("type") == "file" else None
+                url = inner.get("url") or inner.get("file_data") if isinstance(inner, dict) else None
+                if isinstance(url, str):
+                    found.append((data_url_type(url), base64_size(url) if url.startswith("data:") else -1))
+        return found
+
     # -- answering -------------------------------------------------------------------------------------
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
         step = turn.step
-        calls = [self.dialect.tool_call(step, self._cwd_for(body))] if isinstance(step, TOOL_STEPS) else []
+        calls = [FunctionCall(step.name, step.arguments)] if isinstance(step, McpCall) else \
+            [self.dialect.tool_call(step, self._cwd_for(body))] if isinstance(step, TOOL_STEPS) else []
         self._answer(http, turn, body, calls, f"{turn.index:04d}")
 
     def _answer_side_call(self, http: Handler, body: _JSON) -> None:

@@ -18,6 +18,7 @@ agent does differently:
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ __all__ = [
     "apply_patch_text",
 ]
 
+_ONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.:/-]*")
 ToolStep = Union[RunCommand, ReadFile, WriteFile, EditFile]
 """A scenario step that the model plays as one tool call."""
 TOOL_STEPS = (RunCommand, ReadFile, WriteFile, EditFile)
@@ -189,6 +191,24 @@ class MessagesDialect:
         """The working directory the agent states in a request (its system prompt, say), if it states one.
         Asked only while the backend knows none. Default: None (paths stay relative)."""
         return None
+
+    def deferred_tools(self, body: Mapping[str, Any]) -> list[str]:
+        """The tools a request names as deferred, not offered until loaded through `tool_search`: by default the
+        lines that are one name each in a text block that speaks of the `ToolSearch` tool (an agent that lists its
+        MCP tools so, to load their schemas on demand)."""
+        texts: list[str] = []
+        system = body.get("system")
+        for source in (system if isinstance(system, list) else [system]), *(
+                m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)):
+            for block in source if isinstance(source, list) else [source]:
+                text = block.get("text") if isinstance(block, dict) else block
+                if isinstance(text, str) and "ToolSearch" in text:
+                    texts.append(text)
+        return [line.strip() for text in texts for line in text.splitlines() if _ONE_NAME.fullmatch(line.strip())]
+
+    def tool_search(self, name: str) -> tuple[str, dict[str, Any]] | None:
+        """The call that loads deferred tool `name`: by default `ToolSearch` with `select:NAME`."""
+        return "ToolSearch", {"query": f"select:{name}", "max_results": 1}
 
     def is_turn(self, body: Mapping[str, Any]) -> bool:
         """Whether a `POST /v1/messages` with this body is a turn of the agent loop (it plays the next scenario

@@ -28,9 +28,12 @@ from typing import Any, ClassVar
 from harness_core.offline.backends.dialects import TOOL_STEPS, FunctionCall, ToolStep
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
 from harness_core.offline.backends.messages import SIDE_TEXT
+from harness_core.offline.mcp_calls import McpCall, base64_size, texts_in
 from harness_core.offline.scenarios import EditFile, Fail, ReadFile, RunCommand, Say, Scenario, Stall, WriteFile
 
 __all__ = ["GeminiBackend", "GeminiDialect", "schema_instance"]
+
+_ENVELOPE = re.compile(r"<([a-z_]+)>\n(.*)\n</\1>", re.DOTALL)
 
 _JSON = dict[str, Any]
 
@@ -108,6 +111,13 @@ class GeminiDialect:
 
     def run_command(self, step: RunCommand, cwd: str | None) -> FunctionCall:
         return FunctionCall("run_command", {"command": step.command})
+
+    def tool_result_text(self, response: Any) -> str:
+        """The text of a `functionResponse.response`: its `output` (or content texts), without the one envelope
+        an agent may mark a tool's output with (`<untrusted_context>\n…\n</untrusted_context>`)."""
+        text = texts_in(response)
+        found = _ENVELOPE.fullmatch(text)
+        return found.group(2) if found else text
 
     def read_file(self, step: ReadFile, cwd: str | None) -> FunctionCall:
         return FunctionCall("read_file", {"path": self.path(step.path, cwd)})
@@ -205,6 +215,24 @@ class GeminiBackend(ScriptedBackend):
         return sum(1 for content in contents if isinstance(content, dict) and content.get("role", "user") == "user"
                    and not _has_function_response(content.get("parts")))
 
+    def tool_names_in(self, body: _JSON) -> list[str]:
+        """The `name` of each of the `functionDeclarations` of the request's `tools`."""
+        names: list[str] = []
+        for tool in body.get("tools") or []:
+            declared = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+            names += [str(d["name"]) for d in declared or [] if isinstance(d, dict) and d.get("name")]
+        return names
+
+    def tool_results_in(self, body: _JSON) -> list[str]:
+        """The `response` of each `functionResponse` part of the `contents`."""
+        return [self.dialect.tool_result_text(part["functionResponse"].get("response"))
+                for part in _parts_of(body, None) if isinstance(part.get("functionResponse"), dict)]
+
+    def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
+        """Each `inlineData` part of the user contents: its `mimeType` and decoded size."""
+        return [(str(part["inlineData"].get("mimeType")), base64_size(str(part["inlineData"].get("data") or "")))
+                for part in _parts_of(body, "user") if isinstance(part.get("inlineData"), dict)]
+
     # -- answering -------------------------------------------------------------------------------------
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
@@ -240,6 +268,8 @@ class GeminiBackend(ScriptedBackend):
         step = turn.step
         if isinstance(step, Say):
             parts.append({"text": step.text})
+        elif isinstance(step, McpCall):
+            parts.append({"functionCall": {"name": step.name, "args": dict(step.arguments)}})
         elif isinstance(step, TOOL_STEPS):
             call = self.dialect.function_call(step, self._cwd_for(body))
             parts.append({"functionCall": {"name": call.name, "args": dict(call.arguments)}})
@@ -288,6 +318,16 @@ class GeminiBackend(ScriptedBackend):
 
 def _error(status: int, message: str) -> _JSON:
     return {"error": {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN")}}
+
+
+def _parts_of(body: _JSON, role: str | None) -> list[_JSON]:
+    """The parts of the request's `contents` (of `role`'s only, unless None), in order."""
+    parts: list[_JSON] = []
+    for content in body.get("contents") or []:
+        if isinstance(content, dict) and (role is None or content.get("role", "user") == role):
+            found = content.get("parts")
+            parts.extend(p for p in found if isinstance(p, dict)) if isinstance(found, list) else None
+    return parts
 
 
 def _has_function_response(parts: Any) -> bool:

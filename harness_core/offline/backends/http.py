@@ -16,6 +16,7 @@ the listen backlog until `start()`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import threading
@@ -25,9 +26,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar
 
-from harness_core.offline.scenarios import Fail, Say, Scenario, Stall, Step, TakeLong, Think
+from harness_core.offline.mcp_calls import McpCall, attachment_lines, find_mcp_tool
+from harness_core.offline.scenarios import (
+    TOOL_RESULT,
+    CallMcpTool,
+    Fail,
+    ReportAttachments,
+    Say,
+    Scenario,
+    Stall,
+    Step,
+    TakeLong,
+    Think,
+)
 
-__all__ = ["FINISHED_TEXT", "Exchange", "Handler", "ScriptedBackend", "Turn", "split_chunks"]
+__all__ = ["FINISHED_TEXT", "Exchange", "Handler", "McpCall", "ScriptedBackend", "Turn", "split_chunks"]
 
 FINISHED_TEXT = "(scenario finished)"
 """What a backend says once the scenario's steps are exhausted, so a CLI never hangs waiting."""
@@ -40,14 +53,16 @@ class Turn:
     """One model response to play: the reasoning that precedes it and the step itself.
 
     `step` is never a `Think` or a `TakeLong` (those are folded into `thinks` and `delay`): it is a `Say`, a
-    tool step, a `Fail` or a `Stall`, and `answer_turn` renders it in the API's wire format.
+    tool step, a `Fail` or a `Stall`, and `answer_turn` renders it in the API's wire format. By then a
+    `CallMcpTool` is an `McpCall` (the tool's name as the request lists it), a `ReportAttachments` a `Say`, and
+    a `Say`'s `{tool_result}` the text of the last tool result in the request.
     """
 
     index: int
     """0-based count of turn requests answered before this one (drives deterministic ids and usage)."""
     thinks: tuple[str, ...]
     """The texts of the `Think` steps just before `step`: reasoning that opens the same response."""
-    step: Step
+    step: Step | McpCall
     delay: float = 0.0
     """Seconds to wait (interruptibly) before answering: the sum of the `TakeLong` steps before it."""
 
@@ -112,6 +127,10 @@ class ScriptedBackend:
         """Parsed JSON bodies of the turn requests received, in order."""
         self.exchanges: list[Exchange] = []
         """Every request received (turns and side requests), in order."""
+        self.tool_results: list[str] = []
+        """The text of the tool result each turn request after an MCP tool call carried, in order."""
+        self._after_mcp_call = False
+        self._searched: set[str] = set()
         self._listeners: list[Callable[[Exchange], None]] = []
         self._cursor = 0
         self._turns = 0
@@ -241,7 +260,87 @@ class ScriptedBackend:
                     self._cursor = 0
                 self._prompts = prompts
 
+    def _resolved(self, turn: Turn, body: _JSON) -> Turn:
+        """`turn` with its step made playable against this request: an MCP call named as the request lists the
+        tool (an HTTP 400 saying why when it cannot be found), attachments reported, `{tool_result}` filled in."""
+        results = self.tool_results_in(body)
+        with self._lock:
+            if self._after_mcp_call:
+                self.tool_results.append(results[-1] if results else "")
+            self._after_mcp_call = isinstance(turn.step, CallMcpTool)
+        step = turn.step
+        if isinstance(step, CallMcpTool):
+            try:
+                name = find_mcp_tool(self.tool_names_in(body), step.server, step.tool)
+            except LookupError as exc:
+                found = self._deferred(body, step, exc)
+                if isinstance(found, Fail):
+                    return dataclasses.replace(turn, step=found)
+                name, search = found
+                if search is not None:  # load the tool first, then play this step again: the call itself
+                    with self._lock:
+                        self._cursor -= 1
+                        self._after_mcp_call = False
+                    return dataclasses.replace(turn, step=McpCall(search[0], search[1], step, search=True))
+                if name not in self.tool_names_in(body):  # still hidden: through the agent's bridge, if it has one
+                    via, arguments = self.deferred_call(body, name, dict(step.args))
+                    return dataclasses.replace(turn, step=McpCall(via, arguments, step))
+            return dataclasses.replace(turn, step=McpCall(name, dict(step.args), step))
+        if isinstance(step, ReportAttachments):
+            return dataclasses.replace(turn, step=Say(attachment_lines(self.attachments_in(body)), chunks=step.chunks))
+        if isinstance(step, Say) and TOOL_RESULT in step.text:
+            said = step.text.replace(TOOL_RESULT, results[-1] if results else "(no tool result)")
+            return dataclasses.replace(turn, step=dataclasses.replace(step, text=said))
+        return turn
+
+    def _deferred(self, body: _JSON, step: CallMcpTool,
+                  missing: LookupError) -> Fail | tuple[str, tuple[str, dict[str, Any]] | None]:
+        """A tool the request does not list but names as deferred (loaded through the agent's tool search): its
+        name and the search call that loads it (None once searched), or the `Fail` saying it is not there."""
+        deferred = self.deferred_tools_in(body)  # names, or namespaces (`mcp__server`) whose tools are not listed
+        try:
+            name = find_mcp_tool([*deferred, *(f"{d}__{step.tool}" for d in deferred)], step.server, step.tool)
+        except LookupError:
+            return Fail(400, str(missing))
+        with self._lock:
+            if name in self._searched:
+                return name, None
+            self._searched.add(name)
+        search = self.tool_search(body, name)
+        return (name, search) if search is not None else Fail(400, str(missing))
+
     # -- subclass interface ----------------------------------------------------------------------------
+
+    def deferred_tools_in(self, body: _JSON) -> list[str]:
+        """The tools a turn request names without offering them yet (an agent that defers its tools behind a tool
+        search), or the namespaces whose tools it defers (`mcp__server`: its tool `t` is `mcp__server__t`);
+        subclasses read them in their API's shape (default: none)."""
+        return []
+
+    def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
+        """The call (tool name, arguments) that loads deferred tool `name` through the agent's tool search, or
+        None when the agent has none (default)."""
+        return None
+
+    def deferred_call(self, body: _JSON, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The call of deferred tool `name` once searched, when the request still does not list it (default: by
+        its name; an agent that calls hidden tools through a bridge tool names the bridge)."""
+        return name, arguments
+
+    def tool_names_in(self, body: _JSON) -> list[str]:
+        """The names of the tools a turn request offers the model, as the agent spells them (for MCP calls);
+        subclasses read them in their API's shape (default: none)."""
+        return []
+
+    def tool_results_in(self, body: _JSON) -> list[str]:
+        """The texts of the tool results a turn request carries, in conversation order (for `{tool_result}`);
+        subclasses read them in their API's shape (default: none)."""
+        return []
+
+    def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
+        """The media type and size in bytes of each image or file the user's messages of a turn request carry
+        (for `ReportAttachments`); subclasses read them in their API's shape (default: none)."""
+        return []
 
     def prompts_in(self, body: _JSON) -> int:
         """How many user prompts the conversation in this turn request holds (for `replay_each_prompt`);
@@ -302,7 +401,7 @@ class ScriptedBackend:
         if turn and body is not None:
             if self.replay_each_prompt:
                 self._rewind_on_new_prompt(body)
-            step = self.next_turn()
+            step = self._resolved(self.next_turn(), body)
             if self.wait(step.delay):
                 http.close_connection = True
                 return

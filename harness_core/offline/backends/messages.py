@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from harness_core.offline.backends.dialects import TOOL_STEPS, MessagesDialect
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.offline.mcp_calls import McpCall, base64_size, texts_in
 from harness_core.offline.scenarios import Fail, Say, Scenario, Stall
 
 __all__ = ["SIDE_TEXT", "MessagesBackend"]
@@ -85,6 +86,40 @@ class MessagesBackend(ScriptedBackend):
         return sum(1 for message in messages if isinstance(message, dict) and message.get("role") == "user"
                    and not _has_tool_result(message.get("content")))
 
+    def tool_names_in(self, body: _JSON) -> list[str]:
+        """The `name` of each of the request's `tools`."""
+        tools = body.get("tools")
+        return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)] \
+            if isinstance(tools, list) else []
+
+    def tool_results_in(self, body: _JSON) -> list[str]:
+        """The text of each `tool_result` block of the request's messages."""
+        return [texts_in(block.get("content")) for block in _blocks_of(body, None)
+                if block.get("type") == "tool_result"]
+
+    def deferred_tools_in(self, body: _JSON) -> list[str]:
+        """The dialect's `deferred_tools` of the request."""
+        return self.dialect.deferred_tools(body)
+
+    def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
+        """The dialect's `tool_search` call for `name`, when the request offers that tool."""
+        call = self.dialect.tool_search(name)
+        return call if call is not None and call[0] in self.tool_names_in(body) else None
+
+    def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
+        """Each `image` and `document` block of the user messages: its media type and decoded size."""
+        found: list[tuple[str, int]] = []
+        for block in _blocks_of(body, "user"):
+            source = block.get("source")
+            if block.get("type") not in ("image", "document") or not isinstance(source, dict):
+                continue
+            data = source.get("data")
+            if source.get("type") == "base64" and isinstance(data, str):
+                found.append((str(source.get("media_type")), base64_size(data)))
+            elif source.get("type") == "text" and isinstance(data, str):
+                found.append((str(source.get("media_type") or "text/plain"), len(data.encode())))
+        return found
+
     # -- answering -------------------------------------------------------------------------------------
 
     def answer_turn(self, http: Handler, turn: Turn, body: _JSON) -> None:
@@ -125,6 +160,9 @@ class MessagesBackend(ScriptedBackend):
         step = turn.step
         if isinstance(step, Say):
             blocks.append({"type": "text", "text": step.text})
+        elif isinstance(step, McpCall):
+            blocks.append({"type": "tool_use", "id": f"toolu_{turn.index:04d}", "name": step.name,
+                           "input": dict(step.arguments)})
         elif isinstance(step, TOOL_STEPS):
             call = self.dialect.tool_use(step, self._cwd_for(body))
             blocks.append(
@@ -236,6 +274,17 @@ class MessagesBackend(ScriptedBackend):
             "usage": {"output_tokens": 20},
         }
         yield {"type": "message_stop"}
+
+
+def _blocks_of(body: _JSON, role: str | None) -> list[_JSON]:
+    """The content blocks of the request's messages (of `role`'s only, unless None), in order."""
+    messages = body.get("messages")
+    blocks: list[_JSON] = []
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, dict) and (role is None or message.get("role") == role):
+            content = message.get("content")
+            blocks.extend(b for b in content if isinstance(b, dict)) if isinstance(content, list) else None
+    return blocks
 
 
 def _has_tool_result(content: Any) -> bool:

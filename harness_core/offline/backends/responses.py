@@ -12,18 +12,23 @@ Point an agent at `base_url` (the API root with `/v1`); it may send any API key.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from harness_core.offline.backends.dialects import TOOL_STEPS, CustomToolCall, ResponsesDialect
 from harness_core.offline.backends.http import Handler, ScriptedBackend, Turn, split_chunks
+from harness_core.offline.mcp_calls import McpCall, base64_size, data_url_type, texts_in
 from harness_core.offline.scenarios import Fail, Say, Scenario, Stall
 
 __all__ = ["ResponsesBackend"]
 
 _JSON = dict[str, Any]
 
+_NAMESPACED = "::"
+"""Between a namespace and the name of one of its tools, in the names `tool_names_in` gives."""
+_DEFERRED = re.compile(r"^- ([A-Za-z0-9_.-]+):", re.MULTILINE)
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
     400: ("invalid_request_error", None),
     401: ("invalid_request_error", "invalid_api_key"),
@@ -74,6 +79,66 @@ class ResponsesBackend(ScriptedBackend):
             return before
         return before + sum(1 for item in items if isinstance(item, dict) and item.get("role") == "user"
                             and item.get("type", "message") == "message")
+
+    def tool_names_in(self, body: _JSON) -> list[str]:
+        """The `name` of each of the request's `tools` and of the tools a `tool_search_output` item of its `input`
+        loaded (a tool of a `namespace` as `NAMESPACE` + `::` + its name: the call names both)."""
+        names: list[str] = []
+        loaded = [item.get("tools") for item in body.get("input") or []
+                  if isinstance(item, dict) and item.get("type") == "tool_search_output"]
+        for tool in [*(body.get("tools") or []), *(t for found in loaded if isinstance(found, list) for t in found)]:
+            if not isinstance(tool, dict):
+                continue
+            if isinstance(tool.get("tools"), list):
+                prefix = str(tool.get("name") or "")
+                names += [f"{prefix}{_NAMESPACED}{t['name']}" for t in tool["tools"]
+                          if isinstance(t, dict) and isinstance(t.get("name"), str)]
+            elif isinstance(tool.get("name"), str):
+                names.append(tool["name"])
+        return names
+
+    def deferred_tools_in(self, body: _JSON) -> list[str]:
+        """The namespaces an input text lists under `Deferred tool namespaces:` (`- mcp__server: ...`)."""
+        found: list[str] = []
+        for item in body.get("input") or []:
+            content = item.get("content") if isinstance(item, dict) else None
+            for part in content if isinstance(content, list) else []:
+                text = part.get("text") if isinstance(part, dict) else None
+                if isinstance(text, str) and "Deferred tool namespaces:" in text:
+                    found += _DEFERRED.findall(text.partition("Deferred tool namespaces:")[2])
+        return found
+
+    def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
+        """A `tool_search_call` (client-executed) for the tool, when the request has a `tool_search` tool."""
+        if not any(isinstance(t, dict) and t.get("type") == "tool_search" for t in body.get("tools") or []):
+            return None
+        namespace, _, tool = name.rpartition("__")
+        return "tool_search", {"query": f"{namespace} {tool}".strip(), "limit": 1}
+
+    def tool_results_in(self, body: _JSON) -> list[str]:
+        """The `output` of each `function_call_output` / `custom_tool_call_output` item of the `input`, without
+        the envelope codex puts around an MCP tool's result (`Wall time: 0.0081 seconds\nOutput:\n…`, the content
+        blocks as JSON when they are not plain text): the result the tool gave."""
+        items = body.get("input")
+        return [_unwrapped(texts_in(item.get("output"))) for item in items if isinstance(item, dict)
+                and item.get("type") in ("function_call_output", "custom_tool_call_output")] \
+            if isinstance(items, list) else []
+
+    def attachments_in(self, body: _JSON) -> list[tuple[str, int]]:
+        """Each `input_image` / `input_file` part of the user messages of the `input` (a `data:` URL or base64)."""
+        found: list[tuple[str, int]] = []
+        for item in body.get("input") or []:
+            content = item.get("content") if isinstance(item, dict) and item.get("role") == "user" else None
+            for part in content if isinstance(content, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "input_image" and isinstance(part.get("image_url"), str):
+                    url = part["image_url"]
+                    found.append((data_url_type(url, "image/*"), base64_size(url) if url.startswith("data:") else -1))
+                elif part.get("type") == "input_file" and isinstance(part.get("file_data"), str):
+                    data = part["file_data"]
+                    found.append((data_url_type(data), base64_size(data)))
+        return found
 
     # -- answering -------------------------------------------------------------------------------------
 
@@ -234,6 +299,14 @@ class ResponsesBackend(ScriptedBackend):
 
     def _tool_item(self, turn: Turn) -> _JSON:
         step = turn.step
+        if isinstance(step, McpCall) and step.search:
+            return {"type": "tool_search_call", "id": f"ts_{turn.index}", "call_id": f"call_{turn.index}",
+                    "execution": "client", "arguments": dict(step.arguments), "status": "completed"}
+        if isinstance(step, McpCall):
+            namespace, _, name = step.name.rpartition(_NAMESPACED)
+            item = {"type": "function_call", "id": f"fc_{turn.index}", "call_id": f"call_{turn.index}",
+                    "name": name, "arguments": json.dumps(dict(step.arguments)), "status": "completed"}
+            return {**item, "namespace": namespace} if namespace else item
         if not isinstance(step, TOOL_STEPS):
             raise TypeError(f"cannot play step {step!r} as a Responses item")
         call = self.dialect.tool_call(step, self.cwd)
@@ -265,3 +338,21 @@ class ResponsesBackend(ScriptedBackend):
             "output_tokens_details": {"reasoning_tokens": 5 if turn.thinks else 0},
             "total_tokens": inp + out,
         }
+
+
+_CODEX_ENVELOPE = re.compile(r"Wall time: [0-9.]+ seconds\nOutput:\n(.*)", re.S)
+
+
+def _unwrapped(text: str) -> str:
+    """`text` without codex's MCP result envelope; content blocks given as JSON become their texts."""
+    found = _CODEX_ENVELOPE.fullmatch(text)
+    if found is None:
+        return text
+    inner = found.group(1)
+    try:
+        blocks = json.loads(inner)
+    except ValueError:
+        return inner
+    if isinstance(blocks, list) and blocks and all(isinstance(b, dict) and b.get("type") == "text" for b in blocks):
+        return "".join(str(b.get("text", "")) for b in blocks)
+    return inner

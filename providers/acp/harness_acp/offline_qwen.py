@@ -129,14 +129,17 @@ def offline_settings() -> dict[str, Any]:
     """The user settings (`~/.qwen/settings.json`) of an offline run: auth type `openai`, the scripted model, no
     retries, no telemetry, usage statistics, auto-update, IDE integration, background memory agents, suggestions
     or skills (the bundled ones add ~550 KB to every `available_commands_update` and a list to every prompt), and
-    the `default` approval mode (edits and most commands ask; `auto` would ask an LLM classifier first)."""
+    the `default` approval mode (edits and most commands ask; `auto` would ask an LLM classifier first); the model's
+    input modalities say it takes images."""
     return {
         "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
         "model": {
             "name": OFFLINE_MODEL,
             "skipNextSpeakerCheck": True,
             "skipLoopDetection": True,
-            "generationConfig": {"maxRetries": 0},
+            # the scripted model stands for a vision model: Qwen Code drops an image for a model it does not know
+            # takes images (an unknown name is text-only)
+            "generationConfig": {"maxRetries": 0, "modalities": {"image": True}},
         },
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},

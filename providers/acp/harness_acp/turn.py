@@ -12,6 +12,7 @@ seconds for the prompt's answer (an agent should answer `cancelled`); an agent t
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -19,6 +20,7 @@ from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
     ApprovalRequested,
+    Attachment,
     ErrorEvent,
     HarnessError,
     HarnessEvent,
@@ -36,16 +38,40 @@ from harness_acp.policy import Outcome, auto_answer, outcome_for, outcome_of_dec
 if TYPE_CHECKING:
     from harness_acp.connection import AcpConnection
 
-__all__ = ["PromptTurn", "prompt_blocks"]
+__all__ = ["PromptTurn", "attachment_block", "prompt_blocks"]
 
 
 def prompt_blocks(spec: AgentRunSpec, *, system_prompt: bool = True) -> list[dict[str, Any]]:
     """The prompt's content blocks. ACP has no system prompt: `system_prompt` goes first, as its own text block
-    (unless the agent took it at launch or in `session/new`'s `_meta`: `system_prompt=False`)."""
+    (unless the agent took it at launch or in `session/new`'s `_meta`: `system_prompt=False`). The attachments
+    follow the prompt (`attachment_block`: the runner left only those the agent takes)."""
     blocks = [{"type": "text", "text": spec.prompt}]
     if spec.system_prompt and system_prompt:
         blocks.insert(0, {"type": "text", "text": spec.system_prompt})
-    return blocks
+    return [*blocks, *(attachment_block(a) for a in spec.attachments)]
+
+
+def attachment_block(attachment: Attachment) -> dict[str, Any]:
+    """An image as an `image` block (`promptCapabilities.image`); a file as an embedded `resource`
+    (`promptCapabilities.embeddedContext`): its text when it is text, else its bytes (`blob`)."""
+    data = attachment.read()
+    if attachment.kind == "image":
+        block: dict[str, Any] = {"type": "image", "mimeType": attachment.mime_type,
+                                 "data": base64.b64encode(data).decode("ascii")}
+        if attachment.path is not None:
+            block["uri"] = attachment.path.as_uri()
+        return block
+    uri = attachment.path.as_uri() if attachment.path is not None else f"attachment:///{attachment.name}"
+    resource: dict[str, Any] = {"uri": uri, "mimeType": attachment.mime_type}
+    try:
+        text = data.decode("utf-8") if attachment.mime_type.startswith("text/") else None
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        resource["text"] = text
+    else:
+        resource["blob"] = base64.b64encode(data).decode("ascii")
+    return {"type": "resource", "resource": resource}
 
 
 class PromptTurn:
@@ -53,7 +79,8 @@ class PromptTurn:
 
     def __init__(self, conn: AcpConnection, spec: AgentRunSpec, ctx: RunContext) -> None:
         self.conn, self.spec, self.ctx = conn, spec, ctx
-        self.mapper = AcpMapper(str(spec.cwd), cost_before=conn.cost, warnings=conn.warnings)
+        self.mapper = AcpMapper(str(spec.cwd), cost_before=conn.cost, warnings=conn.warnings,
+                                servers=tuple(server.name for server in spec.mcp_servers))
         self.pending: dict[str, anyio.CancelScope] = {}
         self.stopping = anyio.Event()
         self.cancel_sent = False

@@ -48,6 +48,7 @@ from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import with_earlier
 from harness_claude.permissions import PermissionPlan, auto_answer
 from harness_claude.stdin import control_request, control_response, user_message
+from harness_claude.toolconfig import content_blocks
 
 __all__ = ["CONTROL_ANSWER_WAIT", "STEER_START_WAIT", "Turn"]
 
@@ -71,8 +72,11 @@ class Turn:
     whose command line holds the whole policy); `one_shot` closes stdin after the `result` line."""
 
     def __init__(self, spec: AgentRunSpec, opts: ClaudeOptions, ctx: RunContext, child: ChildProcess, *,
-                 mapper: ClaudeMapper, plan: PermissionPlan | None = None, one_shot: bool = True) -> None:
+                 mapper: ClaudeMapper, plan: PermissionPlan | None = None, one_shot: bool = True,
+                 content: str | list[dict[str, Any]] | None = None) -> None:
         self.spec, self.opts, self.ctx, self.child = spec, opts, ctx, child
+        self.content = content if content is not None else content_blocks(spec.prompt, spec.attachments)
+        """The prompt's message content: built (attachments read) before the process starts where it can be."""
         self.mapper, self.plan, self.one_shot = mapper, plan, one_shot
         self.approvals: dict[str, anyio.CancelScope] = {}
         self.interrupted = anyio.Event()
@@ -141,7 +145,7 @@ class Turn:
                 return
             if applied is not None:
                 applied(request)
-        await self.child.send_line(user_message(self.spec.prompt))
+        await self.child.send_line(user_message(self.content))
         self.prompt_sent.set()
 
     async def control(self, request: dict[str, Any]) -> dict[str, Any]:

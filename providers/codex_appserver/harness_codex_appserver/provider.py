@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from harness_codex_common import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex, prompt_too_long
+from harness_codex_common import (
+    MIN_CODEX_VERSION,
+    NATIVE_GLOBS,
+    TOOL_FILTERS,
+    offline_setup,
+    probe_codex,
+    prompt_too_long,
+)
 from harness_codex_common.auth import check_codex_auth
 from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted
 from harness_core.provider import (
@@ -62,8 +69,12 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
                 Capability.STEER,
                 Capability.STRUCTURED_OUTPUT,
                 Capability.EFFORT,
+                Capability.MCP_STDIO,
+                Capability.MCP_HTTP,
+                Capability.IMAGE_INPUT,
             }
         ),
+        tool_filters=TOOL_FILTERS,
         description="OpenAI Codex via its app-server: streaming, live sessions, steering, interrupt, approvals, "
         "structured output, reasoning effort.",
         cli_name="codex",

@@ -67,6 +67,7 @@ from harness_codex_common.retries import (
     unreachable_error,
 )
 from harness_codex_common.rollout import read_finished_turn, read_turn, refused_events, rollout_path
+from harness_codex_common.toolconfig import TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
 
 __all__ = [
     "AUTH_HINT",
@@ -87,6 +88,8 @@ __all__ = [
     "OFFLINE_PINS",
     "RETRYING",
     "RETRY_HINT",
+    "TOOL_FILTERS",
+    "McpConfig",
     "Reconnect",
     "Reconnects",
     "check_offline_options",
@@ -96,6 +99,8 @@ __all__ = [
     "flat_config",
     "is_connection_failure",
     "message_kind",
+    "mcp_config",
+    "mcp_result_text",
     "message_status",
     "model_api_url",
     "offline_args",

@@ -11,6 +11,7 @@ imported only inside `offline_setup`, so importing a Codex provider does not loa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,11 @@ __all__ = [
 OFFLINE_MODEL = "gpt-5.5"
 """A slug from Codex's bundled model catalogue: only for such a model does Codex offer `exec_command` and
 `apply_patch` (an unknown slug gets other tools, which the backend's default dialect does not play)."""
+OFFLINE_CATALOG = Path(__file__).with_name("offline-models.json")
+"""The model catalogue offline runs use (`model_catalog_json`): codex 0.169.0's bundled `gpt-5.5` entry (`codex
+debug models --bundled`) with `supports_search_tool` false and `tool_mode` direct, so a run's MCP tools are in each
+request's tool list (a `mcp__SERVER` namespace), not deferred behind `tool_search`: the scripted model calls a tool
+by name, as it finds it there."""
 OFFLINE_KEY_ENV = "HARNESS_MOCK_API_KEY"
 """The `env_key` of the loopback model provider: Codex refuses to call it unless this variable is set (the
 backend accepts any value)."""
@@ -90,7 +96,7 @@ def offline_config(backend: ResponsesBackend) -> dict[str, str]:
         "request_max_retries=0, stream_max_retries=0}"
     )
     return {"model_provider": '"mock"', "model_providers.mock": provider, "model": f'"{OFFLINE_MODEL}"',
-            "analytics.enabled": "false"}
+            "analytics.enabled": "false", "model_catalog_json": json.dumps(str(OFFLINE_CATALOG))}
 
 
 def check_offline_options(options: Mapping[str, Any]) -> str | None:

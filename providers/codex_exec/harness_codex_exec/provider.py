@@ -22,6 +22,7 @@ import anyio
 from harness_codex_common import (
     MIN_CODEX_VERSION,
     NATIVE_GLOBS,
+    TOOL_FILTERS,
     Reconnects,
     model_api_url,
     offline_setup,
@@ -66,7 +67,9 @@ class CodexExecProvider(Provider[CodexExecOptions]):
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="codex-exec",
         version=__version__,
-        capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT}),
+        capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT, Capability.MCP_STDIO,
+                                Capability.MCP_HTTP, Capability.IMAGE_INPUT}),
+        tool_filters=TOOL_FILTERS,
         description="OpenAI Codex through the one-shot `codex exec --json` (no streaming, interrupt or "
         "approvals; use codex-appserver for those).",
         cli_name="codex",
