@@ -39,7 +39,15 @@ from harness_core._run.probe import ProbedProvider, preflight
 from harness_core._run.replay_child import ReplayProcess
 from harness_core._run.wirelog import ChildScript, WireLog, load_wire
 from harness_core.errors import InvalidSpecError
-from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult, RunStarted
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    HarnessEvent,
+    HarnessResult,
+    ReasoningDelta,
+    RunStarted,
+    TextDelta,
+)
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import REDACTED, RunSecrets, hidden_values
 from harness_core.spec import AgentRunSpec
@@ -77,6 +85,9 @@ class ReplayRun(LiveRun):
         if logged is not None and logged.type == event.type:
             learned = hidden_values(json.loads(line), json.loads(event_json(logged)))
             self.secrets = self.secrets.with_values(learned)
+            if isinstance(event, (TextDelta, ReasoningDelta)) and isinstance(logged, (TextDelta, ReasoningDelta)) \
+                    and logged.text != event.text:  # a secret masked across streamed pieces: as the run log has it
+                line = event_json(event.model_copy(update={"text": logged.text}))
         return self.secrets.json_line(line)
 
     def scrubbed(self, text: str) -> str:

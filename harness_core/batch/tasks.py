@@ -25,7 +25,7 @@ from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
 
-from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, read_lines
+from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, open_regular, read_lines
 from harness_core.errors import InvalidSpecError
 from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.scripted.scenarios import Scenario
@@ -109,7 +109,7 @@ def load_tasks(source: str | Path | TextIO, *, offline: bool = False,
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
-            with path.open("rb") as handle:
+            with open_regular(path, what="the tasks file") as handle:
                 return _bounded(handle, str(path), offline, check_provider)
         except OSError as exc:
             raise InvalidSpecError(f"cannot read the tasks file {path}: {exc.strerror or exc}") from None

@@ -44,7 +44,7 @@ def default_results(tasks: str) -> Path | None:
 
 @click.command()
 @click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--concurrency", "-j", type=Number(low=1, example="4"), default=4, show_default=True,
+@click.option("--concurrency", "-j", type=Number(low=1, high=10_000, example="4"), default=4, show_default=True,
               help="Tasks live at once, at most.")
 @click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
               help="Provider of the tasks that name none (default: $HARNESS_PROVIDER, else the default provider).")
@@ -58,13 +58,13 @@ def default_results(tasks: str) -> Path | None:
                    "a task's `scenario` field, else --scenario.")
 @click.option("--scenario", default="tools", show_default=True, metavar="NAME", callback=scenario_callback,
               shell_complete=complete_scenario, help="With --offline: the scenario of tasks that name none.")
-@click.option("--retry", type=Number(low=0), default=0, show_default=True, metavar="N",
+@click.option("--retry", type=Number(low=0, high=100), default=0, show_default=True, metavar="N",
               help="Play a task again up to N times when it failed for a transient reason (rate limit, HTTP 5xx, "
                    "a crashed CLI or worker), after an exponential backoff with jitter.")
 @click.option("--retry-backoff", type=Number(real=True, low=0, high=3600, unit="seconds"), default=2.0,
               show_default=True, metavar="SECONDS",
               help="The first retry's wait, at most (it doubles each time, capped at 60 s).")
-@click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, unit="USD"), metavar="USD",
+@click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, high=1_000_000, unit="USD"), metavar="USD",
               help="Start no more tasks once the batch's runs have cost this much (runs already live finish).")
 @click.option("--worktrees", "repo", type=click.Path(file_okay=False, path_type=Path), metavar="REPO",
               help="Give each task its own git worktree of REPO (at --ref, or the task's `ref`).")

@@ -26,7 +26,7 @@ _POLL = 0.1
 @click.command()
 @click.argument("run_id", shell_complete=complete_run_id)
 @RUNS_DIR_OPTION
-@click.option("--timeout", type=Number(real=True, low=0, unit="seconds"), default=30.0, show_default=True,
+@click.option("--timeout", type=Number(real=True, low=0, high=86_400, unit="seconds"), default=30.0, show_default=True,
               metavar="SECONDS",
               help="How long to wait for the run to end (0: send the interrupt and do not wait).")
 @harness_command

@@ -101,7 +101,7 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
     if cwd is not None:
         fields["cwd"] = cwd
     project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace
-    fields["trust_project"] = project is not None and config.trusts(project)
+    fields["trust_project"] = not offline and project is not None and config.trusts(project)  # offline: never
     spec = AgentRunSpec(**fields)
     tools = load_cli_tools(tool_refs)  # runs the user's module: only for what they typed, after the spec checks
     request = ChatRequest(spec=spec, provider=provider, runs_dir=runs_dir, json=as_json, verbose=verbose,

@@ -325,7 +325,7 @@ def _not_own(path: Path) -> str | None:
         owner, folder = path.stat().st_uid, path.parent.stat().st_mode
     except OSError:
         return None  # reading it says what is wrong
-    getuid = getattr(os, "getuid", None)  # POSIX only
+    getuid = getattr(os, "geteuid", None)  # POSIX only (the owner of what this process creates)
     if getuid is not None and owner != getuid():
         return f"it is owned by another user (uid {owner})"
     if folder & stat.S_IWOTH:

@@ -37,7 +37,8 @@ __all__ = ["check_offline_flags", "check_online", "run", "say_untrusted", "start
 _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
 
 
-_SECONDS = Number(real=True, low=0, low_open=True, unit="seconds", inf_means="no idle timeout", example="300")
+_SECONDS = Number(real=True, low=0, low_open=True, high=604_800, unit="seconds", inf_means="no idle timeout",
+                  example="300")
 
 
 @click.command()
@@ -156,7 +157,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     if cwd is not None:
         fields["cwd"] = cwd
     project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace
-    fields["trust_project"] = project is not None and config.trusts(project)
+    fields["trust_project"] = not offline and project is not None and config.trusts(project)  # offline: never
     spec = AgentRunSpec(**fields)
     tools = load_cli_tools(tool_refs)  # runs the user's module: only for what they typed, after the spec checks
     interactive = approval != "never" and sys.stdin.isatty() and sys.stderr.isatty()

@@ -153,7 +153,8 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
     caller's environment wins over the offline one, except for what the provider's setup pins because it decides
     where the agent connects (`OfflineSetup.pinned_options`, `pinned_env`, `check_options`): that is refused.
     Every offline run gets `NO_PROXY`/`no_proxy` set to the loopback addresses, so that a proxy from the
-    environment never carries its calls off the machine.
+    environment never carries its calls off the machine, and never trusts its project (`trust_project` is False
+    whatever the spec says): a project's own agent configuration could name another model API or an MCP server.
 
     Raises:
         ProviderNotFoundError: no such provider.
@@ -191,7 +192,8 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
         if setup is None or backend is None:
             raise _cannot_run_offline(registered.name, host)
         options, env = merge_offline(setup, registered.cls(), spec.provider_options, spec.env)
-        merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"}})
+        merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"},
+                                         "trust_project": False})  # a project's config could name another API
         backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
         yield backend, merged
     finally:

@@ -40,7 +40,7 @@ def _ensure_private_dir(path: Path) -> None:
     make_private_dirs(path)
     check_runs_dir(path)
     info = path.stat()
-    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+    if info.st_uid == os.geteuid() and info.st_mode & 0o077:
         path.chmod(0o700)
 
 

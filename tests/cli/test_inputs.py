@@ -75,6 +75,29 @@ def test_out_of_range_says_the_range() -> None:
         in result.stderr
 
 
+HUGE = "1" + "0" * 400
+
+
+@pytest.mark.parametrize(("args", "range_said"), [
+    (["batch", "t.jsonl", "--retry", HUGE], "give at least 0 and at most 100"),
+    (["batch", "t.jsonl", "--concurrency", HUGE], "give at least 1 and at most 10000"),
+    (["batch", "t.jsonl", "--concurrency", "1" + "0" * 18], "give at least 1 and at most 10000"),
+    (["runs", "-n", HUGE], "give at least 0 and at most 1e+06"),
+    (["run", "x", "--max-turns", "1" + "0" * 310], "give at least 1 and at most 1e+06"),
+    (["run", "x", "--max-output-tokens", "9" * 5000], "give at least 1 and at most 1e+08"),
+    (["run", "x", "--max-cost-usd", HUGE], "at most 1e+06 USD"),
+    (["run", "x", "--idle-timeout", HUGE], "at most 604800 seconds (or `inf` for no idle timeout)"),
+    (["cancel", "last", "--timeout", "1e300"], "at most 86400 seconds"),
+])
+def test_a_huge_number_is_a_usage_error_naming_the_range(args: list[str], range_said: str, tmp_path: Path) -> None:
+    """A 400-digit `--retry` once ended in a 39-line OverflowError traceback (a float conversion of the int)."""
+    (tmp_path / "t.jsonl").write_text('{"id": "t", "prompt": "x"}\n')
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert "is out of range: " + range_said in result.stderr or range_said in result.stderr, result.stderr
+    assert "Traceback" not in result.output and len(result.stderr) < 1000
+
+
 def test_inf_idle_timeout_still_means_none_and_a_word_says_what_to_pass() -> None:
     assert invoke("run", "x", "--idle-timeout", "inf", "-o", "scenario=say").exit_code == 0
     result = invoke("run", "x", "--idle-timeout", "soon")
@@ -105,13 +128,14 @@ def test_an_output_schema_that_never_ends_or_nests_too_deep_is_a_usage_error(sou
     result = invoke("run", "x", "--output-schema", path)
     assert result.exit_code == 2, result.output
     said = " ".join(result.stderr.split())
-    assert ("larger than 16 MiB" in said) if source == "/dev/zero" else ("nests arrays and objects too deep" in said)
+    wanted = "is a device, not a file" if source == "/dev/zero" else "nests arrays and objects too deep"
+    assert wanted in said
     assert path in said and "Traceback" not in said
 
 
 def test_a_tasks_file_that_never_ends_is_refused_and_a_deep_task_is_named(tmp_path: Path) -> None:
     result = invoke("batch", "/dev/zero")
-    assert result.exit_code == 2 and "line 1 is longer than 64 MiB" in result.stderr, result.output
+    assert result.exit_code == 2 and "/dev/zero is a device, not a file" in result.stderr, result.output
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text('{"id": "a", "prompt": "x"}\n' + '{"id": "b", "prompt": "x", "provider_options": '
                      + '{"a": ' * _DEEP + "1" + "}" * _DEEP + "}\n")
@@ -129,6 +153,21 @@ def test_a_config_file_that_never_ends_or_nests_too_deep_is_refused(tmp_path: Pa
     config.write_text("x = " + "[" * _DEEP + "]" * _DEEP + "\n")
     result = invoke("run", "x")
     assert result.exit_code == 2 and "nest too deep" in result.stderr, result.output
+
+
+@pytest.mark.parametrize("args", [["run", "--offline", "--output-schema", "{fifo}", "hi"], ["batch", "{fifo}"],
+                                  ["replay", "{fifo}"]])
+def test_a_fifo_is_refused_at_once_never_waited_on(args: list[str], tmp_path: Path) -> None:
+    """A FIFO nobody writes to once blocked `harness run --output-schema` and `harness batch` for ever, silent."""
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(tmp_path / "runs"),
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    out = subprocess.run([sys.executable, "-m", "harness_core", *(a.format(fifo=fifo) for a in args)], env=env,
+                         capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    said = " ".join(out.stderr.decode(errors="replace").split())
+    assert out.returncode == 2 and f"{fifo} is a FIFO, not a file" in said and "give a regular file" in said, said
+    assert "Traceback" not in said
 
 
 def test_a_prompt_or_chat_line_on_stdin_that_never_ends_is_refused(tmp_path: Path) -> None:

@@ -207,3 +207,25 @@ def test_a_setup_without_pins_pins_everything_it_sets(host: PluginHost) -> None:
     with offline_spec(AgentRunSpec(prompt="x", provider_options={"config": {"effort": "low"}}), "unpinned", "say",
                       host=host) as merged:
         assert merged.provider_options["config"]["effort"] == "low"
+
+
+# --- never trusting its project ----------------------------------------------------------------------------
+
+
+def test_an_offline_spec_never_trusts_its_project(host: PluginHost, tmp_path: Path) -> None:
+    """A trusted project's own agent configuration (a base URL, an MCP server) could send an offline run's prompt
+    off the machine: the Python API's offline spec does not trust its project, whatever the caller said."""
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, trust_project=True)
+    with offline_spec(spec, "pinned", "say", host=host) as merged:
+        assert merged.trust_project is False
+
+
+def test_harness_run_offline_in_a_trusted_project_does_not_trust_it(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    config = tmp_path / "xdg" / "harness" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"trusted_projects = [{json.dumps(str(project))}]\n")
+    result = invoke("run", "--offline", "--json", "--cwd", str(project), "--force", "--scenario", "say", "hi")
+    assert result.exit_code == 0, result.output
+    assert _started(result.stdout)["spec"]["trust_project"] is False

@@ -332,8 +332,9 @@ def test_cli_replay_takes_a_run_id_a_prefix_or_last_and_record_wire_says_where_i
 @pytest.mark.anyio
 async def test_cli_replay_json_hides_a_secret_the_recording_holds_in_pieces(wired_host: PluginHost, runs_dir: Path,
                                                                            tmp_path: Path) -> None:
-    """The agent says a `spec.env` value in two pieces: each wire line (and each delta of the run log) holds a piece
-    only, and the run log's `done` hides the answer's whole value. The replay joins the pieces again into its
+    """The agent says a `spec.env` value in two pieces: each wire line holds a piece only (a known limit of the wire
+    log), the run log masks the value across its deltas (the first piece held back until the second completed it),
+    and the run log's `done` hides the answer's whole value. The replay joins the pieces again into its
     answer: `harness replay --json` hides it there as the run log did (learned from the log beside the wire log),
     so its stdout never holds the value whole."""
     secret = "s3cr3t-value-for-the-run"
@@ -341,6 +342,9 @@ async def test_cli_replay_json_hides_a_secret_the_recording_holds_in_pieces(wire
     assert recorded[-1].result.final_text == f"{secret} hello from pid-free child (0)"  # type: ignore[union-attr]
     assert secret not in wire.read_text() and secret[:9] in wire.read_text()  # pieces only, each scrubbed alone
     logged = _run_log_lines(wire)
+    deltas = [line["text"] for line in logged if line["type"] == "text_delta"]
+    assert "".join(deltas).startswith("***") and secret[:9] not in "".join(deltas)  # the run log: masked across
+    assert not any(piece and secret.startswith(piece) for piece in deltas) and len(deltas) == 3  # a line per delta
     assert logged[-1]["result"]["final_text"] == "*** hello from pid-free child (0)"
     shown = _harness(tmp_path, "replay", str(wire), "--json")
     assert shown.returncode == 0, shown.stderr

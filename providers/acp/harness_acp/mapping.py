@@ -45,7 +45,9 @@ __all__ = ["QUIET_UPDATES", "STOP_REASONS", "AcpMapper"]
 STOP_REASONS: dict[str, tuple[str, str | None]] = {
     "end_turn": ("success", None),
     "cancelled": ("interrupted", None),
-    "max_tokens": ("failed", "the model reached its maximum output tokens (stop reason max_tokens)"),
+    "max_tokens": ("failed", "the model's token limit was reached, by the prompt or by the answer (stop reason "
+                             "max_tokens): shorten the prompt (a long text can go in a file in the workspace, for "
+                             "the agent to read), or ask for a shorter answer"),
     "max_turn_requests": ("failed", "the agent reached its limit of model requests for one prompt "
                                     "(stop reason max_turn_requests)"),
     "refusal": ("failed", "the agent refused to continue (stop reason refusal); the prompt is not kept in the "

@@ -48,6 +48,7 @@ from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scen
 __all__ = [
     "CLAUDE_ENV_PINS",
     "CLAUDE_OTHER_APIS",
+    "CODEX_ACP_CONFIG_TAKEN",
     "CODEX_ACP_DISABLED_FEATURES",
     "CODEX_ACP_PINS",
     "CODEX_ENV_PINS",
@@ -88,6 +89,16 @@ CODEX_ACP_PINS: dict[str, str] = {
 }
 """The config keys a `-c` in `-o args` may not set offline, each with why. Mirrors the `config.*` entries of
 `harness_codex_common.offline.OFFLINE_PINS`."""
+CODEX_ACP_CONFIG_TAKEN: tuple[str, ...] = (
+    "model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity",
+    "model_supports_reasoning_summaries", "model_context_window", "model_auto_compact_token_limit",
+    "developer_instructions", "instructions", "approval_policy", "sandbox_mode",
+    "sandbox_workspace_write.writable_roots", "sandbox_workspace_write.exclude_tmpdir_env_var",
+    "sandbox_workspace_write.exclude_slash_tmp", "hide_agent_reasoning", "show_raw_agent_reasoning",
+    "project_doc_max_bytes", "tool_output_token_limit", "history.persistence", "history.max_bytes", "file_opener",
+)
+"""The only config keys a `-c` in `-o args` may set offline (an allowlist: `mcp_servers`, `notify`, `tools`,
+`*_base_url` and more reach something). Mirrors `harness_codex_common.offline.OFFLINE_CONFIG_TAKEN`."""
 CODEX_ENV_PINS: dict[str, str] = {
     "CODEX_HOME": "is where Codex reads its config.toml, which can choose another model API",
     "CODEX_EXEC_SERVER_URL": "sends Codex's commands to a remote exec server",
@@ -120,7 +131,8 @@ def codex_acp_args(base_url: str) -> list[str]:
 
 def check_codex_acp_args(options: Mapping[str, Any]) -> str | None:
     """`OfflineSetup.check_options` of codex-acp: `-o args` may hold only `-c KEY=VALUE` (codex-acp's one flag),
-    and no KEY at, under or above one of `CODEX_ACP_PINS` (a later `-c` wins over the offline one)."""
+    no KEY at, under or above one of `CODEX_ACP_PINS` (a later `-c` wins over the offline one), and only a KEY of
+    `CODEX_ACP_CONFIG_TAKEN`."""
     args = list(options.get("args") or ())
     i = 0
     while i < len(args):
@@ -139,6 +151,10 @@ def check_codex_acp_args(options: Mapping[str, Any]) -> str | None:
             split = tuple(pin.split("."))
             if key[:len(split)] == split or split[:len(key)] == key:
                 return f"option args (-c {pair.partition('=')[0]}=...) is not taken: {pin} {why}"
+        if ".".join(key) not in CODEX_ACP_CONFIG_TAKEN:
+            return (f"option args (-c {pair.partition('=')[0]}=...) is not taken: offline, Codex takes only config "
+                    f"keys that cannot reach anything ({', '.join(CODEX_ACP_CONFIG_TAKEN)}); this one is not among "
+                    "them")
     return None
 
 

@@ -153,6 +153,9 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     home.mkdir(parents=True, exist_ok=True)
     write_settings(home)
     backend = GeminiBackend(scenario, cwd=workspace, dialect=GEMINI_CLI_TOOLS)
-    env = gemini_env(backend, home)
+    empty = home / "system-settings.json"  # the machine's /etc/gemini-cli or the shell's: not read offline
+    empty.write_text("{}\n")
+    env = {**gemini_env(backend, home), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(empty),
+           "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(empty)}
     return OfflineSetup(backend=backend, provider_options={}, env=env, pinned_options={},
                         pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **ENV_PINS})

@@ -191,6 +191,14 @@ ENV_PINS: dict[str, str] = {
 """Variables an offline run holds fixed beyond those it sets (`OfflineSetup.pinned_env`), each with why."""
 
 
+def _no_system_settings(home: Path) -> dict[str, str]:
+    """The system settings and defaults Qwen Code reads (which win over the offline ones: an `env`, MCP servers, a
+    model provider) pointed at empty files under `home`, whatever the user's shell or the machine's /etc has."""
+    empty = home / "system-settings.json"
+    empty.write_text("{}\n")
+    return {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(empty), "QWEN_CODE_SYSTEM_DEFAULTS_PATH": str(empty)}
+
+
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     """A `ChatCompletionsBackend` with Qwen Code's tools playing `scenario` (bound, not yet serving: the caller enters
     it), its settings written under `state_dir/home`, and the environment pointing `qwen --acp` at it."""
@@ -198,6 +206,6 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     write_settings(home)
     backend = ChatCompletionsBackend(scenario, cwd=workspace, dialect=QwenCodeTools())
-    env = qwen_env(backend, home)
+    env = {**qwen_env(backend, home), **_no_system_settings(home)}
     return OfflineSetup(backend=backend, provider_options={}, env=env, pinned_options={},
                         pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **ENV_PINS})

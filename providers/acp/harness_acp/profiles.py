@@ -151,6 +151,10 @@ def _qwen_launch(spec: Spec) -> list[str]:
     return [*args, f"--append-system-prompt={spec.system_prompt}"] if spec.system_prompt else args
 
 
+OFFLINE_MARK = "HARNESS_OFFLINE"
+"""Set to "1" in the env of every spec `harness_core.offline` points at a scripted backend (a literal: importing the
+offline package here would load it for every run)."""
+
 CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "ToolSearch", "TaskCreate", "TaskGet",
                           "TaskList", "TaskUpdate")
 """The built-in tools claude-acp offers under `read-only` (the same allow-list as the claude provider's, which
@@ -190,7 +194,9 @@ def _claude_meta(spec: Spec) -> dict[str, Any]:
         meta["systemPrompt"] = {"append": spec.system_prompt}
     if spec.sandbox.value == "read-only":
         options["tools"] = list(CLAUDE_READ_ONLY_TOOLS)
-    if not spec.trust_project:  # the adapter's own default is user, project and local
+    if spec.env.get(OFFLINE_MARK) == "1":  # offline: none (the user's are the isolated, empty ones anyway)
+        options["settingSources"] = []
+    elif not spec.trust_project:  # the adapter's own default is user, project and local
         options["settingSources"] = ["user"]
     if options:
         meta["claudeCode"] = {"options": options}

@@ -54,10 +54,14 @@ def project_config_found(cwd: Path, names: tuple[str, ...]) -> list[str]:
 def qwen_untrusted_env(env: Mapping[str, str]) -> dict[str, str]:
     """Qwen Code with folder trust on and no folder trusted: system settings that are the machine's own (read from
     where Qwen Code would read them) with `security.folderTrust.enabled` true, and an empty trusted-folders file,
-    both written under `untrusted_state_dir()`. The system defaults stay where they were."""
+    both written under `untrusted_state_dir()`. The system defaults stay where they were. The settings' `env` is not
+    copied (its values are often API keys, and the copy is a file Harness writes): each variable the process does not
+    already have is returned with the rest, for the agent's environment."""
     system = Path(env.get("QWEN_CODE_SYSTEM_SETTINGS_PATH") or QWEN_SYSTEM_SETTINGS)
     defaults = env.get("QWEN_CODE_SYSTEM_DEFAULTS_PATH") or str(system.parent / "system-defaults.json")
     settings = _json_object(system)
+    given = settings.pop("env", None)  # its values (API keys, often) go to the process, never into our copy
+    carried = {str(k): str(v) for k, v in given.items() if str(k) not in env} if isinstance(given, dict) else {}
     security = settings.setdefault("security", {})
     if not isinstance(security, dict):
         security = settings["security"] = {}
@@ -67,6 +71,7 @@ def qwen_untrusted_env(env: Mapping[str, str]) -> dict[str, str]:
     folder_trust["enabled"] = True
     directory = untrusted_state_dir() / "qwen"
     return {
+        **carried,
         "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(_write(directory, "system-settings", settings)),
         "QWEN_CODE_SYSTEM_DEFAULTS_PATH": defaults,
         "QWEN_CODE_TRUSTED_FOLDERS_PATH": str(_write(directory, "trusted-folders", {})),

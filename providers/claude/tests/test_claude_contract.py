@@ -23,6 +23,8 @@ class TestClaudeContract(ProviderContract):
     provider_name = "claude"
     offline_options = ("max_turns=20",)
     offline_environment: ClassVar[dict[str, str]] = {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1"}
+    offline_hostile_project: ClassVar[dict[str, str]] = {  # the model API at TEST-NET
+        ".claude/settings.json": '{"env": {"ANTHROPIC_BASE_URL": "http://192.0.2.1:9"}}'}
 
     @pytest.fixture(params=["asyncio", "trio"])
     def anyio_backend(self, request: pytest.FixtureRequest) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_codex_common import mcp_config
+from harness_codex_common import mcp_config, prompt_too_long
 from harness_core import AgentRunSpec, Attachment, InvalidSpecError, SandboxMode, SessionSpec
 
 __all__ = ["Sticky", "effort_problem", "image_input", "thread_params", "turn_params", "untrusted_projects"]
@@ -137,8 +137,11 @@ def turn_params(thread_id: str, spec: AgentRunSpec, sticky: Sticky, *, live: boo
     docstring). `sticky.effort_now` is updated to what the thread keeps after this turn.
 
     Raises:
-        InvalidSpecError: the effort is not one the model's catalogue entry lists.
+        InvalidSpecError: the effort is not one the model's catalogue entry lists, or the prompt is longer than
+            Codex takes.
     """
+    if (too_long := prompt_too_long(spec.prompt)) is not None:  # a live session's turn too
+        raise too_long
     params: dict[str, Any] = {
         "threadId": thread_id,
         "input": [*map(image_input, spec.attachments), {"type": "text", "text": spec.prompt, "text_elements": []}],

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from harness_codex_common import MIN_CODEX_VERSION, NATIVE_GLOBS, TOOL_FILTERS, offline_setup, probe_codex
+from harness_codex_common import (
+    MIN_CODEX_VERSION,
+    NATIVE_GLOBS,
+    TOOL_FILTERS,
+    offline_setup,
+    probe_codex,
+    prompt_too_long,
+)
 from harness_codex_common.auth import check_codex_auth
 from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted
 from harness_core.provider import (
@@ -91,6 +98,8 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: CodexAppServerOptions, ctx: RunContext) -> HarnessResult:
+        if (too_long := prompt_too_long(spec.prompt)) is not None:
+            raise too_long
         argv = self._argv(spec.env, options, ctx.cli, ctx.log)
         async with ctx.spawn(argv, env=build_env(spec.env, options), cwd=spec.cwd) as child:
             thread = AppThread(options, child, ctx.log)

@@ -32,6 +32,7 @@ from harness_codex_common.errors import (
     AUTH_HINT,
     FAILURE_HINT,
     HINTS,
+    MAX_PROMPT_CHARS,
     RETRY_HINT,
     RETRYING,
     CodexHints,
@@ -40,6 +41,7 @@ from harness_codex_common.errors import (
     codex_error,
     message_kind,
     message_status,
+    prompt_too_long,
     session_not_found,
 )
 from harness_codex_common.offline import (
@@ -75,6 +77,7 @@ __all__ = [
     "FAILURE_HINT",
     "HINTS",
     "INSTALL_HINT",
+    "MAX_PROMPT_CHARS",
     "MAX_RECONNECTS",
     "MIN_CODEX_VERSION",
     "NATIVE_GLOBS",
@@ -107,6 +110,7 @@ __all__ = [
     "offline_setup",
     "parse_reconnect",
     "probe_codex",
+    "prompt_too_long",
     "read_finished_turn",
     "read_turn",
     "redacted_argv",

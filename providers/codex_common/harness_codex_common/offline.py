@@ -18,17 +18,21 @@ from typing import TYPE_CHECKING, Any
 
 from harness_core.provider import OfflineSetup
 
+from harness_codex_common.cli import flat_config
+
 if TYPE_CHECKING:
     from harness_core.scripted.backends import ResponsesBackend
     from harness_core.scripted.scenarios import Scenario
 
 __all__ = [
+    "OFFLINE_CONFIG_TAKEN",
     "OFFLINE_DISABLE",
     "OFFLINE_ENV_PINS",
     "OFFLINE_KEY_ENV",
     "OFFLINE_MODEL",
     "OFFLINE_PINS",
     "check_offline_options",
+    "config_key_refusal",
     "offline_args",
     "offline_config",
     "offline_env",
@@ -70,6 +74,17 @@ OFFLINE_ENV_PINS: dict[str, str] = {
     "CODEX_EXEC_SERVER_URL": "sends Codex's commands to a remote exec server",
 }
 """The variables an offline run holds fixed (`OfflineSetup.pinned_env`), each with why."""
+OFFLINE_CONFIG_TAKEN: tuple[str, ...] = (
+    "model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity",
+    "model_supports_reasoning_summaries", "model_context_window", "model_auto_compact_token_limit",
+    "developer_instructions", "instructions", "approval_policy", "sandbox_mode",
+    "sandbox_workspace_write.writable_roots", "sandbox_workspace_write.exclude_tmpdir_env_var",
+    "sandbox_workspace_write.exclude_slash_tmp", "hide_agent_reasoning", "show_raw_agent_reasoning",
+    "project_doc_max_bytes", "tool_output_token_limit", "history.persistence", "history.max_bytes", "file_opener",
+)
+"""The only `config.*` keys an offline run takes (an allowlist: Codex has many keys that reach something —
+`mcp_servers`, `notify`, `tools`, `*_base_url`, `experimental_*` — and a new version adds more); each shapes the
+model's answer, the sandbox or local files, never a connection. Mirrored by `harness_acp.offline_adapters`."""
 
 
 def offline_config(backend: ResponsesBackend) -> dict[str, str]:
@@ -85,13 +100,28 @@ def offline_config(backend: ResponsesBackend) -> dict[str, str]:
 
 
 def check_offline_options(options: Mapping[str, Any]) -> str | None:
-    """What `OfflineSetup.check_options` refuses beyond the pinned paths: `enable` of a feature offline runs
-    turn off (`OFFLINE_DISABLE`: plugin sync reaches the network, unbounded retries never end)."""
+    """What `OfflineSetup.check_options` refuses beyond the pinned paths: a `config` key not in
+    `OFFLINE_CONFIG_TAKEN`, and `enable` of a feature offline runs turn off (`OFFLINE_DISABLE`: plugin sync
+    reaches the network, unbounded retries never end)."""
+    for key, _ in flat_config(options.get("config") or {}):
+        refusal = config_key_refusal(key)
+        if refusal is not None:
+            return f"option config.{refusal}"
     enabled = [f for f in options.get("enable") or () if f in OFFLINE_DISABLE]
     if enabled:
         return (f"option enable={','.join(enabled)} is not taken: an offline run turns "
                 f"{' and '.join(enabled)} off (plugin sync reaches the network; unbounded retries never end)")
     return None
+
+
+def config_key_refusal(key: str) -> str | None:
+    """Why an offline run does not take the dotted Codex config `key` ("KEY is not taken: ..."), or None when it is
+    one of `OFFLINE_CONFIG_TAKEN` (parts compared without TOML quotes)."""
+    path = ".".join(part.strip().strip('"').strip("'") for part in key.split("."))
+    if path in OFFLINE_CONFIG_TAKEN:
+        return None
+    return (f"{key} is not taken: offline, Codex takes only config keys that cannot reach anything "
+            f"({', '.join(OFFLINE_CONFIG_TAKEN)}); this one is not among them")
 
 
 def offline_args(backend: ResponsesBackend) -> list[str]:

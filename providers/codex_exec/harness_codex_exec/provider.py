@@ -27,6 +27,7 @@ from harness_codex_common import (
     model_api_url,
     offline_setup,
     probe_codex,
+    prompt_too_long,
     refused_events,
     session_not_found,
 )
@@ -90,6 +91,8 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: CodexExecOptions, ctx: RunContext) -> HarnessResult:
+        if (too_long := prompt_too_long(spec.prompt)) is not None:
+            raise too_long
         if spec.output_schema is None:
             return await self._run(spec, options, ctx, None)
         with tempfile.TemporaryDirectory(prefix="harness-codex-schema-") as folder:  # codex reads it from a file
@@ -152,8 +155,7 @@ def _early_exit(child: ChildProcess, spec: AgentRunSpec) -> HarnessError:
         if missing is not None:
             return missing
     return child.exit_error(
-        "codex exec ended before its turn finished; see its stderr below, rerun with `--record-wire` to keep "
-        "every line it printed"
+        "codex exec ended before its turn finished"  # the error adds where its stderr is and what to do next
     )
 
 
