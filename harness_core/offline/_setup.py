@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit
 
 from harness_core._provider import Provider
 from harness_core._run.probe import preflight
@@ -35,6 +36,7 @@ masked), so a later `harness run --continue` knows the run was offline (its agen
 __all__ = [
     "DEFAULT_SCENARIO",
     "can_run_offline",
+    "check_offline_servers",
     "check_offline",
     "offline_spec",
     "prepared_offline",
@@ -42,6 +44,7 @@ __all__ = [
     "seed_workspace",
     "workspace_conflict",
 ]
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 DEFAULT_SCENARIO = "tools"
 
@@ -102,6 +105,7 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
     registered = host.get(provider)
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
+    check_offline_servers(spec)
     preflight(spec, registered.name, host)
     if pins:
         scratch = Scratch("harness-offline-check-")
@@ -183,6 +187,7 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
     registered = host.get(provider)
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
+    check_offline_servers(spec)
     scratch = Scratch("harness-offline-")  # a killed Harness's is swept later (`harness runs prune`)
     state = scratch.path
     backend: ScriptedBackend | None = None
@@ -200,6 +205,21 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
         if backend is not None:
             backend.stop()  # idempotent: a refused or never-served backend releases its port too
         scratch.release()
+
+
+def check_offline_servers(spec: AgentRunSpec | SessionSpec) -> None:
+    """Refuse an MCP server an offline run would reach beyond this machine (an http or sse url whose host is not
+    127.0.0.1, ::1 or localhost). A stdio server is a program the caller names; it runs as given.
+
+    Raises:
+        InvalidSpecError: naming the server and the way out.
+    """
+    for server in spec.mcp_servers:
+        host = urlsplit(server.url).hostname if server.url else None
+        if host is not None and host not in _LOOPBACK_HOSTS:
+            raise InvalidSpecError(
+                f"MCP server {server.name!r} is at {host}, beyond this machine: an offline run reaches nothing but "
+                "127.0.0.1. Give a server on loopback (or a stdio command), or run without --offline")
 
 
 def can_run_offline(cls: type) -> bool:
