@@ -20,7 +20,7 @@ session; this process samples /proc every 50 ms and sums the RSS of the child an
 of the whole batch, from `Batch(...)` to its last result (the engine's start, e.g. Ray's, included; "start" is
 when the first task started). "live" is `stats.peak_running`, which must not exceed the concurrency. A task that
 does not succeed is counted in "ok" (and its first error shown); the figures are printed, never asserted.
-The `ray` column appears when `harness_core.batch.executor_names()` has "ray".
+The `ray` column appears when `harness_core.executor_names()` has "ray".
 """
 
 from __future__ import annotations

@@ -42,8 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _child import ChildTimedOut, last_line_of_error
-from _child import run_child as run_process
+from _child import ChildTimedOut, last_line_of_error, run_child as run_process
 
 HERE = Path(__file__).resolve().parent
 FLOOD_CODEX = HERE / "flood_codex.py"
@@ -106,7 +105,7 @@ def _claude_run(params: dict[str, Any]) -> dict[str, Any]:
 
     from harness_core import AgentRunSpec
     from harness_core.offline import offline_workspace
-    from harness_core.offline.scenarios import Expected, RunCommand, Say, Scenario
+    from harness_core.scripted.scenarios import Expected, RunCommand, Say, Scenario
 
     size = int(params["mb"]) * 2**20
     command = f"head -c {size} /dev/zero | tr '\\0' '{params.get('byte', 'x')}'"

@@ -13,15 +13,19 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from harness_core import _moved
 from harness_core._facade import missing_name
+from harness_core._version import __version__
 
-__version__ = "0.1.0"
+_moved.install()  # old import paths of moved modules keep working for one release, with a warning
 
 _EXPORTS: dict[str, str] = {
     "AgentRunSpec": "harness_core.spec",
     "ApprovalPolicy": "harness_core.spec",
     "SandboxMode": "harness_core.spec",
     "SessionSpec": "harness_core.spec",
+    "Attachment": "harness_core.attachment",
+    "McpServer": "harness_core.mcp",
     "Capability": "harness_core.capabilities",
     "ProviderInfo": "harness_core.capabilities",
     "ApprovalDecision": "harness_core.events",
@@ -99,18 +103,20 @@ _EXPORTS: dict[str, str] = {
     "UndoPlan": "harness_core._run.undo",
     "apply_undo": "harness_core._run.undo",
     "plan_undo": "harness_core._run.undo",
+    "Tool": "harness_core.tools.tool",
+    "tool": "harness_core.tools.tool",
+    "load_tools": "harness_core.tools.loader",
+    "ToolsLoadError": "harness_core.tools.loader",
 }
 
 __all__ = ["__version__", *_EXPORTS]
+"""The one name list: `_EXPORTS` (lazy, by module); the TYPE_CHECKING imports below repeat it for type checkers
+(tests/test_facades.py keeps the two equal)."""
 
 if TYPE_CHECKING:
     from harness_core._run.api import (
         open_run as open_run,
-    )
-    from harness_core._run.api import (
         run as run,
-    )
-    from harness_core._run.api import (
         run_sync as run_sync,
     )
     from harness_core._run.approvals import (
@@ -124,226 +130,110 @@ if TYPE_CHECKING:
     )
     from harness_core._run.replay import (
         WireLog as WireLog,
-    )
-    from harness_core._run.replay import (
         load_wire as load_wire,
-    )
-    from harness_core._run.replay import (
         open_replay as open_replay,
-    )
-    from harness_core._run.replay import (
         replay as replay,
     )
     from harness_core._run.session import (
         Session as Session,
-    )
-    from harness_core._run.session import (
         open_session as open_session,
     )
     from harness_core._run.undo import (
         UndoPlan as UndoPlan,
-    )
-    from harness_core._run.undo import (
         apply_undo as apply_undo,
-    )
-    from harness_core._run.undo import (
         plan_undo as plan_undo,
+    )
+    from harness_core.attachment import (
+        Attachment as Attachment,
     )
     from harness_core.capabilities import (
         Capability as Capability,
-    )
-    from harness_core.capabilities import (
         ProviderInfo as ProviderInfo,
     )
     from harness_core.errors import (
         EXIT_FAILED as EXIT_FAILED,
-    )
-    from harness_core.errors import (
         EXIT_INTERRUPTED as EXIT_INTERRUPTED,
-    )
-    from harness_core.errors import (
         EXIT_OK as EXIT_OK,
-    )
-    from harness_core.errors import (
         EXIT_UNAVAILABLE as EXIT_UNAVAILABLE,
-    )
-    from harness_core.errors import (
         EXIT_USAGE as EXIT_USAGE,
-    )
-    from harness_core.errors import (
         AuthFailedError as AuthFailedError,
-    )
-    from harness_core.errors import (
         BudgetExceededError as BudgetExceededError,
-    )
-    from harness_core.errors import (
         CliNotFoundError as CliNotFoundError,
-    )
-    from harness_core.errors import (
         CliVersionUnsupportedError as CliVersionUnsupportedError,
-    )
-    from harness_core.errors import (
         HarnessError as HarnessError,
-    )
-    from harness_core.errors import (
         IdleTimeoutError as IdleTimeoutError,
-    )
-    from harness_core.errors import (
         InterruptedRunError as InterruptedRunError,
-    )
-    from harness_core.errors import (
         InvalidSpecError as InvalidSpecError,
-    )
-    from harness_core.errors import (
+        LogWriteFailedError as LogWriteFailedError,
         MessageTooLargeError as MessageTooLargeError,
-    )
-    from harness_core.errors import (
         ModelError as ModelError,
-    )
-    from harness_core.errors import (
         ProcessExitedError as ProcessExitedError,
-    )
-    from harness_core.errors import (
         ProtocolError as ProtocolError,
-    )
-    from harness_core.errors import (
         ProviderCrashedError as ProviderCrashedError,
-    )
-    from harness_core.errors import (
         ProviderNotFoundError as ProviderNotFoundError,
-    )
-    from harness_core.errors import (
         RateLimitedError as RateLimitedError,
-    )
-    from harness_core.errors import (
         SessionBusyError as SessionBusyError,
-    )
-    from harness_core.errors import (
         SessionClosedError as SessionClosedError,
-    )
-    from harness_core.errors import (
         SessionNotFoundError as SessionNotFoundError,
-    )
-    from harness_core.errors import (
         SpawnFailedError as SpawnFailedError,
-    )
-    from harness_core.errors import (
         StructuredOutputError as StructuredOutputError,
-    )
-    from harness_core.errors import (
         UndoRefusedError as UndoRefusedError,
-    )
-    from harness_core.errors import (
         UnsupportedFeatureError as UnsupportedFeatureError,
-    )
-    from harness_core.errors import (
         exit_status_for_code as exit_status_for_code,
-    )
-    from harness_core.errors import (
         truncate as truncate,
     )
     from harness_core.events import (
         CLI_WARNING as CLI_WARNING,
-    )
-    from harness_core.events import (
         EVENT_ADAPTER as EVENT_ADAPTER,
-    )
-    from harness_core.events import (
         ApprovalDecision as ApprovalDecision,
-    )
-    from harness_core.events import (
         ApprovalRequested as ApprovalRequested,
-    )
-    from harness_core.events import (
         ApprovalResolved as ApprovalResolved,
-    )
-    from harness_core.events import (
         ContextUsage as ContextUsage,
-    )
-    from harness_core.events import (
         Done as Done,
-    )
-    from harness_core.events import (
         ErrorEvent as ErrorEvent,
-    )
-    from harness_core.events import (
         ErrorInfo as ErrorInfo,
-    )
-    from harness_core.events import (
         FileChange as FileChange,
-    )
-    from harness_core.events import (
         FilesChanged as FilesChanged,
-    )
-    from harness_core.events import (
         HarnessEvent as HarnessEvent,
-    )
-    from harness_core.events import (
         HarnessResult as HarnessResult,
-    )
-    from harness_core.events import (
         HarnessToolDetails as HarnessToolDetails,
-    )
-    from harness_core.events import (
         Notice as Notice,
-    )
-    from harness_core.events import (
         ProviderRaw as ProviderRaw,
-    )
-    from harness_core.events import (
         ReasoningDelta as ReasoningDelta,
-    )
-    from harness_core.events import (
         RunStarted as RunStarted,
-    )
-    from harness_core.events import (
         RunStatus as RunStatus,
-    )
-    from harness_core.events import (
         SessionStarted as SessionStarted,
-    )
-    from harness_core.events import (
         SessionTurn as SessionTurn,
-    )
-    from harness_core.events import (
         TextDelta as TextDelta,
-    )
-    from harness_core.events import (
         ToolKind as ToolKind,
-    )
-    from harness_core.events import (
         ToolResult as ToolResult,
-    )
-    from harness_core.events import (
         ToolStatus as ToolStatus,
-    )
-    from harness_core.events import (
         ToolSummary as ToolSummary,
-    )
-    from harness_core.events import (
         ToolUse as ToolUse,
-    )
-    from harness_core.events import (
         Usage as Usage,
-    )
-    from harness_core.events import (
         parse_event as parse_event,
     )
     from harness_core.hookspecs import (
         hookimpl as hookimpl,
     )
+    from harness_core.mcp import (
+        McpServer as McpServer,
+    )
     from harness_core.spec import (
         AgentRunSpec as AgentRunSpec,
-    )
-    from harness_core.spec import (
         ApprovalPolicy as ApprovalPolicy,
-    )
-    from harness_core.spec import (
         SandboxMode as SandboxMode,
-    )
-    from harness_core.spec import (
         SessionSpec as SessionSpec,
     )
+    from harness_core.tools.loader import ToolsLoadError as ToolsLoadError, load_tools as load_tools
+    from harness_core.tools.tool import Tool as Tool, tool as tool
+
+
+
+
+def __dir__() -> list[str]:
+    """The lazy names too, so completion (IPython, editors) offers them before they are first used."""
+    return sorted({*globals(), *_EXPORTS})
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name as `Any`

@@ -1,8 +1,8 @@
 """The façades' answer to a name they do not export: an `ImportError` that says where the name is (the façade that
 exports it, a name close to it, or an internal module that is not supported), instead of a bare "cannot import".
 
-Layer: public surface (support of the façades: `harness_core`, `.provider`, `.offline`, `.offline.scenarios`,
-`.offline.backends`, `.testing`, `.testing.contract`). Stdlib only; knows the façades by name and reads other
+Layer: public surface (support of the façades: `harness_core`, `.provider`, `.offline`, `.scripted.scenarios`,
+`.scripted.backends`, `.testing`, `.testing.contract`). Stdlib only; knows the façades by name and reads other
 modules only from `sys.modules` or by importing a runtime façade, never `harness_core.testing` (outside tests).
 """
 
@@ -22,8 +22,8 @@ FACADES = (
     "harness_core",
     "harness_core.provider",
     "harness_core.offline",
-    "harness_core.offline.scenarios",
-    "harness_core.offline.backends",
+    "harness_core.scripted.scenarios",
+    "harness_core.scripted.backends",
     "harness_core.testing.contract",
 )
 """The supported import paths (with `harness_core.testing`'s modules, in test code only): every other module of

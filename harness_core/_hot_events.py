@@ -1,7 +1,7 @@
 """Hot-path event constructors for providers: the same events, made without pydantic's validation.
 
 Layer: core models (a helper of `events`). Knows the event models' fields; nothing of runs or providers. Each
-constructor makes an event equal in every way to the validated one (`tests/test_fast_events.py` checks it);
+constructor makes an event equal in every way to the validated one (`tests/run/test_fast_events.py` checks it);
 the caller guarantees the field types.
 """
 

@@ -8,13 +8,16 @@ Layer: core (pure I/O of one file; used by the CLI and the batch loader). Knows 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from harness_core.errors import InvalidSpecError
 
-__all__ = ["MAX_JSON_DEPTH", "InputFileError", "json_depth_problem", "parse_json", "read_input", "read_lines"]
+__all__ = ["MAX_JSON_DEPTH", "InputFileError", "json_depth_problem", "open_regular", "parse_json", "read_input",
+           "read_lines"]
 
 MAX_JSON_DEPTH = 64
 """Arrays and objects nested deeper than this are refused (a schema or a task needs a handful of levels; a
@@ -37,7 +40,7 @@ def read_input(path: str | Path, *, what: str, limit: int) -> bytes:
         InputFileError: it cannot be read, or holds more than `limit` bytes (a device like /dev/zero never ends).
     """
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, what=what) as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
         raise InputFileError(f"cannot read {what} {path}: {exc.strerror or exc}", path=str(path)) from None
@@ -45,6 +48,29 @@ def read_input(path: str | Path, *, what: str, limit: int) -> bytes:
         raise InputFileError(f"{what} {path} is larger than {_size(limit)} (is it the right file? a device such as "
                              f"/dev/zero never ends); give a file of at most {_size(limit)}", path=str(path))
     return data
+
+
+def open_regular(path: str | Path, *, what: str) -> IO[bytes]:
+    """`path` open for reading in binary, only when it is a regular file: a FIFO would block the open (or the read)
+    with no deadline, a device may never end. Opened without blocking, then checked (`fstat`), then made blocking.
+
+    Raises:
+        InputFileError: it is a FIFO, a device, a socket or a directory (the message says which and what to give).
+        OSError: it cannot be opened.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a directory" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode) else "no file")
+            raise InputFileError(f"{what} {path} is {kind}, not a file (reading it could block or never end); give "
+                                 "a regular file, or save its content to one first", path=str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_lines(source: IO[bytes] | IO[str], *, what: str, line_limit: int, total_limit: int) -> Iterator[str]:

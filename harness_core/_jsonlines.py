@@ -1,4 +1,4 @@
-"""JSON lines from an agent's stdout: the fast per-line decoder and the pump every line-protocol provider uses.
+"""JSON lines from an agent's stdout: the fast decoder, the batched reader and the per-message pump.
 
 Layer: provider support. Knows the transport's line values (`bytes`, or a `MessageTooLargeError` for a line
 over the framing cap) and the two events a malformed line becomes; knows no agent and no wire protocol beyond
@@ -8,22 +8,25 @@ over the framing cap) and the two events a malformed line becomes; knows no agen
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from harness_core.errors import MessageTooLargeError
 from harness_core.events import ErrorEvent, HarnessEvent, ProviderRaw
 
-__all__ = ["NON_JSON_METHOD", "json_messages", "loads_line", "scan_once"]
+__all__ = ["NON_JSON_METHOD", "Line", "MessageBatches", "json_batches", "json_messages", "loads_line", "scan_once"]
 
 NON_JSON_METHOD = "non_json_stdout"
 """`ProviderRaw.method` of a stdout line that is not a JSON object (its text, truncated, is the payload)."""
 _RAW_CHARS = 2000
 
+Line = bytes | MessageTooLargeError
+"""What a line channel yields: a line (newline stripped), or the error standing for one over the framing cap."""
+
 scan_once: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
 """The JSON decoder's C scanner (not in the type stubs): `scan_once(text, 0)` returns (value, end index) or
-raises StopIteration. The hottest loops (the JSON-RPC read loop) call it inline, with `loads_line` as the
-fallback when `end != len(text)`, which saves a Python call per line."""
+raises StopIteration. `MessageBatches` calls it inline, with `loads_line` as the fallback when
+`end != len(text)`, which saves a Python call per line."""
 
 
 def loads_line(line: bytes) -> Any:
@@ -44,7 +47,7 @@ def loads_line(line: bytes) -> Any:
 
 
 async def json_messages(
-    lines: AsyncIterable[bytes | MessageTooLargeError],
+    lines: AsyncIterable[Line],
     emit: Callable[[HarnessEvent], Awaitable[None]],
 ) -> AsyncIterator[dict[str, Any]]:
     """The JSON objects among `lines` (e.g. `child.lines()`), in order. Blank lines are skipped; a line over
@@ -53,16 +56,107 @@ async def json_messages(
     """
     loads = loads_line
     async for line in lines:
-        if line.__class__ is not bytes and isinstance(line, MessageTooLargeError):
-            await emit(ErrorEvent(error=line.to_info()))
-            continue
-        try:
-            msg = loads(line)  # bytes: checked above
-        except ValueError:
-            msg = None
-        if msg.__class__ is dict:
-            yield msg
-            continue
-        text = bytes(line).decode("utf-8", "replace")
-        if text.strip():
-            await emit(ProviderRaw(method=NON_JSON_METHOD, payload=text[:_RAW_CHARS]))
+        if line.__class__ is bytes or not isinstance(line, MessageTooLargeError):
+            try:
+                msg = loads(line)  # bytes: checked above
+            except ValueError:
+                msg = None
+            if msg.__class__ is dict:
+                yield msg
+                continue
+        await _odd_line(line, emit)
+
+
+class MessageBatches:
+    """The JSON objects among `lines`, in order, as non-empty lists (an async iterator): every line the line reader
+    already holds (`LineReader.take_ready`) is parsed in one plain loop, the JSON C scanner called directly, so a
+    flood costs one await per chunk rather than per line. Any other line (over the framing cap, not JSON, not an
+    object, blank) ends the list before it and is passed to `on_other`, awaited before the next list: the consumer
+    sees everything in the stream's order. The one batched reader of the JSON-RPC peer and of line providers."""
+
+    __slots__ = ("_batch", "_batches", "_chunk", "_start")
+
+    def __init__(self, lines: AsyncIterable[Line], on_other: Callable[[Line], Awaitable[None]]) -> None:
+        self._batches = self._read(lines, on_other)
+        self._chunk: Sequence[Line] = ()
+        self._batch: list[dict[str, Any]] = []
+        self._start = 0  # the index in `_chunk` of `_batch[0]`: a list is always a run of consecutive lines
+
+    def __aiter__(self) -> MessageBatches:
+        return self
+
+    def __anext__(self) -> Awaitable[list[dict[str, Any]]]:
+        return self._batches.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop reading (as an async generator's `aclose`)."""
+        await self._batches.aclose()
+
+    def line_of(self, msg: dict[str, Any]) -> bytes:
+        """The line `msg`, an object of the latest list, was parsed from (to quote it in an error).
+
+        Raises:
+            ValueError: `msg` is not in the latest list.
+        """
+        for i, seen in enumerate(self._batch):
+            line = self._chunk[self._start + i]
+            if seen is msg and not isinstance(line, MessageTooLargeError):  # parsed: always a line
+                return line
+        raise ValueError("line_of: not an object of the latest list")
+
+    async def _read(self, lines: AsyncIterable[Line], on_other: Callable[[Line], Awaitable[None]]
+                    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        take_ready: Callable[[], list[Line]] | None = getattr(lines, "take_ready", None)
+        scan, loads = scan_once, loads_line
+        async for first in lines:
+            chunk = (first, *take_ready()) if take_ready is not None else (first,)
+            self._chunk = chunk
+            batch: list[dict[str, Any]] = []
+            start = 0
+            for line in chunk:
+                if line.__class__ is bytes:
+                    try:
+                        text = line.decode()  # bytes: checked above
+                        msg, end = scan(text, 0)
+                        if end == len(text) and msg.__class__ is dict:
+                            batch.append(msg)
+                            continue
+                    except (StopIteration, ValueError):
+                        pass
+                if not isinstance(line, MessageTooLargeError):  # the unusual line: padded, escaped, not JSON
+                    try:
+                        msg = loads(line)
+                    except ValueError:
+                        msg = None
+                    if msg.__class__ is dict:
+                        batch.append(msg)
+                        continue
+                if batch:  # what came before the odd line is handled before it
+                    self._batch, self._start = batch, start
+                    yield batch
+                start += len(batch) + 1
+                batch = []
+                await on_other(line)
+            if batch:
+                self._batch, self._start = batch, start
+                yield batch
+
+
+def json_batches(lines: AsyncIterable[Line], emit: Callable[[HarnessEvent], Awaitable[None]]) -> MessageBatches:
+    """`json_messages` a chunk at a time: the JSON objects among `lines` as lists (`MessageBatches`), each odd line
+    reported with `emit` as `json_messages` reports it (`error` / `provider_raw`), at the same place in the order."""
+
+    async def other(line: Line) -> None:
+        await _odd_line(line, emit)
+
+    return MessageBatches(lines, other)
+
+
+async def _odd_line(line: Line, emit: Callable[[HarnessEvent], Awaitable[None]]) -> None:
+    """Report a line that is not a JSON object: over the cap an `error` event, else (unless blank) `provider_raw`."""
+    if isinstance(line, MessageTooLargeError):
+        await emit(ErrorEvent(error=line.to_info()))
+        return
+    text = bytes(line).decode("utf-8", "replace")
+    if text.strip():
+        await emit(ProviderRaw(method=NON_JSON_METHOD, payload=text[:_RAW_CHARS]))

@@ -77,7 +77,7 @@ def write_private(path: Path, data: bytes) -> None:
 
 def _tighten(fd: int) -> None:
     info = os.fstat(fd)
-    if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
+    if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077:
         os.fchmod(fd, FILE_MODE)
 
 

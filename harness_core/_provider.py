@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from harness_core._logging import BoundLogger
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult
-    from harness_core.offline.backends import ScriptedBackend
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.backends import ScriptedBackend
+    from harness_core.scripted.scenarios import Scenario
     from harness_core.spec import AgentRunSpec, SessionSpec
     from harness_core.transport import ChildProcess
 
@@ -140,14 +140,20 @@ class RunContext(Protocol):
         ...
 
     def emit_now(self, event: HarnessEvent) -> Awaitable[None] | None:
-        """`emit` without a coroutine, for a provider's hot read loop: None when the event was handed over at
-        once (the usual case), else an awaitable that finishes the job (the consumer is behind, or an `on_event`
-        callback is set) — await it before reading on, exactly as `await emit(event)` would have."""
+        """`emit` without a coroutine, for a provider's hot read loop, under the hot-path contract
+        (`harness_core.provider.NotificationHandler`): what it returns is awaited before reading on, exactly as
+        `await emit(event)` would have waited (the consumer is behind, or an `on_event` callback is set)."""
         ...
 
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         """Ask the operation (callback, then the `harness_approve` hook, then deny). Emits
         `approval_requested` and `approval_resolved` itself. Call it from its own task, not the reader."""
+        ...
+
+    async def withdraw_approval(self, request_id: str, reason: str) -> None:
+        """Settle a request still waiting in `request_approval` (its CLI withdrew it, the turn is ending): the runner
+        writes its one `approval_resolved` now (`abort`, decided by the runner, with `reason`); then cancel the task
+        waiting in `request_approval`. A no-op for a request already settled. Never emit `approval_resolved`."""
         ...
 
     def spawn(

@@ -100,7 +100,7 @@ def _sweep_one(lock: Path, *, dry_run: bool) -> Leftover | None:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -111,7 +111,7 @@ def _sweep_one(lock: Path, *, dry_run: bool) -> Leftover | None:
             dst = target.lstat()
         except FileNotFoundError:
             dst = None
-        if dst is not None and (not stat.S_ISDIR(dst.st_mode) or dst.st_uid != os.getuid()):
+        if dst is not None and (not stat.S_ISDIR(dst.st_mode) or dst.st_uid != os.geteuid()):
             return None  # not what Harness made: leave both alone
         size = _size(target) if dst is not None else 0
         if not dry_run:

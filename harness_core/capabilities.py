@@ -38,6 +38,16 @@ class Capability(str, enum.Enum):
     """Bound the agent's steps natively (`max_turns`)."""
     COST = "cost"
     """Report what a run cost in USD (`Usage.cost_usd`), so `max_cost_usd` can be enforced."""
+    MCP_STDIO = "mcp_stdio"
+    """Give the agent an MCP server it starts as a program (`McpServer` with a `command`)."""
+    MCP_HTTP = "mcp_http"
+    """Give the agent an MCP server it reaches over streamable HTTP (`McpServer` with a `url`)."""
+    MCP_SSE = "mcp_sse"
+    """Give the agent an MCP server it reaches over the older HTTP+SSE transport (`transport="sse"`)."""
+    IMAGE_INPUT = "image_input"
+    """Send an image attachment to the model natively (without it, its path goes in the prompt)."""
+    FILE_INPUT = "file_input"
+    """Send a file attachment to the model natively (without it, its path goes in the prompt)."""
 
 
 class ProviderInfo(BaseModel):
@@ -75,6 +85,27 @@ class ProviderInfo(BaseModel):
         default=frozenset(),
         description="Other names `--provider` accepts for it; a provider's own name always wins over another's "
         "alias, and an alias two providers claim names neither.",
+    )
+    tool_filters: frozenset[str] = Field(
+        default=frozenset(),
+        description="The provider-neutral tool names (`shell`, `edit`, `mcp`, ...; `mcp:*` for every `mcp:SERVER` "
+        "and `mcp:SERVER.TOOL`) its CLI filters natively in `allowed_tools` / `disallowed_tools`. Another name is "
+        "enforced by Harness through approvals when the provider has `approvals` and the action asks (commands, "
+        "file changes), else refused before spawn.",
+    )
+    mcp_object_results: bool = Field(
+        default=False,
+        description="Its agent's MCP client reads a tool's JSON text result as structured content and refuses one "
+        "that is not a JSON object (`5`, `[1, 2]`): Harness's Python tools then send such a result also as "
+        "`structuredContent` `{\"result\": ...}`. Off for every other agent, which would show the model that object "
+        "instead of the text.",
+    )
+    approval_kinds: frozenset[str] = Field(
+        default=frozenset(),
+        description="The kinds of action (`shell`, `edit`, `write`, ...) its agent always asks approval for under "
+        "approval `untrusted` (needs `approvals`): a filter of one of them that the CLI does not take natively is "
+        "enforced by Harness, which denies the request. Declare only what the agent really asks for (the contract's "
+        "`test_disallowed_tools_honoured_or_refused` checks it); the rest is refused before spawn.",
     )
     project_config: tuple[str, ...] = Field(
         default=(),

@@ -11,7 +11,7 @@ import errno
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from harness_core.events import ErrorInfo
+from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.redaction import scrub
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "SessionClosedError",
     "StructuredOutputError",
     "UndoRefusedError",
+    "exit_status_for",
     "exit_status_for_code",
     "truncate",
 ]
@@ -70,6 +71,16 @@ def exit_status_for_code(code: str) -> int:
         if cls.code == code:
             return cls.exit_status
     return EXIT_FAILED
+
+
+def exit_status_for(result: HarnessResult | None) -> int:
+    """The CLI exit status of a run: 0 success, 130 interrupted (or no result); a failure's follows its error code
+    (3 for an unavailable CLI)."""
+    if result is None or result.status is RunStatus.INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if result.status is RunStatus.SUCCESS:
+        return EXIT_OK
+    return exit_status_for_code(result.error.code) if result.error is not None else EXIT_FAILED
 
 
 def _all_subclasses(cls: type[HarnessError]) -> list[type[HarnessError]]:

@@ -13,8 +13,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from harness_core._provider import Provider
-    from harness_core.batch.executor import Executor
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
+    from harness_core.executor import Executor
     from harness_core.spec import AgentRunSpec
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
@@ -35,7 +35,7 @@ def harness_register_providers(register: Callable[[type[Provider[Any]]], None]) 
 @hookspec
 def harness_register_executors(register: Callable[[type[Executor]], None]) -> None:
     """Register batch executor classes (engines `harness batch --engine NAME` runs tasks on) by calling
-    ``register(ExecutorClass)`` once per class. The `local` executor is built in.
+    ``register(ExecutorClass)`` once per class. The `local` executor is registered so by a default plugin.
 
     :param register: the host's registration callback; it validates the class and rejects name clashes.
     """

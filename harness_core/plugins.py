@@ -1,12 +1,14 @@
-"""The plugin manager: loads `harness` entry points, applies allow/block lists, keeps the provider registry.
+"""The plugin manager: loads the default plugins and `harness` entry points, applies allow/block lists, keeps the
+provider and executor registries.
 
-Layer: plugin host. Knows providers only as classes registered through `harness_register_providers`; never
-imports a provider package by name. A plugin that fails to import or register is recorded as broken (shown by
-`harness providers` and `harness doctor`) and every other plugin keeps working.
+Layer: plugin host. Knows providers and executors only as classes registered through the hooks; imports no
+provider, and loads its default plugins (the `local` executor) by name, as llm's DEFAULT_PLUGINS. A plugin that
+fails to load is recorded as broken (`harness providers`, `harness doctor`); every other plugin keeps working.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from harness_core import hookspecs
 from harness_core._provider import Provider
 from harness_core.capabilities import Capability
 from harness_core.errors import ProviderNotFoundError
+from harness_core.executor import Executor
 
 __all__ = [
     "DEFAULT_PROVIDER",
@@ -36,6 +39,8 @@ DEFAULT_PROVIDER = "codex-appserver"
 ENV_PROVIDER = "HARNESS_PROVIDER"
 ENV_LOAD = "HARNESS_LOAD_PLUGINS"
 ENV_DISABLE = "HARNESS_DISABLE_PLUGINS"
+DEFAULT_PLUGINS = {"local": "harness_core.batch.local"}
+"""Plugins every host loads (name → module), before the entry points: Harness's own, above this floor."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,7 @@ class RegisteredProvider:
 @dataclass(frozen=True)
 class RegisteredExecutor:
     name: str
-    cls: type[Any]
-    """An `harness_core.batch.Executor` subclass."""
+    cls: type[Executor]
     plugin: str
     distribution: str | None
     distribution_version: str | None
@@ -83,7 +87,7 @@ class PluginHost:
     _alias_claims: dict[str, set[str]] = field(default_factory=dict, repr=False)
     """Every provider that declared each alias (an ambiguous alias's error names them)."""
     executors: dict[str, RegisteredExecutor] = field(default_factory=dict)
-    """Batch executors registered by plugins (`harness_register_executors`); `local` is built in, not here."""
+    """Batch executors registered by plugins (`harness_register_executors`), `local` (a default plugin) among them."""
 
     @classmethod
     def create(
@@ -102,6 +106,9 @@ class PluginHost:
         block = _names(environ.get(ENV_DISABLE)) or set()
         for name in block:
             pm.set_blocked(name)
+        for name, module in DEFAULT_PLUGINS.items():
+            if name not in block:
+                host._register_plugin(name, importlib.import_module(module), None, None)
         if entry_points:
             host._load_entry_points(allow, block)
         for name, plugin in plugins:
@@ -161,15 +168,12 @@ class PluginHost:
             self.broken.append(BrokenPlugin(name, dist, f"{type(exc).__name__}: {exc}"))
 
     def _register_executor(self, executor_cls: type[Any], plugin: str, dist: str | None, version: str | None) -> None:
-        from harness_core.batch.executor import Executor  # only plugins that register an executor pay for it
-
         if not (isinstance(executor_cls, type) and issubclass(executor_cls, Executor)):
             raise TypeError(f"{executor_cls!r} is not a harness_core.batch.Executor subclass")
         name = executor_cls.name
         existing = self.executors.get(name)
-        if name == "local" or (existing is not None and existing.cls is not executor_cls):
-            raise ValueError(f"executor name {name!r} is already taken"
-                             + (f" by plugin {existing.plugin!r}" if existing else " (built in)"))
+        if existing is not None and existing.cls is not executor_cls:
+            raise ValueError(f"executor name {name!r} is already taken by plugin {existing.plugin!r}")
         self.executors[name] = RegisteredExecutor(name, executor_cls, plugin, dist, version)
 
     # --- lookups ---------------------------------------------------------------------------------------

@@ -10,12 +10,20 @@ results, errors), from `harness_core.offline` (scenarios, scripted model backend
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from harness_core._agent_cli import cli_output, cli_version, locate_cli, probe_cli, require_min_version
 from harness_core._facade import missing_name
 from harness_core._hot_events import fast_text_delta
-from harness_core._jsonlines import NON_JSON_METHOD, json_messages, loads_line, scan_once
+from harness_core._jsonlines import (
+    NON_JSON_METHOD,
+    MessageBatches,
+    json_batches,
+    json_messages,
+    loads_line,
+    scan_once as _scan_once,  # deprecated: see __getattr__
+)
 from harness_core._logging import get_logger
 from harness_core._probe_cache import cached_probe, remember_probe
 from harness_core._provider import (
@@ -33,7 +41,7 @@ from harness_core._provider import (
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import error_for_status, truncate
 from harness_core.hookspecs import hookimpl
-from harness_core.jsonrpc import JsonRpcError, JsonRpcPeer
+from harness_core.jsonrpc import JsonRpcError, JsonRpcPeer, NotificationHandler
 from harness_core.redaction import REDACTED, redact_argv, scrub
 from harness_core.tooldisplay import (
     DELETING_FILE,
@@ -51,6 +59,7 @@ from harness_core.tooldisplay import (
     classify_command,
     command_display,
     file_change_display,
+    mcp_call_text,
     unwrap_shell,
 )
 from harness_core.transport import ChildProcess
@@ -74,10 +83,12 @@ __all__ = [
     "ChildProcess",
     "JsonRpcError",
     "JsonRpcPeer",
+    "NotificationHandler",
     "NON_JSON_METHOD",
+    "MessageBatches",
+    "json_batches",
     "json_messages",
     "loads_line",
-    "scan_once",
     "fast_text_delta",
     # finding the agent's CLI
     "cached_probe",
@@ -109,6 +120,7 @@ __all__ = [
     "bounded_tail",
     "classify_command",
     "command_display",
+    "mcp_call_text",
     "file_change_display",
     "unwrap_shell",
 ]
@@ -117,5 +129,11 @@ __all__ = [
 if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
 
     def __getattr__(name: str) -> Any:
-        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`); a
+        deprecated name still works for one release, with a DeprecationWarning naming what replaces it."""
+        if name == "scan_once":
+            warnings.warn("harness_core.provider.scan_once is deprecated and will be removed in the next release: "
+                          "read lines with json_batches (or MessageBatches), or parse one with loads_line",
+                          DeprecationWarning, stacklevel=2)
+            return _scan_once
         raise missing_name(__name__, name)

@@ -25,9 +25,10 @@ import os
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["MIN_SECRET", "REDACTED", "RunSecrets", "hidden_values", "public_env_name", "redact", "redact_argv",
-           "redact_env", "scrub"]
+__all__ = ["MIN_SECRET", "REDACTED", "RunSecrets", "hidden_values", "public_env_name", "public_env_value", "redact",
+           "redact_argv", "redact_env", "scrub"]
 
 REDACTED = "***"
 MIN_SECRET = 8
@@ -224,9 +225,26 @@ def public_env_name(name: str, declared: Collection[str] = frozenset()) -> bool:
     return name in declared or name in _SYSTEM_ENV or name.startswith(("LC_", "XDG_"))
 
 
+def public_env_value(name: str, value: str, declared: Collection[str] = frozenset()) -> bool:
+    """`public_env_name`, and a URL only when it points at this machine (127.0.0.1, localhost, ::1): a gateway's
+    URL may carry a tenant token in its path or query, which no credential shape catches."""
+    if not public_env_name(name, declared):
+        return False
+    if "://" not in value:
+        return True
+    try:
+        host = urlsplit(value.strip()).hostname
+    except ValueError:
+        return False
+    return host in _LOOPBACK_HOSTS
+
+
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
 def redact_env(env: Mapping[str, str], public_env: Collection[str] = frozenset()) -> dict[str, str]:
-    """`spec.env` as `run_started` shows it: every value `***` but the public ones (`public_env_name`)."""
-    return {name: value if public_env_name(name, public_env) else REDACTED for name, value in env.items()}
+    """`spec.env` as `run_started` shows it: every value `***` but the public ones (`public_env_value`)."""
+    return {name: value if public_env_value(name, value, public_env) else REDACTED for name, value in env.items()}
 
 
 def hidden_values(original: Any, scrubbed: Any) -> set[str]:
@@ -295,7 +313,7 @@ class RunSecrets:
                public_env: Collection[str] = frozenset(), environ: Mapping[str, str] | None = None) -> RunSecrets:
         """The secrets of a run with `env` (the spec's: every value but the public ones, see `public_env_name`
         with the provider's `public_env`), provider `options` and the process `environ`."""
-        hidden = [value for name, value in env.items() if not public_env_name(name, public_env)]
+        hidden = [value for name, value in env.items() if not public_env_value(name, value, public_env)]
         found: list[str] = list(hidden)
         found.extend(environment_secrets(os.environ if environ is None else environ))
         for value in hidden:

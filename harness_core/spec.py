@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable, Mapping, Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
+from harness_core.mcp import McpServer, check_tool_name
 
 __all__ = ["AgentRunSpec", "ApprovalName", "ApprovalPolicy", "Capability", "SandboxMode", "SandboxName", "SessionSpec",
            "schema_problem"]
@@ -98,6 +99,42 @@ class _SpecFields(BaseModel):
         "turns it on for the directories in the user's `trusted_projects`."
     )
 
+    mcp_servers: tuple[McpServer, ...] = Field(
+        default=(), description="MCP servers the agent gets (stdio, http or sse, as the provider's capabilities "
+        "say), each by a unique name."
+    )
+    attachments: tuple[Attachment, ...] = Field(
+        default=(), description="Images and files sent with the prompt; what the provider cannot take is named in "
+        "the prompt by its path with a notice (refused before spawn with `strict_attachments`)."
+    )
+    strict_attachments: bool = Field(
+        default=False, description="Refuse the run before spawn when an attachment cannot be sent natively."
+    )
+    allowed_tools: frozenset[str] | None = Field(
+        default=None, description="The only tools the agent may use, by provider-neutral name (`shell`, `read`, "
+        "`edit`, `write`, `search`, `web`, `agent`, `mcp`, `mcp:SERVER`, `mcp:SERVER.TOOL`); all when unset."
+    )
+    disallowed_tools: frozenset[str] = Field(
+        default_factory=frozenset, description="Tools the agent may not use, by provider-neutral name."
+    )
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _unique_servers(cls, value: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
+        names = [server.name for server in value]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"MCP server names must be unique; given twice: {', '.join(twice)}")
+        return value
+
+    @field_validator("allowed_tools", "disallowed_tools")
+    @classmethod
+    def _neutral_tool_names(cls, value: frozenset[str] | None) -> frozenset[str] | None:
+        if value is not None:
+            for name in sorted(value):
+                check_tool_name(name)
+        return value
+
     @field_validator("model", "resume_session", "effort")
     @classmethod
     def _no_empty_strings(cls, value: str | None) -> str | None:
@@ -129,6 +166,9 @@ class _SpecFields(BaseModel):
         for name, capability in _FIELD_CAPABILITIES.items():
             if getattr(self, name) is not None:
                 needed.add(capability)
+        needed.update(TRANSPORT_CAPABILITIES[server.transport] for server in self.mcp_servers)
+        if self.strict_attachments:
+            needed.update(ATTACHMENT_CAPABILITIES[attachment.kind] for attachment in self.attachments)
         return frozenset(needed)
 
 
@@ -139,6 +179,10 @@ _FIELD_CAPABILITIES = {
     "max_cost_usd": Capability.COST,
 }
 """The optional spec fields that need a capability when set (`needed_capabilities`)."""
+TRANSPORT_CAPABILITIES = {"stdio": Capability.MCP_STDIO, "http": Capability.MCP_HTTP, "sse": Capability.MCP_SSE}
+"""What an MCP server of each transport needs."""
+ATTACHMENT_CAPABILITIES = {"image": Capability.IMAGE_INPUT, "file": Capability.FILE_INPUT}
+"""What an attachment of each kind needs to be sent natively (a need only with `strict_attachments`)."""
 
 
 class AgentRunSpec(_SpecFields):
@@ -155,6 +199,9 @@ class AgentRunSpec(_SpecFields):
             max_cost_usd: float | None = None, max_output_tokens: int | None = None,
             requires: AbstractSet[Capability] = ..., env: Mapping[str, str] = ..., idle_timeout: float | None = None,
             provider_options: Mapping[str, Any] = ..., trust_project: bool = False,
+            mcp_servers: Iterable[McpServer] = (), attachments: Iterable[Attachment] = (),
+            strict_attachments: bool = False, allowed_tools: AbstractSet[str] | None = None,
+            disallowed_tools: AbstractSet[str] = ...,
         ) -> None: ...
 
     @field_validator("prompt", mode="before")  # before `min_length`, so "" gets this message too
@@ -179,6 +226,9 @@ class SessionSpec(_SpecFields):
             max_cost_usd: float | None = None, max_output_tokens: int | None = None,
             requires: AbstractSet[Capability] = ..., env: Mapping[str, str] = ..., idle_timeout: float | None = None,
             provider_options: Mapping[str, Any] = ..., trust_project: bool = False,
+            mcp_servers: Iterable[McpServer] = (), attachments: Iterable[Attachment] = (),
+            strict_attachments: bool = False, allowed_tools: AbstractSet[str] | None = None,
+            disallowed_tools: AbstractSet[str] = ...,
         ) -> None: ...
 
     def turn(self, prompt: str, **overrides: Any) -> AgentRunSpec:

@@ -7,16 +7,19 @@ what does not depend on any wire shape lives here so every provider labels the s
 - `unwrap_shell`: `/bin/bash -lc 'ls -la'` → `ls -la`, the script the model wrote, not the CLI's wrapper;
 - `classify_command`: what a simple shell command does (read a file, list files, search, or run something),
   read from its text alone, for CLIs that report nothing more than the command line;
-- `bounded_tail` / `bounded_head`: the bounds on `display.summary` and `tool_result.output`.
+- `bounded_tail` / `bounded_head`: the bounds on `display.summary` and `tool_result.output`;
+- `mcp_call_text`: an MCP tool call as one line, `add(a=2, b=3)` (the display's `command`; its title is the tool).
 
 Knows `ToolKind` and nothing else of Harness: no provider, no wire format, no events, no I/O.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness_core.events import ToolKind
@@ -37,6 +40,7 @@ __all__ = [
     "classify_command",
     "command_display",
     "file_change_display",
+    "mcp_call_text",
     "unwrap_shell",
 ]
 
@@ -195,3 +199,21 @@ def _read_path(prog: str, args: list[str]) -> str | None:
     if prog == "sed" and len(args) == 3 and args[0] == "-n" and re.fullmatch(r"\d+(,\d+)?p", args[1]):
         return args[2]
     return None
+
+
+MCP_ARGUMENT_CHARS = 60
+"""Longest value of one argument in `mcp_call_text` (the whole call is cut to a line by the renderer)."""
+
+
+def mcp_call_text(tool: str, arguments: Mapping[str, object] | None) -> str:
+    """An MCP tool call as the line every provider shows: `add(a=2, b=3)`, `echo(message='hi')` — the tool's
+    name and its arguments in order, each value as JSON (strings quoted), a long one cut with `…`.
+
+    An MCP tool's display is `kind=mcp`, `title` the tool's name, `command` this text, `summary` its result."""
+    parts: list[str] = []
+    for name, value in (arguments or {}).items():
+        text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > MCP_ARGUMENT_CHARS:
+            text = text[: MCP_ARGUMENT_CHARS - 1] + "…"
+        parts.append(f"{name}={text}")
+    return f"{tool}({', '.join(parts)})"

@@ -7,7 +7,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 tools="${1:-${HARNESS_TOOLS_DIR:-$here/.tools}}"
 mkdir -p "$tools/bin"
 
-# subdir | npm package | pinned version | executables linked into bin/
+# subdir | npm package | pinned version | executables linked into bin/ (server-everything: the MCP server the tool
+# tests give every agent, a real one nobody here wrote)
 PINNED="
 codex|@openai/codex|0.169.0|codex
 claude|@anthropic-ai/claude-code|2.1.328|claude
@@ -15,6 +16,7 @@ gemini|@google/gemini-cli|0.61.0|gemini
 codex-acp|@zed-industries/codex-acp|0.16.0|codex-acp
 claude-acp|@zed-industries/claude-agent-acp|0.23.1|claude-agent-acp
 qwen|@qwen-code/qwen-code|0.24.4|qwen
+mcp-everything|@modelcontextprotocol/server-everything|2026.8.31|mcp-server-everything
 "
 
 installed_version() {  # $1 = dir, $2 = package: the version in its package.json, or nothing

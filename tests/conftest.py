@@ -9,6 +9,12 @@ import pytest
 
 import harness_core.testing.scripted as scripted
 from harness_core.plugins import PluginHost, reset_host
+from tests.version_sensitive import mark_version_sensitive
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`version_sensitive` on each test exercising what differs between Python versions (tests/version_sensitive.py)."""
+    mark_version_sensitive(items)
 
 
 @pytest.fixture(params=["asyncio", "trio"])

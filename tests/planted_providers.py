@@ -23,12 +23,15 @@ import sniffio
 
 from harness_core import (
     AgentRunSpec,
+    ApprovalRequested,
     HarnessEvent,
     HarnessResult,
+    HarnessToolDetails,
     ProviderRaw,
     RunStatus,
     SessionStarted,
     TextDelta,
+    ToolKind,
     ToolResult,
 )
 from harness_core.provider import (
@@ -219,9 +222,21 @@ class LeavesItsChildRunning(ScriptedProvider):
         return await super().run(spec, options, ctx)
 
 
+class AsksAndHangs(ScriptedProvider):
+    """Emits `approval_requested` itself (never asking the runner, so no approver answers) and waits for ever."""
+
+    info: ClassVar[ProviderInfo] = _info("asks-and-hangs")
+
+    async def run(self, spec: AgentRunSpec, options: ScriptedOptions, ctx: RunContext) -> HarnessResult:
+        display = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command="true")
+        await ctx.emit(ApprovalRequested(request_id="planted-1", display=display))
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
 PLANTED: tuple[type[ScriptedProvider], ...] = (NoBug, DropsAToolResult, IgnoresInterrupt, EmitsAfterReturning,
                                                FakesResume, SwallowsAnErrorAndHangs, LeaksSpecEnv, LeaksProcessEnv,
-                                               LeaksApiKey, RecordsApiKey, LeavesItsChildRunning)
+                                               LeaksApiKey, RecordsApiKey, LeavesItsChildRunning, AsksAndHangs)
 
 # --- a provider that drives a CLI: a child process whose exit status it must check ----------------------------
 

@@ -1,4 +1,4 @@
-"""The shape the codebase holds (docs/architecture.md, "Import rules"): checked on the source tree.
+"""The shape the codebase holds (docs/architecture.md and docs/import-rules.md): checked on the source tree.
 
 - the core names no agent (only the default provider's name, and model names in canned responses);
 - no module of the core or of a provider package is over 800 lines (over 500 is printed as a review flag), and
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,13 @@ FACADES = {
     "harness_core",
     "harness_core.provider",
     "harness_core.offline",
-    "harness_core.offline.scenarios",
-    "harness_core.offline.backends",
+    "harness_core.scripted.scenarios",
+    "harness_core.scripted.backends",
 }
+EXECUTOR_FACADES = {"harness_core", "harness_core.batch", "harness_core.store"}
+"""What an executor package imports of Harness: the run API's façade, the batch API (its `Executor` contract and
+`play_attempt`) and the run store (where an attempt's log goes)."""
+EXECUTORS = sorted(p for p in ROOT.glob("executors/*/harness_*") if p.is_dir())
 _AGENT = re.compile(r"codex|claude|qwen|gemini[-_ ]?cli", re.IGNORECASE)
 _MODEL_NAMES = re.compile(r"claude-(?:sonnet|opus|haiku)-[\w.-]+", re.IGNORECASE)
 _DEFAULT_LINE = re.compile(r'^DEFAULT_PROVIDER = "codex-appserver"$')
@@ -98,6 +103,20 @@ def test_modules_are_small_and_say_what_they_are(root: Path) -> None:
     assert not silent, f"modules without a docstring saying their layer: {', '.join(silent)}"
 
 
+DOCSTRING_BACKLOG = ROOT / "tests" / "docstring_backlog.txt"
+
+
+def test_module_docstrings_fit_in_five_lines() -> None:
+    """The job and the "knows nothing of" line in at most 5 lines; the rest belongs in docs/. The modules written
+    before the rule are a backlog that only shrinks: a new long docstring fails, and so does a fixed one still
+    listed."""
+    backlog = {line for line in DOCSTRING_BACKLOG.read_text().splitlines() if line and not line.startswith("#")}
+    long = {_rel(p) for root in [CORE, *PACKAGES, *EXECUTORS] for p in _modules(root)
+            if len((ast.get_docstring(ast.parse(p.read_text())) or "").splitlines()) > 5}
+    assert not long - backlog, f"module docstrings over 5 lines (move the rest to docs/): {sorted(long - backlog)}"
+    assert not backlog - long, f"short now or gone: delete from {_rel(DOCSTRING_BACKLOG)}: {sorted(backlog - long)}"
+
+
 def test_nothing_outside_tests_imports_the_testing_package() -> None:
     offending = [
         f"{_rel(path)}:{line}: {module}"
@@ -125,6 +144,15 @@ def test_providers_import_harness_only_through_the_facades(package: Path) -> Non
     )
 
 
+@pytest.mark.parametrize("package", EXECUTORS, ids=lambda p: _rel(p))
+def test_executors_import_harness_only_through_their_facades(package: Path) -> None:
+    offending = [f"{_rel(path)}:{line}: {module}" for path in _modules(package) for line, module in _imports(path)
+                 if module.startswith("harness_core") and module not in EXECUTOR_FACADES
+                 and not (_is_test_code(path) and module.startswith("harness_core.testing"))]
+    assert not offending, (f"imports past the executor façades ({', '.join(sorted(EXECUTOR_FACADES))}):\n"
+                           + "\n".join(offending))
+
+
 def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> None:
     past = [f"{_rel(path)}:{line}: {module}" for path in _modules(VIEWER) for line, module in _imports(path)
             if module.startswith("harness_core") and module not in VIEWER_API]
@@ -132,3 +160,213 @@ def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> N
     long = [_rel(p) for p in _modules(VIEWER)
             if len((ast.get_docstring(ast.parse(p.read_text())) or "").splitlines()) > 5]
     assert not long, f"module docstrings over 5 lines: {', '.join(long)}"
+
+
+# --- floors: the layers contract ---------------------------------------------------------------------------------
+
+CORE_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("harness_core.__main__", "harness_core.toolbridge"),
+    ("harness_core.cli",),
+    ("harness_core.testing",),
+    ("harness_core", "harness_core.provider"),
+    ("harness_core.batch", "harness_core.jobs"),
+    ("harness_core.offline",),
+    ("harness_core._run",),
+    ("harness_core.plugins",),
+    ("harness_core.hookspecs",),
+    ("harness_core.executor", "harness_core._agent_cli"),
+    ("harness_core._provider",),
+    ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted",
+     "harness_core.tools", "harness_core._probe_cache", "harness_core._scratch"),
+    ("harness_core._jsonlines", "harness_core._private_files", "harness_core._inputfile", "harness_core._logging"),
+    ("harness_core.errors", "harness_core.tooldisplay", "harness_core._hot_events", "harness_core.spec"),
+    ("harness_core.events", "harness_core.redaction"),
+    ("harness_core.capabilities", "harness_core.mcp", "harness_core.attachment"),
+    ("harness_core._version", "harness_core._facade", "harness_core._moved"),
+)
+"""harness_core's floors, top first (docs/architecture.md): a module imports its own block or a lower floor, never
+a higher one nor a sibling block on its own floor; every import counts (module level, in a function, under
+TYPE_CHECKING). A block is a module or package prefix; the longest prefix places a module."""
+SHIPPED = [CORE, *PACKAGES, *EXECUTORS, VIEWER]
+KNOWN_CYCLES: set[frozenset[str]] = {
+    # provider cycles opened by the "one of each" work of issue 25 (branch floors-one), which deletes these lines
+    frozenset({"harness_acp.connection", "harness_acp.turn"}),
+    frozenset({"harness_codex_appserver.thread", "harness_codex_appserver.turn"}),
+}
+LAZY_ALLOWED = {
+    "jsonschema": "only a spec with an output schema pays for it",
+    "ctypes": "only where the platform needs it",
+    "_ctypes": "only where the platform needs it",
+    "harness_core._logging": "_probe_cache is on the CLI's start-up path: structlog only when the cache fails",
+    "ray": "an optional extra of harness-ray: imported where a cluster is used, so the package loads without it",
+    "harness_ray.worker": "imports ray",
+    "harness_core.tools.server": "the mcp SDK and uvicorn: only a run given Python tools pays for them",
+}
+"""What may be imported in a function outside the CLI (whose commands import their own modules lazily)."""
+TOP_IMPORTS = [CORE, *EXECUTORS, VIEWER]
+"""Where imports are at the top (the provider packages import their provider lazily when registering, to keep
+loading plugins cheap: their rule is being settled with the provider work of issue 25)."""
+
+
+def import_graph(*roots: Path) -> dict[str, set[str]]:
+    """Module → the modules of `roots` it imports, every import counted (in functions and under TYPE_CHECKING too);
+    `from pkg import name` is pkg.name when that is a module. A package's `__init__` importing its own modules is
+    a re-export, not an edge (as /work/shared/tools/import_cycles.py counts)."""
+    paths: dict[str, Path] = {}
+    for root in roots:
+        for path in _modules(root):
+            if _is_test_code(path) and not path.is_relative_to(CORE / "testing"):
+                continue
+            parts = list(path.relative_to(root.parent).with_suffix("").parts)
+            paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                wanted = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                wanted = [f"{module}.{a.name}" if f"{module}.{a.name}" in paths else module for a in node.names]
+            else:
+                continue
+            for target in wanted:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != name and not (path.name == "__init__.py" and target.startswith(name + ".")):
+                    targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+def _floor_of(module: str) -> tuple[int, str] | None:
+    best: tuple[int, str] | None = None
+    for floor, blocks in enumerate(CORE_FLOORS):
+        for block in blocks:
+            inside = module == block or (module.startswith(block + ".") and block != "harness_core")
+            if inside and (best is None or len(block) > len(best[1])):
+                best = (floor, block)
+    return best
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of harness_core pointing up a floor or across to a sibling block, and every core module on no
+    floor."""
+    problems = []
+    for module, targets in sorted(graph.items()):
+        if not module.startswith("harness_core"):
+            continue
+        placed = _floor_of(module)
+        if placed is None:
+            problems.append(f"{module} is on no floor (add it to CORE_FLOORS and docs/architecture.md)")
+            continue
+        for target in sorted(targets):
+            there = _floor_of(target)
+            if there is None or there[1] == placed[1]:
+                continue
+            if there[0] < placed[0]:
+                problems.append(f"{module} imports {target}, a floor above it ({there[1]} over {placed[1]})")
+            elif there[0] == placed[0]:
+                problems.append(f"{module} imports {target}, a sibling on its own floor ({there[1]})")
+    return problems
+
+
+def test_the_core_keeps_its_floors() -> None:
+    problems = layer_violations(import_graph(CORE))
+    assert not problems, "imports against the floors (docs/architecture.md):\n" + "\n".join(problems)
+
+
+def test_no_import_cycle_in_shipped_code() -> None:
+    cycles = [c for c in import_cycles(import_graph(*SHIPPED)) if c not in KNOWN_CYCLES]
+    assert not cycles, "import cycles (every import counts, in functions and under TYPE_CHECKING too):\n" + "\n".join(
+        ", ".join(sorted(c)) for c in cycles)
+
+
+@pytest.mark.parametrize("where", ["module", "function", "type_checking"])
+def test_the_floors_check_fails_on_an_added_back_edge(tmp_path: Path, where: str) -> None:
+    """The contract can fail: a model importing the run API, however the import hides, is caught as an upward
+    import and as a cycle (the run API imports the spec)."""
+    copy = tmp_path / "harness_core"
+    shutil.copytree(CORE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    back_edge = {
+        "module": "from harness_core._run.api import run\n",
+        "function": "def _run() -> None:\n    from harness_core._run import api\n",
+        "type_checking": "if TYPE_CHECKING:\n    from harness_core._run.api import LiveRun\n",
+    }[where]
+    spec = copy / "spec.py"
+    spec.write_text(spec.read_text() + "\n" + back_edge)
+    assert layer_violations(import_graph(CORE)) == []
+    graph = import_graph(copy)
+    assert "harness_core.spec imports harness_core._run.api, a floor above it (harness_core._run over " \
+        "harness_core.spec)" in layer_violations(graph)
+    assert any({"harness_core.spec", "harness_core._run.api"} <= cycle for cycle in import_cycles(graph))
+
+
+def _lazy_imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    top = {id(node) for stmt in tree.body if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+           for node in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in top:
+            continue
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+@pytest.mark.parametrize("root", TOP_IMPORTS, ids=lambda p: _rel(p))
+def test_imports_are_at_the_top(root: Path) -> None:
+    """MCP's rule: inline imports hide dependencies and obscure circular-import bugs. Only the CLI's commands import
+    lazily (so `harness --help` stays fast), and what LAZY_ALLOWED names."""
+    hidden = [f"{_rel(path)}:{line}: {module}" for path in _modules(root)
+              if not path.is_relative_to(CORE / "cli") and not _is_test_code(path)
+              for line, module in _lazy_imports(path)
+              if not any(module == m or module.startswith(m + ".") for m in LAZY_ALLOWED)]
+    assert not hidden, "imports inside functions (move them to the top of the module):\n" + "\n".join(hidden)

@@ -48,6 +48,10 @@ _CASES: dict[str, tuple[str, str]] = {
     "swallows-and-hangs": ("test_api_failure_is_classified and asyncio-fail_500",
                            r"the provider never returned \(scenario 'fail_500'\): nothing happened for 20 s: no "
                            r"event, no model request; the last sign of the agent was event #\d+ "),
+    # An approval no approver answers: the watchdog waits for it no longer than `hang_within` (it once waited for
+    # ever, and the test ran into its 120 s deadline).
+    "asks-and-hangs": ("test_scenario and asyncio-say",
+                       r"an approval waited 20 s for its decision \(the contract's approver answers at once\)"),
     # The message names every variable the event carries, long or short, and where it came from.
     "leaks-spec-env": ("test_scenario and asyncio-say",
                        r"event #\d+ \(provider_raw\) carries the value of the secrets HARNESS_CONTRACT_SECRET \(from "

@@ -23,9 +23,9 @@ import harness_core.hookspecs as hookspecs
 import harness_core.provider as provider_facade
 from harness_core import AgentRunSpec, RunStatus, hookimpl, run_sync
 from harness_core.offline import SCENARIOS
-from harness_core.offline.backends import FunctionCall
-from harness_core.offline.scenarios import ReadFile, RunCommand
 from harness_core.plugins import PluginHost
+from harness_core.scripted.backends import FunctionCall
+from harness_core.scripted.scenarios import ReadFile, RunCommand
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 GUIDE = DOCS / "providers.md"
@@ -33,8 +33,8 @@ FACADES = {
     "harness_core",
     "harness_core.provider",
     "harness_core.offline",
-    "harness_core.offline.scenarios",
-    "harness_core.offline.backends",
+    "harness_core.scripted.scenarios",
+    "harness_core.scripted.backends",
     "harness_core.testing.contract",
 }
 
@@ -80,14 +80,14 @@ def test_every_hook_is_documented() -> None:
 
 
 def test_every_error_code_is_documented() -> None:
-    text = (DOCS / "architecture.md").read_text()
+    text = (DOCS / "runs.md").read_text()
     codes = {
         cls.code
         for cls in vars(errors).values()
         if isinstance(cls, type) and issubclass(cls, errors.HarnessError) and cls is not errors.HarnessError
     }
     missing = sorted(c for c in codes if f"`{c}`" not in text)
-    assert not missing, f"undocumented error codes in docs/architecture.md: {missing}"
+    assert not missing, f"undocumented error codes in docs/runs.md: {missing}"
 
 
 def test_every_name_of_the_provider_facade_is_documented() -> None:
@@ -238,3 +238,26 @@ def test_the_fault_matrix_names_only_tests_that_exist() -> None:
         if not re.search(rf"def {name}\b", source):
             missing.append(whole)
     assert not missing, f"docs/reliability.md names tests that do not exist: {missing}"
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's anchors for a page's headings (lower case, punctuation dropped, spaces to hyphens)."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_link_between_the_docs_lands_on_a_page_and_heading() -> None:
+    """The map (docs/architecture.md) and its topic pages link each other: a moved section must not strand a link."""
+    pages = [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            path, _, anchor = target.partition("#")
+            landing = (page.parent / path).resolve() if path else page
+            if not landing.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and landing.suffix == ".md" and anchor not in _anchors(landing):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, "links that land nowhere:\n" + "\n".join(broken)

@@ -65,3 +65,17 @@ def test_the_trace_is_read_for_ipv4_ipv6_and_each_call() -> None:
     ])
     assert [(a.pid, a.call, a.address, a.port) for a in attempts_in(trace)] == [
         (7, "connect", "10.1.2.3", 443), (8, "sendto", "127.0.0.53", 53), (9, "connect", "2001:db8::1", 443)]
+
+
+def test_a_connect_to_a_host_resolvers_unix_socket_is_an_attempt() -> None:
+    """Unix sockets are not isolated by the namespace: nscd or systemd-resolved would resolve (and so reach the
+    network) for the command. A connect that succeeded to one is reported; one that failed, or another socket, is
+    not."""
+    trace = "\n".join([
+        '12 connect(3, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = 0',
+        '13 connect(3, {sa_family=AF_UNIX, sun_path="/run/systemd/resolve/io.systemd.Resolve"}, 110) = 0',
+        '14 connect(3, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file)',
+        '15 connect(3, {sa_family=AF_UNIX, sun_path="/tmp/harness-supervise/ctl.sock"}, 110) = 0',
+    ])
+    assert [(a.pid, a.address, a.port) for a in attempts_in(trace)] == [
+        (12, "/var/run/nscd/socket", 0), (13, "/run/systemd/resolve/io.systemd.Resolve", 0)]

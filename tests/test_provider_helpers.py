@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
+import harness_core.provider as facade
 from harness_core import (
     AgentRunSpec,
     AuthFailedError,
@@ -39,10 +40,12 @@ from harness_core.provider import (
     NON_JSON_METHOD,
     REDACTED,
     ChildProcess,
+    MessageBatches,
     NoOptions,
     Provider,
     RunContext,
     error_for_status,
+    json_batches,
     json_messages,
     loads_line,
     redact_argv,
@@ -95,6 +98,82 @@ async def test_json_messages_yields_objects_in_order_and_reports_every_bad_line(
 @pytest.mark.anyio
 async def test_json_messages_of_only_blank_lines_is_empty() -> None:
     assert await _pump([b"", b" ", b"\t"]) == []
+
+
+# -- json_batches / MessageBatches ---------------------------------------------------------------------------
+
+
+class _Chunks:
+    """A `LineReader` as the batched reader sees it: `__anext__` gives a chunk's first line, `take_ready` the rest."""
+
+    def __init__(self, *chunks: list[bytes | MessageTooLargeError]) -> None:
+        self.chunks = list(chunks)
+        self.rest: list[bytes | MessageTooLargeError] = []
+
+    def __aiter__(self) -> _Chunks:
+        return self
+
+    async def __anext__(self) -> bytes | MessageTooLargeError:
+        if not self.chunks:
+            raise StopAsyncIteration
+        first, *self.rest = self.chunks.pop(0)
+        return first
+
+    def take_ready(self) -> list[bytes | MessageTooLargeError]:
+        rest, self.rest = self.rest, []
+        return rest
+
+
+@pytest.mark.anyio
+async def test_json_batches_see_what_json_messages_sees_in_the_same_order() -> None:
+    """The batched reader and the per-message pump agree line for line: objects, events and their order."""
+    lines: list[bytes | MessageTooLargeError] = [
+        b'{"n": 1}', b"", b"   ", b"[1]", b'{"n":2}', b'  {"n": 3}  ', b'{"n":4}\r', b'"x"', b"not json",
+        b"\xff\xfe{", MessageTooLargeError("a line over the framing cap", limit=10), b'{"n":5}', b'{"n":6}',
+    ]
+    pumped = await _pump(lines)
+    expected = [v if kind == "msg" else (type(v).__name__, getattr(v, "payload", None)) for kind, v in pumped]
+    for chunks in ([lines], [lines[:5], lines[5:9], lines[9:]], [[line] for line in lines]):
+        seen: list[Any] = []
+
+        async def emit(event: HarnessEvent, seen: list[Any] = seen) -> None:
+            seen.append((type(event).__name__, getattr(event, "payload", None)))
+
+        with anyio.fail_after(DEADLINE):
+            async for batch in json_batches(_Chunks(*chunks), emit):
+                assert batch  # never an empty list
+                seen.extend(batch)
+        assert seen == expected
+
+
+@pytest.mark.anyio
+async def test_a_chunk_is_one_batch_and_an_odd_line_splits_it_in_place() -> None:
+    odd: list[Any] = []
+
+    async def other(line: bytes | MessageTooLargeError) -> None:
+        odd.append(line)
+
+    batches: list[list[dict[str, Any]]] = []
+    reader = MessageBatches(_Chunks([b'{"a":1}', b'{"b":2}', b"oops", b' {"c":3}', b'{"d":4}'], [b'{"e":5}']), other)
+    with anyio.fail_after(DEADLINE):
+        async for batch in reader:
+            batches.append(batch)
+            assert [reader.line_of(msg) for msg in batch] == [_RAW[next(iter(msg))] for msg in batch]
+            odd_so_far = list(odd)
+            assert odd_so_far == ([] if "a" in batch[0] else [b"oops"])  # the odd line after its batch
+    assert batches == [[{"a": 1}, {"b": 2}], [{"c": 3}, {"d": 4}], [{"e": 5}]]
+    with pytest.raises(ValueError, match="latest list"):
+        reader.line_of({"a": 1})
+
+
+_RAW = {"a": b'{"a":1}', "b": b'{"b":2}', "c": b' {"c":3}', "d": b'{"d":4}', "e": b'{"e":5}'}
+
+
+def test_scan_once_is_deprecated_on_the_facade_and_names_its_replacement() -> None:
+    assert "scan_once" not in facade.__all__
+    with pytest.warns(DeprecationWarning, match="json_batches"):
+        scan = facade.scan_once
+    assert scan('{"a":1}', 0) == ({"a": 1}, 7)
 
 
 # -- loads_line ----------------------------------------------------------------------------------------------

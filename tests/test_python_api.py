@@ -2,7 +2,7 @@
 arguments, `help()` documents what a run and a session expose, `offline_workspace` plays `--offline`'s scenarios
 from Python (and owns its temporary workspace), and the errors speak to a Python caller.
 
-The scripted provider plays the runs (the offline one, as in tests/test_cli_offline.py), so no CLI is needed; the
+The scripted provider plays the runs (the offline one, as in tests/cli/test_offline.py), so no CLI is needed; the
 same API against a real CLI is in a provider test (test_offline_workspace_real.py), and what a type checker
 says of it in tests/test_readme_types.py.
 """
@@ -40,8 +40,8 @@ from harness_core import (
 from harness_core.offline import SCENARIOS, offline_workspace
 from harness_core.plugins import PluginHost
 from harness_core.spec import ApprovalName, SandboxName
-from tests.test_cli import make_host
-from tests.test_cli_offline import OfflineScriptedProvider, _OfflinePlugin
+from tests.cli.test_cli import make_host
+from tests.cli.test_offline import OfflineScriptedProvider, _OfflinePlugin
 
 SPEC_SOURCE = Path(harness_core.__file__).with_name("spec.py")
 

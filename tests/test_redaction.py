@@ -339,3 +339,17 @@ def test_hidden_values_are_learned_from_what_a_log_masked() -> None:
     assert hidden_values(["short abc here"], ["short *** here"]) == set()  # too short to be searched for
     assert hidden_values("a different answer", "the token is ***") == set()
     assert hidden_values("same", "same") == set()
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("http://127.0.0.1:4321", True), ("http://localhost:8080/v1", True), ("http://[::1]:9/v1", True),
+    ("https://gw.corp.example/v1/tenant-0123456789abcdef", False), ("https://user@127.0.0.2.example.com", False),
+    ("/home/me/.agent", True),
+])
+def test_a_public_url_is_shown_only_when_it_points_at_this_machine(value: str, shown: bool) -> None:
+    """A base URL a provider declares public (for its offline loopback backend) is shown; a gateway's URL (a tenant
+    token in its path) is a secret like any other value: `***` in `run_started` and scrubbed wherever it appears."""
+    env = {"AGENT_BASE_URL": value}
+    assert redact_env(env, {"AGENT_BASE_URL"})["AGENT_BASE_URL"] == (value if shown else REDACTED)
+    secrets = RunSecrets.of_run(env, public_env={"AGENT_BASE_URL"}, environ={})
+    assert (value in secrets.known) is not shown

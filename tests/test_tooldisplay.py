@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness_core.events import ToolKind
+from harness_core.cli._format import tool_line
+from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
 from harness_core.tooldisplay import (
     OUTPUT_CHARS,
     SUMMARY_CHARS,
@@ -13,6 +14,7 @@ from harness_core.tooldisplay import (
     classify_command,
     command_display,
     file_change_display,
+    mcp_call_text,
     unwrap_shell,
 )
 
@@ -83,3 +85,15 @@ def test_bounded_head_keeps_the_start_and_says_what_was_cut() -> None:
     assert bounded_head(None) is None and bounded_head("") == ""
     assert bounded_head("x" * OUTPUT_CHARS) == "x" * OUTPUT_CHARS
     assert bounded_head("abcdef", 2) == "ab\n[… 4 more characters cut]"
+
+
+def test_an_mcp_call_reads_as_a_call_and_its_result_follows_it() -> None:
+    assert mcp_call_text("add", {"a": 2, "b": 3}) == "add(a=2, b=3)"
+    assert mcp_call_text("echo", {"message": "hi", "tags": ["x"]}) == "echo(message='hi', tags=[\"x\"])"
+    assert mcp_call_text("now", None) == "now()"
+    assert mcp_call_text("echo", {"message": "y" * 500}) == "echo(message='" + "y" * 58 + "…)"
+    done = HarnessToolDetails(kind=ToolKind.MCP, title="add", command="add(a=2, b=3)", summary="5",
+                              status=ToolStatus.COMPLETED)
+    assert tool_line(done) == "✓ add(a=2, b=3) → 5"
+    failed = done.model_copy(update={"status": ToolStatus.FAILED, "summary": "boom"})
+    assert tool_line(failed) == "✗ add(a=2, b=3) (failed)"

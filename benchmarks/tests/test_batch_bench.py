@@ -2,7 +2,7 @@
 live runs reported, the process-tree sampler counting (and reaping) what a child starts, and the table's layout.
 
 No timing is asserted (figures at these sizes are noise). Providers whose package is not installed here are left
-out (the benchmark envs have one or two); the Ray case runs only where `harness_core.batch.executor_names()` has it.
+out (the benchmark envs have one or two); the Ray case runs only where `harness_core.executor_names()` has it.
 """
 
 from __future__ import annotations

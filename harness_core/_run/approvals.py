@@ -4,8 +4,8 @@ Layer: core runtime. Knows approval events, the `harness_approve` hook and the e
 providers, their wire protocols or the consumer. A request is decided by the operation's `approver` callback,
 else the first `harness_approve` plugin that answers, else denied with a reason naming the ways to decide. A
 broken callback or plugin denies (it is not the provider's fault). Every request gets exactly one
-`approval_resolved`, whoever settles it first: the decision, the provider (a CLI that withdrew the request),
-or the runner (`abort`, when the request is cancelled before a decision — even while waiting for room).
+`approval_resolved`, written here whoever settles it first: the decision, the provider withdrawing it (`withdraw`:
+its CLI withdrew it, the turn ended), or the runner (`abort`, cancelled before a decision, even waiting for room).
 """
 
 from __future__ import annotations
@@ -46,8 +46,11 @@ class ApprovalBroker:
     """Decides and resolves the approval requests of one run (`RunContext.request_approval`)."""
 
     def __init__(self, *, spec: AgentRunSpec, host: PluginHost, approver: Approver | None, pipe: EventPipe,
-                 state: RunState, log: BoundLogger) -> None:
+                 state: RunState, log: BoundLogger,
+                 runner_decides: Callable[[ApprovalRequested], tuple[ApprovalDecision, str] | None] | None = None,
+                 ) -> None:
         self._spec = spec
+        self._runner_decides = runner_decides
         self._host = host
         self._approver = approver
         self._pipe = pipe
@@ -81,6 +84,15 @@ class ApprovalBroker:
             event = event.model_copy(update={"request_id": self._shown[event.request_id]})
         return event if self.first_resolution(event) else None
 
+    async def withdraw(self, provider_id: str, reason: str) -> None:
+        """Settle the provider's request `provider_id` now, `abort` by the runner with `reason`, before the provider
+        stops waiting for it: the one `approval_resolved` (nothing when it is settled already, or was never asked)."""
+        shown = self._shown.get(provider_id)
+        if shown is None or shown in self._resolved:
+            return
+        await self._settle(ApprovalResolved(request_id=shown, decision=ApprovalDecision.ABORT, decided_by="runner",
+                                            reason=reason))
+
     async def request(self, request: ApprovalRequested) -> ApprovalResolved:
         """Emit `request`, decide it, emit its resolution and return that resolution (the decision, who decided
         and why; returned even when the provider settled the request first). The idle clock is paused meanwhile.
@@ -93,6 +105,8 @@ class ApprovalBroker:
                 self._pipe.flush()  # a human may take a while: the request must be in the log meanwhile
                 decision, by, reason = await self._decide(request)
             except BaseException:  # cancelled (interrupt, the CLI withdrew it, the run ended): settle it anyway
+                if request.request_id in self._resolved:  # withdrawn: settled already
+                    raise
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_SETTLE_DEADLINE):
                     await self._settle(ApprovalResolved(request_id=request.request_id, decision=ApprovalDecision.ABORT,
                                                         decided_by="runner", reason="the run ended before a decision"))
@@ -114,6 +128,9 @@ class ApprovalBroker:
             await self._pipe.publish(resolved)
 
     async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
+        ruled = self._runner_decides(request) if self._runner_decides is not None else None
+        if ruled is not None:  # a tool filter Harness enforces (`tool_policy`): before anyone is asked
+            return ruled[0], "runner", ruled[1]
         if self._approver is not None:
             try:
                 outcome = self._approver(request)

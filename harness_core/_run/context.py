@@ -26,18 +26,19 @@ import codecs
 import json
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import anyio
 
-from harness_core import __version__
 from harness_core._logging import BoundLogger
 from harness_core._provider import CliInfo
 from harness_core._run.approvals import ApprovalBroker
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
+from harness_core._version import __version__
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
@@ -134,6 +135,11 @@ class ProviderContext:
                                 "reason": resolved.reason})
         return resolved.decision
 
+    async def withdraw_approval(self, request_id: str, reason: str) -> None:
+        if self._returned:
+            self._refuse_late("approval_resolved")
+        await self._broker.withdraw(request_id, reason)
+
     def clock(self) -> float:
         now = time.monotonic()
         if self._wire is not None:
@@ -214,12 +220,15 @@ class ProviderContext:
 
     def _admit(self, event: HarnessEvent) -> HarnessEvent | None:
         """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's (None:
-        dropped), and an approval is resolved once, under the id the run shows (the provider may settle one
-        itself: a request its CLI withdrew)."""
+        dropped), and an approval is resolved once, under the id the run shows (a provider withdraws one with
+        `withdraw_approval`; an `approval_resolved` it emits, as providers once did, is still taken once)."""
         if isinstance(event, (RunStarted, Done)):
             self._log.warning("provider emitted a runner-owned event; ignored", type=event.type)
             return None
         if isinstance(event, ApprovalResolved):
+            warnings.warn("a provider emitted approval_resolved, which the runner writes: withdraw a waiting request "
+                          "with `await ctx.withdraw_approval(request_id, reason)` instead (emitting it is deprecated "
+                          "and goes in the next release)", DeprecationWarning, stacklevel=4)
             return self._broker.provider_resolution(event)
         return event
 

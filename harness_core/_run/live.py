@@ -39,9 +39,10 @@ from harness_core._run.channel import Channel
 from harness_core._run.context import ProviderContext
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, EventPipe
-from harness_core._run.started import run_started_event
+from harness_core._run.started import capabilities_of, run_started_event
 from harness_core._run.state import RunState
 from harness_core._run.structured import structured_result
+from harness_core._run.tool_policy import tool_policy
 from harness_core.capabilities import Capability
 from harness_core.errors import (
     HarnessError,
@@ -65,7 +66,8 @@ from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
-    from harness_core._run.api import ProbedProvider
+    from harness_core._run.probe import ProbedProvider
+    from harness_core.tools.server import ToolServer
 
 __all__ = ["LiveRun", "Play", "Steer"]
 
@@ -91,7 +93,8 @@ class LiveRun:
                  logs: RunLogs | None = None, approver: Approver | None = None, on_event: EventCallback | None = None,
                  buffer: int = 256, interrupt_grace: float = 5.0, play: Play | None = None,
                  steer: Steer | None = None, session_turn: SessionTurn | None = None,
-                 budget: Budget | None = None, idle_interrupts: bool = False) -> None:
+                 budget: Budget | None = None, idle_interrupts: bool = False,
+                 tools: ToolServer | None = None) -> None:
         self._run_id = run_id
         self._provider_name = provider.name
         self._logs = logs if logs is not None else RunLogs()
@@ -110,6 +113,7 @@ class LiveRun:
         self._steer = steer
         self._session_turn = session_turn
         self._host = host
+        self._tool_server = tools  # its calls ask this run's approvals; its interrupt cancels them
         if budget is None:
             budget = Budget.of(spec)
         self._state = RunState(run_id, provider.name, budget, on_over_budget=self.interrupt)
@@ -117,13 +121,15 @@ class LiveRun:
         self._pipe = EventPipe(run_id=run_id, channel=self._channel, logs=self._logs, state=self._state, host=host,
                                on_event=on_event, log=self._log, tracks_idle=spec.idle_timeout is not None,
                                files=self._files)
+        self._tools = tool_policy(spec, provider.registered.cls.info, capabilities_of(provider))
         broker = ApprovalBroker(spec=spec, host=host, approver=approver, pipe=self._pipe, state=self._state,
-                                log=self._log)
+                                log=self._log, runner_decides=self._tools.decide)
         self._interrupt = anyio.Event()
         self._interrupted_at: float | None = None
         self._hard_stopped: str | None = None  # why the runner stopped the provider: "grace_expired" or "stop"
-        self._ctx = ProviderContext(run_id=run_id, spec=spec, cli=provider.cli, pipe=self._pipe, broker=broker,
-                                    logs=self._logs, interrupt=self._interrupt, log=self._log, provider=provider.name)
+        self._ctx = ProviderContext(run_id=run_id, spec=self._tools.played, cli=provider.cli, pipe=self._pipe,
+                                    broker=broker, logs=self._logs, interrupt=self._interrupt, log=self._log,
+                                    provider=provider.name)
         self._files.recorder = self._ctx.record_file_read  # its reads go into the wire log, if any
         self._hard_stop = anyio.CancelScope()  # entered by `drive`; cancelling it first still takes effect
         self._driven = False
@@ -286,6 +292,8 @@ class LiveRun:
         idle_fired = False
         try:
             await self._pipe.publish(self._run_started())
+            for notice in self._tools.notices:
+                await self._pipe.publish(notice)
             # Shielded from the owner's cancellation: `aclose` turns that into interrupt → grace → hard stop, which
             # cancels `scope` (a shield stops outer cancellation, not the cancelling of scopes inside it).
             with anyio.CancelScope(shield=True), self._hard_stop as scope:
@@ -294,11 +302,16 @@ class LiveRun:
                     inner.start_soon(self._stop_after_grace)
                     if self._spec.idle_timeout is not None:
                         inner.start_soon(self._watch_idle, self._spec.idle_timeout)
+                    if self._tool_server is not None:
+                        self._tool_server.host = self._ctx
                     try:
-                        provider_result = await self._play(self._spec, self._probed.options, self._ctx)
+                        provider_result = await self._play(self._tools.played, self._probed.options, self._ctx)
                     except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
                         error = self._classify(raised)
                     finally:
+                        if self._tool_server is not None:
+                            self._tool_server.host = None
+                            self._tool_server.cancel_calls()  # a call still running has nobody left to answer
                         self._ctx.provider_returned()  # a task it left behind may not emit any more
                     inner.cancel_scope.cancel()
             self._stopped_by_runner = scope.cancelled_caught and provider_result is None

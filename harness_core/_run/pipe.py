@@ -25,6 +25,7 @@ import anyio
 from harness_core._logging import BoundLogger
 from harness_core._run.changes import FILE_EVENTS, FileTracker
 from harness_core._run.channel import Channel, ChannelClosed
+from harness_core._run.held_deltas import HeldDeltas
 from harness_core._run.logs import RunLogs
 from harness_core._run.state import TRACKED, RunState
 from harness_core.events import Done, HarnessEvent, HarnessResult, ReasoningDelta, TextDelta
@@ -39,7 +40,8 @@ EventCallback = Callable[[HarnessEvent], "Awaitable[None] | None"]
 _FINAL_SEND_DEADLINE = 5.0
 _DELTAS = (TextDelta, ReasoningDelta)
 """Streamed text, the hot path: a delta shorter than any secret is written as it is; a longer one gets a first
-look at its text alone (not the whole serialised line) and is scrubbed only when that finds something."""
+look at its text alone (not the whole serialised line) and is scrubbed only when that finds something. One whose
+tail may begin a secret is held back (`HeldDeltas`) until the next event says whether the pieces complete it."""
 _wall_clock = time.time
 _monotonic = time.monotonic
 
@@ -71,6 +73,8 @@ class EventPipe:
         self._write_line = logs.events.write_line if logs.events is not None else None
         self._scrub = logs.secrets.json_line
         self._text_probe = logs.secrets.text_probe
+        self._held = HeldDeltas(logs.secrets.known) if logs.secrets.known else None
+        """Deltas held back while their tail may begin a secret (None: the run has no secret to hold for)."""
         self._logs = logs
         self._state = state
         self._host = host
@@ -101,12 +105,17 @@ class EventPipe:
             self._state.last_event = _monotonic()
         kind = type(event)
         if self._write_line is not None:
-            line = self.log_line(event)
-            self._write_line(line)
-            if kind is Done and self._settle_done(event):
+            held = self._held
+            begins = held is not None and kind in _DELTAS and held.may_begin(event.text)  # type: ignore[union-attr]
+            if held is not None and (held.events or begins) and self._held_back(held, kind, event):
+                pass  # held: written once a later event decides
+            else:
                 line = self.log_line(event)
-            if self._lines is not None and not self._consumer_gone:
-                self._lines[seq] = line
+                self._write_line(line)
+                if kind is Done and self._settle_done(event):
+                    line = self.log_line(event)
+                if self._lines is not None and not self._consumer_gone:
+                    self._lines[seq] = line
         if kind in TRACKED:
             self._state.track(event)
         if kind in FILE_EVENTS and self._files is not None:
@@ -119,6 +128,29 @@ class EventPipe:
         if self._on_event is not None:
             return False
         return self._offer(event)
+
+    def _held_back(self, held: HeldDeltas, kind: type, event: HarnessEvent) -> bool:
+        """Write what `event` decides of the held deltas; True when `event` itself is held (not to be written now).
+        A delta is held while the tail of the held text (or of its own) may begin a secret; another kind of event
+        releases them all first."""
+        if held.events and (kind is not type(held.events[0])):
+            self._write_held(held.release())
+        if kind not in _DELTAS:
+            return False
+        text: str = event.text  # type: ignore[union-attr]
+        if not held.events and not held.may_begin(text):
+            return False
+        self._write_held(held.hold(event, text))
+        return True
+
+    def _write_held(self, decided: list[tuple[HarnessEvent, str]]) -> None:
+        assert self._write_line is not None
+        for event, text in decided:
+            shown = event if text == event.text else event.model_copy(update={"text": text})  # type: ignore[union-attr]
+            line = self.log_line(shown)
+            self._write_line(line)
+            if self._lines is not None and not self._consumer_gone:
+                self._lines[event.seq] = line
 
     def _settle_done(self, done: HarnessEvent) -> bool:
         """Write `done`'s line out before anyone sees it; when it could not be written, its result becomes what

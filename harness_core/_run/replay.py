@@ -35,10 +35,19 @@ from harness_core._run.context import ProviderContext
 from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, event_json
+from harness_core._run.probe import ProbedProvider, preflight
 from harness_core._run.replay_child import ReplayProcess
 from harness_core._run.wirelog import ChildScript, WireLog, load_wire
 from harness_core.errors import InvalidSpecError
-from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, HarnessResult, RunStarted
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    HarnessEvent,
+    HarnessResult,
+    ReasoningDelta,
+    RunStarted,
+    TextDelta,
+)
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import REDACTED, RunSecrets, hidden_values
 from harness_core.spec import AgentRunSpec
@@ -76,6 +85,9 @@ class ReplayRun(LiveRun):
         if logged is not None and logged.type == event.type:
             learned = hidden_values(json.loads(line), json.loads(event_json(logged)))
             self.secrets = self.secrets.with_values(learned)
+            if isinstance(event, (TextDelta, ReasoningDelta)) and isinstance(logged, (TextDelta, ReasoningDelta)) \
+                    and logged.text != event.text:  # a secret masked across streamed pieces: as the run log has it
+                line = event_json(event.model_copy(update={"text": logged.text}))
         return self.secrets.json_line(line)
 
     def scrubbed(self, text: str) -> str:
@@ -245,8 +257,6 @@ async def open_replay(wire: WireLog | str | Path, provider: str | None = None, *
     Raises (before anything runs): InvalidSpecError (an unreadable wire log or recorded spec, a recording with no
     child and not `live`, options that do not validate), ProviderNotFoundError, UnsupportedFeatureError.
     """
-    from harness_core._run.api import ProbedProvider, preflight
-
     recording = (wire if isinstance(wire, WireLog) else load_wire(wire, provider)).fresh()
     warnings = recording.warnings
     if not recording.children:

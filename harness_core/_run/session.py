@@ -14,10 +14,10 @@ refused (`SessionBusyError`), not queued. Budgets (`max_cost_usd`, `max_output_t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -25,14 +25,16 @@ from pydantic import ValidationError
 
 from harness_core._logging import get_logger
 from harness_core._provider import ProviderOptions, ProviderSession, RunContext
-from harness_core._run.api import ProbedProvider, played, prepare, unwrap_caller_exception
+from harness_core._run.api import played, unwrap_caller_exception
 from harness_core._run.approvals import Approver
 from harness_core._run.budget import Budget
 from harness_core._run.live import LiveRun, Steer
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
+from harness_core._run.probe import ProbedProvider, prepare
 from harness_core._run.session_context import SessionProcessContext
 from harness_core._run.started import capabilities_of
+from harness_core._run.tooling import checked_tools, new_tool_server, served, tool_transport
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import (
     InvalidSpecError,
@@ -41,10 +43,15 @@ from harness_core.errors import (
     UnsupportedFeatureError,
 )
 from harness_core.events import HarnessResult, SessionTurn, Usage
+from harness_core.mcp import server_secrets
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec, ApprovalPolicy, SandboxMode, SessionSpec
 from harness_core.store import new_run_id, validate_run_id
+from harness_core.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from harness_core.tools.server import ToolServer
 
 __all__ = ["Session", "open_session"]
 
@@ -71,6 +78,7 @@ async def open_session(
     session_id: str | None = None,
     buffer: int = 256,
     interrupt_grace: float = 5.0,
+    tools: Iterable[Tool] | None = None,
 ) -> AsyncIterator[Session]:
     """Open a session on `provider` with `spec`'s settings (an `AgentRunSpec`'s prompt is not played: each
     turn brings its own) and give it to the caller; closing the block closes the session (a live turn is
@@ -79,18 +87,32 @@ async def open_session(
     Raises (before any turn): ProviderNotFoundError, UnsupportedFeatureError (the provider has no sessions, or
     lacks what the spec needs), InvalidSpecError, CliNotFoundError, CliVersionUnsupportedError, and what a live
     provider raises when its process cannot start. The caller's own exception propagates unchanged.
+
+    `tools`: `@tool` functions every turn's agent may call, served for the whole session (as `open_run`'s).
     """
     host = host or get_host()
     settings = spec if isinstance(spec, SessionSpec) else SessionSpec.of(spec) if spec is not None else SessionSpec()
+    given_tools = checked_tools(tools, settings)
     probed = await prepare(settings, provider, host)
     capabilities = capabilities_of(probed)
     if Capability.SESSION not in capabilities and Capability.LIVE_SESSION not in capabilities:
         others = [p for p in host.providers_with(Capability.SESSION) if p != probed.name]
         raise UnsupportedFeatureError(probed.name, Capability.SESSION.value, others,
                                       "a session plays several turns of one conversation")
-    session = Session(settings, probed, host=host, session_id=session_id or new_run_id(), approver=approver,
-                      on_event=on_event, runs_dir=runs_dir, run_log=run_log, buffer=buffer,
-                      interrupt_grace=interrupt_grace)
+    transport = tool_transport(probed.name, capabilities, host.providers_with) if given_tools else None
+    tool_server = new_tool_server(given_tools, object_results=probed.registered.cls.info.mcp_object_results)
+    async with served(tool_server, settings, transport) as served_settings:
+        session = Session(served_settings, probed, host=host, session_id=session_id or new_run_id(),
+                          approver=approver, on_event=on_event, runs_dir=runs_dir, run_log=run_log, buffer=buffer,
+                          interrupt_grace=interrupt_grace, tools=tool_server)
+        async with _held(session) as held:
+            yield held
+
+
+@asynccontextmanager
+async def _held(session: Session) -> AsyncIterator[Session]:
+    """The session's host task (a live one's process) around the caller's block; closed (shielded) after it. The
+    caller's own exception comes out unchanged."""
     thrown: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:
@@ -123,8 +145,9 @@ class Session:
 
     def __init__(self, spec: SessionSpec, probed: ProbedProvider, *, host: PluginHost, session_id: str,
                  approver: Approver | None, on_event: EventCallback | None, runs_dir: str | Path | None,
-                 run_log: bool, buffer: int, interrupt_grace: float) -> None:
+                 run_log: bool, buffer: int, interrupt_grace: float, tools: ToolServer | None = None) -> None:
         self._spec = spec
+        self._tools = tools
         self._session_id = validate_run_id(session_id)
         self._provider_name = probed.name
         self._live = Capability.LIVE_SESSION in capabilities_of(probed)
@@ -142,7 +165,9 @@ class Session:
         self._grace = interrupt_grace
         info = probed.registered.cls.info
         self._secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=info.secret_flags,
-                                          public_env=info.public_env)
+                                          public_env=info.public_env).with_values(server_secrets(spec.mcp_servers))
+        if tools is not None:
+            self._secrets = self._secrets.with_values([tools.secret])
         self._log = get_logger("harness.session").bind(session_id=self.session_id, provider=probed.name)
         self._context = SessionProcessContext(self.session_id, probed.cli, spec, self._log)
         self._provider_session: ProviderSession | None = None
@@ -238,7 +263,7 @@ class Session:
                        play=self._play if self.live else None, steer=steer, budget=budget,
                        session_turn=SessionTurn(session=self.session_id, index=self.turns, live=self.live,
                                                 pid=self.pid),
-                       idle_interrupts=self.live)
+                       idle_interrupts=self.live, tools=self._tools)
         self._live_turn = live
         self._turns += 1
         try:

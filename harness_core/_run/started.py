@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness_core import __version__
+from harness_core._version import __version__
 from harness_core.events import RunStarted, SessionTurn
-from harness_core.redaction import redact, redact_env
+from harness_core.redaction import REDACTED, redact, redact_env
 from harness_core.spec import AgentRunSpec
 
 if TYPE_CHECKING:
-    from harness_core._run.api import ProbedProvider
+    from harness_core._run.probe import ProbedProvider
     from harness_core.capabilities import Capability, ProviderInfo
 
 __all__ = ["capabilities_of", "redacted_spec", "run_started_event"]
@@ -42,10 +42,19 @@ def run_started_event(spec: AgentRunSpec, probed: ProbedProvider, session_turn: 
 
 def redacted_spec(spec: AgentRunSpec, info: ProviderInfo | None = None) -> dict[str, Any]:
     """The spec as `run_started` shows it: the `env` values but the public ones (`redact_env`, with the provider's
-    `public_env`), secret-looking options and the values of the provider's secret-bearing flags redacted."""
-    data = spec.model_dump(mode="json")
+    `public_env`), secret-looking options and the values of the provider's secret-bearing flags redacted, each MCP
+    server's `env` values but the public ones and its `headers` values masked, attachment bytes by their size."""
+    data = spec.model_dump(mode="json", exclude={"attachments": {"__all__": {"data"}}})
     data["env"] = redact_env(spec.env, info.public_env if info is not None else frozenset())
     data["provider_options"] = redact(data.get("provider_options", {}),
                                       secret_flags=info.secret_flags if info is not None else frozenset())
+    data["mcp_servers"] = [
+        {**server, "env": redact_env(server["env"]), "headers": {name: REDACTED for name in server["headers"]}}
+        for server in data.get("mcp_servers", [])
+    ]
+    data["attachments"] = [  # the bytes given from Python: their size, not themselves
+        {**attachment, "data": f"<{len(given.data)} bytes>" if given.data is not None else None}
+        for attachment, given in zip(data.get("attachments", []), spec.attachments, strict=True)
+    ]
     data["harness_version"] = __version__
     return data

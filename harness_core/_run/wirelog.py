@@ -20,7 +20,7 @@ from typing import Any
 from harness_core._inputfile import InputFileError, read_input
 from harness_core._provider import CliInfo
 from harness_core.errors import InvalidSpecError
-from harness_core.events import ApprovalRequested, ApprovalResolved, HarnessEvent, RunStarted
+from harness_core.events import ApprovalRequested, ApprovalResolved, HarnessEvent, ReasoningDelta, RunStarted, TextDelta
 from harness_core.redaction import REDACTED
 from harness_core.store import BadLine, read_events
 
@@ -201,6 +201,7 @@ def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[s
     if not path.is_file():
         return started, resolutions, requested, masked
     bad: list[BadLine] = []
+    chained = False
     try:
         for event in read_events(path, on_bad_line=bad.append):
             if isinstance(event, RunStarted) and started is None:
@@ -209,8 +210,10 @@ def _run_log(path: Path, warnings: list[str]) -> tuple[RunStarted | None, dict[s
                 resolutions.setdefault(event.request_id, deque()).append(event)
             elif isinstance(event, ApprovalRequested):
                 requested.append(event.request_id)
-            if REDACTED in event.model_dump_json():
-                masked[event.seq] = event
+            delta = isinstance(event, (TextDelta, ReasoningDelta))
+            if REDACTED in event.model_dump_json() or (delta and chained):
+                masked[event.seq] = event  # a delta after a masked one may hold the rest of a secret, dropped
+            chained = delta and event.seq in masked
     except OSError:
         pass  # best effort: the wire log alone still replays
     if bad:

@@ -20,10 +20,10 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from harness_core._run.api import preflight, prepare
 from harness_core._run.logs import check_writable
+from harness_core._run.probe import preflight, prepare
 from harness_core._scratch import Leftover, sweep_scratch
-from harness_core.batch.executor import Executor, TaskAttempt, WorkerLostError, executor_named
+from harness_core.batch.engines import executor_named
 from harness_core.batch.patches import Patches
 from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
@@ -31,12 +31,16 @@ from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_task
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
 from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
+from harness_core.executor import Executor, TaskAttempt, WorkerLostError
+from harness_core.mcp import server_secrets
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
-from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
+from harness_core.scripted.scenarios import Scenario
 from harness_core.store import new_run_id, resolve_runs_dir
+from harness_core.tools.loader import references
+from harness_core.tools.tool import Tool
 
 __all__ = ["Batch", "BatchStats", "BatchUpdate"]
 
@@ -92,7 +96,7 @@ class Batch:
                  worktrees: WorktreePlan | None = None, patches: str | Path | None = None, keep: bool = False,
                  max_cost_usd: float | None = None, record_wire: bool = False, rerun_failed: bool = False,
                  host: PluginHost | None = None,
-                 on_update: Callable[[BatchUpdate], None] | None = None) -> None:
+                 on_update: Callable[[BatchUpdate], None] | None = None, tools: Iterable[Tool] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd > 0):
@@ -101,6 +105,7 @@ class Batch:
         if patches is not None and worktrees is None:
             raise ValueError("patches need worktrees: a task's patch is the diff of its own worktree")
         self.host = host or get_host()
+        self.tool_refs = references(tools or ())  # every attempt imports them again where it plays
         self.tasks = as_tasks(tasks)
         self.provider = provider
         self.concurrency = concurrency
@@ -304,9 +309,10 @@ class Batch:
         try:
             info = self.host.get(task.provider or self.provider).cls.info
         except HarnessError:  # checked before the batch started: only a host changed since gets here
-            return RunSecrets.of_run(task.spec.env, task.spec.provider_options)
+            return RunSecrets.of_run(task.spec.env, task.spec.provider_options).with_values(
+                server_secrets(task.spec.mcp_servers))
         return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=info.secret_flags,
-                                 public_env=info.public_env)
+                                 public_env=info.public_env).with_values(server_secrets(task.spec.mcp_servers))
 
     async def _play_task(self, task: BatchTask, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         provider = task.provider or self.provider
@@ -321,7 +327,7 @@ class Batch:
                 spec = task.spec.model_copy(update={"cwd": workspace.path})
                 attempt = TaskAttempt(task.id, number, new_run_id(), spec, provider, self.runs_dir,
                                       task.scenario_for(number, self.scenario) if self.offline else None,
-                                      self.record_wire)
+                                      self.record_wire, self.tool_refs)
                 self._run_ids.setdefault(task.id, []).append(attempt.run_id)
                 self._update(BatchUpdate("started", task.id, number, attempt.run_id))
                 outcome = await self._attempt(attempt)

@@ -1,9 +1,8 @@
 """Playing one attempt in this process (`play_attempt`), and the `local` executor built on it: every attempt a run
 under anyio in the driver's own event loop, bounded by the batch's concurrency.
 
-Layer: batch (an engine). Knows the run API (`open_run`), the offline backends' `offline_spec` and the executor
-interface; knows no provider. Other engines call `play_attempt` where they play (a Ray worker does, with
-`on_line` sending the log's lines to the driver instead of writing them there).
+Layer: batch (an engine: the plugin host's default plugin `local`). Knows the run API, `offline_spec` and the
+executor contract; knows no provider. Other engines call `play_attempt` where they play (a Ray worker does).
 """
 
 from __future__ import annotations
@@ -11,20 +10,22 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio
 
 from harness_core._run.api import open_run
 from harness_core._scratch import Scratch
-from harness_core.batch.executor import Executor, TaskAttempt
 from harness_core.errors import HarnessError
 from harness_core.events import EVENT_ADAPTER, Done, ErrorInfo, HarnessResult, RunStatus
+from harness_core.executor import Executor, ExecutorOptions, TaskAttempt
+from harness_core.hookspecs import hookimpl
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
+from harness_core.tools.loader import load_all
 
-__all__ = ["LocalExecutor", "play_attempt"]
+__all__ = ["LocalExecutor", "harness_register_executors", "play_attempt"]
 
 
 async def play_attempt(attempt: TaskAttempt, interrupted: anyio.Event, *, host: PluginHost | None = None,
@@ -56,8 +57,9 @@ def _played_spec(attempt: TaskAttempt, host: PluginHost | None) -> Iterator[Agen
 async def _play(spec: AgentRunSpec, attempt: TaskAttempt, interrupted: anyio.Event, *, host: PluginHost | None,
                 runs_dir: Path, on_line: Callable[[bytes], None] | None) -> HarnessResult:
     try:
+        tools = load_all(attempt.tools)  # imported again here, where the attempt plays (a Ray node too)
         async with open_run(spec, attempt.provider, run_id=attempt.run_id, runs_dir=runs_dir, host=host,
-                            record_wire=attempt.record_wire) as live:
+                            record_wire=attempt.record_wire, tools=tools) as live:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_interrupt_when, interrupted, live.interrupt)
                 take = live.share_log_lines() if on_line is not None else None
@@ -91,8 +93,21 @@ class LocalExecutor(Executor):
     name: ClassVar[str] = "local"
     description: ClassVar[str] = "runs every task in this process (anyio), bounded by --concurrency"
 
+    def __init__(self, options: ExecutorOptions | None = None, *, host: PluginHost | None = None) -> None:
+        super().__init__(options)
+        self.host = host
+
+    def bind(self, host: Any) -> None:
+        self.host = host
+
     def describe(self) -> str:
         return "local (this process)"
 
     async def play(self, attempt: TaskAttempt, interrupted: anyio.Event) -> HarnessResult:
         return await play_attempt(attempt, interrupted, host=self.host)
+
+
+@hookimpl
+def harness_register_executors(register: Callable[[type[Executor]], None]) -> None:
+    """The default plugin `local` (`harness_core.plugins.DEFAULT_PLUGINS`)."""
+    register(LocalExecutor)

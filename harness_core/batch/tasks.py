@@ -6,7 +6,7 @@ form; knows no provider, executor or file the batch writes.
 
 A line is a spec's fields plus `id` (required, unique, a file name: `[A-Za-z0-9][A-Za-z0-9._-]*`), and
 optionally `provider`, `ref` (the commit a `--worktrees` checkout starts from) and, with `--offline`, `scenario`:
-a scenario's name, one written inline (`harness_core.offline.inline`), or a list of them, played by the
+a scenario's name, one written inline (`harness_core.scripted.inline`), or a list of them, played by the
 task's attempts in turn (the last again for any later one: `["fail_429", "tools"]` is a rate limit that a retry
 gets past). Offline, `prompt` may be left out.
 """
@@ -25,10 +25,10 @@ from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
 
-from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, read_lines
+from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, open_regular, read_lines
 from harness_core.errors import InvalidSpecError
-from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
-from harness_core.offline.scenarios import Scenario
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
+from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
 
 __all__ = ["BatchTask", "ProviderCheck", "TaskFileError", "TaskLike", "as_tasks", "load_tasks", "parse_tasks"]
@@ -109,7 +109,7 @@ def load_tasks(source: str | Path | TextIO, *, offline: bool = False,
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
-            with path.open("rb") as handle:
+            with open_regular(path, what="the tasks file") as handle:
                 return _bounded(handle, str(path), offline, check_provider)
         except OSError as exc:
             raise InvalidSpecError(f"cannot read the tasks file {path}: {exc.strerror or exc}") from None
@@ -228,6 +228,24 @@ def _task(text: str, *, offline: bool, check_provider: ProviderCheck | None
     if task_id is None or said:
         return None, task_id, said
     return BatchTask(task_id, spec, provider, scenarios, own.get("ref")), task_id, said
+
+
+def with_tool_fields(task: BatchTask, fields: Mapping[str, Any]) -> BatchTask:
+    """`task` with the batch's tool flags (`mcp_servers`, `attachments`, `strict_attachments`, `allowed_tools`,
+    `disallowed_tools`) under its own: a server its line names the same is the line's; the rest the line does not
+    set."""
+    spec = task.spec
+    update: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key == "mcp_servers":
+            own = {server.name for server in spec.mcp_servers}
+            update[key] = (*spec.mcp_servers, *(s for s in value if s["name"] not in own))
+        elif key not in spec.model_fields_set:
+            update[key] = value
+    if not update:
+        return task
+    merged = AgentRunSpec.model_validate({**spec.model_dump(exclude_unset=False), **update})
+    return dataclasses.replace(task, spec=merged)
 
 
 def _scenarios(value: Any) -> tuple[Scenario, ...]:

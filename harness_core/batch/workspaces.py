@@ -18,7 +18,7 @@ from harness_core.batch.tasks import BatchTask
 from harness_core.batch.worktrees import Worktrees, default_root
 from harness_core.errors import InvalidSpecError
 from harness_core.offline import seed_workspace
-from harness_core.offline.scenarios import Scenario
+from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["Workspace", "WorktreePlan", "Workspaces"]
 

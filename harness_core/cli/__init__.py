@@ -10,8 +10,8 @@ One module per command group, each importing only click at the top, so `harness 
 
 - `_run` (`harness run`) with `_options` (`-o KEY=VALUE`), `_spec_flags` (the budget, effort and output-schema
   flags; `--continue`), `_live` (driving the run, Ctrl-C, exit status), `_approve` (approvals asked on the
-  terminal), `_offline` (`--offline`: the workspace and scripted backend) and `_worker` (`--background`: the
-  detached worker);
+  terminal) and `_offline` (`--offline`: the workspace and scripted backend); `--background` starts
+  `harness_core.jobs.worker`;
 - `_chat` (`harness chat`) with `_conversation` (one session, a turn per prompt, `/` commands, Ctrl-C);
 - `_batch` (`harness batch`: many tasks through `harness_core.batch`) with its progress display in `_batch_view`;
 - `_answer` (`approve`: answering a background run's approvals; the questions `attach` asks for them);
@@ -39,7 +39,7 @@ import signal
 
 import click
 
-from harness_core import __version__
+from harness_core._version import __version__
 from harness_core.cli._answer import approve
 from harness_core.cli._attach import attach
 from harness_core.cli._batch import batch

@@ -1,7 +1,7 @@
 """Answering a background run's approval requests: `harness approve`, and the question `harness attach` asks.
 
 Layer: CLI, imported at start-up: click and the standard library at the top; the run store, the events and the
-answers file (`harness_core._answers`) are imported when a command runs. Knows the run log's approval events
+answers file (`harness_core.jobs.answers`) are imported when a command runs. Knows the run log's approval events
 and the answers file a background worker reads; knows nothing of providers or of the runner.
 
 A run reads answers from its answers file only when its worker created one (a background run); a foreground
@@ -25,8 +25,8 @@ from harness_core.cli._complete import complete_run_id
 
 if TYPE_CHECKING:
     from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted
-    from harness_core._answers import AnswersFile
     from harness_core.cli.render import Renderer
+    from harness_core.jobs.answers import AnswersFile
 
 __all__ = ["AnswerHints", "TerminalAnswers", "approve"]
 
@@ -49,8 +49,8 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
     1 it has not taken it in 10 s, or the run is over; 2 no such run or request.
     """
     from harness_core import ApprovalDecision
-    from harness_core._answers import AnswersFile, answers_path
     from harness_core.cli._approve import question
+    from harness_core.jobs.answers import AnswersFile, answers_path
     from harness_core.store import find_run, log_path, pending_approvals, resolve_runs_dir, summarize
 
     directory = resolve_runs_dir(runs_dir)

@@ -86,8 +86,8 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
 def _asker(directory: Path, run_id: str, renderer: Renderer | None) -> TerminalAnswers | AnswerHints | None:
     """A background run's approval requests: asked when this attach has a terminal to ask on, else named once
     each with the command that answers them. None for a run that asks its own terminal (a foreground run)."""
-    from harness_core._answers import AnswersFile, answers_path
     from harness_core.cli._answer import AnswerHints, TerminalAnswers
+    from harness_core.jobs.answers import AnswersFile, answers_path
 
     path = answers_path(directory, run_id)
     if not path.exists():

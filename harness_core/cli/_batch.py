@@ -20,6 +20,8 @@ from harness_core.cli._complete import complete_provider, complete_scenario
 from harness_core.cli._numbers import Number
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
+from harness_core.cli._tool_flags import tool_flag_options
+from harness_core.cli._tool_refs import TOOLS_OPTION, load_cli_tools
 
 if TYPE_CHECKING:
     from harness_core.batch import Batch
@@ -42,7 +44,7 @@ def default_results(tasks: str) -> Path | None:
 
 @click.command()
 @click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--concurrency", "-j", type=Number(low=1, example="4"), default=4, show_default=True,
+@click.option("--concurrency", "-j", type=Number(low=1, high=10_000, example="4"), default=4, show_default=True,
               help="Tasks live at once, at most.")
 @click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
               help="Provider of the tasks that name none (default: $HARNESS_PROVIDER, else the default provider).")
@@ -56,13 +58,13 @@ def default_results(tasks: str) -> Path | None:
                    "a task's `scenario` field, else --scenario.")
 @click.option("--scenario", default="tools", show_default=True, metavar="NAME", callback=scenario_callback,
               shell_complete=complete_scenario, help="With --offline: the scenario of tasks that name none.")
-@click.option("--retry", type=Number(low=0), default=0, show_default=True, metavar="N",
+@click.option("--retry", type=Number(low=0, high=100), default=0, show_default=True, metavar="N",
               help="Play a task again up to N times when it failed for a transient reason (rate limit, HTTP 5xx, "
                    "a crashed CLI or worker), after an exponential backoff with jitter.")
 @click.option("--retry-backoff", type=Number(real=True, low=0, high=3600, unit="seconds"), default=2.0,
               show_default=True, metavar="SECONDS",
               help="The first retry's wait, at most (it doubles each time, capped at 60 s).")
-@click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, unit="USD"), metavar="USD",
+@click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, high=1_000_000, unit="USD"), metavar="USD",
               help="Start no more tasks once the batch's runs have cost this much (runs already live finish).")
 @click.option("--worktrees", "repo", type=click.Path(file_okay=False, path_type=Path), metavar="REPO",
               help="Give each task its own git worktree of REPO (at --ref, or the task's `ref`).")
@@ -84,12 +86,15 @@ def default_results(tasks: str) -> Path | None:
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
 @click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
+@TOOLS_OPTION
+@tool_flag_options
 @harness_command
 def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
-          as_json: bool, verbose: bool) -> None:
+          as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
+          tool_refs: tuple[str, ...] = ()) -> None:
     """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
     unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
 
@@ -124,11 +129,17 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
         loaded, early = load_tasks(tasks, offline=offline, check_provider=check), []
     except TaskFileError as exc:  # checked further with the good lines: every problem is said in one go
         loaded, early = exc.tasks, exc.problems
+    tools = load_cli_tools(tool_refs)  # runs the user's module here once; each attempt imports it again
+    if spec_fields:  # the tool flags: for every task, under what its own line sets
+        from harness_core.batch.tasks import with_tool_fields
+
+        loaded = [with_tool_fields(task, spec_fields) for task in loaded]
     plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
     job = Batch(loaded, host=host, provider=provider, concurrency=concurrency, executor=engine,
                 executor_options=options, runs_dir=runs_dir, results=results, retry=retry,
                 retry_backoff=retry_backoff, offline=offline, scenario=scenario, worktrees=plan, patches=patches,
-                keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed)
+                keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed,
+                tools=tools)
     source = "<stdin>" if tasks == "-" else tasks
     sys.exit(run_async(_play, job, results, patches, as_json, verbose, source, early))
 

@@ -21,6 +21,8 @@ from harness_core.cli._complete import complete_option_key, complete_provider, c
 from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
+from harness_core.cli._tool_flags import tool_flag_options
+from harness_core.cli._tool_refs import TOOLS_OPTION, load_cli_tools
 
 __all__ = ["chat"]
 
@@ -41,6 +43,7 @@ _PLACEHOLDER = "(chat)"
 @approval_option("; `/approval` changes it for the next turns")
 @resume_options
 @spec_flag_options
+@tool_flag_options
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
 @RUN_RUNS_DIR_OPTION
@@ -55,11 +58,12 @@ _PLACEHOLDER = "(chat)"
 @click.option("--force", is_flag=True, help="With --offline --cwd DIR: play in DIR even if it is not empty.")
 @click.option("--json", "as_json", is_flag=True, help="Print every turn's events as JSON lines (as in their logs).")
 @click.option("-v", "--verbose", count=True, help="-v: show output summaries and usage; -vv: debug logging.")
+@TOOLS_OPTION
 @harness_command
 def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str, approval: str,
          resume_session: str | None, continue_last: bool, spec_fields: dict[str, Any], options: tuple[str, ...],
          runs_dir: Path | None, offline: bool, scenario: str, keep_workspace: bool, force: bool, as_json: bool,
-         verbose: int) -> None:
+         verbose: int, tool_refs: tuple[str, ...] = ()) -> None:
     """Hold a conversation with an agent: one session, one turn per prompt (on a live agent process when the
     provider has live sessions). On a terminal: type a prompt at `you>` (a paste is one prompt; a line ending in
     a backslash, or Alt-Enter, goes on at the next); `/help` lists the commands (`/model`,
@@ -97,11 +101,12 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
     if cwd is not None:
         fields["cwd"] = cwd
     project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace
-    fields["trust_project"] = project is not None and config.trusts(project)
+    fields["trust_project"] = not offline and project is not None and config.trusts(project)  # offline: never
     spec = AgentRunSpec(**fields)
+    tools = load_cli_tools(tool_refs)  # runs the user's module: only for what they typed, after the spec checks
     request = ChatRequest(spec=spec, provider=provider, runs_dir=runs_dir, json=as_json, verbose=verbose,
                           prompt=sys.stdin.isatty(), approvals=sys.stdin.isatty() and sys.stderr.isatty(),
-                          environ=dict(os.environ), offline=offline)
+                          environ=dict(os.environ), offline=offline, tools=tools)
     if not offline:
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
         if keep_workspace or force or scenario_given:
@@ -112,7 +117,7 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
 
     explicit_cwd = cwd is not None
     check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
-                        runs_dir=runs_dir)
+                        runs_dir=runs_dir, tools=tools)
     if explicit_cwd:
         say_untrusted(config, provider, spec.cwd)
     with offline_workspace(SessionSpec.of(spec), provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,

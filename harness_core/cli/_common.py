@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # = harness_core.errors.EXIT_FAILED / EXIT_USAGE / EXIT_INTERRUPTED: not imported here, that would pull in pydantic
-# at start-up (tests/test_cli_logging.py checks they agree).
+# at start-up (tests/cli/test_logging.py checks they agree).
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130

@@ -135,7 +135,7 @@ def complete_option_key(ctx: click.Context, param: click.Parameter, incomplete: 
 @_quiet
 def complete_scenario(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Offline scenario names, each with what it does; `help` lists them."""
-    from harness_core.offline.scenarios import SCENARIOS
+    from harness_core.scripted.scenarios import SCENARIOS
 
     found = [CompletionItem(s.name, help=_first_line(s.description) or None) for s in SCENARIOS.values()]
     found.append(CompletionItem("help", help="list the scenarios and exit"))

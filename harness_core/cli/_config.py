@@ -62,6 +62,20 @@ class ProviderTable(BaseModel):
         return self.model_dump(exclude_unset=True)
 
 
+class McpServerTable(BaseModel):
+    """An `[mcp_servers.NAME]` table: an `McpServer` without its name (checked as one when the file is read)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    transport: Literal["stdio", "http", "sse"] | None = None
+    command: str | None = Field(default=None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = Field(default=None, min_length=1)
+    url: str | None = Field(default=None, min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
 class ConfigFile(BaseModel):
     """What a configuration file may hold (every key optional, unknown keys refused)."""
 
@@ -80,6 +94,7 @@ class ConfigFile(BaseModel):
     max_output_tokens: int | None = Field(default=None, ge=1)
     trusted_projects: list[str] | None = None
     providers: dict[str, ProviderTable] = Field(default_factory=dict)
+    mcp_servers: dict[str, McpServerTable] = Field(default_factory=dict)
 
     @field_validator("idle_timeout", mode="before")
     @classmethod
@@ -91,7 +106,8 @@ class ConfigFile(BaseModel):
         return value
 
 
-KEYS: tuple[str, ...] = tuple(k for k in ConfigFile.model_fields if k not in ("providers", "trusted_projects"))
+KEYS: tuple[str, ...] = tuple(k for k in ConfigFile.model_fields
+                              if k not in ("providers", "trusted_projects", "mcp_servers"))
 """The top-level settings, in the order `harness config` shows them."""
 SPEC_KEYS = ("model", "sandbox", "approval", "idle_timeout", "effort", "max_turns", "max_cost_usd",
              "max_output_tokens")
@@ -138,6 +154,8 @@ class Config:
     model, not an option) and value."""
     refused: Mapping[tuple[str, ...], str] = field(default_factory=dict)  # see `_check_project`
     trusted: tuple[Path, ...] = ()
+    mcp_servers: Mapping[str, Value] = field(default_factory=dict)
+    """Per server name, its `McpServer` fields (`cwd` resolved against its file); a project's over the user's."""
     """The user file's `trusted_projects`, resolved (`~` expanded, relative to the file)."""
     DEFAULTS: ClassVar[Mapping[str, str]] = {
         "sandbox": "workspace-write", "approval": "never", "idle_timeout": "inf",
@@ -251,6 +269,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
         layers.append(("project", project, data, lines))
     values: dict[str, Value] = {}
     providers: dict[str, dict[tuple[str, ...], Value]] = {}
+    servers: dict[str, Value] = {}
     for scope, path, data, lines in layers:
         where = f"{scope} {path}"
         for key in KEYS:
@@ -259,6 +278,10 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
                 if key == "runs_dir":
                     value = _resolved(path, value)
                 values[key] = Value(value, f"{where}:{line_of(lines, (key,))}")
+        for name, server in data.mcp_servers.items():
+            if scope != "project" or ("mcp_servers", name) not in refused:
+                servers[name] = Value(_server_fields(path, lines, name, server), f"{where}:"
+                                      f"{line_of(lines, ('mcp_servers', name))}")
         for name, table in data.providers.items():
             for leaf, value in _leaves(table.as_dict(), ()):
                 if scope == "project" and ("providers", name, *leaf) in refused:
@@ -269,7 +292,27 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
         values["provider"] = Value(environ[ENV_PROVIDER], f"${ENV_PROVIDER}")
     if environ.get(ENV_RUNS_DIR):
         values["runs_dir"] = Value(Path(environ[ENV_RUNS_DIR]).expanduser(), f"${ENV_RUNS_DIR}")
-    return Config(files=tuple(looked), values=values, providers=providers, refused=refused, trusted=tuple(trusted))
+    return Config(files=tuple(looked), values=values, providers=providers, refused=refused, trusted=tuple(trusted),
+                  mcp_servers=servers)
+
+
+def _server_fields(path: Path, lines: dict[tuple[str, ...], int], name: str, table: McpServerTable) -> dict[str, Any]:
+    """An `[mcp_servers.NAME]` table as `McpServer` fields, checked as one (`cwd` taken from the file's directory).
+
+    Raises:
+        ConfigError: it is not a server (both a command and a url, neither, a bad name...), naming the line.
+    """
+    from harness_core.mcp import McpServer
+
+    fields: dict[str, Any] = {"name": name, **table.model_dump(exclude_defaults=True)}
+    if table.cwd is not None:
+        fields["cwd"] = str(_resolved(path, table.cwd))
+    try:
+        McpServer.model_validate(fields)
+    except ValidationError as exc:
+        problem = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"{path}:{line_of(lines, ('mcp_servers', name))}: {problem}", path=str(path)) from None
+    return fields
 
 
 def _warning(message: str) -> None:
@@ -282,7 +325,7 @@ def _not_own(path: Path) -> str | None:
         owner, folder = path.stat().st_uid, path.parent.stat().st_mode
     except OSError:
         return None  # reading it says what is wrong
-    getuid = getattr(os, "getuid", None)  # POSIX only
+    getuid = getattr(os, "geteuid", None)  # POSIX only (the owner of what this process creates)
     if getuid is not None and owner != getuid():
         return f"it is owned by another user (uid {owner})"
     if folder & stat.S_IWOTH:
@@ -374,6 +417,10 @@ def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], in
             origin = f"your {user}" if own else "the default"
             refuse((key,), f"an untrusted project file may not choose {key} = \"{value}\", wider than "
                            f"{base!r} ({origin}): pass {'-s' if key == 'sandbox' else '-a'} {value}, or {trust}")
+    for name in data.mcp_servers:
+        refuse(("mcp_servers", name), f"an untrusted project file may not add MCP servers (they run programs, or "
+                                      f"send your prompts somewhere): mcp_servers.{name}; pass --mcp-server "
+                                      f"{name}=..., or {trust}")
     for name, table in data.providers.items():
         for leaf, _ in _leaves(table.as_dict(), ()):
             if leaf != ("model",):

@@ -59,8 +59,13 @@ def configured_fields(ctx: click.Context, config: Config, provider: str | None, 
     if problems.errors:
         raise ConfigError(problems.errors[0])
     config = config.named(resolve)
-    _refuse_unless_given(ctx, config, name, given, fields.get("provider_options") or {}, resolve)
+    named = {server["name"] for server in fields.get("mcp_servers") or ()}  # --mcp-server: the command line's
+    _refuse_unless_given(ctx, config, name, given | {f"mcp_servers.{n}" for n in named},
+                         fields.get("provider_options") or {}, resolve)
     fields.update(config.spec_fields(name, given))
+    configured = [found.value for server, found in config.mcp_servers.items() if server not in named]
+    if configured:
+        fields["mcp_servers"] = [*configured, *(fields.get("mcp_servers") or ())]
     fields["provider_options"] = config.provider_options(name, fields.get("provider_options") or {})
 
 
@@ -71,7 +76,10 @@ def _refuse_unless_given(ctx: click.Context, config: Config, provider: str, give
     from harness_core.cli._config import ConfigError
 
     for loc, message in config.refused.items():
-        if loc[0] == "providers":
+        if loc[0] == "mcp_servers":
+            if f"mcp_servers.{loc[1]}" in given:  # the command line names a server of its own by that name
+                continue
+        elif loc[0] == "providers":
             if resolve(loc[1]) != provider or _has(options, loc[2:]):
                 continue
         elif loc[0] in given or ctx.get_parameter_source(loc[0]) not in (None, click.core.ParameterSource.DEFAULT):

@@ -46,6 +46,7 @@ from harness_core import (
     Session,
     SessionClosedError,
     SessionSpec,
+    Tool,
     UndoRefusedError,
     UnsupportedFeatureError,
     Usage,
@@ -93,6 +94,8 @@ class ChatRequest:
     environ: Mapping[str, str] = field(default_factory=dict)
     offline: bool = False
     """Against the embedded scripted backend: the agent's state is temporary (the chat cannot be continued)."""
+    tools: tuple[Tool, ...] = ()
+    """`--tools`: the Python tools every turn's agent may call (loaded)."""
 
 
 def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
@@ -156,7 +159,7 @@ class _Chat:
         """Open the chat's (next) session with `spec` (in the portal); raises what `open_session` raises."""
         opened = self.portal.wrap_async_context_manager(open_session(
             spec, self.request.provider, approver=self.approve if self.request.approvals else None,
-            runs_dir=self.request.runs_dir))
+            runs_dir=self.request.runs_dir, tools=self.request.tools))
         self.session = opened.__enter__()
         self._opened = opened
         self.budget = replace(self.budget, provider=self.session.provider, past=sum((s.usage for s in self._past),

@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 _CMD_WIDTH = 200
+_RESULT_WIDTH = 80
+"""Longest MCP tool result shown after its call (`add(a=2, b=3) → 5`); -v shows the whole summary."""
 _EXCERPT = 48
 
 
@@ -149,6 +151,8 @@ def tool_target(display: HarnessToolDetails, cwd: str | None = None) -> str | No
 
 def tool_label(display: HarnessToolDetails, more: str = "…", cwd: str | None = None) -> str:
     """``Running command pytest -q``, ``Reading file src/app.py``: the title and its target."""
+    if display.kind is ToolKind.MCP and display.command:  # `add(a=2, b=3)`: the call names the tool
+        return one_line(display.command, _CMD_WIDTH, more)
     target = tool_target(display, cwd)
     if not target:
         return display.title
@@ -183,6 +187,8 @@ def tool_line(display: HarnessToolDetails, marks: Mapping[str, str] = UNICODE_MA
     if display.duration_ms:  # some agents report 0 for a command they did not time: say nothing, not "0 ms"
         facts.append(format_duration(display.duration_ms))
     label = tool_label(display, marks["more"], cwd)
+    if display.kind is ToolKind.MCP and display.command and display.summary and status is ToolStatus.COMPLETED:
+        label = f"{label} → {one_line(display.summary, _RESULT_WIDTH, marks['more'])}"  # add(a=2, b=3) → 5
     text = f"{mark} {label}" if mark else label
     return f"{text} ({', '.join(facts)})" if facts else text
 

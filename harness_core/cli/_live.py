@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,28 +19,25 @@ from typing import BinaryIO, TextIO
 import anyio
 
 from harness_core import (
-    EXIT_FAILED,
     EXIT_INTERRUPTED,
-    EXIT_OK,
     AgentRunSpec,
     Done,
     HarnessEvent,
-    HarnessResult,
     LiveRun,
-    RunStatus,
-    exit_status_for_code,
+    Tool,
     open_run,
 )
 from harness_core._run.pipe import event_json
+from harness_core._run.signals import interrupt_on_signals
 from harness_core.cli._approve import terminal_approver
 from harness_core.cli._layout import fit_parts, output_width
 from harness_core.cli._streams import answer_text, choose_sinks, deliver_answer, quiet_failure
 from harness_core.cli.render import Renderer
+from harness_core.errors import exit_status_for
 from harness_core.store import read_events
 
 __all__ = ["JsonLines", "RunRequest", "execute", "exit_status_for", "tick", "watch_signals"]
 
-_HARD_STOP_FALLBACK = 20.0
 _TICK_LIVE = 0.1
 _TICK_PLAIN = 0.25
 _CHUNK = 64 * 1024
@@ -66,15 +62,8 @@ class RunRequest:
     """`--output-last-message FILE`: also write the final answer there (only when the run succeeds)."""
     diff: bool = False
     """`--diff`: after the answer, the diff of the files the run changed (as its log recorded it), on stdout."""
-
-
-def exit_status_for(result: HarnessResult | None) -> int:
-    """0 success, 130 interrupted; a failure's status follows its error code (3 for an unavailable CLI)."""
-    if result is None or result.status is RunStatus.INTERRUPTED:
-        return EXIT_INTERRUPTED
-    if result.status is RunStatus.SUCCESS:
-        return EXIT_OK
-    return exit_status_for_code(result.error.code) if result.error is not None else EXIT_FAILED
+    tools: tuple[Tool, ...] = ()
+    """`--tools`: the Python tools the agent may call (loaded)."""
 
 
 async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -> int:
@@ -93,7 +82,7 @@ async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -
     approver = terminal_approver(renderer) if request.interactive else None
     live: LiveRun | None = None
     started = open_run(request.spec, request.provider, approver=approver, runs_dir=request.runs_dir,
-                       record_wire=request.record_wire)
+                       record_wire=request.record_wire, tools=request.tools)
     with anyio.CancelScope() as hard_stop:
         async with started as live, anyio.create_task_group() as tg:
             tg.start_soon(watch_signals, live, renderer, hard_stop)
@@ -254,25 +243,15 @@ async def tick(renderer: Renderer) -> None:
 
 async def watch_signals(live: LiveRun, renderer: Renderer | None, hard_stop: anyio.CancelScope, *,
                         again: str | None = "press Ctrl-C again to stop at once") -> None:
-    """First SIGINT/SIGTERM/SIGHUP (the terminal closing): interrupt the turn cleanly. Second: stop the run at
-    once. Later ones are absorbed: the receiver stays open until the run is over, because the default handler
-    would kill Harness by the signal mid-shutdown (exit -2 instead of 130, a log without its `done`)."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-        count = 0
-        async for _ in signals:
-            count += 1
-            if count == 1:
-                live.interrupt()
-                if again is not None:  # None: nobody to tell (a background worker)
-                    _say(renderer, f"interrupting… ({again})", interrupt=True)
-            elif count == 2:
-                if again is not None:
-                    _say(renderer, "stopping now")
-                live.stop()  # the stream still ends with its `done`; the scope below is only a last resort
-                with anyio.move_on_after(_HARD_STOP_FALLBACK):
-                    await live.finished.wait()
-                if not live.finished.is_set():
-                    hard_stop.cancel()
+    """`interrupt_on_signals`, saying so on the terminal (`again`: how to stop at once; None: nobody to tell)."""
+
+    def told(count: int) -> None:
+        if count == 1:
+            _say(renderer, f"interrupting… ({again})", interrupt=True)
+        else:
+            _say(renderer, "stopping now")
+
+    await interrupt_on_signals(live, hard_stop, told=None if again is None else told)
 
 
 def _say(renderer: Renderer | None, text: str, *, interrupt: bool = False) -> None:

@@ -57,9 +57,14 @@ class ProviderDetail:
     report: ProviderReport
     offline: bool
     options: tuple[OptionInfo, ...]
+    tool_filters: tuple[str, ...] = ()
+    """The tool names its CLI filters natively (`ProviderInfo.tool_filters`)."""
+    approval_kinds: tuple[str, ...] = ()
+    """The actions its agent always asks approval for (`ProviderInfo.approval_kinds`)."""
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.report.as_json(), "offline": self.offline, "options": [o.as_json() for o in self.options]}
+        return {**self.report.as_json(), "offline": self.offline, "options": [o.as_json() for o in self.options],
+                "tool_filters": list(self.tool_filters), "approval_kinds": list(self.approval_kinds)}
 
 
 def _jsonable(value: Any) -> Any:
@@ -166,7 +171,9 @@ async def provider_detail(host: PluginHost, name: str, deadline: float = PROBE_D
 
     registered = host.get(name)
     report = provider_entry(host, registered, await probe_outcome(registered, deadline), default)
-    return ProviderDetail(report, can_run_offline(registered.cls), tuple(describe_options(registered.cls.Options)))
+    info = registered.cls.info
+    return ProviderDetail(report, can_run_offline(registered.cls), tuple(describe_options(registered.cls.Options)),
+                          tuple(sorted(info.tool_filters)), tuple(sorted(info.approval_kinds)))
 
 
 def _default_text(option: OptionInfo) -> str:
@@ -203,6 +210,9 @@ def format_provider_detail(detail: ProviderDetail, width: int | None = None) -> 
     if p.cli_name:
         lines.append(f"  cli: {p.cli_name} (minimum {p.min_cli_version or 'none'})")
     lines += wrapped(f"capabilities: {', '.join(p.capabilities) or 'none'}", "    ", "  ")
+    lines += wrapped(f"tool filters: {', '.join(detail.tool_filters) or 'none'} native"
+                     + (f"; {', '.join(detail.approval_kinds)} enforced through approvals" if detail.approval_kinds
+                        and "approvals" in p.capabilities else "") + " (docs/tools.md)", "    ", "  ")
     lines += wrapped("offline: " + (f"yes (harness run --offline -p {p.name}; `harness scenarios` lists what it "
                                     "plays)" if detail.offline else "no"), "    ", "  ")
     if not detail.options:

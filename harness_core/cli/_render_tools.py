@@ -13,8 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_core import ApprovalDecision, ApprovalRequested, ApprovalResolved, HarnessToolDetails, ToolResult
-from harness_core import ToolStatus as _Status
+from harness_core import (
+    ApprovalDecision,
+    ApprovalRequested,
+    ApprovalResolved,
+    HarnessToolDetails,
+    ToolResult,
+    ToolStatus as _Status,
+)
 from harness_core.cli._format import one_line, tool_label
 
 __all__ = ["TERMINAL_REASON", "ToolBook", "approval_text", "decided_by_you", "label_for", "summary_lines"]

@@ -36,7 +36,8 @@ _DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not im
 @click.option("--live", is_flag=True,
               help="Replay a recording with no agent process (a provider that talks HTTP itself) by letting the "
                    "provider reach its agent for real.")
-@click.option("--timeout", type=Number(real=True, low=0, low_open=True, unit="seconds"), default=_DEFAULT_DEADLINE,
+@click.option("--timeout", type=Number(real=True, low=0, low_open=True, high=86_400, unit="seconds"),
+              default=_DEFAULT_DEADLINE,
               show_default=True, metavar="SECONDS", help="Stop a replay still going after this long (exit 1).")
 @RUNS_DIR_OPTION
 @JSON_OPTION

@@ -21,21 +21,24 @@ from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
 from harness_core.cli._scenarios import scenario_callback
 from harness_core.cli._spec_flags import CWD_OPTION, SANDBOX_OPTION, approval_option, resume_options, spec_flag_options
 from harness_core.cli._streams import check_answer_file, check_output_flags
+from harness_core.cli._tool_flags import tool_flag_options
+from harness_core.cli._tool_refs import TOOLS_OPTION, load_cli_tools
 
-WORKER_FLAG = "--background-worker"  # = harness_core._background.WORKER_FLAG (not imported: start-up time)
+WORKER_FLAG = "--background-worker"  # = harness_core.jobs.launcher.WORKER_FLAG (not imported: start-up time)
 
 if TYPE_CHECKING:
-    from harness_core import AgentRunSpec
-    from harness_core._background import OfflinePlan
+    from harness_core import AgentRunSpec, Tool
     from harness_core.cli._config import Config
     from harness_core.cli._live import RunRequest
+    from harness_core.jobs.launcher import OfflinePlan
 
 __all__ = ["check_offline_flags", "check_online", "run", "say_untrusted", "start_background"]
 
 _DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
 
 
-_SECONDS = Number(real=True, low=0, low_open=True, unit="seconds", inf_means="no idle timeout", example="300")
+_SECONDS = Number(real=True, low=0, low_open=True, high=604_800, unit="seconds", inf_means="no idle timeout",
+                  example="300")
 
 
 @click.command()
@@ -51,6 +54,7 @@ _SECONDS = Number(real=True, low=0, low_open=True, unit="seconds", inf_means="no
 @approval_option()
 @resume_options
 @spec_flag_options
+@tool_flag_options
 @click.option("--require", "requires", multiple=True, metavar="CAPABILITY",
               type=click.Choice(["streaming", "session", "interrupt", "approvals"]),
               help="A capability the run cannot do without (repeatable).")
@@ -88,6 +92,7 @@ _SECONDS = Number(real=True, low=0, low_open=True, unit="seconds", inf_means="no
 @click.option("--output-last-message", "output_last_message", type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", callback=check_answer_file,
               help="Also write the final answer to FILE (created or replaced; only when the run succeeds).")
+@TOOLS_OPTION
 @harness_command
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
@@ -95,7 +100,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         idle_timeout: float | None,
         runs_dir: Path | None, record_wire: bool, offline: bool, scenario: str, keep_workspace: bool,
         force: bool, background: bool, background_worker: bool, as_json: bool, verbose: int, quiet: bool,
-        output_last_message: Path | None, show_diff: bool = False) -> None:
+        output_last_message: Path | None, show_diff: bool = False, tool_refs: tuple[str, ...] = ()) -> None:
     """Run one agent turn on PROMPT (`-` reads it from stdin) and show it live, or (--background) detached.
 
     When stdout is not a terminal (`> answer.txt`, a pipe) it gets the final answer alone and the live view goes
@@ -105,7 +110,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     --background, 0 once the run has started (its own status: `harness attach`, `harness runs`).
     """
     if background_worker:
-        from harness_core.cli._worker import serve
+        from harness_core.jobs.worker import serve
 
         sys.exit(serve())
     check_output_flags(quiet=quiet, as_json=as_json, background=background, output_last_message=output_last_message)
@@ -152,14 +157,15 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     if cwd is not None:
         fields["cwd"] = cwd
     project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace
-    fields["trust_project"] = project is not None and config.trusts(project)
+    fields["trust_project"] = not offline and project is not None and config.trusts(project)  # offline: never
     spec = AgentRunSpec(**fields)
+    tools = load_cli_tools(tool_refs)  # runs the user's module: only for what they typed, after the spec checks
     interactive = approval != "never" and sys.stdin.isatty() and sys.stderr.isatty()
 
     def request_for(to_run: AgentRunSpec) -> RunRequest:
         return RunRequest(spec=to_run, provider=provider, runs_dir=runs_dir, record_wire=record_wire,
                           json=as_json, verbose=verbose, interactive=interactive, environ=dict(os.environ),
-                          quiet=quiet, output_last_message=output_last_message, diff=show_diff)
+                          quiet=quiet, output_last_message=output_last_message, diff=show_diff, tools=tools)
 
     if not offline:
         scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT_SOURCE
@@ -167,20 +173,21 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
             raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
         say_untrusted(config, provider, spec.cwd, quiet=quiet)
         if background:
-            check_online(spec, provider, runs_dir)
-            sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json))
+            check_online(spec, provider, runs_dir, tools)
+            sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json,
+                                      tools=tools))
         sys.exit(run_async(execute, request_for(spec), sys.stdout))
     explicit_cwd = cwd is not None
     check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,
-                        runs_dir=runs_dir, background=background)
+                        runs_dir=runs_dir, background=background, tools=tools)
     if explicit_cwd:
         say_untrusted(config, provider, spec.cwd, quiet=quiet)
     if background:
-        from harness_core._background import OfflinePlan
+        from harness_core.jobs.launcher import OfflinePlan
 
         plan = OfflinePlan(scenario=scenario, explicit_cwd=explicit_cwd, keep_workspace=keep_workspace)
         sys.exit(start_background(spec, provider, runs_dir=runs_dir, record_wire=record_wire, as_json=as_json,
-                                  offline=plan))
+                                  offline=plan, tools=tools))
     from harness_core.cli._offline import offline_workspace
 
     with offline_workspace(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace,
@@ -203,30 +210,38 @@ def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: boo
         say(*notice)
 
 
-def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None) -> None:
+def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None,
+                 tools: tuple[Tool, ...] = ()) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
-    from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.probe import prepare
+    from harness_core._run.started import capabilities_of
+    from harness_core._run.tooling import check_tools_for
     from harness_core.plugins import get_host
 
-    run_async(prepare, spec, provider, get_host())
+    host = get_host()
+    probed = run_async(prepare, spec, provider, host)
+    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
     check_writable(runs_dir)
 
 
 def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                   force: bool, runs_dir: Path | None, background: bool = False) -> None:
+                   force: bool, runs_dir: Path | None, background: bool = False, tools: tuple[Tool, ...] = ()) -> None:
     """Everything `harness run --offline` checks before it creates anything: the scenario, provider, options,
     capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error). An option
     the offline run refuses (it would take the agent off its backend) is checked here only for a `background` run,
     which plays elsewhere: in the foreground, `offline_workspace` refuses it before creating anything."""
-    from harness_core._run.api import prepare
     from harness_core._run.logs import check_writable
+    from harness_core._run.probe import prepare
+    from harness_core._run.started import capabilities_of
+    from harness_core._run.tooling import check_tools_for
     from harness_core.offline._setup import check_offline, workspace_conflict
     from harness_core.plugins import get_host
 
     host = get_host()
     played = check_offline(spec, provider, scenario, host=host, pins=background)
-    run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
+    probed = run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
+    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
     check_writable(runs_dir)
     if explicit_cwd:
         if keep:
@@ -240,14 +255,15 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
 
 
 def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path | None, record_wire: bool,
-                     as_json: bool, offline: OfflinePlan | None = None) -> int:
+                     as_json: bool, offline: OfflinePlan | None = None, tools: tuple[Tool, ...] = ()) -> int:
     """Start a checked run in a detached worker; print its id (stdout) and how to follow it (stderr)."""
-    from harness_core._background import JobPlan, launch
     from harness_core.cli._common import dumps
+    from harness_core.jobs.launcher import JobPlan, launch
     from harness_core.store import new_run_id
+    from harness_core.tools.loader import references
 
     plan = JobPlan(spec=spec, run_id=new_run_id(), provider=provider, runs_dir=runs_dir, record_wire=record_wire,
-                   offline=offline)
+                   offline=offline, tools=references(tools))
     started = launch(plan)
     if as_json:
         click.echo(dumps({"run_id": started.run_id, "log": str(started.log), "pid": started.pid,

@@ -59,7 +59,7 @@ class _Age(click.ParamType):  # type: ignore[type-arg]
 
 
 @click.group(invoke_without_command=True, subcommand_metavar="[prune ...]")
-@click.option("--limit", "-n", type=Number(low=0), default=None, metavar="N",
+@click.option("--limit", "-n", type=Number(low=0, high=1_000_000), default=None, metavar="N",
               help="Show the newest N runs (0: all). Default: 20 in the table, all with --json.")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
               help="Only runs with this status (repeatable).")

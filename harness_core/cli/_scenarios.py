@@ -14,6 +14,7 @@ asks. This module says so in those terms; docs/providers.md has what each bundle
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -21,7 +22,7 @@ import click
 from harness_core.cli._common import JSON_OPTION, dumps, harness_command
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["HELP", "format_scenarios", "scenario_callback", "scenario_rows", "scenarios"]
 
@@ -132,6 +133,29 @@ def scenarios(as_json: bool) -> None:
     click.echo(dumps(rows) if as_json else format_scenarios(rows, _approvers(), _width()))
 
 
+def _inline_scenario(value: str) -> str:
+    """`--scenario` written inline (JSON) or in a `.json` file: checked, and given on as compact JSON (a background
+    run's worker plays it without the file)."""
+    import json
+
+    from harness_core.errors import InvalidSpecError
+    from harness_core.offline import scenario_named
+
+    text = value
+    if not value.lstrip().startswith("{"):
+        try:
+            text = Path(value).expanduser().read_text()
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read scenario file {value!r}: {exc.strerror}") from None
+    if not text.lstrip().startswith("{"):
+        raise click.BadParameter(f'scenario file {value!r} does not hold a JSON object: {{"steps": [{{"say": "hi"}}]}}')
+    try:
+        scenario_named(text)
+    except InvalidSpecError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return json.dumps(json.loads(text), separators=(",", ":"))
+
+
 def scenario_callback(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """`--scenario`: `help` prints the list and exits 0; a name no scenario has is a usage error that suggests
     the closest names and `harness scenarios`."""
@@ -144,6 +168,8 @@ def scenario_callback(ctx: click.Context, param: click.Parameter, value: str) ->
         return value
     from harness_core.offline import SCENARIOS
 
+    if value.lstrip().startswith("{") or (value not in SCENARIOS and value.endswith(".json")):
+        return _inline_scenario(value)
     if value not in SCENARIOS:
         close = difflib.get_close_matches(value, list(SCENARIOS), n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}? " if close else ""

@@ -106,13 +106,13 @@ class SchemaFile(click.ParamType):  # type: ignore[type-arg]
 _OPTIONS = (
     click.option("--effort", metavar="LEVEL", default=None,
                  help="Reasoning effort, as the provider's model names it (e.g. low, medium, high)."),
-    click.option("--max-turns", type=Number(low=1), metavar="N", default=None,
+    click.option("--max-turns", type=Number(low=1, high=1_000_000), metavar="N", default=None,
                  help="At most N agent steps (providers with the max_turns capability)."),
-    click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, unit="USD"), metavar="USD",
-                 default=None,
+    click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, high=1_000_000, unit="USD"),
+                 metavar="USD", default=None,
                  help="Stop (failed, budget_exceeded) once it cost more than USD (providers that report cost); "
                       "in a chat, over all its turns."),
-    click.option("--max-output-tokens", type=Number(low=1), metavar="N", default=None,
+    click.option("--max-output-tokens", type=Number(low=1, high=100_000_000), metavar="N", default=None,
                  help="Stop (failed, budget_exceeded) once the model wrote more than N tokens; in a chat, over "
                       "all its turns."),
     click.option("--output-schema", type=SchemaFile(), metavar="FILE", default=None,

@@ -13,6 +13,7 @@ import click
 
 from harness_core.cli._common import EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command, say
 from harness_core.cli._complete import complete_run_id
+from harness_core.cli._numbers import Number
 
 __all__ = ["INSTALL_HINT", "view"]
 
@@ -23,7 +24,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 @click.command(short_help="Look at runs, sessions and batches in your browser (live, with approvals).")
 @click.argument("run_ids", nargs=-1, metavar="[RUN_IDS]...", shell_complete=complete_run_id)
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=False,
+@click.option("--port", type=Number(low=0, high=65535), default=0, show_default=False,
               help="Port to listen on (default: a free one).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in your browser.")
 @click.option("--batch", "batches", multiple=True, type=click.Path(dir_okay=False, path_type=Path),

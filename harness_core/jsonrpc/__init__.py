@@ -1,7 +1,7 @@
 """JSON-RPC layer: a generic JSON-RPC 2.0 peer over a line channel.
 
 Knows nothing of any agent CLI, nor of processes. Public surface: `JsonRpcPeer`, `JsonRpcError`,
-`LineChannel` and the standard error codes.
+`LineChannel`, `NotificationHandler` and the standard error codes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from harness_core.jsonrpc.errors import (
     JsonRpcError,
     LineChannel,
 )
-from harness_core.jsonrpc.peer import JsonRpcPeer
+from harness_core.jsonrpc.peer import JsonRpcPeer, NotificationHandler
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -26,4 +26,5 @@ __all__ = [
     "JsonRpcError",
     "JsonRpcPeer",
     "LineChannel",
+    "NotificationHandler",
 ]

@@ -16,23 +16,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
 
-from harness_core._jsonlines import loads_line, scan_once
+from harness_core._jsonlines import Line, MessageBatches, loads_line
 from harness_core._logging import get_logger
 from harness_core.errors import HarnessError, MessageTooLargeError, ProtocolError
 from harness_core.jsonrpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, JsonRpcError, LineChannel
 
-__all__ = ["JsonRpcPeer"]
+__all__ = ["JsonRpcPeer", "NotificationHandler"]
 
 log = get_logger(__name__)
 
-NotificationHandler = Callable[[str, Any, dict[str, Any]], "Awaitable[None] | None"]
-"""Called in order for each notification; may return None when it finished synchronously (the hot path: no
-coroutine per line), else the read loop awaits what it returns before reading the next line (backpressure)."""
+
+class NotificationHandler(Protocol):
+    """The hot-path contract, stated once for every callback of a read loop (this one, `RunContext.emit_now`, a
+    provider's own per-line handlers): return None when the work is done (the usual case, so a streamed token
+    costs no coroutine), or the awaitable the caller must await before it reads on (backpressure: the consumer is
+    behind, or the work has to wait). A plain `async def` satisfies it too (it always returns the awaitable).
+
+    As the JSON-RPC peer's `on_notification`: called in order for each notification with its method, params and
+    the whole message."""
+
+    def __call__(self, method: str, params: Any, msg: dict[str, Any], /) -> Awaitable[None] | None: ...
+
 RequestHandler = Callable[[str, Any, dict[str, Any]], Awaitable[Any]]
 ErrorHandler = Callable[[HarnessError], Awaitable[None]]
 
@@ -168,37 +177,15 @@ class JsonRpcPeer:
 
     async def _read_loop(self, tg: TaskGroup) -> None:
         on_notification = self._on_notification
-        scan = scan_once  # `loads_line` inlined below for the usual compact line (see `harness_core._jsonlines`)
-        lines = self._channel.lines()
-        # Fast path: when the line iterator can hand over the lines it has already read (`LineReader.take_ready`),
-        # a whole chunk is dispatched in a plain loop instead of one `__anext__` await per line. Nothing more
-        # is read meanwhile, and every notification is still awaited in order (backpressure).
-        take_ready: Callable[[], list[bytes | MessageTooLargeError]] | None = getattr(lines, "take_ready", None)
-        async for first in lines:
-            batch = [first, *take_ready()] if take_ready is not None else (first,)
-            for line in batch:
-                if line.__class__ is not bytes and isinstance(line, MessageTooLargeError):
-                    await self._report(line)
-                    continue
-                try:
-                    text = line.decode()
-                    msg, end = scan(text, 0)
-                    parsed = end == len(text)
-                except (StopIteration, ValueError):
-                    parsed = False
-                if not parsed:
-                    try:
-                        msg = loads_line(line)
-                    except ValueError:
-                        await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
-                        continue
-                if type(msg) is not dict:
-                    await self._report(ProtocolError("JSON-RPC message is not an object", line=line))
-                    continue
+        # A chunk's lines at a time (`MessageBatches`), dispatched in a plain loop; nothing more is read meanwhile,
+        # and every notification is still awaited in order (backpressure).
+        batches = MessageBatches(self._channel.lines(), self._odd_line)
+        async for batch in batches:
+            for msg in batch:
                 method = msg.get("method")
                 if method is not None:
                     if type(method) is not str:
-                        await self._report(ProtocolError("JSON-RPC method is not a string", line=line))
+                        await self._report(ProtocolError("JSON-RPC method is not a string", line=batches.line_of(msg)))
                         continue
                     rid = msg.get("id")
                     if rid is None:
@@ -207,13 +194,26 @@ class JsonRpcPeer:
                             if pending is not None:
                                 await pending
                         except Exception as exc:  # noqa: BLE001 - a handler must never kill the read loop
+                            line = batches.line_of(msg)
                             await self._report(_handler_failed(f"notification {method!r}", exc, line))
                     else:
                         tg.start_soon(self._serve, rid, method, msg)
                 else:
-                    await self._resolve(msg, line)
+                    await self._resolve(msg, batches)
 
-    async def _resolve(self, msg: dict[str, Any], line: bytes) -> None:
+    async def _odd_line(self, line: Line) -> None:
+        """A line that is not a JSON object (`MessageBatches` parsed the others)."""
+        if isinstance(line, MessageTooLargeError):
+            await self._report(line)
+            return
+        try:
+            loads_line(line)
+        except ValueError:
+            await self._report(ProtocolError("malformed JSON-RPC line (not JSON)", line=line))
+            return
+        await self._report(ProtocolError("JSON-RPC message is not an object", line=line))
+
+    async def _resolve(self, msg: dict[str, Any], batches: MessageBatches) -> None:
         rid = msg.get("id")
         waiter = self._pending.pop(rid) if type(rid) is int and rid in self._pending else None
         if waiter is None:
@@ -223,13 +223,14 @@ class JsonRpcPeer:
             what = (
                 "JSON-RPC error with no request id" if "error" in msg else "JSON-RPC response to unknown id"
             )
-            await self._report(ProtocolError(what, line=line))
+            await self._report(ProtocolError(what, line=batches.line_of(msg)))
             return
         if "error" in msg:
             waiter.error = JsonRpcError.from_dict(msg["error"])
         elif "result" in msg:
             waiter.result = msg["result"]
         else:
+            line = batches.line_of(msg)
             waiter.error = ProtocolError("JSON-RPC response has neither result nor error", line=line)
         waiter.event.set()
 

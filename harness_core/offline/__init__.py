@@ -6,9 +6,9 @@ provider and by users' own tests). Knows the provider interface's `offline_setup
 formats; knows no concrete agent. Importing this package starts nothing: a backend serves only between
 `start()` and `stop()` (or inside `with`).
 
-- `harness_core.offline.scenarios`: the scenario vocabulary (`Say`, `RunCommand`, `ReadFile`, ...) and the
+- `harness_core.scripted.scenarios`: the scenario vocabulary (`Say`, `RunCommand`, `ReadFile`, ...) and the
   named scenarios every provider plays.
-- `harness_core.offline.backends`: the OpenAI Responses and Anthropic Messages backends, their tool dialects
+- `harness_core.scripted.backends`: the OpenAI Responses and Anthropic Messages backends, their tool dialects
   (what an agent calls its tools: each provider passes its own), and `ScriptedBackend` to write others.
 - here: `offline_workspace` (what `harness run --offline` does: a temporary workspace with the scenario's files,
   the backend started, the spec pointed at both), `offline_spec` (only start a provider's backend and point a spec
@@ -28,7 +28,7 @@ from harness_core.offline._setup import (
     seed_workspace,
 )
 from harness_core.offline._workspace import offline_workspace
-from harness_core.offline.scenarios import SCENARIOS, Scenario
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 
 __all__ = [
     "DEFAULT_SCENARIO",

@@ -7,20 +7,25 @@ beyond loopback.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit
 
+from harness_core._provider import Provider
+from harness_core._run.probe import preflight
 from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
 from harness_core.offline._pins import merge_offline
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, get_host
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec, SessionSpec
 
 if TYPE_CHECKING:
-    from harness_core.offline.backends import ScriptedBackend
+    from harness_core.scripted.backends import ScriptedBackend
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 
@@ -31,6 +36,7 @@ masked), so a later `harness run --continue` knows the run was offline (its agen
 __all__ = [
     "DEFAULT_SCENARIO",
     "can_run_offline",
+    "check_offline_servers",
     "check_offline",
     "offline_spec",
     "prepared_offline",
@@ -38,16 +44,29 @@ __all__ = [
     "seed_workspace",
     "workspace_conflict",
 ]
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 DEFAULT_SCENARIO = "tools"
 
 
 def scenario_named(name: str) -> Scenario:
+    """The scenario `name` names, or the one it writes inline (JSON starting with `{`, as batch tasks take it).
+
+    Raises:
+        InvalidSpecError: no scenario has that name, or the inline scenario does not describe one (saying why).
+    """
+    if name.lstrip().startswith("{"):
+        try:
+            return scenario_from_json(json.loads(name))
+        except ValueError as exc:  # a JSON error, or a ScenarioSyntaxError
+            what = "" if isinstance(exc, ScenarioSyntaxError) else "not JSON: "
+            raise InvalidSpecError(f"inline scenario: {what}{exc}") from None
     try:
         return SCENARIOS[name]
     except KeyError:
         raise InvalidSpecError(
-            f"no offline scenario named {name!r}; choose one of: {', '.join(SCENARIOS)}"
+            f"no offline scenario named {name!r}; choose one of: {', '.join(SCENARIOS)}, or write one inline: "
+            '{"steps": [{"say": "hello"}]}'
         ) from None
 
 
@@ -81,13 +100,12 @@ def check_offline(spec: AgentRunSpec | SessionSpec, provider: str | None, scenar
         ProviderNotFoundError: no such provider.
         UnsupportedFeatureError: the spec needs a capability the provider does not declare.
     """
-    from harness_core._run.api import preflight
-
     host = host or get_host()
     played = scenario_named(scenario) if isinstance(scenario, str) else scenario
     registered = host.get(provider)
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
+    check_offline_servers(spec)
     preflight(spec, registered.name, host)
     if pins:
         scratch = Scratch("harness-offline-check-")
@@ -139,7 +157,8 @@ def offline_spec(spec: SpecT, provider: str | None = None, scenario: Scenario | 
     caller's environment wins over the offline one, except for what the provider's setup pins because it decides
     where the agent connects (`OfflineSetup.pinned_options`, `pinned_env`, `check_options`): that is refused.
     Every offline run gets `NO_PROXY`/`no_proxy` set to the loopback addresses, so that a proxy from the
-    environment never carries its calls off the machine.
+    environment never carries its calls off the machine, and never trusts its project (`trust_project` is False
+    whatever the spec says): a project's own agent configuration could name another model API or an MCP server.
 
     Raises:
         ProviderNotFoundError: no such provider.
@@ -168,6 +187,7 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
     registered = host.get(provider)
     if not can_run_offline(registered.cls):
         raise _cannot_run_offline(registered.name, host)
+    check_offline_servers(spec)
     scratch = Scratch("harness-offline-")  # a killed Harness's is swept later (`harness runs prune`)
     state = scratch.path
     backend: ScriptedBackend | None = None
@@ -177,7 +197,8 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
         if setup is None or backend is None:
             raise _cannot_run_offline(registered.name, host)
         options, env = merge_offline(setup, registered.cls(), spec.provider_options, spec.env)
-        merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"}})
+        merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"},
+                                         "trust_project": False})  # a project's config could name another API
         backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
         yield backend, merged
     finally:
@@ -186,7 +207,20 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
         scratch.release()
 
 
-def can_run_offline(cls: type) -> bool:
-    from harness_core._provider import Provider
+def check_offline_servers(spec: AgentRunSpec | SessionSpec) -> None:
+    """Refuse an MCP server an offline run would reach beyond this machine (an http or sse url whose host is not
+    127.0.0.1, ::1 or localhost). A stdio server is a program the caller names; it runs as given.
 
+    Raises:
+        InvalidSpecError: naming the server and the way out.
+    """
+    for server in spec.mcp_servers:
+        host = urlsplit(server.url).hostname if server.url else None
+        if host is not None and host not in _LOOPBACK_HOSTS:
+            raise InvalidSpecError(
+                f"MCP server {server.name!r} is at {host}, beyond this machine: an offline run reaches nothing but "
+                "127.0.0.1. Give a server on loopback (or a stdio command), or run without --offline")
+
+
+def can_run_offline(cls: type) -> bool:
     return getattr(cls, "offline_setup", Provider.offline_setup) is not Provider.offline_setup

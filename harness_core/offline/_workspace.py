@@ -21,8 +21,8 @@ from harness_core.offline._setup import (
     seed_workspace,
     workspace_conflict,
 )
-from harness_core.offline.scenarios import Scenario
 from harness_core.plugins import PluginHost, get_host
+from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["offline_workspace"]
 

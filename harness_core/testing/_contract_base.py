@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
@@ -22,15 +22,16 @@ from typing import Any, ClassVar, NoReturn
 import anyio
 import pytest
 
-from harness_core import open_run
+from harness_core import load_wire, open_replay, open_run
 from harness_core.capabilities import Capability
 from harness_core.errors import UnsupportedFeatureError
 from harness_core.events import HarnessEvent
-from harness_core.offline.backends import Exchange, ResponsesBackend, ScriptedBackend
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import Exchange, ResponsesBackend, ScriptedBackend
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec
+from harness_core.store import read_events
 from harness_core.testing._contract_secrets import (
     assert_no_secrets_in_events,
     assert_no_secrets_in_files,
@@ -197,7 +198,8 @@ class ContractBase:
 
     @pytest.fixture(params=["asyncio", "trio"])
     def anyio_backend(self, request: pytest.FixtureRequest) -> str:
-        """Every contract test runs under asyncio and trio: providers must be anyio-clean."""
+        """Every contract test runs under asyncio and trio: providers must be anyio-clean (with `--harness-real`, trio
+        only for `pytest_plugin.REAL_UNDER_TRIO`: the plugin deselects the others)."""
         return str(request.param)
 
     @pytest.fixture
@@ -247,7 +249,8 @@ class ContractBase:
 
         async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
                        on_event: Callable[[HarnessEvent, Any], None] | None = None, record_wire: bool = False,
-                       check_secrets: bool = True, **spec_fields: Any) -> Played:
+                       check_secrets: bool = True, run_options: Mapping[str, Any] | None = None,
+                       **spec_fields: Any) -> Played:
             scenario = SCENARIOS[name]
             workspace = tmp_path / "ws"
             state = tmp_path / "state"
@@ -273,7 +276,7 @@ class ContractBase:
                 with anyio.move_on_after(self.run_deadline) as deadline:
                     async with dog.watching(), open_run(spec, self.provider_name, host=self._provider_host(),
                                                         runs_dir=tmp_path / "runs", approver=approver,
-                                                        record_wire=record_wire) as live:
+                                                        record_wire=record_wire, **(run_options or {})) as live:
                         dog.stop = live.stop
                         async for event in live:
                             events.append(event)
@@ -286,7 +289,8 @@ class ContractBase:
             backend = setup.backend
             requests = list(backend.requests) if isinstance(backend, ScriptedBackend) else None
             played = Played(events, live.result, live.log_path or Path(), workspace, requests,
-                            tuple(secrets_of(spec.env, os.environ)))
+                            tuple(secrets_of(spec.env, os.environ)),
+                            tuple(backend.tool_results) if isinstance(backend, ScriptedBackend) else None)
             if check_secrets:
                 assert_no_secrets_in_events(played.events, played.secrets)
                 assert_no_secrets_in_files(written_files(self._runs_dir), played.secrets)
@@ -318,9 +322,6 @@ class ContractBase:
         compare with `without_wall_clock`. The replay must end within `run_deadline`. Skips the test when the
         provider reached its agent without `RunContext.spawn` (in-process, or over HTTP it records itself with
         `RunContext.record_wire`): a replay plays only what a spawned child did."""
-        from harness_core import load_wire, open_replay
-        from harness_core.store import read_events
-
         wire = load_wire(played.log_path.with_name(played.log_path.name.removesuffix(".jsonl") + ".wire.jsonl"))
         if wire.outside or not wire.children:
             how = f"{wire.outside} lines it recorded itself" if wire.outside else "it spawned no child"

@@ -19,8 +19,8 @@ import pytest
 
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError
 from harness_core.events import RunStatus
-from harness_core.offline.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
 from harness_core.redaction import RunSecrets
+from harness_core.scripted.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
 from harness_core.spec import SandboxMode
 from harness_core.store import read_events
 from harness_core.testing._contract_base import ContractBase, Play, written_files

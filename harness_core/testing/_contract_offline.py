@@ -18,7 +18,7 @@ import pytest
 
 from harness_core.offline._setup import can_run_offline
 from harness_core.testing._contract_base import ContractBase
-from harness_core.testing.loopback_only import loopback_only_unavailable, run_loopback_only
+from harness_core.testing.loopback_only import Watched, loopback_only_unavailable, run_loopback_only
 
 __all__ = ["HOSTILE_PROXY", "OfflineTests"]
 
@@ -43,6 +43,15 @@ class OfflineTests(ContractBase):
     """Variables of the user's environment that would send the agent elsewhere unless its offline setup overrides
     them (another model API's switch), given to the offline run beside a proxy in every proxy variable."""
 
+    offline_hostile_options: ClassVar[tuple[str, ...]] = ()
+    """`-o KEY=VALUE` options that would send the agent elsewhere if they were taken offline (an MCP server at a
+    TEST-NET URL, ...): `test_offline_run_refuses_or_contains_hostile_options` wants them refused, naming the option,
+    or the run to stay on loopback all the same."""
+    offline_hostile_project: ClassVar[dict[str, str]] = {}
+    """Files (relative path → text) of a project's own agent configuration that would send the agent elsewhere (a
+    base URL or an MCP server at TEST-NET): `test_offline_run_in_a_trusted_project_loads_none_of_its_config` puts
+    them in a project the user trusts and runs offline there (`--cwd`): an offline run never trusts its project."""
+
     @pytest.mark.real_cli
     def test_offline_run_connects_only_to_its_backend(self, tmp_path: Path, harness_real: bool) -> None:
         """The whole `harness run --offline` — Harness, its backend, the agent and every process it starts — runs in
@@ -51,6 +60,45 @@ class OfflineTests(ContractBase):
         connection beyond 127.0.0.1, or a DNS lookup). Checked at the syscall level because the agents are Node and
         native programs that Python-level interception cannot see; their resolved config alone would miss a call
         they make outside it (a proxy, telemetry, a plugin list)."""
+        watched, _ = self._offline_run(tmp_path, harness_real, self.offline_options)
+        assert watched.returncode == 0, f"exit {watched.returncode}:\n{watched.stderr[-3000:]}"
+        done = json.loads(watched.stdout.strip().splitlines()[-1])
+        assert done["type"] == "done" and done["result"]["status"] == "success", done
+
+    @pytest.mark.real_cli
+    def test_offline_run_refuses_or_contains_hostile_options(self, tmp_path: Path, harness_real: bool) -> None:
+        """`offline_hostile_options` given to `harness run --offline`: refused before anything starts ("is not
+        taken"), or the run stays on loopback; either way no attempt beyond it."""
+        if not self.offline_hostile_options:
+            pytest.skip("the provider names no offline_hostile_options")
+        watched, shown = self._offline_run(tmp_path, harness_real, self.offline_hostile_options)
+        if watched.returncode != 0:
+            assert "is not taken" in watched.stderr, (
+                f"`{shown}` failed without saying which option is not taken offline:\n{watched.stderr[-3000:]}")
+
+    @pytest.mark.real_cli
+    def test_offline_run_in_a_trusted_project_loads_none_of_its_config(self, tmp_path: Path,
+                                                                      harness_real: bool) -> None:
+        """A project the user trusts (`trusted_projects`) holding `offline_hostile_project`, run offline there with
+        `--cwd`: the agent loads none of the project's own configuration, so nothing goes beyond loopback."""
+        if not self.offline_hostile_project:
+            pytest.skip("the provider names no offline_hostile_project")
+        project = tmp_path / "project"
+        for rel, text in self.offline_hostile_project.items():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / rel).write_text(text)
+        (project / ".git").mkdir()  # the project's root, as `git init` marks it
+        config = tmp_path / "xdg" / "harness" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(f"trusted_projects = [{json.dumps(str(project))}]\n")
+        watched, _ = self._offline_run(tmp_path, harness_real, self.offline_options,
+                                           ("--cwd", str(project), "--force"))
+        assert watched.returncode == 0, f"exit {watched.returncode}:\n{watched.stderr[-3000:]}"
+
+    def _offline_run(self, tmp_path: Path, harness_real: bool, given: tuple[str, ...],
+                     flags: tuple[str, ...] = ()) -> tuple[Watched, str]:
+        """`harness run --offline` with `given` options and `flags` in a loopback-only namespace, a hostile proxy in
+        the environment; fails the test on any attempt beyond loopback. Returns the run and the command shown."""
         provider = self._provider()
         if not harness_real:
             pytest.skip("the offline network check plays the real CLI: run the contract with --harness-real")
@@ -73,15 +121,13 @@ class OfflineTests(ContractBase):
             env["PATH"] = f"{Path(real).parent}{os.pathsep}{env.get('PATH', '')}"
         elif cli_name and shutil.which(cli_name) is None:
             pytest.fail(f"the real {cli_name} is not installed (real_cli_path() and PATH have none)")
-        options = [part for option in self.offline_options for part in ("-o", option)]
+        options = [part for option in given for part in ("-o", option)]
         argv = [sys.executable, "-m", "harness_core", "run", "--offline", "-p", self.provider_name, "--json",
-                *options, "contract: offline, loopback only"]
+                *flags, *options, "contract: offline, loopback only"]
+        shown = f"harness run --offline -p {self.provider_name} {' '.join([*flags, *options])}"
         watched = run_loopback_only(argv, env=env, cwd=tmp_path, timeout=_DEADLINE)
         tried = "\n".join(f"  {attempt}: {attempt.line[:300]}" for attempt in watched.attempts[:10])
         assert not watched.attempts, (
-            f"`harness run --offline -p {self.provider_name} {' '.join(options)}` tried to reach beyond loopback "
-            f"({len(watched.attempts)} attempts; the namespace stopped them):\n{tried}\n"
-            f"stderr:\n{watched.stderr[-2000:]}")
-        assert watched.returncode == 0, f"exit {watched.returncode}:\n{watched.stderr[-3000:]}"
-        done = json.loads(watched.stdout.strip().splitlines()[-1])
-        assert done["type"] == "done" and done["result"]["status"] == "success", done
+            f"`{shown}` tried to reach beyond loopback ({len(watched.attempts)} attempts; the namespace stopped "
+            f"them):\n{tried}\nstderr:\n{watched.stderr[-2000:]}")
+        return watched, shown

@@ -31,8 +31,8 @@ from harness_core import Session, SessionSpec, open_session
 from harness_core.capabilities import Capability
 from harness_core.errors import SessionClosedError, UnsupportedFeatureError
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted, RunStatus
-from harness_core.offline.backends import ResponsesBackend, ScriptedBackend
-from harness_core.offline.scenarios import SCENARIOS, Scenario
+from harness_core.scripted.backends import ResponsesBackend, ScriptedBackend
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.testing._contract_base import ContractBase, Play, written_files
 from harness_core.testing._contract_secrets import (
     Secret,

@@ -57,6 +57,9 @@ class Played:
     secrets: tuple[Secret, ...] = ()
     """The secrets of the run's environment (`spec.env` and the process environment), which no event and no file
     it wrote may carry."""
+    tool_results: tuple[str, ...] | None = None
+    """The tool results the scripted backend received after each MCP tool call of the scenario (None: no scripted
+    backend)."""
 
     def of_type(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.type == kind]

@@ -20,8 +20,8 @@ from typing import ClassVar
 
 import pytest
 
-from harness_core.offline.scenarios import Scenario
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.scenarios import Scenario
 from harness_core.testing._contract_base import ContractBase
 
 __all__ = ["FakeAndReal"]

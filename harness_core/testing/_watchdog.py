@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 import anyio
 
 from harness_core.events import ApprovalRequested, ApprovalResolved, ErrorEvent, HarnessEvent, RunStarted
-from harness_core.offline.backends import Exchange
-from harness_core.offline.scenarios import RunCommand, Say, Scenario, Stall, TakeLong, command_sleep
+from harness_core.scripted.backends import Exchange
+from harness_core.scripted.scenarios import RunCommand, Say, Scenario, Stall, TakeLong, command_sleep
 
 __all__ = ["Watchdog", "scenario_pause"]
 
@@ -45,7 +45,9 @@ class Watchdog:
     `saw_request` from the scripted backend's `on_request`). The run is stopped — and `hung` says why — when,
     before any sign of the agent (an event after `run_started`, a request to the backend), `start_within` seconds
     pass, or later `hang_within` seconds plus the scenario's own longest pause pass without any. While an approval
-    waits for its decision the watchdog waits too (the approver's time is not the provider's)."""
+    waits for its decision the watchdog waits too (the approver's time is not the provider's), but no longer than
+    that: the contract's approvers answer at once, so an approval still open then (a provider that emitted
+    `approval_requested` itself, and hung) is a hang."""
 
     def __init__(self, scenario: Scenario, *, start_within: float, hang_within: float,
                  idle_timeout: float | None = None) -> None:
@@ -112,10 +114,16 @@ class Watchdog:
 
     async def _watch(self, scope: anyio.CancelScope) -> None:
         while True:
-            if self._approvals:
+            if self._approvals:  # the approver's time is not the provider's, but the contract's answers at once
                 self._resolved = anyio.Event()
-                await self._resolved.wait()
-                continue
+                with anyio.move_on_after(self.quiet_within):
+                    await self._resolved.wait()
+                    continue
+                self.hung = (f"an approval waited {self.quiet_within:g} s for its decision (the contract's approver "
+                             "answers at once): approval_requested with no approval_resolved; the last sign of the "
+                             f"agent was {self._last_sign}")
+                self._stop(scope)
+                return
             remaining = self._due() - time.monotonic()
             if remaining > 0:  # at most `quiet_within`: once the agent shows a sign the due time moves closer
                 await anyio.sleep(min(remaining, self.quiet_within))
@@ -128,7 +136,10 @@ class Watchdog:
             else:
                 self.hung = (f"the agent showed no sign of life within {self.start_within:g} s (no event after "
                              "run_started, no request to the scripted backend)")
-            if self.stop is not None:
-                self.stop()
-            scope.cancel()
+            self._stop(scope)
             return
+
+    def _stop(self, scope: anyio.CancelScope) -> None:
+        if self.stop is not None:
+            self.stop()
+        scope.cancel()

@@ -14,7 +14,8 @@ The provider is found only through its `harness` entry point. Fake mode (the def
 them through the provider's own `offline_setup` (the real CLI against a scripted model backend on 127.0.0.1).
 Tests of capabilities the provider does not declare check the refusal instead. In real mode, a CLI that is not
 on PATH is found through `HARNESS_<CLI>_BIN` (e.g. `HARNESS_MY_AGENT_BIN=/opt/my-agent/bin/my-agent` for a
-CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyncio and trio.
+CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyncio and trio on the fake CLI;
+with `--harness-real`, under asyncio, and the scenarios under trio too (`--harness-real-trio`: every test).
 
 What every played run is held to, whatever the test:
 
@@ -76,7 +77,7 @@ from harness_core.events import (
     ToolResult,
     ToolStatus,
 )
-from harness_core.offline.scenarios import SCENARIOS
+from harness_core.scripted.scenarios import SCENARIOS
 from harness_core.store import read_events  # re-exported: a golden test reads its recorded run log
 from harness_core.testing._contract_background import BackgroundTests
 from harness_core.testing._contract_base import ContractBase, Play
@@ -87,6 +88,7 @@ from harness_core.testing._contract_offline import OfflineTests
 from harness_core.testing._contract_secrets import Secret
 from harness_core.testing._contract_session import SessionTests
 from harness_core.testing._contract_support import Played, assert_replayed_as_recorded, descendants, without_wall_clock
+from harness_core.testing._contract_tools import ToolTests
 from harness_core.testing._fake_and_real import FakeAndReal
 from harness_core.testing._replay_cases import ReplayCases
 
@@ -107,7 +109,8 @@ UNKNOWN_SESSION = "harness-contract-no-such-session"
 """The session id `test_resume_of_an_unknown_session_fails` resumes (no agent has it)."""
 
 
-class ProviderContract(OfflineTests, ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ContractBase):
+class ProviderContract(OfflineTests, ChatTests, SessionTests, BackgroundTests, FaultTests, ImportTests, ToolTests,
+                       ContractBase):
     """Subclass with `provider_name`; override `setup_run` to point the provider at its fake CLI.
 
     Class attributes to adjust: `scenarios`, `failures`, `interrupt_within`, `run_deadline`, `crash_after_lines`

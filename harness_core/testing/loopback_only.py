@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ["Attempt", "Watched", "attempts_in", "loopback_only_unavailable", "run_loopback_only"]
+__all__ = ["RESOLVER_SOCKETS", "Attempt", "Watched", "attempts_in", "loopback_only_unavailable", "run_loopback_only"]
 
 _LOOPBACK_UP = (
     "import fcntl, os, socket, struct, sys\n"
@@ -39,11 +39,20 @@ the file that follows."""
 _CALL = re.compile(r"^(\d+)\s+(connect|sendto|sendmsg|sendmmsg)\(")
 _INET = re.compile(r'sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)')
 _INET6 = re.compile(r'sin6_port=htons\((\d+)\).*?inet_pton\(AF_INET6, "([^"]+)"')
+_UNIX = re.compile(r'sa_family=AF_UNIX, sun_path="([^"]+)"\}.*\)\s+=\s+0\s*$')
+RESOLVER_SOCKETS = frozenset({
+    "/var/run/nscd/socket", "/run/nscd/socket",  # glibc's name service cache: it resolves names on the host
+    "/run/systemd/resolve/io.systemd.Resolve", "/run/systemd/resolve/io.systemd.Resolve.Monitor",
+    "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket",  # systemd-resolved over D-Bus, and more
+})
+"""Unix sockets of host services that reach the network for a client (a name lookup through the host's resolver):
+the namespace does not isolate filesystem sockets, so a connect to one that succeeds is an attempt."""
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """One connection (or datagram) the command tried to open beyond loopback, or a name lookup (port 53)."""
+    """One connection (or datagram) the command tried to open beyond loopback, a name lookup (port 53), or a
+    connection made to a host resolver's Unix socket (`address` its path, `port` 0)."""
 
     pid: int
     call: str
@@ -94,8 +103,11 @@ def run_loopback_only(argv: Sequence[str], *, env: Mapping[str, str] | None = No
     fails in the namespace before any connection to what it looked up). Attempts via io_uring are not seen (no
     agent here uses it for sockets); the namespace stops them all the same.
 
-    The namespace is the guarantee (even a command that tries gets "network is unreachable"), the trace is the
-    evidence: a test asserts `attempts` is empty, so an agent that merely tried fails it.
+    The namespace stops every IP connection (a command that tries gets "network is unreachable"); the trace is the
+    evidence: a test asserts `attempts` is empty, so an agent that merely tried fails it. The namespace does not
+    isolate filesystem Unix sockets: a connect that succeeds to a host service that resolves names for its client
+    (`RESOLVER_SOCKETS`: nscd, systemd-resolved, the system bus) is reported as an attempt; one to any other Unix
+    socket (a local proxy's, say) is neither stopped nor reported.
 
     Raises:
         RuntimeError: `loopback_only_unavailable()` says why it cannot run here.
@@ -130,6 +142,9 @@ def attempts_in(trace: str) -> list[Attempt]:
         for port, address in [*_INET.findall(line), *_INET6.findall(line)]:
             if int(port) == 53 or not _is_loopback(address):
                 found.append(Attempt(int(call[1]), call[2], address, int(port), line.strip()))
+        unix = _UNIX.search(line)
+        if unix is not None and unix[1] in RESOLVER_SOCKETS:
+            found.append(Attempt(int(call[1]), call[2], unix[1], 0, line.strip()))
     return found
 
 

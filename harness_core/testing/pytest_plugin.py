@@ -3,7 +3,8 @@ command-line options and markers, and no autouse fixtures.
 
 Layer: testing. One behaviour beyond options: when `HARNESS_REQUIRE_REAL_CLIS=1` is set (the `-real` tox envs
 and CI do), a skipped test marked `real_cli` is reported as a failure, so a missing binary cannot turn a
-real-CLI run green by skipping everything.
+real-CLI run green by skipping everything. With `--harness-real`, contract tests play under asyncio only, bar
+`REAL_UNDER_TRIO` (`--harness-real-trio`: every one under trio too).
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from typing import Any
 import pytest
 
 REQUIRE_REAL_ENV = "HARNESS_REQUIRE_REAL_CLIS"
+REAL_UNDER_TRIO = frozenset({"test_scenario"})
+"""The contract tests that also play under trio with `--harness-real`. The fake CLI plays every contract test
+under both backends; the real CLI does not depend on the host's event loop, so repeating its whole run under
+trio retests the fake's ground at a real CLI's cost. The end-to-end scenarios stay, for trio on a real CLI."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,6 +32,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="Run contract tests against the real agent CLI with a scripted model backend.",
+    )
+    group.addoption(
+        "--harness-real-trio",
+        action="store_true",
+        default=False,
+        help="With --harness-real, play every contract test under trio too (default: only the scenarios).",
     )
 
 
@@ -50,13 +61,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     contract = contract_module.ProviderContract
     only = config.getoption("--harness-provider", default=None)
+    trio_everywhere = not config.getoption("--harness-real", default=False) or config.getoption(
+        "--harness-real-trio", default=False)
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         cls = getattr(item, "cls", None)
         if cls is None or not issubclass(cls, contract):
+            kept.append(item)
             continue
         item.add_marker(pytest.mark.harness_contract)
         if only and getattr(cls, "provider_name", None) != only:
             item.add_marker(pytest.mark.skip(reason=f"--harness-provider={only}"))
+        if trio_everywhere or _backend(item) != "trio" or getattr(item, "originalname", None) in REAL_UNDER_TRIO:
+            kept.append(item)
+        else:
+            dropped.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _backend(item: pytest.Item) -> object:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("anyio_backend") if callspec is not None else None
 
 
 class _RequireRealClis:

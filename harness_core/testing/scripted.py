@@ -45,11 +45,24 @@ from harness_core import (
     ToolUse,
     Usage,
 )
-from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json
-from harness_core.offline.scenarios import (
+from harness_core.provider import (
+    Capability,
+    Provider,
+    ProviderInfo,
+    ProviderOptions,
+    ProviderSession,
+    RunContext,
+    SessionContext,
+    hookimpl,
+)
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
+from harness_core.scripted.scenarios import (
+    TOOL_RESULT,
+    CallMcpTool,
     EditFile,
     Fail,
     ReadFile,
+    ReportAttachments,
     RunCommand,
     Say,
     Scenario,
@@ -61,24 +74,19 @@ from harness_core.offline.scenarios import (
     apply_file_step,
     command_sleep,
 )
-from harness_core.provider import (
-    Capability,
-    Provider,
-    ProviderInfo,
-    ProviderOptions,
-    ProviderSession,
-    RunContext,
-    SessionContext,
-    hookimpl,
-)
+from harness_core.testing.mcp_client import McpCallFailed, call_mcp_tool
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
 
 
+_PYTHON_TOOLS = "harness"
+"""The MCP server Harness serves a run's Python tools from (`tools=`): the one an `mcp` step calls for real."""
+
+
 class ScriptedOptions(ProviderOptions):
     scenario: str | dict[str, Any] = "say"
-    """Name of a scenario in `harness_core.offline.scenarios.SCENARIOS`, or one written inline
-    (`harness_core.offline.inline`)."""
+    """Name of a scenario in `harness_core.scripted.scenarios.SCENARIOS`, or one written inline
+    (`harness_core.scripted.inline`)."""
 
     @field_validator("scenario", mode="before")
     @classmethod
@@ -119,6 +127,10 @@ def tool_details(step: Step, status: ToolStatus = ToolStatus.STARTED) -> tuple[s
         change = FileChange(path=step.path, kind="modify", diff=f"--- a/{step.path}\n+++ b/{step.path}\n@@ @@\n{hunk}")
         return "edit", HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path=step.path, status=status,
                                           changes=(change,))
+    if isinstance(step, CallMcpTool):
+        return f"mcp__{step.server}__{step.tool}", HarnessToolDetails(
+            kind=ToolKind.MCP, title=step.tool, status=status, raw={"server": step.server, "tool": step.tool,
+                                                                     "arguments": dict(step.args)})
     raise TypeError(f"not a tool step: {step!r}")
 
 
@@ -127,7 +139,9 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         name="scripted",
         version="1.0",
         capabilities=frozenset(Capability),
-        description="In-process scenario player for tests (no CLI).",
+        description="In-process scenario player for tests (no CLI); an `mcp` step calls the Python tools for real.",
+        tool_filters=frozenset({"mcp", "mcp:*", "web"}),
+        approval_kinds=frozenset({"shell", "edit", "write", "read"}),
     )
 
     @asynccontextmanager
@@ -160,9 +174,15 @@ class ScriptedProvider(Provider[ScriptedOptions]):
                     session: str) -> HarnessResult:
         final_text = ""
         usage = Usage(input_tokens=100, output_tokens=20, cost_usd=options.cost_usd)
+        results: list[str] = []  # the tool outputs the "model" saw, for `{tool_result}`
         for index, step in enumerate(scenario.steps):
             if options.crash and index == len(scenario.steps) - 1:
                 raise RuntimeError("scripted crash")
+            if isinstance(step, ReportAttachments):
+                step = Say(_attachment_report(spec), chunks=step.chunks)
+            if isinstance(step, Say) and TOOL_RESULT in step.text:
+                step = Say(step.text.replace(TOOL_RESULT, results[-1] if results else "(no tool result)"),
+                           step.chunks, step.delay)
             if isinstance(step, Say):
                 size = max(1, -(-len(step.text) // max(1, step.chunks)))
                 for start in range(0, len(step.text), size):
@@ -172,6 +192,8 @@ class ScriptedProvider(Provider[ScriptedOptions]):
                 final_text = step.text
             elif isinstance(step, Think):
                 await ctx.emit(ReasoningDelta(text=step.text))
+            elif isinstance(step, CallMcpTool):
+                results.append(await self._mcp(step, index, spec, ctx))
             elif isinstance(step, (RunCommand, ReadFile, WriteFile, EditFile)):
                 outcome = await self._tool(step, index, spec, ctx)
                 if outcome is ApprovalDecision.ABORT:
@@ -212,6 +234,44 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         })
         await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, output=output, is_error=failed))
         return decision
+
+
+    async def _mcp(self, step: CallMcpTool, index: int, spec: AgentRunSpec, ctx: RunContext) -> str:
+        """An MCP tool call as an agent makes it: refused when the spec has no such server or filters it out (its
+        `tool_filters` are native); a call of the run's Python tools (the server `harness` Harness serves) is made
+        for real, through the official `mcp` client; any other server's is the step's `output` (the scripted
+        provider starts no program of its own)."""
+        name, display = tool_details(step)
+        tool_id = f"call_{index}"
+        await ctx.emit(ToolUse(tool_id=tool_id, name=name, display=display, input=dict(step.args)))
+        servers = {server.name for server in spec.mcp_servers}
+        names = ("mcp", f"mcp:{step.server}", f"mcp:{step.server}.{step.tool}")
+        if step.server not in servers:
+            error = f"no MCP server {step.server!r} (the run has: {', '.join(sorted(servers)) or 'none'})"
+        elif any(n in spec.disallowed_tools for n in names) or (
+                spec.allowed_tools is not None and not any(n in spec.allowed_tools for n in names)):
+            error = f"tool {name} is not allowed"
+        else:
+            error = None
+        output = error or step.output
+        if error is None and step.server == _PYTHON_TOOLS:
+            server = next(s for s in spec.mcp_servers if s.name == step.server)
+            try:
+                output, failed = await call_mcp_tool(server, step.tool, step.args, cwd=str(spec.cwd))
+            except McpCallFailed as exc:
+                output, failed = str(exc), True
+            if failed:
+                error = output
+        done = display.model_copy(update={"status": ToolStatus.FAILED if error else ToolStatus.COMPLETED,
+                                          "duration_ms": 1, "summary": output[:200] or None})
+        await ctx.emit(ToolResult(tool_id=tool_id, name=name, display=done, output=output, is_error=error is not None))
+        return output
+
+
+def _attachment_report(spec: AgentRunSpec) -> str:
+    """What a model API would see of the spec's attachments (`ReportAttachments`): type and size of each."""
+    lines = [f"{a.mime_type} {len(a.read())} bytes" for a in spec.attachments]
+    return "\n".join(lines) if lines else "no attachments"
 
 
 class _ScriptedSession(ProviderSession):

@@ -162,7 +162,7 @@ def test_a_task_cwd_gone_after_the_check_fails_that_task_and_is_never_made(tmp_p
 
 def test_a_problem_tasks_share_is_said_once_naming_every_task(tmp_path: Path) -> None:
     from tests.batch.conftest import offline_plugin
-    from tests.test_cli import _MissingPlugin
+    from tests.cli.test_cli import _MissingPlugin
 
     host = PluginHost.create(entry_points=False, plugins=[(PROVIDER, offline_plugin), ("missing", _MissingPlugin())])
     tasks = parse_tasks([json.dumps({"id": f"t{n}", "prompt": "hi", "provider": "missing"}) for n in range(3)])
@@ -238,7 +238,7 @@ def test_a_bad_ref_is_reported_with_its_line(tmp_path: Path, repo: Path, host: P
 
 
 def test_no_secret_reaches_the_results_file(tmp_path: Path, host: PluginHost) -> None:
-    from harness_core.offline.scenarios import LEAK_SHAPED
+    from harness_core.scripted.scenarios import LEAK_SHAPED
 
     tasks = tasks_of([{"id": "leak", "scenario": "print_secrets"}])
     (result,) = play(Batch(tasks, offline=True, results=tmp_path / "r.jsonl", host=host))
@@ -259,7 +259,7 @@ def test_a_retry_starts_from_the_base_and_the_patch_holds_only_the_last_attempt(
 
 
 def test_a_task_the_driver_cannot_prepare_fails_alone(tmp_path: Path, host: PluginHost) -> None:
-    from harness_core.offline.scenarios import Say, Scenario
+    from harness_core.scripted.scenarios import Say, Scenario
 
     escaping = Scenario("escaping", (Say("hi"),), files={"../outside.txt": "x"})
     tasks = [BatchTask("bad", AgentRunSpec(prompt="p"), scenarios=(escaping,)),

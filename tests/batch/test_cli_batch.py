@@ -30,6 +30,17 @@ def wait_for_results(path: Path, count: int, process: subprocess.Popen[str]) -> 
     raise AssertionError(f"fewer than {count} results after {_DEADLINE} s")
 
 
+def wait_for_runs(runs: Path, count: int, process: subprocess.Popen[str]) -> None:
+    """Until `count` runs have started: each has its run log (written from its start)."""
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        if len([log for log in runs.glob("*.jsonl") if log.name.count(".") == 1]) >= count:
+            return
+        assert process.poll() is None, finish(process)
+        time.sleep(0.02)
+    raise AssertionError(f"fewer than {count} runs started after {_DEADLINE} s")
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     path = tmp_path / "repo"
@@ -82,7 +93,7 @@ def test_ctrl_c_records_live_runs_as_interrupted_and_a_rerun_resumes(tmp_path: P
     process = batch_process(tmp_path, "tasks.jsonl", "--offline", "-j", "2")
     results = tmp_path / "tasks.results.jsonl"
     wait_for_results(results, 1, process)
-    time.sleep(0.3)  # the next slow run has started
+    wait_for_runs(tmp_path / "runs", 3, process)  # the next slow run has started
     process.send_signal(signal.SIGINT)
     code, _, err = finish(process)
     assert code == 130, err
@@ -129,10 +140,7 @@ def test_a_second_ctrl_c_still_records_the_runs_it_stopped_and_names_the_tasks_l
 def test_sigterm_interrupts_too(tmp_path: Path) -> None:
     task_lines(tmp_path / "tasks.jsonl", [{"id": "slow", "scenario": {"steps": [{"take_long": 60}, {"say": "x"}]}}])
     process = batch_process(tmp_path, "tasks.jsonl", "--offline")
-    deadline = time.monotonic() + _DEADLINE
-    while not list((tmp_path / "runs").glob("*.jsonl")) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.2)
+    wait_for_runs(tmp_path / "runs", 1, process)
     process.send_signal(signal.SIGTERM)
     code, _, err = finish(process)
     assert code == 130, err

@@ -29,9 +29,9 @@ from harness_core.errors import InvalidSpecError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.hookspecs import hookimpl
 from harness_core.offline import SCENARIOS
-from harness_core.offline.inline import ScenarioSyntaxError, scenario_from_json, scenario_to_json
-from harness_core.offline.scenarios import Fail, Say, WriteFile
 from harness_core.plugins import PluginHost
+from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json, scenario_to_json
+from harness_core.scripted.scenarios import Fail, Say, WriteFile
 
 
 def lines(*items: Any) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness_core.hookspecs import hookimpl
+from harness_core import hookimpl
 
 from harness_ray.executor import Placement, RayExecutor
 from harness_ray.options import RayOptions

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from harness_core.errors import InvalidSpecError, SpawnFailedError
+from harness_core import InvalidSpecError, SpawnFailedError
 
 __all__ = ["RAY_MISSING", "Cluster", "connect", "quiet_environment", "ray_installed"]
 

@@ -14,10 +14,19 @@ from typing import Any, ClassVar, cast
 
 import anyio
 import anyio.to_thread
+from harness_core import (
+    EVENT_ADAPTER,
+    Done,
+    ErrorEvent,
+    ErrorInfo,
+    HarnessError,
+    HarnessEvent,
+    HarnessResult,
+    InvalidSpecError,
+    RunStatus,
+    SpawnFailedError,
+)
 from harness_core.batch import Executor, ExecutorOptions, TaskAttempt, WorkerLostError
-from harness_core.errors import HarnessError, InvalidSpecError, SpawnFailedError
-from harness_core.events import EVENT_ADAPTER, Done, ErrorEvent, ErrorInfo, HarnessEvent, HarnessResult, RunStatus
-from harness_core.plugins import PluginHost
 from harness_core.store import LogWriter, log_path
 
 from harness_ray.cluster import RAY_MISSING, Cluster, connect, ray_installed
@@ -45,11 +54,11 @@ class RayExecutor(Executor):
     description: ClassVar[str] = "runs every task as a Ray task on a node that has the agent CLI (harness-ray)"
     options_model: ClassVar[type[ExecutorOptions]] = RayOptions
 
-    def __init__(self, options: ExecutorOptions | None = None, *, host: PluginHost | None = None) -> None:
+    def __init__(self, options: ExecutorOptions | None = None) -> None:
         """Raises: InvalidSpecError: Ray itself is not installed (an extra: the message says how to add it)."""
         if not ray_installed():
             raise InvalidSpecError(RAY_MISSING)
-        super().__init__(options, host=host)
+        super().__init__(options)
         self.placements: dict[str, Placement] = {}
         """Run id → where it played (filled as each attempt starts on its node)."""
         self._cluster: Cluster | None = None

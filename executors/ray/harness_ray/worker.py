@@ -25,8 +25,8 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import ray
+from harness_core import HarnessResult
 from harness_core.batch import TaskAttempt, play_attempt
-from harness_core.events import HarnessResult
 
 __all__ = ["InterruptSwitch", "play_remote"]
 

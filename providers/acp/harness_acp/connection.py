@@ -31,6 +31,7 @@ from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer
 
 from harness_acp import __version__
 from harness_acp.errors import prompt_error
+from harness_acp.mcp_servers import session_servers
 from harness_acp.options import AcpOptions
 from harness_acp.profiles import ModeKey
 from harness_acp.turn import PromptTurn
@@ -84,6 +85,7 @@ class AcpConnection:
         self.turn: PromptTurn | None = None
         self.broken: str | None = None
         self.cost: float | None = None  # the session's cumulative cost, as the agent last reported it
+        self.path: str | None = None  # the agent's PATH, where a stdio MCP server's bare command is looked up
         self.peer = JsonRpcPeer(child, on_notification=self._on_notification, on_request=self._on_request,
                                 on_error=self._on_error, closed_error=self.closed_error)
 
@@ -158,7 +160,8 @@ class AcpConnection:
         """
         await self.initialize()
         cwd = str(spec.cwd)
-        params: dict[str, Any] = {"cwd": cwd, "mcpServers": []}
+        servers = session_servers(spec.mcp_servers, self.capabilities, agent=self.agent, path=self.path)
+        params: dict[str, Any] = {"cwd": cwd, "mcpServers": servers}
         meta = self.session_meta(spec) if self.session_meta is not None else None
         if meta:
             params["_meta"] = meta

@@ -14,6 +14,7 @@ command", ...); the agent's own title is kept in `raw["title"]`, and is the titl
 from __future__ import annotations
 
 import difflib
+import json
 import posixpath
 import re
 import shlex
@@ -31,10 +32,11 @@ from harness_core.provider import (
     WRITING_FILE,
     bounded_tail,
     classify_command,
+    mcp_call_text,
     unwrap_shell,
 )
 
-__all__ = ["STATUS", "for_people", "output_text", "relative_path", "tool_details"]
+__all__ = ["MCP_CALL", "STATUS", "for_people", "mcp_tool", "output_text", "relative_path", "tool_details"]
 
 STATUS: dict[str, ToolStatus] = {
     "pending": ToolStatus.STARTED,
@@ -56,6 +58,70 @@ _KINDS: dict[str, tuple[ToolKind, str]] = {
     "switch_mode": (ToolKind.UNKNOWN, "Switching mode"),
 }
 _DIFF_CHARS = 64_000  # a diff longer than this is kept as a note only
+
+MCP_CALL = "_harness_mcp"
+"""Where the mapper keeps, in a call's merged state, the MCP tool it is: `(server, tool, arguments)` (`mcp_tool`)."""
+_GEMINI_MCP_TITLE = re.compile(r"\A(?P<tool>\S+) \((?P<server>.+) MCP Server\)\Z")
+_CODEX_MCP_TITLE = re.compile(r"\ATool: (?P<server>[^/\s]+)/(?P<tool>\S+)\Z")
+
+
+def _split_mcp_name(name: str, servers: tuple[str, ...]) -> tuple[str, str] | None:
+    """`mcp__SERVER__TOOL` → (SERVER, TOOL): by the run's server names first (one may hold `__`)."""
+    if not name.startswith("mcp__"):
+        return None
+    rest = name[len("mcp__"):]
+    for server in sorted(servers, key=len, reverse=True):
+        if rest.startswith(server + "__") and len(rest) > len(server) + 2:
+            return server, rest[len(server) + 2:]
+    server, sep, tool = rest.partition("__")
+    return (server, tool) if sep and server and tool else None
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def mcp_tool(call: Mapping[str, Any], servers: tuple[str, ...] = ()) -> tuple[str, str, dict[str, Any] | None] | None:
+    """The MCP tool a call is, `(server, tool, arguments)` (arguments None while not known yet), or None. Each agent
+    says it its own way: claude-agent-acp names it `mcp__SERVER__TOOL` (title and `_meta.claudeCode.toolName`, the
+    arguments in `rawInput`); Gemini CLI titles it `TOOL (SERVER MCP Server)` with the arguments as the JSON text
+    of its pending content; codex-acp titles it `Tool: SERVER/TOOL` with `rawInput` `{server, tool, arguments}`."""
+    raw = call.get("rawInput")
+    if isinstance(raw, Mapping) and isinstance(raw.get("server"), str) and isinstance(raw.get("tool"), str):
+        arguments = raw.get("arguments")
+        return raw["server"], raw["tool"], dict(arguments) if isinstance(arguments, Mapping) else {}
+    title = str(call.get("title") or "")
+    found = _split_mcp_name(_tool_name(call), servers) or _split_mcp_name(title, servers)
+    if found is None:
+        match = _GEMINI_MCP_TITLE.match(title) or _CODEX_MCP_TITLE.match(title)
+        if match is None:
+            return None
+        found = match["server"], match["tool"]
+    if isinstance(raw, Mapping) and raw:
+        return (*found, dict(raw))
+    texts = [item["content"]["text"] for item in call.get("content") or ()
+             if isinstance(item, Mapping) and item.get("type") == "content" and isinstance(item.get("content"), Mapping)
+             and isinstance(item["content"].get("text"), str)]
+    arguments = _json_object(texts[0]) if len(texts) == 1 and call.get("status") in (None, "pending") else None
+    return (*found, arguments)
+
+
+def _mcp_details(call: Mapping[str, Any], found: tuple[str, str, dict[str, Any] | None],
+                 status: ToolStatus) -> HarnessToolDetails:
+    server, tool, arguments = found
+    return HarnessToolDetails(
+        kind=ToolKind.MCP,
+        title=tool,
+        command=mcp_call_text(tool, arguments),
+        status=status,
+        summary=bounded_tail(for_people(output_text(call))) if status is not ToolStatus.STARTED else None,
+        raw={"acp_kind": str(call.get("kind") or "other"), "title": str(call.get("title") or ""), "server": server,
+             "tool": tool, "arguments": arguments or {}},
+    )
 
 
 def relative_path(path: str | None, cwd: str | None) -> str | None:
@@ -193,7 +259,12 @@ def _changes(call: Mapping[str, Any], cwd: str | None, kind: str) -> tuple[FileC
 
 
 def tool_details(call: Mapping[str, Any], cwd: str | None, *, declined: bool = False) -> HarnessToolDetails:
-    """The display of a tool call from its merged ACP state (`tool_call` plus every `tool_call_update` so far)."""
+    """The display of a tool call from its merged ACP state (`tool_call` plus every `tool_call_update` so far); an
+    MCP tool's (the mapper found it: `MCP_CALL`) is `kind=mcp`, titled by the tool, its call as the command."""
+    status = ToolStatus.DECLINED if declined else STATUS.get(str(call.get("status") or "pending"), ToolStatus.STARTED)
+    found = call.get(MCP_CALL)
+    if found is not None:
+        return _mcp_details(call, found, status)
     acp_kind = str(call.get("kind") or "other")
     raw_input = call.get("rawInput")
     command = _command(raw_input)
@@ -215,7 +286,6 @@ def tool_details(call: Mapping[str, Any], cwd: str | None, *, declined: bool = F
         if action.path is not None and not paths:
             paths = [action.path]
     path = relative_path(paths[0], cwd) if paths else (changes[0].path if changes else None)
-    status = ToolStatus.DECLINED if declined else STATUS.get(str(call.get("status") or "pending"), ToolStatus.STARTED)
     raw_cwd = raw_input.get("cwd") if isinstance(raw_input, Mapping) else None
     raw: dict[str, Any] = {"acp_kind": acp_kind, "title": title}
     if isinstance(raw_input, Mapping):

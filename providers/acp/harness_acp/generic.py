@@ -38,6 +38,7 @@ from harness_core.provider import (
 
 from harness_acp import __version__
 from harness_acp.connection import AcpConnection
+from harness_acp.mcp_servers import learned_input_capabilities
 from harness_acp.options import AcpOptions, GenericAcpOptions
 from harness_acp.profiles import BASE_CAPABILITIES, AgentProfile
 from harness_acp.provider import AcpProvider
@@ -49,9 +50,11 @@ _INSTALL = 'install the agent, then pass its ACP command: -o command="my-agent -
 
 
 def learned_capabilities(agent_capabilities: Any) -> frozenset[Capability]:
-    """What an agent can do through Harness, from its `initialize` answer's `agentCapabilities`."""
+    """What an agent can do through Harness, from its `initialize` answer's `agentCapabilities` (sessions; MCP
+    transports and images: `mcp_servers.learned_input_capabilities`)."""
     caps = set(BASE_CAPABILITIES)
     if isinstance(agent_capabilities, dict):
+        caps |= learned_input_capabilities(agent_capabilities)
         sessions = agent_capabilities.get("sessionCapabilities")
         if agent_capabilities.get("loadSession") is True or (
                 isinstance(sessions, dict) and isinstance(sessions.get("resume"), dict)):
@@ -92,7 +95,9 @@ class GenericAcpProvider(AcpProvider):
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="acp",
         version=__version__,
-        capabilities=BASE_CAPABILITIES | {Capability.SESSION},
+        # what an agent may offer; the probe learns what this one does (its `initialize` answer)
+        capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.MCP_HTTP, Capability.MCP_SSE,
+                                          Capability.IMAGE_INPUT},
         description="Any agent that speaks the Agent Client Protocol on stdio: -o command=\"my-agent --acp\"; "
         "what it can do is learned from its initialize answer.",
         session_overrides=frozenset({"approval", "sandbox", "model", "effort"}),
@@ -125,7 +130,7 @@ class GenericAcpProvider(AcpProvider):
             raise CliNotFoundError(f"the ACP agent command {argv[0]!r} was not found (on PATH, or as a path to an "
                                    f"executable); {_INSTALL}", cli=argv[0])
         path = found
-        what = "acp-initialize:" + "\0".join(argv[1:])
+        what = "acp-initialize/2:" + "\0".join(argv[1:])  # /2: learns MCP transports and images too
         identity = _identity(found, argv)
         known = cached_probe(identity, what) if identity is not None else None
         if known is None:

@@ -38,14 +38,16 @@ from harness_core import (
 )
 from harness_core.provider import bounded_head, fast_text_delta
 
-from harness_acp.display import output_text, tool_details
+from harness_acp.display import MCP_CALL, mcp_tool, output_text, tool_details
 
 __all__ = ["QUIET_UPDATES", "STOP_REASONS", "AcpMapper"]
 
 STOP_REASONS: dict[str, tuple[str, str | None]] = {
     "end_turn": ("success", None),
     "cancelled": ("interrupted", None),
-    "max_tokens": ("failed", "the model reached its maximum output tokens (stop reason max_tokens)"),
+    "max_tokens": ("failed", "the model's token limit was reached, by the prompt or by the answer (stop reason "
+                             "max_tokens): shorten the prompt (a long text can go in a file in the workspace, for "
+                             "the agent to read), or ask for a shorter answer"),
     "max_turn_requests": ("failed", "the agent reached its limit of model requests for one prompt "
                                     "(stop reason max_turn_requests)"),
     "refusal": ("failed", "the agent refused to continue (stop reason refusal); the prompt is not kept in the "
@@ -63,8 +65,9 @@ class AcpMapper:
     """The state of one prompt turn's updates: tool calls by id, the final text, the usage seen."""
 
     def __init__(self, cwd: str | None, *, cost_before: float | None = None,
-                 warnings: re.Pattern[str] | None = None) -> None:
+                 warnings: re.Pattern[str] | None = None, servers: tuple[str, ...] = ()) -> None:
         self.cwd = cwd
+        self.servers = servers  # the run's MCP server names, to read `mcp__SERVER__TOOL` names by
         self.warnings = warnings  # message chunks that are the agent's own warnings (a profile's `warning_chunks`)
         self.cost_before = cost_before  # the session's cumulative cost when the turn began (usage_update.cost)
         self.calls: dict[str, dict[str, Any]] = {}
@@ -160,7 +163,7 @@ class AcpMapper:
         if call_id not in self.calls:
             return [*self.feed({**call, "sessionUpdate": "tool_call", "status": "pending"}), *self._release_held()]
         if call_id in self.held:
-            _merge(self.calls[call_id], {k: v for k, v in call.items() if k != "status"})
+            self._find_mcp(_merge(self.calls[call_id], {k: v for k, v in call.items() if k != "status"}))
             return self._release_held()
         return []
 
@@ -232,6 +235,7 @@ class AcpMapper:
         if known is None:
             known = self.calls[call_id] = {}
             merged = _merge(known, update)
+            self._find_mcp(merged)
             if _blank(merged):
                 self.held[call_id] = None
             else:
@@ -240,6 +244,7 @@ class AcpMapper:
                 self.segments.append([])
         else:  # (a second tool_call for the same id: an agent restating it, merged, not announced twice)
             merged = _merge(known, update)
+            self._find_mcp(merged)
             if call_id in self.held and not _blank(merged):
                 del self.held[call_id]
                 events.append(self._use(call_id, merged))
@@ -250,6 +255,16 @@ class AcpMapper:
             self.finished_calls.add(call_id)
             events.append(self._result(call_id, merged))
         return events
+
+    def _find_mcp(self, call: dict[str, Any]) -> None:
+        """Keep the MCP tool the call is, with its arguments once seen (Gemini CLI's are in the content its
+        result replaces), in the call's state (`display.MCP_CALL`)."""
+        known = call.get(MCP_CALL)
+        if known is not None and known[2] is not None:
+            return
+        found = mcp_tool(call, self.servers)
+        if found is not None:
+            call[MCP_CALL] = found
 
     def tool_display(self, call_id: str, call: dict[str, Any]) -> HarnessToolDetails:
         return tool_details(call, self.cwd, declined=call_id in self.declined)
@@ -334,10 +349,16 @@ def _blank(call: dict[str, Any]) -> bool:
 
 
 def _name(call: dict[str, Any]) -> str:
+    found = call.get(MCP_CALL)
+    if found is not None:
+        return f"mcp__{found[0]}__{found[1]}"
     return str(call.get("kind") or "other")
 
 
 def _input(call: dict[str, Any]) -> dict[str, Any] | None:
+    found = call.get(MCP_CALL)
+    if found is not None and found[2] is not None:
+        return dict(found[2])
     raw = call.get("rawInput")
     return dict(raw) if isinstance(raw, dict) else None
 

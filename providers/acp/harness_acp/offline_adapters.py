@@ -4,7 +4,7 @@ Layer: provider configuration (harness-acp). Knows what each adapter needs to ta
 127.0.0.1 (config overrides, environment, an isolated home) and, for claude-agent-acp, Claude Code's tool dialect.
 Knows nothing of ACP messages or Harness events, and must not import the Codex or Claude provider distributions:
 the few facts it shares with them are copied here, each with a comment naming the place it mirrors. Backends come
-only from `harness_core.offline.backends` (stdlib only; a backend serves only once the caller enters it), so
+only from `harness_core.scripted.backends` (stdlib only; a backend serves only once the caller enters it), so
 importing this module starts nothing; import it only for offline runs, so that a normal run never loads them.
 
 Observed with @zed-industries/codex-acp 0.16.0 (a native Rust binary with Codex built in; `.bin/codex-acp` is a
@@ -41,13 +41,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import MessagesBackend, MessagesDialect, ResponsesBackend, ToolUse
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import MessagesBackend, MessagesDialect, ResponsesBackend, ResponsesDialect, ToolUse
+from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 
 __all__ = [
     "CLAUDE_ENV_PINS",
     "CLAUDE_OTHER_APIS",
+    "CODEX_ACP_CONFIG_TAKEN",
     "CODEX_ACP_DISABLED_FEATURES",
     "CODEX_ACP_PINS",
     "CODEX_ENV_PINS",
@@ -88,6 +89,16 @@ CODEX_ACP_PINS: dict[str, str] = {
 }
 """The config keys a `-c` in `-o args` may not set offline, each with why. Mirrors the `config.*` entries of
 `harness_codex_common.offline.OFFLINE_PINS`."""
+CODEX_ACP_CONFIG_TAKEN: tuple[str, ...] = (
+    "model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity",
+    "model_supports_reasoning_summaries", "model_context_window", "model_auto_compact_token_limit",
+    "developer_instructions", "instructions", "approval_policy", "sandbox_mode",
+    "sandbox_workspace_write.writable_roots", "sandbox_workspace_write.exclude_tmpdir_env_var",
+    "sandbox_workspace_write.exclude_slash_tmp", "hide_agent_reasoning", "show_raw_agent_reasoning",
+    "project_doc_max_bytes", "tool_output_token_limit", "history.persistence", "history.max_bytes", "file_opener",
+)
+"""The only config keys a `-c` in `-o args` may set offline (an allowlist: `mcp_servers`, `notify`, `tools`,
+`*_base_url` and more reach something). Mirrors `harness_codex_common.offline.OFFLINE_CONFIG_TAKEN`."""
 CODEX_ENV_PINS: dict[str, str] = {
     "CODEX_HOME": "is where Codex reads its config.toml, which can choose another model API",
     "CODEX_EXEC_SERVER_URL": "sends Codex's commands to a remote exec server",
@@ -120,7 +131,8 @@ def codex_acp_args(base_url: str) -> list[str]:
 
 def check_codex_acp_args(options: Mapping[str, Any]) -> str | None:
     """`OfflineSetup.check_options` of codex-acp: `-o args` may hold only `-c KEY=VALUE` (codex-acp's one flag),
-    and no KEY at, under or above one of `CODEX_ACP_PINS` (a later `-c` wins over the offline one)."""
+    no KEY at, under or above one of `CODEX_ACP_PINS` (a later `-c` wins over the offline one), and only a KEY of
+    `CODEX_ACP_CONFIG_TAKEN`."""
     args = list(options.get("args") or ())
     i = 0
     while i < len(args):
@@ -139,6 +151,10 @@ def check_codex_acp_args(options: Mapping[str, Any]) -> str | None:
             split = tuple(pin.split("."))
             if key[:len(split)] == split or split[:len(key)] == key:
                 return f"option args (-c {pair.partition('=')[0]}=...) is not taken: {pin} {why}"
+        if ".".join(key) not in CODEX_ACP_CONFIG_TAKEN:
+            return (f"option args (-c {pair.partition('=')[0]}=...) is not taken: offline, Codex takes only config "
+                    f"keys that cannot reach anything ({', '.join(CODEX_ACP_CONFIG_TAKEN)}); this one is not among "
+                    "them")
     return None
 
 
@@ -183,7 +199,7 @@ def codex_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Path
     `provider_options["args"]` holds the `-c` overrides; the environment gives the key variable, an isolated
     CODEX_HOME (`state_dir/codex-home`) and HOME (`state_dir/home`: Codex runs commands as `bash -lc`), and PATH
     with `find_bwrap()`'s directory first when there is one."""
-    backend = ResponsesBackend(scenario, cwd=workspace.resolve())
+    backend = ResponsesBackend(scenario, cwd=workspace.resolve(), dialect=_CodexDialect())
     state_dir = state_dir.resolve()  # the adapter runs in the workspace: a relative CODEX_HOME is not found
     codex_home, home = state_dir / "codex-home", state_dir / "home"
     codex_home.mkdir(parents=True, exist_ok=True)
@@ -297,3 +313,25 @@ def claude_acp_offline_setup(scenario: Scenario, workspace: Path, state_dir: Pat
     env = claude_acp_env(backend, home)
     return OfflineSetup(backend=backend, env=env, pinned_options={},
                         pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **CLAUDE_ENV_PINS})
+
+
+_CODEX_ENVELOPE = re.compile(r"Wall time: [0-9.]+ seconds\nOutput:\n(.*)", re.S)
+
+
+class _CodexDialect(ResponsesDialect):
+    """The default Responses tools, reading a tool's result as codex wraps it for the model (`Wall time: …`,
+    `Output:`, then the result, its content blocks as JSON: as `harness_codex_common.dialect`, which this
+    distribution does not depend on)."""
+
+    def tool_result_text(self, output: str) -> str:
+        found = _CODEX_ENVELOPE.fullmatch(output)
+        if found is None:
+            return output
+        inner = found.group(1)
+        try:
+            blocks = json.loads(inner)
+        except ValueError:
+            return inner
+        texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"] \
+            if isinstance(blocks, list) else []
+        return "".join(str(t) for t in texts) if texts and len(texts) == len(blocks) else inner

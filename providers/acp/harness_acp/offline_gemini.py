@@ -5,7 +5,7 @@ its tool dialect (`run_shell_command`, `read_file`, `replace`, `write_file`, abs
 are side calls, and the environment and `settings.json` that point it at the backend with an API key, no login,
 no telemetry, no usage statistics, no update checks, no retries and its state under an isolated home. Knows
 nothing of ACP messages or Harness events; imports no other harness_acp module. The backend itself is
-`harness_core.offline.backends.gemini.GeminiBackend`.
+`harness_core.scripted.backends.gemini.GeminiBackend`.
 
 Observed with @google/gemini-cli 0.61.0 (`gemini --version` prints `0.61.0`; `--acp`, `--experimental-acp` is the
 deprecated spelling), with the environment and settings below:
@@ -36,9 +36,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import FunctionCall, GeminiBackend, GeminiDialect
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import FunctionCall, GeminiBackend, GeminiDialect
+from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 
 __all__ = ["ENV_PINS", "GEMINI_SETTINGS", "GeminiCliTools", "gemini_env", "offline_setup", "write_settings"]
 
@@ -153,6 +153,9 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     home.mkdir(parents=True, exist_ok=True)
     write_settings(home)
     backend = GeminiBackend(scenario, cwd=workspace, dialect=GEMINI_CLI_TOOLS)
-    env = gemini_env(backend, home)
+    empty = home / "system-settings.json"  # the machine's /etc/gemini-cli or the shell's: not read offline
+    empty.write_text("{}\n")
+    env = {**gemini_env(backend, home), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(empty),
+           "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(empty)}
     return OfflineSetup(backend=backend, provider_options={}, env=env, pinned_options={},
                         pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **ENV_PINS})

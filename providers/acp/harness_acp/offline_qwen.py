@@ -5,7 +5,7 @@ API with no login: its tool dialect (`run_shell_command`, `read_file`, `edit`, `
 which of its model calls are side calls, the environment (`--auth-type openai` style: `OPENAI_API_KEY`,
 `OPENAI_BASE_URL`, `OPENAI_MODEL`) and the `~/.qwen/settings.json` of an isolated home that switches off every
 background call and all other network traffic. Knows nothing of ACP messages or Harness events. The backend comes
-only from `harness_core.offline.backends`; importing this module starts nothing.
+only from `harness_core.scripted.backends`; importing this module starts nothing.
 
 Observed with @qwen-code/qwen-code 0.24.4 (`qwen --version` prints `0.24.4`), launched as `qwen --acp`:
 
@@ -38,9 +38,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import ChatCompletionsBackend, ChatDialect, FunctionCall
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import ChatCompletionsBackend, ChatDialect, FunctionCall
+from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 
 __all__ = [
     "ENV_PINS",
@@ -129,14 +129,17 @@ def offline_settings() -> dict[str, Any]:
     """The user settings (`~/.qwen/settings.json`) of an offline run: auth type `openai`, the scripted model, no
     retries, no telemetry, usage statistics, auto-update, IDE integration, background memory agents, suggestions
     or skills (the bundled ones add ~550 KB to every `available_commands_update` and a list to every prompt), and
-    the `default` approval mode (edits and most commands ask; `auto` would ask an LLM classifier first)."""
+    the `default` approval mode (edits and most commands ask; `auto` would ask an LLM classifier first); the model's
+    input modalities say it takes images."""
     return {
         "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
         "model": {
             "name": OFFLINE_MODEL,
             "skipNextSpeakerCheck": True,
             "skipLoopDetection": True,
-            "generationConfig": {"maxRetries": 0},
+            # the scripted model stands for a vision model: Qwen Code drops an image for a model it does not know
+            # takes images (an unknown name is text-only)
+            "generationConfig": {"maxRetries": 0, "modalities": {"image": True}},
         },
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
@@ -188,6 +191,14 @@ ENV_PINS: dict[str, str] = {
 """Variables an offline run holds fixed beyond those it sets (`OfflineSetup.pinned_env`), each with why."""
 
 
+def _no_system_settings(home: Path) -> dict[str, str]:
+    """The system settings and defaults Qwen Code reads (which win over the offline ones: an `env`, MCP servers, a
+    model provider) pointed at empty files under `home`, whatever the user's shell or the machine's /etc has."""
+    empty = home / "system-settings.json"
+    empty.write_text("{}\n")
+    return {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(empty), "QWEN_CODE_SYSTEM_DEFAULTS_PATH": str(empty)}
+
+
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     """A `ChatCompletionsBackend` with Qwen Code's tools playing `scenario` (bound, not yet serving: the caller enters
     it), its settings written under `state_dir/home`, and the environment pointing `qwen --acp` at it."""
@@ -195,6 +206,6 @@ def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> Offli
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     write_settings(home)
     backend = ChatCompletionsBackend(scenario, cwd=workspace, dialect=QwenCodeTools())
-    env = qwen_env(backend, home)
+    env = {**qwen_env(backend, home), **_no_system_settings(home)}
     return OfflineSetup(backend=backend, provider_options={}, env=env, pinned_options={},
                         pinned_env={**dict.fromkeys(env, "is set by the offline setup"), **ENV_PINS})

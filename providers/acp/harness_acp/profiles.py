@@ -28,15 +28,17 @@ if TYPE_CHECKING:
 
     Spec = AgentRunSpec | SessionSpec
 
-__all__ = ["BASE_CAPABILITIES", "PROFILES", "AgentProfile", "ModeKey"]
+__all__ = ["BASE_CAPABILITIES", "CLAUDE_KIND_TOOLS", "PROFILES", "AgentProfile", "ModeKey", "claude_disallowed"]
 
 ModeKey = tuple[str, str]
 """(sandbox value, "never" | "ask"): which session mode a spec's sandbox and approval policy choose."""
 
 BASE_CAPABILITIES = frozenset({Capability.STREAMING, Capability.INTERRUPT, Capability.APPROVALS,
-                               Capability.LIVE_SESSION})
+                               Capability.LIVE_SESSION, Capability.MCP_STDIO})
 """What every ACP agent can do through the protocol itself: streamed chunks, `session/cancel`, permission requests,
-and many prompts on one session in one process."""
+many prompts on one session in one process, and stdio MCP servers in `session/new`. Each named agent adds the
+MCP transports and prompt blocks its `initialize` offers (`mcpCapabilities`, `promptCapabilities`) where the
+`acp-real` env showed them working."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,19 @@ class AgentProfile:
     """Environment that keeps the agent from loading a project's own configuration, for a spec that does not trust
     its project (given the environment the agent would get). `session_meta` does it for an agent that takes it
     in `session/new`."""
+    mcp_needs_trust: bool = False
+    """Whether the agent connects MCP servers only in a trusted folder (Gemini CLI 0.61.0, even those given in
+    `session/new`): a run with servers whose project is not trusted then keeps `untrusted_env` off when the project
+    has none of `project_config`, and is refused before spawn when it has some."""
+    approval_kinds: frozenset[str] = frozenset()
+    """The actions the agent always asks permission for in the mode an asking policy chooses
+    (`ProviderInfo.approval_kinds`): a filter of one is enforced by Harness denying the request. Not `shell`: every
+    ACP agent runs some commands without asking (docs/*.md)."""
+    mcp_object_results: bool = False
+    """Its MCP client refuses a JSON tool result that is not an object (`ProviderInfo.mcp_object_results`)."""
+    tool_filters: frozenset[str] = frozenset()
+    """The neutral tool names the agent filters itself in `disallowed_tools` (`ProviderInfo.tool_filters`);
+    `session_meta` passes them. No ACP agent takes `allowed_tools` here (refused before spawn)."""
     untrusted_modes: Mapping[ModeKey, str] = field(default_factory=dict)
     """Modes replacing `modes` in a project the agent does not trust (Gemini CLI and Qwen Code refuse `yolo` there:
     their asking mode instead, with Harness answering by the same policy)."""
@@ -136,20 +151,52 @@ def _qwen_launch(spec: Spec) -> list[str]:
     return [*args, f"--append-system-prompt={spec.system_prompt}"] if spec.system_prompt else args
 
 
+OFFLINE_MARK = "HARNESS_OFFLINE"
+"""Set to "1" in the env of every spec `harness_core.offline` points at a scripted backend (a literal: importing the
+offline package here would load it for every run)."""
+
 CLAUDE_READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "WebFetch", "WebSearch", "ToolSearch", "TaskCreate", "TaskGet",
                           "TaskList", "TaskUpdate")
 """The built-in tools claude-acp offers under `read-only` (the same allow-list as the claude provider's, which
 explains each): its plan mode did not stop edits in 0.23.1, so read-only is enforced by the tools offered."""
 
 
+CLAUDE_KIND_TOOLS: dict[str, tuple[str, ...]] = {
+    "shell": ("Bash", "Monitor", "BashOutput", "KillShell"),
+    "read": ("Read",),
+    "edit": ("Edit", "MultiEdit", "NotebookEdit"),
+    "write": ("Write",),
+    "search": ("Grep", "Glob", "LS"),
+    "web": ("WebFetch", "WebSearch"),
+    "agent": ("Task", "Agent", "SendMessage", "ListAgents", "Workflow"),
+}
+"""Claude Code's built-in tools of each neutral kind (the claude provider's table), for `disallowedTools`."""
+
+
+def claude_disallowed(names: frozenset[str]) -> list[str]:
+    """`disallowed_tools` as Claude Agent SDK `disallowedTools`: a kind's built-in tools, `mcp:S` → `mcp__S`,
+    `mcp:S.T` → `mcp__S__T`."""
+    found: list[str] = []
+    for name in sorted(names):
+        if name.startswith("mcp:"):
+            found.append("mcp__" + name[4:].replace(".", "__", 1))
+        else:
+            found += CLAUDE_KIND_TOOLS.get(name, ())
+    return list(dict.fromkeys(found))
+
+
 def _claude_meta(spec: Spec) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     options: dict[str, Any] = {}
+    if spec.disallowed_tools:  # merged by claude-agent-acp 0.23.1 with its own (AskUserQuestion)
+        options["disallowedTools"] = claude_disallowed(spec.disallowed_tools)
     if spec.system_prompt:
         meta["systemPrompt"] = {"append": spec.system_prompt}
     if spec.sandbox.value == "read-only":
         options["tools"] = list(CLAUDE_READ_ONLY_TOOLS)
-    if not spec.trust_project:  # the adapter's own default is user, project and local
+    if spec.env.get(OFFLINE_MARK) == "1":  # offline: none (the user's are the isolated, empty ones anyway)
+        options["settingSources"] = []
+    elif not spec.trust_project:  # the adapter's own default is user, project and local
         options["settingSources"] = ["user"]
     if options:
         meta["claudeCode"] = {"options": options}
@@ -176,6 +223,10 @@ def _qwen_entry(found: Path) -> list[str] | None:
     return [node, "--expose-gc", str(package / "cli.js")]
 
 
+_ASKS_BEFORE_FILE_CHANGES = frozenset({"edit", "write"})
+"""What the named agents ask before in their asking modes (Gemini CLI and Qwen Code `default`, codex-acp `read-only`):
+edits and writes; not every command."""
+
 PROFILES: dict[str, AgentProfile] = {
     p.name: p
     for p in (
@@ -187,7 +238,8 @@ PROFILES: dict[str, AgentProfile] = {
             package="@zed-industries/codex-acp",
             tested_version="0.16.0",
             min_version="0.16.0",
-            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.EFFORT},
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.EFFORT, Capability.MCP_HTTP,
+                                              Capability.IMAGE_INPUT},
             description="OpenAI Codex through Zed's ACP adapter: sandboxed modes, approvals, load/resume.",
             offline="harness_acp.offline_adapters:codex_acp_offline_setup",
             # Codex sandboxes commands itself: read-only / auto (workspace) / full-access are its OS sandboxes.
@@ -201,6 +253,7 @@ PROFILES: dict[str, AgentProfile] = {
             warning_chunks=re.compile(r"Model metadata for `[^`\n]*` not found\. [^\n]*"),
             launch=_codex_launch,
             handles=frozenset({"model"}),
+            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             # No project_config: Codex itself loads a project's .codex/config.toml only where the user's own
             # config.toml trusts the project (its `projects` table), and no flag of 0.16.0 narrows that.
         ),
@@ -215,7 +268,8 @@ PROFILES: dict[str, AgentProfile] = {
             # Not `session`: 0.61.0's session/load rewrites a session file created in the same minute (its name
             # is the minute and the id) before reading it: a resume within that minute finds no history
             # (docs/gemini.md).
-            capabilities=BASE_CAPABILITIES,
+            capabilities=BASE_CAPABILITIES | {Capability.MCP_HTTP, Capability.MCP_SSE, Capability.IMAGE_INPUT},
+            mcp_object_results=True,  # 0.61.0 parses a text result as JSON and refuses `5` (docs/tools.md)
             description="Google's Gemini CLI over ACP (`gemini --acp`): approvals, plan mode for read-only, "
             "live sessions.",
             offline="harness_acp.offline_gemini:offline_setup",
@@ -228,6 +282,8 @@ PROFILES: dict[str, AgentProfile] = {
             handles=frozenset({"model"}),
             project_config=(".gemini/settings.json", ".gemini/commands", ".gemini/extensions", ".env"),
             untrusted_env=gemini_untrusted_env,
+            mcp_needs_trust=True,
+            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             untrusted_modes={("danger-full-access", "never"): "default"},
         ),
         AgentProfile(
@@ -238,7 +294,8 @@ PROFILES: dict[str, AgentProfile] = {
             package="@zed-industries/claude-agent-acp",
             tested_version="0.23.1",
             min_version="0.23.1",
-            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.COST},
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.COST, Capability.MCP_HTTP,
+                                              Capability.MCP_SSE, Capability.IMAGE_INPUT},
             description="Claude Code through Zed's ACP adapter (the Claude Agent SDK): approvals, plan mode for "
             "read-only, cost, load sessions.",
             offline="harness_acp.offline_adapters:claude_acp_offline_setup",
@@ -249,6 +306,7 @@ PROFILES: dict[str, AgentProfile] = {
             fix_env=_is_sandbox_one,
             reports_exit_codes=False,
             session_meta=_claude_meta,
+            tool_filters=frozenset({*CLAUDE_KIND_TOOLS, "mcp:*"}),  # so no approval_kinds: all native
             set_model_first=True,
             handles=frozenset({"system_prompt"}),
             session_overrides=frozenset({"approval", "model"}),
@@ -262,7 +320,8 @@ PROFILES: dict[str, AgentProfile] = {
             package="@qwen-code/qwen-code",
             tested_version="0.24.4",
             min_version="0.24.4",
-            capabilities=BASE_CAPABILITIES | {Capability.SESSION},
+            capabilities=BASE_CAPABILITIES | {Capability.SESSION, Capability.MCP_HTTP, Capability.MCP_SSE,
+                                              Capability.IMAGE_INPUT},
             description="Qwen Code over ACP (`qwen --acp`): approvals, plan mode for read-only, load sessions.",
             offline="harness_acp.offline_qwen:offline_setup",
             # default asks before edits and most commands; plan is read-only; yolo asks nothing.
@@ -274,6 +333,7 @@ PROFILES: dict[str, AgentProfile] = {
             session_overrides=frozenset({"approval", "sandbox"}),
             project_config=(".qwen/settings.json", ".qwen/commands", ".qwen/extensions"),
             untrusted_env=qwen_untrusted_env,
+            approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             untrusted_modes={("danger-full-access", "never"): "default"},
         ),
     )

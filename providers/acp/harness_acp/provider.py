@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted, SpawnFailedError
+from harness_core import (
+    AgentRunSpec,
+    HarnessResult,
+    InvalidSpecError,
+    SessionSpec,
+    SessionStarted,
+    SpawnFailedError,
+    UnsupportedFeatureError,
+)
 from harness_core.provider import (
     CliInfo,
     OfflineSetup,
@@ -37,10 +45,11 @@ from harness_acp.connection import AcpConnection
 from harness_acp.options import AcpOptions, options_for
 from harness_acp.profiles import AgentProfile
 from harness_acp.session import AcpSession
+from harness_acp.trust import project_config_found
 from harness_acp.turn import PromptTurn
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["AcpProvider", "named_provider", "package_version"]
 
@@ -133,9 +142,30 @@ class AcpProvider(Provider[AcpOptions]):
         keeps it from loading an untrusted project's own configuration (then its fix for a known quirk)."""
         launch = self.profile.launch_env(spec) if self.profile.launch_env is not None else {}
         env = {**os.environ, **options.public_env, **spec.env, **launch}
-        if not spec.trust_project and self.profile.untrusted_env is not None:
+        if not spec.trust_project and self.profile.untrusted_env is not None and not self._trusted_for_mcp(spec):
             env.update(self.profile.untrusted_env(env))
         return self.profile.fix_env(env) if self.profile.fix_env is not None else env
+
+    def _trusted_for_mcp(self, spec: AgentRunSpec | SessionSpec) -> bool:
+        """Whether an untrusted project's folder is trusted all the same, for an agent that connects MCP servers
+        only in a trusted folder (`AgentProfile.mcp_needs_trust`): when the spec has servers and the project has
+        none of the configuration the agent would then load.
+
+        Raises:
+            InvalidSpecError: the spec has servers and the project has such configuration (before spawn).
+        """
+        profile = self.profile
+        if not (spec.mcp_servers and profile.mcp_needs_trust):
+            return False
+        found = project_config_found(Path(spec.cwd), profile.project_config)
+        if found:
+            raise InvalidSpecError(
+                f"{profile.title} connects MCP servers only in a trusted folder, and this project is not trusted "
+                f"while it has its own {profile.cli} configuration ({', '.join(found)}), which a trusted folder "
+                "would load (it can run programs): trust the project (add it to trusted_projects in your Harness "
+                "config, or trust_project=True from Python), or run without MCP servers and Python tools. Nothing "
+                "was started.", provider=profile.name)
+        return True
 
     def spawn_options(self) -> dict[str, Any]:
         """`ChildProcess` options: an agent that ignores its stdin closing is sent SIGTERM without a wait."""
@@ -148,12 +178,25 @@ class AcpProvider(Provider[AcpOptions]):
                              session_meta=profile.session_meta, handles=profile.handles,
                              warnings=profile.warning_chunks, set_model_first=profile.set_model_first)
 
+    def check_filters(self, spec: AgentRunSpec | SessionSpec) -> None:
+        """Refuse `allowed_tools` before spawn (the runner passes the names claude-acp filters natively in
+        `disallowed_tools`): no ACP agent takes an allow-list through Harness.
+
+        Raises:
+            UnsupportedFeatureError: naming the filter and why.
+        """
+        if spec.allowed_tools is not None:
+            raise UnsupportedFeatureError(self.profile.name, "allowed_tools", [], "an ACP agent takes no allow-list "
+                                          "of tools through Harness; name what to forbid in disallowed_tools instead")
+
     async def run(self, spec: AgentRunSpec, options: AcpOptions, ctx: RunContext) -> HarnessResult:
+        self.check_filters(spec)
         argv = self.argv(options, ctx.cli, spec)
         ctx.log.debug("acp_spawn", argv=redact_argv(argv, tuple(spec.env.values())))
         env = self.child_env(options, spec)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
             conn = self.connection(child, options, ctx.log)
+            conn.path = env.get("PATH")
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.read)
                 try:
@@ -177,10 +220,12 @@ class AcpProvider(Provider[AcpOptions]):
                            ctx: SessionContext) -> AsyncIterator[ProviderSession]:
         """One agent process and one ACP session for every turn; shut down (stdin closed, TERM, KILL: the
         transport's bounded steps) when the session closes."""
+        self.check_filters(spec)
         argv = self.argv(options, ctx.cli, spec)
         env = self.child_env(options, spec)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
             conn = self.connection(child, options, ctx.log)
+            conn.path = env.get("PATH")
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.read)
                 try:
@@ -226,6 +271,9 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         tested_cli_version=profile.tested_version,
         session_overrides=profile.session_overrides,
         project_config=profile.project_config,
+        tool_filters=profile.tool_filters,
+        approval_kinds=profile.approval_kinds,
+        mcp_object_results=profile.mcp_object_results,
     )
     name = "".join(part.title() for part in profile.name.replace("_", "-").split("-")) + "Provider"
     namespace: dict[str, Any] = {"info": info, "profile": profile, "Options": options_for(profile.cli),

@@ -11,6 +11,9 @@ loads from a project (see docs/*.md); knows no ACP message. Observed with the pi
   own settings cannot. System settings (`QWEN_CODE_SYSTEM_SETTINGS_PATH`, which win over the user's) turning it on,
   and an empty trusted-folders file (`QWEN_CODE_TRUSTED_FOLDERS_PATH`), make the folder untrusted: `.qwen/settings.json`
   (MCP servers, hooks) and `.qwen/commands` are not loaded. An untrusted folder refuses `yolo` too.
+- Gemini CLI 0.61.0 connects no MCP server at all in an untrusted folder, not even those given in `session/new`:
+  a run with MCP servers trusts the folder only when it holds none of the project configuration above (else it is
+  refused before spawn: trust the project).
 - claude-agent-acp 0.23.1 takes `settingSources` in `session/new`'s `_meta.claudeCode.options` (see `profiles`).
 """
 
@@ -23,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["gemini_untrusted_env", "qwen_untrusted_env", "untrusted_state_dir"]
+__all__ = ["gemini_untrusted_env", "project_config_found", "qwen_untrusted_env", "untrusted_state_dir"]
 
 QWEN_SYSTEM_SETTINGS = Path("/etc/qwen-code/settings.json")
 """Where Qwen Code 0.24.4 reads system settings on Linux unless `QWEN_CODE_SYSTEM_SETTINGS_PATH` says otherwise; its
@@ -35,13 +38,30 @@ def gemini_untrusted_env(env: Mapping[str, str]) -> dict[str, str]:
     return {"GEMINI_CLI_TRUST_WORKSPACE": "false"}
 
 
+def project_config_found(cwd: Path, names: tuple[str, ...]) -> list[str]:
+    """Which of `names` (paths relative to a project, as `AgentProfile.project_config`) exist in `cwd`; an `.env`
+    also in the folders above it up to the home directory (Gemini CLI looks for one upward)."""
+    found = [name for name in names if (cwd / name).exists()]
+    if ".env" in names:
+        home = Path.home()
+        for parent in cwd.parents:
+            if parent == home or parent == parent.parent:
+                break
+            found += [str(parent / name) for name in (".env", ".gemini/.env") if (parent / name).exists()]
+    return found
+
+
 def qwen_untrusted_env(env: Mapping[str, str]) -> dict[str, str]:
     """Qwen Code with folder trust on and no folder trusted: system settings that are the machine's own (read from
     where Qwen Code would read them) with `security.folderTrust.enabled` true, and an empty trusted-folders file,
-    both written under `untrusted_state_dir()`. The system defaults stay where they were."""
+    both written under `untrusted_state_dir()`. The system defaults stay where they were. The settings' `env` is not
+    copied (its values are often API keys, and the copy is a file Harness writes): each variable the process does not
+    already have is returned with the rest, for the agent's environment."""
     system = Path(env.get("QWEN_CODE_SYSTEM_SETTINGS_PATH") or QWEN_SYSTEM_SETTINGS)
     defaults = env.get("QWEN_CODE_SYSTEM_DEFAULTS_PATH") or str(system.parent / "system-defaults.json")
     settings = _json_object(system)
+    given = settings.pop("env", None)  # its values (API keys, often) go to the process, never into our copy
+    carried = {str(k): str(v) for k, v in given.items() if str(k) not in env} if isinstance(given, dict) else {}
     security = settings.setdefault("security", {})
     if not isinstance(security, dict):
         security = settings["security"] = {}
@@ -51,6 +71,7 @@ def qwen_untrusted_env(env: Mapping[str, str]) -> dict[str, str]:
     folder_trust["enabled"] = True
     directory = untrusted_state_dir() / "qwen"
     return {
+        **carried,
         "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(_write(directory, "system-settings", settings)),
         "QWEN_CODE_SYSTEM_DEFAULTS_PATH": defaults,
         "QWEN_CODE_TRUSTED_FOLDERS_PATH": str(_write(directory, "trusted-folders", {})),

@@ -3,7 +3,7 @@
 Layer: provider lifecycle. Knows the order of a prompt turn (the request; `session/update`s and
 `session/request_permission`s while it runs; its answer with a `stopReason`), `session/cancel` and the protocol's
 rule that every pending permission request is then answered `cancelled`. Everything goes to the turn's own
-`RunContext`; the process and its peer are `connection.AcpConnection`'s. Knows nothing of rendering or run logs.
+`RunContext`; the process and its peer are the connection's (`Connection`). Knows nothing of rendering or run logs.
 
 Interrupt: `session/cancel`, every pending permission answered `cancelled`, then at most `interrupt_timeout`
 seconds for the prompt's answer (an agent should answer `cancelled`); an agent that never answers gets an
@@ -12,13 +12,16 @@ seconds for the prompt's answer (an agent should answer `cancelled`); an agent t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import base64
+import re
+from typing import Any, Protocol
 
 import anyio
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
     ApprovalRequested,
+    Attachment,
     ErrorEvent,
     HarnessError,
     HarnessEvent,
@@ -28,32 +31,73 @@ from harness_core import (
     ProtocolError,
     RunStatus,
 )
-from harness_core.provider import JsonRpcError, RunContext
+from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
 
 from harness_acp.mapping import STOP_REASONS, AcpMapper, unknown_display
+from harness_acp.options import AcpOptions
 from harness_acp.policy import Outcome, auto_answer, outcome_for, outcome_of_decision, refuses
 
-if TYPE_CHECKING:
-    from harness_acp.connection import AcpConnection
+__all__ = ["Connection", "PromptTurn", "attachment_block", "prompt_blocks"]
 
-__all__ = ["PromptTurn", "prompt_blocks"]
+
+class Connection(Protocol):
+    """What a prompt turn uses of its connection (`connection.AcpConnection` is one): the process, its peer and the
+    session, read; `broken` and `cost` written back. The turn knows nothing else of the connection."""
+
+    agent: str
+    opts: AcpOptions
+    child: ChildProcess
+    peer: JsonRpcPeer
+    handles: frozenset[str]
+    warnings: re.Pattern[str] | None
+    session_id: str | None
+    closed: bool
+    broken: str | None
+    cost: float | None
+
+    def prompt_failed(self, exc: JsonRpcError) -> HarnessError: ...
 
 
 def prompt_blocks(spec: AgentRunSpec, *, system_prompt: bool = True) -> list[dict[str, Any]]:
     """The prompt's content blocks. ACP has no system prompt: `system_prompt` goes first, as its own text block
-    (unless the agent took it at launch or in `session/new`'s `_meta`: `system_prompt=False`)."""
+    (unless the agent took it at launch or in `session/new`'s `_meta`: `system_prompt=False`). The attachments
+    follow the prompt (`attachment_block`: the runner left only those the agent takes)."""
     blocks = [{"type": "text", "text": spec.prompt}]
     if spec.system_prompt and system_prompt:
         blocks.insert(0, {"type": "text", "text": spec.system_prompt})
-    return blocks
+    return [*blocks, *(attachment_block(a) for a in spec.attachments)]
+
+
+def attachment_block(attachment: Attachment) -> dict[str, Any]:
+    """An image as an `image` block (`promptCapabilities.image`); a file as an embedded `resource`
+    (`promptCapabilities.embeddedContext`): its text when it is text, else its bytes (`blob`)."""
+    data = attachment.read()
+    if attachment.kind == "image":
+        block: dict[str, Any] = {"type": "image", "mimeType": attachment.mime_type,
+                                 "data": base64.b64encode(data).decode("ascii")}
+        if attachment.path is not None:
+            block["uri"] = attachment.path.as_uri()
+        return block
+    uri = attachment.path.as_uri() if attachment.path is not None else f"attachment:///{attachment.name}"
+    resource: dict[str, Any] = {"uri": uri, "mimeType": attachment.mime_type}
+    try:
+        text = data.decode("utf-8") if attachment.mime_type.startswith("text/") else None
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        resource["text"] = text
+    else:
+        resource["blob"] = base64.b64encode(data).decode("ascii")
+    return {"type": "resource", "resource": resource}
 
 
 class PromptTurn:
     """The state of one prompt turn: its context, mapper, pending permission requests, and how it ended."""
 
-    def __init__(self, conn: AcpConnection, spec: AgentRunSpec, ctx: RunContext) -> None:
+    def __init__(self, conn: Connection, spec: AgentRunSpec, ctx: RunContext) -> None:
         self.conn, self.spec, self.ctx = conn, spec, ctx
-        self.mapper = AcpMapper(str(spec.cwd), cost_before=conn.cost, warnings=conn.warnings)
+        self.mapper = AcpMapper(str(spec.cwd), cost_before=conn.cost, warnings=conn.warnings,
+                                servers=tuple(server.name for server in spec.mcp_servers))
         self.pending: dict[str, anyio.CancelScope] = {}
         self.stopping = anyio.Event()
         self.cancel_sent = False

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_core.offline.scenarios import Scenario
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.scenarios import Scenario
 from harness_core.testing.contract import ProviderContract
 
 from harness_acp.profiles import PROFILES

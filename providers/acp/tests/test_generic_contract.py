@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_core.offline.scenarios import Scenario
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.scenarios import Scenario
 from harness_core.testing.contract import ProviderContract
 
 from harness_acp.testing import write_fake_agent

@@ -56,6 +56,12 @@ def test_codex_acp_takes_config_overrides_after_the_offline_ones(host: PluginHos
      "model_providers defines where a model API is"),
     ("codex-acp", {"args": "-cprofile=work"}, {}, "profile selects a config profile"),
     ("codex-acp", {"args": "--help"}, {}, "codex-acp's arguments may only be `-c KEY=VALUE`"),
+    ("codex-acp", {"args": ["-c", 'mcp_servers.x.url="https://192.0.2.1/mcp"']}, {},
+     "option args (-c mcp_servers.x.url=...) is not taken: offline, Codex takes only config keys that cannot reach"),
+    ("codex-acp", {"args": ["-c", 'notify=["curl", "https://192.0.2.1"]']}, {}, "(-c notify=...) is not taken"),
+    ("codex-acp", {"args": ["-c", '"mcp_servers".x.command="sh"']}, {}, 'is not taken: offline, Codex takes only'),
+    ("codex-acp", {"args": ["-c", "sandbox_workspace_write={network_access=true}"]}, {},
+     "(-c sandbox_workspace_write=...) is not taken"),
     ("codex-acp", {}, {"CODEX_HOME": "/home/someone/.codex"}, "variable CODEX_HOME is not taken"),
 ])
 def test_what_decides_where_an_acp_agent_connects_is_refused(host: PluginHost, tmp_path: Path, agent: str,
@@ -88,3 +94,25 @@ def test_claude_acp_starts_with_a_fresh_plugin_blocklist(host: PluginHost, tmp_p
         cached = json.loads((home / "plugins" / "blocklist.json").read_text())
         fetched = datetime.fromisoformat(cached["fetchedAt"].replace("Z", "+00:00")).timestamp()
         assert cached["plugins"] == [] and 0 <= time.time() - fetched < 60
+
+
+@pytest.mark.parametrize(("agent", "variables"), [
+    ("gemini", ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH")),
+    ("qwen", ("QWEN_CODE_SYSTEM_SETTINGS_PATH", "QWEN_CODE_SYSTEM_DEFAULTS_PATH")),
+])
+def test_system_settings_from_the_shell_are_not_read_offline(host: PluginHost, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, agent: str,
+                                                            variables: tuple[str, ...]) -> None:
+    """System settings win over the offline user settings (an `env`, MCP servers): exported in the user's shell (or
+    at the machine's default path) they reached the offline agent; offline they point at an empty file."""
+    hostile = tmp_path / "system.json"
+    hostile.write_text(json.dumps({"mcpServers": {"x": {"httpUrl": "http://192.0.2.1:9/mcp"}}}))
+    for variable in variables:
+        monkeypatch.setenv(variable, str(hostile))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    provider = host.get(agent).cls()
+    with offline_spec(AgentRunSpec(prompt="x", cwd=tmp_path / "ws"), agent, "say", host=host) as spec:
+        env = provider.child_env(provider.parse_options(spec.provider_options), spec)
+        for variable in variables:
+            assert env[variable] != str(hostile)
+            assert "mcpServers" not in Path(env[variable]).read_text(), variable

@@ -8,6 +8,7 @@ from harness_core import ApprovalDecision, ApprovalPolicy, AuthFailedError, Mode
 from harness_core.provider import JsonRpcError
 
 from harness_acp.errors import prompt_error, status_in
+from harness_acp.mapping import STOP_REASONS
 from harness_acp.options import options_for
 from harness_acp.policy import auto_answer, outcome_for, outcome_of_decision
 from harness_acp.testing.schema import SchemaViolation, WireChecker
@@ -120,3 +121,11 @@ def test_a_diff_of_texts_without_newlines_keeps_its_lines_apart() -> None:
     assert change.diff is not None and "-alpha\n+beta\n" in change.diff
     fenced = {"content": [{"type": "content", "content": {"type": "text", "text": "```console\nharness-ok\n```"}}]}
     assert output_text(fenced) == "harness-ok"
+
+
+def test_max_tokens_names_the_prompt_too_and_the_next_step() -> None:
+    """Gemini on a 10 MB prompt stops with `max_tokens`: the error once blamed the output alone ("maximum output
+    tokens") while the prompt had overflowed the context window."""
+    status, said = STOP_REASONS["max_tokens"]
+    assert status == "failed" and said is not None
+    assert "by the prompt or by the answer" in said and "shorten the prompt" in said and "output tokens" not in said

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from harness_core import AgentRunSpec
+from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 
 from harness_acp.profiles import PROFILES
@@ -54,6 +55,16 @@ def test_claude_acp_loads_only_the_users_settings_in_an_untrusted_project(tmp_pa
         "claudeCode", {}).get("options", {})
 
 
+def test_claude_acp_offline_loads_no_settings_at_all(host: PluginHost, tmp_path: Path) -> None:
+    """Offline, not even the project's local settings (whose `env.ANTHROPIC_BASE_URL` sent a trusted project's
+    offline prompt to another host): no setting sources, as the native claude provider's offline setup pins."""
+    meta = PROFILES["claude-acp"].session_meta
+    assert meta is not None
+    with offline_spec(AgentRunSpec(prompt="x", cwd=tmp_path, trust_project=True), "claude-acp", "say",
+                      host=host) as spec:
+        assert meta(spec)["claudeCode"]["options"]["settingSources"] == []
+
+
 @pytest.mark.parametrize("agent", ["gemini", "qwen"])
 def test_yolo_becomes_the_asking_mode_in_an_untrusted_project(agent: str) -> None:
     profile = PROFILES[agent]
@@ -66,3 +77,20 @@ def test_yolo_becomes_the_asking_mode_in_an_untrusted_project(agent: str) -> Non
 def test_the_project_files_each_agent_keeps_out_are_declared(host: PluginHost, agent: str, declared: str) -> None:
     assert declared in host.get(agent).cls.info.project_config
     assert host.get("codex-acp").cls.info.project_config == ()  # Codex's own trust decides
+
+
+def test_qwens_untrusted_copy_of_the_system_settings_holds_no_env_value(host: PluginHost, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's Qwen system settings may hold API keys in `env`: the copy Harness writes (to turn folder trust
+    on) leaves them out, and the agent gets them in its environment instead (unless it has the variable already)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    system = tmp_path / "etc" / "settings.json"
+    system.parent.mkdir()
+    system.write_text(json.dumps({"env": {"OPENAI_API_KEY": "sk-system-0123456789", "QWEN_NOTE": "from-etc"},
+                                  "model": {"name": "m"}}))
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, env={"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(system),
+                                                       "QWEN_NOTE": "mine"})
+    env = _env(host, "qwen", spec)
+    written = Path(env["QWEN_CODE_SYSTEM_SETTINGS_PATH"]).read_text()
+    assert "sk-system-0123456789" not in written and '"env"' not in written and '"name": "m"' in written
+    assert env["OPENAI_API_KEY"] == "sk-system-0123456789" and env["QWEN_NOTE"] == "mine"

@@ -5,6 +5,7 @@ and `ClaudeOptions` (the permission flags come from `permissions`); knows nothin
 events. Whether we run as root and the base environment are passed in.
 
     claude -p --output-format stream-json --verbose --include-partial-messages --input-format stream-json
+           [--mcp-config JSON] --strict-mcp-config
            [--bare] [--setting-sources S | user (a project not trusted)] [--model M]
            [--append-system-prompt S | --system-prompt S] [--resume ID] [--effort E] [--json-schema JSON]
            [--max-turns N] [--max-budget-usd X]
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 
-from harness_core import AgentRunSpec, InvalidSpecError, SessionSpec
+from harness_core import AgentRunSpec, InvalidSpecError, SandboxMode, SessionSpec
 from harness_core.provider import redact_argv
 
 from harness_claude.options import ClaudeOptions
-from harness_claude.permissions import plan_permissions
+from harness_claude.permissions import READ_ONLY_TOOLS, plan_permissions
+from harness_claude.toolconfig import tool_config
 
 __all__ = ["BASE_ARGS", "EFFORTS", "PROJECT_CONFIG", "SECRET_FLAGS", "UNTRUSTED_SOURCES", "build_argv", "build_env",
            "redacted_argv"]
@@ -63,16 +66,20 @@ def build_argv(
     Raises:
         InvalidSpecError: `spec.effort` is not one of `EFFORTS`.
     """
+    read_only = READ_ONLY_TOOLS if spec.sandbox is SandboxMode.READ_ONLY else None
+    tools = tool_config(spec, keep_user_servers=opts.keep_user_mcp_servers, read_only_tools=read_only)
     plan = plan_permissions(
         spec.sandbox,
         spec.approval,
         is_root=is_root,
         mode_override=opts.permission_mode,
-        allowed=opts.allowed_tools,
-        disallowed=opts.disallowed_tools,
+        allowed=(*opts.allowed_tools, *tools.allowed),
+        disallowed=(*opts.disallowed_tools, *tools.disallowed),
         live=live,
     )
-    argv = [binary, *BASE_ARGS]
+    if tools.tools is not None:
+        plan = replace(plan, tools=tools.tools)
+    argv = [binary, *BASE_ARGS, *tools.argv]
     if opts.bare:
         argv.append("--bare")
     if opts.setting_sources is not None:
@@ -124,4 +131,5 @@ def build_env(
     explicit = idle if "stream_idle_timeout_ms" in opts.model_fields_set else {}
     if opts.max_retries is not None:
         explicit = {**explicit, "CLAUDE_CODE_MAX_RETRIES": str(opts.max_retries)}
-    return {**base, **idle, **spec.env, **explicit, **plan.env}
+    tools = tool_config(spec, keep_user_servers=opts.keep_user_mcp_servers)
+    return {**base, **idle, **spec.env, **explicit, **plan.env, **tools.env}

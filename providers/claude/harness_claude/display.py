@@ -11,7 +11,15 @@ from pathlib import PurePath
 from typing import Any
 
 from harness_core import HarnessToolDetails, ToolKind, ToolStatus
-from harness_core.provider import EDITING_FILE, LISTING_FILES, READING_FILE, RUNNING_COMMAND, SEARCHING, WRITING_FILE
+from harness_core.provider import (
+    EDITING_FILE,
+    LISTING_FILES,
+    READING_FILE,
+    RUNNING_COMMAND,
+    SEARCHING,
+    WRITING_FILE,
+    mcp_call_text,
+)
 
 __all__ = ["SUMMARY_LIMIT", "relative_path", "summarize", "tool_display"]
 
@@ -137,7 +145,6 @@ def tool_display(
         parts = name.split("__", 2)
         server = parts[1] if len(parts) > 1 else "?"
         tool = parts[2] if len(parts) > 2 else name
-        return HarnessToolDetails(
-            kind=ToolKind.MCP, title=f"MCP {server}: {tool}", cwd=cwd, status=status, raw={"input": inp}
-        )
+        return HarnessToolDetails(kind=ToolKind.MCP, title=tool, command=mcp_call_text(tool, inp), cwd=cwd,
+                                  status=status, raw={"server": server, "tool": tool, "input": inp})
     return HarnessToolDetails(kind=ToolKind.UNKNOWN, title=name, cwd=cwd, status=status, raw={"input": inp})

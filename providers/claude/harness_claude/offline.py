@@ -4,7 +4,7 @@ Layer: provider configuration. Knows what Claude Code needs to talk only to a lo
 dialect (Bash/Read/Write/Edit, absolute paths, the working directory it states in its prompt, which calls
 are side calls), the environment that points it at the backend with its state under an isolated home (and
 every other API switched off), no retries, no settings files, and what a caller may not change (the pins). The
-backend itself is `harness_core.offline.backends.MessagesBackend`. Imported only by
+backend itself is `harness_core.scripted.backends.MessagesBackend`. Imported only by
 `ClaudeProvider.offline_setup` (and tests), so a normal run never loads the backends.
 
 Observed with 2.1.328 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: `claude -p` (plain, `--bare`,
@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import MessagesBackend, MessagesDialect, ToolUse, Turn
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 from harness_core.provider import OfflineSetup
+from harness_core.scripted.backends import MessagesBackend, MessagesDialect, ToolUse, Turn
+from harness_core.scripted.scenarios import EditFile, ReadFile, RunCommand, Scenario, WriteFile
 
 __all__ = ["CLAUDE_CODE_TOOLS", "OFFLINE_ENV_PINS", "OFFLINE_OPTIONS", "OFFLINE_PINS", "OTHER_APIS",
            "ClaudeCodeBackend", "ClaudeCodeTools", "check_offline_options", "offline_setup"]

@@ -61,6 +61,11 @@ class ClaudeOptions(ProviderOptions):
     disallowed_tools: tuple[str, ...] = Field(
         default=(), description="Extra --disallowedTools permission rules: tools refused for this run."
     )
+    keep_user_mcp_servers: bool = Field(
+        default=False,
+        description="Let Claude Code load its own MCP servers (user and trusted project config) besides the run's "
+        "`mcp_servers`. Off by default: the run gets only the servers it names (--strict-mcp-config).",
+    )
     replace_system_prompt: bool = Field(
         default=False,
         description="Pass the spec's system prompt with --system-prompt (replacing Claude Code's own) instead "

@@ -38,10 +38,11 @@ from harness_claude.lines import message_batches
 from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
+from harness_claude.toolconfig import TOOL_FILTERS, content_blocks
 from harness_claude.turn import Turn
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["INSTALL_HINT", "MIN_VERSION", "ClaudeProvider"]
 
@@ -66,8 +67,14 @@ class ClaudeProvider(Provider[ClaudeOptions]):
                 Capability.EFFORT,
                 Capability.MAX_TURNS,
                 Capability.COST,
+                Capability.MCP_STDIO,
+                Capability.MCP_HTTP,
+                Capability.MCP_SSE,
+                Capability.IMAGE_INPUT,
+                Capability.FILE_INPUT,
             }
         ),
+        tool_filters=TOOL_FILTERS,
         session_overrides=frozenset({"model", "approval"}),
         description="Claude Code (claude -p) over bidirectional stream-json",
         cli_name="claude",
@@ -107,11 +114,12 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         is_root = hasattr(os, "geteuid") and os.geteuid() == 0
         argv = build_argv(binary, spec, options, is_root=is_root)
         env = build_env(spec, options, is_root=is_root, base=os.environ)
+        content = content_blocks(spec.prompt, spec.attachments)  # an attachment Claude cannot take: before spawn
         ctx.log.debug("claude_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
         limits = Limits(max_turns=spec.max_turns, max_cost_usd=spec.max_cost_usd)
         mapper = ClaudeMapper(str(spec.cwd), resumed=spec.resume_session is not None, limits=limits)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
-            turn = Turn(spec, options, ctx, child, mapper=mapper)
+            turn = Turn(spec, options, ctx, child, mapper=mapper, content=content)
             return await turn.play(message_batches(child.lines(), ctx.emit))
 
     @asynccontextmanager

@@ -17,8 +17,9 @@ def line(msg: dict[str, Any]) -> str:
     return json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
 
 
-def user_message(text: str, message_uuid: str | None = None) -> str:
-    """A user message (the prompt, or a steer: that one has a `uuid`, which `command_lifecycle` lines name)."""
+def user_message(text: str | list[dict[str, Any]], message_uuid: str | None = None) -> str:
+    """A user message (the prompt, or a steer: that one has a `uuid`, which `command_lifecycle` lines name); its
+    content is the text, or content blocks (attachments, then the text: `toolconfig.content_blocks`)."""
     msg: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": text},
                            "parent_tool_use_id": None, "session_id": ""}
     if message_uuid is not None:

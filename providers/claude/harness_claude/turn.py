@@ -30,7 +30,6 @@ from anyio.abc import TaskGroup
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
-    ApprovalResolved,
     HarnessError,
     HarnessEvent,
     HarnessResult,
@@ -48,6 +47,7 @@ from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import with_earlier
 from harness_claude.permissions import PermissionPlan, auto_answer
 from harness_claude.stdin import control_request, control_response, user_message
+from harness_claude.toolconfig import content_blocks
 
 __all__ = ["CONTROL_ANSWER_WAIT", "STEER_START_WAIT", "Turn"]
 
@@ -71,8 +71,11 @@ class Turn:
     whose command line holds the whole policy); `one_shot` closes stdin after the `result` line."""
 
     def __init__(self, spec: AgentRunSpec, opts: ClaudeOptions, ctx: RunContext, child: ChildProcess, *,
-                 mapper: ClaudeMapper, plan: PermissionPlan | None = None, one_shot: bool = True) -> None:
+                 mapper: ClaudeMapper, plan: PermissionPlan | None = None, one_shot: bool = True,
+                 content: str | list[dict[str, Any]] | None = None) -> None:
         self.spec, self.opts, self.ctx, self.child = spec, opts, ctx, child
+        self.content = content if content is not None else content_blocks(spec.prompt, spec.attachments)
+        """The prompt's message content: built (attachments read) before the process starts where it can be."""
         self.mapper, self.plan, self.one_shot = mapper, plan, one_shot
         self.approvals: dict[str, anyio.CancelScope] = {}
         self.interrupted = anyio.Event()
@@ -141,7 +144,7 @@ class Turn:
                 return
             if applied is not None:
                 applied(request)
-        await self.child.send_line(user_message(self.spec.prompt))
+        await self.child.send_line(user_message(self.content))
         self.prompt_sent.set()
 
     async def control(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -212,8 +215,8 @@ class Turn:
         return self.child.exit_error(f"Claude Code exited {what}")
 
     def _take(self, msg: dict[str, Any], tg: TaskGroup) -> Awaitable[None] | None:
-        """Any line but a main-agent text delta: a control line, or what `mapper.feed` makes of it. None when
-        it is done (every event handed over at once), else what the reader awaits before the next line."""
+        """Any line but a main-agent text delta: a control line, or what `mapper.feed` makes of it, under the
+        hot-path contract (`harness_core.provider.NotificationHandler`)."""
         kind = msg.get("type")
         if kind == "control_request":
             return self._control_request(msg, tg)
@@ -339,17 +342,7 @@ class Turn:
                 decision = await self.ctx.request_approval(event)
             finally:
                 self.approvals.pop(request_id, None)
-                if decision is None:  # cancelled: the run ended or the CLI withdrew the request
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-                        await self.ctx.emit(
-                            ApprovalResolved(
-                                request_id=request_id,
-                                decision=ApprovalDecision.ABORT,  # as codex-appserver and the runner
-                                decided_by="runner",
-                                reason="the turn ended before a decision",
-                            )
-                        )
-        if decision is None:
+        if decision is None:  # cancelled (the run ended, the CLI withdrew it): the runner settled it `abort`
             return
         if decision is ApprovalDecision.APPROVE:
             tool_input = obj(request.get("input"))

@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 from harness_core import AgentRunSpec, ApprovalDecision, ApprovalPolicy, HarnessEvent, open_run
-from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
+from harness_core.scripted.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
 
 from harness_claude.provider import ClaudeProvider
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from claude_helpers import CLAUDE, needs_real_claude, run_spec
 from harness_core import AgentRunSpec
-from harness_core.offline.scenarios import SCENARIOS
 from harness_core.plugins import PluginHost
+from harness_core.scripted.scenarios import SCENARIOS
 
 from harness_claude.provider import ClaudeProvider
 

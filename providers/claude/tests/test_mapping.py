@@ -273,7 +273,7 @@ def test_assistant_text_without_stream_events_is_emitted_once() -> None:
         ("WebSearch", {"query": "q"}, ToolKind.WEB, "Searching the web", None),
         ("Task", {"description": "d"}, ToolKind.AGENT, "Running agent", None),
         ("Agent", {}, ToolKind.AGENT, "Running agent", None),
-        ("mcp__git__status", {}, ToolKind.MCP, "MCP git: status", None),
+        ("mcp__git__status", {}, ToolKind.MCP, "status", None),
         ("Frobnicate", {}, ToolKind.UNKNOWN, "Frobnicate", None),
     ],
 )

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from harness_core import AgentRunSpec, InvalidSpecError
 from harness_core.offline import offline_spec
-from harness_core.offline.backends import MessagesBackend
-from harness_core.offline.scenarios import SCENARIOS
 from harness_core.plugins import PluginHost
+from harness_core.scripted.backends import MessagesBackend
+from harness_core.scripted.scenarios import SCENARIOS
 
 from harness_claude.argv import build_argv, build_env
 from harness_claude.offline import OTHER_APIS

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_core.offline.scenarios import SCENARIOS, Scenario
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 
 from harness_claude.offline import ClaudeCodeBackend
 

@@ -10,8 +10,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.backends import FINISHED_TEXT, SIDE_TEXT, MessagesBackend
-from harness_core.offline.scenarios import SCENARIOS, ReadFile, Scenario
+from harness_core.scripted.backends import FINISHED_TEXT, SIDE_TEXT, MessagesBackend
+from harness_core.scripted.scenarios import SCENARIOS, ReadFile, Scenario
 
 from harness_claude.offline import CLAUDE_CODE_TOOLS, ClaudeCodeBackend
 

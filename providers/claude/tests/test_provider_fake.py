@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -23,10 +24,8 @@ from harness_core.plugins import PluginHost
 from harness_core.provider import REDACTED
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
-from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
 from harness_claude.testing import write_fake_claude
-from harness_claude.turn import Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -184,34 +183,27 @@ async def test_approval_never_denies_what_would_prompt(tmp_path: Path, fake_bin:
     assert not asked and not out.of("approval_requested") and out.result.status.value == "success"
 
 
-class _StubCtx:
-    """Just enough RunContext for `Turn._approve`: an approval that never gets a decision."""
+async def test_an_abandoned_approval_is_resolved_once_by_the_runner(
+    tmp_path: Path, fake_bin: Path, host: PluginHost, caplog: pytest.LogCaptureFixture,
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    """Like codex-appserver: an approval the turn ended on (interrupted while it waits) is ABORT, decided by the
+    runner, which writes its one resolution; the provider writes none, so none is dropped as a duplicate."""
 
-    def __init__(self) -> None:
-        self.emitted: list[object] = []
-        self.asked = anyio.Event()
-
-    async def request_approval(self, _event: object) -> ApprovalDecision:
-        self.asked.set()
+    async def never_answers(request: Any) -> ApprovalDecision:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    async def emit(self, event: object) -> None:
-        self.emitted.append(event)
-
-
-async def test_abandoned_approval_is_settled_as_abort(tmp_path: Path) -> None:
-    """Like codex-appserver (and the runner): an approval the turn ended on is ABORT, decided by the runner."""
-    ctx = _StubCtx()
-    spec = AgentRunSpec(prompt="p", cwd=tmp_path)
-    turn = Turn(spec, ClaudeOptions(), ctx, None, mapper=ClaudeMapper())  # type: ignore[arg-type]
-    request = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "t"}
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(turn._approve, "r1", request)
-        await ctx.asked.wait()
-        tg.cancel_scope.cancel()
-    (resolved,) = ctx.emitted
-    assert resolved.decision is ApprovalDecision.ABORT and resolved.decided_by == "runner"  # type: ignore[attr-defined]
+    caplog.set_level("DEBUG", logger="harness")
+    spec = spec_for(tmp_path, fake_bin, "SCENARIO:tools", approval=ApprovalPolicy.UNTRUSTED)
+    out = await run_spec(spec, host, approver=never_answers, interrupt_on="approval_requested")  # type: ignore[arg-type]
+    (requested,) = out.of("approval_requested")
+    resolved = out.of("approval_resolved")
+    assert [(r.request_id, r.decision, r.decided_by) for r in resolved] == [
+        (requested.request_id, ApprovalDecision.ABORT, "runner")]
+    assert not [r for r in caplog.records if "duplicate approval_resolved" in r.getMessage()]
+    assert not [w for w in recwarn if "emitted approval_resolved" in str(w.message)]
+    assert out.result.status.value == "interrupted"
 
 
 def test_argv_log_redacts_secrets_and_prompts(tmp_path: Path) -> None:

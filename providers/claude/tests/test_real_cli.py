@@ -19,9 +19,9 @@ import anyio
 import pytest
 from claude_helpers import CLAUDE, Outcome, children_of, needs_real_claude, run_spec
 from harness_core import AgentRunSpec, ApprovalDecision, ApprovalPolicy, SandboxMode, ToolKind, ToolStatus, open_run
-from harness_core.offline.backends import ScriptedBackend
-from harness_core.offline.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
 from harness_core.plugins import PluginHost
+from harness_core.scripted.backends import ScriptedBackend
+from harness_core.scripted.scenarios import SCENARIOS, RunCommand, Say, Scenario, WriteFile
 
 from harness_claude.argv import build_argv
 from harness_claude.options import ClaudeOptions

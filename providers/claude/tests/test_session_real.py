@@ -18,9 +18,9 @@ import pytest
 from claude_helpers import CLAUDE, kill_tree, needs_real_claude
 from harness_core import AgentRunSpec, ApprovalDecision, HarnessEvent, Session, SessionSpec, open_run, open_session
 from harness_core.errors import SessionClosedError
-from harness_core.offline.backends import ScriptedBackend
-from harness_core.offline.scenarios import RunCommand, Say, Scenario
 from harness_core.plugins import PluginHost
+from harness_core.scripted.backends import ScriptedBackend
+from harness_core.scripted.scenarios import RunCommand, Say, Scenario
 
 from harness_claude.provider import ClaudeProvider
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from harness_codex_common import mcp_result_text
 from harness_core import HarnessToolDetails, ToolKind, ToolStatus
 from harness_core.provider import (
     EDITING_FILE,
@@ -24,6 +25,7 @@ from harness_core.provider import (
     bounded_tail,
     command_display,
     file_change_display,
+    mcp_call_text,
     unwrap_shell,
 )
 
@@ -219,11 +221,13 @@ def _args(value: Any) -> dict[str, Any] | None:
 def _mcp(item: dict[str, Any]) -> list[ToolCall]:
     server, tool = str(item.get("server") or ""), str(item.get("tool") or "")
     error = item.get("error") or {}
-    result_text = _json_text((item.get("result") or {}).get("content"))
+    result_text = mcp_result_text((item.get("result") or {}).get("content"))
     summary = error.get("message") if isinstance(error, dict) and error else result_text
+    arguments = _args(item.get("arguments"))
     display = HarnessToolDetails(
         kind=ToolKind.MCP,
-        title=f"Calling {server}.{tool}" if server else f"Calling {tool}",
+        title=tool,
+        command=mcp_call_text(tool, arguments),
         status=_status(item),
         duration_ms=item.get("durationMs"),
         summary=bounded_tail(summary),
@@ -234,7 +238,7 @@ def _mcp(item: dict[str, Any]) -> list[ToolCall]:
             str(item["id"]),
             f"{server}.{tool}" if server else tool,
             display,
-            _args(item.get("arguments")),
+            arguments,
             bounded_head(result_text),
         )
     ]

@@ -67,7 +67,7 @@ IGNORED = frozenset(
         "thread/started",  # the provider emits session_started from the thread/start|resume response
         "turn/started",  # turn id is taken from the turn/start response; tracked here too
         "thread/status/changed",  # active/idle bookkeeping, implied by the turn events
-        "serverRequest/resolved",  # approvals are settled (and reported) by the provider and the runner
+        "serverRequest/resolved",  # a withdrawn approval: the provider withdraws it, the runner reports it
         "item/reasoning/summaryPartAdded",  # a section break; the next summaryTextDelta has the text
     }
 )

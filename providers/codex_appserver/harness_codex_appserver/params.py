@@ -2,7 +2,7 @@
 
 Layer: provider mapping, pure. Knows the app-server's request params (codex-cli 0.169.0, from `codex app-server
 generate-json-schema`): `thread/start {cwd, approvalPolicy, sandbox, model?, developerInstructions?, ephemeral?,
-config?}` (`config`: the untrusted project's trust levels),
+config?}` (`config`: the run's `mcp_servers`, the untrusted project's trust levels), images as input items,
 `turn/start {threadId, input, model?, approvalPolicy?, sandboxPolicy?, effort?, outputSchema?}`, and the model
 catalogue of `model/list` (`supportedReasoningEfforts`, `defaultReasoningEffort`). Knows nothing of processes,
 JSON-RPC or events.
@@ -16,13 +16,15 @@ and an effort when it sets one or an earlier turn left another behind (`Sticky`)
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_core import AgentRunSpec, InvalidSpecError, SandboxMode, SessionSpec
+from harness_codex_common import mcp_config, prompt_too_long
+from harness_core import AgentRunSpec, Attachment, InvalidSpecError, SandboxMode, SessionSpec
 
-__all__ = ["Sticky", "effort_problem", "thread_params", "turn_params", "untrusted_projects"]
+__all__ = ["Sticky", "effort_problem", "image_input", "thread_params", "turn_params", "untrusted_projects"]
 
 _SANDBOX_POLICY: dict[SandboxMode, dict[str, Any]] = {
     SandboxMode.READ_ONLY: {"type": "readOnly"},
@@ -39,8 +41,11 @@ def thread_params(spec: AgentRunSpec | SessionSpec, *, ephemeral: bool | None) -
         "approvalPolicy": spec.approval.value,
         "sandbox": spec.sandbox.value,
     }
+    config: dict[str, Any] = mcp_config(spec, inline=True).config()
     if not spec.trust_project:
-        params["config"] = {"projects": untrusted_projects(spec.cwd)}
+        config["projects"] = untrusted_projects(spec.cwd)
+    if config:
+        params["config"] = config
     if spec.model is not None:
         params["model"] = spec.model
     if spec.system_prompt:
@@ -48,6 +53,15 @@ def thread_params(spec: AgentRunSpec | SessionSpec, *, ephemeral: bool | None) -
     if spec.resume_session is None and ephemeral is not None:
         params["ephemeral"] = ephemeral
     return params
+
+
+def image_input(attachment: Attachment) -> dict[str, Any]:
+    """A `turn/start` input item for an image: `localImage` by its path, or an `image` data URL for bytes (the
+    runner sends codex images only: a file is named in the prompt instead)."""
+    if attachment.path is not None:
+        return {"type": "localImage", "path": str(attachment.path)}
+    data = base64.b64encode(attachment.data or b"").decode()
+    return {"type": "image", "url": f"data:{attachment.mime_type};base64,{data}"}
 
 
 def untrusted_projects(cwd: Path) -> dict[str, dict[str, str]]:
@@ -123,11 +137,14 @@ def turn_params(thread_id: str, spec: AgentRunSpec, sticky: Sticky, *, live: boo
     docstring). `sticky.effort_now` is updated to what the thread keeps after this turn.
 
     Raises:
-        InvalidSpecError: the effort is not one the model's catalogue entry lists.
+        InvalidSpecError: the effort is not one the model's catalogue entry lists, or the prompt is longer than
+            Codex takes.
     """
+    if (too_long := prompt_too_long(spec.prompt)) is not None:  # a live session's turn too
+        raise too_long
     params: dict[str, Any] = {
         "threadId": thread_id,
-        "input": [{"type": "text", "text": spec.prompt, "text_elements": []}],
+        "input": [*map(image_input, spec.attachments), {"type": "text", "text": spec.prompt, "text_elements": []}],
     }
     warning: str | None = None
     model = sticky.model_for(spec)

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from harness_codex_common import MIN_CODEX_VERSION, NATIVE_GLOBS, offline_setup, probe_codex
+from harness_codex_common import (
+    MIN_CODEX_VERSION,
+    NATIVE_GLOBS,
+    TOOL_FILTERS,
+    offline_setup,
+    probe_codex,
+    prompt_too_long,
+)
 from harness_codex_common.auth import check_codex_auth
 from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted
 from harness_core.provider import (
@@ -40,7 +47,7 @@ from harness_codex_appserver.session import AppServerSession
 from harness_codex_appserver.thread import AppThread
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["MIN_CODEX_VERSION", "NATIVE_GLOBS", "CodexAppServerProvider"]
 
@@ -62,8 +69,12 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
                 Capability.STEER,
                 Capability.STRUCTURED_OUTPUT,
                 Capability.EFFORT,
+                Capability.MCP_STDIO,
+                Capability.MCP_HTTP,
+                Capability.IMAGE_INPUT,
             }
         ),
+        tool_filters=TOOL_FILTERS,
         description="OpenAI Codex via its app-server: streaming, live sessions, steering, interrupt, approvals, "
         "structured output, reasoning effort.",
         cli_name="codex",
@@ -87,6 +98,8 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: CodexAppServerOptions, ctx: RunContext) -> HarnessResult:
+        if (too_long := prompt_too_long(spec.prompt)) is not None:
+            raise too_long
         argv = self._argv(spec.env, options, ctx.cli, ctx.log)
         async with ctx.spawn(argv, env=build_env(spec.env, options), cwd=spec.cwd) as child:
             thread = AppThread(options, child, ctx.log)

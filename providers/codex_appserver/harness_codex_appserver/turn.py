@@ -2,15 +2,16 @@
 
 Layer: provider lifecycle. Knows the order of a turn (turn/start answered, notifications, `turn/completed`),
 `turn/interrupt`, the approval requests and their wire decisions, and the rollout side input for the patches
-Codex refused without an item. Everything goes to the turn's own `RunContext`; the process, its peer and the
-thread are `thread.AppThread`'s (this module never touches the process but to wait for its exit). Knows nothing
-of rendering, run logs or how the operation decides approvals (the runner's `request_approval`).
+Codex refused without an item. Everything goes to the turn's own `RunContext`; the process and its peer are the
+thread's (`Thread`; this module never touches the process but to wait for its exit). Knows nothing of rendering,
+run logs or how the operation decides approvals (the runner's `request_approval`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import anyio
 from harness_codex_common import Reconnects, model_api_url, refused_events
@@ -19,7 +20,6 @@ from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
     ApprovalRequested,
-    ApprovalResolved,
     ErrorEvent,
     HarnessError,
     HarnessEvent,
@@ -30,16 +30,16 @@ from harness_core import (
     RunStatus,
     SessionStarted,
     ToolKind,
+    Usage,
 )
-from harness_core.provider import JsonRpcError, RunContext
+from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
 
 from harness_codex_appserver.items import tool_calls
 from harness_codex_appserver.mapping import TEXT_DELTA, TurnMapper
+from harness_codex_appserver.options import CodexAppServerOptions
+from harness_codex_appserver.params import Sticky
 
-if TYPE_CHECKING:
-    from harness_codex_appserver.thread import AppThread
-
-__all__ = ["APPROVALS", "Turn"]
+__all__ = ["APPROVALS", "Thread", "Turn"]
 
 APPROVALS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval")
 _WIRE_DECISION = {
@@ -49,11 +49,31 @@ _WIRE_DECISION = {
 }
 
 
+class Thread(Protocol):
+    """What a turn uses of its thread (`thread.AppThread` is one): the process, its peer and the thread's state,
+    read; `broken` and `last_turn_id` written back. The turn knows nothing else of the thread."""
+
+    opts: CodexAppServerOptions
+    child: ChildProcess
+    peer: JsonRpcPeer
+    thread_id: str | None
+    rollout: Path | None
+    sticky: Sticky
+    total: Usage | None
+    closed: bool
+    broken: str | None
+    last_turn_id: str | None
+
+    async def request(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]: ...  # noqa: ASYNC109
+
+    async def params_for(self, spec: AgentRunSpec, ctx: RunContext, *, live: bool) -> dict[str, Any]: ...
+
+
 class Turn:
     """The state of one turn: its context, its mapper, pending approvals, and how it ended. `ready` is set once
     the turn's id is known (or the turn is over)."""
 
-    def __init__(self, thread: AppThread, spec: AgentRunSpec, ctx: RunContext, *, live: bool, resumed: bool) -> None:
+    def __init__(self, thread: Thread, spec: AgentRunSpec, ctx: RunContext, *, live: bool, resumed: bool) -> None:
         self.thread, self.spec, self.ctx, self.live, self.resumed = thread, spec, ctx, live, resumed
         opts = thread.opts
         base_url = model_api_url(opts.config, spec.env, opts.codex_home)
@@ -175,10 +195,8 @@ class Turn:
     # -- wire callbacks (from the thread's peer) -----------------------------------------------------------
 
     def on_notification(self, method: str, params: Any, msg: dict[str, Any]) -> Awaitable[None] | None:
-        # Deliberately not a coroutine function: in the usual case (one event or none, turn not over) the event
-        # is handed over synchronously (`emit_now`) and nothing is returned, so a streamed token costs no
-        # coroutine; when the consumer is behind, the peer awaits what `emit_now` returns before reading on
-        # (backpressure unchanged).
+        # A `NotificationHandler` (the hot-path contract), deliberately not a coroutine function: one event or
+        # none, the turn not over, goes through `emit_now` and its answer is passed on.
         if method == "serverRequest/resolved" and isinstance(params, dict):
             return self._settle_then_map(msg, params)
         mapper = self.mapper
@@ -272,11 +290,7 @@ class Turn:
         if scope is None:
             return
         scope.cancel()
-        await self.ctx.emit(
-            ApprovalResolved(
-                request_id=request_id, decision=ApprovalDecision.ABORT, decided_by="runner", reason=reason
-            )
-        )
+        await self.ctx.withdraw_approval(request_id, reason)  # the runner writes its one `approval_resolved`
 
     async def _settle_approvals(self, reason: str) -> None:
         for request_id in list(self.approvals):

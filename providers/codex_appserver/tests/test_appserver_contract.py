@@ -9,6 +9,7 @@ HARNESS_REQUIRE_REAL_CLIS=1). The real CLI cannot be made too old or made to cra
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from harness_core.offline import Scenario
 from harness_core.provider import OfflineSetup
@@ -20,6 +21,9 @@ from harness_codex_appserver.testing import write_fake_codex
 class TestCodexAppServerContract(ProviderContract):
     provider_name = "codex-appserver"
     offline_options = ("config.model_reasoning_effort=low", "max_reconnects=0")  # merged into the offline config
+    offline_hostile_options: ClassVar[tuple[str, ...]] = ('config.mcp_servers.x.url="http://192.0.2.1:9/mcp"',)
+    offline_hostile_project: ClassVar[dict[str, str]] = {  # an MCP server at TEST-NET
+        ".codex/config.toml": '[mcp_servers.x]\nurl = "http://192.0.2.1:9/mcp"\n'}
 
     def setup_run(
         self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool, fault: str | None = None

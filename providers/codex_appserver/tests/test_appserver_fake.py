@@ -162,6 +162,35 @@ async def test_interrupt(
         assert [e.display.status.value for e in events if e.type == "tool_result"] == ["interrupted"]
 
 
+async def test_a_withdrawn_approval_is_resolved_once_by_the_runner(
+    tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost, caplog: pytest.LogCaptureFixture,
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    """An interrupt while an approval waits: Codex ends the turn and withdraws the request. The provider withdraws
+    it through the runner, which writes its one `approval_resolved`; nobody offers a second one."""
+    async def never_answers(request: ApprovalRequested) -> ApprovalDecision:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    caplog.set_level("DEBUG", logger="harness")
+    spec = _spec(workspace, codex_home, write_fake_codex(tmp_path, scenario="tools"), approval="untrusted")
+    events: list[HarnessEvent] = []
+    with anyio.fail_after(20):
+        async with open_run(spec, "codex-appserver", host=host, run_log=False, approver=never_answers) as live:
+            async for event in live:
+                events.append(event)
+                if event.type == "approval_requested":
+                    live.interrupt()
+    (requested,) = [e for e in events if e.type == "approval_requested"]
+    resolved = [e for e in events if e.type == "approval_resolved"]
+    assert [(r.request_id, r.decision, r.decided_by) for r in resolved] == [
+        (requested.request_id, ApprovalDecision.ABORT, "runner")]
+    assert resolved[0].reason in ("the run ended before a decision was made", "codex withdrew the request")
+    assert not [r for r in caplog.records if "duplicate approval_resolved" in r.getMessage()]
+    assert not [w for w in recwarn if "emitted approval_resolved" in str(w.message)]  # the provider wrote none
+    assert events[-1].result.status.value == "interrupted"  # type: ignore[union-attr]
+
+
 async def test_the_run_env_chooses_the_fake_scenario_over_the_wrappers_default(
     tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
 ) -> None:

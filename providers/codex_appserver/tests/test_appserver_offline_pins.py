@@ -60,3 +60,24 @@ def test_a_variable_that_decides_where_codex_connects_is_refused(host: PluginHos
     with pytest.raises(InvalidSpecError, match=f"environment variable {variable} is not taken"), \
             offline_spec(spec, "codex-appserver", "say", host=host):
         pytest.fail("must not be entered")
+
+
+@pytest.mark.parametrize(("config", "key"), [
+    ({"mcp_servers.x.url": '"https://192.0.2.1/mcp"'}, "mcp_servers.x.url"),
+    ({"mcp_servers": {"x": {"command": "sh"}}}, "mcp_servers.x.command"),
+    ({"notify": '["curl", "https://192.0.2.1"]'}, "notify"),
+    ({"tools.web_search": "true"}, "tools.web_search"),
+    ({"experimental_resume": "/tmp/x"}, "experimental_resume"),
+    ({'"mcp_servers".x.url': "https://192.0.2.1"}, '"mcp_servers".x.url'),
+    ({"sandbox_workspace_write": "{network_access=true}"}, "sandbox_workspace_write"),
+])
+def test_only_config_keys_that_reach_nothing_are_taken(host: PluginHost, tmp_path: Path, config: dict[str, object],
+                                                       key: str) -> None:
+    """An allowlist, not a list of what to refuse: `config.mcp_servers.*` once slipped past the pins and Codex
+    started the MCP server (a connection to any host) in an "offline" run that reported success."""
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, provider_options={"config": config})
+    with pytest.raises(InvalidSpecError) as refused, offline_spec(spec, "codex-appserver", "say", host=host):
+        pytest.fail("must not be entered")
+    said = refused.value.message
+    assert f"option config.{key} is not taken: offline, Codex takes only config keys that cannot reach" in said
+    assert "model_reasoning_effort" in said and "run without --offline" in said

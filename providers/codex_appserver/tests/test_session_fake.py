@@ -32,8 +32,8 @@ from harness_core import (
     open_run,
     open_session,
 )
-from harness_core.offline.scenarios import RunCommand, Say, Scenario
 from harness_core.plugins import PluginHost
+from harness_core.scripted.scenarios import RunCommand, Say, Scenario
 
 from harness_codex_appserver.testing import steps_env, turns_asked, write_fake_codex
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from harness_core import AgentRunSpec, SandboxMode
-from harness_core.offline.scenarios import RunCommand, Say, Scenario
+from harness_core.scripted.scenarios import RunCommand, Say, Scenario
 from test_appserver_fake_schema import _Client, schema_dir, validate_server_message
 
 from harness_codex_appserver.params import Sticky, turn_params

@@ -30,9 +30,9 @@ from harness_core import (
     open_session,
 )
 from harness_core.offline import SCENARIOS, seed_workspace
-from harness_core.offline.backends import ResponsesBackend
-from harness_core.offline.scenarios import RunCommand, Say, Scenario, WriteFile
 from harness_core.plugins import PluginHost
+from harness_core.scripted.backends import ResponsesBackend
+from harness_core.scripted.scenarios import RunCommand, Say, Scenario, WriteFile
 
 CODEX = real_codex()
 pytestmark = [

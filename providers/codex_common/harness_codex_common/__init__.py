@@ -32,6 +32,7 @@ from harness_codex_common.errors import (
     AUTH_HINT,
     FAILURE_HINT,
     HINTS,
+    MAX_PROMPT_CHARS,
     RETRY_HINT,
     RETRYING,
     CodexHints,
@@ -40,6 +41,7 @@ from harness_codex_common.errors import (
     codex_error,
     message_kind,
     message_status,
+    prompt_too_long,
     session_not_found,
 )
 from harness_codex_common.offline import (
@@ -65,6 +67,7 @@ from harness_codex_common.retries import (
     unreachable_error,
 )
 from harness_codex_common.rollout import read_finished_turn, read_turn, refused_events, rollout_path
+from harness_codex_common.toolconfig import TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
 
 __all__ = [
     "AUTH_HINT",
@@ -74,6 +77,7 @@ __all__ = [
     "FAILURE_HINT",
     "HINTS",
     "INSTALL_HINT",
+    "MAX_PROMPT_CHARS",
     "MAX_RECONNECTS",
     "MIN_CODEX_VERSION",
     "NATIVE_GLOBS",
@@ -84,6 +88,8 @@ __all__ = [
     "OFFLINE_PINS",
     "RETRYING",
     "RETRY_HINT",
+    "TOOL_FILTERS",
+    "McpConfig",
     "Reconnect",
     "Reconnects",
     "check_offline_options",
@@ -93,6 +99,8 @@ __all__ = [
     "flat_config",
     "is_connection_failure",
     "message_kind",
+    "mcp_config",
+    "mcp_result_text",
     "message_status",
     "model_api_url",
     "offline_args",
@@ -102,6 +110,7 @@ __all__ = [
     "offline_setup",
     "parse_reconnect",
     "probe_codex",
+    "prompt_too_long",
     "read_finished_turn",
     "read_turn",
     "redacted_argv",

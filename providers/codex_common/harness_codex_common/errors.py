@@ -16,10 +16,19 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, NamedTuple
 
-from harness_core import AuthFailedError, HarnessError, RateLimitedError, SessionNotFoundError, truncate
+from harness_core import (
+    AuthFailedError,
+    HarnessError,
+    InvalidSpecError,
+    RateLimitedError,
+    SessionNotFoundError,
+    truncate,
+)
 from harness_core.provider import error_for_status
 
 __all__ = [
+    "MAX_PROMPT_CHARS",
+    "prompt_too_long",
     "AUTH_HINT",
     "FAILURE_HINT",
     "HINTS",
@@ -121,3 +130,17 @@ def session_not_found(session_id: str, message: str) -> SessionNotFoundError | N
     return SessionNotFoundError(
         session_id, f"{message.strip()}; a session lives in the CODEX_HOME of the run that started it"
     )
+
+
+MAX_PROMPT_CHARS = 1_048_576
+"""The longest input Codex 0.169.0 takes in one turn, in characters: over it, `codex exec` dies with a Rust backtrace
+and app-server refuses `turn/start` (`input_too_large`)."""
+
+
+def prompt_too_long(prompt: str) -> InvalidSpecError | None:
+    """The error for a prompt Codex would refuse (over `MAX_PROMPT_CHARS`), with what to do; None when it fits."""
+    if len(prompt) <= MAX_PROMPT_CHARS:
+        return None
+    return InvalidSpecError(
+        f"the prompt is {len(prompt):,} characters; Codex takes at most {MAX_PROMPT_CHARS:,}: shorten it, or put the "
+        "text in a file in the workspace and ask the agent to read it")

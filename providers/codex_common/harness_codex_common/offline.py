@@ -5,29 +5,34 @@ Responses API: a `model_providers` entry with retries off and analytics off (giv
 its bundled catalogue, two `--disable`d features, the key variable that provider names, an isolated `CODEX_HOME` and
 `HOME`, and which options and variables would undo that (pinned: refused offline). Codex's tools for that model
 (`exec_command`, the `apply_patch` custom tool) are the backend's default tool dialect, so no dialect of its own
-is needed. The backend itself lives in `harness_core.offline.backends`,
+is needed. The backend itself lives in `harness_core.scripted.backends`,
 imported only inside `offline_setup`, so importing a Codex provider does not load it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_core.provider import OfflineSetup
 
+from harness_codex_common.cli import flat_config
+
 if TYPE_CHECKING:
-    from harness_core.offline.backends import ResponsesBackend
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.backends import ResponsesBackend
+    from harness_core.scripted.scenarios import Scenario
 
 __all__ = [
+    "OFFLINE_CONFIG_TAKEN",
     "OFFLINE_DISABLE",
     "OFFLINE_ENV_PINS",
     "OFFLINE_KEY_ENV",
     "OFFLINE_MODEL",
     "OFFLINE_PINS",
     "check_offline_options",
+    "config_key_refusal",
     "offline_args",
     "offline_config",
     "offline_env",
@@ -38,6 +43,11 @@ __all__ = [
 OFFLINE_MODEL = "gpt-5.5"
 """A slug from Codex's bundled model catalogue: only for such a model does Codex offer `exec_command` and
 `apply_patch` (an unknown slug gets other tools, which the backend's default dialect does not play)."""
+OFFLINE_CATALOG = Path(__file__).with_name("offline-models.json")
+"""The model catalogue offline runs use (`model_catalog_json`): codex 0.169.0's bundled `gpt-5.5` entry (`codex
+debug models --bundled`) with `supports_search_tool` false and `tool_mode` direct, so a run's MCP tools are in each
+request's tool list (a `mcp__SERVER` namespace), not deferred behind `tool_search`: the scripted model calls a tool
+by name, as it finds it there."""
 OFFLINE_KEY_ENV = "HARNESS_MOCK_API_KEY"
 """The `env_key` of the loopback model provider: Codex refuses to call it unless this variable is set (the
 backend accepts any value)."""
@@ -64,6 +74,17 @@ OFFLINE_ENV_PINS: dict[str, str] = {
     "CODEX_EXEC_SERVER_URL": "sends Codex's commands to a remote exec server",
 }
 """The variables an offline run holds fixed (`OfflineSetup.pinned_env`), each with why."""
+OFFLINE_CONFIG_TAKEN: tuple[str, ...] = (
+    "model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity",
+    "model_supports_reasoning_summaries", "model_context_window", "model_auto_compact_token_limit",
+    "developer_instructions", "instructions", "approval_policy", "sandbox_mode",
+    "sandbox_workspace_write.writable_roots", "sandbox_workspace_write.exclude_tmpdir_env_var",
+    "sandbox_workspace_write.exclude_slash_tmp", "hide_agent_reasoning", "show_raw_agent_reasoning",
+    "project_doc_max_bytes", "tool_output_token_limit", "history.persistence", "history.max_bytes", "file_opener",
+)
+"""The only `config.*` keys an offline run takes (an allowlist: Codex has many keys that reach something —
+`mcp_servers`, `notify`, `tools`, `*_base_url`, `experimental_*` — and a new version adds more); each shapes the
+model's answer, the sandbox or local files, never a connection. Mirrored by `harness_acp.offline_adapters`."""
 
 
 def offline_config(backend: ResponsesBackend) -> dict[str, str]:
@@ -75,17 +96,32 @@ def offline_config(backend: ResponsesBackend) -> dict[str, str]:
         "request_max_retries=0, stream_max_retries=0}"
     )
     return {"model_provider": '"mock"', "model_providers.mock": provider, "model": f'"{OFFLINE_MODEL}"',
-            "analytics.enabled": "false"}
+            "analytics.enabled": "false", "model_catalog_json": json.dumps(str(OFFLINE_CATALOG))}
 
 
 def check_offline_options(options: Mapping[str, Any]) -> str | None:
-    """What `OfflineSetup.check_options` refuses beyond the pinned paths: `enable` of a feature offline runs
-    turn off (`OFFLINE_DISABLE`: plugin sync reaches the network, unbounded retries never end)."""
+    """What `OfflineSetup.check_options` refuses beyond the pinned paths: a `config` key not in
+    `OFFLINE_CONFIG_TAKEN`, and `enable` of a feature offline runs turn off (`OFFLINE_DISABLE`: plugin sync
+    reaches the network, unbounded retries never end)."""
+    for key, _ in flat_config(options.get("config") or {}):
+        refusal = config_key_refusal(key)
+        if refusal is not None:
+            return f"option config.{refusal}"
     enabled = [f for f in options.get("enable") or () if f in OFFLINE_DISABLE]
     if enabled:
         return (f"option enable={','.join(enabled)} is not taken: an offline run turns "
                 f"{' and '.join(enabled)} off (plugin sync reaches the network; unbounded retries never end)")
     return None
+
+
+def config_key_refusal(key: str) -> str | None:
+    """Why an offline run does not take the dotted Codex config `key` ("KEY is not taken: ..."), or None when it is
+    one of `OFFLINE_CONFIG_TAKEN` (parts compared without TOML quotes)."""
+    path = ".".join(part.strip().strip('"').strip("'") for part in key.split("."))
+    if path in OFFLINE_CONFIG_TAKEN:
+        return None
+    return (f"{key} is not taken: offline, Codex takes only config keys that cannot reach anything "
+            f"({', '.join(OFFLINE_CONFIG_TAKEN)}); this one is not among them")
 
 
 def offline_args(backend: ResponsesBackend) -> list[str]:
@@ -114,9 +150,11 @@ def offline_options(backend: ResponsesBackend, codex_home: Path) -> dict[str, An
 def offline_setup(scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
     """The real codex against a `ResponsesBackend` playing `scenario` (bound, not yet serving: the caller
     enters it), with its own CODEX_HOME and HOME under `state_dir`."""
-    from harness_core.offline.backends import ResponsesBackend
+    from harness_core.scripted.backends import ResponsesBackend
 
-    backend = ResponsesBackend(scenario, cwd=workspace)  # its url is bound before the caller starts it
+    from harness_codex_common.dialect import CodexDialect
+
+    backend = ResponsesBackend(scenario, cwd=workspace, dialect=CodexDialect())  # its url is bound before it serves
     options = offline_options(backend, state_dir / "codex-home")
     env = {**offline_env(), **_isolated_home(state_dir)}
     return OfflineSetup(backend=backend, provider_options=options, env=env, pinned_options=OFFLINE_PINS,

@@ -14,8 +14,7 @@ import anyio
 import pytest
 from harness_core import ProtocolError
 from harness_core.provider import AuthStatus, CliInfo
-from test_offline_real import CODEX
-from test_offline_real import pytestmark as real_marks
+from test_offline_real import CODEX, pytestmark as real_marks
 
 from harness_codex_common.auth import LOGIN_HINT, check_codex_login, login_status
 

@@ -10,8 +10,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from harness_core.offline.backends import ResponsesBackend
-from harness_core.offline.scenarios import SCENARIOS
+from harness_core.scripted.backends import ResponsesBackend
+from harness_core.scripted.scenarios import SCENARIOS
 
 from harness_codex_common import (
     OFFLINE_KEY_ENV,
@@ -92,7 +92,7 @@ def test_importing_it_loads_neither_the_backends_nor_testing(module: str) -> Non
     code = (
         f"import sys, {module}\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(('harness_core.testing', "
-        "'harness_core.offline.backends')))\n"
+        "'harness_core.scripted.backends')))\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

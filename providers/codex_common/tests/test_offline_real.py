@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 from harness_core import CliNotFoundError
-from harness_core.offline.backends import ResponsesBackend
-from harness_core.offline.scenarios import SCENARIOS, Scenario
 from harness_core.provider import locate_cli
+from harness_core.scripted.backends import ResponsesBackend
+from harness_core.scripted.scenarios import SCENARIOS, Scenario
 
 from harness_codex_common import INSTALL_HINT, NATIVE_GLOBS, offline_args, offline_env
 

@@ -19,12 +19,11 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 
-from harness_codex_common import config_args
-from harness_codex_common import redacted_argv as codex_redacted_argv
+from harness_codex_common import config_args, mcp_config, redacted_argv as codex_redacted_argv
 
 from harness_codex_exec.options import CodexExecOptions
 from harness_codex_exec.sessions import codex_home
-from harness_core import AgentRunSpec
+from harness_core import AgentRunSpec, InvalidSpecError
 
 __all__ = ["PROMPT_FROM_STDIN", "build_argv", "build_env", "redacted_argv", "toml_string"]
 
@@ -49,7 +48,12 @@ def build_argv(
         argv += ["-m", spec.model]
     if spec.system_prompt:
         argv += ["-c", f"developer_instructions={toml_string(spec.system_prompt)}"]
-    argv += config_args({**extra_config, **options.config})
+    argv += config_args({**extra_config, **mcp_config(spec, inline=False).config(), **options.config})
+    for attachment in spec.attachments:  # images only: the runner names a file in the prompt instead
+        if attachment.path is None:
+            raise InvalidSpecError(f"codex-exec takes images by path: save {attachment.name} to a file and attach "
+                                   "that (or use codex-appserver, which takes bytes)")
+        argv += ["-i", str(attachment.path)]
     for feature in options.enable:
         argv += ["--enable", feature]
     for feature in options.disable:
@@ -65,7 +69,7 @@ def build_argv(
 
 def build_env(spec: AgentRunSpec, options: CodexExecOptions) -> dict[str, str]:
     """Our environment, the spec's `env` over it, and `CODEX_HOME` when the options name one."""
-    env = {**os.environ, **spec.env}
+    env = {**os.environ, **spec.env, **mcp_config(spec, inline=False).env}
     if options.codex_home is not None:
         env["CODEX_HOME"] = str(codex_home(options.codex_home, spec.env))
     return env

@@ -22,12 +22,18 @@ the thread totals as they are with `cumulative=True`, and the run's `Usage` carr
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness_codex_common import CodexHints, Reconnects, classify_message, message_status, parse_reconnect
+from harness_codex_common import (
+    CodexHints,
+    Reconnects,
+    classify_message,
+    mcp_result_text,
+    message_status,
+    parse_reconnect,
+)
 
 from harness_core import (
     ContextUsage,
@@ -55,6 +61,7 @@ from harness_core.provider import (
     bounded_tail,
     classify_command,
     file_change_display,
+    mcp_call_text,
 )
 
 __all__ = ["ExecMapping", "classify_error", "parse_usage", "usage_since"]
@@ -332,7 +339,8 @@ class ExecMapping:
             output = _mcp_output(item)
             display = HarnessToolDetails(
                 kind=ToolKind.MCP,
-                title=f"Calling {server}.{tool}" if server else f"Calling {tool}",
+                title=tool,
+                command=mcp_call_text(tool, args if isinstance(args, dict) else None),
                 status=status,
                 summary=bounded_tail(output),
                 raw={"server": server, "tool": tool},
@@ -363,4 +371,4 @@ def _mcp_output(item: Mapping[str, Any]) -> str | None:
     result = item.get("result")
     if not isinstance(result, Mapping) or result.get("content") is None:
         return None
-    return json.dumps(result["content"], ensure_ascii=False, default=str)
+    return mcp_result_text(result["content"])

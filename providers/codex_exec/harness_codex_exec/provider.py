@@ -22,10 +22,12 @@ import anyio
 from harness_codex_common import (
     MIN_CODEX_VERSION,
     NATIVE_GLOBS,
+    TOOL_FILTERS,
     Reconnects,
     model_api_url,
     offline_setup,
     probe_codex,
+    prompt_too_long,
     refused_events,
     session_not_found,
 )
@@ -50,7 +52,7 @@ from harness_core.provider import (
 )
 
 if TYPE_CHECKING:
-    from harness_core.offline.scenarios import Scenario
+    from harness_core.scripted.scenarios import Scenario
 
 
 __all__ = ["CodexExecProvider", "MIN_CODEX_VERSION", "NATIVE_GLOBS"]
@@ -65,7 +67,9 @@ class CodexExecProvider(Provider[CodexExecOptions]):
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="codex-exec",
         version=__version__,
-        capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT}),
+        capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT, Capability.MCP_STDIO,
+                                Capability.MCP_HTTP, Capability.IMAGE_INPUT}),
+        tool_filters=TOOL_FILTERS,
         description="OpenAI Codex through the one-shot `codex exec --json` (no streaming, interrupt or "
         "approvals; use codex-appserver for those).",
         cli_name="codex",
@@ -87,6 +91,8 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         return offline_setup(scenario, workspace, state_dir)
 
     async def run(self, spec: AgentRunSpec, options: CodexExecOptions, ctx: RunContext) -> HarnessResult:
+        if (too_long := prompt_too_long(spec.prompt)) is not None:
+            raise too_long
         if spec.output_schema is None:
             return await self._run(spec, options, ctx, None)
         with tempfile.TemporaryDirectory(prefix="harness-codex-schema-") as folder:  # codex reads it from a file
@@ -149,8 +155,7 @@ def _early_exit(child: ChildProcess, spec: AgentRunSpec) -> HarnessError:
         if missing is not None:
             return missing
     return child.exit_error(
-        "codex exec ended before its turn finished; see its stderr below, rerun with `--record-wire` to keep "
-        "every line it printed"
+        "codex exec ended before its turn finished"  # the error adds where its stderr is and what to do next
     )
 
 

@@ -10,6 +10,7 @@ codex-exec declares no streaming, interrupt or approvals: the contract checks th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from harness_codex_exec.testing import write_fake_codex
 from harness_core.offline import Scenario
@@ -20,6 +21,9 @@ from harness_core.testing.contract import ProviderContract
 class TestCodexExecContract(ProviderContract):
     provider_name = "codex-exec"
     offline_options = ("config.model_reasoning_effort=low", "max_reconnects=0")  # merged into the offline config
+    offline_hostile_options: ClassVar[tuple[str, ...]] = ('config.mcp_servers.x.url="http://192.0.2.1:9/mcp"',)
+    offline_hostile_project: ClassVar[dict[str, str]] = {  # an MCP server at TEST-NET
+        ".codex/config.toml": '[mcp_servers.x]\nurl = "http://192.0.2.1:9/mcp"\n'}
 
     def setup_run(
         self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool, fault: str | None = None

@@ -12,7 +12,7 @@ import pytest
 
 from harness_codex_exec.argv import build_argv
 from harness_codex_exec.options import CodexExecOptions
-from harness_core import AgentRunSpec, InvalidSpecError
+from harness_core import AgentRunSpec, InvalidSpecError, McpServer
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 
@@ -39,3 +39,37 @@ def test_an_option_that_decides_where_codex_connects_is_refused(host: PluginHost
     spec = AgentRunSpec(prompt="x", cwd=tmp_path, provider_options=options)
     with pytest.raises(InvalidSpecError, match="is not taken"), offline_spec(spec, "codex-exec", "say", host=host):
         pytest.fail("must not be entered")
+
+
+@pytest.mark.parametrize(("config", "key"), [
+    ({"mcp_servers.x.url": '"https://192.0.2.1/mcp"'}, "mcp_servers.x.url"),
+    ({"mcp_servers": {"x": {"command": "sh"}}}, "mcp_servers.x.command"),
+    ({"notify": '["curl", "https://192.0.2.1"]'}, "notify"),
+    ({"tools.web_search": "true"}, "tools.web_search"),
+    ({"experimental_resume": "/tmp/x"}, "experimental_resume"),
+    ({'"mcp_servers".x.url': "https://192.0.2.1"}, '"mcp_servers".x.url'),
+    ({"sandbox_workspace_write": "{network_access=true}"}, "sandbox_workspace_write"),
+])
+def test_only_config_keys_that_reach_nothing_are_taken(host: PluginHost, tmp_path: Path, config: dict[str, object],
+                                                       key: str) -> None:
+    """An allowlist, not a list of what to refuse: `config.mcp_servers.*` once slipped past the pins and Codex
+    started the MCP server (a connection to any host) in an "offline" run that reported success."""
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, provider_options={"config": config})
+    with pytest.raises(InvalidSpecError) as refused, offline_spec(spec, "codex-exec", "say", host=host):
+        pytest.fail("must not be entered")
+    said = refused.value.message
+    assert f"option config.{key} is not taken: offline, Codex takes only config keys that cannot reach" in said
+    assert "model_reasoning_effort" in said and "run without --offline" in said
+
+
+def test_an_mcp_server_beyond_loopback_is_refused_offline(host: PluginHost, tmp_path: Path) -> None:
+    """An offline run reaches nothing beyond 127.0.0.1: an http MCP server elsewhere is refused before anything is
+    made; one on loopback, or a stdio command, is taken."""
+    far = AgentRunSpec(prompt="x", cwd=tmp_path, mcp_servers=[McpServer(name="far", url="https://example.com/mcp")])
+    refused = pytest.raises(InvalidSpecError, match="beyond this machine")
+    with refused, offline_spec(far, "codex-exec", "say", host=host):
+        pass
+    near = AgentRunSpec(prompt="x", cwd=tmp_path, mcp_servers=[McpServer(name="near", url="http://127.0.0.1:9/mcp"),
+                                                               McpServer(name="cmd", command="srv")])
+    with offline_spec(near, "codex-exec", "say", host=host) as merged:
+        assert [s.name for s in merged.mcp_servers] == ["near", "cmd"]

@@ -23,9 +23,9 @@ from harness_codex_common import offline_setup
 
 from harness_core import AgentRunSpec, HarnessEvent, RunStatus, open_run
 from harness_core.offline import SCENARIOS, Scenario, seed_workspace
-from harness_core.offline.backends import ScriptedBackend
-from harness_core.offline.scenarios import Say
 from harness_core.plugins import PluginHost
+from harness_core.scripted.backends import ScriptedBackend
+from harness_core.scripted.scenarios import Say
 
 CODEX = real_codex()
 

@@ -9,13 +9,15 @@ against the ACP schema, and the first violation is written to stderr and ends th
 Command line (all optional): `--scenario NAME`, `--version V`, `--no-load` (no `loadSession`),
 `--never-initialize` (reads, never answers), `--ignore-cancel` (keeps playing after `session/cancel`),
 `--crash` (dies in the middle of a turn), `--home DIR` (sessions kept there across processes; default
-`$HARNESS_ACP_FAKE_HOME`, else a temporary directory). The fake-CLI variables (`HARNESS_FAKE_SCENARIO`,
+`$HARNESS_ACP_FAKE_HOME`, else a temporary directory), `--no-image` (no image prompt blocks), `--no-mcp-http`
+(stdio MCP servers only; sse never). The fake-CLI variables (`HARNESS_FAKE_SCENARIO`,
 `HARNESS_FAKE_VERSION`, `HARNESS_FAKE_CRASH`) work too. A prompt containing `SCENARIO:<name>` plays that scenario.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import queue
@@ -154,19 +156,22 @@ class Agent:
             if args.never_initialize:
                 return _NO_ANSWER
             return {"protocolVersion": 1, "agentCapabilities": {
-                "loadSession": not args.no_load, "promptCapabilities": {"image": False, "audio": False,
-                                                                        "embeddedContext": False}},
+                "loadSession": not args.no_load, "promptCapabilities": {"image": not args.no_image, "audio": False,
+                                                                        "embeddedContext": False},
+                "mcpCapabilities": {"http": not args.no_mcp_http, "sse": False}},
                 "authMethods": [], "agentInfo": {"name": "fake-acp-agent", "title": "Fake ACP agent",
                                                  "version": args.version or FAKE_VERSION}}
         if method == "session/new":
             sid = f"fake-{uuid.uuid4()}"
             self.sessions[sid] = {"history": [], "mode": next(iter(MODES)), "model": "fake-large",
-                                  "cwd": params.get("cwd")}
+                                  "cwd": params.get("cwd"), "mcp_servers": self._servers(params),
+                                  "disallowed": _disallowed(params)}
             self._save(sid)
             return {"sessionId": sid, **self._setup(sid)}
         if method == "session/load":
             sid = str(params.get("sessionId"))
             self._load(sid)
+            self.sessions[sid]["mcp_servers"] = self._servers(params)
             for role, text in self.sessions[sid]["history"]:  # replayed before the answer, as the protocol says
                 kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
                 self.wire.notify("session/update", {"sessionId": sid, "update": {
@@ -190,6 +195,15 @@ class Agent:
             return self.prompt(params)
         raise _Failed(f"method not found: {method}", None, code=-32601)
 
+    def _servers(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """`mcpServers`, refused as a real agent should: a transport it did not offer."""
+        servers = [s for s in params.get("mcpServers") or () if isinstance(s, dict)]
+        for server in servers:
+            kind = server.get("type", "stdio")
+            if (kind == "http" and self.args.no_mcp_http) or kind == "sse":
+                raise ValueError(f"MCP server {server.get('name')!r}: transport {kind} is not supported")
+        return servers
+
     def _load(self, sid: str) -> None:
         if sid not in self.sessions:
             path = self._path(sid)
@@ -205,19 +219,32 @@ class Agent:
     def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         sid = str(params.get("sessionId"))
         state = self._state(params)
-        text = " ".join(str(b.get("text", "")) for b in params.get("prompt") or [] if isinstance(b, dict))
+        blocks = [b for b in params.get("prompt") or [] if isinstance(b, dict)]
+        text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type", "text") == "text")
+        images = tuple((str(b.get("mimeType")), len(base64.b64decode(str(b.get("data") or ""))))
+                       for b in blocks if b.get("type") == "image")
+        if images and self.args.no_image:
+            raise ValueError("image content is not supported (promptCapabilities.image is false)")
         scenario = scenario_for(text, self.args.scenario or os.environ.get("HARNESS_FAKE_SCENARIO"),
                                 history=state["history"])
         self.wire.cancelled.discard(sid)
         self.wire.cancel_event.clear()
         turn = FakeTurn(self.wire, sid, state, cwd=str(state.get("cwd") or os.getcwd()),
-                        crash=self.args.crash or bool(os.environ.get("HARNESS_FAKE_CRASH")))
+                        crash=self.args.crash or bool(os.environ.get("HARNESS_FAKE_CRASH")), attachments=images)
         stop, said, failure = turn.play(scenario)
         state["history"] += [("user", text), ("agent", said)]
         self._save(sid)
         if failure is not None:
             raise _Failed(*failure)
         return {"stopReason": stop}
+
+
+def _disallowed(params: dict[str, Any]) -> list[str]:
+    """The tools `session/new` forbids as claude-agent-acp takes them (`_meta.claudeCode.options.disallowedTools`)."""
+    meta = params.get("_meta") or {}
+    options = ((meta.get("claudeCode") or {}).get("options") or {}) if isinstance(meta, dict) else {}
+    found = options.get("disallowedTools") if isinstance(options, dict) else None
+    return [str(t) for t in found] if isinstance(found, list) else []
 
 
 class _Failed(Exception):
@@ -242,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", help="id=ask|ask-edits|auto|read-only,... (the session modes it offers)")
     parser.add_argument("--no-exit-codes", action="store_true")
     parser.add_argument("--no-command-output", action="store_true")
+    parser.add_argument("--no-image", action="store_true", help="promptCapabilities.image false")
+    parser.add_argument("--no-mcp-http", action="store_true", help="mcpCapabilities.http false")
     args, _ = parser.parse_known_args(argv)
     args.version = args.version or os.environ.get("HARNESS_FAKE_VERSION")
     if args.version_flag:

@@ -3,7 +3,10 @@
 Layer: testing (fake CLI). Knows the ACP updates an agent sends for text, reasoning, tool calls (kinds execute,
 read, edit; diffs; locations; `rawInput`/`rawOutput`), usage, and the permission round trip; the shapes follow the
 recorded real agents (`tests/transcripts/`). File steps are done for real in the session's cwd
-(`apply_file_step`); commands are not run (their scripted `output` is reported). Stdlib only.
+(`apply_file_step`); commands are not run (their scripted `output` is reported). An MCP tool step calls the
+tool of the stdio server the session was given (`fake_mcp`), announced as claude-agent-acp does
+(`mcp__SERVER__TOOL`); a `report_attachments` step names the image blocks the prompt carried; a command fails when
+`session/new` forbade Bash (claude-agent-acp's `_meta.claudeCode.options.disallowedTools`). Stdlib only.
 
 Session modes (`--modes id=behaviour,...`): `ask` asks before commands and file changes, `ask-edits` before file
 changes only, `auto` asks nothing, `read-only` refuses file changes without asking and asks before commands.
@@ -12,15 +15,19 @@ changes only, `auto` asks nothing, `read-only` refuses file changes without aski
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
     SCENARIOS,
+    TOOL_RESULT,
+    CallMcpTool,
     EditFile,
     Fail,
     ReadFile,
+    ReportAttachments,
     RunCommand,
     Say,
     Scenario,
@@ -32,10 +39,21 @@ from harness_core.offline.scenarios import (
     command_sleep,
 )
 
-if TYPE_CHECKING:
-    from harness_acp.testing.fake_agent import Wire
+from harness_acp.testing.fake_mcp import McpCallFailed, call_tool
 
-__all__ = ["DEFAULT_MODES", "FakeTurn", "modes_state", "scenario_for"]
+__all__ = ["DEFAULT_MODES", "FakeTurn", "TurnWire", "modes_state", "scenario_for"]
+
+
+class TurnWire(Protocol):
+    """What a turn uses of the fake agent's wire (`fake_agent.Wire` is one): send a notification, ask the client
+    (None when the turn was cancelled meanwhile), and the sessions cancelled so far."""
+
+    cancelled: set[str]
+    cancel_event: threading.Event
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def ask(self, method: str, params: dict[str, Any], timeout: float = 3600.0) -> dict[str, Any] | None: ...
 
 DEFAULT_MODES: dict[str, str] = {"ask": "ask", "auto": "auto", "read-only": "read-only"}
 MODES = dict(DEFAULT_MODES)
@@ -69,8 +87,11 @@ def scenario_for(prompt: str, default: str | None, *, history: list[Any]) -> Sce
 
 
 class FakeTurn:
-    def __init__(self, wire: Wire, session_id: str, state: dict[str, Any], *, cwd: str, crash: bool) -> None:
+    def __init__(self, wire: TurnWire, session_id: str, state: dict[str, Any], *, cwd: str, crash: bool,
+                 attachments: tuple[tuple[str, int], ...] = ()) -> None:
         self.wire, self.sid, self.state, self.cwd, self.crash = wire, session_id, state, cwd, crash
+        self.attachments = attachments  # (mime type, size) of each image block of the prompt
+        self.results: list[str] = []  # the MCP tool results, for `{tool_result}`
         self.calls = 0
         self.used = int(state.get("used", 1000))
         self.said: list[str] = []
@@ -99,6 +120,18 @@ class FakeTurn:
         for step in scenario.steps:
             if self.cancelled():
                 return "cancelled", "".join(self.said), None
+            if isinstance(step, ReportAttachments):
+                lines = [f"{mime} {size} bytes" for mime, size in self.attachments]
+                step = Say("\n".join(lines) or "no attachments", chunks=step.chunks)
+            if isinstance(step, Say) and TOOL_RESULT in step.text:
+                step = Say(step.text.replace(TOOL_RESULT, self.results[-1] if self.results else "(no tool result)"),
+                           step.chunks, step.delay)
+            if isinstance(step, CallMcpTool):
+                stop = self._mcp(step)
+                if stop is not None:
+                    return stop, "".join(self.said), None
+                self._usage()
+                continue
             if isinstance(step, Say):
                 if self._say(step):
                     return "cancelled", "".join(self.said), None
@@ -122,7 +155,7 @@ class FakeTurn:
         return "end_turn", done, None
 
     def _say(self, step: Say) -> bool:
-        from harness_core.offline.backends import split_chunks
+        from harness_core.scripted.backends import split_chunks
 
         for i, chunk in enumerate(split_chunks(step.text, step.chunks)):
             if i and step.delay and self.wait(step.delay):
@@ -160,6 +193,9 @@ class FakeTurn:
         call = self._call(step)
         cid = call["toolCallId"]
         self.update({"sessionUpdate": "tool_call", **call, "status": "pending"})
+        if isinstance(step, RunCommand) and "Bash" in (self.state.get("disallowed") or ()):
+            return self._finish(cid, "failed", "<tool_use_error>Error: No such tool available: Bash</tool_use_error>",
+                                None)  # as Claude Code answers a tool `disallowedTools` removed
         if self.crash:
             os._exit(137)
         changes = isinstance(step, (WriteFile, EditFile))
@@ -188,6 +224,37 @@ class FakeTurn:
             return self._finish(cid, "completed", step.output, raw)
         output = apply_file_step(step, self.cwd)
         return self._finish(cid, "completed", output if isinstance(step, ReadFile) else "Success", None)
+
+    def _mcp(self, step: CallMcpTool) -> str | None:
+        """Call the tool on the session's server (asking first unless the mode asks nothing); None: go on."""
+        self.calls += 1
+        cid = f"call_{self.calls}"
+        name = f"mcp__{step.server}__{step.tool}"
+        call = {"toolCallId": cid, "title": name, "kind": "other", "rawInput": dict(step.args),
+                "_meta": {"claudeCode": {"toolName": name}}}
+        self.update({"sessionUpdate": "tool_call", **call, "status": "pending"})
+        if self.behaviour != "auto":
+            params = {"sessionId": self.sid, "toolCall": {**call, "status": "pending"}, "options": OPTIONS}
+            outcome = ((self.wire.ask("session/request_permission", params) or {}).get("result") or {}).get(
+                "outcome") or {}
+            if outcome.get("outcome") != "selected":
+                self._finish(cid, "failed", "cancelled before it ran", None)
+                return "cancelled"
+            if outcome.get("optionId") == "reject":
+                return self._finish(cid, "failed", "The user rejected this tool call", None)
+        servers = {s.get("name"): s for s in self.state.get("mcp_servers") or () if isinstance(s, dict)}
+        server = servers.get(step.server)
+        self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "in_progress"})
+        if server is None or "command" not in server:
+            text, failed = (f"no stdio MCP server {step.server!r} in this session (it has: "
+                            f"{', '.join(sorted(map(str, servers))) or 'none'})"), True
+        else:
+            try:
+                text, failed = call_tool(server, step.tool, dict(step.args))
+            except McpCallFailed as exc:
+                text, failed = str(exc), True
+        self.results.append(text)
+        return self._finish(cid, "failed" if failed else "completed", text, None)
 
     def _finish(self, cid: str, status: str, text: str, raw_output: dict[str, Any] | None) -> str | None:
         """Send the call's final update; None (the turn goes on)."""

@@ -28,6 +28,7 @@ Run as `python -m harness_claude.testing.fake ARGS`, or through `write_fake_clau
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -35,7 +36,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from harness_core.offline.scenarios import SCENARIOS, Say, Scenario, WriteFile
+from harness_core.scripted.scenarios import SCENARIOS, Say, Scenario, WriteFile
 
 from harness_claude.testing import shapes
 from harness_claude.testing.control import Wire
@@ -57,6 +58,23 @@ def prompt_text(message: dict[str, Any]) -> str:
     if isinstance(content, list):
         return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return ""
+
+
+def attachments_of(message: dict[str, Any]) -> list[tuple[str, int]]:
+    """The media type and size in bytes of each image or document block of a user message."""
+    inner = message.get("message")
+    content = inner.get("content") if isinstance(inner, dict) else None
+    found: list[tuple[str, int]] = []
+    for block in content if isinstance(content, list) else []:
+        source = block.get("source") if isinstance(block, dict) else None
+        if block.get("type") not in ("image", "document") or not isinstance(source, dict):
+            continue
+        data = str(source.get("data") or "")
+        if source.get("type") == "base64":
+            found.append((str(source.get("media_type")), len(base64.b64decode(data))))
+        else:
+            found.append((str(source.get("media_type") or "text/plain"), len(data.encode())))
+    return found
 
 
 def scenario_for(prompt: str, default: str | None) -> Scenario:
@@ -107,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             if answer is not None:
                 wire.emit(shapes.control_success(msg.get("request_id"), answer))
         elif msg.get("type") == "user":
+            player.attachments = attachments_of(msg)
             player.init()
             code = player.play(scenario_for(prompt_text(msg), os.environ.get(SCENARIO_ENV)))
         msg = wire.next_message()

@@ -22,9 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
+    TOOL_RESULT,
+    CallMcpTool,
     EditFile,
     Fail,
+    ReportAttachments,
     RunCommand,
     Say,
     Scenario,
@@ -123,6 +126,10 @@ class Player:
         self.turns = 0
         self.out_tokens = 0
         self._start = time.monotonic()
+        self.attachments: list[tuple[str, int]] = []
+        """The media type and size of each image or document block of the latest user message."""
+        self.results: list[str] = []
+        """The MCP tool results reported so far (what `{tool_result}` quotes)."""
 
     def init(self) -> None:
         self.wire.emit(shapes.init(self.session, self.cwd, list(self.flags.tools), self.flags.mode, self.flags.model))
@@ -145,6 +152,12 @@ class Player:
             if self.flags.max_budget is not None and self.cost > self.flags.max_budget:
                 raise _Stopped("error_max_budget_usd", f"Reached maximum budget (${self.flags.max_budget:g})")
             for n, step in enumerate(scenario.steps):
+                if isinstance(step, ReportAttachments):  # what the prompt's image and document blocks carried
+                    lines = [f"{mime} {size} bytes" for mime, size in self.attachments]
+                    step = Say("\n".join(lines) or "no attachments", chunks=step.chunks)
+                if isinstance(step, Say) and TOOL_RESULT in step.text:
+                    said = self.results[-1] if self.results else "(no tool result)"
+                    step = Say(step.text.replace(TOOL_RESULT, said), step.chunks, step.delay)
                 if isinstance(step, Think):
                     thinking.append(step.text)
                 elif isinstance(step, TakeLong):
@@ -261,7 +274,11 @@ class Player:
         self._stream(mid, {"type": "content_block_delta", "index": index, "delta": delta})
         self._assistant(mid, {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
         self._finish_message(mid, index, "tool_use")
-        if name in self.flags.denied or name not in self.flags.tools:
+        if isinstance(step, CallMcpTool):
+            self.results.append(output)
+        mcp = name.startswith("mcp__")
+        denied = name in self.flags.denied or (mcp and any(name.startswith(d + "__") for d in self.flags.denied))
+        if denied or (not mcp and name not in self.flags.tools):
             why = shapes.policy_refusal(name)
             error = shapes.tool_result(tool_id, f"<tool_use_error>Error: {why}</tool_use_error>", is_error=True)
             self._user([error], tool_use_result=f"Error: {why}")

@@ -14,7 +14,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from harness_core.offline.scenarios import EditFile, ReadFile, RunCommand, Step, WriteFile
+from harness_core.scripted.scenarios import CallMcpTool, EditFile, ReadFile, RunCommand, Step, WriteFile
 
 __all__ = [
     "DEFAULT_TOOLS",
@@ -259,6 +259,8 @@ def tool_call(step: Step, cwd: str) -> tuple[str, dict[str, Any], str]:
     def absolute(path: str) -> str:
         return path if path.startswith("/") else f"{cwd}/{path}"
 
+    if isinstance(step, CallMcpTool):  # the fake reports the step's output (it starts no server)
+        return f"mcp__{step.server}__{step.tool}", dict(step.args), step.output
     if isinstance(step, RunCommand):
         return "Bash", {"command": step.command, "description": "Run a scripted command"}, step.output
     if isinstance(step, ReadFile):

@@ -1,7 +1,7 @@
 """The fake `codex` command line: `--version`, and `app-server` speaking JSON-RPC on stdio for a `Scenario`.
 
 Layer: testing. Knows the fake's environment and the two commands it supports; the protocol is in `server`,
-the turn in `player`. Stdlib plus `harness_core.offline.scenarios`; threads only, so it starts fast.
+the turn in `player`. Stdlib plus `harness_core.scripted.scenarios`; threads only, so it starts fast.
 
     HARNESS_FAKE_SCENARIO=tools python -m harness_codex_appserver.testing.fake app-server --listen stdio://
 
@@ -12,7 +12,7 @@ Environment (the wrapper `write_fake_codex` writes sets the first two, and the s
   the value on stderr (`1` prints a standard message).
 - `HARNESS_FAKE_SCENARIO`: a name from `SCENARIOS` (default `say`).
 - `HARNESS_FAKE_STEPS`: when set, the steps to play instead of the scenario's, as JSON: a list of
-  `[step class name, {field: value}]` pairs of `harness_core.offline.scenarios` (`[["Say", {"text": "{}"}]]`).
+  `[step class name, {field: value}]` pairs of `harness_core.scripted.scenarios` (`[["Say", {"text": "{}"}]]`).
 - `HARNESS_FAKE_INTERRUPT`: `ignore` (answer `turn/interrupt`, play on, never complete the turn early) or
   `early` (answer it and send `turn/completed` at once, but play on: the next `turn/start` steers into the turn).
 - `HARNESS_FAKE_STEER`: `late` (accept a `turn/steer`, answer it only when the next `turn/start` arrives).
@@ -30,8 +30,8 @@ import os
 import sys
 from typing import cast
 
-from harness_core.offline import scenarios as steps_module
-from harness_core.offline.scenarios import SCENARIOS, Scenario, Step
+import harness_core.scripted.scenarios as steps_module
+from harness_core.scripted.scenarios import SCENARIOS, Scenario, Step
 
 from harness_codex_appserver.testing.server import FakeAppServer
 from harness_codex_appserver.testing.shapes import FAKE_VERSION

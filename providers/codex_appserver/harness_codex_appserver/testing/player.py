@@ -9,17 +9,24 @@ interruptibly), approved file steps really change the workspace. Knows nothing o
 
 from __future__ import annotations
 
+import base64
+import mimetypes
 import os
 import sys
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
+    TOOL_RESULT,
+    CallMcpTool,
     EditFile,
     Fail,
     ReadFile,
+    ReportAttachments,
     RunCommand,
     Say,
+    Scenario,
     Stall,
     TakeLong,
     Think,
@@ -30,10 +37,7 @@ from harness_core.offline.scenarios import (
 
 from harness_codex_appserver.testing import shapes
 
-if TYPE_CHECKING:
-    from harness_codex_appserver.testing.server import FakeAppServer
-
-__all__ = ["Interrupted", "TurnPlayer"]
+__all__ = ["Interrupted", "TurnPlayer", "TurnServer"]
 
 _ERROR_INFO: dict[int, Any] = {
     500: "internalServerError",
@@ -46,11 +50,44 @@ class Interrupted(Exception):
     """The client interrupted the turn (raised out of a wait)."""
 
 
+class TurnServer(Protocol):
+    """What a turn uses of the fake app-server (`server.FakeAppServer` is one): its wire (`notify`, `request`), the
+    thread and turn it plays (`ids`, `usage`, `save`), the scenario and the state shared with stdin's thread."""
+
+    scenario: Scenario
+    crash: str | None
+    thread: dict[str, Any] | None
+    settings: dict[str, Any]
+    turn_id: str | None
+    interrupt: threading.Event
+    resolve_after_turn: list[int]
+    calls: int
+    turn_lock: threading.Lock
+    steers: list[str]
+
+    @property
+    def thread_id(self) -> str: ...
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def request(self, method: str, params: dict[str, Any]) -> Any: ...
+
+    def ids(self) -> dict[str, Any]: ...
+
+    def usage(self, turn_id: str, add: int | None) -> dict[str, Any]: ...
+
+    def save(self) -> None: ...
+
+
 class TurnPlayer:
     """Plays the server's scenario as the turn `server.turn_id` of `server.thread`."""
 
-    def __init__(self, server: FakeAppServer) -> None:
+    def __init__(self, server: TurnServer) -> None:
         self.server = server
+        self.attachments: list[tuple[str, int]] = []
+        """The media type and size of each image input item of the turn."""
+        self.results: list[str] = []
+        """The MCP tool results reported so far (what `{tool_result}` quotes)."""
 
     def play(self, params: dict[str, Any]) -> None:
         srv = self.server
@@ -58,6 +95,7 @@ class TurnPlayer:
         srv.notify("thread/status/changed", {"threadId": thread_id, "status": {"type": "active", "activeFlags": []}})
         srv.notify("turn/started", {"threadId": thread_id, "turn": shapes.turn(srv.turn_id, "inProgress")})
         text = "".join(str(i.get("text", "")) for i in params.get("input") or [])
+        self.attachments = [_image(i) for i in params.get("input") or [] if i.get("type") in ("localImage", "image")]
         user = shapes.user_message(text)
         self._item(user, started=True)
         self._item(user, started=False)
@@ -107,8 +145,23 @@ class TurnPlayer:
         srv = self.server
         srv.calls += 1
         call = f"call_{srv.calls}"
+        if isinstance(step, ReportAttachments):
+            lines = [f"{mime} {size} bytes" for mime, size in self.attachments]
+            step = Say("\n".join(lines) or "no attachments", chunks=step.chunks)
+        if isinstance(step, Say) and TOOL_RESULT in step.text:
+            said = self.results[-1] if self.results else "(no tool result)"
+            step = Say(step.text.replace(TOOL_RESULT, said), step.chunks, step.delay)
         if isinstance(step, Say):
             return self._say(step, f"msg_{srv.calls}")
+        if isinstance(step, CallMcpTool):  # the step's output, as the server would answer (the fake starts none)
+            item: dict[str, Any] = {"type": "mcpToolCall", "id": call, "server": step.server, "tool": step.tool,
+                                    "status": "inProgress", "arguments": dict(step.args), "result": None,
+                                    "error": None, "durationMs": None}
+            self._item(item, started=True)
+            result: dict[str, Any] = {"content": [{"type": "text", "text": step.output}], "structuredContent": None}
+            self._item({**item, "status": "completed", "result": result, "durationMs": 1}, started=False)
+            self.results.append(step.output)
+            return None
         if isinstance(step, Think):
             item = {"type": "reasoning", "id": f"rs_{srv.calls}", "summary": [], "content": []}
             self._item(item, started=True)
@@ -247,3 +300,13 @@ class TurnPlayer:
         srv.notify("turn/diff/updated", {**srv.ids(), "diff": f"--- a/{step.path}\n+++ b/{step.path}\n{diff}"})
         self._usage()
         return None
+
+
+def _image(item: dict[str, Any]) -> tuple[str, int]:
+    """An image input item's media type and size: a `localImage` file's, or a data URL's."""
+    if item.get("type") == "localImage":
+        path = Path(str(item.get("path")))
+        return mimetypes.guess_type(path.name)[0] or "application/octet-stream", path.stat().st_size
+    url = str(item.get("url") or "")
+    head, _, data = url.partition(",")
+    return head[5:].partition(";")[0] or "application/octet-stream", len(base64.b64decode(data))

@@ -28,7 +28,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness_core.offline.scenarios import Scenario
+from harness_core.scripted.scenarios import Scenario
 
 from harness_codex_appserver.testing import shapes
 from harness_codex_appserver.testing.player import Interrupted, TurnPlayer

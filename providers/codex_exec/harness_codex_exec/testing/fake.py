@@ -29,7 +29,7 @@ from typing import Any
 
 from harness_codex_exec.testing.player import emit, play
 from harness_codex_exec.testing.wrapper import DEFAULT_VERSION
-from harness_core.offline.scenarios import SCENARIOS, Think
+from harness_core.scripted.scenarios import SCENARIOS, Think
 
 __all__ = ["main"]
 
@@ -77,6 +77,8 @@ def _parse(argv: list[str]) -> dict[str, Any]:
         elif arg in _VALUE_FLAGS:
             if arg in ("-C", "--cd"):
                 opts["cwd"] = argv[i + 1]
+            if arg in ("-i", "--image"):
+                opts.setdefault("images", []).append(argv[i + 1])
             i += 1
         i += 1
     if opts["resume"] is not None and opts["positionals"]:
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     if crash:
         print(_CRASH_MESSAGE if crash == "1" else crash, file=sys.stderr, flush=True)
         return 101
-    failure = play(scenario, opts["cwd"])
+    failure = play(scenario, opts["cwd"], images=opts.get("images", []))
     if failure is not None:
         emit({"type": "error", "message": failure})
         emit({"type": "turn.failed", "error": {"message": failure}})

@@ -9,16 +9,21 @@ the real tools would.
 from __future__ import annotations
 
 import json
+import mimetypes
 import os
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from harness_core.offline.scenarios import (
+from harness_core.scripted.scenarios import (
+    TOOL_RESULT,
+    CallMcpTool,
     EditFile,
     Fail,
     ReadFile,
+    ReportAttachments,
     RunCommand,
     Say,
     Scenario,
@@ -66,10 +71,27 @@ def _command_item(item_id: str, command: str, output: str, exit_code: int | None
     }
 
 
-def play(scenario: Scenario, cwd: str) -> str | None:
-    """Emit the scenario's items; return a failure message if the scripted API fails."""
+def play(scenario: Scenario, cwd: str, images: Sequence[str] = ()) -> str | None:
+    """Emit the scenario's items; return a failure message if the scripted API fails. `images`: the `-i` files
+    (what a `report_attachments` step reports); an MCP tool step reports the step's output (no server runs)."""
     items = _Items()
+    results: list[str] = []
     for step in scenario.steps:
+        if isinstance(step, ReportAttachments):
+            lines = [f"{mimetypes.guess_type(p)[0] or 'application/octet-stream'} {os.path.getsize(p)} bytes"
+                     for p in images]
+            step = Say("\n".join(lines) or "no attachments", chunks=step.chunks)
+        if isinstance(step, Say) and TOOL_RESULT in step.text:
+            step = Say(step.text.replace(TOOL_RESULT, results[-1] if results else "(no tool result)"), step.chunks)
+        if isinstance(step, CallMcpTool):
+            item_id = items.next_id()
+            item: dict[str, Any] = {"id": item_id, "type": "mcp_tool_call", "server": step.server, "tool": step.tool,
+                    "arguments": dict(step.args), "result": None, "error": None, "status": "in_progress"}
+            emit({"type": "item.started", "item": item})
+            result: dict[str, Any] = {"content": [{"type": "text", "text": step.output}], "structured_content": None}
+            emit({"type": "item.completed", "item": {**item, "result": result, "status": "completed"}})
+            results.append(step.output)
+            continue
         if isinstance(step, Think):
             emit({"type": "item.completed", "item": {"id": items.next_id(), "type": "reasoning", "text": step.text}})
         elif isinstance(step, Say):

@@ -26,7 +26,7 @@ from harness_codex_exec.argv import build_argv
 from harness_codex_exec.options import CodexExecOptions
 from harness_core import AgentRunSpec, SandboxMode
 from harness_core.offline import SCENARIOS, Scenario
-from harness_core.offline.scenarios import Say
+from harness_core.scripted.scenarios import Say
 
 HERE = Path(__file__).parent
 NATIVE = (

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.offline.backends import MessagesBackend
-from harness_core.offline.inline import scenario_to_json
-from harness_core.offline.scenarios import Scenario
 from harness_core.provider import OfflineSetup, Provider, hookimpl
+from harness_core.scripted.backends import MessagesBackend
+from harness_core.scripted.inline import scenario_to_json
+from harness_core.scripted.scenarios import Scenario
 from harness_core.testing.scripted import ScriptedProvider
 
 __all__ = ["OfflineScriptedProvider", "harness_register_providers"]

@@ -1,0 +1,73 @@
+"""Old import paths of modules that moved (issue 25, "floors"): each still imports, for one release, with a
+DeprecationWarning naming the new path. docs/providers.md holds the same table for readers.
+
+Layer: façade support (imported by `harness_core/__init__.py`); knows only module names, imports nothing of Harness.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+from types import ModuleType
+
+__all__ = ["MOVED", "new_name"]
+
+MOVED: dict[str, str] = {
+    "harness_core.offline.scenarios": "harness_core.scripted.scenarios",
+    "harness_core.offline.inline": "harness_core.scripted.inline",
+    "harness_core.offline.backends": "harness_core.scripted.backends",
+    "harness_core.batch.executor": "harness_core.executor",
+    "harness_core._store_locks": "harness_core.store.locks",
+    "harness_core._store_owner": "harness_core.store.owner",
+    "harness_core._store_prune": "harness_core.store.prune",
+    "harness_core._store_read": "harness_core.store.read",
+    "harness_core._store_writer": "harness_core.store.writer",
+    "harness_core._background": "harness_core.jobs.launcher",
+    "harness_core._answers": "harness_core.jobs.answers",
+    "harness_core._runproc": "harness_core.jobs.process",
+    "harness_core.cli._worker": "harness_core.jobs.worker",
+}
+"""Old module (or package: its submodules move with it) → new module."""
+
+
+def new_name(old: str) -> str | None:
+    """Where module `old` lives now (None: it did not move)."""
+    for before, after in MOVED.items():
+        if old == before or old.startswith(before + "."):
+            return after + old[len(before):]
+    return None
+
+
+class _Alias(importlib.abc.Loader):
+    def __init__(self, new: str) -> None:
+        self.new = new
+        self.spec: importlib.machinery.ModuleSpec | None = None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        warnings.warn(f"{spec.name} moved to {self.new}; import it from there (the old path goes in the next "
+                      "release)", DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(self.new)
+        self.spec = module.__spec__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The new module is already executed; give it back its own spec (the import system set the old one)."""
+        module.__spec__ = self.spec
+
+
+class _MovedFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: object = None,
+                  target: object = None) -> importlib.machinery.ModuleSpec | None:
+        new = new_name(fullname)
+        if new is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Alias(new))
+
+
+def install() -> None:
+    """Let the old paths import (idempotent)."""
+    if not any(isinstance(finder, _MovedFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _MovedFinder())

@@ -1,0 +1,134 @@
+"""What a run's tools need before spawn and while it plays: filters native, enforced or refused; attachments sent,
+degraded or refused; the approvals Harness answers itself for a filter it enforces.
+
+Layer: core runtime (pure: a function of the spec, the provider's declaration and the installed providers). Knows
+the spec, capabilities and approval events; knows no provider's CLI, nor how a provider passes what it takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from harness_core.attachment import Attachment, check_attachment
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.errors import InvalidSpecError, UnsupportedFeatureError
+from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, ToolKind
+from harness_core.mcp import tool_name_matches
+from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
+
+__all__ = ["ToolPolicy", "check_attachments", "check_tool_filters", "native_filter", "tool_policy"]
+
+
+def native_filter(name: str, info: ProviderInfo) -> bool:
+    """Whether the provider's CLI filters tool name `name` itself (`ProviderInfo.tool_filters`; `mcp:*` covers
+    every `mcp:SERVER` and `mcp:SERVER.TOOL`)."""
+    return name in info.tool_filters or (name.startswith("mcp:") and "mcp:*" in info.tool_filters)
+
+
+def _enforceable(name: str, info: ProviderInfo, capabilities: frozenset[Capability]) -> bool:
+    return Capability.APPROVALS in capabilities and name in info.approval_kinds
+
+
+def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: ProviderInfo,
+                       capabilities: frozenset[Capability], others: Iterable[ProviderInfo]) -> frozenset[str]:
+    """The filter names Harness enforces through approvals for this run (the rest are the CLI's own).
+
+    Raises:
+        UnsupportedFeatureError: a filter the provider can neither take nor have enforced, naming the installed
+            providers that take it natively.
+    """
+    enforced: set[str] = set()
+    for name in sorted(spec.disallowed_tools):
+        if native_filter(name, info):
+            continue
+        if not _enforceable(name, info, capabilities):
+            raise _refused(provider, f"disallowed_tools {name!r}", name, others,
+                           "neither its CLI nor its approvals filter it")
+        enforced.add(name)
+    for name in sorted(spec.allowed_tools or ()):
+        if not native_filter(name, info):
+            raise _refused(provider, f"allowed_tools {name!r}", name, others,
+                           "its CLI does not filter by it; use disallowed_tools")
+    return frozenset(enforced)
+
+
+def _refused(provider: str, feature: str, name: str, others: Iterable[ProviderInfo],
+             why: str) -> UnsupportedFeatureError:
+    takers = sorted(info.name for info in others if info.name != provider and (
+        native_filter(name, info) or (Capability.APPROVALS in info.capabilities and name in info.approval_kinds)))
+    return UnsupportedFeatureError(provider, feature, takers, why)
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """What the runner does for a run's tools: the spec the provider plays, the notices to show, and the filters
+    it enforces through approvals."""
+
+    played: AgentRunSpec
+    notices: tuple[Notice, ...] = ()
+    enforced: frozenset[str] = frozenset()
+    auto_approve: bool = False
+    """The user's policy is `never`, raised to `untrusted` so the agent asks: every other request is approved."""
+    degraded: tuple[Attachment, ...] = field(default=())
+
+    def denial(self, request: ApprovalRequested) -> str | None:
+        """Why Harness denies `request` itself (a kind an enforced filter forbids), or None."""
+        kind = request.display.kind.value if isinstance(request.display.kind, ToolKind) else str(request.display.kind)
+        for name in sorted(self.enforced):
+            if tool_name_matches(name, kind):
+                return f"`{name}` is in disallowed_tools (enforced by Harness: the agent's CLI cannot filter it)"
+        return None
+
+    def decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, str] | None:
+        """The runner's own decision of `request`, or None when the operation decides it."""
+        why = self.denial(request)
+        if why is not None:
+            return ApprovalDecision.DENY, why
+        if self.auto_approve:
+            return ApprovalDecision.APPROVE, "approval policy never (Harness asks only to enforce disallowed_tools)"
+        return None
+
+
+def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[Capability]) -> ToolPolicy:
+    """How `spec` is played on a provider with `capabilities`: attachments it cannot take named in the prompt by
+    their path (a notice each), and the approval policy raised to `untrusted` when Harness enforces a filter
+    under `never`. Assumes `check_tool_filters` and `check_attachments` passed."""
+    enforced = frozenset(n for n in spec.disallowed_tools
+                         if not native_filter(n, info) and _enforceable(n, info, capabilities))
+    kept: list[Attachment] = []
+    degraded: list[Attachment] = []
+    for attachment in spec.attachments:
+        (kept if ATTACHMENT_CAPABILITIES[attachment.kind] in capabilities else degraded).append(attachment)
+    update: dict[str, object] = {}
+    notices: list[Notice] = []
+    if degraded:
+        named = "\n".join(f"- {a.path} ({a.mime_type})" for a in degraded)
+        update["prompt"] = f"{spec.prompt}\n\nAttached files (read them from disk):\n{named}"
+        update["attachments"] = tuple(kept)
+        notices += [Notice(level="warning", code="attachment_degraded",
+                           message=f"{info.name} cannot take the {a.kind} {a.name} natively: its path is in the prompt "
+                                   "instead (--strict-attachments refuses the run instead)",
+                           details={"path": str(a.path), "mime_type": a.mime_type}) for a in degraded]
+    auto = bool(enforced) and spec.approval is ApprovalPolicy.NEVER
+    if auto:
+        update["approval"] = ApprovalPolicy.UNTRUSTED
+    played = spec.model_copy(update=update) if update else spec
+    return ToolPolicy(played, tuple(notices), enforced, auto, tuple(degraded))
+
+
+def check_attachments(spec: AgentRunSpec | SessionSpec, capabilities: frozenset[Capability]) -> None:
+    """Refuse before spawn an attachment that cannot be sent: missing, unreadable, too big; or given as bytes to a
+    provider that cannot take its kind (it has no path to put in the prompt).
+
+    Raises:
+        InvalidSpecError: saying which and what to do.
+    """
+    for attachment in spec.attachments:
+        problem = check_attachment(attachment)
+        if problem is not None:
+            raise InvalidSpecError(f"{problem}. Nothing was started.")
+        if attachment.path is None and ATTACHMENT_CAPABILITIES[attachment.kind] not in capabilities:
+            raise InvalidSpecError(f"attachment {attachment.name!r} is given as bytes, and this provider cannot take "
+                                   f"{attachment.kind}s natively: save it to a file and attach the path (its path then "
+                                   "goes in the prompt). Nothing was started.")

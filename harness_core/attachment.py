@@ -1,0 +1,127 @@
+"""A file or image a run gives its agent with the prompt (`Attachment`), and its check before spawn.
+
+Layer: core model. The model does no I/O (its type is guessed from the name); `check_attachment` reads the file's
+size before anything is spawned. Knows nothing of how a provider's CLI takes it.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = ["MAX_ATTACHMENT_BYTES", "Attachment", "AttachmentKind", "check_attachment", "guess_mime_type"]
+
+MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+"""The largest attachment a run takes (20 MiB: what the model APIs take for one image or document)."""
+AttachmentKind = Literal["image", "file"]
+_TYPES = mimetypes.MimeTypes(filenames=())
+"""Python's own table only (not the system's `/etc/mime.types`), so a name means the same type on every machine."""
+_EXTRA_TYPES = {".md": "text/markdown", ".webp": "image/webp", ".yaml": "application/yaml",
+                ".yml": "application/yaml", ".toml": "application/toml", ".rs": "text/x-rust", ".go": "text/x-go",
+                ".ts": "text/x-typescript", ".jsonl": "application/jsonl"}
+
+
+class Attachment(BaseModel):
+    """An image or file sent with the prompt: a `path`, or `data` (bytes, from Python) with a `name`.
+
+    `mime_type` is guessed from the name's suffix when not given (an unknown suffix is refused: give it).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
+
+    path: Path | None = Field(default=None, description="The file to send (absolute once given).")
+    data: bytes | None = Field(default=None, description="The bytes to send, instead of a path (Python only).")
+    mime_type: str = Field(default="", description="Its media type (`image/png`, `application/pdf`, ...); guessed "
+                           "from the name when empty.")
+    name: str = Field(default="", description="Its file name; the path's name when empty.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_in(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        path = data.get("path")
+        if path is not None and not data.get("name"):
+            data["name"] = Path(path).name
+        if not data.get("mime_type") and data.get("name"):
+            data["mime_type"] = guess_mime_type(str(data["name"]))
+        return data
+
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: Path | None) -> Path | None:
+        return value.expanduser().absolute() if value is not None else None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Attachment:
+        if (self.path is None) == (self.data is None):
+            raise ValueError("an attachment is a `path` or `data` (bytes with a `name`): give exactly one")
+        if not self.name:
+            raise ValueError("an attachment given as `data` needs a `name` (its file name, e.g. `chart.png`)")
+        if not self.mime_type:
+            raise ValueError(f"the type of attachment {self.name!r} is unknown from its name: give `mime_type` "
+                             "(e.g. `image/png`, `text/plain`)")
+        if "/" not in self.mime_type:
+            raise ValueError(f"attachment {self.name!r}: mime_type {self.mime_type!r} is not a media type "
+                             "(`image/png`, `text/plain`, ...)")
+        return self
+
+    @property
+    def kind(self) -> AttachmentKind:
+        """`image` for an image type, else `file`."""
+        return "image" if self.mime_type.startswith("image/") else "file"
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str], mime_type: str = "") -> Attachment:
+        """The attachment of the file at `path` (its type guessed from its suffix unless given)."""
+        return cls(path=Path(path), mime_type=mime_type)
+
+    def read(self) -> bytes:
+        """Its bytes (`data`, or the file's).
+
+        Raises:
+            OSError: the file cannot be read.
+        """
+        if self.data is not None:
+            return self.data
+        assert self.path is not None
+        return self.path.read_bytes()
+
+
+def guess_mime_type(name: str) -> str:
+    """The media type of a file named `name` by its suffix, or "" when unknown."""
+    suffix = Path(name).suffix.lower()
+    if suffix in _EXTRA_TYPES:
+        return _EXTRA_TYPES[suffix]
+    guessed, _ = _TYPES.guess_type(name, strict=False)
+    return guessed or ""
+
+
+def check_attachment(attachment: Attachment) -> str | None:
+    """What keeps `attachment` from being sent (missing, unreadable, a directory, over `MAX_ATTACHMENT_BYTES`),
+    with the next step, or None when it can be."""
+    if attachment.data is not None:
+        size = len(attachment.data)
+    else:
+        path = attachment.path
+        assert path is not None
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return f"attachment {str(path)!r} does not exist: check the path"
+        except OSError as exc:
+            return f"attachment {str(path)!r} cannot be read ({exc.strerror}): check the path and its permissions"
+        if not path.is_file():
+            return f"attachment {str(path)!r} is not a file: attach a file (a directory cannot be sent)"
+        if not os.access(path, os.R_OK):
+            return f"attachment {str(path)!r} is not readable: check its permissions"
+        size = stat.st_size
+    if size > MAX_ATTACHMENT_BYTES:
+        return (f"attachment {attachment.name!r} is {size / 1024 / 1024:.1f} MiB, over the "
+                f"{MAX_ATTACHMENT_BYTES // 1024 // 1024} MiB limit: send a smaller file (or a path in the prompt)")
+    return None

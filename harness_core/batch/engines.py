@@ -1,0 +1,41 @@
+"""The executors a batch can play on, by name (`--engine`): those the plugins registered, `local` among them.
+
+Layer: batch. Knows the plugin host and the executor contract; knows no engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness_core.errors import InvalidSpecError
+from harness_core.executor import Executor
+from harness_core.plugins import PluginHost, get_host
+
+__all__ = ["executor_named", "executor_names"]
+
+
+def executor_names(host: PluginHost | None = None) -> list[str]:
+    """Every executor `--engine` takes: `local` first, then those other plugins registered."""
+    return sorted((host or get_host()).executors, key=lambda name: (name != "local", name))
+
+
+def executor_named(name: str, options: dict[str, Any] | None = None, *,
+                   host: PluginHost | None = None) -> Executor:
+    """An executor by name with its options validated (not started).
+
+    Raises:
+        InvalidSpecError: no such executor (the message lists those installed and how to get Ray's), or its
+            options do not validate.
+    """
+    host = host or get_host()
+    found = host.executors.get(name)
+    if found is None:
+        broken = next((b for b in host.broken if b.plugin == name), None)
+        hint = (f" (plugin {name!r} is installed but failed to load: {broken.error})" if broken else
+                "; `pip install -e 'executors/ray[ray]'` (in Harness's repository) adds `ray`, with Ray itself"
+                if name == "ray" else "")
+        raise InvalidSpecError(f"no executor named {name!r}{hint}; installed: {', '.join(executor_names(host))}")
+    cls: type[Executor] = found.cls
+    executor = cls(cls.parse_options(options or {}))
+    executor.bind(host)
+    return executor

@@ -1,0 +1,137 @@
+"""The tool flags run, chat and batch share (`--mcp-server`, `-i/--image`, `--attach`, `--strict-attachments`,
+`--allowed-tools`, `--disallowed-tools`) and their parsing, which batch task lines share too.
+
+Layer: CLI (start-up path: the spec's models only when a flag is given). Knows the spec's field names; nothing of
+any provider: whether one takes a server, a filter or an attachment is the runner's check before spawn.
+"""
+
+from __future__ import annotations
+
+import functools
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+__all__ = ["parse_mcp_server", "parse_tool_names", "tool_flag_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_FLAGS = ("mcp_servers", "images", "attach", "strict_attachments", "allowed_tools", "disallowed_tools")
+
+
+def parse_mcp_server(value: str) -> dict[str, Any]:
+    """`NAME=COMMAND ARGS…` (stdio, split as a shell would), `NAME=URL` (streamable HTTP) or `NAME=sse+URL`, as the
+    fields of an `McpServer`.
+
+    Raises:
+        ValueError: not `NAME=…`, or a server that does not validate (the message says why).
+    """
+    from pydantic import ValidationError
+
+    from harness_core.mcp import McpServer
+
+    name, eq, rest = value.partition("=")
+    if not eq or not name or not rest.strip():
+        raise ValueError(f"{value!r} is not NAME=COMMAND ARGS…, NAME=URL or NAME=sse+URL "
+                         "(e.g. everything=mcp-server-everything, docs=http://127.0.0.1:8000/mcp)")
+    rest = rest.strip()
+    fields: dict[str, Any]
+    if rest.startswith("sse+"):
+        fields = {"name": name, "transport": "sse", "url": rest[4:]}
+    elif rest.startswith(("http://", "https://")):
+        fields = {"name": name, "url": rest}
+    else:
+        try:
+            argv = shlex.split(rest)
+        except ValueError as exc:
+            raise ValueError(f"--mcp-server {name}: {exc} in {rest!r}") from None
+        fields = {"name": name, "command": argv[0], "args": argv[1:]}
+    try:
+        McpServer.model_validate(fields)
+    except ValidationError as exc:
+        raise ValueError("; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())) from None
+    return fields
+
+
+def parse_tool_names(value: str) -> frozenset[str]:
+    """`A,B` as neutral tool names (each checked: `shell`, `edit`, `mcp:SERVER`, ...).
+
+    Raises:
+        ValueError: an unknown name, listing the valid ones.
+    """
+    from harness_core.mcp import check_tool_name
+
+    return frozenset(check_tool_name(name.strip()) for name in value.split(",") if name.strip())
+
+
+def _servers(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[dict[str, Any]] | None:
+    found = []
+    for value in values:
+        try:
+            found.append(parse_mcp_server(value))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+    names = [f["name"] for f in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise click.BadParameter(f"server name given twice: {', '.join(twice)}; give each server its own name")
+    return found or None
+
+
+def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    try:
+        return parse_tool_names(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _images(ctx: click.Context, param: click.Parameter, values: tuple[Path, ...]) -> tuple[Path, ...]:
+    from harness_core.attachment import guess_mime_type
+
+    for path in values:
+        if not guess_mime_type(path.name).startswith("image/"):
+            raise click.BadParameter(f"{str(path)!r} is not an image by its name; attach other files with --attach")
+    return values
+
+
+_FILE = click.Path(exists=True, dir_okay=False, readable=True, path_type=Path)
+_OPTIONS = (
+    click.option("--mcp-server", "mcp_servers", multiple=True, metavar="NAME=COMMAND|URL", callback=_servers,
+                 help="Give the agent an MCP server (repeatable): NAME=COMMAND ARGS… starts it (stdio), NAME=URL "
+                      "reaches it (streamable HTTP), NAME=sse+URL over SSE."),
+    click.option("-i", "--image", "images", multiple=True, type=_FILE, metavar="FILE", callback=_images,
+                 help="Send an image with the prompt (repeatable); an agent that cannot take images gets its path."),
+    click.option("--attach", "attach", multiple=True, type=_FILE, metavar="FILE",
+                 help="Send a file with the prompt (repeatable); an agent that cannot take it gets its path."),
+    click.option("--strict-attachments", is_flag=True, default=None,
+                 help="Refuse the run when an attachment cannot be sent natively (instead of naming its path)."),
+    click.option("--allowed-tools", metavar="A,B", callback=_names,
+                 help="Only these tools (shell, read, edit, write, search, web, agent, mcp, mcp:SERVER, "
+                      "mcp:SERVER.TOOL), where the agent's CLI can filter them."),
+    click.option("--disallowed-tools", metavar="A,B", callback=_names,
+                 help="Not these tools: filtered by the agent's CLI, else denied by Harness through approvals, "
+                      "else the run is refused."),
+)
+
+
+def tool_flag_options(func: F) -> F:
+    """Add the tool flags to a click command under `spec_flag_options`: what is given goes into its `spec_fields`
+    (`mcp_servers`, `attachments`, `strict_attachments`, `allowed_tools`, `disallowed_tools`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name) for name in _FLAGS}
+        fields: dict[str, Any] = dict(kwargs.pop("spec_fields", {}))
+        attachments = [{"path": path} for path in (*given.pop("images"), *given.pop("attach"))]
+        if attachments:
+            fields["attachments"] = attachments
+        fields.update({k: v for k, v in given.items() if v is not None})
+        return func(*args, spec_fields=fields, **kwargs)
+
+    for option in reversed(_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]

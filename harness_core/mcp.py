@@ -1,0 +1,116 @@
+"""An MCP server a run gives its agent (`McpServer`), and the provider-neutral tool names filters use.
+
+Layer: core model (no I/O). Knows nothing of any provider or how its CLI takes a server; `env` and `headers`
+values are secrets (the run's redaction hides them: `server_secrets`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = ["HARNESS_SERVER", "TOOL_KINDS", "McpServer", "McpTransport", "check_tool_name", "server_secrets",
+           "tool_name_matches"]
+
+McpTransport = Literal["stdio", "http", "sse"]
+HARNESS_SERVER = "harness"
+"""The name of the server that serves the run's Python tools (`tools=`): no server of the spec may take it."""
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TOOL_KINDS = ("shell", "read", "edit", "write", "search", "web", "agent", "mcp")
+"""The provider-neutral tool names that are kinds of action (as `ToolKind` names them; `mcp` is every MCP tool).
+An MCP server or one of its tools is `mcp:SERVER` / `mcp:SERVER.TOOL`."""
+_MCP_NAME = re.compile(r"^mcp:([A-Za-z0-9_-]{1,64})(?:\.([^\s.][^\s]*))?$")
+
+
+class McpServer(BaseModel):
+    """A named MCP server: a program the agent starts (`stdio`: `command`, `args`, `env`, `cwd`) or one it reaches
+    (`http`, streamable HTTP, or `sse`: `url`, `headers`). The transport follows the fields when not given
+    (`command` → stdio, `url` → http); `sse` only when asked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="The server's name, as the agent's tools are prefixed with it "
+                      "(`[A-Za-z0-9_-]`, at most 64; `harness` is the Python tools' own).")
+    transport: McpTransport = Field(default="stdio", description="`stdio`, `http` (streamable HTTP) or `sse`.")
+    command: str | None = Field(default=None, description="The program to start (stdio).")
+    args: tuple[str, ...] = Field(default=(), description="Its arguments (stdio).")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment for it (stdio); the values "
+                                "are secrets (masked in every file Harness writes).")
+    cwd: Path | None = Field(default=None, description="Its working directory (stdio); the agent's when unset.")
+    url: str | None = Field(default=None, description="Where it listens (http, sse).")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers to send it (http, sse); the "
+                                    "values are secrets.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _transport_from_fields(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and data.get("transport") is None:
+            data = {k: v for k, v in data.items() if k != "transport"}
+            data["transport"] = "http" if data.get("url") is not None and data.get("command") is None else "stdio"
+        return data
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"MCP server name {value!r} is not 1-64 letters, digits, `_` or `-`; rename it")
+        return value
+
+    @field_validator("cwd")
+    @classmethod
+    def _absolute_cwd(cls, value: Path | None) -> Path | None:
+        return value.expanduser().absolute() if value is not None else None
+
+    @model_validator(mode="after")
+    def _fields_match_transport(self) -> McpServer:
+        if self.command is not None and self.url is not None:
+            raise ValueError(f"MCP server {self.name!r} has both a command and a url; give one (a command to start "
+                             "it, stdio; or the url where it listens, http/sse)")
+        if self.transport == "stdio":
+            if not self.command:
+                raise ValueError(f"MCP server {self.name!r} (stdio) needs a `command` to start it")
+            if self.headers:
+                raise ValueError(f"MCP server {self.name!r} is stdio: `headers` are for http/sse servers")
+        else:
+            if not self.url:
+                raise ValueError(f"MCP server {self.name!r} ({self.transport}) needs a `url`")
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"MCP server {self.name!r}: url {self.url!r} is not an http(s) URL")
+            if self.args or self.env or self.cwd is not None:
+                raise ValueError(f"MCP server {self.name!r} is {self.transport}: `args`, `env` and `cwd` are for "
+                                 "stdio servers (a command)")
+        return self
+
+
+def server_secrets(servers: Iterable[McpServer]) -> list[str]:
+    """The secret values of `servers`: every `env` and `headers` value (what the run's redaction hides)."""
+    return [value for server in servers for value in (*server.env.values(), *server.headers.values())]
+
+
+def check_tool_name(name: str) -> str:
+    """`name` when it is a provider-neutral tool name (a kind, `mcp:SERVER` or `mcp:SERVER.TOOL`).
+
+    Raises:
+        ValueError: it is not, listing the valid ones.
+    """
+    if name in TOOL_KINDS or _MCP_NAME.match(name):
+        return name
+    raise ValueError(f"unknown tool name {name!r}: use one of {', '.join(TOOL_KINDS)}, mcp:SERVER or "
+                     "mcp:SERVER.TOOL")
+
+
+def tool_name_matches(name: str, kind: str, server: str | None = None, tool: str | None = None) -> bool:
+    """Whether the neutral tool name `name` covers an action of `kind` (an MCP tool `tool` of `server` when the
+    kind is `mcp`)."""
+    if name == kind:
+        return True
+    found = _MCP_NAME.match(name)
+    if found is None or kind != "mcp" or server is None:
+        return False
+    return found.group(1) == server and (found.group(2) is None or found.group(2) == tool)

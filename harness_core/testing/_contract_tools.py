@@ -1,0 +1,131 @@
+"""The contract's tool tests: an MCP stdio server (npm `server-everything`), an attachment arriving or degrading,
+`disallowed_tools` honoured or refused, a Python tool called.
+
+Layer: testing (a `ProviderContract` mixin). Knows the runner API, the spec's tool fields and the scenarios; knows
+no provider: each test is gated on its declaration, and what it does not declare is proved refused instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness_core import tool
+from harness_core.attachment import Attachment
+from harness_core.capabilities import Capability
+from harness_core.events import ApprovalResolved, Notice, RunStatus, ToolKind, ToolResult, ToolStatus
+from harness_core.mcp import McpServer
+from harness_core.scripted.scenarios import SCENARIOS, CallMcpTool
+from harness_core.testing._contract_base import ContractBase, Play
+
+__all__ = ["EVERYTHING_BIN", "ToolTests", "everything_server"]
+
+EVERYTHING_BIN = "mcp-server-everything"
+"""The executable of `@modelcontextprotocol/server-everything` (pinned in scripts/install-clis.sh)."""
+_PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" \
+       b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
+"""A 1x1 PNG (what an agent that checks an image's header takes as one)."""
+
+
+def everything_server() -> McpServer | None:
+    """The `everything` MCP server over stdio, from `$HARNESS_TOOLS_DIR/bin` or PATH; None when not installed."""
+    tools = os.environ.get("HARNESS_TOOLS_DIR")
+    found = Path(tools) / "bin" / EVERYTHING_BIN if tools else None
+    path = str(found) if found is not None and found.exists() else shutil.which(EVERYTHING_BIN)
+    return McpServer(name="everything", command=path, args=("stdio",)) if path else None
+
+
+class ToolTests(ContractBase):
+    """Tools given to the agent, for every provider as far as it declares them."""
+
+    @pytest.mark.anyio
+    async def test_mcp_stdio_server_echo(self, play: Play) -> None:
+        """A stdio MCP server (`server-everything`) given in `mcp_servers`: the scenario `tools_echo` calls its
+        `echo`, the call shows as an `mcp` tool, and the exact result reaches the model (the backend quotes it). A
+        provider without `mcp_stdio` refuses the spec before anything starts."""
+        server = everything_server() or McpServer(name="everything", command=EVERYTHING_BIN, args=("stdio",))
+        if Capability.MCP_STDIO not in self.capabilities:
+            await self._assert_refused(play, mcp_servers=[server])
+            return
+        if everything_server() is None and self._provider().cls.info.cli_name is not None:
+            pytest.skip(f"{EVERYTHING_BIN} is not installed: scripts/install-clis.sh puts it in .tools/bin "
+                        "(HARNESS_TOOLS_DIR)")
+        played = await play("tools_echo", mcp_servers=[server])
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.SUCCESS, played.result.error
+        step = SCENARIOS["tools_echo"].steps[0]
+        assert isinstance(step, CallMcpTool)
+        assert played.result.final_text.strip() == SCENARIOS["tools_echo"].expected.final_text
+        if played.tool_results is not None:
+            assert played.tool_results == (step.output,), "the tool's exact result must reach the model"
+        results = [e for e in played.events if isinstance(e, ToolResult)]
+        assert [r.display.kind for r in results] == [ToolKind.MCP], [r.display for r in results]
+        assert results[0].display.status is ToolStatus.COMPLETED and results[0].display.title == step.tool
+
+    @pytest.mark.anyio
+    async def test_attachment_arrives_or_degrades(self, play: Play, tmp_path: Path) -> None:
+        """An image attachment reaches the model byte for byte (scenario `attachments` reports what arrived) when
+        the provider declares `image_input`; else the run says so with an `attachment_degraded` notice and the
+        file's path goes in the prompt, and `strict_attachments` refuses the spec before anything starts."""
+        image = tmp_path / "dot.png"
+        image.write_bytes(_PNG)
+        attachment = Attachment.of(image)
+        if Capability.IMAGE_INPUT in self.capabilities:
+            played = await play("attachments", attachments=[attachment])
+            self.check_invariants(played)
+            assert played.result.status is RunStatus.SUCCESS, played.result.error
+            assert played.result.final_text.strip() == f"image/png {len(_PNG)} bytes"
+            return
+        await self._assert_refused(play, attachments=[attachment], strict_attachments=True)
+        played = await play("say", attachments=[attachment])
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.SUCCESS, played.result.error
+        notices = [e for e in played.events if isinstance(e, Notice) and e.code == "attachment_degraded"]
+        assert len(notices) == 1 and notices[0].details["path"] == str(image), notices
+        if played.requests is not None:
+            assert any(str(image) in json.dumps(request) for request in played.requests), \
+                "the path must be in the prompt"
+
+    @pytest.mark.anyio
+    async def test_disallowed_tools_honoured_or_refused(self, play: Play) -> None:
+        """`disallowed_tools={"shell"}`: the scenario `tools` runs its other tools, and its command never
+        completes (the CLI filters it, or Harness denies it through approvals); a provider that can do neither
+        refuses the spec before anything starts."""
+        info = self._provider().cls.info
+        native = "shell" in info.tool_filters
+        if not native and (Capability.APPROVALS not in self.capabilities or "shell" not in info.approval_kinds):
+            await self._assert_refused(play, disallowed_tools={"shell"})
+            return
+        played = await play("tools", disallowed_tools={"shell"})
+        self.check_invariants(played)
+        results = [e for e in played.events if isinstance(e, ToolResult)]
+        shell = [r for r in results if r.display.kind is ToolKind.SHELL]
+        assert all(r.display.status is not ToolStatus.COMPLETED for r in shell), [r.display for r in shell]
+        if not native:
+            denied = [e for e in played.events if isinstance(e, ApprovalResolved) and e.decided_by == "runner"
+                      and e.decision.value == "deny"]
+            assert denied and "disallowed_tools" in (denied[0].reason or "")
+        assert any(r.display.kind is ToolKind.WRITE and r.display.status is ToolStatus.COMPLETED for r in results), \
+            "the tools not filtered must still run"
+
+    @pytest.mark.anyio
+    async def test_python_tool_is_called_with_the_scenarios_arguments(self, play: Play) -> None:
+        """A Python function given as a tool (`tools=[add]`, served as the MCP server `harness`): the scenario
+        `tools_mcp` calls `add(a=2, b=3)` and its exact result, 5, reaches the model. """
+        if not {Capability.MCP_STDIO, Capability.MCP_HTTP} & self.capabilities:
+            pytest.skip(f"{self.provider_name} takes no MCP server (mcp_stdio or mcp_http), so no Python tools")
+
+        def add(a: int, b: int) -> int:
+            """Add two numbers."""
+            return a + b
+
+        played = await play("tools_mcp", run_options={"tools": [tool(add)]})
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.SUCCESS, played.result.error
+        assert played.result.final_text.strip() == SCENARIOS["tools_mcp"].expected.final_text
+        if played.tool_results is not None:
+            assert played.tool_results == ("5",)

@@ -1,0 +1,116 @@
+"""A run's MCP servers and MCP tool filters as codex 0.169.0's `mcp_servers` config table takes them.
+
+Layer: provider (pure), shared by codex-appserver and codex-exec. `inline`: secrets (a server's `env`, `headers`)
+in the table (app-server: it travels over stdin); else codex forwards named variables of its own environment
+(`env_vars`, `env_http_headers`: exec, whose `-c` is on the command line). Knows nothing of processes or events.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_core import AgentRunSpec, InvalidSpecError, McpServer, SessionSpec
+
+__all__ = ["TOOL_FILTERS", "McpConfig", "mcp_config", "mcp_result_text"]
+
+TOOL_FILTERS = frozenset({"mcp", "mcp:*"})
+"""The neutral tool names codex filters itself: MCP servers (left out) and their tools (`enabled_tools`,
+`disabled_tools`). The kinds (shell, edit, ...) are not codex config: Harness enforces them through approvals
+where the provider asks (codex-appserver), else they are refused before spawn."""
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """The `mcp_servers` table and the variables the child's environment must hold for it."""
+
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def config(self) -> dict[str, Any]:
+        """The config overrides (`{"mcp_servers": {...}}`, or nothing)."""
+        return {"mcp_servers": self.servers} if self.servers else {}
+
+
+def _tools(server: McpServer, names: frozenset[str]) -> list[str]:
+    prefix = f"mcp:{server.name}."
+    return sorted(name[len(prefix):] for name in names if name.startswith(prefix))
+
+
+def _entry(server: McpServer, index: int, spec: AgentRunSpec | SessionSpec, env: dict[str, str] | None,
+           ) -> dict[str, Any]:
+    entry: dict[str, Any]
+    if server.transport == "stdio":
+        entry = {"command": server.command, "args": list(server.args)}
+        if server.cwd is not None:
+            entry["cwd"] = str(server.cwd)
+        if env is None:
+            if server.env:
+                entry["env"] = dict(server.env)
+            return _filtered(entry, server, spec)
+        for key, value in server.env.items():
+            if env.get(key, value) != value:
+                raise InvalidSpecError(f"MCP servers give {key} two values; codex passes a server's variables from "
+                                       "its own environment, so give them different names")
+            env[key] = value
+        if server.env:
+            entry["env_vars"] = sorted(server.env)
+    elif server.transport == "http":
+        entry = {"url": server.url}
+        if server.headers and env is None:
+            entry["http_headers"] = dict(server.headers)
+        elif server.headers and env is not None:
+            refs = {header: f"HARNESS_MCP_{index}_HEADER_{n}" for n, header in enumerate(server.headers)}
+            env.update({refs[header]: value for header, value in server.headers.items()})
+            entry["env_http_headers"] = refs
+    else:
+        raise InvalidSpecError(f"codex takes MCP servers over stdio and streamable HTTP, not {server.transport} "
+                               f"({server.name}); give its streamable HTTP url, or run it through a stdio bridge")
+    return _filtered(entry, server, spec)
+
+
+def _filtered(entry: dict[str, Any], server: McpServer, spec: AgentRunSpec | SessionSpec) -> dict[str, Any]:
+    entry["required"] = True  # codex waits for it before the first model request, and fails the run if it cannot start
+    entry["default_tools_approval_mode"] = "approve"  # giving a server is consent to its tools (a Python tool that
+    # needs approval asks through Harness itself); codex would refuse every call under approval `never`
+    enabled = _tools(server, spec.allowed_tools or frozenset())
+    if enabled and f"mcp:{server.name}" not in (spec.allowed_tools or ()):
+        entry["enabled_tools"] = enabled
+    disabled = _tools(server, spec.disallowed_tools)
+    if disabled:
+        entry["disabled_tools"] = disabled
+    return entry
+
+
+def _kept(server: McpServer, spec: AgentRunSpec | SessionSpec) -> bool:
+    name = f"mcp:{server.name}"
+    if "mcp" in spec.disallowed_tools or name in spec.disallowed_tools:
+        return False
+    allowed = spec.allowed_tools
+    return allowed is None or "mcp" in allowed or any(a == name or a.startswith(name + ".") for a in allowed)
+
+
+def mcp_config(spec: AgentRunSpec | SessionSpec, *, inline: bool) -> McpConfig:
+    """`spec.mcp_servers` as codex config, filtered by `allowed_tools`/`disallowed_tools` (a server left out, or
+    its tools named in `enabled_tools`/`disabled_tools`).
+
+    Raises:
+        InvalidSpecError: an SSE server (codex has no SSE client), or two servers' variables that collide.
+    """
+    env: dict[str, str] = {}
+    servers = {server.name: _entry(server, index, spec, None if inline else env)
+               for index, server in enumerate(spec.mcp_servers) if _kept(server, spec)}
+    return McpConfig(servers, env)
+
+
+def mcp_result_text(content: Any) -> str | None:
+    """An MCP tool result's content as the text the model reads: its text blocks joined (`Echo: hi`), else the
+    blocks as JSON (an image, a resource), None when there is none."""
+    if content is None:
+        return None
+    if isinstance(content, list):
+        texts = [block.get("text") for block in content if isinstance(block, dict) and block.get("type") == "text"]
+        if texts and len(texts) == len(content) and all(isinstance(t, str) for t in texts):
+            return "\n".join(str(t) for t in texts)
+    return json.dumps(content, ensure_ascii=False, default=str)

@@ -1,0 +1,165 @@
+"""The tools interface of a spec: MCP servers, attachments, tool filters; their validation and redaction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from harness_core import AgentRunSpec, Attachment, Capability, McpServer, ProviderInfo, SessionSpec
+from harness_core._run.started import redacted_spec
+from harness_core.attachment import MAX_ATTACHMENT_BYTES, check_attachment
+from harness_core.mcp import check_tool_name, server_secrets, tool_name_matches
+from harness_core.redaction import REDACTED, RunSecrets
+
+# --- MCP servers ------------------------------------------------------------------------------------------
+
+
+def test_a_server_takes_its_transport_from_its_fields() -> None:
+    stdio = McpServer(name="everything", command="mcp-server-everything", args=("stdio",))
+    remote = McpServer(name="docs", url="http://127.0.0.1:8123/mcp")
+    sse = McpServer(name="old", url="http://127.0.0.1:8123/sse", transport="sse")
+    assert (stdio.transport, remote.transport, sse.transport) == ("stdio", "http", "sse")
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"name": "a", "command": "x", "url": "http://127.0.0.1:1/"}, "both a command and a url"),
+    ({"name": "a"}, "needs a `command`"),
+    ({"name": "a", "transport": "http", "command": "x"}, "needs a `url`"),
+    ({"name": "a", "url": "file:///etc/passwd"}, "not an http(s) URL"),
+    ({"name": "a", "url": "http://127.0.0.1:1/", "env": {"K": "v"}}, "are for stdio servers"),
+    ({"name": "a", "command": "x", "headers": {"K": "v"}}, "`headers` are for http/sse"),
+    ({"name": "has space", "command": "x"}, "letters, digits"),
+    ({"name": "a", "command": "x", "bogus": 1}, "Extra inputs are not permitted"),
+])
+def test_a_server_whose_fields_do_not_fit_is_refused_with_what_to_do(fields: dict[str, object], said: str) -> None:
+    with pytest.raises(ValidationError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        McpServer.model_validate(fields)
+
+
+def test_server_names_are_unique_in_a_spec() -> None:
+    with pytest.raises(ValidationError, match="unique; given twice: a"):
+        AgentRunSpec(prompt="hi", mcp_servers=[McpServer(name="a", command="x"), McpServer(name="a", command="y")])
+
+
+def test_each_server_needs_the_capability_of_its_transport() -> None:
+    spec = AgentRunSpec(prompt="hi", mcp_servers=[McpServer(name="a", command="x"),
+                                                  McpServer(name="b", url="http://127.0.0.1:1/", transport="sse")])
+    assert {Capability.MCP_STDIO, Capability.MCP_SSE} <= spec.needed_capabilities()
+    assert Capability.MCP_HTTP not in spec.needed_capabilities()
+
+
+def test_a_spec_with_servers_round_trips_through_json() -> None:  # how a background run's worker gets it
+    spec = AgentRunSpec(prompt="hi", mcp_servers=[McpServer(name="a", command="x", args=("1",), env={"K": "v"})],
+                        attachments=[Attachment(data=b"\x89PNG\r\n\x00\xff", name="dot.png")],
+                        allowed_tools={"shell", "mcp:a.echo"}, disallowed_tools={"web"})
+    assert AgentRunSpec.model_validate_json(spec.model_dump_json()) == spec
+    assert SessionSpec.of(spec).turn("again").mcp_servers == spec.mcp_servers
+
+
+# --- secrets ----------------------------------------------------------------------------------------------
+
+
+def test_server_env_and_header_values_are_masked_in_run_started_with_their_names_shown() -> None:
+    spec = AgentRunSpec(prompt="hi", mcp_servers=[
+        McpServer(name="local", command="srv", env={"SRV_DB": "postgres-password-1", "HOME": "/home/me"}),
+        McpServer(name="remote", url="http://127.0.0.1:9/mcp", headers={"X-Api": "header-secret-42"}),
+    ])
+    shown = redacted_spec(spec)
+    assert shown["mcp_servers"][0]["env"] == {"SRV_DB": REDACTED, "HOME": "/home/me"}
+    assert shown["mcp_servers"][1]["headers"] == {"X-Api": REDACTED}
+    text = json.dumps(shown)
+    assert "postgres-password-1" not in text and "header-secret-42" not in text
+    assert shown["mcp_servers"][0]["command"] == "srv"
+
+
+def test_server_secrets_are_scrubbed_from_every_line_the_run_writes() -> None:
+    servers = (McpServer(name="local", command="srv", env={"SRV_DB": "postgres-password-1"}),
+               McpServer(name="remote", url="http://127.0.0.1:9/mcp", headers={"X-Api": "header-secret-42"}))
+    assert server_secrets(servers) == ["postgres-password-1", "header-secret-42"]
+    secrets = RunSecrets.of_run({}, environ={}).with_values(server_secrets(servers))
+    line = json.dumps({"text": "connect postgres-password-1 with header-secret-42"}).encode()
+    assert b"password-1" not in secrets.json_line(line) and b"secret-42" not in secrets.json_line(line)
+
+
+def test_attachment_bytes_show_as_their_size_in_run_started(tmp_path: Path) -> None:
+    image = tmp_path / "shot.png"
+    image.write_bytes(b"\x89PNG" + b"\x00" * 96)
+    spec = AgentRunSpec(prompt="hi", attachments=[Attachment.of(image), Attachment(data=b"12345", name="n.txt")])
+    shown = redacted_spec(spec)["attachments"]
+    assert shown[0]["path"] == str(image) and shown[0]["data"] is None
+    assert shown[1]["data"] == "<5 bytes>" and shown[1]["mime_type"] == "text/plain"
+
+
+# --- attachments ------------------------------------------------------------------------------------------
+
+
+def test_an_attachment_guesses_its_type_and_kind_from_its_name(tmp_path: Path) -> None:
+    assert Attachment.of(tmp_path / "a.png").kind == "image"
+    assert Attachment.of(tmp_path / "a.png").mime_type == "image/png"
+    assert Attachment.of(tmp_path / "notes.pdf").kind == "file"
+    assert Attachment.of(tmp_path / "x.md").mime_type == "text/markdown"
+    assert Attachment.of(tmp_path / "a.png").path == tmp_path / "a.png"
+
+
+def test_an_attachment_of_unknown_type_is_refused_unless_its_type_is_given(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="unknown from its name: give `mime_type`"):
+        Attachment.of(tmp_path / "blob.zzz9")
+    assert Attachment.of(tmp_path / "blob.zzz9", mime_type="application/octet-stream").kind == "file"
+
+
+def test_an_attachment_is_a_path_or_bytes_with_a_name() -> None:
+    with pytest.raises(ValidationError, match="give exactly one"):
+        Attachment(name="a.png", mime_type="image/png")
+    with pytest.raises(ValidationError, match="needs a `name`"):
+        Attachment(data=b"x", mime_type="image/png")
+
+
+def test_an_attachment_that_cannot_be_sent_says_why_before_spawn(tmp_path: Path) -> None:
+    assert "does not exist" in (check_attachment(Attachment.of(tmp_path / "gone.png")) or "")
+    assert "not a file" in (check_attachment(Attachment.of(tmp_path, mime_type="image/png")) or "")
+    big = tmp_path / "big.png"
+    with big.open("wb") as f:
+        f.truncate(MAX_ATTACHMENT_BYTES + 1)
+    assert "over the 20 MiB limit" in (check_attachment(Attachment.of(big)) or "")
+    small = tmp_path / "ok.png"
+    small.write_bytes(b"\x89PNG")
+    assert check_attachment(Attachment.of(small)) is None
+
+
+def test_strict_attachments_need_the_kinds_input_capability(tmp_path: Path) -> None:
+    attachments = [Attachment.of(tmp_path / "a.png"), Attachment.of(tmp_path / "b.pdf")]
+    assert Capability.IMAGE_INPUT not in AgentRunSpec(prompt="hi", attachments=attachments).needed_capabilities()
+    strict = AgentRunSpec(prompt="hi", attachments=attachments, strict_attachments=True)
+    assert {Capability.IMAGE_INPUT, Capability.FILE_INPUT} <= strict.needed_capabilities()
+
+
+# --- tool filters -----------------------------------------------------------------------------------------
+
+
+def test_tool_filters_take_neutral_names_only_and_list_the_valid_ones() -> None:
+    spec = AgentRunSpec(prompt="hi", allowed_tools={"read", "mcp:harness", "mcp:everything.echo"},
+                        disallowed_tools={"shell"})
+    assert spec.allowed_tools == frozenset({"read", "mcp:harness", "mcp:everything.echo"})
+    with pytest.raises(ValidationError, match=r"unknown tool name 'Bash': use one of shell, read, edit"):
+        AgentRunSpec(prompt="hi", disallowed_tools={"Bash"})
+    with pytest.raises(ValueError, match=r"mcp:SERVER\.TOOL"):
+        check_tool_name("mcp:")
+
+
+def test_a_neutral_name_covers_its_kind_server_or_tool() -> None:
+    assert tool_name_matches("shell", "shell")
+    assert tool_name_matches("mcp", "mcp", "everything", "echo")
+    assert tool_name_matches("mcp:everything", "mcp", "everything", "echo")
+    assert tool_name_matches("mcp:everything.echo", "mcp", "everything", "echo")
+    assert not tool_name_matches("mcp:everything.add", "mcp", "everything", "echo")
+    assert not tool_name_matches("mcp:other", "mcp", "everything", "echo")
+    assert not tool_name_matches("edit", "write")
+
+
+def test_a_provider_declares_the_filters_its_cli_takes() -> None:
+    info = ProviderInfo(name="p", version="1", tool_filters=frozenset({"shell", "mcp:*"}),
+                        capabilities=frozenset({Capability.MCP_STDIO, Capability.IMAGE_INPUT}))
+    assert "mcp:*" in info.tool_filters and ProviderInfo(name="q", version="1").tool_filters == frozenset()

@@ -1,0 +1,123 @@
+"""`harness run --tools`: the README example's tools called by the agent, the load errors as one clear line, and a
+background run whose worker imports the same file again. Real `harness` processes; the scripted provider is
+found by its entry point (the test env installs `tests/plugins/scripted`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness_core import AgentRunSpec, InvalidSpecError, jobs, tool
+from harness_core.plugins import get_host
+from harness_core.store import log_path, read_events, summarize
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tools.py"
+_DEADLINE = 90.0
+
+pytestmark = pytest.mark.skipif("scripted" not in get_host().providers,
+                                reason="the scripted provider is not installed as a plugin (tox installs it)")
+
+
+@pytest.fixture
+def harness(runs_dir: Path) -> tuple[list[str], dict[str, str]]:
+    env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
+    return [sys.executable, "-m", "harness_core"], env
+
+
+def _harness(harness: tuple[list[str], dict[str, str]], *args: str) -> subprocess.CompletedProcess[str]:
+    cmd, env = harness
+    return subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=_DEADLINE,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_run_with_the_example_tools_gets_the_result(harness: tuple[list[str], dict[str, str]],
+                                                    runs_dir: Path) -> None:
+    done = _harness(harness, "run", "-o", "scenario=tools_mcp", "--tools", str(EXAMPLE), "--json", "add 2 and 3")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [(r["display"]["kind"], r["display"]["title"], r["output"]) for r in results] == [("mcp", "add", "5")]
+    assert events[-1]["result"]["final_text"] == "The tool said 5."
+
+
+@pytest.mark.parametrize(("ref", "said"), [
+    ("nowhere.py", "no such file"),
+    ("{example}:subtract", "has no 'subtract'; the tools it has: add, count_lines"),
+])
+def test_a_bad_tools_reference_is_one_line_and_exit_2_with_nothing_run(harness: tuple[list[str], dict[str, str]],
+                                                                      runs_dir: Path, ref: str, said: str) -> None:
+    done = _harness(harness, "run", "-o", "scenario=tools_mcp", "--tools", ref.format(example=EXAMPLE), "x")
+    assert done.returncode == 2
+    assert said in done.stderr and "Traceback" not in done.stderr
+    assert not list(runs_dir.glob("*.jsonl")) if runs_dir.exists() else True
+
+
+def test_a_background_run_imports_the_tools_again_in_its_worker(harness: tuple[list[str], dict[str, str]],
+                                                                runs_dir: Path) -> None:
+    started = _harness(harness, "run", "--background", "-o", "scenario=tools_mcp", "--tools", f"{EXAMPLE}:add", "x")
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    attached = _harness(harness, "attach", run_id, "--json")
+    assert attached.returncode == 0, attached.stderr
+    events = list(read_events(log_path(runs_dir, run_id)))
+    assert [e.output for e in events if e.type == "tool_result"] == ["5"]  # type: ignore[attr-defined]
+    assert events[-1].result.final_text == "The tool said 5."  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_jobs_start_refuses_a_tool_no_worker_can_import(runs_dir: Path) -> None:
+    @tool
+    def local(a: int) -> int:
+        return a
+
+    with pytest.raises(InvalidSpecError, match=r"cannot be imported by another process.*define it at the top level"):
+        await jobs.start(AgentRunSpec(prompt="x"), "scripted", runs_dir=runs_dir, tools=[local])
+    assert not await anyio.Path(runs_dir).exists()  # nothing started
+
+
+def test_a_background_runs_tool_waits_for_harness_approve(harness: tuple[list[str], dict[str, str]],
+                                                          runs_dir: Path, tmp_path: Path) -> None:
+    counted = tmp_path / "three.txt"
+    counted.write_text("a\nb\nc\n")
+    steps = [{"mcp": {"server": "harness", "tool": "count_lines", "args": {"path": str(counted)}}},
+             {"say": "lines: {tool_result}"}]
+    started = _harness(harness, "run", "--background", "-o", "scenario=" + json.dumps({"steps": steps}),
+                       "--tools", str(EXAMPLE), "x")
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    path = log_path(runs_dir, run_id)
+    status = _wait_status(path, "waiting for approval", "success", "failed")
+    assert status == "waiting for approval"
+    listed = _harness(harness, "approve", run_id)
+    assert listed.returncode == 0 and "count_lines" in listed.stdout, listed.stdout + listed.stderr
+    answered = _harness(harness, "approve", run_id, listed.stdout.split()[0], "allow")
+    assert answered.returncode == 0, answered.stderr
+    assert _wait_status(path, "success", "failed") == "success"
+    assert list(read_events(path))[-1].result.final_text == "lines: 3"  # type: ignore[attr-defined]
+
+
+def _wait_status(path: Path, *wanted: str) -> str:
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        status = summarize(path).status
+        if status in wanted:
+            return status
+        time.sleep(0.05)  # a background run's log, read from outside: polled, under a deadline
+    raise AssertionError(f"{path.name} never reached {wanted} (now {summarize(path).status})")
+
+
+def test_chat_serves_the_tools_to_every_turn(harness: tuple[list[str], dict[str, str]], runs_dir: Path) -> None:
+    cmd, env = harness
+    done = subprocess.run([*cmd, "chat", "-o", "scenario=tools_mcp", "--tools", f"{EXAMPLE}:add", "--json"], env=env,
+                          input="first\nsecond\n", capture_output=True, text=True, timeout=_DEADLINE)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [e["output"] for e in events if e["type"] == "tool_result"] == ["5", "5"]
+    assert [e["result"]["final_text"] for e in events if e["type"] == "done"] == ["The tool said 5."] * 2

@@ -1,0 +1,226 @@
+"""Python tools in real runs, end to end: the in-process scripted provider calls them as an agent would, through
+the `harness` MCP server the runner serves (the stdio bridge, the official `mcp` client): arguments, results,
+a raising tool, a slow tool interrupted, approvals, sessions, background runs, and the secret kept out of logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import pytest
+
+from harness_core import (
+    AgentRunSpec,
+    ApprovalDecision,
+    ApprovalRequested,
+    InvalidSpecError,
+    McpServer,
+    ToolResult,
+    ToolUse,
+    UnsupportedFeatureError,
+    open_run,
+    open_session,
+    run,
+    tool,
+)
+from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.hookspecs import hookimpl
+from harness_core.plugins import PluginHost
+from harness_core.testing.scripted import ScriptedProvider
+from harness_core.tools import server as tool_server
+
+calls: list[dict[str, Any]] = []
+cancelled: list[str] = []
+started = anyio.Event()
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    calls.append({"a": a, "b": b})
+    return a + b
+
+
+@tool
+def boom(reason: str) -> str:
+    raise RuntimeError(f"it broke: {reason}")
+
+
+@tool(timeout=60)
+async def forever() -> str:
+    started.set()
+    try:
+        await anyio.sleep(3600)
+    finally:
+        cancelled.append("forever")
+    return "never"
+
+
+@tool(requires_approval=True)
+def guarded(what: str) -> str:
+    calls.append({"what": what})
+    return f"did {what}"
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    global started
+    calls.clear()
+    cancelled.clear()
+    started = anyio.Event()
+
+
+def scenario(*steps: dict[str, Any]) -> dict[str, Any]:
+    return {"scenario": {"steps": list(steps)}}
+
+
+def call(tool_name: str, **args: Any) -> dict[str, Any]:
+    return {"mcp": {"server": "harness", "tool": tool_name, "args": args}}
+
+
+def spec(options: dict[str, Any], **fields: Any) -> AgentRunSpec:
+    return AgentRunSpec(prompt="use the tools", provider_options=options, **fields)
+
+
+@pytest.mark.anyio
+async def test_the_agent_calls_a_python_tool_with_the_scenarios_arguments(host: PluginHost, runs_dir: Path) -> None:
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec({"scenario": "tools_mcp"}), "scripted", runs_dir=runs_dir, tools=[add],
+                           on_event=events.append)
+    assert result.status.value == "success", result.error
+    assert result.final_text == "The tool said 5."
+    assert calls == [{"a": 2, "b": 3}]  # called here, in this process, with the scenario's arguments
+    use = next(e for e in events if isinstance(e, ToolUse))
+    done = next(e for e in events if isinstance(e, ToolResult))
+    assert (use.display.kind.value, use.display.title, done.output, done.is_error) == ("mcp", "add", "5", False)
+    started_event = events[0]
+    served = [s for s in started_event.spec["mcp_servers"] if s["name"] == "harness"]
+    assert served and served[0]["args"] == ["-m", "harness_core.toolbridge"]
+
+
+@pytest.mark.anyio
+async def test_a_raising_tool_is_a_tool_error_the_agent_reads_not_a_crashed_run(host: PluginHost,
+                                                                                runs_dir: Path) -> None:
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call("boom", reason="disk"), {"say": "It said: {tool_result}"})), "scripted",
+                           runs_dir=runs_dir, tools=[boom, add], on_event=events.append)
+    assert result.status.value == "success"
+    assert result.final_text == "It said: boom raised RuntimeError: it broke: disk"
+    failed = next(e for e in events if isinstance(e, ToolResult))
+    assert failed.is_error and failed.display.status.value == "failed"
+
+
+@pytest.mark.anyio
+async def test_an_interrupt_cancels_a_running_tool_call(host: PluginHost, runs_dir: Path) -> None:
+    with anyio.fail_after(60):
+        async with open_run(spec(scenario(call("forever"), {"say": "not reached"})), "scripted", runs_dir=runs_dir,
+                            tools=[forever], interrupt_grace=10) as live:
+            await started.wait()
+            live.interrupt()
+            result = await live.wait()
+    assert result.status.value == "interrupted"
+    assert cancelled == ["forever"]  # the function itself was cancelled, not left running
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
+async def test_a_tool_needing_approval_goes_through_the_runs_approvals(host: PluginHost, runs_dir: Path,
+                                                                        decision: ApprovalDecision) -> None:
+    asked: list[ApprovalRequested] = []
+
+    def approver(request: ApprovalRequested) -> ApprovalDecision:
+        asked.append(request)
+        return decision
+
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call("guarded", what="deploy"), {"say": "{tool_result}"})), "scripted",
+                           runs_dir=runs_dir, tools=[guarded], approver=approver, on_event=events.append)
+    assert [(a.display.kind.value, a.display.title, a.display.raw) for a in asked] == [
+        ("mcp", "guarded", {"server": "harness", "tool": "guarded", "arguments": {"what": "deploy"}})]
+    resolved = [e for e in events if e.type == "approval_resolved"]
+    assert [r.decision for r in resolved] == [decision]
+    if decision is ApprovalDecision.APPROVE:
+        assert (calls, result.final_text) == ([{"what": "deploy"}], "did deploy")
+    else:
+        assert calls == []
+        assert result.final_text == "the call to guarded was not approved (deny); do not retry it unchanged"
+
+
+@pytest.mark.anyio
+async def test_the_per_run_secret_reaches_no_file_harness_writes(host: PluginHost, runs_dir: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "tool-secret-0123456789abcdef"
+    monkeypatch.setattr(tool_server.secrets, "token_urlsafe", lambda n: secret)
+    with anyio.fail_after(60):
+        result = await run(spec({"scenario": "tools_mcp"}), "scripted", runs_dir=runs_dir, tools=[add],
+                           record_wire=True)
+    assert result.final_text == "The tool said 5."
+    written = await anyio.to_thread.run_sync(_files, runs_dir)
+    assert any(name.endswith(".wire.jsonl") for name in written)
+    for name, text in written.items():
+        assert secret not in text, name
+
+
+def _files(directory: Path) -> dict[str, str]:
+    return {p.name: p.read_text(errors="replace") for p in directory.rglob("*") if p.is_file()}
+
+
+@pytest.mark.anyio
+async def test_a_session_serves_the_tools_to_every_turn(host: PluginHost, runs_dir: Path) -> None:
+    with anyio.fail_after(60):
+        async with open_session(spec({"scenario": "tools_mcp"}), "scripted", runs_dir=runs_dir,
+                                tools=[add]) as session:
+            first = await session.run("once")
+            second = await session.run("twice")
+    assert (first.final_text, second.final_text) == ("The tool said 5.", "The tool said 5.")
+    assert calls == [{"a": 2, "b": 3}, {"a": 2, "b": 3}]
+
+
+@pytest.mark.anyio
+async def test_tools_cannot_take_a_servers_name_nor_be_anything_else(host: PluginHost, runs_dir: Path) -> None:
+    taken = spec({}, mcp_servers=[McpServer(name="harness", command="true")])
+    with pytest.raises(InvalidSpecError, match="'harness' is the Python tools' own"):
+        await run(taken, "scripted", runs_dir=runs_dir, tools=[add])
+    with pytest.raises(InvalidSpecError, match="tools= takes functions decorated with @tool"):
+        await run(spec({}), "scripted", runs_dir=runs_dir, tools=[len])  # type: ignore[list-item]
+
+
+class _HttpOnly(ScriptedProvider):
+    """The scripted provider as an agent that takes MCP servers only by URL."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="http-only", version="1.0", capabilities=frozenset(Capability) - {Capability.MCP_STDIO},
+        tool_filters=ScriptedProvider.info.tool_filters)
+
+
+class _HttpOnlyPlugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(_HttpOnly)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_an_agent_that_takes_only_urls_reaches_the_tools_over_loopback_http(runs_dir: Path) -> None:
+    http_host = PluginHost.create(entry_points=False, plugins=[("http", _HttpOnlyPlugin())])
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec({"scenario": "tools_mcp"}), "http-only", runs_dir=runs_dir, tools=[add],
+                           host=http_host, on_event=events.append)
+    assert result.final_text == "The tool said 5." and calls == [{"a": 2, "b": 3}]
+    served = next(s for s in events[0].spec["mcp_servers"] if s["name"] == "harness")
+    assert served["transport"] == "http" and served["url"].startswith("http://127.0.0.1:")
+    assert served["headers"] == {"Authorization": "***"}
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+@pytest.mark.anyio
+async def test_on_trio_an_agent_that_takes_only_urls_is_refused_before_spawn(runs_dir: Path) -> None:
+    http_host = PluginHost.create(entry_points=False, plugins=[("http", _HttpOnlyPlugin())])
+    with pytest.raises(UnsupportedFeatureError, match="served on asyncio only"):
+        await run(spec({"scenario": "tools_mcp"}), "http-only", runs_dir=runs_dir, tools=[add], host=http_host)
+    assert calls == []

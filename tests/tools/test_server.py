@@ -1,0 +1,264 @@
+"""The MCP server `harness` through its stdio bridge and over loopback HTTP, driven by the official `mcp` client:
+results, tool errors, deadlines, interrupts, approvals, the secret; and the bridge never outlives its agent."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx2
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from harness_core import ApprovalDecision, ApprovalRequested, tool
+from harness_core.tools.server import ToolServer
+
+started = anyio.Event()
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def divide(a: float, b: float) -> float:
+    return a / b
+
+
+@tool(timeout=0.3)
+async def too_slow() -> str:
+    await anyio.sleep(30)
+    return "never"
+
+
+@tool(timeout=30)
+async def waits() -> str:
+    started.set()
+    await anyio.sleep(30)
+    return "never"
+
+
+@tool(requires_approval=True)
+def delete_everything(path: str) -> str:
+    return f"deleted {path}"
+
+
+class Host:
+    """The run a call serves (as `RunContext` is): it answers approvals with `decision` and records them."""
+
+    def __init__(self, decision: ApprovalDecision = ApprovalDecision.APPROVE) -> None:
+        self.interrupt_requested = anyio.Event()
+        self.decision = decision
+        self.asked: list[ApprovalRequested] = []
+
+    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        self.asked.append(request)
+        return self.decision
+
+
+@asynccontextmanager
+async def bridged(server: ToolServer) -> AsyncIterator[ClientSession]:
+    command, args, env = server.bridge_command()
+    params = StdioServerParameters(command=command, args=args, env={**os.environ, **env})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        with anyio.fail_after(20):
+            await session.initialize()
+        yield session
+
+
+def text(result: object) -> str:
+    return "".join(getattr(block, "text", "") for block in getattr(result, "content", []))
+
+
+@pytest.mark.anyio
+async def test_the_agent_lists_the_tools_and_gets_results_and_tool_errors() -> None:
+    server = ToolServer([add, divide, too_slow])
+    async with server.serving(), bridged(server) as session:
+        with anyio.fail_after(30):
+            listed = await session.list_tools()
+            assert [(t.name, t.description) for t in listed.tools] == [
+                ("add", "Add two integers."), ("divide", None), ("too_slow", None)]
+            assert listed.tools[0].input_schema["required"] == ["a", "b"]
+            result = await session.call_tool("add", {"a": 2, "b": 3})
+            assert (text(result), result.is_error) == ("5", False)
+            failed = await session.call_tool("divide", {"a": 1, "b": 0})
+            assert (text(failed), failed.is_error) == ("divide raised ZeroDivisionError: float division by zero",
+                                                       True)
+            late = await session.call_tool("too_slow", {})
+            assert late.is_error and text(late) == "too_slow did not finish within its timeout of 0.3 s and was stopped"
+            wrong = await session.call_tool("add", {"a": 1})
+            assert wrong.is_error and text(wrong) == "invalid arguments for add: b: Field required"
+            unknown = await session.call_tool("nope", {})
+            assert unknown.is_error and "no tool named 'nope'; the tools are: add, divide, too_slow" in text(unknown)
+            assert text(await session.call_tool("add", {"a": 4, "b": 4})) == "8"  # the server is still serving
+
+
+@pytest.mark.anyio
+async def test_an_interrupt_cancels_a_running_call() -> None:
+    global started
+    started = anyio.Event()
+    server = ToolServer([waits])
+    server.host = host = Host()
+    async with server.serving(), bridged(server) as session:
+        outcome: list[object] = []
+
+        async def call() -> None:
+            outcome.append(await session.call_tool("waits", {}))
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await started.wait()
+                host.interrupt_requested.set()
+        assert outcome[0].is_error and text(outcome[0]) == "waits was cancelled: the run was interrupted"  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
+async def test_a_tool_that_requires_approval_asks_the_run(decision: ApprovalDecision) -> None:
+    server = ToolServer([delete_everything, add])
+    server.host = host = Host(decision)
+    async with server.serving(), bridged(server) as session:
+        with anyio.fail_after(20):
+            result = await session.call_tool("delete_everything", {"path": "/tmp/x"})
+            await session.call_tool("add", {"a": 1, "b": 1})  # asks nobody
+    assert len(host.asked) == 1
+    asked = host.asked[0]
+    assert (asked.display.kind.value, asked.display.title) == ("mcp", "delete_everything")
+    assert asked.display.raw == {"server": "harness", "tool": "delete_everything", "arguments": {"path": "/tmp/x"}}
+    if decision is ApprovalDecision.APPROVE:
+        assert (text(result), result.is_error) == ("deleted /tmp/x", False)
+    else:
+        assert result.is_error and text(result) == ("the call to delete_everything was not approved (deny); do not "
+                                                    "retry it unchanged")
+
+
+@pytest.mark.anyio
+async def test_between_runs_a_tool_needing_approval_is_refused() -> None:
+    server = ToolServer([delete_everything])
+    async with server.serving(), bridged(server) as session:
+        with anyio.fail_after(20):
+            result = await session.call_tool("delete_everything", {"path": "x"})
+    assert result.is_error and "no run is being played to ask" in text(result)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # uvicorn serves on asyncio only
+@pytest.mark.anyio
+async def test_over_loopback_http_only_the_secret_gets_in() -> None:
+    server = ToolServer([add])
+    async with server.serving(http=True):
+        assert server.url.startswith("http://127.0.0.1:")
+        async with httpx2.AsyncClient() as anonymous:
+            refused = await anonymous.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                           headers={"Authorization": "Bearer guessed"})
+        assert refused.status_code == 401
+        async with httpx2.AsyncClient(headers=server.headers) as client, \
+                streamable_http_client(server.url, http_client=client) as (read, write, *_), \
+                ClientSession(read, write) as session:
+            with anyio.fail_after(20):
+                await session.initialize()
+                assert text(await session.call_tool("add", {"a": 2, "b": 3})) == "5"
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+@pytest.mark.anyio
+async def test_http_on_another_loop_says_the_bridge_is_the_way() -> None:
+    with pytest.raises(RuntimeError, match="needs the asyncio backend"):
+        async with ToolServer([add]).serving(http=True):
+            pass
+
+
+@pytest.mark.anyio
+async def test_a_connection_without_the_secret_is_closed() -> None:
+    server = ToolServer([add])
+    async with server.serving():
+        with anyio.fail_after(10):
+            stream = await anyio.connect_unix(server.socket_path)
+            async with stream:
+                await stream.send(b"wrong\n")
+                await stream.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+                with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                    await stream.receive()
+    assert not server.socket_path.parent.exists()  # the private directory is gone with the server
+
+
+def _spawn_bridge(server: ToolServer) -> subprocess.Popen[bytes]:
+    command, args, env = server.bridge_command()
+    return subprocess.Popen([command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**os.environ, **env})
+
+
+@pytest.mark.anyio
+async def test_the_bridge_exits_when_the_harness_side_goes_away() -> None:
+    server = ToolServer([add])
+    async with server.serving():
+        bridge = _spawn_bridge(server)
+        try:
+            with anyio.fail_after(20):
+                assert bridge.stdin is not None and bridge.stdout is not None
+                bridge.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+                bridge.stdin.flush()
+                assert b'"id":1' in await anyio.to_thread.run_sync(bridge.stdout.readline)  # connected
+        except BaseException:
+            bridge.kill()
+            raise
+    code = await anyio.to_thread.run_sync(lambda: bridge.wait(timeout=10))  # raises if it outlives the server
+    assert code == 0
+
+
+def test_the_bridge_exits_when_its_agent_is_killed() -> None:
+    async def main() -> None:
+        server = ToolServer([add])
+        async with server.serving():
+            command, args, env = server.bridge_command()
+            agent = await anyio.open_process([sys.executable, "-c", AGENT, command, *args], env={**os.environ, **env},
+                                             stdin=subprocess.DEVNULL, stderr=None)
+            try:
+                assert agent.stdout is not None
+                with anyio.fail_after(20):
+                    line = b""
+                    while not line.endswith(b"\n"):
+                        line += await agent.stdout.receive(64)
+                bridge = os.pidfd_open(int(line))  # not our child: its pidfd says when it is gone
+                try:
+                    agent.kill()  # SIGKILL: the agent cannot clean up
+                    with anyio.fail_after(10):
+                        await agent.wait()
+                    gone, _, _ = await anyio.to_thread.run_sync(select.select, [bridge], [], [], 10.0)
+                    assert gone, "the bridge outlived its agent by 10 s"
+                finally:
+                    os.close(bridge)
+            finally:
+                if agent.returncode is None:
+                    agent.kill()
+                await agent.aclose()
+
+    anyio.run(main)
+
+
+AGENT = (
+    "import subprocess, sys, time\n"
+    "b = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)\n"
+    "b.stdin.write(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\\n'); b.stdin.flush()\n"
+    "b.stdout.readline()\n"
+    "print(b.pid, flush=True)\n"
+    "time.sleep(600)\n"
+)
+"""An "agent": spawns the bridge with pipes it alone holds, pings through it, prints its pid, then waits."""
+
+
+def test_the_bridge_run_by_hand_says_it_is_not_a_command() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_TOOLS_")}
+    done = subprocess.run([sys.executable, "-m", "harness_core.toolbridge"], env=env, capture_output=True,
+                          timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert b"HARNESS_TOOLS_SOCKET and HARNESS_TOOLS_SECRET must be set" in done.stderr

@@ -1,0 +1,115 @@
+"""Which core tests exercise what differs between Python versions: each gets the `version_sensitive` marker from
+what its own code touches (its body, the test-suite helpers it calls, its fixtures). Knows no Harness module.
+
+tox runs the whole core suite on one Python and only these tests on the others (tox.ini's header says why)."""
+
+from __future__ import annotations
+
+import inspect
+import io
+import re
+import tokenize
+import types
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+
+EXERCISES: dict[str, re.Pattern[str]] = {
+    # signals and process lifecycles: delivery, process groups, reaping, pidfds change between versions
+    "signals": re.compile(r"\bsignal\.|\bSIG[A-Z]{2,}\b|\bkillpg\b|\bos\.kill\b|send_signal|\.terminate\(|\.kill\("),
+    "processes": re.compile(r"\bPopen\b|\bChildProcess\b|open_process|run_process|create_subprocess|"
+                            r"start_new_session|process_group|pidfd|waitpid|\bpexpect\b|--background|\bjobs\.\w"),
+    # the terminal: ptys, readline, terminal modes
+    "terminal": re.compile(r"\bpty\b|\breadline\b|\btermios\b|\bisatty\b|openpty|\bfcntl\b"),
+    # the event loops themselves, not through anyio
+    "event loops": re.compile(r"\basyncio\.|\btrio\.|^\s*import (?:asyncio|trio)\b", re.MULTILINE),
+    # cancellation: asyncio's changed in 3.11 (uncancel, TaskGroup, timeout) and anyio takes other paths before it
+    "cancellation": re.compile(r"[Ii]nterrupt|\.cancel\(|CancelScope|cancel_scope|idle_timeout|[Cc]ancelled"),
+    # typing and model introspection
+    "typing": re.compile(r"get_type_hints|__annotations__|model_json_schema|TypeAdapter|\btyping\."),
+    # the code that branches on sys.version_info: tomllib (config), logging's stacklevel, rmtree's onexc (worktrees);
+    # argparse, whose --help layout changes between versions
+    "version branches": re.compile(r"version_info|tomllib|config\.toml|\bcaplog\b|stacklevel|[Ww]orktree|--help"),
+}
+"""What makes a test version-sensitive, found in its code: name → pattern."""
+
+
+def _names(code: types.CodeType) -> set[str]:
+    found = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _names(const)
+    return found
+
+
+def _ours(obj: object, root: Path) -> bool:
+    try:
+        source = inspect.getsourcefile(obj)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return source is not None and Path(source).resolve().is_relative_to(root)
+
+
+def _without_comments(source: str) -> str:
+    try:
+        tokens = [tok for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type != tokenize.COMMENT]
+        return tokenize.untokenize(tokens)
+    except (tokenize.TokenError, SyntaxError):
+        return source
+
+
+def code_of(function: object, fixtures: Iterable[object] = (), owner: type | None = None,
+            root: Path = TESTS_DIR) -> str:
+    """The source (comments left out) a test runs from the test suite under `root`: `function`, the suite's
+    functions and classes it names (transitively), its `fixtures`, and its class's methods it calls on `self`."""
+    seen: set[int] = set()
+    texts: list[str] = []
+
+    def visit(obj: object) -> None:
+        obj = inspect.unwrap(obj) if callable(obj) else obj
+        if id(obj) in seen or not _ours(obj, root):
+            return
+        seen.add(id(obj))
+        try:
+            texts.append(_without_comments(inspect.getsource(obj)))  # type: ignore[arg-type]
+        except (OSError, TypeError):
+            return
+        code = getattr(obj, "__code__", None)
+        if isinstance(code, types.CodeType):
+            scope = getattr(obj, "__globals__", {})
+            for name in _names(code):
+                for target in (scope.get(name), getattr(owner, name, None) if owner is not None else None):
+                    if inspect.isfunction(target) or inspect.isclass(target):
+                        visit(target)
+
+    visit(function)
+    for fixture in fixtures:
+        visit(fixture)
+    return "\n".join(texts)
+
+
+def exercises(source: str) -> list[str]:
+    """What of `EXERCISES` this test code touches."""
+    return [name for name, pattern in EXERCISES.items() if pattern.search(source)]
+
+
+def item_exercises(item: pytest.Item, root: Path = TESTS_DIR) -> list[str]:
+    """What of `EXERCISES` a collected test of the suite under `root` touches (nothing for a test that is not a
+    Python function there)."""
+    function = getattr(item, "function", None)
+    if function is None or not _ours(function, root):
+        return []
+    info = getattr(item, "_fixtureinfo", None)
+    fixtures = [defs[-1].func for defs in (info.name2fixturedefs.values() if info is not None else []) if defs]
+    return exercises(code_of(function, fixtures, getattr(item, "cls", None), root))
+
+
+def mark_version_sensitive(items: Iterable[pytest.Item], root: Path = TESTS_DIR) -> None:
+    """Give `version_sensitive` to each test under `root` that exercises what differs between versions (a test
+    may also carry the marker by hand, for what its code does not show)."""
+    for item in items:
+        if item.get_closest_marker("version_sensitive") is None and item_exercises(item, root):
+            item.add_marker(pytest.mark.version_sensitive)
