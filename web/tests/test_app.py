@@ -14,8 +14,9 @@ from harness_core import Done, HarnessResult, RunStarted, RunStatus
 
 from harness_view import ViewerSettings, create_app
 from harness_view.catalog import LIMIT
-from harness_view.live import runs_events
+from harness_view.live import run_events, runs_events
 from harness_view.pages import Site
+from harness_view.render import Links
 
 
 def write_run(runs: Path, run_id: str, *, done: bool = True) -> None:
@@ -83,7 +84,8 @@ def test_a_long_list_shows_its_newest_rows_and_offers_the_rest(tmp_path: Path) -
     status, page = get(settings, tmp_path, "/", "127.0.0.1:8000")
     assert status == 200 and page.count('<tr class="run"') == LIMIT
     assert f"the newest {LIMIT} of the {LIMIT + 5} shown" in page and 'href="/?all=1"' in page
-    assert get(settings, tmp_path, ["/", "all=1"][0] + "", "127.0.0.1:8000")[0] == 200
+    status, every = get(settings, tmp_path, "/?all=1", "127.0.0.1:8000")  # the link it offers shows the rest
+    assert status == 200 and every.count('<tr class="run"') == LIMIT + 5
 
 
 def test_the_live_list_says_when_a_run_comes_and_when_it_ends(tmp_path: Path) -> None:
@@ -108,6 +110,61 @@ def test_the_live_list_says_when_a_run_comes_and_when_it_ends(tmp_path: Path) ->
     assert said[0].startswith(": watching")
     assert said[1] == 'event: runs\ndata: {"count": 2}\n\n'
     assert said[2] == 'event: runs\ndata: {"count": 1}\n\n'
+
+
+def test_a_live_page_of_a_run_lost_before_its_stream_shows_it_lost(tmp_path: Path) -> None:
+    """The page showed `running`; its writer died before the stream's first look: the stream sends the head (status
+    `lost`, no Cancel) before `end`, so the page does not stay `running`."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    run_id = "20260101T000000-0000000c"
+    write_run(runs, run_id, done=False)  # no writer holds it: it reads `lost`
+    site = Site(ViewerSettings(runs))
+
+    async def main() -> list[str]:
+        with anyio.fail_after(30):
+            return [said async for said in run_events(site, run_id, 0, Links(), shown="running")]
+
+    said = anyio.run(main)
+    assert said[-1] == 'event: end\ndata: {"status": "lost"}\n\n'
+    heads = [json.loads(s.split("data: ", 1)[1]) for s in said if s.startswith("event: block")]
+    head = next(h["html"] for h in heads if h["key"] == "head")
+    assert 'id="run-status">lost<' in head and "Cancel run" not in head
+
+
+def test_an_unsafe_runs_dir_is_a_page_that_says_what_to_do(tmp_path: Path) -> None:
+    """The runs dir made group-writable while the viewer runs: every page is the error page with the store's next
+    step (`chmod 700`), and nothing of a run is read from it."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    run_id = "20260101T000000-0000000d"
+    write_run(runs, run_id)
+    settings = ViewerSettings(runs)
+    assert get(settings, tmp_path, f"/runs/{run_id}", "127.0.0.1:8000")[0] == 200
+    runs.chmod(0o770)
+    for path in ("/", f"/runs/{run_id}", f"/runs/{run_id}/log"):
+        status, body = get(settings, tmp_path, path, "127.0.0.1:8000")
+        assert status == 500, path
+        assert "chmod 700" in body and run_id not in body.split("<main", 1)[1], path
+
+
+def test_a_websocket_is_closed_unheard(tmp_path: Path) -> None:
+    """The viewer speaks HTTP only: a websocket (uvicorn takes them once `websockets` is installed) is closed before
+    anything of the app sees it, token or not."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    scope = {"type": "websocket", "path": "/events", "raw_path": b"/events", "query_string": b"", "headers": [],
+             "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 50000), "scheme": "ws", "root_path": ""}
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    anyio.run(create_app(ViewerSettings(runs), cwd=tmp_path), scope, receive, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}]
 
 
 def test_a_batch_links_every_try_of_a_retried_task(tmp_path: Path) -> None:
