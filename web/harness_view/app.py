@@ -6,7 +6,7 @@ Knows HTTP (Starlette) and which module answers each route; the pages, the actio
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qs, quote
@@ -62,8 +62,26 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
         return HTMLResponse(site.runs(filters, batch, links=_LINKS, fragment=True,
                                       every=request.query_params.get("all") == "1"))
 
+    streams = [0]  # event streams open now (bounded by settings.max_streams)
+
+    def streaming(events: AsyncIterator[str]) -> Response:
+        if streams[0] >= settings.max_streams:
+            return HTMLResponse(site.html("error.html", _LINKS, status=503, detail=(
+                f"Too many live pages open ({streams[0]}): close some of this viewer's tabs, then reload this one.")),
+                status_code=503)
+
+        async def counted() -> AsyncIterator[str]:
+            streams[0] += 1  # counted while it streams: from its first event until the page goes (or Ctrl-C)
+            try:
+                async for said in events:
+                    yield said
+            finally:
+                streams[0] -= 1
+
+        return StreamingResponse(counted(), media_type="text/event-stream")
+
     async def runs_stream(request: Request) -> Response:
-        return StreamingResponse(runs_events(site), media_type="text/event-stream")
+        return streaming(runs_events(site))
 
     def run_page(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -79,8 +97,7 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
         except ValueError:
             after = -1
         shown = request.query_params.get("status", "")[:40]  # the status the page shows: compared, never shown
-        return StreamingResponse(run_events(site, run_id, after, _LINKS, shown=shown),
-                                 media_type="text/event-stream")
+        return streaming(run_events(site, run_id, after, _LINKS, shown=shown))
 
     def run_file(request: Request) -> Response:
         opened = open_file(settings.runs_dir, request.path_params["run_id"], request.path_params["which"])

@@ -1,5 +1,6 @@
-"""Live pages as server-sent events: a run's log followed (each section an event changed, re-rendered) until its
-`done`, and the runs directory watched (an event whenever the list would show something new).
+"""Live pages as server-sent events: a run's log followed (each section an event changed, re-rendered; a growing
+text only its new characters) until its `done`, and the runs directory watched (an event whenever the list would
+show something new).
 
 Knows the run store's follower, the timeline and the pages; nothing of HTTP beyond the SSE line format.
 """
@@ -28,6 +29,7 @@ POLL = 0.2
 _STATUS_EVERY = 2.0
 _PING_EVERY = 15.0
 _LIVE = ("running", "waiting for approval")
+_GROWING = ("text", "reasoning")
 
 
 def sse(event: str, data: Any) -> str:
@@ -45,6 +47,8 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
         return
     timeline = Timeline()
     state = {"status": shown}
+    sent: dict[str, int] = {}
+    """Characters of each text or reasoning block the page has (after its first `block`, only `append`s)."""
     pinged = time.monotonic()
 
     def step(follower: LogFollower) -> list[str]:
@@ -59,10 +63,19 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
             changed.extend([HEAD, RESULT] if state["status"] else [])
             state["status"] = summary.status
         out: list[str] = []
-        if changed:
-            page = site.page_of(run_id, timeline, summary)
-            out = [sse("block", {"key": key, "html": site.section(page, key, links=links)})
-                   for key in dict.fromkeys(changed)]
+        page = site.page_of(run_id, timeline, summary) if changed else None
+        for key in dict.fromkeys(changed):
+            block = timeline.block(key)
+            if block is not None and block.kind in _GROWING and key in sent:
+                text = block.text  # the page has `sent[key]` characters of it: send only the rest, as text
+                if len(text) > sent[key]:
+                    out.append(sse("append", {"key": key, "text": text[sent[key]:], "length": len(text)}))
+                    sent[key] = len(text)
+                continue
+            if block is not None and block.kind in _GROWING:
+                sent[key] = len(block.text)
+            if page is not None:
+                out.append(sse("block", {"key": key, "html": site.section(page, key, links=links)}))
         if follower.over:
             out.append(sse("end", {"status": state["status"]}))
         return out

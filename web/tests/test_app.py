@@ -10,7 +10,8 @@ from typing import Any
 
 import anyio
 import pytest
-from harness_core import Done, HarnessResult, RunStarted, RunStatus
+from harness_core import Done, HarnessResult, RunStarted, RunStatus, TextDelta
+from harness_core.store import LogWriter
 
 from harness_view import ViewerSettings, create_app
 from harness_view.catalog import LIMIT
@@ -146,6 +147,109 @@ def test_an_unsafe_runs_dir_is_a_page_that_says_what_to_do(tmp_path: Path) -> No
         status, body = get(settings, tmp_path, path, "127.0.0.1:8000")
         assert status == 500, path
         assert "chmod 700" in body and run_id not in body.split("<main", 1)[1], path
+
+
+def test_a_growing_text_is_streamed_as_its_new_characters_only(tmp_path: Path) -> None:
+    """A live run's text block grows by 1 KB deltas: after its first `block`, each poll sends an `append` of only
+    the new characters (escaped by the page as text), never the whole block again."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    run_id = "20260101T000000-0000000e"
+    writer = LogWriter(runs / f"{run_id}.jsonl")
+    seq = iter(range(1000))
+
+    def write(event: Any) -> None:
+        writer.write_line(event.model_copy(update={"seq": next(seq)}).model_dump_json().encode())
+        writer.flush()
+
+    write(RunStarted(run_id=run_id, ts=1.0, provider="p", provider_version="1", spec={"prompt": "go"}))
+    write(TextDelta(run_id=run_id, text="<b>" + "a" * 1021, item_id="m1"))
+    site = Site(ViewerSettings(runs))
+
+    async def main() -> list[dict[str, Any]]:
+        said: list[dict[str, Any]] = []
+        stream = run_events(site, run_id, -1, Links(), shown="running")
+        with anyio.fail_after(30):
+            while not any(m["event"] == "block" and m["data"]["key"] == "b0" for m in said):
+                said.append(parse_sse(await stream.__anext__()))
+            for n in range(3):
+                write(TextDelta(run_id=run_id, text=str(n) * 1024, item_id="m1"))
+                while not said or said[-1]["event"] != "append":
+                    said.append(parse_sse(await stream.__anext__()))
+                said.append({"event": "-", "data": {}})
+            write(Done(run_id=run_id, ts=2.0, result=HarnessResult(status=RunStatus.SUCCESS, run_id=run_id,
+                                                                   provider="p")))
+            writer.close()
+            async for message in stream:
+                said.append(parse_sse(message))
+        return said
+
+    said = anyio.run(main)
+    appends = [m["data"] for m in said if m["event"] == "append"]
+    assert [a["text"] for a in appends] == [str(n) * 1024 for n in range(3)]
+    assert appends[-1]["length"] == 4 * 1024
+    blocks = [m["data"]["html"] for m in said if m["event"] == "block" and m["data"]["key"] == "b0"]
+    assert len(blocks) == 1 and "&lt;b&gt;" in blocks[0]  # the whole block once; its growth only as appends
+    assert said[-1] == {"event": "end", "data": {"status": "success"}}
+
+
+def parse_sse(message: str) -> dict[str, Any]:
+    if message.startswith(":"):
+        return {"event": ":", "data": {}}
+    head, data = message.split("\ndata: ", 1)
+    return {"event": head.removeprefix("event: "), "data": json.loads(data)}
+
+
+def test_live_pages_are_bounded(tmp_path: Path) -> None:
+    """One live page more than `max_streams` gets 503 and says what to do; once a page goes, another may come."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    settings = ViewerSettings(runs, max_streams=1)
+    app = create_app(settings, cwd=tmp_path)
+
+    def scope() -> dict[str, Any]:
+        return {"type": "http", "method": "GET", "path": "/events", "raw_path": b"/events", "query_string": b"",
+                "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Bearer {settings.token}".encode())],
+                "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 50000), "scheme": "http",
+                "http_version": "1.1", "root_path": "", "asgi": {"version": "3.0", "spec_version": "2.3"}}
+
+    async def main() -> list[int]:
+        statuses: list[int] = []
+        first_said = anyio.Event()
+        gone = anyio.Event()
+
+        async def first_receive() -> dict[str, Any]:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def first_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body" and message.get("body"):
+                first_said.set()
+
+        async def second() -> int:
+            sent: list[dict[str, Any]] = []
+
+            async def receive() -> dict[str, Any]:
+                await anyio.sleep_forever()
+                return {}
+
+            async def send(message: dict[str, Any]) -> None:
+                sent.append(message)
+
+            with anyio.move_on_after(2):  # a stream that is let in streams until its page goes: look at its head
+                await app(scope(), receive, send)
+            return int(next(m["status"] for m in sent if m["type"] == "http.response.start"))
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(app, scope(), first_receive, first_send)
+                await first_said.wait()
+                statuses.append(await second())
+                gone.set()
+            statuses.append(await second())
+        return statuses
+
+    assert anyio.run(main) == [503, 200]
 
 
 def test_a_websocket_is_closed_unheard(tmp_path: Path) -> None:
