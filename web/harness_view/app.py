@@ -173,8 +173,8 @@ def _notice(page: RunPage, request: Request) -> str | None:
             return None
         by = f" ({resolved.reason})" if resolved.reason else ""
         return f"Request {resolved.request_id} {_SAID[resolved.decision.value]}{by}, as the run recorded it."
-    if request.query_params.get("done") == "cancel":
-        return f"Cancel asked; the run is {page.status}."
+    if request.query_params.get("done") == "cancel":  # what the run's log says now, not the URL
+        return f"Cancel asked; the run is {page.status}." if page.live else f"Cancelled: the run is {page.status}."
     return None
 
 

@@ -19,7 +19,8 @@ def bundle(corpus: Corpus, out: Path, *args: str) -> str:
 def test_a_bundle_of_runs_opens_from_disk(tab: Tab, corpus: Corpus, tmp_path: Path) -> None:
     out = tmp_path / "share"
     said = bundle(corpus, out, corpus.demo["claude"], corpus.chat[0][:-2], corpus.hostile_run)
-    assert f"wrote {out / 'index.html'}" in said
+    assert f"wrote {out / 'index.html'}" in said and "readable by every user of this machine" in said
+    assert (out / "runs" / f"{corpus.demo['claude']}.jsonl").stat().st_mode & 0o777 == 0o644  # as it says
     page = tab.page
     page.goto((out / "index.html").as_uri())
     assert "system-ui" in page.evaluate("getComputedStyle(document.body).fontFamily")  # its style came along
