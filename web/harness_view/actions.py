@@ -7,6 +7,7 @@ Knows the jobs API and the log's approval events; nothing of HTTP or pages (the 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 
@@ -72,7 +73,8 @@ def _first(run_id: str, resolved: ApprovalResolved) -> AnsweredFirstError:
 async def _resolution(path: Path, request_id: str, *, deadline: float) -> ApprovalResolved | None:
     """How the run resolved `request_id`, following its log for up to `deadline` s (0: what it holds now); None
     if it has not (busy, or over without it). Reads in a worker thread: the event loop never waits on a file."""
-    with LogFollower(path, on_bad_line=lambda _bad: None) as follower, anyio.move_on_after(deadline):
+    bounded = anyio.move_on_after(deadline) if deadline > 0 else contextlib.nullcontext()  # 0: one whole read
+    with LogFollower(path, on_bad_line=lambda _bad: None) as follower, bounded:
         while True:
             for event in await anyio.to_thread.run_sync(follower.read):
                 if isinstance(event, ApprovalResolved) and event.request_id == request_id:

@@ -35,6 +35,10 @@ def test_another_host_is_said_to_carry_the_token_unencrypted(corpus: Corpus) -> 
     viewer = start_viewer(["--runs-dir", str(corpus.runs_dir), "--host", "127.0.0.2"], corpus.env, corpus.root)
     try:
         assert viewer.base.startswith("http://127.0.0.2:")
+        page = http.client.HTTPConnection("127.0.0.2", viewer.port, timeout=30)
+        page.request("GET", "/", headers={"Cookie": f"harness_view_{viewer.port}={viewer.token}"})
+        assert page.getresponse().status == 200  # it serves there (and so has its Ctrl-C handler)
+        page.close()
     finally:
         assert stop_viewer(viewer) == 0
     said = viewer.stderr.read_text()

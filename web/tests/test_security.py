@@ -186,8 +186,12 @@ def test_an_answer_from_the_page_reports_what_the_run_recorded(viewer: Viewer, c
     AnswersFile(answers_path(corpus.runs_dir, run_id)).answer(request_id, ApprovalDecision.DENY, by="harness approve")
     status, _, body = request(viewer, "POST", f"/runs/{run_id}/approve", headers=form,
                               body=f"request_id={request_id}&decision=approve&csrf={csrf(viewer)}")
-    assert status == 409, body
-    assert f"request {request_id} of run {run_id} was answered first (answered with harness approve): deny" in body
+    said = f"request {request_id} of run {run_id} was answered first (answered with harness approve): deny"
+    assert status == 409 and said in body, body[body.find("<main"):][:2000]
+    # once more, now that the run has surely taken the deny (the request is no longer waiting): the same answer
+    status, _, body = request(viewer, "POST", f"/runs/{run_id}/approve", headers=form,
+                              body=f"request_id={request_id}&decision=approve&csrf={csrf(viewer)}")
+    assert status == 409 and said in body, body[body.find("<main"):][:2000]
     assert 'class="notice"' not in body
     log = [json.loads(line) for line in (corpus.runs_dir / f"{run_id}.jsonl").read_text().splitlines()]
     assert next((e["decision"], e["reason"]) for e in log if e["type"] == "approval_resolved") == (
