@@ -267,7 +267,15 @@ async def _attempt(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the agent's to read, not a crashed run
             _log.info("tool raised", tool=tool.name, error=f"{type(exc).__name__}: {exc}")
             return _error(f"{tool.name} raised {type(exc).__name__}: {exc}")
-    return _error(f"{tool.name} did not finish within its timeout of {tool.timeout:g} s and was stopped")
+    return _error(f"{tool.name} did not finish within its timeout of {tool.timeout:g} s{_fate(tool)}")
+
+
+def _fate(tool: Tool) -> str:
+    """What became of a call cut short, as the agent reads it: an async function is cancelled; a sync one cannot
+    be, and runs on in its thread."""
+    if tool.is_async:
+        return " and was cancelled"
+    return "; it is still running in the background (a sync function cannot be stopped) and its result will be dropped"
 
 
 def _private_dir() -> Path:
