@@ -48,7 +48,9 @@ class ToolHost(Protocol):
     @property
     def interrupt_requested(self) -> anyio.Event: ...
 
-    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision: ...
+    async def request_tool_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        """Ask the run's approvals to decide a call (the operation's approver, never an automatic approval)."""
+        ...
 
 
 class ToolServer:
@@ -225,7 +227,7 @@ class ToolServer:
             display=HarnessToolDetails(kind=ToolKind.MCP, title=tool.name,
                                        raw={"server": SERVER_NAME, "tool": tool.name, "arguments": arguments}),
             reason=f"the tool {tool.name} asks for approval before each call")
-        decision = await host.request_approval(request)
+        decision = await host.request_tool_approval(request)
         if decision is ApprovalDecision.APPROVE:
             return None
         return f"the call to {tool.name} was not approved ({decision.value}); do not retry it unchanged"

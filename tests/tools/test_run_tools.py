@@ -151,6 +151,30 @@ async def test_a_tool_needing_approval_goes_through_the_runs_approvals(host: Plu
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("disallowed", [set(), {"shell"}])
+async def test_a_tool_needing_approval_is_never_approved_by_the_runner(host: PluginHost, runs_dir: Path,
+                                                                       disallowed: set[str]) -> None:
+    """Under `approval=never` a filter Harness enforces makes the runner approve the agent's own requests itself;
+    a Python tool's `requires_approval` is still the operation's approver's to decide."""
+    asked: list[ApprovalRequested] = []
+
+    def approver(request: ApprovalRequested) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision.DENY
+
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call("guarded", what="prod"), {"say": "{tool_result}"}), approval="never",
+                                disallowed_tools=disallowed),
+                           "scripted", runs_dir=runs_dir, tools=[guarded], approver=approver, on_event=events.append)
+    assert [a.display.title for a in asked] == ["guarded"]
+    resolved = [(e.decision.value, e.decided_by) for e in events if e.type == "approval_resolved"]
+    assert resolved == [("deny", "callback")]
+    assert calls == []
+    assert result.final_text == "the call to guarded was not approved (deny); do not retry it unchanged"
+
+
+@pytest.mark.anyio
 async def test_the_per_run_secret_reaches_no_file_harness_writes(host: PluginHost, runs_dir: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "tool-secret-0123456789abcdef"

@@ -60,7 +60,7 @@ class Host:
         self.decision = decision
         self.asked: list[ApprovalRequested] = []
 
-    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+    async def request_tool_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         self.asked.append(request)
         return self.decision
 
