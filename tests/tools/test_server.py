@@ -143,6 +143,50 @@ async def test_a_tool_that_requires_approval_asks_the_run(decision: ApprovalDeci
                                                     "retry it unchanged")
 
 
+class Undecided(Host):
+    """A run whose approvals never answer (a human away from the terminal): it records when its wait is cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = anyio.Event()
+        self.withdrawn = anyio.Event()
+
+    async def request_tool_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        self.asked.append(request)
+        self.waiting.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.withdrawn.set()
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("ended_by", ["interrupt", "turn end"])
+async def test_a_call_waiting_for_approval_is_cancelled_by_the_interrupt_or_the_turns_end(ended_by: str) -> None:
+    server = ToolServer([delete_everything])
+    server.host = host = Undecided()
+    async with server.serving(), bridged(server) as session:
+        outcome: list[object] = []
+
+        async def call() -> None:
+            outcome.append(await session.call_tool("delete_everything", {"path": "/"}))
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await host.waiting.wait()
+                if ended_by == "interrupt":
+                    host.interrupt_requested.set()
+                else:  # what the runner does when the provider returns
+                    server.host = None
+                    await server.stop_calls("the agent's turn ended before it finished")
+                    assert host.withdrawn.is_set()  # settled before stop_calls returns (so before the run's `done`)
+    assert host.withdrawn.is_set()
+    why = "the run was interrupted" if ended_by == "interrupt" else "the agent's turn ended before it finished"
+    assert outcome[0].is_error and text(outcome[0]) == f"delete_everything was cancelled: {why}"  # type: ignore[attr-defined]
+
+
 @pytest.mark.anyio
 async def test_between_runs_a_tool_needing_approval_is_refused() -> None:
     server = ToolServer([delete_everything])
