@@ -9,9 +9,7 @@ from __future__ import annotations
 import hmac
 import itertools
 import secrets
-import shutil
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +23,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
 from harness_core._logging import get_logger
+from harness_core._scratch import Scratch
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessToolDetails, ToolKind
 from harness_core.tools.compat import with_object_result
 from harness_core.tools.http import require_asyncio, serve_loopback
@@ -117,7 +116,8 @@ class ToolServer:
         """
         if http:
             require_asyncio()
-        self._dir = _private_dir()
+        scratch = _private_dir()
+        self._dir = scratch.path
         thrown: BaseException | None = None
         try:
             listener = await anyio.create_unix_listener(self.socket_path)
@@ -143,7 +143,7 @@ class ToolServer:
                 raise thrown from None
             raise
         finally:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            scratch.release()
 
     def cancel_calls(self, reason: str = "the tool server is shutting down") -> None:
         """Cancel every call in progress, waiting for its approval or running (each answers the agent with a tool
@@ -299,12 +299,14 @@ def _fate(tool: Tool) -> str:
     return "; it is still running in the background (a sync function cannot be stopped) and its result will be dropped"
 
 
-def _private_dir() -> Path:
-    """A new 0700 directory for the socket, short enough for a unix socket path (at most 107 bytes)."""
-    made = Path(tempfile.mkdtemp(prefix="harness-tools-"))
-    if len(str(made)) > 80:  # a long $TMPDIR
-        made.rmdir()
-        made = Path(tempfile.mkdtemp(prefix="harness-tools-", dir="/tmp"))
+def _private_dir() -> Scratch:
+    """A new 0700 scratch directory for the socket, short enough for a unix socket path (at most 107 bytes); held
+    while this process lives, so a killed Harness's is swept like its other scratch directories (`harness clean`,
+    a batch's start)."""
+    made = Scratch("harness-tools-")
+    if len(str(made.path)) > 80:  # a long $TMPDIR
+        made.release()
+        made = Scratch("harness-tools-", "/tmp")
     return made
 
 

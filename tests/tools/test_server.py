@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -18,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness_core import ApprovalDecision, ApprovalRequested, tool
+from harness_core._scratch import sweep_scratch
 from harness_core.tools.server import ToolServer
 
 started = anyio.Event()
@@ -234,6 +238,43 @@ async def test_a_connection_without_the_secret_is_closed() -> None:
                 with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
                     await stream.receive()
     assert not server.socket_path.parent.exists()  # the private directory is gone with the server
+
+
+_SERVE = """
+import anyio
+from harness_core import tool
+from harness_core.tools.server import ToolServer
+
+@tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+async def main() -> None:
+    async with ToolServer([add]).serving() as server:
+        print(server.socket_path, flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+
+
+def test_the_socket_directory_of_a_killed_harness_is_swept_like_its_other_scratch() -> None:
+    root = Path(tempfile.mkdtemp(prefix="ht-", dir="/tmp"))  # short: the socket path must stay under 108 bytes
+    try:
+        child = subprocess.Popen([sys.executable, "-c", _SERVE], env={**os.environ, "TMPDIR": str(root)},
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None
+            assert select.select([child.stdout], [], [], 60)[0], "the tool server never started"
+            made = Path(child.stdout.readline().strip()).parent
+        finally:
+            child.kill()  # SIGKILL: no `finally` of its own runs
+            child.wait(timeout=10)
+        assert made.parent == root and made.is_dir()
+        assert [leftover.path for leftover in sweep_scratch(root)] == [made]
+        assert not made.exists()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _spawn_bridge(server: ToolServer) -> subprocess.Popen[bytes]:
