@@ -128,7 +128,7 @@ def _import(where: str, reference: str) -> ModuleType:
                                      "(tools.py) or a module importable from this Python (pip install it, or "
                                      "run from the directory that holds it)") from None
             raise
-    except ToolsLoadError:
+    except (ToolsLoadError, KeyboardInterrupt):  # Ctrl-C during a slow import is the user stopping, not a bug
         raise
     except BaseException as exc:  # noqa: BLE001 - the user's module may raise anything, SystemExit included
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
