@@ -401,8 +401,8 @@ def test_a_project_file_that_is_not_the_users_own_is_ignored(tmp_path: Path, mon
     shown = json.loads(invoke("config", "--json", "-C", str(shared)).stdout)
     assert shown["files"][1]["ignored"] == f"its directory {shared} is writable by every user"
     shared.chmod(0o755)
-    real = os.getuid()
-    monkeypatch.setattr(os, "getuid", lambda: real + 1)  # the file is now someone else's
+    real = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real + 1)  # the file is now someone else's
     out = invoke("config", "-C", str(shared))
     assert f"# project file: {project} (ignored: it is owned by another user (uid {real}))" in out.stdout
     assert "# model: not set" in out.stdout and "harness: warning: ignoring" in out.stderr
