@@ -59,6 +59,10 @@ def test_open_hands_the_browser_a_private_file_not_the_token(corpus: Corpus, tmp
         while not (said.exists() and said.read_text().endswith("\n")):
             assert time.monotonic() < deadline, "the browser was never started"
             time.sleep(0.05)
+        page = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+        page.request("GET", "/", headers={"Cookie": f"harness_view_{viewer.port}={viewer.token}"})
+        assert page.getresponse().status == 200  # it serves (and so has its Ctrl-C handler) before it is stopped
+        page.close()
     finally:
         assert stop_viewer(viewer) == 0
     args = said.read_text()
