@@ -139,7 +139,7 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         name="scripted",
         version="1.0",
         capabilities=frozenset(Capability),
-        description="In-process scenario player for tests (no CLI); an `mcp` step calls the Python tools for real.",
+        description="In-process scenario player for tests (no CLI); its `mcp` steps call Python tools.",
         tool_filters=frozenset({"mcp", "mcp:*", "web"}),
         approval_kinds=frozenset({"shell", "edit", "write", "read"}),
     )

@@ -74,7 +74,7 @@ PROVIDERS_JSON = textwrap.dedent("""\
             "streaming",
             "structured_output"
           ],
-          "description": "In-process scenario player for tests (no CLI); an `mcp` step calls the Python tools for real.",
+          "description": "In-process scenario player for tests (no CLI); its `mcp` steps call Python tools.",
           "available": true,
           "reason": null,
           "cli_path": null,
