@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,14 @@ __all__ = ["EVERYTHING_BIN", "ToolTests", "everything_server"]
 
 EVERYTHING_BIN = "mcp-server-everything"
 """The executable of `@modelcontextprotocol/server-everything` (pinned in scripts/install-clis.sh)."""
-_PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" \
-       b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
-"""A 1x1 PNG (what an agent that checks an image's header takes as one)."""
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+
+_PNG = b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", (8).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])) \
+    + _png_chunk(b"IDAT", zlib.compress(b"".join(b"\x00" + b"\xff\x00\x00" * 8 for _ in range(8)))) \
+    + _png_chunk(b"IEND", b"")
+"""An 8x8 red PNG, valid to its checksums (Codex decodes an image and drops one it cannot read)."""
 
 
 def everything_server() -> McpServer | None:
