@@ -52,8 +52,9 @@ async def test_a_projects_hooks_and_mcp_servers_run_only_in_a_trusted_project(tm
     setup = ClaudeProvider().offline_setup(SCENARIOS["tools"], ws, tmp_path / "state")
     assert setup.backend is not None
     with setup.backend:
+        # a run gets only its own MCP servers (--strict-mcp-config) unless it keeps Claude Code's own
         spec = AgentRunSpec(prompt="do it", cwd=ws, env=setup.env, sandbox="read-only", trust_project=trusted,
-                            provider_options={"claude_bin": CLAUDE, "max_retries": 0})
+                            provider_options={"claude_bin": CLAUDE, "max_retries": 0, "keep_user_mcp_servers": True})
         out = await run_spec(spec, host, timeout=120)
     assert out.result.status.value == "success", out.result.error
     ran = sorted(p.name for p in markers.iterdir())
