@@ -46,7 +46,7 @@ def _png_chunk(kind: bytes, data: bytes) -> bytes:
 _PNG = b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", (8).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])) \
     + _png_chunk(b"IDAT", zlib.compress(b"".join(b"\x00" + b"\xff\x00\x00" * 8 for _ in range(8)))) \
     + _png_chunk(b"IEND", b"")
-"""An 8x8 red PNG, valid to its checksums (Codex decodes an image and drops one it cannot read)."""
+"""An 8x8 red PNG, valid to its checksums (an agent may decode an image and drop one it cannot read)."""
 
 
 def everything_server() -> McpServer | None:
