@@ -54,11 +54,17 @@ def _ours(obj: object, root: Path) -> bool:
 
 
 def _without_comments(source: str) -> str:
+    """`source` with its comments cut (a comment runs to its line's end; `untokenize` is not used: 3.12.1's
+    fails on some f-strings)."""
+    lines = source.splitlines(keepends=True)
     try:
-        tokens = [tok for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type != tokenize.COMMENT]
-        return tokenize.untokenize(tokens)
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                row, col = tok.start
+                lines[row - 1] = lines[row - 1][:col].rstrip() + "\n"
     except (tokenize.TokenError, SyntaxError):
         return source
+    return "".join(lines)
 
 
 def code_of(function: object, fixtures: Iterable[object] = (), owner: type | None = None,

@@ -89,6 +89,11 @@ class ContractBase:
     run_deadline: ClassVar[float] = 90.0
     """Seconds one played run may take in all, however busy, before the test fails the same way."""
     crash_after_lines: ClassVar[int] = 3
+    fake_calls_mcp: ClassVar[bool | None] = None
+    """Whether the agent played without `--harness-real` calls the MCP servers it is given (the Python-tool cases
+    need one that does). None: the provider decides: one with a `cli_name` runs a fake CLI, which reports a step's
+    `output` without calling; one without runs in process and calls them. A provider that runs a command it is
+    given (no `cli_name`) sets False when its contract plays a fake."""
     """Real mode without a scripted backend: the crash wrapper kills the CLI after this many lines of stdout."""
 
     # --- the hooks a provider overrides --------------------------------------------------------------------

@@ -153,7 +153,10 @@ class ToolTests(ContractBase):
         (`--harness-real`) or an in-process provider (a fake CLI reports a step's `output` without calling)."""
         if not {Capability.MCP_STDIO, Capability.MCP_HTTP} & self.capabilities:
             pytest.skip(f"{self.provider_name} takes no MCP server (mcp_stdio or mcp_http), so no Python tools")
-        if self._provider().cls.info.cli_name is not None and not harness_real:
+        calls = self.fake_calls_mcp
+        if calls is None:
+            calls = self._provider().cls.info.cli_name is None
+        if not harness_real and not calls:
             pytest.skip("a fake CLI does not call MCP servers; the -real env plays this against the real CLI")
 
     @pytest.mark.anyio

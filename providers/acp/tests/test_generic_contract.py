@@ -19,6 +19,7 @@ from harness_acp.testing import write_fake_agent
 
 class TestGenericAcpContract(ProviderContract):
     provider_name = "acp"
+    fake_calls_mcp = False
 
     def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
                   fault: str | None = None) -> OfflineSetup | None:
