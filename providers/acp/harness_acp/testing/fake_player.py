@@ -3,7 +3,9 @@
 Layer: testing (fake CLI). Knows the ACP updates an agent sends for text, reasoning, tool calls (kinds execute,
 read, edit; diffs; locations; `rawInput`/`rawOutput`), usage, and the permission round trip; the shapes follow the
 recorded real agents (`tests/transcripts/`). File steps are done for real in the session's cwd
-(`apply_file_step`); commands are not run (their scripted `output` is reported). An MCP tool step calls the
+(`apply_file_step`); commands are not run (their scripted `output` is reported), but a command's `sleep N` runs as a
+real `sleep` in a session of its own, as an agent's command does (the process tree Harness must own). An MCP tool
+step calls the
 tool of the stdio server the session was given (`fake_mcp`), announced as claude-agent-acp does
 (`mcp__SERVER__TOOL`); a `report_attachments` step names the image blocks the prompt carried; a command fails when
 `session/new` forbade Bash (claude-agent-acp's `_meta.claudeCode.options.disallowedTools`). Stdlib only.
@@ -15,6 +17,7 @@ changes only, `auto` asks nothing, `read-only` refuses file changes without aski
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -115,6 +118,20 @@ class FakeTurn:
             self.wire.cancel_event.wait(min(0.05, max(0.0, deadline - time.monotonic())))
         return self.cancelled()
 
+    def run_sleep(self, seconds: float) -> bool:
+        """A command's sleep, as a real `sleep` child in its own session (killed if the turn is cancelled); True
+        when cancelled meanwhile."""
+        if seconds <= 0:
+            return self.cancelled()
+        child = subprocess.Popen(["sleep", f"{seconds:g}"], start_new_session=True, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            return self.wait(seconds)
+        finally:
+            if child.poll() is None:
+                child.kill()
+            child.wait(timeout=10)
+
     def play(self, scenario: Scenario) -> tuple[str, str, tuple[str, Any] | None]:
         """(stop reason, what was said, failure (message, data) or None)."""
         for step in scenario.steps:
@@ -214,7 +231,7 @@ class FakeTurn:
                 return self._finish(cid, "failed", "The user rejected this tool call", None)
         self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "in_progress"})
         if isinstance(step, RunCommand):
-            if self.wait(command_sleep(step.command)):
+            if self.run_sleep(command_sleep(step.command)):
                 return "cancelled"
             if NO_COMMAND_OUTPUT:
                 self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "completed",
