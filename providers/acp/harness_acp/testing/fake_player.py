@@ -17,12 +17,12 @@ changes only, `auto` asks nothing, `read-only` refuses file changes without aski
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness_core.scripted.command import command_process
 from harness_core.scripted.scenarios import (
     SCENARIOS,
     TOOL_RESULT,
@@ -39,7 +39,6 @@ from harness_core.scripted.scenarios import (
     Think,
     WriteFile,
     apply_file_step,
-    command_sleep,
 )
 
 from harness_acp.testing.fake_mcp import McpCallFailed, call_tool
@@ -117,20 +116,6 @@ class FakeTurn:
                 return True
             self.wire.cancel_event.wait(min(0.05, max(0.0, deadline - time.monotonic())))
         return self.cancelled()
-
-    def run_sleep(self, seconds: float) -> bool:
-        """A command's sleep, as a real `sleep` child in its own session (killed if the turn is cancelled); True
-        when cancelled meanwhile."""
-        if seconds <= 0:
-            return self.cancelled()
-        child = subprocess.Popen(["sleep", f"{seconds:g}"], start_new_session=True, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            return self.wait(seconds)
-        finally:
-            if child.poll() is None:
-                child.kill()
-            child.wait(timeout=10)
 
     def play(self, scenario: Scenario) -> tuple[str, str, tuple[str, Any] | None]:
         """(stop reason, what was said, failure (message, data) or None)."""
@@ -231,8 +216,9 @@ class FakeTurn:
                 return self._finish(cid, "failed", "The user rejected this tool call", None)
         self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "in_progress"})
         if isinstance(step, RunCommand):
-            if self.run_sleep(command_sleep(step.command)):
-                return "cancelled"
+            with command_process(step.command) as seconds:
+                if self.wait(seconds):
+                    return "cancelled"
             if NO_COMMAND_OUTPUT:
                 self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "completed",
                              "content": []})
