@@ -2,7 +2,7 @@
 exports it, a name close to it, or an internal module that is not supported), instead of a bare "cannot import".
 
 Layer: public surface (support of the façades: `harness_core`, `.provider`, `.offline`, `.scripted.scenarios`,
-`.scripted.backends`, `.testing`, `.testing.contract`). Stdlib only; knows the façades by name and reads other
+`.scripted.backends`, `.scripted.command`, `.testing`, `.testing.contract`). Stdlib only; knows the façades by name and reads other
 modules only from `sys.modules` or by importing a runtime façade, never `harness_core.testing` (outside tests).
 """
 
@@ -24,6 +24,7 @@ FACADES = (
     "harness_core.offline",
     "harness_core.scripted.scenarios",
     "harness_core.scripted.backends",
+    "harness_core.scripted.command",
     "harness_core.testing.contract",
 )
 """The supported import paths (with `harness_core.testing`'s modules, in test code only): every other module of

@@ -8,7 +8,9 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
+from harness_core._facade import missing_name
 from harness_core.scripted.scenarios import command_sleep
 
 __all__ = ["command_process"]
@@ -31,3 +33,10 @@ def command_process(command: str) -> Iterator[float]:
         if child.poll() is None:
             child.kill()
         child.wait(timeout=10)
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any name
+
+    def __getattr__(name: str) -> Any:
+        """A name this façade does not export: an ImportError saying where it is (`harness_core._facade`)."""
+        raise missing_name(__name__, name)
