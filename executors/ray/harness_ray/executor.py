@@ -1,6 +1,5 @@
-"""The `ray` executor: each attempt a Ray task (a streaming generator) on a node offering the resources asked
-for; the run's log lines come back as the task's items and are written here, in the driver's runs directory,
-so `harness show`, `harness runs`, the results file and the progress display are the same as local.
+"""The `ray` executor: each attempt a Ray task (a streaming generator) on a node offering the resources asked for;
+its log lines come back as the task's items and are written here, in the driver's runs directory.
 
 Layer: executor plugin (the driver side). Knows the executor interface, the run store's writer and the event
 models; knows no provider. Ray is imported in `start`, not before.

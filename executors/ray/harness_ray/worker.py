@@ -1,14 +1,8 @@
-"""What runs on a Ray node: one attempt played with `harness_core.batch.play_attempt` in a thread of the Ray
-worker, its log's lines streamed back to the driver as the items of a Ray streaming generator; and the small
-actor through which the driver interrupts attempts.
+"""What runs on a Ray node: one attempt played with `harness_core.batch.play_attempt`, its log's lines streamed back
+as the items of a Ray streaming generator (listed in executors/ray/README.md); and the interrupt actor.
 
 Layer: executor plugin (the node side). Knows the batch executor contract (`play_attempt`, `TaskAttempt`) and
 Ray; knows no provider and nothing of the driver's files (the driver writes the log, this side writes nothing).
-
-Items the generator yields, in order:
-    ("hello", {"pid": ..., "node_id": ..., "node_ip": ...})   once, as the attempt starts on the node
-    ("lines", [line, ...])                                    the log's lines (no newline), in order, batched
-    ("result", result_json)                                   once, last: `play_attempt`'s result
 """
 
 from __future__ import annotations
@@ -117,9 +111,9 @@ class _Run:
 
 
 def play_remote(attempt: TaskAttempt, switch: Any, max_bytes: int) -> Iterator[Item]:
-    """The body of the Ray task (see the module docstring for what it yields). `switch` is the driver's
-    `InterruptSwitch`: once it says this run is interrupted, the run is interrupted cleanly and its remaining
-    lines, `done` included, still stream back. A Ray cancellation does the same."""
+    """The body of the Ray task (what it yields: executors/ray/README.md, "What streams back"). `switch` is the
+    driver's `InterruptSwitch`: once it says this run is interrupted, the run is interrupted cleanly and its
+    remaining lines, `done` included, still stream back. A Ray cancellation does the same."""
     context = ray.get_runtime_context()
     yield ("hello", {"pid": os.getpid(), "node_id": context.get_node_id(),
                      "node_ip": _ray.util.get_node_ip_address()})

@@ -1,12 +1,8 @@
 """One ACP agent process: the JSON-RPC peer, the handshake, the session, and where each message goes.
 
-Layer: provider lifecycle. Knows the ACP client side of the protocol around a prompt turn: `initialize` (protocol
-version 1, no client `fs` or `terminal` capabilities), `session/new` | `session/load` | `session/resume`,
-`session/set_mode`, `session/set_config_option` (model, reasoning effort), and the routing of `session/update`
-and `session/request_permission` to the prompt turn being played (`turn.PromptTurn`); between turns (and while
-`session/load` replays the history) updates go nowhere (logged) and permission requests are answered `cancelled`.
-Requests Harness did not advertise (`fs/*`, `terminal/*`) are answered "method not found". Knows nothing of
-rendering, run logs or how the operation decides approvals.
+Layer: provider lifecycle. Knows the client side of ACP around a prompt turn (`initialize`, `session/new|load|
+resume`, `session/set_mode`, `session/set_config_option`) and routes updates and permission requests to the prompt
+turn being played (`turn.PromptTurn`). Knows nothing of rendering, run logs or how approvals are decided.
 """
 
 from __future__ import annotations

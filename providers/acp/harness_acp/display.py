@@ -1,14 +1,8 @@
 """Human display of ACP tool calls: a tool call's merged state → `HarnessToolDetails`.
 
-Layer: provider (pure mapping helper). Knows the ACP `ToolCall` fields (`kind`, `title`, `status`, `locations`,
-`rawInput`, `rawOutput`, `content` with `content` / `diff` / `terminal` items) and the shapes the agents we test
-put in `rawInput`/`rawOutput` (a `command` string or argv list, `cwd`, `exit_code`/`exitCode`); knows nothing of
-processes, JSON-RPC or the runner. No I/O.
-
-ACP kinds → Harness kinds: read → read, edit → edit (write when every diff creates its file), delete → edit (a
-delete change), move → edit (a rename), search → search, execute → shell, think → agent, fetch → web, switch_mode
-and other → unknown (shell when `rawInput` carries a command). The title is Harness's ("Reading file", "Running
-command", ...); the agent's own title is kept in `raw["title"]`, and is the title of tools Harness has no word for.
+Layer: provider (pure mapping helper, no I/O). Knows the ACP `ToolCall` fields and the shapes the agents we test put
+in `rawInput`/`rawOutput`; knows nothing of processes, JSON-RPC or the runner.
+ACP kinds → Harness kinds, and titles: providers/acp/README.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """A failed `session/prompt` → the Harness error it stands for (pure).
 
-Layer: provider (pure mapping). ACP has no error vocabulary for model API failures: agents answer the prompt with
-a JSON-RPC error whose message (and sometimes `data`) carries the model API's status or its words. This module
-reads an HTTP status out of them (`429`, `status: 500`, `"code": 401`) or the words that stand for one ("rate
-limit", "quota", "unauthorized", "invalid api key", "overloaded") and classifies as every provider does
-(`error_for_status`). Knows no process and no agent's internals.
+Layer: provider (pure mapping). ACP has no error vocabulary for model API failures, so this reads an HTTP status or
+the words that stand for one out of the agent's JSON-RPC error and classifies as every provider does
+(`error_for_status`). Knows no process and no agent's internals. What it reads: providers/acp/README.md.
 """
 
 from __future__ import annotations

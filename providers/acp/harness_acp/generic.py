@@ -1,11 +1,8 @@
 """The generic `acp` provider: any agent that speaks ACP on stdio, by its command (`-o command="my-agent --acp"`).
 
-Layer: provider lifecycle. Knows how to learn what an unknown agent can do: its probe starts the command, sends
-`initialize`, reads `agentCapabilities` (and `agentInfo`), and shuts it down (bounded by `startup_timeout`); the
-answer is cached by the command line and the executable's identity (path, mtime, size: an upgrade probes again),
-in this process and, in the `harness` CLI, on disk. The runner checks the spec against those capabilities before
-the run is spawned (`CliInfo.capabilities`), so "--resume" on an agent without `loadSession` is refused up front.
-Everything else is `provider.AcpProvider`'s.
+Layer: provider lifecycle. Knows how to learn what an unknown agent can do: a probe sends `initialize` and reads
+`agentCapabilities`, cached by the command line and the executable's identity, so the runner refuses an unsupported
+spec before spawn. Everything else is `provider.AcpProvider`'s. The probe and its cache: providers/acp/README.md.
 """
 
 from __future__ import annotations

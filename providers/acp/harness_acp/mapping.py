@@ -1,19 +1,8 @@
 """ACP `session/update` notifications and stop reasons → `HarnessEvent`s and a result (pure).
 
-Layer: provider (pure mapping). Knows the ACP v1 session updates (`agent_message_chunk`, `agent_thought_chunk`,
-`tool_call`, `tool_call_update`, `plan`, `usage_update`, `user_message_chunk`, `available_commands_update`,
-`current_mode_update`, `config_option_update`, `session_info_update`) and `StopReason`; knows nothing of
-processes, JSON-RPC, approvals or the runner. No I/O: golden-tested on recorded real transcripts.
-
-One `AcpMapper` per prompt turn. A tool call's state is merged over its `tool_call` and every `tool_call_update`
-(an update carries only what changed): `tool_use` is emitted once, when the call is first seen, and `tool_result`
-once, when it reaches `completed` or `failed` (an update for a call never announced announces it first). A call
-first seen blank — `pending` with an empty `rawInput` and no content or locations, as claude-agent-acp and Qwen Code
-announce a call before its input is streamed — is held: its `tool_use` waits for the update that brings the input
-(or anything else the turn sends), so it names its command or path and its kind does not change at its result. The final
-text is the last stretch of `agent_message_chunk` text: a tool call in between starts a new one, as each agent
-message does (what the agent said before its last tool is in the stream, not in `final_text`).
-`user_message_chunk`s are the history `session/load` replays, and a turn that replays them emits nothing for them.
+Layer: provider (pure mapping, no I/O; golden-tested on recorded real transcripts). Knows the ACP v1 session updates
+and `StopReason`; knows nothing of processes, JSON-RPC, approvals or the runner. One `AcpMapper` per prompt turn.
+How tool calls are merged and held, and the final text: providers/acp/README.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,8 @@
 """How Zed's two ACP adapters run offline: codex-acp and claude-agent-acp against Harness's scripted model backends.
 
-Layer: provider configuration (harness-acp). Knows what each adapter needs to talk only to a loopback model API on
-127.0.0.1 (config overrides, environment, an isolated home) and, for claude-agent-acp, Claude Code's tool dialect.
-Knows nothing of ACP messages or Harness events, and must not import the Codex or Claude provider distributions:
-the few facts it shares with them are copied here, each with a comment naming the place it mirrors. Backends come
-only from `harness_core.scripted.backends` (stdlib only; a backend serves only once the caller enters it), so
-importing this module starts nothing; import it only for offline runs, so that a normal run never loads them.
-
-Observed with @zed-industries/codex-acp 0.16.0 (a native Rust binary with Codex built in; `.bin/codex-acp` is a
-node wrapper that `spawnSync`s it) and @zed-industries/claude-agent-acp 0.23.1 (node; @anthropic-ai/claude-agent-sdk
-0.2.83, which spawns its bundled Claude Code 2.1.83 `cli.js` with node, or `$CLAUDE_CODE_EXECUTABLE` if set: the
-pinned native `claude` 2.1.328 works there too). Facts in full: providers/acp/docs/adapters.md.
-
-- codex-acp takes only `-c key=value` (no `--disable`, no `--version`); Codex features are switched off with
-  `-c features.NAME=false`. It reads `$CODEX_HOME/config.toml` and keeps its sessions there. The only model call
-  is `POST /v1/responses`, as with native Codex. Its modes `read-only` and `auto` run commands under bwrap and find
-  none unless a `bwrap` is on PATH (commands then fail, "bubblewrap is unavailable: no system bwrap was found on
-  PATH and no bundled codex-resources/bwrap binary was found next to the Codex executable"); `full-access` needs
-  none. `find_bwrap` finds the one the `codex` npm package ships.
-- claude-agent-acp makes one model call per step (`POST /v1/messages?beta=true`, with `tools` and `thinking`), no
-  title or other side calls. Claude Code's tools are Bash/Read/Write/Edit with absolute `file_path`s, as for
-  `claude -p`. It passes `settingSources: ["user", "project", "local"]` (a client may override it with
-  `_meta.claudeCode.options.settingSources` in session/new) and reads `permissions.defaultMode` from the same files
-  itself, whatever the override; with HOME and CLAUDE_CONFIG_DIR isolated only the workspace's `.claude/` remains.
-- As root, claude-agent-acp passes `--allow-dangerously-skip-permissions` when `IS_SANDBOX` is set to anything,
-  but Claude Code accepts it only with `IS_SANDBOX=1`: any other value (`yes`) makes every session/new fail
-  ("Query closed before response received"). The offline environment sets `IS_SANDBOX=1`, which also offers the
-  `bypassPermissions` mode; it is harmless when not root.
+Layer: provider configuration (harness-acp). Knows what each adapter needs to talk only to a loopback model API;
+knows nothing of ACP messages or Harness events, and must not import the Codex or Claude providers (shared facts are
+copied, each with a comment naming its source). Backends load only offline. Facts: providers/acp/docs/adapters.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
 """How the real Gemini CLI (`gemini --acp`) runs offline: against Harness's scripted Gemini API on 127.0.0.1.
 
-Layer: provider configuration (harness-acp). Knows what the Gemini CLI needs to talk only to a loopback model API:
-its tool dialect (`run_shell_command`, `read_file`, `replace`, `write_file`, absolute paths), which of its calls
-are side calls, and the environment and `settings.json` that point it at the backend with an API key, no login,
-no telemetry, no usage statistics, no update checks, no retries and its state under an isolated home. Knows
-nothing of ACP messages or Harness events; imports no other harness_acp module. The backend itself is
-`harness_core.scripted.backends.gemini.GeminiBackend`.
-
-Observed with @google/gemini-cli 0.61.0 (`gemini --version` prints `0.61.0`; `--acp`, `--experimental-acp` is the
-deprecated spelling), with the environment and settings below:
-
-- Calls: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` for each turn of the agent loop, with `tools`
-  (one `functionDeclarations` list), `systemInstruction` and `generationConfig.thinkingConfig`; before each prompt
-  a routing classifier `POST /v1beta/models/gemini-3.5-flash-lite:generateContent` without `tools`, asking for JSON
-  (`responseJsonSchema` `{complexity_reasoning: STRING, complexity_score: INTEGER >= 1}`); a low score routes the
-  turn to `gemini-3.8-flash`. Nothing else (no next-speaker check, no title, no `countTokens`). Key in
-  `x-goog-api-key`. Tool calls come back as `functionCall` parts with the CLI's own ids (`{name}_{ms}_{n}`) and
-  `thoughtSignature: "skip_thought_signature_validator"`; results as `functionResponse {name, id, response:
-  {output}|{error}}`.
-- `GEMINI_API_KEY` alone selects the API-key auth (no `authenticate` call needed); `GOOGLE_GEMINI_BASE_URL` may be
-  `http://` only on loopback. `GEMINI_CLI_HOME` moves `~/.gemini` (settings, sessions under
-  `tmp/<project>/chats/session-*.jsonl`, `projects.json`, `history/`).
-- With usage statistics on (the default) it resolves `play.googleapis.com` (Clearcut) and probes the GPU (lspci,
-  clinfo, xdpyinfo, xrandr); `privacy.usageStatisticsEnabled: false` stops that: under strace, the only connections
-  left are to the backend. It relaunches itself (a second node process with `--max-old-space-size`, the parent
-  ignoring SIGINT/SIGTERM) unless `GEMINI_CLI_NO_RELAUNCH` is set.
-- `general.maxAttempts: 1` makes a scripted 429 or 500 fail the prompt at once (~0.15 s).
+Layer: provider configuration (harness-acp). Knows the Gemini CLI's tool dialect, its side calls, and the
+environment and `settings.json` that keep it on the loopback backend; knows nothing of ACP messages or Harness
+events and imports no other harness_acp module. Observed facts (0.61.0): providers/acp/docs/gemini.md.
 """
 
 from __future__ import annotations

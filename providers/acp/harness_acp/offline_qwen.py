@@ -1,34 +1,8 @@
 """How the real Qwen Code (`qwen --acp`) runs offline: against Harness's scripted Chat Completions backend on 127.0.0.1.
 
-Layer: provider configuration (harness-acp). Knows what Qwen Code needs to talk only to a loopback OpenAI-compatible
-API with no login: its tool dialect (`run_shell_command`, `read_file`, `edit`, `write_file`, absolute `file_path`s),
-which of its model calls are side calls, the environment (`--auth-type openai` style: `OPENAI_API_KEY`,
-`OPENAI_BASE_URL`, `OPENAI_MODEL`) and the `~/.qwen/settings.json` of an isolated home that switches off every
-background call and all other network traffic. Knows nothing of ACP messages or Harness events. The backend comes
-only from `harness_core.scripted.backends`; importing this module starts nothing.
-
-Observed with @qwen-code/qwen-code 0.24.4 (`qwen --version` prints `0.24.4`), launched as `qwen --acp`:
-
-- Auth: with `security.auth.selectedType: "openai"` in the user settings (or `--auth-type openai`) and
-  `OPENAI_API_KEY`/`OPENAI_BASE_URL`/`OPENAI_MODEL` set, `session/new` works with no `authenticate` call. initialize
-  advertises one auth method, `openai`. Qwen OAuth is never touched.
-- The only endpoint called is `POST {OPENAI_BASE_URL}/chat/completions`, `stream: true`,
-  `stream_options: {include_usage: true}`, `max_tokens`; no `GET /models`.
-- Turn requests carry the main system prompt ("You are Qwen Code, ...") and its 17 tools. Side calls seen: the
-  managed-memory extraction subagent after a turn (its own system prompt, 6 tools), switched off by
-  `memory.enableManagedAutoMemory: false`; in mode `auto`, the permission classifier (`stream: false`, one tool
-  `respond_in_schema`, `tool_choice: "required"`), answered with `{"shouldBlock": false}`. Titles need a
-  `fastModel` (none is set; `QWEN_DISABLE_AUTO_TITLE=1` too); next-speaker and loop checks are off by default.
-- Network: with usage statistics on (the default) it resolves an Aliyun RUM host (`*.rum.aliyuncs.com`);
-  `privacy.usageStatisticsEnabled: false` and `QWEN_USAGE_STATISTICS_ENABLED=false` stop that. Then strace shows
-  only 127.0.0.1.
-- Retries: 500 and 429 are retried 6 times inside the stream call whatever the settings (a scripted failure fails
-  the prompt after ~70-80 s); `model.generationConfig.maxRetries: 0` only stops the outer rate-limit loop. 401 fails
-  at once.
-- Modes: `default` (set here) asks for edits, writes and non-read-only commands; `yolo` asks nothing; a rejected or
-  cancelled permission ends the prompt `end_turn` at once.
-- `.bin/qwen` runs `cli.js` as a child (and, without `QWEN_CODE_NO_RELAUNCH`, relaunches it once more): SIGTERM to
-  the first process leaves the others running, so kill the process group; closing stdin ends all in ~0.1 s.
+Layer: provider configuration (harness-acp). Knows Qwen Code's tool dialect, its side calls, and the environment and
+isolated `settings.json` that keep it on the loopback API with no login; knows nothing of ACP messages or Harness
+events; importing it starts nothing. Observed facts (0.24.4): providers/acp/docs/qwen.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Sandbox and approval policy → an ACP agent's session mode, and who answers each `session/request_permission`.
 
-Layer: provider (pure policy). Knows the ACP permission options (`allow_once`, `allow_always`, `reject_once`,
-`reject_always`) and tool kinds; knows nothing of processes, JSON-RPC or the runner. No I/O.
-
-An ACP agent asks before acting in its asking modes; Harness answers, by the spec's sandbox and approval:
-
-kind of tool call                         read-only        workspace-write                   danger-full-access
-read, search, think                       allow            allow                             allow
-edit, delete, move (paths in the cwd)     reject           allow / ask                       allow / ask
-edit, delete, move (a path outside)       reject           reject                            allow / ask
-execute, fetch, switch_mode, other        reject           allow / ask                       allow / ask
-
-"allow / ask": approval `never` allows it (the agent asked; the policy lets it), `on-request` and `untrusted` ask
-the operation (`approval_requested`). "reject" is answered without asking: the sandbox does not allow it, whatever
-the approval. Agents whose modes sandbox the machine themselves (codex-acp's read-only / auto / full-access) are
-put in the mode that matches; the others run in their asking mode, so that every action that changes something
-comes through here (see each profile's `modes`). A command an agent runs without asking is not sandboxed by
-Harness: the provider README says which agents do that.
+Layer: provider (pure policy, no I/O). Knows the ACP permission options (`allow_once`, `allow_always`,
+`reject_once`, `reject_always`) and tool kinds; knows nothing of processes, JSON-RPC or the runner.
+The table and each agent's mode: providers/acp/README.md, "Sandbox and approvals".
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The ACP agents Harness knows by name: how to launch each, which version is tested, what it can do.
 
 Layer: provider configuration (data). Knows each named agent's executable, launch arguments, npm package, pinned
-tested version, install hint, session modes and where its offline setup lives; knows no wire message. A profile
-is all it takes to add a named agent (`provider.named_provider` builds its provider class from one); an agent with
-no profile runs through the generic `acp` provider (`-o command=...`).
-
-Capabilities are declared from what the real agent did in the `acp-real` tox env (the contract suite checks
-them): `session` only for agents that advertised `loadSession` and continued a loaded session there.
+version, install hint, session modes and offline setup; knows no wire message. A profile is all it takes to add a
+named agent (`provider.named_provider`). How capabilities are declared: providers/acp/README.md.
 """
 
 from __future__ import annotations

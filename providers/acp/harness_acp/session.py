@@ -1,9 +1,8 @@
 """A live ACP session: one agent process and one ACP session, many prompt turns, one at a time.
 
-Layer: provider lifecycle. Knows that a turn's sandbox, approval, model and effort are put on the ACP session
-before its prompt (`AcpConnection.apply`: a mode or config option set back when a later turn no longer asks for
-it) and that a process which died between turns fails the next turn. ACP has no way to add input to a running
-prompt, so there is no steering. Knows nothing of rendering or run logs.
+Layer: provider lifecycle. Puts a turn's sandbox, approval, model and effort on the ACP session before its prompt
+(`AcpConnection.apply`) and fails the next turn of a process that died between turns; no steering (ACP cannot add
+input to a running prompt). Knows nothing of rendering or run logs.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """How each named ACP agent is kept from loading a project's own configuration when the project is not trusted.
 
 Layer: provider configuration (harness-acp), used by the profiles. Knows each agent's own trust switch and what it
-loads from a project (see docs/*.md); knows no ACP message. Observed with the pinned agents (the marker tests in
-`tests/test_acp_project_trust_real.py`):
-
-- Gemini CLI 0.61.0: `GEMINI_CLI_TRUST_WORKSPACE=false` makes any folder untrusted, whatever its settings and
-  trusted folders: `.gemini/settings.json` (MCP servers, hooks, tool discovery command), `.gemini/commands`, `.env`
-  are not loaded. An untrusted folder refuses the `yolo` mode.
-- Qwen Code 0.24.4 has no such variable: folder trust is off unless a settings file turns it on, and the workspace's
-  own settings cannot. System settings (`QWEN_CODE_SYSTEM_SETTINGS_PATH`, which win over the user's) turning it on,
-  and an empty trusted-folders file (`QWEN_CODE_TRUSTED_FOLDERS_PATH`), make the folder untrusted: `.qwen/settings.json`
-  (MCP servers, hooks) and `.qwen/commands` are not loaded. An untrusted folder refuses `yolo` too.
-- Gemini CLI 0.61.0 connects no MCP server at all in an untrusted folder, not even those given in `session/new`:
-  a run with MCP servers trusts the folder only when it holds none of the project configuration above (else it is
-  refused before spawn: trust the project).
-- claude-agent-acp 0.23.1 takes `settingSources` in `session/new`'s `_meta.claudeCode.options` (see `profiles`).
+loads from a project; knows no ACP message. Observed with the pinned agents (`tests/test_acp_project_trust_real.py`):
+providers/acp/README.md, "A project's own agent configuration".
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """One ACP prompt turn: `session/prompt`, its updates mapped to events, permission requests, and interrupt.
 
-Layer: provider lifecycle. Knows the order of a prompt turn (the request; `session/update`s and
-`session/request_permission`s while it runs; its answer with a `stopReason`), `session/cancel` and the protocol's
-rule that every pending permission request is then answered `cancelled`. Everything goes to the turn's own
-`RunContext`; the process and its peer are the connection's (`Connection`). Knows nothing of rendering or run logs.
-
-Interrupt: `session/cancel`, every pending permission answered `cancelled`, then at most `interrupt_timeout`
-seconds for the prompt's answer (an agent should answer `cancelled`); an agent that never answers gets an
-`interrupted` result all the same, and its connection is marked broken (a live session closes after the turn).
+Layer: provider lifecycle. Knows the order of a prompt turn, `session/cancel` and the rule that every pending
+permission request is then answered `cancelled`. Events go to the turn's own `RunContext`; the process and its
+peer are the connection's. Knows nothing of rendering or run logs. Interrupt: providers/acp/README.md.
 """
 
 from __future__ import annotations

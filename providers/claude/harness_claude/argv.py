@@ -1,18 +1,8 @@
 """The `claude -p` command line and environment for a spec, and the command line fit for a log line.
 
-Layer: provider (claude), pure. Knows Claude Code 2.1.328's flags and environment variables, `AgentRunSpec`
-and `ClaudeOptions` (the permission flags come from `permissions`); knows nothing of processes, the wire or
-events. Whether we run as root and the base environment are passed in.
-
-    claude -p --output-format stream-json --verbose --include-partial-messages --input-format stream-json
-           [--mcp-config JSON] --strict-mcp-config
-           [--bare] [--setting-sources S | user (a project not trusted)] [--model M]
-           [--append-system-prompt S | --system-prompt S] [--resume ID] [--effort E] [--json-schema JSON]
-           [--max-turns N] [--max-budget-usd X]
-           <permission flags> [extra_args]
-
-The prompt is not on the command line: it goes to stdin as a stream-json user message. A live session's
-process (`live=True`) gets the permission flags of `plan_permissions(live=True)`.
+Layer: provider (claude), pure. Knows Claude Code 2.1.328's flags and environment variables, `AgentRunSpec` and
+`ClaudeOptions` (the permission flags come from `permissions`); knows nothing of processes, the wire or events.
+Whether we run as root and the base environment are passed in. The command line: providers/claude/README.md.
 """
 
 from __future__ import annotations
@@ -61,7 +51,8 @@ SECRET_FLAGS = frozenset({"--settings", "--system-prompt", "--append-system-prom
 def build_argv(
     binary: str, spec: AgentRunSpec | SessionSpec, opts: ClaudeOptions, *, is_root: bool, live: bool = False
 ) -> list[str]:
-    """The command line of one turn of `spec`, or of a live session's process (see the module docstring).
+    """The command line of one turn of `spec`, or of a live session's process (its shape: providers/claude/README.md,
+    "Command line").
 
     Raises:
         InvalidSpecError: `spec.effort` is not one of `EFFORTS`.

@@ -2,11 +2,7 @@
 
 Layer: provider (claude). `auth_status` turns the command's exit status and output into an `AuthStatus` (pure,
 tested against recorded outputs); `check_claude_auth` runs it. Knows nothing of runs, events or the runner.
-
-Observed with 2.1.328: exit 0 and `{"loggedIn": true, "authMethod": "api_key", "apiKeySource":
-"ANTHROPIC_API_KEY", ...}` with a key in the environment (or `"authMethod": "claude.ai"` after /login); exit 1
-and `{"loggedIn": false, "authMethod": "none", ...}` without. It makes no model call (with
-CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 at most a DNS lookup when a key is set).
+What the command prints: providers/claude/README.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Claude Code's file tools (Edit, MultiEdit, Write) → provider-neutral file changes (`HarnessToolDetails.changes`).
 
-Layer: provider mapping, pure but for `read_current` (which the provider calls for an approval: the tool has not
-run yet, so the file's content then is the content before). Knows the inputs of Claude Code's file tools and the
-`tool_use_result` its CLI adds to their results (`structuredPatch`, `type` create/update); knows nothing of
-processes or the runner.
-
-What each event can say:
-
-- `tool_use` (the model's input only): an Edit or MultiEdit is a diff of the strings replaced, its hunk header
-  without line numbers (`@@ @@`: where it lands is not known); a Write has no diff (whether it creates or
-  replaces a file is not known).
-- `approval_requested`, with the file's current content: the exact diff of the whole file.
-- `tool_result`: the CLI's own `structuredPatch` (exact, with line numbers), or a created file's content.
+Layer: provider mapping, pure but for `read_current` (called for an approval: the tool has not run yet, so the
+file's content then is the content before). Knows the file tools' inputs and the `tool_use_result` the CLI adds to
+their results; knows nothing of processes or the runner. What each event can say: providers/claude/README.md.
 """
 
 from __future__ import annotations

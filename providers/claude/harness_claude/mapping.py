@@ -1,14 +1,8 @@
 """Claude Code stream-json output lines → `HarnessEvent`s, and the turn's outcome.
 
-Layer: provider (pure mapping). `ClaudeMapper.feed(msg)` takes one already-parsed stdout line and returns the
-events it stands for; once the `result` line has been fed, `outcome` is what the turn ends with (its
-`HarnessResult`, or the `HarnessError` a failed turn raises). `text_delta(msg)` is the read loop's hot path for
-the main agent's streamed text, tried before `feed`: the event `feed` would make, or None for any other line
-(tested equal to `feed` on every transcript). Tool results are mapped in `results`. The mapper keeps only the
-state the protocol forces on it (what was already streamed, which tools are open). It knows nothing of
-processes, stdin, the runner or time: no I/O, no clocks (durations come from the lines' own timestamps). Never
-relies on key order.
-Tested against recorded real transcripts (tests/transcripts/).
+Layer: provider (pure mapping): no I/O, no clocks (durations come from the lines' own timestamps), never relies on
+key order. `ClaudeMapper.feed(msg)` → events, `outcome` once the `result` line is fed; tool results are `results`'.
+Knows nothing of processes, stdin, the runner or time. Tested against recorded real transcripts (tests/transcripts/).
 """
 
 from __future__ import annotations

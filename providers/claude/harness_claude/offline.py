@@ -1,16 +1,8 @@
 """How the real `claude` runs offline: against Harness's scripted Anthropic Messages backend on 127.0.0.1.
 
-Layer: provider configuration. Knows what Claude Code needs to talk only to a loopback model API: its tool
-dialect (Bash/Read/Write/Edit, absolute paths, the working directory it states in its prompt, which calls
-are side calls), the environment that points it at the backend with its state under an isolated home (and
-every other API switched off), no retries, no settings files, and what a caller may not change (the pins). The
-backend itself is `harness_core.scripted.backends.MessagesBackend`. Imported only by
-`ClaudeProvider.offline_setup` (and tests), so a normal run never loads the backends.
-
-Observed with 2.1.328 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: `claude -p` (plain, `--bare`,
-`--setting-sources ""`, stream-json input over two turns) sends no side calls at all; the only extra call is
-a non-streaming retry of a turn after a broken or stalled stream, which is a turn (same body, `stream` false).
-Any call without the agent loop's `tools`/`thinking` keys (a title or a summary) is a side call all the same.
+Layer: provider configuration. Knows what Claude Code needs to talk only to a loopback model API (its tool
+dialect, environment, no retries, no settings files, the pins). Imported only by `ClaudeProvider.offline_setup`
+(and tests), so a normal run never loads the backends. Details and side calls: providers/claude/README.md.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """Sandbox and approval → Claude Code permission mode, prompt tool and tool allow/deny lists.
 
-Layer: provider (pure policy). Knows Claude Code's permission flags and tool names; knows nothing of
-processes or the stream-json protocol. No I/O: whether we run as root is passed in.
-
-sandbox              approval never                         approval on-request             approval untrusted
-read-only            default, --tools READ_ONLY_TOOLS       default + prompt, --tools READ_ONLY_TOOLS (both)
-workspace-write      acceptEdits, allow Bash                acceptEdits + prompt            default + prompt
-danger-full-access   bypassPermissions (IS_SANDBOX=1 root)  default + prompt                default + prompt
-
-Read-only is an ALLOW-list (`--tools`, which sets the built-in tools that exist at all, sub-agents included):
-a deny-list goes stale with every release (2.1.328 added Monitor, which runs shell commands, and
-EnterWorktree, which writes). Every tool not in `READ_ONLY_TOOLS` is absent from `system/init.tools`.
-"prompt" = `--permission-prompt-tool stdio`: every permission question becomes a `can_use_tool` control
-request. Approval `never` passes `--permission-prompts none` (2.1.328): anything that would prompt is denied
-automatically (a `system/permission_denied` line and a declined tool result), never a hang.
-
-A live session (`live=True`) can change the approval policy between turns, but the prompt tool and the allow
-list are process flags: its process always gets the prompt tool and only the caller's `allowed` rules, the
-mode is set per turn (`set_permission_mode`), and in a turn whose policy is `never` the provider answers each
-`can_use_tool` itself with `auto_answer` (allow what the one-shot plan would allow, e.g. Bash under
-workspace-write; deny the rest, as `--permission-prompts none` would). Under danger-full-access it may switch
-to bypassPermissions, which 2.1.328 allows only with `--allow-dangerously-skip-permissions` at launch.
+Layer: provider (pure policy). Knows Claude Code's permission flags and tool names; knows nothing of processes or
+the stream-json protocol. No I/O: whether we run as root is passed in. The table, the read-only allow-list and
+a live session's plan: providers/claude/README.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """The `claude` provider: runs Claude Code (`claude -p`) in bidirectional stream-json mode.
 
-Layer: provider (lifecycle). Owns probing the CLI, spawning it, the control protocol on its stdin and stdout
-(approvals, interrupt) and the end of the turn; the command line and environment are built in `argv`, the
-wire → event mapping is in `mapping` (pure), the policy table in `permissions`, the options in `options`.
-Knows nothing of rendering, run logs or how approvals are decided (the runner does that).
-
-The prompt goes to stdin as a stream-json user message. After the `result` line stdin is closed and the CLI
-exits; shutdown is close stdin → SIGTERM → SIGKILL (the transport), never SIGKILL first (Claude's Bash tool
-runs in its own session and would survive). The turn itself is played by `turn.Turn`; a live session (one
-process, many turns, steering) is `session`.
+Layer: provider (lifecycle). Owns probing the CLI, spawning it, the control protocol on its stdin and stdout and
+the end of the turn (`turn.Turn`; a live session is `session`); the command line is `argv`'s, the mapping
+`mapping`'s, the policy `permissions`'. Knows nothing of rendering, run logs or how approvals are decided.
 """
 
 from __future__ import annotations

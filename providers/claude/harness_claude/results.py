@@ -1,9 +1,8 @@
 """A `user` line's `tool_result` block → the `tool_result` event of the tool it answers.
 
 Layer: provider (pure mapping), a part of `mapping.ClaudeMapper` (which keeps the open tools and calls
-`tool_result` once per tool). Knows the shapes of Claude Code 2.1.328's tool results (the `tool_result_meta`
-permission decisions, Bash's `Exit code N` prefix, the `tool_use_result` the CLI adds); knows nothing of the
-stream, of processes or of the runner.
+`tool_result` once per tool). Knows the shapes of Claude Code 2.1.328's tool results (`tool_result_meta`, Bash's
+`Exit code N` prefix, the CLI's `tool_use_result`); knows nothing of the stream, of processes or of the runner.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """A live Claude Code session: one `claude -p` stream-json process, its stdin open across turns.
 
-Layer: provider (lifecycle). Owns the session's process, the reader task that outlives turns (the parsed lines
-go to the turn being played, a chunk's worth at a time; lines between turns are dropped and logged), the
-settings the process holds between turns (model, permission mode: set with `set_model` / `set_permission_mode`
-before a turn that needs others, and set back before the next turn that does not) and the process's running
-cost. A turn itself is played by `turn.Turn`; when it leaves the process untrustworthy (an interrupt never
-confirmed, a control request never answered) the session says so in `broken` and the runner closes it. Knows
-nothing of rendering, run logs or how approvals are decided.
-
-The model a turn without an override puts back is the session's, else the one the process started with as the
-first turn's `system/init` names it (a resumed conversation's, or Claude Code's default): `set_model` without
-a model would pick Claude Code's default instead.
-
-Observed with 2.1.328 on one process: every turn starts with its own `system/init`; a `result`'s `usage` and
-`model_usage_since_last_result` are the turn's, `total_cost_usd` and `modelUsage` the process's so far;
-`--max-budget-usd` covers the process (once spent, every later turn ends at once with `error_max_budget_usd`
-and the process stays up); `--json-schema`, `--effort`, the sandbox's `--tools` and the prompt tool are fixed
-at launch. A process that died between turns fails the next one with `ProcessExitedError`.
+Layer: provider (lifecycle). Owns the session's process, the reader that outlives turns, the settings the process
+holds between turns (model, permission mode) and its running cost; a turn is `turn.Turn`, and one that leaves the
+process untrustworthy sets `broken`. Knows nothing of rendering, run logs or how approvals are decided.
 """
 
 from __future__ import annotations
@@ -64,7 +50,7 @@ async def claude_session(
 
 
 class ClaudeSession(ProviderSession):
-    """The provider side of a live session (see the module docstring)."""
+    """The provider side of a live session (what Claude Code does across turns: providers/claude/README.md)."""
 
     def __init__(self, spec: SessionSpec, opts: ClaudeOptions, ctx: SessionContext, child: ChildProcess, *,
                  is_root: bool) -> None:

@@ -1,22 +1,8 @@
 """One turn of Claude Code on a live child: the reader loop, approvals, interrupt, steering.
 
-Layer: provider (lifecycle). Shared by a one-shot run (`ClaudeProvider.run`: its own process, stdin closed
-after the `result` line) and a live session's turns (`harness_claude.session`: one process for all turns, the
-messages routed here by the session's reader). Knows the stream-json control protocol and `ClaudeMapper`;
-knows nothing of how the process was started, of rendering or of how approvals are decided.
-
-Before the prompt a session turn may send control requests (`set_model`, `set_permission_mode`) and waits
-for each answer (`CONTROL_ANSWER_WAIT`). A steer is a user message with a `uuid`, sent only once the prompt
-is (`prompt_sent`), never after the turn decided to end (`over`, set with no await between that decision and
-the return). Claude Code 2.1.328 acknowledges it with `command_lifecycle` lines (`queued`, `started`,
-`completed`). Observed: taken while the turn still calls the model it is injected into the running turn
-(`queued`, `started`, `completed`, then the turn's one `result`); taken after the last model call it is
-played right after as a queued turn (`queued`, the turn's `result`, then `started`, a new `system/init` and
-the queued turn's own `result`). The Harness turn therefore ends at a `result` only once no steer is waiting
-to start and every steer that started after a `result` has had its own, so what the steer caused stays in
-the turn that was steered. An interrupt after that end is never sent (the runner's budget check interrupts
-right after a `result` over budget); one Claude Code never confirms within `interrupt_grace` leaves `broken`
-set (its turn may still be running).
+Layer: provider (lifecycle). Shared by a one-shot run (`ClaudeProvider.run`) and a live session's turns
+(`harness_claude.session`). Knows the stream-json control protocol and `ClaudeMapper`; knows nothing of how the
+process was started, of rendering or of how approvals are decided. When a steered turn ends: its README.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The `codex app-server` command line and environment for a run, and the command line as a log shows it.
 
-Layer: provider configuration, pure. Knows Codex's command-line flags (`app-server --listen stdio://`, `-c`,
-`--enable`, `--disable`) and environment (`CODEX_HOME`); how a `-c` value is written and hidden from a log is
-shared with codex-exec (`harness_codex_common.config_args`, `redacted_argv`). Knows nothing of JSON-RPC,
-processes or events.
+Layer: provider configuration, pure. Knows Codex's flags (`app-server --listen stdio://`, `-c`, `--enable`,
+`--disable`) and `CODEX_HOME`; `-c` values are written and hidden as codex-exec does (`harness_codex_common`).
+Knows nothing of JSON-RPC, processes or events.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Command output and plan text of a codex turn, coalesced into bounded `tool_summary` events.
 
 Layer: provider (codex-appserver), a pure helper of the turn mapper. Knows `ToolSummary` and a clock; knows
-nothing of the wire or of the run. Output streams as one `tool_summary` per `flush_bytes` (or per
-`flush_interval` seconds), at most `max_streamed_chars` per item: the rest is counted and named in a last
-`note` when the item completes, so 1 GiB of output is a handful of events, not 16,384 deltas.
+nothing of the wire or of the run. The flush and bound rules: providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

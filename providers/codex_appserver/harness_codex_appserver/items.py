@@ -1,9 +1,8 @@
 """Codex app-server thread items → provider-neutral tool details (`HarnessToolDetails`).
 
-Layer: provider mapping, pure. Knows the shapes of Codex `ThreadItem`s (commandExecution, fileChange,
-mcpToolCall, dynamicToolCall, webSearch, imageView, collabAgentToolCall) and nothing of processes, JSON-RPC
-or the runner. Every function here takes plain dicts and returns new values; nothing is awaited or stored.
-The provider-neutral parts (titles, unwrapping `bash -lc`, output bounds) come from `harness_core.provider`.
+Layer: provider mapping, pure: plain dicts in, new values out. Knows the shapes of Codex `ThreadItem`s
+(commandExecution, fileChange, mcpToolCall, dynamicToolCall, webSearch, imageView, collabAgentToolCall); knows
+nothing of processes, JSON-RPC or the runner. Titles, `bash -lc` unwrapping, bounds: `harness_core.provider`.
 """
 
 from __future__ import annotations

@@ -1,30 +1,8 @@
 """Codex app-server notifications → `HarnessEvent`s: one small stateful mapper per turn, no I/O.
 
 Layer: provider mapping, pure. Knows the app-server's notification methods and payloads (codex-cli 0.169.0,
-see PROTOCOL-NOTES.md and `generate-json-schema`) and the harness event types; knows nothing of processes,
-JSON-RPC framing or the runner. Events are built without `run_id`, `seq` and `ts`: the runner stamps them.
-The one convention of every provider's mapping: `feed(message)` takes one notification (the JSON-RPC object,
-`method` and `params`) and returns its events; `outcome` is the turn's `HarnessResult` once `turn/completed`
-arrived (`finished`). The time is read only from the injected `clock`, only to coalesce command output.
-
-Rules worth knowing:
-
-- Text: `item/agentMessage/delta` → `text_delta`. A message that arrives whole (`item/completed` without
-  deltas) is one `text_delta`. The final text is the last completed `agentMessage` of phase `final_answer`,
-  else the turn's last completed `agentMessage`.
-- Command output (`item/commandExecution/outputDelta`) is coalesced per item: emitted as one `tool_summary`
-  when `flush_bytes` have piled up, when `flush_interval` seconds passed since the last flush of that item
-  (checked when a delta arrives), and at the item's end. Never more than `max_streamed_chars` per item are
-  streamed; beyond that one note says how much was held back (the `tool_result` has the bounded tail).
-- Token usage: Codex reports `total` (cumulative over the thread) and `last` (the latest model call). The
-  per-run figure is `total - baseline`. The baseline is the thread's total before the turn (given, or the `total`
-  of an update before our turn starts: the replay `thread/resume` sends); failing that, `total - last` of the
-  turn's first update (its `last` is this run's first call). Updates before the turn are `cumulative=True`.
-- Errors: `error` → `error` (classified from `codexErrorInfo`, see `payloads`); one with `willRetry` is a
-  `notice` (code `reconnecting`). Past the `reconnects` bound the mapper gives up (`gave_up`, an `error`;
-  the provider interrupts, the turn ends `failed` with it). A connection failure is "could not reach".
-- Items that never complete (a command running at an interrupt) get a `failed` `tool_result` at the end.
-- Known bookkeeping notifications (`IGNORED`) produce nothing; anything else unmapped is `provider_raw`.
+`generate-json-schema`) and the event types; knows nothing of processes, JSON-RPC framing or the runner.
+`feed(message)` → events, `outcome` once `turn/completed` arrived. Rules: providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

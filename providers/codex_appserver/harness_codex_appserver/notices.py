@@ -1,11 +1,8 @@
-"""Codex's own warnings → `notice` events: the app-server's `configWarning` notification (a config problem, a
-missing sandbox helper such as bubblewrap, a sandbox fallback) becomes `Notice(level="warning",
-code=CLI_WARNING)`, which `harness run -v` shows.
+"""Codex's own warnings → `notice` events: the app-server's `configWarning` becomes a `CLI_WARNING` notice.
 
 Layer: provider mapping, pure. Knows the `ConfigWarningNotification` payload of codex-cli 0.169.0 (`summary`,
-and optional `details`, `path`, `range`); knows nothing of processes, turns or the runner. The thread
-(`thread.AppThread`) routes the notification here whether or not a turn is playing: Codex sends it once, right
-after `initialize`, before any turn.
+and optional `details`, `path`, `range`); knows nothing of processes, turns or the runner.
+When Codex sends it and how it is routed: providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

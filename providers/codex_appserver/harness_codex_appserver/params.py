@@ -1,17 +1,8 @@
 """The params of `thread/start`, `thread/resume` and `turn/start` for a spec, and what a thread keeps between turns.
 
-Layer: provider mapping, pure. Knows the app-server's request params (codex-cli 0.169.0, from `codex app-server
-generate-json-schema`): `thread/start {cwd, approvalPolicy, sandbox, model?, developerInstructions?, ephemeral?,
-config?}` (`config`: the run's `mcp_servers`, the untrusted project's trust levels), images as input items,
-`turn/start {threadId, input, model?, approvalPolicy?, sandboxPolicy?, effort?, outputSchema?}`, and the model
-catalogue of `model/list` (`supportedReasoningEfforts`, `defaultReasoningEffort`). Knows nothing of processes,
-JSON-RPC or events.
-
-The app-server's per-turn overrides are sticky: `model`, `approvalPolicy`, `sandboxPolicy` and `effort` given to
-one `turn/start` stay for the thread's later turns ("this turn and subsequent turns"); `outputSchema` is for its
-turn only. So a live session's turn always sends the effective model, approval policy and sandbox (the values
-`thread/start` answered with when the turn does not override them, which puts back what an earlier turn changed),
-and an effort when it sets one or an earlier turn left another behind (`Sticky`).
+Layer: provider mapping, pure. Knows the app-server's request params and the `model/list` catalogue (codex-cli
+0.169.0, from `codex app-server generate-json-schema`); knows nothing of processes, JSON-RPC or events.
+The params and why overrides are sticky (`Sticky`): providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Codex app-server payload values → harness values: a `TurnError` → a `HarnessError`, token usage → `Usage`.
 
-Layer: provider mapping, pure. Knows the `codexErrorInfo` variants and the `TokenUsageBreakdown` shape of
-codex-cli 0.169.0; knows nothing of notifications, their order, or processes. Which Harness error a status
-and kind stand for, how its message reads and Codex's next steps are `harness_codex_common.codex_error`'s
-(over the core's `error_for_status`).
-
-A `codexErrorInfo` carries an HTTP status (`{"httpConnectionFailed": {"httpStatusCode": 401}}`) or implies
-one by its name (`unauthorized` → 401, `rateLimitExceeded` → 429, `internalServerError` → 500, `badRequest`
-→ 400); the status decides. Without a deciding status, `usageLimitExceeded` and `sessionBudgetExceeded` are
-rate limits and `unauthorized` a credentials failure; everything else is a model error.
+Layer: provider mapping, pure. Knows the `codexErrorInfo` variants and `TokenUsageBreakdown` of codex-cli 0.169.0;
+knows nothing of notifications, their order, or processes. The error's class and words are
+`harness_codex_common.codex_error`'s. How a variant maps: providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The codex-appserver provider: Codex's app-server, one thread, one turn per run or many turns per live session.
 
-Layer: provider lifecycle. Spawns `codex app-server --listen stdio://` through `ctx.spawn` and plays turns on
-its thread with `thread.AppThread` (the peer, the thread, the routing of messages) and `turn.Turn` (one turn);
-a live session (`session.AppServerSession`) keeps the process and the thread across turns. Knows nothing of
-rendering, run logs or how the operation decides approvals (that is the runner's `request_approval`).
-
-Threads are started non-ephemeral by default so that `resume_session` can continue them later
-(`-o ephemeral=true` opts out). The system prompt is sent as `developerInstructions`: `baseInstructions`
-would replace Codex's own instructions, tool usage included.
+Layer: provider lifecycle. Spawns `codex app-server --listen stdio://` through `ctx.spawn`; turns are played by
+`thread.AppThread` and `turn.Turn`, a live session is `session.AppServerSession`. Knows nothing of rendering, run
+logs or how approvals are decided (the runner's `request_approval`). Thread defaults: its README.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Feed a recorded app-server conversation back through the mapping: transcripts → events, offline.
 
-Layer: provider mapping, pure (no process; the mapper's clock is the transcript's `t`). Used by the golden
-tests and by anything that replays a wire log (`{"dir": "in"|"out", "t": seconds, "msg": {...}}` per line;
-lines without `msg`, such as `{"case": ...}` markers, start a new conversation). Knows the lifecycle only as
-far as needed to know which thread and turn a notification belongs to.
+Layer: provider mapping, pure (no process; the mapper's clock is the transcript's `t`). Used by the golden tests
+and by wire-log replays. Knows the lifecycle only as far as needed to know which thread and turn a notification
+belongs to. The transcript format: providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """One `codex app-server` process and its thread: the JSON-RPC peer, the thread's settings, the turn being played.
 
 Layer: provider lifecycle. Knows the app-server's requests around a turn (initialize, thread/start|resume,
-model/list, turn/steer) and where each message goes: notifications, approval requests and protocol errors to
-the turn being played (`turn.Turn`), or, between the turns of a live session, nowhere (logged; token totals
-are kept, so that the next turn's usage is its own); Codex's own warnings (`configWarning`, `notices`) to the turn,
-or to the next turn when none is playing. `broken` says why the thread can take no more turns (a turn
-that may still be running: see `turn.Turn`). Knows nothing of rendering, run logs or how approvals are
-decided. Used for a one-shot run (one turn) and for a live session (many turns, one at a time): the reader
-(`read`) runs for as long as the process, so a process that dies between turns is noticed at once.
+model/list, turn/steer) and where each message goes; `broken` says why the thread can take no more turns.
+Knows nothing of rendering, run logs or how approvals are decided. Routing: providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

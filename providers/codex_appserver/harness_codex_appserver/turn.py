@@ -1,10 +1,8 @@
 """One turn on an app-server thread: `turn/start`, its notifications mapped to events, approvals, interrupt.
 
-Layer: provider lifecycle. Knows the order of a turn (turn/start answered, notifications, `turn/completed`),
-`turn/interrupt`, the approval requests and their wire decisions, and the rollout side input for the patches
-Codex refused without an item. Everything goes to the turn's own `RunContext`; the process and its peer are the
-thread's (`Thread`; this module never touches the process but to wait for its exit). Knows nothing of rendering,
-run logs or how the operation decides approvals (the runner's `request_approval`).
+Layer: provider lifecycle. Knows the order of a turn, `turn/interrupt`, the approval requests and their wire
+decisions, and the rollout side input for patches Codex refused without an item. Events go to the turn's own
+`RunContext`; the process is the thread's. Knows nothing of rendering, run logs or how approvals are decided.
 """
 
 from __future__ import annotations

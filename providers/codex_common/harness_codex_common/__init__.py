@@ -2,17 +2,7 @@
 
 Layer: provider support (a library, not a provider: it registers no entry point). Knows the `codex` CLI;
 knows nothing of app-server's JSON-RPC or `codex exec --json` (each provider has its own protocol).
-
-- `harness_codex_common.cli`: finding codex, `CodexCliOptions`, `config_args`/`flat_config`/`toml_value`.
-- `harness_codex_common.argv`: a codex command line for a log (`redacted_argv`: `-c` values hidden).
-- `harness_codex_common.errors`: a Codex failure as a Harness error (`codex_error`, `classify_message`) and
-  the next steps its messages end with (`CodexHints`, `HINTS`, `RETRYING`).
-- `harness_codex_common.retries`: Codex reconnecting to its model API (`Reconnects`: each retry a `Notice`,
-  the run ended past `max_reconnects`), and where that API is (`model_api_url`).
-- `harness_codex_common.rollout`: the tool calls Codex refused without an item (a patch in a read-only
-  sandbox), read from a thread's rollout file, as tool events.
-- `harness_codex_common.offline`: codex against the scripted Responses backend (`offline_setup`, and the
-  `-c` overrides, `--disable` flags and environment it is made of, for tests that run codex by hand).
+Its modules, one line each: providers/codex_common/README.md.
 """
 
 from __future__ import annotations

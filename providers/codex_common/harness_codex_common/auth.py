@@ -1,13 +1,7 @@
-"""Whether the Codex CLI has credentials, without calling a model: `codex login status` (0.169.0), then an API
-key in the environment.
+"""Whether the Codex CLI has credentials, without calling a model: `codex login status`, then an API key in the env.
 
-Layer: provider support shared by the Codex providers. `login_status` turns the command's exit status and output
-(and the environment) into an `AuthStatus` (pure, tested against recorded outputs); `check_codex_login` runs it.
-Knows nothing of runs, events or the runner.
-
-Observed with 0.169.0 (output on stderr, after an optional `WARNING: ...` line): exit 0 and "Logged in using
-ChatGPT" or "API key configured - sk-…***…" (after `codex login --with-api-key`, stored in $CODEX_HOME/auth.json);
-exit 1 and "Not logged in" otherwise, even with OPENAI_API_KEY set (which a run does use). No network at all.
+Layer: provider support shared by the Codex providers. `login_status` is pure; `check_codex_login` runs the command.
+Knows nothing of runs, events or the runner. What `codex login status` prints: providers/codex_common/README.md.
 """
 
 from __future__ import annotations

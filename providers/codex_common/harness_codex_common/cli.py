@@ -1,10 +1,8 @@
 """The Codex CLI as both Codex providers see it: how to find it and how to pass it config.
 
 Layer: provider support shared by the Codex providers (codex-appserver, codex-exec), which drive the same CLI
-but cannot import each other. The core runner never imports it.
-
-Knows the pinned Codex version, where npm puts its native binary, the options both providers take and how a
-config value is written after `-c KEY=`. How Codex runs offline is `harness_codex_common.offline`.
+but cannot import each other. The core runner never imports it. Knows the pinned Codex version, where npm puts
+its native binary, the shared options and how a `-c KEY=` value is written; offline is `offline`'s job.
 """
 
 from __future__ import annotations

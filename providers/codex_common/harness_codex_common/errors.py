@@ -1,14 +1,8 @@
 """Codex's failures as Harness errors: which class a Codex error is, and the next steps Codex users take.
 
-Layer: provider support shared by the Codex providers, pure. Knows Codex's error texts (an HTTP status quoted
-in them, `unauthorized`, a missing key variable, `usage limit`, ...) and how Codex is given a key or a model;
-knows nothing of where a provider found the error (a JSONL line, a JSON-RPC `TurnError`) nor of the
-app-server's `codexErrorInfo` names (codex-appserver turns those into a status and a kind itself).
-
-A 401/403/429 decides the class through the core's `error_for_status`. Without one, a failure known by other
-means to be about credentials or a rate limit (`kind`) is an `AuthFailedError` / `RateLimitedError` whose
-message has `error_for_status`'s shape with the source (`codex`, a `codexErrorInfo` name) where the status
-would be: there was no HTTP status, so none is claimed. Anything else is `error_for_status`'s model error.
+Layer: provider support shared by the Codex providers, pure. Knows Codex's error texts and how Codex is given a
+key or a model; knows nothing of where a provider found the error (a JSONL line, a JSON-RPC `TurnError`) nor of
+`codexErrorInfo` names. How a class is chosen: providers/codex_common/README.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Codex offline: the real `codex` against Harness's scripted Responses backend on 127.0.0.1.
 
 Layer: provider support shared by the Codex providers. Knows what Codex needs to talk only to a loopback
-Responses API: a `model_providers` entry with retries off and analytics off (given as `-c` overrides), a model from
-its bundled catalogue, two `--disable`d features, the key variable that provider names, an isolated `CODEX_HOME` and
-`HOME`, and which options and variables would undo that (pinned: refused offline). Codex's tools for that model
-(`exec_command`, the `apply_patch` custom tool) are the backend's default tool dialect, so no dialect of its own
-is needed. The backend itself lives in `harness_core.scripted.backends`,
-imported only inside `offline_setup`, so importing a Codex provider does not load it.
+Responses API, and which options and variables would undo that (refused offline). The backend is imported only
+inside `offline_setup`, so importing a Codex provider does not load it. Details: providers/codex_common/README.md.
 """
 
 from __future__ import annotations

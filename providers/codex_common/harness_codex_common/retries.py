@@ -1,17 +1,8 @@
 """Codex reconnecting to its model API: the notice it gives, the bound Harness puts on it, the error at the end.
 
-Layer: provider support shared by the Codex providers, pure (but `model_api_url`, which may read
-`$CODEX_HOME/config.toml`). Knows Codex 0.169.0's retry texts, as `codex exec --json` `error` lines and the
-app-server's `error` notifications with `willRetry` carry them, and where a model provider's base URL is
-configured; knows nothing of processes, JSON-RPC or which provider found the text.
-
-Observed with the real codex against a closed 127.0.0.1 port: with the `unbounded_connection_retries`
-feature on (Codex's default) a refused connection is retried forever, "Reconnecting... waiting for network
-(Connection failed: error sending request)", the backoff growing 5, 10, 20, 40, 80 s; with it off, Codex
-retries `stream_max_retries` times (default 5, "Reconnecting... 2/5 (...)") and then fails with "Connection
-failed: error sending request". An HTTP 5xx is retried the same way ("Reconnecting... 1/5 (We're currently
-experiencing high demand, ...)"). A retry is a `Notice` (code `reconnecting`), never an error;
-`Reconnects` counts them and, past `max_reconnects`, gives the `ModelError` the run ends with.
+Layer: provider support shared by the Codex providers, pure (but `model_api_url` may read
+`$CODEX_HOME/config.toml`). Knows Codex's retry texts and where a base URL is configured; knows nothing of
+processes, JSON-RPC or which provider found the text. Observed retry behaviour: providers/codex_common/README.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """The tool calls Codex refused without telling its client: found in a thread's rollout file, as tool events.
 
-Layer: provider support shared by the Codex providers. `rollout_path` and the `read_*` functions read files;
-the rest is pure (`turn_records` parses what `read_tail` / `read_finished_tail` read, which a provider reads
-through `RunContext.read_side_input` so that a wire log records it and a replay answers it). Knows the rollout
-files of codex 0.169.0 (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`: `response_item`
-lines with the model's `custom_tool_call`/`function_call` and their `*_output`, `event_msg` lines with
-`task_started` and `item_completed`); knows nothing of processes, JSON-RPC or `codex exec --json` lines.
-
-Why: in a read-only sandbox (or when a patch does not verify) Codex answers the model's `apply_patch` with
-"patch rejected: writing is blocked by read-only sandbox; ..." and never starts a file-change item, so neither
-the app-server nor `codex exec --json` says a word about it; only the rollout has the call and its answer. An
-`apply_patch` call of the run's turn that got an answer but no item of its own is such a call: it becomes a
-`tool_use` and a `tool_result` (`declined` when Codex refused it, else `failed`: a patch that did not verify,
-the answer as summary and output), so every provider shows what the agent tried and was refused. Other calls
-without an item are not failures (`write_stdin` polling a long command, `update_plan`): they are left alone. An
-ephemeral thread has no rollout: nothing is found.
+Layer: provider support shared by the Codex providers. `rollout_path` and the `read_*` functions read files (a
+provider reads them through `RunContext.read_side_input`, so a replay answers them); the rest is pure. Knows
+codex's rollout files; knows nothing of processes, JSON-RPC or exec lines. Why: providers/codex_common/README.md.
 """
 
 from __future__ import annotations

@@ -2,15 +2,7 @@
 
 Layer: provider (codex-exec) configuration, pure. Knows the exec flags of codex 0.169.0 (checked against the
 real binary), `CODEX_HOME` and `AgentRunSpec`; knows nothing of processes, events or the runner.
-
-Observed facts this module relies on:
-- `-C` and `-s` belong to `exec`, not to `exec resume`; given before `resume` they apply to the resumed
-  thread too (the resumed turn's permissions follow the new `-s`).
-- A system prompt goes in `-c developer_instructions=...` (a developer message ahead of the user turn);
-  the `instructions` key is not sent by 0.169.0.
-- The prompt is `-`: codex reads it from stdin to its end (`exec` and `exec resume` alike), so it never
-  appears in the command line, which every local user can read in `/proc/PID/cmdline`; `--` comes before the
-  positionals (for resume after `resume`).
+The observed flag facts it relies on: providers/codex_exec/README.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
-"""Pure mapping from `codex exec --json` lines to `HarnessEvent`s.
+"""Pure mapping from `codex exec --json` lines to `HarnessEvent`s: `ExecMapping.feed(line)` → events, `outcome`.
 
-Layer: provider (codex-exec), pure. No I/O, no clock, no processes. The one convention of every provider's
-mapping: `ExecMapping.feed` takes one decoded line and returns the events it means; `outcome` is the run's
-`HarnessResult` once a terminal line arrived (`finished`). The provider owns the child (and how an
-interrupted or cut-short run ends), the runner owns stamping. Knows the exec JSONL shapes (`thread.started`,
-`turn.*`, `item.*`, `error`), Codex's error texts and the event model, nothing of transport.
-
-Errors: Codex prints only a message; `harness_codex_common.classify_message` reads it (an HTTP status in it
-decides the error class through the core's `error_for_status`; without one, the text decides: `unauthorized`,
-a missing key variable → credentials; `rate limit`, `too many requests`, `usage limit` → rate limited;
-anything else is a model error). An `error` line "Reconnecting... 2/5 (why)" is Codex retrying: a `notice`
-(code `reconnecting`), counted by `reconnects`; past its bound the mapping gives up (`gave_up`, the run's
-failure: the provider stops codex), as it does when codex started a new thread instead of resuming one. A
-connection failure as Codex's last word is the same "could not reach its model API" error.
-
-Usage: `turn.completed.usage` is the thread's running total (it keeps growing across `resume`). Given the
-total before this run (`previous_total`: zero for a new thread, read from the session log for a resume) the
-mapping reports this run's figures with `cumulative=False`; when the previous total is unknown it reports
-the thread totals as they are with `cumulative=True`, and the run's `Usage` carries those totals too.
+Layer: provider (codex-exec), pure: no I/O, no clock, no processes. Knows the exec JSONL shapes (`thread.started`,
+`turn.*`, `item.*`, `error`), Codex's error texts and the event model; knows nothing of transport. Errors,
+retries and usage: providers/codex_exec/README.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """`CodexExecProvider`: one `codex exec --json` process per run, its JSONL stdout mapped to events.
 
-Layer: provider (codex-exec) lifecycle. Owns the child (spawned through `ctx.spawn`, its lines read with
-`json_messages`), the binary probe (`harness_codex_common.probe_codex`, shared with codex-appserver) and how a
-run ends; the line meanings live in `mapping`, the command line in `argv`. Knows nothing of rendering, run logs
-or approvals.
-
-What this path cannot do, and says so in its capabilities: no token streaming (one `text_delta` per message),
-no clean interrupt (stopping means terminating the process group; the thread can be resumed later), no
-approvals (`codex exec` never asks). Ctrl-C or cancel still stops the run and returns `interrupted`.
+Layer: provider (codex-exec) lifecycle. Owns the child (spawned through `ctx.spawn`), the binary probe (shared with
+codex-appserver) and how a run ends; the line meanings live in `mapping`, the command line in `argv`. Knows nothing
+of rendering, run logs or approvals. What this path cannot do: providers/codex_exec/README.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Where codex keeps a thread's running token total, so a resumed run can report its own usage.
 
-Layer: provider (codex-exec), file reading only. Knows the rollout files of codex 0.169.0
-(`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, `event_msg`/`token_count` lines with
-`info.total_token_usage`); knows nothing of processes or events. Best effort: any surprise gives None, and
-the run then reports thread totals marked `cumulative`. `read_previous_total` reads through the run's
-`read_side_input`, so a wire log records what was read and `harness replay` answers from it.
+Layer: provider (codex-exec), file reading only (through the run's `read_side_input`, so a replay answers it).
+Knows codex 0.169.0's rollout files; knows nothing of processes or events. Best effort: any surprise gives None,
+and the run then reports thread totals marked `cumulative` (providers/codex_exec/README.md).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """A fake ACP agent for tests, and the ACP JSON Schema checker.
 
 Layer: testing (ships with harness-acp, so an application's own tests can drive an ACP provider without Node, a
-model or credentials). `write_fake_agent(dir)` writes an executable that runs the fake (`fake_agent`, its turn in
-`fake_player`); `schema.WireChecker` checks messages against the protocol's own schema (with `jsonschema`).
-
-    from harness_acp.testing import write_fake_agent
-    agent = write_fake_agent(tmp_path, name="my-agent", scenario="tools")   # -o command=<agent>
+model or credentials). `write_fake_agent(tmp_path, name="my-agent", scenario="tools")` writes an executable for
+`-o command=<it>` (`fake_agent`, its turn in `fake_player`); `schema.WireChecker` checks messages (`jsonschema`).
 """
 
 from __future__ import annotations

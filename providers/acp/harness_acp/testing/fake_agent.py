@@ -1,17 +1,8 @@
 """A fake ACP agent: speaks ACP v1 on stdio and plays a `Scenario` for each prompt (`python -m ...fake_agent`).
 
-Layer: testing (ships with harness-acp, so anyone's tests can drive an ACP provider without Node, a model or
-credentials). Knows the agent side of ACP (initialize, session/new|load|resume, set_mode, set_config_option,
-prompt, cancel, request_permission) and the scenario vocabulary; the turn itself is `fake_player`. Stdlib only
-(plus `jsonschema` when `HARNESS_ACP_VALIDATE` is set: every message it receives and sends is then checked
-against the ACP schema, and the first violation is written to stderr and ends the process with status 3).
-
-Command line (all optional): `--scenario NAME`, `--version V`, `--no-load` (no `loadSession`),
-`--never-initialize` (reads, never answers), `--ignore-cancel` (keeps playing after `session/cancel`),
-`--crash` (dies in the middle of a turn), `--home DIR` (sessions kept there across processes; default
-`$HARNESS_ACP_FAKE_HOME`, else a temporary directory), `--no-image` (no image prompt blocks), `--no-mcp-http`
-(stdio MCP servers only; sse never). The fake-CLI variables (`HARNESS_FAKE_SCENARIO`,
-`HARNESS_FAKE_VERSION`, `HARNESS_FAKE_CRASH`) work too. A prompt containing `SCENARIO:<name>` plays that scenario.
+Layer: testing (ships with harness-acp). Knows the agent side of ACP and the scenario vocabulary; the turn itself
+is `fake_player`. Stdlib only (plus `jsonschema` when `HARNESS_ACP_VALIDATE` is set). Knows nothing of Harness
+providers. Its command line and variables: providers/acp/README.md, "The fake agent".
 """
 
 from __future__ import annotations

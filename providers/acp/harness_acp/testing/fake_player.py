@@ -1,17 +1,8 @@
 """The fake ACP agent's prompt turn: a `Scenario`'s steps as `session/update`s and permission requests.
 
-Layer: testing (fake CLI). Knows the ACP updates an agent sends for text, reasoning, tool calls (kinds execute,
-read, edit; diffs; locations; `rawInput`/`rawOutput`), usage, and the permission round trip; the shapes follow the
-recorded real agents (`tests/transcripts/`). File steps are done for real in the session's cwd
-(`apply_file_step`); commands are not run (their scripted `output` is reported), but a command's `sleep N` runs as a
-real `sleep` in a session of its own, as an agent's command does (the process tree Harness must own). An MCP tool
-step calls the
-tool of the stdio server the session was given (`fake_mcp`), announced as claude-agent-acp does
-(`mcp__SERVER__TOOL`); a `report_attachments` step names the image blocks the prompt carried; a command fails when
-`session/new` forbade Bash (claude-agent-acp's `_meta.claudeCode.options.disallowedTools`). Stdlib only.
-
-Session modes (`--modes id=behaviour,...`): `ask` asks before commands and file changes, `ask-edits` before file
-changes only, `auto` asks nothing, `read-only` refuses file changes without asking and asks before commands.
+Layer: testing (fake CLI), stdlib only. Knows the ACP updates an agent sends and the permission round trip, shaped
+as the recorded real agents' (`tests/transcripts/`). File steps are real, commands are not run (but `sleep N` runs
+a real `sleep`). Its steps and `--modes`: providers/acp/README.md, "The fake agent".
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The ACP v1 JSON Schema, and a checker of every message on an ACP connection against it.
 
-Layer: testing. `acp-schema-v1.json` and `acp-meta-v1.json` are the protocol's own files (schema/v1 of
-agentclientprotocol/agent-client-protocol, tag schema-v1.21.0), unchanged. Knows the method → schema definition
-names; knows no agent and nothing of Harness providers. Needs `jsonschema` (a test dependency), imported only
-when a checker is made.
-
-    checker = WireChecker()
-    checker.check(msg, sender="client")    # raises SchemaViolation naming the message and the failing path
+Layer: testing. `acp-schema-v1.json` and `acp-meta-v1.json` are the protocol's own files (agent-client-protocol,
+tag schema-v1.21.0), unchanged. Knows the method → definition names; knows no agent and nothing of Harness
+providers. `WireChecker().check(msg, sender="client")` raises `SchemaViolation`; `jsonschema` is imported lazily.
 """
 
 from __future__ import annotations

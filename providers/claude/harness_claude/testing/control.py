@@ -1,11 +1,8 @@
 """The fake `claude`'s two pipes: stream-json lines out, and the control protocol coming in on stdin.
 
-Layer: testing (fake CLI). Knows the messages a driver writes to `claude -p --input-format stream-json`: the
-user message that starts the turn, `control_request` `interrupt` (answered at once, and the turn stops as
-the real CLI's does) and `control_response` answers to our `can_use_tool` requests. Knows nothing of
-scenarios or of what the lines it prints mean. Stdlib only.
-
-A reader thread owns stdin; the turn runs on the main thread and waits on it only with deadlines.
+Layer: testing (fake CLI), stdlib only. Knows the messages a driver writes to `claude -p --input-format
+stream-json` (the user message, `control_request` `interrupt`, `control_response` answers to `can_use_tool`);
+knows nothing of scenarios or of what the lines it prints mean. A reader thread owns stdin; the turn waits on it.
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
 """A fake `claude` CLI speaking `claude -p` bidirectional stream-json for a `Scenario` (no model, no Node).
 
-Layer: testing (fake CLI), the command's entry point. Knows the command line (`--version`, the permission and
-tool flags, `--resume`), the first stdin message that starts the turn, and how a scenario is chosen; the
-turn itself is played by `player`, its lines built by `shapes`, the pipes run by `control`. Knows nothing of
-Harness providers or events. Stdlib only (plus the scenarios).
-
-Run as `python -m harness_claude.testing.fake ARGS`, or through `write_fake_claude(dir)`:
-- `--version` prints `2.1.328 (Claude Code)`, or `$HARNESS_FAKE_VERSION`.
-- The scenario is named by the prompt (`SCENARIO:<name>`; `ANSWER:<text>` answers `text`; `WRITE:<path>`
-  writes `path` with the Write tool, then answers), else `$HARNESS_FAKE_SCENARIO`, else `say`; a name
-  that is no scenario echoes the prompt.
-- `--permission-prompt-tool stdio` makes tool steps ask with `can_use_tool` control requests (Bash unless in
-  `--allowedTools`; Write/Edit unless `--permission-mode acceptEdits`); without it, or with
-  `--permission-prompts none`, those steps are denied automatically (`system/permission_denied`). `--tools`
-  sets the tools that exist (in `system/init` too) and `--disallowedTools` refuses tools; `--resume ID` keeps
-  the session id (a value that is not a UUID is refused with 2.1.328's result line and exit 1); the `interrupt`
-  control request stops the turn like the real CLI.
-- `$HARNESS_FAKE_CRASH=1`: write to stderr and exit 3 in the middle of the turn.
-- One process plays a turn per user message until stdin closes (a live session); `set_model` and
-  `set_permission_mode` control requests change the next turn's model (in its `system/init` and result) and
-  permission mode. `$HARNESS_FAKE_CLAUDE_STDIN_LOG=PATH` appends every message read between turns to PATH, so
-  tests can see which control requests came. `--json-schema` puts a JSON answer in `structured_output`;
-  `--max-turns N` and `--max-budget-usd X` stop a turn as 2.1.328 does (the budget covers the process).
-- `$HARNESS_FAKE_CLAUDE_IGNORE=interrupt,set_model`: those control requests are never answered nor acted on
-  (a stuck CLI, for the provider's deadlines).
+Layer: testing (fake CLI), the command's entry point, stdlib only (plus the scenarios). Knows the command line,
+the first stdin message and how a scenario is chosen; the turn is `player`'s, its lines `shapes`', the pipes
+`control`'s. Knows nothing of Harness providers or events. Its flags and environment: providers/claude/README.md.
 """
 
 from __future__ import annotations

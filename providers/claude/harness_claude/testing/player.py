@@ -1,15 +1,8 @@
 """The fake `claude`'s turn: a `Scenario` played as Claude Code 2.1.328 plays a model's answers.
 
-Layer: testing (fake CLI). Knows the scenario vocabulary, what the permission flags decide (which tool
-calls exist, run, are refused, denied automatically or asked about with `can_use_tool`) and the order of
-Claude Code's lines in a turn; the lines themselves come from `shapes`, the pipes from `control`. Knows
-nothing of Harness providers or events. Stdlib only (plus the scenarios).
-
-Tool steps are simulated: a command's `sleep N` parts (`echo waiting; sleep 30`) take N seconds
-(interruptible), a real `sleep` running meanwhile in a session of its own (`command_process`), as a command
-Claude Code runs would; commands touch nothing, but allowed or approved Write/Edit steps really change files inside
-the cwd (`apply_file_step`). `crash=True` writes to stderr and exits 3 in the middle of the turn: while a
-text answer streams (after its first chunk), or else just before the `result` line.
+Layer: testing (fake CLI), stdlib only (plus the scenarios). Knows the scenario vocabulary, what the permission
+flags decide and the order of Claude Code's lines in a turn; the lines come from `shapes`, the pipes from
+`control`. Knows nothing of Harness providers or events. How tool steps are simulated: providers/claude/README.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The stream-json lines of Claude Code 2.1.328, as the fake `claude` prints them: one builder per kind of line.
 
-Layer: testing (fake CLI), pure. Knows the keys of each line Claude Code prints in `claude -p
---output-format stream-json --verbose --include-partial-messages` (copied from recorded real transcripts;
-`providers/claude/tests/test_fake_shapes.py` checks every line the fake prints against the recordings, so the
-fake cannot drift) and how a scenario's tool step looks as a Claude Code tool call; knows nothing of
-processes, stdin, scenarios' timing or Harness events. Stdlib only (plus the scenario step types).
+Layer: testing (fake CLI), pure, stdlib only (plus the scenario step types). Knows the keys of each line (copied
+from recorded real transcripts; `tests/test_fake_shapes.py` checks every line the fake prints against them) and how
+a tool step looks as a Claude Code tool call; knows nothing of processes, stdin, timing or Harness events.
 """
 
 from __future__ import annotations

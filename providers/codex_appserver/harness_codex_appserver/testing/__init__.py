@@ -1,12 +1,8 @@
 """A fake `codex app-server` for tests, shipped with the provider so that users' own tests can use it too.
 
 Layer: testing (imitates the CLI this provider drives; knows nothing of Harness providers or events).
-`write_fake_codex(directory, *, version=, crash=, scenario=)` writes an executable `codex` to pass as
-`-o codex_bin=PATH`; it runs `python -m harness_codex_appserver.testing.fake` (see that module for the
-environment it reads). `steps_env(scenario)` makes it play any scenario's steps (put it in the spec's `env`);
-`turns_asked(codex_home)` says what each `turn/start` and steer of its sessions asked for. Modules: `wrapper`
-(the writer), `fake` (the command line), `server` (the JSON-RPC protocol), `player` (a scenario played as one
-turn), `shapes` (the message shapes).
+`write_fake_codex(directory, *, version=, crash=, scenario=)` writes a `codex` for `-o codex_bin=PATH`; `steps_env`,
+`turns_asked` and the modules (`wrapper`, `fake`, `server`, `player`, `shapes`): providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

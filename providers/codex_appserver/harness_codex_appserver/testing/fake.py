@@ -2,25 +2,7 @@
 
 Layer: testing. Knows the fake's environment and the two commands it supports; the protocol is in `server`,
 the turn in `player`. Stdlib plus `harness_core.scripted.scenarios`; threads only, so it starts fast.
-
-    HARNESS_FAKE_SCENARIO=tools python -m harness_codex_appserver.testing.fake app-server --listen stdio://
-
-Environment (the wrapper `write_fake_codex` writes sets the first two, and the scenario's default):
-
-- `HARNESS_FAKE_VERSION`: what `--version` prints after `codex-cli ` (default: the pinned version).
-- `HARNESS_FAKE_CRASH`: when set, exit with status 101 right after the turn's first item starts, printing
-  the value on stderr (`1` prints a standard message).
-- `HARNESS_FAKE_SCENARIO`: a name from `SCENARIOS` (default `say`).
-- `HARNESS_FAKE_STEPS`: when set, the steps to play instead of the scenario's, as JSON: a list of
-  `[step class name, {field: value}]` pairs of `harness_core.scripted.scenarios` (`[["Say", {"text": "{}"}]]`).
-- `HARNESS_FAKE_INTERRUPT`: `ignore` (answer `turn/interrupt`, play on, never complete the turn early) or
-  `early` (answer it and send `turn/completed` at once, but play on: the next `turn/start` steers into the turn).
-- `HARNESS_FAKE_STEER`: `late` (accept a `turn/steer`, answer it only when the next `turn/start` arrives).
-- `CODEX_HOME`: where threads are remembered, so a second process can `thread/resume`.
-
-Simulates what the model would do and what Codex would run: commands are not executed (a `sleep N` command waits N
-seconds, interruptibly, a real `sleep` running meanwhile in a session of its own); approved file steps really change
-the workspace.
+How to run it and its environment: providers/codex_appserver/README.md.
 """
 
 from __future__ import annotations

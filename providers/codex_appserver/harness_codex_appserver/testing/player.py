@@ -1,11 +1,8 @@
 """The fake app-server's turn: a `Scenario` played as the notifications (and approval requests) of one turn.
 
-Layer: testing. Knows the order and payloads of a real turn's notifications (codex-cli 0.169.0: status changes,
-`turn/started`, items started and completed, deltas, token usage, `turn/completed`), how `untrusted` asks for
-approvals, and the scenario vocabulary; the JSON-RPC side is `server`. Simulates what the model would do and what
-Codex would run: commands are not executed (a `sleep N` command waits N seconds, interruptibly, a real `sleep`
-running meanwhile in a session of its own), approved file steps really change the workspace. Knows nothing of
-Harness providers or events.
+Layer: testing. Knows the order and payloads of a real turn's notifications (codex-cli 0.169.0), how `untrusted`
+asks for approvals, and the scenario vocabulary; the JSON-RPC side is `server`. Commands are simulated, approved
+file steps really change the workspace. Knows nothing of Harness providers or events.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """The fake app-server's JSON-RPC side: requests and responses, threads remembered under `$CODEX_HOME`.
 
-Layer: testing. Knows the app-server's client requests (initialize, thread/start|resume, turn/start,
-turn/steer, turn/interrupt, model/list), its error replies and how it answers server→client requests
-(codex-cli 0.169.0, shapes from `shapes`, checked against `codex app-server generate-json-schema` by the
-provider's tests); a turn itself is played by `player.TurnPlayer` on a thread of its own. Knows nothing of
-Harness providers or events.
-
-As the real one: many turns on one thread, one at a time; `turn/start`'s `model`, `approvalPolicy`,
-`sandboxPolicy` and `effort` are sticky (they stay for later turns), `outputSchema` is for its turn only; a
-`turn/start` during a turn, and `turn/steer` with the running turn's id, add input the turn reads before its
-next step. Every `turn/start` and accepted steer is recorded in `$CODEX_HOME/fake-turns.jsonl` (`turns_asked`
-reads it), with the settings the turn ran with, so tests can check what each turn asked for.
-
-Misbehaviours on request, to test a client against a server whose turn outlives what it said: `interrupt="ignore"`
-answers `turn/interrupt` and plays on, never completing the turn early; `interrupt="early"` answers it and sends
-the turn's `turn/completed` (interrupted) at once, but plays on (its next `turn/start` steers into it, answering
-with the old turn's id); `steer="late"` accepts a `turn/steer` but answers it only when the next `turn/start`
-arrives, after the turn it steered has ended.
+Layer: testing. Knows the app-server's client requests, its error replies and how it answers server→client requests
+(codex-cli 0.169.0, shapes from `shapes`); a turn is played by `player.TurnPlayer` on a thread of its own.
+Knows nothing of Harness providers or events. What it does as the real one, and its misbehaviours: its README.
 """
 
 from __future__ import annotations

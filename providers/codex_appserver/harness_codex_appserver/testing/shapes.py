@@ -1,9 +1,8 @@
-"""The app-server message shapes (codex-cli 0.169.0) that the fake app-server sends: threads, turns, items,
-token usage. Apart from `server` and `player`, so that those hold only the protocol's behaviour.
+"""The app-server message shapes (codex-cli 0.169.0) that the fake app-server sends: threads, turns, items, usage.
 
-Layer: testing. Pure builders of plain dicts, copied from real transcripts and checked against
-`codex app-server generate-json-schema` by the codex-appserver tests; knows nothing of Harness providers or
-events. Stdlib only.
+Layer: testing. Pure builders of plain dicts (stdlib only), copied from real transcripts and checked against
+`codex app-server generate-json-schema` by the codex-appserver tests, apart from `server` and `player` so that those
+hold only the protocol's behaviour. Knows nothing of Harness providers or events.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """A fake `codex` that plays a scenario as `codex exec --json` lines, with the real 0.169.0 shapes.
 
-Layer: testing. Knows the exec command line (its flags, `resume`), its start and end lines (`thread.started`,
-`turn.*`, `error`), how codex exits and where it keeps a thread's token total; the items are `player`'s.
-Checked against recorded real transcripts by the codex-exec tests; knows nothing of Harness providers or
-events. Nothing outside the workspace and `$CODEX_HOME` is written.
-
-Run it as `python -m harness_codex_exec.testing.fake exec --json ... -` (the prompt on stdin) or through the
-wrapper `write_fake_codex(dir)` writes (for `-o codex_bin=PATH`). Environment (the wrapper sets the first two, and the
-scenario's default):
-
-- `HARNESS_FAKE_VERSION`: what `--version` prints after `codex-cli ` (default 0.169.0).
-- `HARNESS_FAKE_CRASH`: when set, exit 101 right after `turn.started`, printing the value on stderr (`1`
-  prints a standard message).
-- `HARNESS_FAKE_SCENARIO`: a name from `SCENARIOS` (default `say`).
-- `CODEX_HOME`: when set, threads are saved as rollout files there (the same token totals the real CLI
-  keeps), so `resume` continues a thread and usage keeps growing; an unknown thread fails as codex does.
+Layer: testing. Knows the exec command line, its start and end lines, how codex exits and where it keeps a
+thread's token total; the items are `player`'s. Knows nothing of Harness providers or events. Nothing outside
+the workspace and `$CODEX_HOME` is written. How to run it, its environment: providers/codex_exec/README.md.
 """
 
 from __future__ import annotations

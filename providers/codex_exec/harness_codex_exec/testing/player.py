@@ -1,9 +1,8 @@
 """The fake `codex exec`'s turn: a `Scenario` printed as the `item.*` lines the real 0.169.0 prints.
 
-Layer: testing. Knows the exec JSONL item shapes (reasoning, agent_message, command_execution, file_change; checked
-against recorded real transcripts by the codex-exec tests) and the scenario vocabulary; knows nothing of Harness
-providers or events. Tool steps are simulated, never executed (a command's `sleep N` parts take N seconds, a real
-`sleep` running meanwhile in a session of its own); file steps change the workspace as the real tools would.
+Layer: testing. Knows the exec JSONL item shapes (checked against recorded real transcripts) and the scenario
+vocabulary; knows nothing of Harness providers or events. Tool steps are simulated, never executed (a command's
+`sleep N` parts take N seconds); file steps change the workspace as the real tools would.
 """
 
 from __future__ import annotations
