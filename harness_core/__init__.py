@@ -3,9 +3,6 @@
 The façade for people who RUN agents: specs, events, results, errors and the run API. Everything is imported
 lazily, so `import harness_core` (and the CLI's start-up) stays cheap. Provider authors also use
 `harness_core.provider`; offline scenarios and scripted model APIs are in `harness_core.offline`.
-
-    from harness_core import AgentRunSpec, run_sync
-    result = run_sync(AgentRunSpec(prompt="fix the failing test", cwd="repo"))
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""Agent-CLI discovery: find a CLI binary, read its version, check it against a minimum.
-
-`cli_output` runs any short command of such a CLI the same way (a login check, say).
-
-Layer: core, shared by every provider. Knows no specific CLI: names, install hints, option names and the
-globs that lead from a node wrapper to its native binary all come from the caller.
-
-Why native binaries: npm-installed CLIs are often a node wrapper that *spawns* the real binary. Killing the
-wrapper orphans the native child and its stdout never reaches EOF, and going native also saves start-up time.
-
-`probe_cli` remembers each version it read across processes (`$XDG_CACHE_HOME/harness/cli-versions.json`:
-resolved paths, file identities, patterns and versions; nothing else), so a `harness run` does not spawn
-`--version` again until the binary changes. A version-manager shim that picks another binary without itself
-changing is the one case it cannot see (`clear_probe_cache()` or deleting the file forgets).
+"""Agent-CLI discovery: find a CLI binary (native, not its node wrapper), read its version, check it against a
+minimum; `cli_output` runs any short command of such a CLI the same way (a login check, say).
+Layer: core, shared by every provider. Knows no specific CLI: names, install hints, option names and the globs
+that lead from a node wrapper to its native binary all come from the caller. Why native binaries, and the version
+cache across processes: docs/providers.md (finding the agent's CLI).
 """
 
 from __future__ import annotations

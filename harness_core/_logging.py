@@ -1,13 +1,8 @@
 """Harness's loggers: structlog over the standard library's `logging.getLogger("harness")` hierarchy.
 
-Layer: core utility. Knows nothing of runs or providers. As a library, Harness never configures logging: it
-emits standard `logging` records under the `harness` logger (e.g. `harness.run`, `harness.transport.process`),
-which has a `NullHandler`, so nothing is printed unless the application configures logging — as httpx does.
-Only the `harness` CLI configures it (`harness_core/cli/_logs.py`, while a command runs). A structlog
-configuration made by the application is not touched and not needed: these loggers carry their own processors.
-
-    log = get_logger(__name__)            # "harness_core.jsonrpc.peer" -> logger "harness.jsonrpc.peer"
-    log.debug("spawned", pid=123)         # a record whose message is "spawned pid=123"
+Layer: core utility. Knows nothing of runs or providers. As a library, Harness never configures logging (a
+`NullHandler` on `harness`); only the `harness` CLI does. Usage and why: docs/process-ownership.md
+(logging).
 """
 
 from __future__ import annotations

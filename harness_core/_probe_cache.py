@@ -1,11 +1,8 @@
 """The versions `probe_cli` has read, kept per binary: in this process, and (for the `harness` CLI) on disk.
 
 Layer: core support (a helper of `_agent_cli`). Knows file paths, stat keys and a small JSON file; nothing of
-providers or runs. Imports nothing heavy: the CLI turns the disk cache on before any command runs
-(`benchmarks/startup.py` checks `--help` imports no pydantic, anyio, structlog or pluggy). The file holds
-resolved paths, version strings and what providers' probes learned (`remember_probe`: small JSON, keyed by a
-hash of the probe, never its command line), written atomically (mode 0600); a missing, corrupt, oversized or
-unwritable file only means probing again.
+providers or runs. Imports nothing heavy (the CLI turns the disk cache on before any command runs). What the
+file holds and why a bad one is harmless: docs/providers.md (finding the agent's CLI).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The provider interface: what a provider plugin implements, and the context a run gives it.
 
 Layer: plugin contract (re-exported by the `harness_core.provider` façade). Knows nothing of concrete
-providers or of how events are rendered or stored. A provider is a class generic in its options model
-(`class MyProvider(Provider[MyOptions])`) with a static `info`, an async `probe` (is its CLI usable?), and an
-async `run` that emits events through `RunContext.emit` and returns the run's `HarnessResult`. The runner does
-the rest: checks, stamping, the run log, approvals, idle timeout, interrupt and cancellation.
+providers or of how events are rendered or stored. A provider is `class MyProvider(Provider[MyOptions])`
+with `info`, `probe` and `run`; the runner does the rest (docs/providers.md, the provider interface).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Scratch directories: the temporary directories Harness makes for a run (an offline workspace and the agent's
 state, a batch's workspaces), each held by its maker through a lock file beside it; and the sweep that removes
 those a killed Harness left (its lock file is there, nobody holds it). A kept directory loses its lock file.
-
 Layer: core utility (standard library only). Knows files, `flock` and the temporary directory; nothing of runs,
 events or providers.
 """

@@ -1,13 +1,8 @@
 """The executor interface: what runs one attempt of a batch task somewhere (this process, a Ray cluster, ...).
 
-Layer: plugin contract (beside `hookspecs` and the provider interface). Executors are found like providers: a
-plugin's `harness_register_executors` hook registers `Executor` subclasses (`local` is a default plugin). Knows the
-spec, result and scenario models; knows no plugin host, no provider and no engine (`batch/local.py`, `harness_ray`).
-
-The batch driver owns everything else: which task runs when (at most `--concurrency` at once), retries,
-workspaces and patches, the results file and the progress display. An executor only plays the attempt it is
-given and makes sure its events end up, as the run log's lines, in the driver's runs directory under the
-attempt's run id, by the time `play` returns.
+Layer: plugin contract (beside `hookspecs` and the provider interface), found like providers through
+`harness_register_executors`. Knows the spec, result and scenario models; knows no plugin host, no provider and
+no engine. What the driver keeps and what an executor owes it: docs/jobs-and-batches.md (executors).
 """
 
 from __future__ import annotations

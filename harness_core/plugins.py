@@ -1,6 +1,5 @@
 """The plugin manager: loads the default plugins and `harness` entry points, applies allow/block lists, keeps the
 provider and executor registries.
-
 Layer: plugin host. Knows providers and executors only as classes registered through the hooks; imports no
 provider, and loads its default plugins (the `local` executor) by name, as llm's DEFAULT_PLUGINS. A plugin that
 fails to load is recorded as broken (`harness providers`, `harness doctor`); every other plugin keeps working.

@@ -1,11 +1,8 @@
 """The façade for people who WRITE providers: everything a provider distribution imports from Harness.
 
-Layer: public surface (re-exports only). A provider imports from here, from `harness_core` (specs, events,
-results, errors), from `harness_core.offline` (scenarios, scripted model backends) and, in its tests, from
-`harness_core.testing` (the contract suite) — nothing else. `docs/providers.md` documents every name below
-(a test checks it).
-
-    from harness_core.provider import Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
+Layer: public surface (re-exports only). A provider imports from here, from `harness_core`, from
+`harness_core.offline` and, in its tests, from `harness_core.testing` — nothing else. `docs/providers.md`
+documents every name below (a test checks it).
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """Secrets out of everything Harness writes: one policy for the run log, the wire log and log messages.
 
 Layer: core utility. Knows strings, JSON-able values and the environment; knows nothing of events, providers
-or files. What counts as a secret:
-
-- well-known credential shapes (`sk-…`, `ghp_…`, `github_pat_…`, `xox?-…`, `AKIA…`, `Bearer …`) and the
-  user-info part of URLs (`https://user:pw@host`);
-- the values a run names: every value of `spec.env` except the public ones (a location or setting of the system:
-  `HOME`, `PATH`, `TMPDIR`, `LANG`, `LC_*`, `XDG_*`, …, and the names the provider declares in
-  `ProviderInfo.public_env`: its paths, switches, endpoints, model names; never a secret-looking name), of a
-  secret-looking variable of the process environment (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) and of
-  a secret-bearing option (a key that looks like one, a table of environment variables or headers, the argument
-  of a flag like `--api-key` or of a flag the provider names in `ProviderInfo.secret_flags`, including the secrets
-  inside a JSON value such as `--settings '{"env":…}'`). Values shorter than `MIN_SECRET` characters are not
-  searched for (they would match ordinary text).
-
-`RunSecrets` holds one run's values and scrubs lines on their way to a file; `redact` hides secrets in a
-structured value shown whole (the spec in `run_started`), `redact_env` the spec's environment.
+or files. `RunSecrets` scrubs one run's lines on their way to a file, `redact` a value shown whole, `redact_env`
+the spec's environment. What counts as a secret: docs/run-store.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """Provider-neutral pieces of a tool's display: the standard titles, reading a shell command, bounded output.
 
-Layer: core helpers for providers, pure. Providers build `HarnessToolDetails` from their own wire shapes;
-what does not depend on any wire shape lives here so every provider labels the same action the same way:
-
-- the standard titles ("Reading file", "Running command", ...) and the `ToolKind` each goes with;
-- `unwrap_shell`: `/bin/bash -lc 'ls -la'` → `ls -la`, the script the model wrote, not the CLI's wrapper;
-- `classify_command`: what a simple shell command does (read a file, list files, search, or run something),
-  read from its text alone, for CLIs that report nothing more than the command line;
-- `bounded_tail` / `bounded_head`: the bounds on `display.summary` and `tool_result.output`;
-- `mcp_call_text`: an MCP tool call as one line, `add(a=2, b=3)` (the display's `command`; its title is the tool).
-
-Knows `ToolKind` and nothing else of Harness: no provider, no wire format, no events, no I/O.
+Layer: core helpers for providers, pure. Knows `ToolKind` and nothing else of Harness: no provider, no wire
+format, no events, no I/O. Providers build `HarnessToolDetails` from their own wire shapes; what does not depend
+on one lives here (docs/providers.md, tool display).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The run API: `open_run` / `run` / `run_sync` (exported by `harness_core`); the checks before a run are in `probe`.
 
 Layer: core runtime (the runner's front door). Knows the plugin host, the provider interface and `LiveRun`;
-knows nothing of any concrete provider or of rendering. Nothing is spawned unless the provider exists, its
-options validate, it declares every capability the spec needs, and its CLI probe passes: each check raises its
-`HarnessError` instead. After that, everything ends in the `done` event's result.
+knows nothing of any concrete provider or of rendering. Each pre-flight check raises its `HarnessError` before
+anything is spawned; after that, everything ends in the `done` event's result (docs/runs.md).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The approval broker of one run: who decides a provider's approval request, and its one resolution.
 
 Layer: core runtime. Knows approval events, the `harness_approve` hook and the event pipe; knows nothing of
-providers, their wire protocols or the consumer. A request is decided by the operation's `approver` callback,
-else the first `harness_approve` plugin that answers, else denied with a reason naming the ways to decide. A
-broken callback or plugin denies (it is not the provider's fault). Every request gets exactly one
-`approval_resolved`, written here whoever settles it first: the decision, the provider withdrawing it (`withdraw`:
-its CLI withdrew it, the turn ended), or the runner (`abort`, cancelled before a decision, even waiting for room).
+providers, their wire protocols or the consumer. Who decides, and the one `approval_resolved` per request
+whoever settles it first: docs/runs.md (approvals).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Budgets: `max_cost_usd` and `max_output_tokens`, enforced by the runner for every provider.
 
 Layer: core runtime (the runner's bookkeeping). Knows usage figures and the budget error; knows nothing of
-providers, the stream or cancel scopes. The run state asks `over` for each `context_usage` event it tracks (not
-on the delta hot path) and once more with the provider's final usage; the run object interrupts the run the
-first time it says a limit is passed. In a session the budget covers all its turns: `used` is what the earlier
-turns used. `max_turns` is not here: only a provider can bound agent steps, natively.
+providers, the stream or cancel scopes. `max_turns` is not here: only a provider can bound agent steps.
+When the limits are checked, and a session's budget: docs/sessions.md (budgets).
 """
 
 from __future__ import annotations

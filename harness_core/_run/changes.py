@@ -1,27 +1,8 @@
 """The files a run changed: each file as it was before the run compared with after it (`files_changed`).
 
 Layer: core runtime (the runner's side of file changes). Knows tool events, `FileChange`, the run's cwd and the
-pure `diffs` module; knows nothing of providers, the stream or the CLI. The event pipe feeds it the run's tool
-events (`observe`); only one that names a file it writes (`kind` edit or write with a `path`) or carries
-`display.changes` costs anything. At the end the run object asks for `files_changed()`: the workspace is read
-again and each file's diff made, for the log (`harness show RUN --diff`) and the result.
-
-How "before" is known, and its limits:
-
-- A file's content is read the first time a tool announces a change to it (its `tool_use`, or an
-  `approval_requested`: the tool cannot have run before its approval, so that read is the content before).
-- An auto-approved tool may have changed the file by the time its `tool_use` reaches the runner. So when the
-  tool's successful `tool_result` arrives, the file is read again: if it is still what was read first, the change
-  was already in it, and the content before is rebuilt by applying the provider's diff of the change backwards
-  (`FileChange.diff` of the result or the use); a file the provider says it added did not exist. When that is
-  not possible the file is listed with no diff and a note saying so.
-- Only files a tool announced are followed: what a shell command writes is not seen (the agent did not say).
-- Only files inside the cwd are read (after resolving links); others are listed with the provider's own diff.
-  Files over `MAX_FILE_BYTES` and binary files are compared (by size and mtime past the limit) but not diffed.
-
-Each file read gets the SHA-256 of its bytes before and after the run (`FileChange.before_sha256`,
-`after_sha256`): with the diff, what `harness undo` (`undo.py`) needs to put a text file back and to know it is
-still as the run left it.
+pure `diffs` module; knows nothing of providers, the stream or the CLI. How "before" is known, and its limits
+(the files followed, sizes, digests for `harness undo`): docs/runs.md (events, `files_changed`).
 """
 
 from __future__ import annotations

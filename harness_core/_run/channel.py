@@ -1,15 +1,8 @@
-"""The bounded hand-over of one run's events from the runner to its consumer.
+"""The bounded hand-over of one run's events from the runner to its consumer (a deque, no anyio stream).
 
 Layer: core runtime (the runner's hot path). Knows nothing of events or runs: items, a capacity, and the two
-ends' close. It replaces an anyio memory object stream on the hottest path of a run: the usual hand-over is a
-`deque.append` on one side and a `popleft` on the other, with no exception raised and no anyio call; an
-`anyio.Event` is made only when one side must wait for the other. One consumer task; any number of producer
-tasks (the provider's reader, its request handlers, the approval broker, the runner's final events).
-
-Backpressure and order: `offer` refuses when `capacity` items wait, or when a producer is already waiting; a
-refused producer awaits `send`, which queues it behind the others (so items come out in the order they were
-offered: a run's events in `seq` order). Waiting producers are let in once the consumer has taken a quarter of
-a full stream, so a full stream is not a task switch per item.
+ends' close. One consumer task, any number of producer tasks; the backpressure and order rules are in
+`Channel`'s docstring and docs/runs.md (backpressure).
 """
 
 from __future__ import annotations
@@ -30,7 +23,12 @@ class ChannelClosed(Exception):
 
 
 class Channel(Generic[T]):
-    """A bounded FIFO between one producer task and one consumer task."""
+    """A bounded FIFO between any number of producer tasks and one consumer task. The usual hand-over is a
+    `deque.append` on one side and a `popleft` on the other, with no exception and no anyio call; an `anyio.Event`
+    is made only when one side must wait. `offer` refuses when `capacity` items wait or a producer already waits;
+    a refused producer awaits `send`, queued behind the others, so items come out in the order offered (a run's
+    events in `seq` order). Waiting producers are let in once the consumer has taken a quarter of a full stream,
+    so a full stream is not a task switch per item."""
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:

@@ -1,23 +1,8 @@
 """The `RunContext` a provider gets for one run: emit, approvals, the interrupt flag, its child, the wire log.
 
-Layer: core runtime (the provider-facing edge of the runner). Thin on purpose: it composes the event pipe,
-the approval broker and the run's logs, and adds only what is the provider's side of them — the events a
-provider may not emit as they are, and the child process with wire recording wired in. Knows nothing of any
-concrete provider, of the consumer or of cancel scopes.
-
-The wire log (`<run_id>.wire.jsonl`, written only with `record_wire`) has one JSON record per line, each with
-`dir` and `t` (seconds since the epoch): a `header` first (`write_wire_header`); for each child, numbered `child`
-0, 1, … in spawn order within the run (on each of its records, so concurrent children are told apart): `spawn`,
-then `out` / `in` (a line to / from it, `line`), `err` (one line of its stderr, `line` without the newline, `nl`
-false for a last line without one, or a piece of an overlong line), `close` (its stdin closed), `eof` (its stdout
-ended) and `exit` (`code`); `file` (a side input the provider read: `name`, `data`, null when there was none; or,
-named `workspace:PATH`, the runner's read of a file a tool changes, `data` its JSON state, for `files_changed`);
-`approval` (`request_id`, `decision`, `decided_by`, `reason`); `clock` (a reading of `RunContext.clock`, `value`
-in seconds); and `interrupt` (`how`: "interrupt" or "stop", `after_seq`: the seq of the last event published before
-it, -1 for none). A provider's own `record_wire` calls
-add `in` / `out` records outside any child (no `child`). Every string in a record is scrubbed by the run's
-`RunSecrets` before the record is serialised (a JSON line of a side input value by value), so a replacement
-never spans or breaks the record's own JSON. `harness replay` (`harness_core._run.replay`) plays it back.
+Layer: core runtime (the provider-facing edge of the runner). Thin on purpose: it composes the event pipe, the
+approval broker and the run's logs, and adds only the provider's side of them. Knows nothing of any concrete
+provider, of the consumer or of cancel scopes. The wire log's records: docs/run-store.md (wire log).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Unified diffs of one file, pure: build one from two texts, read its hunks, apply them forwards or backwards.
 
 Layer: core runtime helper, pure (no I/O). Knows the unified diff format and nothing of events, providers or
-the workspace. The runner's change tracker (`harness_core._run.changes`) builds the run's diffs here, and uses
-`apply_hunks(..., reverse=True)` to get a file's content before a change from its content after it, when the
-agent changed the file before the runner could read it.
-
-A hunk is located by its lines, the line number in its header only a hint (the nearest match wins): a
-provider's hunk may have no line numbers (`@@ @@`) or count from a snippet rather than the file.
+the workspace. `changes` builds the run's diffs here and applies one backwards to get a file's content before a
+change; how a hunk is located: docs/runs.md (events).
 """
 
 from __future__ import annotations

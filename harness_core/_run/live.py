@@ -2,23 +2,7 @@
 
 Layer: core runtime. Knows the provider interface, the event pipe, the approval broker and the run state;
 knows nothing of any concrete provider, of how the run was found and checked (`api`), or of rendering.
-
-A run is created by its owner with an already-checked, already-probed provider (`ProbedProvider`) and its
-already-opened logs, and driven by that owner: `open_run` owns one run; a session (one provider process kept
-across turns) owns one run per turn. The owner starts `drive()` in its task group, hands the `LiveRun` to its
-consumer, and awaits `aclose()` when the consumer is done with it. The run owns everything else: the cancel
-scopes (the hard stop, the idle watchdog, the grace timer), the call to the provider, and its logs, which it
-closes after `done`.
-
-Guarantees, whatever the provider does (returns, raises, hangs, ignores an interrupt, or its child dies):
-`run_started` first and one `done` last, in the stream and in the log; `seq` gap-free from 0; a tool still
-open at the end gets a `failed` result, and a failed result an `error` event, before `done`; an interrupt
-asks the provider to stop the turn, and after `interrupt_grace` seconds stops it hard (the result's error then
-says `stopped_by="runner"`: the provider did not end the run itself); the provider runs shielded from the
-owner's cancellation, which `aclose` turns into interrupt → grace → hard stop. Once the provider's `run` has
-returned, `emit` refuses (a task it left running cannot add events after `done`). A failed write of the run's
-log (a full disk) stops the run at once: it ends `failed` with `log_write_failed`, its `done` written if there is
-room, and its result says so whether or not there was. The stream: `channel.py`.
+Its owners and its guarantees whatever the provider does: docs/runs.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The two files of one run: its event log (`<run_id>.jsonl`) and, on request, its wire log (`.wire.jsonl`).
 
 Layer: core runtime (the runner's storage edge). Knows the run store's file layout and writer and the run's
-secrets; knows nothing of events, providers or the stream. Both files are opened before anything is spawned,
-so a clash or an unwritable directory is an `InvalidSpecError`, never a half-started run. Every line goes
-through the run's `RunSecrets` on its way in (`write_event`, and the wire recorder in `RunContext`). A write that
-fails later (a full disk) never raises here: the first one is reported to `on_failure` (the run stops).
+secrets; knows nothing of events, providers or the stream. Both are opened before anything is spawned; a
+failed write never raises here (docs/run-store.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """The event path of one run: stamp → run log → state (and files) → `harness_on_event` → `on_event` → the consumer.
 
 Layer: core runtime (the runner's hot path). Knows events, the run's logs and state, the plugin host and a
-bounded channel (`channel.py`); knows nothing of providers, approvals or cancel scopes. Every event, the provider's
-and the runner's own, goes through `record` (synchronous, cheap: the common case ends there) and, when it
-must wait, `deliver`. The consumer side is written once: `_offer` hands an event over if there is room (or
-notes that nobody listens any more), `_wait_for_room` waits for room under the backpressure rules.
-
-Backpressure: when the consumer is behind, `deliver` waits, so the provider's `emit` waits, the provider
-stops reading its child's pipe and the child blocks; nothing between the child and the consumer is unbounded.
-While it waits, the idle clock is paused and the log is flushed. Once the run is closing, a consumer that
-stopped reading (or a callback that hangs) gets `_FINAL_SEND_DEADLINE` seconds, then is skipped: the log
-still gets every event.
+bounded channel (`channel.py`); knows nothing of providers, approvals or cancel scopes. Every event goes
+through `record` (synchronous, cheap) and, when it must wait, `deliver`. Backpressure: docs/runs.md.
 """
 
 from __future__ import annotations

@@ -2,19 +2,7 @@
 
 Layer: core runtime (an owner of a `LiveRun`, like `api.open_run`). Knows the runner's parts (`LiveRun`, the
 context, the approval broker) and the wire log as `wirelog` reads it; knows nothing of any concrete provider.
-
-The seam is the child process: every provider reaches its CLI through `RunContext.spawn`, so replay gives it a
-`ReplayProcess` (`replay_child`) instead, which plays the recorded child. A real `ChildProcess` may not start
-while a replay drives its run (`transport.process.REPLAYING`), and a recording with no child at all (a provider
-that talks HTTP itself) is refused unless `live=True`. Side inputs (`read_side_input`) are answered from their
-`file` records, the provider's clock (`RunContext.clock`) from its `clock` records, approvals as they were decided
-(the run log beside the wire log, else the wire's `approval` records, else denied with a warning), interrupts as
-recorded (once the run has published the event the recorded one had), the spec is the recorded (redacted) one, its
-hidden option values dropped, and the probe's `CliInfo` the recorded one: the real CLI is never run.
-`harness_on_event` observers do not see a replay (it is not a run), and nothing is logged. So `run_started`, `done`
-and every event in between come out as recorded, timestamps (`ts`) and the run's `duration_ms` aside; their lines
-(`ReplayRun.log_line`, what `harness replay --json` prints) hide what the run log hid. Each replay works on its own
-copy of the `WireLog` (`fresh`).
+The seam (the child process) and what is answered from the recording: docs/run-store.md (replay).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The recorded child of a replay: a `ChildProcess` that plays a `ChildScript` instead of running a program.
 
 Layer: core runtime (used by `replay`). Knows the `ChildProcess` interface and the script `wirelog` reads; knows
-nothing of runs, providers or the wire file. Each recorded stdout line, the end of stdout and the exit are held
-back until the provider has sent as many lines (and, for the exit, closed stdin) as it had when the child did
-them, so an answer never overtakes its question. Nothing sleeps the recorded gaps.
+nothing of runs, providers or the wire file. An answer never overtakes its question; nothing sleeps the recorded
+gaps (docs/run-store.md, replay).
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Sessions: several turns on one agent, each turn a run (`open_session`, `Session`; exported by `harness_core`).
 
 Layer: core runtime (a run owner, like `open_run`). Knows the run API's checks, `LiveRun`, the provider's
-session interface and the run logs; knows nothing of any concrete provider or of rendering.
-
-A session is checked and probed once. A provider with `live_session` starts its agent process in
-`Provider.open_session`, entered in the session's own host task, so the process lives across turns and is shut
-down when the session closes; each turn is played by its `ProviderSession.turn`. A provider with `session` only
-plays each turn with `run`, resuming the session the previous turn reported: the same conversation, a new
-process per turn. Either way each turn is a run — its own id, log and exactly one `done`, `run_started` naming
-the session and the turn's index — and turns are played one at a time: a second `turn()` while one is live is
-refused (`SessionBusyError`), not queued. Budgets (`max_cost_usd`, `max_output_tokens`) cover the whole session.
+session interface and the run logs; knows nothing of any concrete provider or of rendering. Live and resumed
+sessions, one turn at a time, budgets: docs/sessions.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What the runner knows about one run while it lives, and the result it ends with.
 
 Layer: core runtime (the runner's bookkeeping). Knows events and results; knows nothing of the stream, the
-log, providers or cancel scopes. The event pipe feeds it (`track`), the pipe and the approval broker pause its
-idle clock while someone other than the agent is the one being slow, the run object reads it to decide
-whether the agent went silent and to build the final `done`.
+log, providers or cancel scopes. The pipe feeds it (`track`) and pauses its idle clock while someone other than
+the agent is slow; the run object reads it to spot a silent agent and to build the final `done`.
 """
 
 from __future__ import annotations

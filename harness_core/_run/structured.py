@@ -1,9 +1,8 @@
 """Structured output: the final answer of a run with `output_schema`, parsed and validated by the runner.
 
-Layer: core runtime (pure). Knows results, JSON Schema (through `jsonschema`, the reference validator) and the
-structured-output error; knows nothing of providers or of how the schema reached the agent. A provider that
-got the value from its CLI already parsed sets `HarnessResult.structured_output`; otherwise the final text is
-parsed (a fenced ```json block is accepted). Either way the value is validated here, for every provider alike.
+Layer: core runtime (pure). Knows results, JSON Schema (through `jsonschema`) and the structured-output error;
+knows nothing of providers or of how the schema reached the agent. The same check for every provider
+(docs/sessions.md, structured output).
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Undo a run's file changes: each file its `files_changed` record names, put back as it was before the run.
 
 Layer: core runtime (after a run). Knows the run log's `run_started` and `files_changed` events, the pure `diffs`
-module and the run's directory; knows nothing of providers, the runner or the CLI. Writes only the files the
-record names, inside the run's cwd, and only once every one of them has been checked (all or nothing).
-
-What a file needs: its diff and the digests of its bytes before and after the run (`changes.py` records them), so a
-text file of up to `MAX_FILE_BYTES` is rebuilt from the file as the run left it and checked against its digest
-before anything is written. A file that changed since the run, one whose content before is not in the log
-(binary, larger than the limit, a diff cut at `MAX_DIFF_CHARS`, a change made before Harness could read it, a file
-outside the cwd), or whose rebuilt content does not match its digest (a secret masked in the log's diff) is named
-in the refusal, and nothing is written.
+module and the run's directory; knows nothing of providers, the runner or the CLI. All or nothing, inside the
+run's cwd only; what can and cannot be undone: docs/runs.md (undo).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """A recorded wire log, read back: its header, the script of each child it spawned, its side inputs and decisions.
 
-Layer: core runtime (the reading side of the wire log that `context.ProviderContext` writes; its record format is
-described there). Pure data and file reading: knows the wire log's records and the run log beside it
-(`X.jsonl` beside `X.wire.jsonl`, else `<run_id>.jsonl`: the `run_started` of an old file and the approvals'
-resolutions); knows nothing of processes, providers or how the script is played (`replay`). Reads format 2
-(`child` on each child record, `err` per line with `nl`, `interrupt`, `approval` with `decided_by`/`reason`) and the
-older records (no `child`: the most recent spawn's; `err` chunks; no header at all). A `WireLog` is loaded data: a
-replay works on its own `fresh()` copy, so one `WireLog` replays any number of times.
+Layer: core runtime (the reading side of the wire log `context` writes). Pure data and file reading; knows nothing
+of processes, providers or how the script is played (`replay`). Reads format 2 and the older records; a
+`WireLog` is loaded data, replayed from a `fresh()` copy (docs/run-store.md, wire log).
 """
 
 from __future__ import annotations

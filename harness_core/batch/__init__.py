@@ -1,17 +1,8 @@
-"""Many runs: a batch of tasks played at most N at once, each in its own workspace, with a result (and a patch) per
-task, resumable, retrying what failed for a transient reason; here or on an engine such as Ray.
+"""Many runs: a batch of tasks played at most N at once, each in its own workspace, with a result (and a patch)
+per task, resumable, retrying what failed for a transient reason; here or on an engine such as Ray.
 
 Layer: public API (the library side of `harness batch`; executors implement `Executor`). Importing it starts
-nothing.
-
-    from harness_core import AgentRunSpec
-    from harness_core.batch import run_batch
-
-    tasks = [(f"fix-{n}", AgentRunSpec(prompt=f"fix issue {n}", cwd="repo")) for n in range(20)]
-    async for result in run_batch(tasks, concurrency=4, results="results.jsonl", retry=2):
-        print(result.id, result.status, result.error_code)
-
-`Batch` is the same with its live counts (`stats`) and `interrupt()`; `load_tasks` reads a JSONL tasks file.
+nothing. Usage (`run_batch`, `Batch`, `load_tasks`): docs/jobs-and-batches.md.
 """
 
 from __future__ import annotations

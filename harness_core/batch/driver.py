@@ -1,6 +1,5 @@
 """The batch driver: every task checked before anything starts, then at most `concurrency` live at once through an
 executor, retries of what failed for a transient reason, workspaces and patches, results as tasks end.
-
 Layer: batch (the loop people otherwise write by hand). Knows the run API's checks, the executor interface, the
 workspaces, the results file and the retry policy; knows no provider, no engine and no rendering (the CLI polls
 `Batch.stats` and gets `on_update` calls).

@@ -1,14 +1,8 @@
 """The patches of a batch: `<dir>/<task id>.patch` and a SWE-bench style `<dir>/predictions.jsonl`.
 
 Layer: core, batch operation. Knows files and JSON only: not git, agents, providers or runs (the caller scrubs
-a patch of the run's secrets). Every file is created 0600, the directory 0700.
-
-`predictions.jsonl` holds one JSON object a line, `{"instance_id", "model_patch", "model_name_or_path"}`, one line
-per instance id (the last one written). A batch killed mid-write may leave a partial last line: opening the
-directory again drops it (and any other line that is not such an object) and compacts the file. Lines are
-written with `json.dumps` defaults (ASCII only); a patch holding bytes that are not UTF-8 (see
-`harness_core.batch.worktrees`: surrogate escapes) keeps them as `\\udcXX` escapes there, while the `.patch`
-file holds git's exact bytes.
+a patch of the run's secrets). Every file is created 0600, the directory 0700. The files' form and how a torn
+`predictions.jsonl` is mended: docs/jobs-and-batches.md (patches).
 """
 
 from __future__ import annotations

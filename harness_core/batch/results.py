@@ -1,9 +1,8 @@
-"""A batch's results: one `TaskResult` per task, and the JSONL file they go to, which is also what makes a batch
-resumable (a task whose result there is finished is not run again).
+"""A batch's results: one `TaskResult` per task, and the JSONL file they go to, which also makes a batch resumable.
 
 Layer: batch (storage edge). Knows the result and usage models; knows no provider, executor or task source.
-Every line is written whole and flushed (fsync) as the task ends, to a file created 0600 (the caller scrubs it),
-so a batch killed at any instant leaves a file whose complete lines are all true (a torn last one is dropped).
+Every line is written whole and fsynced as the task ends, to a file created 0600 (the caller scrubs it), so a
+batch killed at any instant leaves a file whose complete lines are all true (a torn last one is dropped).
 """
 
 from __future__ import annotations

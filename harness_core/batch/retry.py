@@ -1,9 +1,7 @@
 """Which failed attempts a batch plays again, and how long it waits first (exponential backoff, full jitter).
 
 Layer: batch (pure policy). Knows the result model and the error codes; knows nothing of providers or engines.
-Retried: what the error says is retryable (rate limits, HTTP 5xx), a CLI that died or a provider that crashed
-(`process_exited`, `provider_crashed`) and a lost worker (`worker_lost`). Never retried: a refused key, a bad
-spec, an exhausted budget, an idle timeout, an interrupt — playing them again gives the same answer.
+What is retried and what never is: docs/jobs-and-batches.md (retries).
 """
 
 from __future__ import annotations

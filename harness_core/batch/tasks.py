@@ -2,13 +2,7 @@
 scenario the scripted model plays; read from JSONL with every bad line reported at once, before anything runs.
 
 Layer: batch (pure: reads text, builds models; starts nothing). Knows the spec model and the inline scenario
-form; knows no provider, executor or file the batch writes.
-
-A line is a spec's fields plus `id` (required, unique, a file name: `[A-Za-z0-9][A-Za-z0-9._-]*`), and
-optionally `provider`, `ref` (the commit a `--worktrees` checkout starts from) and, with `--offline`, `scenario`:
-a scenario's name, one written inline (`harness_core.scripted.inline`), or a list of them, played by the
-task's attempts in turn (the last again for any later one: `["fail_429", "tools"]` is a rate limit that a retry
-gets past). Offline, `prompt` may be left out.
+form; knows no provider, executor or file the batch writes. A line's fields: docs/jobs-and-batches.md (tasks).
 """
 
 from __future__ import annotations

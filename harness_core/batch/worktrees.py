@@ -1,19 +1,8 @@
 """One `git worktree` per batch task, and the task's change as a patch.
 
 Layer: core, batch operation (below the `harness batch` command, above plain `git`). Knows git's command line
-and nothing else: not agents, providers, runs or specs. Uses only the standard library and the `git` binary;
-every git call has a deadline, runs in a session of its own (killed as a group when the deadline passes or the
-caller is interrupted) and is always reaped.
-
-Blocking by design: callers in async code run these methods in worker threads (`anyio.to_thread.run_sync`).
-`Worktrees.create` and `remove` may be called from several threads at once: the `git worktree add/remove/prune`
-calls, which take locks in the shared repository, are serialized by a lock of the instance. `snapshot` and
-`patch` run unserialized: each uses an index file of its own and writes only objects (which git writes
-atomically).
-
-Patches are text: git's bytes decoded as UTF-8 with `surrogateescape`, so any bytes a non-UTF-8 text file holds
-survive the round trip (`patch.encode("utf-8", "surrogateescape")` gives git's exact bytes back). Binary files
-are in git's `--binary` form, which is ASCII.
+and nothing else: not agents, providers, runs or specs. Blocking (callers run it in worker threads); its threads,
+deadlines and the patches' bytes: docs/jobs-and-batches.md (worktrees).
 """
 
 from __future__ import annotations

@@ -2,17 +2,7 @@
 
 Layer: public API (the library side of `harness run --background`, `attach`, `approve`, `cancel`, `runs`).
 Knows the run API's checks, the worker launcher (`jobs/launcher.py`), the run store and the answers file; knows
-nothing of providers, the CLI's rendering or click.
-
-    from harness_core import AgentRunSpec, jobs
-
-    job = await jobs.start(AgentRunSpec(prompt="fix the failing test"), "my-agent")
-    async for event in job.events():          # from the first event, following the log live
-        print(event.type)
-    result = await job.wait()                 # None: the run was lost (its worker died)
-
-A job outlives the Python process that started it (the worker is its own session): `jobs.get(run_id)` finds it
-again from anywhere, `jobs.list_jobs()` lists every run of a runs directory, newest first.
+nothing of providers, the CLI's rendering or click. Usage: docs/jobs-and-batches.md (from Python).
 """
 
 from __future__ import annotations

@@ -2,13 +2,7 @@
 
 Layer: core runtime (the run store's approval channel). Knows the run store's directory layout, the approval
 events and the `Approver` callback type; knows nothing of providers, the CLI or how an answer was typed.
-
-A background run cannot ask a terminal: its worker decides each approval request from the run's answers file,
-which `harness approve` and an attached terminal (`harness attach`) append to — one JSON line per answer,
-``{"request_id": ..., "decision": "approve"|"deny"|"abort", "by": ..., "ts": ...}``, written with one `O_APPEND`
-write so concurrent answerers never interleave. The first answer for a request wins; later ones are ignored.
-The request itself is in the run log (`approval_requested`, flushed before the run waits), its outcome too
-(`approval_resolved`): the answers file holds only decisions, never a secret.
+The file's lines and who writes them: docs/jobs-and-batches.md (approvals).
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Background runs: what a detached worker is asked to run (`JobPlan`), and starting one (`launch`).
 
 Layer: core runtime (the owner side of a background run). Knows the spec model, the error hierarchy and the
-worker's command line (`python -m harness_core run --background-worker`: a `harness run` process, so
-`harness cancel` may signal it); knows nothing of providers, rendering or click.
-
-The worker is started in a session of its own (closing the terminal that started it sends it nothing), in the
-starter's directory, with stdin and stdout pipes to the starter. The starter writes the plan as one JSON document
-to the worker's stdin (never to a file: `spec.env` may hold secrets) and closes it. The worker forks once more
-(the first process exits at once and is reaped here, so nothing is left for the caller to wait for, and the
-worker proper, no session leader, can never gain a controlling terminal), says its pid (``{"worker": pid}``),
-opens the run's log (so `attach`, `cancel` and `runs` see it from then on) and answers one JSON line —
-``{"ready": true, "run_id", "log", "workspace"}`` or ``{"error": message, "code", "details"}`` — then lets go of
-stdout. The worker owns the run from then on: its agents run under the process supervisor with the worker as
-their owner, so a SIGKILLed worker leaves no agent behind and its run reads as `lost`.
+worker's command line (`python -m harness_core run --background-worker`: a `harness run` process, so `harness
+cancel` may signal it); knows nothing of providers, rendering or click. The handshake: docs/jobs-and-batches.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""The process that drives a run: its command line, whether it is a `harness run` (which turns SIGINT into an
-interrupt of its turn), and its scheduling state (a stopped process does not act on signals until continued).
+"""The process that drives a run: its command line, whether it is a `harness run` (SIGINT interrupts its turn),
+and its scheduling state (a stopped process does not act on signals until continued).
 
 Layer: core storage support (used by `harness cancel` and `harness_core.jobs`). Knows Linux's `/proc` and the
-`harness run` command line (also the background worker's: `python -m harness_core run --background-worker`);
-knows nothing of events, providers or click.
+`harness run` command line (also the background worker's); knows nothing of events, providers or click.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """The background worker: `harness run --background-worker` plays one run detached from any terminal.
 
 Layer: jobs (imported only when a worker starts). Knows the worker protocol of `harness_core.jobs.launcher`, the
-run API, the answers file (`harness_core.jobs.answers`: how a background run's approvals are decided), the run's
-secrets (its stderr goes to a scrubbed worker log) and the offline support; knows nothing of any provider.
-
-Started by `launch` in a session of its own with the plan on stdin. It forks once more (the first process exits
-at once, so the starter can reap it and the worker, no session leader, can never gain a controlling terminal),
-says its pid, opens the run (the log exists and is locked from then on), answers "ready" on stdout, lets go of
-the starter's stdout, sends its stderr (warnings, a crash) through the run's secrets to `<run_id>.worker.log`,
-then consumes the run to its `done`. SIGINT/SIGTERM/SIGHUP interrupt the turn as for a foreground run (a second
-one stops it at once): that is how `harness cancel` reaches it. Before the run starts they end the worker.
+run API, the answers file, the run's secrets (its stderr goes to a scrubbed worker log) and the offline support;
+knows nothing of any provider. Its life, from the plan on stdin to `done`: docs/jobs-and-batches.md.
 """
 
 from __future__ import annotations

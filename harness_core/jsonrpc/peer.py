@@ -1,15 +1,8 @@
 """A generic JSON-RPC 2.0 peer over a line channel (one JSON message per line).
 
-Layer: jsonrpc. Knows nothing of any agent, nor of processes: it reads `bytes` lines (or
-`MessageTooLargeError` values) from a `LineChannel` and writes lines to it. Methods are strings, params any
-JSON value.
-
-Semantics: our request ids are ints from 1 and responses must match them exactly (a `"1"` is not `1`); ids
-from the other side may be str or int (0 is valid) and are echoed as received. The `jsonrpc` key is optional
-on input and always sent. Notifications are awaited in the read loop in order, which gives backpressure from
-the consumer to the other side; a failing handler is reported through `on_error` and the loop goes on. Each
-inbound request runs in its own task (an approval may wait on a human while notifications flow) and always
-gets a reply. At EOF every pending request fails at once with `closed_error()`.
+Layer: jsonrpc. Knows nothing of any agent, nor of processes: it reads `bytes` lines (or `MessageTooLargeError`
+values) from a `LineChannel` and writes lines to it. Methods are strings, params any JSON value. Ids, ordering
+and errors: docs/providers.md (line protocols, `JsonRpcPeer`).
 """
 
 from __future__ import annotations

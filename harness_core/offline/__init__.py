@@ -1,18 +1,8 @@
 """Offline runs: scenarios and scripted model APIs on 127.0.0.1, so real agent CLIs run whole turns with no
-credentials and no network beyond loopback.
-
-Layer: offline (a product feature: `harness run --offline`, `harness demo`; reusable by any third-party
-provider and by users' own tests). Knows the provider interface's `offline_setup` and the model APIs' wire
-formats; knows no concrete agent. Importing this package starts nothing: a backend serves only between
-`start()` and `stop()` (or inside `with`).
-
-- `harness_core.scripted.scenarios`: the scenario vocabulary (`Say`, `RunCommand`, `ReadFile`, ...) and the
-  named scenarios every provider plays.
-- `harness_core.scripted.backends`: the OpenAI Responses and Anthropic Messages backends, their tool dialects
-  (what an agent calls its tools: each provider passes its own), and `ScriptedBackend` to write others.
-- here: `offline_workspace` (what `harness run --offline` does: a temporary workspace with the scenario's files,
-  the backend started, the spec pointed at both), `offline_spec` (only start a provider's backend and point a spec
-  at it), `seed_workspace`, `scenario_named`.
+credentials and no network beyond loopback (`harness run --offline`, `harness demo`; any provider's tests).
+Layer: offline (a product feature). Knows the provider interface's `offline_setup` and the model APIs' wire
+formats; knows no concrete agent. Importing this package starts nothing: a backend serves only between `start()`
+and `stop()` (or inside `with`). What is here and in `scripted`: docs/providers.md (offline).
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
-"""Scenarios written as JSON: what a batch task's `scenario` field (and a scripted provider's option) may hold
-besides a scenario's name, so every task of an offline batch can play its own edit.
+"""Scenarios written as JSON: what a batch task's `scenario` field (and `--scenario`) may hold besides a name.
 
 Layer: offline (pure data: no I/O, nothing started). Knows the scenario vocabulary; knows no provider and no
-wire format. One step is a one-key object naming the step, with the step's other fields beside it:
-
-    {"files": {"notes.txt": "alpha\\n"},
-     "steps": [{"run": "echo hi", "output": "hi\\n"},
-               {"read": "notes.txt"},
-               {"edit": "notes.txt", "old": "alpha", "new": "beta"},
-               {"write": "new.txt", "content": "fresh\\n"},
-               {"think": "done?"},
-               {"say": "Edited notes.txt."}]}
-
-`{"fail": 429}` (with `message`), `{"stall": 3600}` and `{"take_long": 2.5}` inject faults as the named
-scenarios do. `{"mcp": {"server": "harness", "tool": "add", "args": {"a": 2, "b": 3}}}` calls an MCP tool (a
-`say` after it may hold `{tool_result}`), `{"report_attachments": true}` says what attachments arrived.
-`scenario_to_json` writes the same form, so a `Scenario` round-trips.
+wire format. `scenario_to_json` writes the same form, so a `Scenario` round-trips. The form, step by step:
+docs/providers.md (scenarios written as JSON).
 """
 
 from __future__ import annotations

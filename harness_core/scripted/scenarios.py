@@ -1,11 +1,7 @@
 """One scenario vocabulary for every fake CLI, every scripted model backend and the contract suite.
 
 Layer: offline. Knows no provider's wire format: each fake CLI and each scripted backend translates these
-steps into its own protocol (a backend through its tool dialect: which tool runs a command, reads, writes or
-edits a file, with which arguments). A step is one model response: the model says or thinks something, or
-calls one tool, or the API fails or stalls. Tool steps are executed for real by real CLIs; fakes simulate
-them and report `output`.
-
+steps into its own protocol. A step is one model response (say, think, one tool call, a failure or a stall).
 Pure data (plus `apply_file_step`, which fakes use to make file steps real): importing it starts nothing.
 """
 

@@ -1,12 +1,8 @@
 """Which process holds a run log's writer lock: `/proc/locks`, read and checked against `/proc/PID/fd`.
 
 Layer: core storage (behind `harness_core.store`, which re-exports `writer_pid`). Knows Linux's `/proc` and the
-run store's locking rule (a `LogWriter` keeps an exclusive `flock` on its log until it closes; readers take a
-brief shared one); knows nothing of events, providers or the CLI.
-
-`/proc/locks` names a lock's file as `MAJOR:MINOR:INODE` of the file system's superblock, which is not always the
-device `stat()` reports: on btrfs every subvolume has a device number of its own. So a lock is matched on the
-inode, and a holder whose device differs is confirmed through its open files (`/proc/PID/fd/*`).
+run store's locking rule (a `LogWriter` holds an exclusive `flock` until it closes; readers take a brief shared
+one); knows nothing of events, providers or the CLI. Why the inode and not the device: docs/run-store.md (holder).
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""Removing old runs from the run store (`harness runs prune`, `store.prune_runs`): which runs go, and exactly the
-files of each that the store knows.
-
-Layer: core storage (behind `harness_core.store`, which lists the runs, holds the registry of a run's files
-(`RUN_FILE_SUFFIXES`) and re-exports `prune_runs`). Knows the writer's lock and what makes a file a run log (its
-first line is the `run_started` of the run its name says); knows nothing of other events beyond a summary's
-status and end, nor of providers or the CLI.
-
-Nothing is removed by default: runs are kept until pruned. Only a Harness run's own files go: `<run_id>.jsonl` is
-a run only when its first line is a complete `run_started` of `run_id` (anything else in the runs directory,
-an empty log or one whose first line is still being written among them, is skipped and named), and of a run only
-the regular files named `<run_id><suffix>` for a suffix of the registry are removed: never another name beside
-it, never a directory, never a link. A run whose log is still held by its writer (running, or waiting for
-approval) is never removed, however old: it is locked for the whole removal, so no writer can take it meanwhile,
-and its log goes last, so a removal cut short leaves a run that a later prune finishes.
+"""Removing old runs from the run store (`harness runs prune`, `store.prune_runs`): which runs go, and exactly
+the files of each that the store knows (`RUN_FILE_SUFFIXES`).
+Layer: core storage (behind `harness_core.store`). Knows the writer's lock and what makes a file a run log;
+knows nothing of other events beyond a summary's status and end, nor of providers or the CLI. What is removed
+and what is never touched: docs/run-store.md (retention).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The run store: where run logs live, how they are written, read, listed and followed.
 
 Layer: core storage. Knows events and the file layout `<runs-dir>/<run_id>.jsonl` (+ the other files of a run,
-`RUN_FILE_SUFFIXES`); knows nothing of providers or rendering. Logs are private (0600 files in a 0700
-directory of this user: another's is refused, `store/owner.py`), written one event per line and flushed as it
-happens; readers tolerate a torn last line (a run still being written, or a crash). A log whose writer could not
-write all of it (a full disk) is sealed read-only (`CUT_SHORT_MODE`): without a `done` it reads `truncated`, not
-`lost`. The writer (`store/writer.py`), finding the process that holds a log (`store/locks.py`) and removing old runs
-(`store/prune.py`) live beside this module; the package re-exports them. Runs are kept until pruned (no retention).
+`RUN_FILE_SUFFIXES`); knows nothing of providers or rendering. The writer, the lock holder and pruning live
+beside it (`writer.py`, `locks.py`, `prune.py`), re-exported by the package. Rules: docs/run-store.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Appending to a run log: `LogWriter`, the one writer of a log, holding its lock while the run lives.
 
-Layer: core storage (behind `harness_core.store`, which re-exports `LogWriter`). Knows only files: the private
-runs directory (0700), a log created 0600 and never overwritten, an exclusive `flock` held until it closes (how
-readers tell a running run from a lost one), a log cut short by a failed write sealed 0400 (`CUT_SHORT_MODE`);
-nothing of events, providers or the CLI.
+Layer: core storage (behind `harness_core.store`, which re-exports `LogWriter`). Knows only files (0700
+directory, 0600 log never overwritten, an exclusive `flock` until it closes, a log cut short sealed 0400 by
+`CUT_SHORT_MODE`); nothing of events, providers or the CLI. Why: docs/run-store.md.
 """
 
 from __future__ import annotations

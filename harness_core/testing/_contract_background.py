@@ -1,9 +1,8 @@
 """Contract tests of background runs: a run started with `harness_core.jobs.start` plays in a detached worker as
 it would in the foreground, and a SIGKILLed worker leaves a `lost` run and no process behind.
-
 Layer: testing (mixed into `ProviderContract`). Knows the jobs API, the run store and the process tree helpers;
-knows no concrete provider. The worker is another process: it finds the provider through its `harness` entry
-point, as every contract test does (a provider registered only in-process is skipped with the reason).
+knows no concrete provider. The worker finds the provider through its `harness` entry point (a provider
+registered only in-process is skipped with the reason).
 """
 
 from __future__ import annotations

@@ -2,12 +2,7 @@
 
 Layer: testing (private base of `harness_core.testing.contract.ProviderContract`; documented there). Knows the
 public runner API, the scenario vocabulary, the scripted model backends and the generic fault wrappers; knows no
-concrete provider.
-
-Every run `play` plays is watched and checked: a `Watchdog` stops it when it shows no progress for longer than its
-scenario needs (the test then fails naming the scenario), and no event and no file of its runs may carry a secret
-of its environment (`_contract_secrets`). After each test, no process may be left alive and no event may have been
-emitted after a provider's `run` returned (the runner refuses such events and logs them).
+concrete provider. What every played run is held to: docs/providers.md (the contract suite).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """The contract's tests of what goes wrong and of what every provider must honour: a missing, too-old or crashing
-CLI, a killed Harness, events emitted after the run returned, secrets in a run's files, and the spec fields every
-agent must receive.
-
+CLI, a killed Harness, events emitted after the run returned, secrets in a run's files, the spec fields an agent
+must receive.
 Layer: testing (private part of `harness_core.testing.contract.ProviderContract`; documented there). Knows the
 public runner API, the scenario vocabulary and the process-tree helpers; knows no concrete provider.
 """

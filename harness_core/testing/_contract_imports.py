@@ -1,7 +1,5 @@
-"""The contract's check of the import rule: a provider imports Harness only through the façades, so a port that
-still reaches an internal module (which works today and breaks when it moves) fails, naming the file, the line
-and where each name it took is exported.
-
+"""The contract's check of the import rule: a provider imports Harness only through the façades (a port that still
+reaches an internal module fails, naming the file, the line and where each name it took is exported).
 Layer: testing (mixed into `ProviderContract`). Reads the provider's source (never imports anything of it beyond
 what the plugin host loaded); knows the façades (`harness_core._facade`), no concrete provider.
 """

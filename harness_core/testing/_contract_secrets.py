@@ -1,14 +1,8 @@
 """The secrets the contract holds every played run to: which values of its environment are secrets, the ones the
 suite plants itself, and the checks that no event and no file the run wrote carries one.
-
 Layer: testing (private helper of the contract suite). Knows events and the redaction policy's notion of a
-secret-looking variable (`harness_core.redaction`); knows no provider.
-
-A variable is a secret when its name looks like one (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, … as the run log's
-redaction decides) or its value has a credential's shape (`sk-…`, `ghp_…`, …), in `spec.env` and in the process
-environment alike. A value of `MIN_SECRET` characters or more is looked for anywhere; a shorter one (a short key
-would match ordinary text) where it is unmistakably that secret: right after the variable's name (`NAME=value`,
-`"NAME": "value"`) or as the value of a secret-looking field (`"apiKey": "value"`).
+secret-looking variable (`harness_core.redaction`); knows no provider. What counts as a secret and where a short
+one is looked for: docs/providers.md (the contract suite, no secret in an event or a file).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Contract tests of sessions (`harness_core.open_session`), for every provider declaring `session` or
-`live_session`, and of structured output: several turns of one conversation, one process kept across them where
-the provider says so, a turn interrupted without losing the session, an approval policy changed for one turn only,
-a process killed between turns.
+`live_session`, and of structured output.
 
 Layer: testing (mixed into `ProviderContract`). Knows the public session API, the scenario vocabulary, the
-scripted model backends and the process-tree helpers; knows no concrete provider.
-
-The scenario's backend (real mode) serves the whole session with `replay_each_prompt` on: every turn's new prompt
-plays the scenario again, in the same conversation, so its requests show what each turn carried (the earlier
-turns, the model it names).
+scripted model backends and the process-tree helpers; knows no concrete provider. docs/providers.md (sessions).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""What the contract suite uses besides its tests: a played run, the invariants every run must hold, the
-secrets no event may carry, the events a provider tried to emit after its run returned, the processes a run left
-behind, and where a real agent CLI is installed.
+"""What the contract suite uses besides its tests: a played run, the invariants every run must hold, the secrets
+no event may carry, events emitted after a run returned, the processes a run left, where a real CLI is.
 
-Layer: testing (private helper of `harness_core.testing.contract`, which re-exports `Played` and
-`descendants`). Knows events, the run store, the runner's log records and the process-tree helpers; knows no
-concrete provider.
+Layer: testing (private helper of `harness_core.testing.contract`, which re-exports `Played` and `descendants`).
+Knows events, the run store, the runner's log records and the process-tree helpers; knows no concrete provider.
 """
 
 from __future__ import annotations

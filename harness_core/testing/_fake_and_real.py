@@ -2,13 +2,7 @@
 `real_cli`) on the real CLI against the scripted model backend.
 
 Layer: testing (shipped for provider authors, exported by `harness_core.testing.contract`). Knows `ContractBase`
-and pytest; knows no concrete provider.
-
-    class TestMyReplays(FakeAndReal):
-        provider_name = "my-agent"
-        fake_contract = TestMyAgentContract     # its `setup_run` points the provider at the fake CLI
-
-        async def test_something(self, play: Play) -> None: ...
+and pytest; knows no concrete provider. Usage: docs/providers.md (turn a real run into a golden test).
 """
 
 from __future__ import annotations

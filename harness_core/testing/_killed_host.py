@@ -1,11 +1,8 @@
 """A run in a host process that is then killed: nothing of the run may outlive it.
 
 Layer: testing (the contract suite's "whatever kills Harness" check). Knows the public run API, the scenario
-vocabulary and the transport's /proc snapshots; knows no provider. The host is a fresh Python running
-`open_run` on a spec the test built (so it is played exactly as the other contract tests play it: the fake CLI
-or the real one, the scripted backend in the test process on 127.0.0.1); the test waits until the agent's
-command (`sleep`) runs, snapshots the host's process tree, kills the host, waits for the supervisors of the
-snapshot to finish (their own completion, however loaded the machine) and checks that no process of it is left.
+vocabulary and the transport's /proc snapshots; knows no provider. How the check runs: docs/testing.md
+(a killed Harness).
 """
 
 from __future__ import annotations

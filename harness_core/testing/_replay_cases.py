@@ -1,6 +1,5 @@
 """`ReplayCases`: replay tests every CLI provider can inherit — an interrupted run and a CLI crash, recorded and
 replayed from the wire log alone, on the fake and on the real CLI (`FakeAndReal`).
-
 Layer: testing (shipped, exported by `harness_core.testing.contract`). Knows the contract's `play` and
 `replay_of` and the scenario names; knows no concrete provider. Tool calls, approvals and an API failure are the
 contract's own `test_replay_reproduces_the_run`.

@@ -1,59 +1,8 @@
 """The behavioural contract every Harness provider must pass, shipped for third parties.
 
 Layer: testing. Knows the public runner API and the scenario vocabulary; knows no concrete provider. A
-provider's whole contract test is one subclass (not named `Test*` here, so pytest collects it only through
-a subclass):
-
-    from harness_core.testing.contract import ProviderContract
-
-    class TestMyProviderContract(ProviderContract):
-        provider_name = "my-provider"
-
-The provider is found only through its `harness` entry point. Fake mode (the default) plays scenarios through
-`setup_run`, which a provider with a CLI overrides to point itself at its fake CLI; `--harness-real` plays
-them through the provider's own `offline_setup` (the real CLI against a scripted model backend on 127.0.0.1).
-Tests of capabilities the provider does not declare check the refusal instead. In real mode, a CLI that is not
-on PATH is found through `HARNESS_<CLI>_BIN` (e.g. `HARNESS_MY_AGENT_BIN=/opt/my-agent/bin/my-agent` for a
-CLI named `my-agent`) or in `$HARNESS_TOOLS_DIR/bin`. Every test runs under asyncio and trio on the fake CLI;
-with `--harness-real`, under asyncio, and the scenarios under trio too (`--harness-real-trio`: every test).
-
-What every played run is held to, whatever the test:
-
-- Bounds per scenario (`start_within`, 60 s; `hang_within`, 20 s): a run that shows no sign of its agent (an event,
-  a request to the scripted backend) for longer than its scenario's own pauses need fails the test at once with
-  "the provider never returned (scenario X): nothing happened for N s ... the last sign of the agent was ..." — the
-  provider swallowed a failure or waits for something that never comes; `run_deadline` (90 s) bounds the whole run.
-- No secret of the run's environment in an event (as the consumer receives it, before the run log's scrubbing) or
-  in a file its runs wrote: every variable of `spec.env` and of the process environment whose name looks secret or
-  whose value has a credential's shape, among them the suite's own (`HARNESS_CONTRACT_SECRET` and the 3-character
-  `HARNESS_CONTRACT_API_KEY` in `spec.env`, `HARNESS_CONTRACT_TOKEN` and `HARNESS_CONTRACT_SHORT_TOKEN` in the
-  environment); a short value counts where it is unmistakable (after its name, under a secret-looking field). The
-  failure names the variable.
-- After each test: no process of its runs is alive, and no event was emitted after a provider's `run` returned
-  (the runner refuses such an event, raises `RuntimeError` in the task that emitted it and logs it).
-- The provider's package imports Harness only through the façades (`test_imports_harness_only_through_the_facades`).
-
-What the capability tests prove beyond the events: an interrupt is ended by the provider itself (a run the
-runner had to stop hard after `interrupt_grace` carries `error.details["stopped_by"] == "runner"` and fails the
-test); a resumed run's model request carries the earlier turn (where a scripted backend shows the requests), and
-resuming an unknown session fails with `session_not_found`; `sandbox="read-only"` leaves the workspace unchanged,
-and `model` and `system_prompt` reach the model request (where a scripted backend shows it).
-
-Replay (`test_replay_reproduces_the_run`): a run recorded with `record_wire=True` (tool calls; approvals, where
-declared; an API failure) and replayed from its wire log (`harness_core.open_replay`: the provider's own `run` on the
-recorded child, no CLI run) gives back its run log's events field by field, `WALL_CLOCK_FIELDS` aside
-(`without_wall_clock`); a duration the provider measures itself replays when timed with `RunContext.clock()`. A
-provider that reaches its CLI only through `RunContext.spawn`, and reads anything else
-through `RunContext.read_side_input`, passes it without code of its own; `ContractBase.replay_of` replays any run a
-provider's own tests played.
-
-Faults (`test_too_old_cli_is_refused`, `test_cli_crash_mid_turn_is_reported`): for a provider with an
-`offline_setup`, the default `setup_run` wraps the real CLI in a generic fault wrapper (`harness_core.testing.
-fault_cli`), in fake mode as in real mode (it knows no fake CLI): "too_old" answers `--version` with a version below
-`ProviderInfo.min_cli_version` and otherwise execs the real CLI; "crash" runs the real CLI and SIGKILLs it (its
-whole process group) at its first line of output after the scripted backend received the turn's first model
-request. Without a real CLI to wrap they are skipped. A provider plays them on its own fake by overriding
-`setup_run` for fake mode (`crash=`, `version=` of its `write_fake_<cli>`).
+provider's whole contract test is one subclass of `ProviderContract` (not named `Test*`, so pytest collects it
+only through a subclass). What it checks and how to adapt it: docs/providers.md (the contract suite).
 """
 
 from __future__ import annotations

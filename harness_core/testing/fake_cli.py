@@ -2,11 +2,7 @@
 
 Layer: testing (for the fake CLIs that provider distributions ship in their `testing/` subpackage). Knows the
 environment variables every Harness fake reads and how to bake them into a `/bin/sh` wrapper; knows nothing of
-any CLI or protocol. Stdlib only.
-
-    def write_fake_myagent(directory, *, version=None, crash=False, scenario=None) -> Path:
-        return write_fake_cli(directory, "myagent", "harness_myagent.testing.fake",
-                              version=version, crash=crash, scenario=scenario)
+any CLI or protocol. Stdlib only. Usage (`write_fake_<cli>`): docs/providers.md (fake CLIs).
 """
 
 from __future__ import annotations

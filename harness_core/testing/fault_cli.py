@@ -1,20 +1,8 @@
 """Generic fault wrappers around a real agent CLI, for the contract's fault tests in real mode.
 
 Layer: testing. Knows processes, signals and a file flag; knows no CLI, protocol or provider. Stdlib only. Each
-writer puts an executable named like the CLI into a directory (point the provider at it with `-o <cli>_bin=PATH`,
-as for a fake CLI) and returns its path:
-
-- `write_too_old_cli(directory, name, real, version)`: `--version` prints the real CLI's own version line with its
-  version number replaced by `version` (so the provider's own version parser reads it); any other command line
-  execs the real CLI unchanged.
-- `write_crashing_cli(directory, name, real, armed)`: runs the real CLI in its own process group and relays its
-  stdout line by line; at the first line after the file `armed` exists (the contract creates it when the scripted
-  model backend receives the first model request of the turn) it SIGKILLs the CLI's whole group and then itself:
-  a CLI that dies mid-turn, as an OOM kill would leave it. Without a scripted backend, pass `after_lines=N` to
-  die after N lines of stdout instead.
-
-`ProviderContract.setup_run` uses both by default in real mode (see its docstring), so `test_too_old_cli_is_refused`
-and `test_cli_crash_mid_turn_is_reported` run for every provider that drives a CLI.
+writer puts an executable named like the CLI into a directory and returns its path; what each does:
+docs/providers.md (the contract suite, how scenarios are played).
 """
 
 from __future__ import annotations

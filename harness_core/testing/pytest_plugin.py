@@ -1,10 +1,7 @@
-"""The `harness` pytest plugin (registered through `pytest11`). Inert in unrelated projects: it adds
-command-line options and markers, and no autouse fixtures.
-
-Layer: testing. One behaviour beyond options: when `HARNESS_REQUIRE_REAL_CLIS=1` is set (the `-real` tox envs
-and CI do), a skipped test marked `real_cli` is reported as a failure, so a missing binary cannot turn a
-real-CLI run green by skipping everything. With `--harness-real`, contract tests play under asyncio only, bar
-`REAL_UNDER_TRIO` (`--harness-real-trio`: every one under trio too).
+"""The `harness` pytest plugin (registered through `pytest11`). Inert in unrelated projects: it adds command-line
+options and markers, and no autouse fixtures.
+Layer: testing. One behaviour beyond options: with `HARNESS_REQUIRE_REAL_CLIS=1` a skipped `real_cli` test fails.
+The options, the markers and the trio rule: docs/providers.md (the contract suite).
 """
 
 from __future__ import annotations

@@ -2,9 +2,7 @@
 operations built on Harness (deterministic, instant, no CLI needed).
 
 Layer: testing. Uses only the public façades (`harness_core`, `harness_core.provider`, `harness_core.offline`), as
-a third party would. Commands are simulated; file steps really happen, inside the run's cwd only; approvals,
-interrupts, failures and stalls behave as a real provider's would.
-Register it in a test with `PluginHost.create(plugins=[("scripted", harness_core.testing.scripted)])`.
+a third party would. What it simulates and how to register it: docs/testing.md.
 """
 
 from __future__ import annotations

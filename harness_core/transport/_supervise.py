@@ -1,32 +1,8 @@
-"""The process supervisor: a tiny process between Harness and an agent CLI, so that no process of a run outlives
-the Harness that started it.
+"""The process supervisor: a tiny process between Harness and an agent CLI, so no process of a run outlives Harness.
 
 Layer: transport, as a process of its own. Knows nothing of Harness, JSON-RPC or any CLI; imports a few cheap
-standard-library modules only: `supervisor.py` (the Harness side) runs it as `python -I -S -c <import it from its
-directory> DIR [options] -- ARGV`, so no package `__init__` runs, and it costs ~2 ms more than the interpreter's
-own start-up. Linux only (`prctl`, `/proc`).
-
-    --control-fd N        a socket from the owner (default: none). The supervisor writes one line on it once the
-                          agent runs, `ok <agent pid> <1 if subreaper else 0>`, or `err <errno>` (then exits 127).
-                          EOF on it (every copy of the owner's end closed: the owner died, or let go) means the
-                          owner is gone. Bytes from the owner are reserved, ignored for now.
-    --parent PID          the owner's pid (default: the parent at start-up).
-    --on-parent-exit POL  `kill` (default): once the owner is gone, kill the run's tree, reap it, exit.
-                          `keep`: say so on stderr and go on supervising (a detached worker owning a run alone).
-    --grace SECONDS       from SIGTERM to SIGKILL when killing the run's tree (default 0.5).
-
-It becomes a child subreaper (every orphan of the run is re-parented to it, never to init: the tree under it *is*
-the run, whatever sessions or groups that made) and arms PR_SET_PDEATHSIG (SIGUSR1, a hint: it fires when the
-parent *thread* exits, so it counts only if `getppid()` changed; it cannot fire for a parent that died before, so
-that is checked once). It starts the agent in the same group and session, with its stdin/stdout/stderr (the
-owner's pipes, never read nor relayed; its own stdin and stdout then point at /dev/null, so EOF, EPIPE and
-backpressure are the agent's alone) and exactly the environment, signal mask and dispositions it got itself.
-
-SIGTERM, SIGINT and SIGHUP do not stop it: Harness signals the whole group, which reached the agent already, so
-it forwards one only if the agent left the group (never twice: a second SIGINT means "hurry" to many CLIs) and
-keeps reaping. A SIGKILL, of the group or of the supervisor alone, kills the agent too (its PR_SET_PDEATHSIG).
-When the agent exits, its leftovers are killed (SIGTERM, grace, SIGKILL) and reaped, and the supervisor exits with
-the agent's status: its exit code or, if a signal killed it, the same signal raised on itself (core dumps off).
+standard-library modules only (`supervisor.py` runs it with `python -I -S`). Linux only. Its options, what it
+does with signals and its exit status: docs/process-ownership.md (the supervisor).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Newline framing of a byte stream: split into lines, cap line length without accumulating oversized lines.
 
 Layer: transport. Knows nothing of JSON-RPC, of processes, or of any CLI: it reads from any anyio
-`ByteReceiveStream`. Hot path: each 64 KiB chunk is split once with `bytes.split` (C speed); a line spanning
-chunks is kept as a list of pieces joined once, so the work is linear in bytes read. Only reads when the
-consumer asks for the next line, so nothing unbounded is buffered.
+`ByteReceiveStream`. Linear in bytes read, and reads only when the consumer asks for the next line, so nothing
+unbounded is buffered (docs/process-ownership.md, the transport).
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """A child process in its own session, with line-framed stdout, a bounded stderr tail and bounded shutdown.
 
-Layer: transport. Knows nothing of JSON-RPC or of any CLI. Works under asyncio and trio (anyio).
-
-Shutdown (`aclose`, shielded from cancellation, every step bounded): snapshot the child's descendants →
-close stdin → wait → SIGTERM the process group → wait → SIGKILL the group → reap → SIGKILL descendants from
-the snapshot that escaped the group (they may run in their own session) → stop the stderr drain.
-
-By default (`supervise=True`) the program runs under the process supervisor (`supervisor.py`), which kills its
-whole tree when Harness dies, however it dies (SIGKILL, SIGHUP, OOM): no agent outlives the Harness that
-started it. The program keeps the same pipes, group and session, and the shutdown above is unchanged (`pid` is
-then the supervisor's: the group leader, which exits with the program's status). It costs ~10 ms per spawn.
-Linux only: elsewhere (and with `supervise=False`) the program is started directly.
-
-Recording (for a wire log): `on_line(direction, line)` gets every line sent ("out") and read ("in");
-`on_record(kind, data)` the rest of what a replay needs: "err" (each chunk of stderr, as read: the recorder frames
-it), "err_eof" (stderr ended), "close" (stdin closed), "eof" (stdout ended) and "exit" (the exit status, as ASCII
-digits, once). Neither costs anything when unset.
+Layer: transport. Knows nothing of JSON-RPC or of any CLI. Works under asyncio and trio (anyio). Runs its program
+under the process supervisor by default (Linux). Shutdown order: docs/providers.md (child processes); the
+supervisor and the recording hooks: docs/process-ownership.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Process-tree snapshots from /proc, so shutdown can kill descendants that left our process group.
 
 Layer: transport. Knows nothing of JSON-RPC or any CLI. Linux only; elsewhere every function is a no-op.
-Some CLIs run tools in their own session (a shell tool often does), so killing our child's process group
-misses them; we snapshot the tree *before* signalling the leader (afterwards they are reparented and lost)
-and SIGKILL what is left once the leader is gone. The start time read with each pid guards against pid reuse.
+The tree is snapshot *before* the leader is signalled (afterwards its descendants are reparented and lost);
+the start time read with each pid guards against pid reuse.
 """
 
 from __future__ import annotations

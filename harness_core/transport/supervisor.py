@@ -1,28 +1,8 @@
 """Harness's side of the process supervisor: whether it can run here, its command line, its control socket.
 
 Layer: transport. Knows nothing of JSON-RPC or of any CLI. `ChildProcess(supervise=True)` is its user; the
-supervisor process itself is `_supervise.py` (read its docstring for what it does and why).
-
-Why a supervisor: killing Harness (SIGKILL, SIGHUP when the terminal closes, the OOM killer) runs none of its
-clean-up, and an agent CLI — with every command it started, in whatever session — would go on running,
-re-parented to init. The supervisor sits between Harness and the agent, is the agent's child subreaper (nothing
-of the run escapes it) and kills the whole tree within about a second once its owner is gone. It does not touch
-the agent's stdio: the agent's pipes are Harness's own, so line framing, backpressure and EOF are unchanged.
-
-    sup = Supervision()
-    proc = await anyio.open_process(sup.command(argv), pass_fds=sup.pass_fds, start_new_session=True, ...)
-    agent_pid = await sup.started(proc)  # OSError if the agent could not be executed
-    ...                                  # proc.pid is the supervisor's: signal its group, as ChildProcess does
-    await proc.aclose()                  # the supervisor exits with the agent's status (-N for a signal N)
-    sup.close()                          # only now: closing the socket earlier tells it to kill the run
-
-The owner's side of the control socket doubles as a lifeline: the kernel closes it when Harness dies, however it
-dies, and the supervisor reacts to its EOF. The policy for that moment is a parameter: `kill` (the default, what
-a run in the foreground needs) or `keep` (the supervisor goes on supervising alone: the policy for a detached
-worker that owns a background run).
-
-Linux only: elsewhere — or from a frozen application, or without `sys.executable` — `available()` is False
-and `ChildProcess` starts the agent directly, exactly as without `supervise`.
+supervisor process itself is `_supervise.py`. Why a supervisor, how to drive one and the lifeline's policy:
+docs/process-ownership.md (the supervisor).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""A scripted OpenAI Chat Completions API (`POST /v1/chat/completions`, SSE or JSON) that plays a `Scenario` for
-any agent that speaks it.
+"""A scripted OpenAI Chat Completions API (`POST /v1/chat/completions`, SSE or JSON) that plays a `Scenario`.
 
-Layer: offline. Knows the Chat Completions wire format (`chat.completion.chunk` deltas with `content`,
-`reasoning_content` and `tool_calls`, `finish_reason`, the usage chunk of `stream_options.include_usage`,
-`data: [DONE]`, whole `chat.completion` objects, `GET /v1/models`) and OpenAI's error bodies; which tool a step
-becomes, whether a call is a turn of the agent loop and what a side call is told are the `ChatDialect`'s
-business (default: the function tools `shell`, `read_file`, `write_file`, `edit_file`, every call a turn).
-Knows no agent, nothing of Harness providers or `HarnessEvent`s. Stdlib only.
-
-Point an agent at `base_url` (the API root with `/v1`); it may send any API key. A call the dialect does not
-count as a turn is answered with the dialect's `side_reply` without consuming a scenario step. A non-streaming
-call (`stream` false) is a turn like any other and gets a whole `chat.completion`; a `Stall` stalls it with no
-status line at all, as a hung server would.
+Layer: offline. Knows the Chat Completions wire format and OpenAI's error bodies; which tool a step becomes and
+what a side call is told are the `ChatDialect`'s business. Knows no agent, nothing of Harness providers or
+`HarnessEvent`s. Stdlib only. What it answers: docs/providers.md (offline).
 """
 
 from __future__ import annotations

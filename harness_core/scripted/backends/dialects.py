@@ -1,19 +1,8 @@
 """Tool dialects: how a scenario's tool step becomes a tool call in a model API's response.
 
 Layer: offline. Knows the scenario vocabulary and the shape of a tool call in the OpenAI Responses and the
-Anthropic Messages APIs; knows no HTTP, no streaming and no concrete agent. What an agent calls its tools (and
-what arguments they take) is that agent's business: its provider passes its own dialect to the backend, and
-the defaults here are the tools those APIs' own documentation describes.
-
-A dialect is a small class with one method per tool step (`run_command`, `read_file`, `write_file`,
-`edit_file`) behind one dispatching method (`tool_call` / `tool_use`); subclass it and override only what your
-agent does differently:
-
-    class MyAgentTools(ResponsesDialect):
-        def read_file(self, step: ReadFile, cwd: Path | None) -> ResponsesToolCall:
-            return FunctionCall("read_file", {"path": step.path})
-
-    ResponsesBackend(scenario, cwd=workspace, dialect=MyAgentTools())
+Anthropic Messages APIs; knows no HTTP, no streaming and no concrete agent (its provider passes its own dialect;
+the defaults are the tools those APIs document). How to subclass one: docs/providers.md (tool dialect).
 """
 
 from __future__ import annotations

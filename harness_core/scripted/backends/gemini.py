@@ -1,20 +1,8 @@
-"""A scripted Gemini API (`generativelanguage` v1beta: `models/{model}:streamGenerateContent`, `:generateContent`,
-`:countTokens`) that plays a `Scenario` for any agent that speaks it.
+"""A scripted Gemini API (v1beta `models/{model}:streamGenerateContent`, `:generateContent`, `:countTokens`).
 
-Layer: offline. Knows the Gemini API's `GenerateContentResponse` (candidates with `text` parts, `thought: true`
-parts for reasoning and `functionCall` parts for tool calls, `finishReason`, `usageMetadata`), its SSE stream
-(`?alt=sse`: unnamed `data:` frames, one response chunk each), token counting and Google's error bodies
-(`{"error": {"code", "message", "status"}}`). Which tools a step becomes, whether a call is a turn of the agent
-loop and what a side call is answered are the `GeminiDialect`'s business (default: generic `run_command`,
-`read_file`, `write_file` and `edit_file` function tools, every call a turn). Knows no agent, nothing of Harness
-providers or `HarnessEvent`s. Stdlib only.
-
-Point an agent at `url` (Google's clients add `/v1beta/models/...` themselves; the API version in the path is
-not checked); it may send any API key (`x-goog-api-key` or `?key=`). A call the dialect does not count as a turn,
-and `:countTokens`, are answered without consuming a scenario step: with the JSON instance of the call's
-`responseJsonSchema` when it asks for one (a routing or next-speaker check gets a well-formed answer), else with
-`SIDE_TEXT`. A non-streaming `:generateContent` turn gets the whole response as one JSON object. A `Stall` that is
-the last step stalls such a call too (no status line, no body until `stop()`).
+Layer: offline. Knows the Gemini API's responses, its SSE stream, token counting and Google's error bodies;
+which tools a step becomes, what is a turn and what a side call is answered are the `GeminiDialect`'s business.
+Knows no agent, nothing of Harness providers or `HarnessEvent`s. Stdlib only. Details: docs/providers.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """The loopback HTTP server and step cursor shared by every scripted model backend.
 
-Layer: offline. Knows HTTP, Server-Sent Events framing and the scenario vocabulary; knows no model API's
-wire format (subclasses translate steps into OpenAI Responses, Anthropic Messages or any other API's
-responses), no agent, and nothing of Harness providers, runners or events. Stdlib only: it runs a
-`ThreadingHTTPServer` in a daemon thread, so it can be used from sync code, asyncio and trio alike.
-
-Every blocking wait (a `Stall`, a `TakeLong`, a slow `Say`) waits on one `threading.Event` that `stop()` sets,
-so stopping never hangs on an open stream.
-
-The listening socket is bound on first use of `port`/`url` (or by `start()`), so a caller can build the
-environment that points a CLI here before the backend starts serving; connections made in between wait in
-the listen backlog until `start()`.
+Layer: offline. Knows HTTP, Server-Sent Events framing and the scenario vocabulary; knows no model API's wire
+format (subclasses translate steps), no agent, and nothing of Harness providers, runners or events. Stdlib only.
+Its thread, when it binds and how `stop()` ends every wait: docs/providers.md (offline).
 """
 
 from __future__ import annotations

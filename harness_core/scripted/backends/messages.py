@@ -1,18 +1,8 @@
-"""A scripted Anthropic Messages API (`POST /v1/messages`, SSE or JSON) that plays a `Scenario` for any agent
-that speaks it.
+"""A scripted Anthropic Messages API (`POST /v1/messages`, SSE or JSON) that plays a `Scenario`.
 
-Layer: offline. Knows the Messages streaming events (`message_start`, content blocks with text, thinking,
-signature and `input_json_delta` deltas, `message_delta`, `message_stop`), non-streaming messages, token
-counting and Anthropic's error bodies; which tools a step becomes, whether a call is a turn of the agent loop
-and where the agent says it works are the `MessagesDialect`'s business (default: Anthropic's `bash` and text
-editor tools, every call a turn). Knows no agent, nothing of Harness providers or `HarnessEvent`s. Stdlib only.
-
-Point an agent at `url` (Anthropic clients add `/v1/messages` themselves); it may send any API key. A call
-the dialect does not count as a turn, and `/v1/messages/count_tokens`, are answered without consuming a
-scenario step. A non-streaming call (`stream` false) is a turn like any other and gets a JSON message: an
-agent that retries a broken stream that way replays the same step. A `Stall` that is the last step stalls such
-a call too (no status line, no body until `stop()`), so a stalled scenario fails instead of quietly ending in
-`FINISHED_TEXT`.
+Layer: offline. Knows the Messages streaming events, non-streaming messages, token counting and Anthropic's error
+bodies; which tools a step becomes, what is a turn and where the agent works are the `MessagesDialect`'s
+business. Knows no agent, nothing of Harness providers or `HarnessEvent`s. Stdlib only. docs/providers.md.
 """
 
 from __future__ import annotations

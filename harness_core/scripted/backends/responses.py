@@ -1,12 +1,8 @@
-"""A scripted OpenAI Responses API (`POST /v1/responses`, SSE) that plays a `Scenario` for any agent that
-speaks it.
+"""A scripted OpenAI Responses API (`POST /v1/responses`, SSE) that plays a `Scenario` for any agent.
 
-Layer: offline. Knows the Responses streaming events (`response.created`, output items, text and reasoning
-summary deltas, `response.completed` with usage) and OpenAI's error bodies; how a tool step becomes a
+Layer: offline. Knows the Responses streaming events and OpenAI's error bodies; how a tool step becomes a
 `function_call` or `custom_tool_call` item is the `ResponsesDialect`'s business (default: `exec_command` and
 `apply_patch`). Knows no agent, nothing of Harness providers or `HarnessEvent`s. Stdlib only.
-
-Point an agent at `base_url` (the API root with `/v1`); it may send any API key.
 """
 
 from __future__ import annotations
