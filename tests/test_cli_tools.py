@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness_core.cli._tool_flags import parse_mcp_server
-from tests.test_cli import invoke, only_log, scripted_host
+from tests.cli.test_cli import invoke, only_log, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 __all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
