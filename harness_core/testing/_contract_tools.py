@@ -113,6 +113,16 @@ class ToolTests(ContractBase):
             "the tools not filtered must still run"
 
     @pytest.mark.anyio
+    async def test_an_allow_list_the_cli_cannot_honour_is_refused(self, play: Play) -> None:
+        """`allowed_tools` means "only these": a provider whose CLI cannot turn off its own tools
+        (`ProviderInfo.allow_list_filters` without `mcp`) refuses `allowed_tools={"mcp"}` before anything starts,
+        rather than leave its shell and edits on."""
+        info = self._provider().cls.info
+        if info.allow_list_filters is None or "mcp" in info.allow_list_filters:
+            pytest.skip(f"{self.provider_name} takes an allow-list natively (its own tests show its CLI's flags)")
+        await self._assert_refused(play, allowed_tools={"mcp"})
+
+    @pytest.mark.anyio
     async def test_python_tool_is_called_with_the_scenarios_arguments(self, play: Play) -> None:
         """A Python function given as a tool (`tools=[add]`, served as the MCP server `harness`): the scenario
         `tools_mcp` calls `add(a=2, b=3)` and its exact result, 5, reaches the model. """
