@@ -5,6 +5,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,10 +149,6 @@ def test_a_trusted_projects_servers_are_given(xdg: Path, tmp_path: Path, runs_di
 def test_a_module_name_the_harness_command_cannot_import_says_what_works(tmp_path: Path) -> None:
     """`harness run --tools mytools` beside mytools.py: the `harness` command does not import from the current
     directory, so the error gives what does work, and the advice (`PYTHONPATH=.`) really works."""
-    import os
-    import subprocess
-    import sys
-
     (tmp_path / "mytools.py").write_text("from harness_core import tool\n\n\n@tool\ndef add(a: int, b: int) -> int:\n"
                                          "    \"\"\"Add.\"\"\"\n    return a + b\n")
     harness = Path(sys.executable).with_name("harness")
