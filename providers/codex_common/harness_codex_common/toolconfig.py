@@ -13,7 +13,8 @@ from typing import Any
 
 from harness_core import AgentRunSpec, InvalidSpecError, McpServer, SessionSpec
 
-__all__ = ["ALLOW_LIST_FILTERS", "TOOL_FILTERS", "McpConfig", "mcp_config", "mcp_result_text"]
+__all__ = ["ALLOW_LIST_FILTERS", "HARNESS_TOOL_TIMEOUT_SEC", "TOOL_FILTERS", "McpConfig", "mcp_config",
+           "mcp_result_text"]
 
 TOOL_FILTERS = frozenset({"mcp", "mcp:*"})
 """The neutral tool names codex filters itself in `disallowed_tools`: MCP servers (left out) and their tools
@@ -73,7 +74,16 @@ def _entry(server: McpServer, index: int, spec: AgentRunSpec | SessionSpec, env:
     return _filtered(entry, server, spec)
 
 
+_PYTHON_TOOLS = "harness"  # the MCP server Harness serves a run's Python tools as (docs/python-tools.md)
+HARNESS_TOOL_TIMEOUT_SEC = 86400.0
+"""codex's `tool_timeout_sec` for the `harness` server (its own default: 60 s). Harness ends each call of a Python
+tool at the tool's own timeout, and an approval it waits for lasts until a person answers or the run is
+interrupted: codex's clock must never be the shorter one, or codex reports a timeout while the call goes on."""
+
+
 def _filtered(entry: dict[str, Any], server: McpServer, spec: AgentRunSpec | SessionSpec) -> dict[str, Any]:
+    if server.name == _PYTHON_TOOLS:
+        entry["tool_timeout_sec"] = HARNESS_TOOL_TIMEOUT_SEC
     entry["required"] = True  # codex waits for it before the first model request, and fails the run if it cannot start
     entry["default_tools_approval_mode"] = "approve"  # giving a server is consent to its tools (a Python tool that
     # needs approval asks through Harness itself); codex would refuse every call under approval `never`
