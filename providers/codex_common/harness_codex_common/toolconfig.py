@@ -33,8 +33,14 @@ class McpConfig:
     env: dict[str, str] = field(default_factory=dict)
 
     def config(self) -> dict[str, Any]:
-        """The config overrides (`{"mcp_servers": {...}}`, or nothing)."""
-        return {"mcp_servers": self.servers} if self.servers else {}
+        """The config overrides (`{"mcp_servers": {...}}`, or nothing). The variables codex forwards to the servers
+        (`env`) are also kept out of the agent's own commands (`shell_environment_policy.exclude`): codex's default
+        policy drops only names like *KEY*, *SECRET*, *TOKEN*, so `env` in a shell step would show the rest."""
+        if not self.servers:
+            return {}
+        if not self.env:
+            return {"mcp_servers": self.servers}
+        return {"mcp_servers": self.servers, "shell_environment_policy": {"exclude": sorted(self.env)}}
 
 
 def _tools(server: McpServer, names: frozenset[str]) -> list[str]:
