@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness_core import tool
+from harness_core._run.tool_policy import allow_list_filter
 from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
 from harness_core.events import ApprovalResolved, Notice, RunStatus, ToolKind, ToolResult, ToolStatus
@@ -115,10 +116,9 @@ class ToolTests(ContractBase):
     @pytest.mark.anyio
     async def test_an_allow_list_the_cli_cannot_honour_is_refused(self, play: Play) -> None:
         """`allowed_tools` means "only these": a provider whose CLI cannot turn off its own tools
-        (`ProviderInfo.allow_list_filters` without `mcp`) refuses `allowed_tools={"mcp"}` before anything starts,
-        rather than leave its shell and edits on."""
-        info = self._provider().cls.info
-        if info.allow_list_filters is None or "mcp" in info.allow_list_filters:
+        (`ProviderInfo.allow_list_filters` without `mcp`, or no MCP filter at all) refuses `allowed_tools={"mcp"}`
+        before anything starts, rather than leave its shell and edits on."""
+        if allow_list_filter("mcp", self._provider().cls.info):
             pytest.skip(f"{self.provider_name} takes an allow-list natively (its own tests show its CLI's flags)")
         await self._assert_refused(play, allowed_tools={"mcp"})
 
