@@ -65,10 +65,10 @@ class OfflineTests(ContractBase):
         done = json.loads(watched.stdout.strip().splitlines()[-1])
         assert done["type"] == "done" and done["result"]["status"] == "success", done
 
-    @pytest.mark.real_cli
     def test_offline_run_refuses_or_contains_hostile_options(self, tmp_path: Path, harness_real: bool) -> None:
         """`offline_hostile_options` given to `harness run --offline`: refused before anything starts ("is not
-        taken"), or the run stays on loopback; either way no attempt beyond it."""
+        taken"), or the run stays on loopback; either way no attempt beyond it. (Not `real_cli`: a provider that
+        names no hostile options skips it wherever it runs; the real CLI is required where it plays.)"""
         if not self.offline_hostile_options:
             pytest.skip("the provider names no offline_hostile_options")
         watched, shown = self._offline_run(tmp_path, harness_real, self.offline_hostile_options)

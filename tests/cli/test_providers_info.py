@@ -199,7 +199,7 @@ def test_the_default_marked_is_the_configured_one(tmp_path: Path, monkeypatch: p
 def test_providers_name_says_when_allow_lists_are_refused() -> None:
     """The scripted provider filters `mcp` and `web` in `disallowed_tools` but cannot turn off its shell or edits,
     so `allowed_tools` is refused: `harness providers scripted` says so (text and JSON)."""
-    text = invoke("providers", "scripted").output
-    assert "  tool filters: mcp, mcp:*, web native; edit, read, shell, write enforced through approvals; allow-lists " \
-           "refused (docs/tools.md)" in text.splitlines()
+    text = " ".join(line.strip() for line in invoke("providers", "scripted").output.splitlines())  # wrapped
+    assert "tool filters: mcp, mcp:*, web native; edit, read, shell, write enforced through approvals; allow-lists " \
+           "refused (docs/tools.md)" in text
     assert json.loads(invoke("providers", "scripted", "--json").output)["allow_list_filters"] == []

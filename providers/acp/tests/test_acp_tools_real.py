@@ -7,7 +7,6 @@ the day it starts to work (and the table in docs/tools.md is updated)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -79,12 +78,9 @@ def _spec(agent: str, cwd: Path, **fields: Any) -> AgentRunSpec:
 
 
 def _as_the_model_saw(agent: str, result: str) -> str:
-    """A pattern of the text the scripted model quotes for a tool's `result`, as each agent passes it on: Codex
-    with its wall time and the MCP content as JSON; the others as it is (the Gemini backend takes off the
+    """A pattern of the text the scripted model quotes for a tool's `result`: the result itself for every agent
+    (the codex-acp backend's dialect reads Codex's wall-time envelope, the Gemini one takes off the
     `<untrusted_context>` lines Gemini CLI wraps it in)."""
-    if agent == "codex-acp":
-        content = json.dumps([{"type": "text", "text": result}], separators=(",", ":"))
-        return r"Wall time: [0-9.]+ seconds\nOutput:\n" + re.escape(content)
     return re.escape(result)
 
 

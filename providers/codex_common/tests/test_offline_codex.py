@@ -28,8 +28,12 @@ from harness_codex_common import (
 def test_offline_config_names_the_loopback_provider_without_retries() -> None:
     with ResponsesBackend(SCENARIOS["say"]) as backend:
         config = offline_config(backend)
-        assert list(config) == ["model_provider", "model_providers.mock", "model", "analytics.enabled"]
+        assert list(config) == ["model_provider", "model_providers.mock", "model", "analytics.enabled",
+                                "model_catalog_json"]
         assert config["model_provider"] == '"mock"' and config["model"] == '"gpt-5.5"'
+        catalogue = json.loads(Path(json.loads(config["model_catalog_json"])).read_text())  # its own, offline
+        entry = catalogue["models"][0]
+        assert (entry["slug"], entry["supports_search_tool"], entry["tool_mode"]) == ("gpt-5.5", False, "direct")
         assert config["analytics.enabled"] == "false"  # codex exec sends metrics to ab.chatgpt.com otherwise
         provider = config["model_providers.mock"]
         assert f'base_url="http://127.0.0.1:{backend.port}/v1"' in provider

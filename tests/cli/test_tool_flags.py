@@ -1,6 +1,6 @@
 """The tool flags of `harness run`, `chat` and `batch` (`--mcp-server`, `-i/--image`, `--attach`, `--allowed-tools`,
 `--disallowed-tools`), and `--offline --scenario` written inline: through click's runner with the scripted provider
-(fixtures of `tests.test_cli`)."""
+(fixtures of `tests.cli.test_cli`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from harness_core.cli._tool_flags import parse_mcp_server
 from tests.cli.test_cli import invoke, only_log, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
+__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.cli.test_cli
 
 ECHO = json.dumps({"steps": [{"mcp": {"server": "ev", "tool": "echo", "output": "Echo: hi"}},
                              {"say": "it said {tool_result}"}]})
