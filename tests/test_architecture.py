@@ -5,7 +5,8 @@
   each says what it is;
 - nothing that runs outside tests imports `harness_core.testing`;
 - provider packages and the example third-party provider import Harness only through the façades;
-- the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines.
+- the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines;
+  nothing but the `harness view` command (lazily) imports it.
 """
 
 from __future__ import annotations
@@ -104,6 +105,23 @@ def test_modules_are_small_and_say_what_they_are(root: Path) -> None:
 
 
 DOCSTRING_BACKLOG = ROOT / "tests" / "docstring_backlog.txt"
+
+
+def test_nothing_but_the_view_command_imports_the_viewer() -> None:
+    """The viewer is its own distribution on top of the core: the core, the providers and the executors never
+    import it, except the `harness view` command, lazily, when it runs (it says how to install it if missing)."""
+    offending = [
+        f"{_rel(path)}:{line}: {module}"
+        for path in _modules(CORE, *PACKAGES, *EXECUTORS)
+        for line, module in _imports(path)
+        if module.split(".")[0] == "harness_view" and path != CORE / "cli" / "_view.py"
+    ]
+    assert not offending, "modules importing the viewer (harness_view):\n" + "\n".join(offending)
+    view = ast.parse((CORE / "cli" / "_view.py").read_text())
+    top = [n.module or "" for n in view.body if isinstance(n, ast.ImportFrom)]
+    top += [a.name for n in view.body if isinstance(n, ast.Import) for a in n.names]
+    at_top = [name for name in top if name.split(".")[0] == "harness_view"]
+    assert not at_top, "cli/_view.py imports harness_view at the top: import it in the command (start-up speed)"
 
 
 def test_module_docstrings_fit_in_five_lines() -> None:

@@ -93,17 +93,19 @@ class ApprovalBroker:
         await self._settle(ApprovalResolved(request_id=shown, decision=ApprovalDecision.ABORT, decided_by="runner",
                                             reason=reason))
 
-    async def request(self, request: ApprovalRequested) -> ApprovalResolved:
+    async def request(self, request: ApprovalRequested, *, harness_own: bool = False) -> ApprovalResolved:
         """Emit `request`, decide it, emit its resolution and return that resolution (the decision, who decided
         and why; returned even when the provider settled the request first). The idle clock is paused meanwhile.
         Cancelled at any point after the request was logged, it is settled `abort` by the runner (unless already
-        settled), shielded and bounded, and the cancellation goes on."""
+        settled), shielded and bounded, and the cancellation goes on. `harness_own`: Harness asks it itself (a
+        Python tool's `requires_approval`), so the runner may deny it but never approves it: the operation's
+        approver decides."""
         with self._state.approval_wait():
             try:  # a copy under the id the run shows (never stamp a provider's object, perhaps queued, twice)
                 request = request.model_copy(update={"request_id": self.shown_id(request.request_id)})
                 await self._pipe.publish(request)  # logged before it may wait for room: settled even if cut short
                 self._pipe.flush()  # a human may take a while: the request must be in the log meanwhile
-                decision, by, reason = await self._decide(request)
+                decision, by, reason = await self._decide(request, harness_own)
             except BaseException:  # cancelled (interrupt, the CLI withdrew it, the run ended): settle it anyway
                 if request.request_id in self._resolved:  # withdrawn: settled already
                     raise
@@ -127,8 +129,11 @@ class ApprovalBroker:
         if self.first_resolution(resolved):
             await self._pipe.publish(resolved)
 
-    async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
+    async def _decide(self, request: ApprovalRequested,
+                      harness_own: bool = False) -> tuple[ApprovalDecision, DecidedBy, str | None]:
         ruled = self._runner_decides(request) if self._runner_decides is not None else None
+        if ruled is not None and harness_own and ruled[0] is ApprovalDecision.APPROVE:
+            ruled = None  # the runner's approving is for the agent's requests its raised policy caused, not these
         if ruled is not None:  # a tool filter Harness enforces (`tool_policy`): before anyone is asked
             return ruled[0], "runner", ruled[1]
         if self._approver is not None:

@@ -126,9 +126,17 @@ class ProviderContext:
         return self._deliver(event)
 
     async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        return await self._request_approval(request, harness_own=False)
+
+    async def request_tool_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        """A request Harness makes itself, for a Python tool with `requires_approval` (`ToolHost`): decided by the
+        operation's approver, never approved by the runner for a raised policy."""
+        return await self._request_approval(request, harness_own=True)
+
+    async def _request_approval(self, request: ApprovalRequested, *, harness_own: bool) -> ApprovalDecision:
         if self._returned:
             self._refuse_late(request.type)
-        resolved = await self._broker.request(request)
+        resolved = await self._broker.request(request, harness_own=harness_own)
         if self._wire is not None:
             self._write_record({"dir": "approval", "request_id": request.request_id, "shown_as": resolved.request_id,
                                 "decision": resolved.decision.value, "decided_by": resolved.decided_by,

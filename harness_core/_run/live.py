@@ -309,9 +309,10 @@ class LiveRun:
                     except Exception as raised:  # noqa: BLE001 - a crashing provider still gets a clean `done`
                         error = self._classify(raised)
                     finally:
-                        if self._tool_server is not None:
+                        if self._tool_server is not None:  # a call still in progress has nobody left to answer
                             self._tool_server.host = None
-                            self._tool_server.cancel_calls()  # a call still running has nobody left to answer
+                            with anyio.CancelScope(shield=True):  # its approval settled before `done`, bounded
+                                await self._tool_server.stop_calls("the agent's turn ended before it finished")
                         self._ctx.provider_returned()  # a task it left behind may not emit any more
                     inner.cancel_scope.cancel()
             self._stopped_by_runner = scope.cancelled_caught and provider_result is None

@@ -181,7 +181,8 @@ class _RecordedBroker(ApprovalBroker):
         shown = decisions[0].shown_as if decisions else None
         return shown or provider_id
 
-    async def _decide(self, request: ApprovalRequested) -> tuple[ApprovalDecision, DecidedBy, str | None]:
+    async def _decide(self, request: ApprovalRequested,
+                      harness_own: bool = False) -> tuple[ApprovalDecision, DecidedBy, str | None]:
         resolutions = self._recording.resolutions.get(request.request_id)
         if resolutions:
             resolved = resolutions.popleft()

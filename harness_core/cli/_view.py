@@ -35,7 +35,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
               "from disk, no server, no token.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Another than this machine's loopback lets others on your network "
-              "reach the viewer (they still need the token).")
+              "reach the viewer over plain HTTP: the token travels unencrypted (prefer `ssh -L`).")
 @RUNS_DIR_OPTION
 @harness_command
 def view(run_ids: tuple[str, ...], port: int, open_browser: bool, batches: tuple[Path, ...], bundle: Path | None,
@@ -60,17 +60,20 @@ def view(run_ids: tuple[str, ...], port: int, open_browser: bool, batches: tuple
         if len(batches) > 1:
             raise click.UsageError("--bundle copies one batch: give --batch once")
         index = harness_view.write_bundle(bundle, directory, run_ids, batch=batches[0] if batches else None)
-        click.echo(f"wrote {index} (open it in a browser; the directory holds the pages and the run logs)")
+        click.echo(f"wrote {index} (open it in a browser; the directory holds the pages and the run logs, readable "
+                   "by every user of this machine: it is made to be shared)")
         return
     if run_ids:
         raise click.UsageError("RUN_IDS choose what --bundle copies; the viewer shows every run (open one at "
                                "/runs/RUN_ID)")
-    if host not in _LOOPBACK:
-        say(f"listening on {host}: anyone who can reach this address and has the token can see your runs and "
-            "answer their approvals")
     settings = harness_view.ViewerSettings(directory, batches=batches, host=host)
 
     def ready(url: str) -> None:
+        if host not in _LOOPBACK:  # said once it listens (not when the address cannot be had)
+            port_used = url.split("/")[2].rsplit(":", 1)[1]
+            say(f"listening on {host} over plain HTTP: the token and its cookie travel unencrypted, so anyone who "
+                "can see the traffic can take them, then see your runs and answer their approvals. Prefer the "
+                f"default 127.0.0.1 and `ssh -L {port_used}:127.0.0.1:{port_used} HOST` from your machine")
         click.echo(f"harness view: {directory} at\n\n    {url}\n\nCtrl-C stops it.")
         sys.stdout.flush()  # a pipe (a script waiting for the URL) gets it now, not when the viewer stops
         if open_browser and not _open(url):
@@ -83,10 +86,20 @@ def view(run_ids: tuple[str, ...], port: int, open_browser: bool, batches: tuple
 
 
 def _open(url: str) -> bool:
-    """Open `url` in the user's browser; False when there is none to open (a server without a display)."""
+    """Open `url` in the user's browser through a 0600 file that redirects to it (as Jupyter does): the token never
+    reaches a command line, which every local user can read in `ps`. False when there is no browser to open."""
+    import html
+    import os
+    import tempfile
     import webbrowser
 
+    folder = Path(tempfile.mkdtemp(prefix="harness-view-"))  # 0700, this user's
+    page = folder / "open.html"
+    fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f'<!doctype html><meta http-equiv="refresh" content="0;url={html.escape(url)}">'
+                 f'<a href="{html.escape(url)}">harness view</a>\n')
     try:
-        return webbrowser.open(url)
+        return webbrowser.open(page.as_uri())
     except webbrowser.Error:
         return False

@@ -29,6 +29,7 @@ from harness_core.events import HarnessEvent
 from harness_core.plugins import PluginHost, RegisteredProvider
 from harness_core.provider import OfflineSetup
 from harness_core.scripted.backends import Exchange, ResponsesBackend, ScriptedBackend
+from harness_core.scripted.inline import scenario_to_json
 from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
@@ -128,7 +129,8 @@ class ContractBase:
         if setup is None:
             if real or fault is not None:
                 return None
-            options: dict[str, Any] = {"scenario": scenario.name}
+            named = SCENARIOS.get(scenario.name) is scenario
+            options: dict[str, Any] = {"scenario": scenario.name if named else scenario_to_json(scenario)}
             if "state_dir" in cls.Options.model_fields:  # where an in-process agent keeps its sessions
                 options["state_dir"] = str(state_dir)
             return OfflineSetup(provider_options=options)
@@ -247,11 +249,12 @@ class ContractBase:
         for variable, value in planted_env.items():
             monkeypatch.setenv(variable, value)
 
-        async def play(name: str, *, fault: str | None = None, approver: Approver | None = None,
+        async def play(name: str | Scenario, *, fault: str | None = None, approver: Approver | None = None,
                        on_event: Callable[[HarnessEvent, Any], None] | None = None, record_wire: bool = False,
                        check_secrets: bool = True, run_options: Mapping[str, Any] | None = None,
                        **spec_fields: Any) -> Played:
-            scenario = SCENARIOS[name]
+            scenario = name if isinstance(name, Scenario) else SCENARIOS[name]  # a test's own, or a named one
+            name = scenario.name
             workspace = tmp_path / "ws"
             state = tmp_path / "state"
             for path in (workspace, state):

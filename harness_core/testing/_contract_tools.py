@@ -1,5 +1,5 @@
 """The contract's tool tests: an MCP stdio server (npm `server-everything`), an attachment arriving or degrading,
-`disallowed_tools` honoured or refused, a Python tool called.
+`disallowed_tools` honoured or refused, a Python tool called, raising, interrupted, and asking approval.
 
 Layer: testing (a `ProviderContract` mixin). Knows the runner API, the spec's tool fields and the scenarios; knows
 no provider: each test is gated on its declaration, and what it does not declare is proved refused instead.
@@ -10,17 +10,29 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from harness_core import tool
 from harness_core._run.tool_policy import allow_list_filter
 from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
-from harness_core.events import ApprovalResolved, Notice, RunStatus, ToolKind, ToolResult, ToolStatus
+from harness_core.events import (
+    ApprovalDecision,
+    ApprovalRequested,
+    ApprovalResolved,
+    Notice,
+    RunStatus,
+    ToolKind,
+    ToolResult,
+    ToolStatus,
+)
 from harness_core.mcp import McpServer
-from harness_core.scripted.scenarios import SCENARIOS, CallMcpTool
+from harness_core.scripted.scenarios import SCENARIOS, TOOL_RESULT, CallMcpTool, Say, Scenario
 from harness_core.testing._contract_base import ContractBase, Play
 
 __all__ = ["EVERYTHING_BIN", "ToolTests", "everything_server"]
@@ -139,3 +151,112 @@ class ToolTests(ContractBase):
         assert played.result.final_text.strip() == SCENARIOS["tools_mcp"].expected.final_text
         if played.tool_results is not None:
             assert played.tool_results == ("5",)
+
+    def _python_tools_called_for_real(self, harness_real: bool) -> None:
+        """Skip unless the agent calls the `harness` server for real: it takes an MCP server, and it is the real CLI
+        (`--harness-real`) or an in-process provider (a fake CLI reports a step's `output` without calling)."""
+        if not {Capability.MCP_STDIO, Capability.MCP_HTTP} & self.capabilities:
+            pytest.skip(f"{self.provider_name} takes no MCP server (mcp_stdio or mcp_http), so no Python tools")
+        if self._provider().cls.info.cli_name is not None and not harness_real:
+            pytest.skip("a fake CLI does not call MCP servers; the -real env plays this against the real CLI")
+
+    @pytest.mark.anyio
+    async def test_python_tool_error_reaches_the_model(self, play: Play, harness_real: bool) -> None:
+        """A Python tool that raises: the agent gets a tool error naming the exception (the model reads it), the
+        call shows as a failed `mcp` tool, and the run goes on to succeed."""
+        self._python_tools_called_for_real(harness_real)
+
+        def boom(reason: str) -> str:
+            """Fail with the reason given."""
+            raise RuntimeError(f"it broke: {reason}")
+
+        said = "boom raised RuntimeError: it broke: disk"
+        scenario = Scenario("tools_raise", (CallMcpTool("harness", "boom", {"reason": "disk"}, output=said),
+                                            Say(f"It said: {TOOL_RESULT}")))
+        played = await play(scenario, run_options={"tools": [tool(boom)]})
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.SUCCESS, played.result.error
+        assert said in played.result.final_text, played.result.final_text
+        if played.tool_results is not None:
+            assert len(played.tool_results) == 1 and said in played.tool_results[0], played.tool_results
+        results = [e for e in played.events if isinstance(e, ToolResult) and e.display.kind is ToolKind.MCP]
+        assert len(results) == 1 and results[0].is_error and results[0].display.status is ToolStatus.FAILED, \
+            [r.display for r in results]
+
+    @pytest.mark.anyio
+    async def test_python_tool_interrupted(self, play: Play, harness_real: bool) -> None:
+        """The run is interrupted while a Python tool runs: the function is cancelled (not left running), the run
+        ends `interrupted` within `interrupt_within`, and what the model may read of the call says it was
+        cancelled."""
+        self._python_tools_called_for_real(harness_real)
+        if Capability.INTERRUPT not in self.capabilities:
+            pytest.skip(f"{self.provider_name} does not declare 'interrupt'")
+        started = anyio.Event()
+        cancelled: list[str] = []
+        live_runs: list[Any] = []
+
+        async def wait_forever() -> str:
+            """Wait until cancelled."""
+            started.set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                cancelled.append("wait_forever")
+            return "never"
+
+        asked: list[float] = []
+
+        async def interrupt_when_running() -> None:
+            await started.wait()
+            asked.append(time.monotonic())
+            live_runs[0].interrupt()
+
+        scenario = Scenario("tools_wait", (CallMcpTool("harness", "wait_forever", output="never"),
+                                           Say(f"It said: {TOOL_RESULT}")))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(interrupt_when_running)
+            played = await play(scenario, run_options={"tools": [tool(wait_forever)]},
+                                on_event=lambda event, live: live_runs.append(live))
+            tg.cancel_scope.cancel()
+        self.check_invariants(played)
+        assert asked, "the tool never started"
+        assert played.result.status is RunStatus.INTERRUPTED, played.result
+        assert time.monotonic() - asked[0] < self.interrupt_within
+        assert cancelled == ["wait_forever"], "the function must be cancelled, not left running"
+        if played.tool_results:
+            assert "wait_forever was cancelled" in played.tool_results[0], played.tool_results
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
+    async def test_python_tool_approval(self, decision: ApprovalDecision, play: Play, harness_real: bool) -> None:
+        """A Python tool with `requires_approval`: the operation's approver is asked once (kind `mcp`, the tool's
+        name and arguments); approved, the function runs and its result reaches the model; denied, it never
+        runs and the model reads that it was not approved."""
+        self._python_tools_called_for_real(harness_real)
+        ran: list[str] = []
+        asked: list[ApprovalRequested] = []
+
+        def deploy(service: str) -> str:
+            """Deploy a service."""
+            ran.append(service)
+            return f"deployed {service}"
+
+        def approver(request: ApprovalRequested) -> ApprovalDecision:
+            if request.display.raw == {"server": "harness", "tool": "deploy", "arguments": {"service": "web"}}:
+                asked.append(request)
+                return decision
+            return ApprovalDecision.APPROVE  # the agent's own asking, if it asks before an MCP call
+
+        scenario = Scenario("tools_approval", (CallMcpTool("harness", "deploy", {"service": "web"},
+                                                           output="deployed web"), Say(f"It said: {TOOL_RESULT}")))
+        played = await play(scenario, approver=approver, run_options={"tools": [tool(requires_approval=True)(deploy)]})
+        self.check_invariants(played)
+        assert played.result.status is RunStatus.SUCCESS, played.result.error
+        assert [(a.display.kind, a.display.title) for a in asked] == [(ToolKind.MCP, "deploy")]
+        mine = [e for e in played.events if isinstance(e, ApprovalResolved) and e.request_id == asked[0].request_id]
+        assert [(r.decision, r.decided_by) for r in mine] == [(decision, "callback")]
+        expected = "deployed web" if decision is ApprovalDecision.APPROVE else "the call to deploy was not approved"
+        assert ran == (["web"] if decision is ApprovalDecision.APPROVE else [])
+        assert expected in played.result.final_text, played.result.final_text
+        if played.tool_results is not None:
+            assert len(played.tool_results) == 1 and expected in played.tool_results[0], played.tool_results

@@ -130,7 +130,7 @@ def _import(where: str, reference: str) -> ModuleType:
                                      "harness ...`: the harness command does not import from the current "
                                      "directory)") from None
             raise
-    except ToolsLoadError:
+    except (ToolsLoadError, KeyboardInterrupt):  # Ctrl-C during a slow import is the user stopping, not a bug
         raise
     except BaseException as exc:  # noqa: BLE001 - the user's module may raise anything, SystemExit included
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()

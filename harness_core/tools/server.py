@@ -9,9 +9,7 @@ from __future__ import annotations
 import hmac
 import itertools
 import secrets
-import shutil
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +23,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
 from harness_core._logging import get_logger
+from harness_core._scratch import Scratch
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessToolDetails, ToolKind
 from harness_core.tools.compat import with_object_result
 from harness_core.tools.http import require_asyncio, serve_loopback
@@ -39,6 +38,8 @@ SECRET_ENV = "HARNESS_TOOLS_SECRET"
 _HELLO_DEADLINE = 10.0
 """Seconds a connection gets to prove the secret before it is closed."""
 _MAX_LINE = 64 * 1024 * 1024
+_STOP_DEADLINE = 5.0
+"""Seconds the end of a turn waits for its cancelled calls to answer (an approval to be settled)."""
 _log = get_logger("harness.tools")
 
 
@@ -48,7 +49,9 @@ class ToolHost(Protocol):
     @property
     def interrupt_requested(self) -> anyio.Event: ...
 
-    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision: ...
+    async def request_tool_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        """Ask the run's approvals to decide a call (the operation's approver, never an automatic approval)."""
+        ...
 
 
 class ToolServer:
@@ -69,7 +72,9 @@ class ToolServer:
         self._dir: Path | None = None
         self._port: int | None = None
         self._calls = itertools.count(1)
-        self._running: set[anyio.CancelScope] = set()
+        self._running: dict[anyio.CancelScope, str] = {}
+        """Each call in progress (its approval, then its function), and why it would be cancelled now."""
+        self._drained: anyio.Event | None = None
         self._server: Server[Any] = Server(SERVER_NAME, version="1", on_list_tools=self._list,
                                            on_call_tool=self._call)
 
@@ -111,7 +116,8 @@ class ToolServer:
         """
         if http:
             require_asyncio()
-        self._dir = _private_dir()
+        scratch = _private_dir()
+        self._dir = scratch.path
         thrown: BaseException | None = None
         try:
             listener = await anyio.create_unix_listener(self.socket_path)
@@ -137,12 +143,23 @@ class ToolServer:
                 raise thrown from None
             raise
         finally:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            scratch.release()
 
-    def cancel_calls(self) -> None:
-        """Cancel every running call (each answers the agent with a tool error saying it was interrupted)."""
+    def cancel_calls(self, reason: str = "the tool server is shutting down") -> None:
+        """Cancel every call in progress, waiting for its approval or running (each answers the agent with a tool
+        error saying it was cancelled and `reason`; a pending approval is settled `abort`)."""
         for scope in list(self._running):
+            self._running[scope] = reason
             scope.cancel()
+
+    async def stop_calls(self, reason: str) -> None:
+        """`cancel_calls(reason)`, then wait until each call has answered (its approval settled; at most
+        `_STOP_DEADLINE` s): the runner's end of a turn, so no approval is settled after its `done`."""
+        self.cancel_calls(reason)
+        if self._running:
+            self._drained = anyio.Event()
+            with anyio.move_on_after(_STOP_DEADLINE):
+                await self._drained.wait()
 
     # --- connections --------------------------------------------------------------------------------------
     async def _accept(self, listener: SocketListener, tg: TaskGroup) -> None:
@@ -207,14 +224,44 @@ class ToolServer:
         tool = self._tools.get(params.name)
         if tool is None:
             return _error(f"no tool named {params.name!r}; the tools are: {', '.join(self._tools) or 'none'}")
-        arguments = dict(params.arguments or {})
-        host = self.host
-        if tool.requires_approval:
-            refused = await self._approve(tool, arguments, host)
-            if refused is not None:
-                return _error(refused)
-        result = await self._run(tool, arguments, host)
+        result = await self._cancellable(tool, dict(params.arguments or {}), self.host)
         return with_object_result(result) if self._object_results else result
+
+    async def _cancellable(self, tool: Tool, arguments: dict[str, Any], host: ToolHost | None) -> types.CallToolResult:
+        """The call, approval and function alike under one cancel scope: the run's interrupt, the end of its turn
+        or the server stopping cancels it in either phase, and the agent reads why."""
+        interrupted = False
+        ran = False
+        outcome: types.CallToolResult | None = None
+
+        async def on_interrupt(event: anyio.Event, scope: anyio.CancelScope) -> None:
+            nonlocal interrupted
+            await event.wait()
+            interrupted = True
+            scope.cancel()
+
+        with anyio.CancelScope() as scope:
+            self._running[scope] = "the tool server is shutting down"
+            try:
+                async with anyio.create_task_group() as tg:
+                    if host is not None:
+                        tg.start_soon(on_interrupt, host.interrupt_requested, scope)
+                    refused = await self._approve(tool, arguments, host) if tool.requires_approval else None
+                    if refused is not None:
+                        outcome = _error(refused)
+                    else:
+                        ran = True
+                        outcome = await _attempt(tool, arguments)
+                    tg.cancel_scope.cancel()
+            finally:
+                reason = self._running.pop(scope)
+                if not self._running and self._drained is not None:
+                    self._drained.set()
+        if outcome is not None:
+            return outcome
+        why = "the run was interrupted" if interrupted else reason
+        left = "" if not ran or tool.is_async else " (it still runs in the background; its result will be dropped)"
+        return _error(f"{tool.name} was cancelled: {why}{left}")
 
     async def _approve(self, tool: Tool, arguments: dict[str, Any], host: ToolHost | None) -> str | None:
         """None when the call may go ahead, else why not (the agent reads it)."""
@@ -225,36 +272,10 @@ class ToolServer:
             display=HarnessToolDetails(kind=ToolKind.MCP, title=tool.name,
                                        raw={"server": SERVER_NAME, "tool": tool.name, "arguments": arguments}),
             reason=f"the tool {tool.name} asks for approval before each call")
-        decision = await host.request_approval(request)
+        decision = await host.request_tool_approval(request)
         if decision is ApprovalDecision.APPROVE:
             return None
         return f"the call to {tool.name} was not approved ({decision.value}); do not retry it unchanged"
-
-    async def _run(self, tool: Tool, arguments: dict[str, Any], host: ToolHost | None) -> types.CallToolResult:
-        interrupted = False
-        outcome: types.CallToolResult | None = None
-
-        async def on_interrupt(event: anyio.Event, scope: anyio.CancelScope) -> None:
-            nonlocal interrupted
-            await event.wait()
-            interrupted = True
-            scope.cancel()
-
-        with anyio.CancelScope() as scope:
-            self._running.add(scope)
-            try:
-                async with anyio.create_task_group() as tg:
-                    if host is not None:
-                        tg.start_soon(on_interrupt, host.interrupt_requested, scope)
-                    outcome = await _attempt(tool, arguments)
-                    tg.cancel_scope.cancel()
-            finally:
-                self._running.discard(scope)
-        if outcome is not None:
-            return outcome
-        if interrupted:
-            return _error(f"{tool.name} was cancelled: the run was interrupted")
-        return _error(f"{tool.name} was cancelled: the tool server is shutting down")
 
 
 async def _attempt(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -267,15 +288,25 @@ async def _attempt(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the agent's to read, not a crashed run
             _log.info("tool raised", tool=tool.name, error=f"{type(exc).__name__}: {exc}")
             return _error(f"{tool.name} raised {type(exc).__name__}: {exc}")
-    return _error(f"{tool.name} did not finish within its timeout of {tool.timeout:g} s and was stopped")
+    return _error(f"{tool.name} did not finish within its timeout of {tool.timeout:g} s{_fate(tool)}")
 
 
-def _private_dir() -> Path:
-    """A new 0700 directory for the socket, short enough for a unix socket path (at most 107 bytes)."""
-    made = Path(tempfile.mkdtemp(prefix="harness-tools-"))
-    if len(str(made)) > 80:  # a long $TMPDIR
-        made.rmdir()
-        made = Path(tempfile.mkdtemp(prefix="harness-tools-", dir="/tmp"))
+def _fate(tool: Tool) -> str:
+    """What became of a call cut short, as the agent reads it: an async function is cancelled; a sync one cannot
+    be, and runs on in its thread."""
+    if tool.is_async:
+        return " and was cancelled"
+    return "; it is still running in the background (a sync function cannot be stopped) and its result will be dropped"
+
+
+def _private_dir() -> Scratch:
+    """A new 0700 scratch directory for the socket, short enough for a unix socket path (at most 107 bytes); held
+    while this process lives, so a killed Harness's is swept like its other scratch directories (`harness clean`,
+    a batch's start)."""
+    made = Scratch("harness-tools-")
+    if len(str(made.path)) > 80:  # a long $TMPDIR
+        made.release()
+        made = Scratch("harness-tools-", "/tmp")
     return made
 
 

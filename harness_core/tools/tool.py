@@ -7,17 +7,21 @@ from the type hints (pydantic), `requires_approval` and `timeout`, and where the
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import json
 import re
+import socket
 import sys
+import threading
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
-import anyio.to_thread
+import anyio
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 
 __all__ = ["DEFAULT_TIMEOUT", "Tool", "ToolArgumentsError", "tool"]
@@ -110,8 +114,9 @@ class Tool:
         return {name: getattr(model, name) for name in type(model).model_fields}
 
     async def call(self, raw: dict[str, Any] | None) -> Any:
-        """Check `raw` and call the function: awaited when async, in a worker thread when not (the event loop
-        stays free; a sync function cannot be interrupted, its result is then dropped).
+        """Check `raw` and call the function: awaited when async, in a daemon thread of its own when not (the event
+        loop stays free). Cancelled, a sync call is abandoned: its thread runs on, its result is dropped, and it
+        never keeps the process from exiting.
 
         Raises:
             ToolArgumentsError: as `arguments`; otherwise whatever the function raises.
@@ -120,10 +125,16 @@ class Tool:
         if inspect.iscoroutinefunction(self.fn):
             result = await typing.cast(Callable[..., Awaitable[Any]], self.fn)(**kwargs)
         else:
-            result = await anyio.to_thread.run_sync(lambda: self.fn(**kwargs), abandon_on_cancel=True)
+            result = await _in_daemon_thread(self.fn, kwargs, self.name)
         if inspect.isawaitable(result):
             result = await result
         return result
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the function is a coroutine function (cancellable); else it runs in a thread, abandoned when cut
+        short."""
+        return inspect.iscoroutinefunction(self.fn)
 
     @staticmethod
     def result_text(value: Any) -> str:
@@ -161,6 +172,37 @@ def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None, de
                        timeout=timeout)
 
     return make(fn) if fn is not None else make
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) -> Any:
+    """`fn(**kwargs)` in a new daemon thread, awaited without blocking the loop (any anyio backend). Not anyio's
+    worker threads: the interpreter joins those at exit, so one stuck call (a socket read, `input()`) would keep
+    `harness run` alive long after its run ended. The thread wakes the loop through a socket pair, never by
+    calling into the loop, so a closed loop or a cancelled waiter costs it nothing; cancelled, the waiter
+    closes its end and the result is dropped."""
+    outcome: list[Any] = []
+    failure: list[BaseException] = []
+    waiter, waker = socket.socketpair()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome.append(context.run(fn, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task, which raises it
+            failure.append(exc)
+        finally:
+            with contextlib.suppress(OSError):  # the waiter gave up (cancelled, the loop closed): result dropped
+                waker.send(b"x", getattr(socket, "MSG_NOSIGNAL", 0))
+            waker.close()
+
+    try:
+        threading.Thread(target=work, name=f"harness-tool-{name}", daemon=True).start()
+        await anyio.wait_readable(waiter)
+    finally:
+        waiter.close()
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 def _arguments_model(fn: Callable[..., Any]) -> type[BaseModel]:

@@ -128,7 +128,7 @@ def test_responses_tools_play_one_step_per_request_then_finish(tmp_path: Any) ->
     assert (shell["type"], shell["name"], json.loads(shell["arguments"])) == (
         "function_call",
         "exec_command",
-        {"cmd": "echo harness-ok", "yield_time_ms": 3_600_000},  # Codex waits for the command to end
+        {"cmd": "echo harness-ok", "yield_time_ms": 3_600_000},  # the tool waits for the command to end
     )
     assert json.loads(read["arguments"]) == {"cmd": "cat notes.txt"}
     assert (edit["type"], edit["name"]) == ("custom_tool_call", "apply_patch")

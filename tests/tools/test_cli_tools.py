@@ -121,3 +121,46 @@ def test_chat_serves_the_tools_to_every_turn(harness: tuple[list[str], dict[str,
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert [e["output"] for e in events if e["type"] == "tool_result"] == ["5", "5"]
     assert [e["result"]["final_text"] for e in events if e["type"] == "done"] == ["The tool said 5."] * 2
+
+
+_STUCK = '''
+import threading
+
+from harness_core import tool
+
+
+@tool(timeout=1)
+def stuck() -> str:
+    """Blocks forever, as a read that never returns would."""
+    threading.Event().wait()
+    return "never"
+'''
+
+
+def test_a_sync_tool_stuck_past_its_timeout_does_not_keep_harness_alive(harness: tuple[list[str], dict[str, str]],
+                                                                       tmp_path: Path) -> None:
+    tools = tmp_path / "stuck.py"
+    tools.write_text(_STUCK)
+    scenario = json.dumps({"steps": [{"mcp": {"server": "harness", "tool": "stuck", "args": {}}},
+                                     {"say": "{tool_result}"}]})
+    cmd, env = harness
+    with subprocess.Popen([*cmd, "run", "--json", "-o", f"scenario={scenario}", "--tools", str(tools), "go"],
+                          env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            done = None
+            for line in proc.stdout:  # the run itself ends: the call's deadline bounds it
+                event = json.loads(line)
+                if event["type"] == "done":
+                    done = event
+                    break
+            assert done is not None, proc.stderr.read() if proc.stderr else ""
+            proc.wait(timeout=20)  # and so does the process, though the thread still blocks
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0
+    assert done["result"]["final_text"] == (
+        "stuck did not finish within its timeout of 1 s; it is still running in the background (a sync function "
+        "cannot be stopped) and its result will be dropped")

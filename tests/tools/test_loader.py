@@ -92,6 +92,13 @@ def test_a_module_that_raises_shows_the_last_line_of_its_traceback(tmp_path: Pat
         load_tools(str(exits))
 
 
+def test_ctrl_c_during_the_import_is_an_interruption_not_a_broken_module(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.py"
+    slow.write_text("raise KeyboardInterrupt\n")  # what Ctrl-C in the middle of a slow import raises
+    with pytest.raises(KeyboardInterrupt):
+        load_tools(str(slow))
+
+
 def test_two_tools_with_one_name_are_refused(tools_file: Path) -> None:
     @tool(name="add")
     def other(a: int) -> int:

@@ -115,14 +115,50 @@ async def test_a_raising_tool_is_a_tool_error_the_agent_reads_not_a_crashed_run(
 
 @pytest.mark.anyio
 async def test_an_interrupt_cancels_a_running_tool_call(host: PluginHost, runs_dir: Path) -> None:
+    """The agent waits for the call's answer after the interrupt (`ignore_interrupt`: it stops only when its
+    turn's work is answered, as a CLI that keeps its MCP connection does): only the interrupt can answer it."""
+    events: list[Any] = []
     with anyio.fail_after(60):
-        async with open_run(spec(scenario(call("forever"), {"say": "not reached"})), "scripted", runs_dir=runs_dir,
-                            tools=[forever], interrupt_grace=10) as live:
-            await started.wait()
-            live.interrupt()
-            result = await live.wait()
-    assert result.status.value == "interrupted"
+        async with open_run(spec({**scenario(call("forever"), {"say": "{tool_result}"}), "ignore_interrupt": True}),
+                            "scripted", runs_dir=runs_dir, tools=[forever], interrupt_grace=30) as live:
+            async for event in live:
+                events.append(event)
+                if isinstance(event, ToolUse):
+                    await started.wait()
+                    live.interrupt()
+            result = live.result
+    assert result is not None and (result.error is None or result.error.details.get("stopped_by") != "runner")
     assert cancelled == ["forever"]  # the function itself was cancelled, not left running
+    answered = next(e for e in events if isinstance(e, ToolResult))
+    assert (answered.output, answered.is_error) == ("forever was cancelled: the run was interrupted", True)
+
+
+@pytest.mark.anyio
+async def test_an_interrupt_cancels_a_call_waiting_for_approval_and_settles_it_once(host: PluginHost,
+                                                                                   runs_dir: Path) -> None:
+    asked = anyio.Event()
+
+    async def away(request: ApprovalRequested) -> ApprovalDecision:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        async with open_run(spec({**scenario(call("guarded", what="prod"), {"say": "{tool_result}"}),
+                                  "ignore_interrupt": True}),
+                            "scripted", runs_dir=runs_dir, tools=[guarded], approver=away, interrupt_grace=30) as live:
+            async for event in live:
+                events.append(event)
+                if isinstance(event, ToolUse):
+                    await asked.wait()
+                    live.interrupt()
+    assert calls == []
+    resolved = [(e.decision.value, e.decided_by) for e in events if e.type == "approval_resolved"]
+    assert resolved == [("abort", "runner")]
+    answered = next(e for e in events if isinstance(e, ToolResult))
+    assert answered.output == "guarded was cancelled: the run was interrupted"
+    assert events[-1].type == "done"
 
 
 @pytest.mark.anyio
@@ -148,6 +184,30 @@ async def test_a_tool_needing_approval_goes_through_the_runs_approvals(host: Plu
     else:
         assert calls == []
         assert result.final_text == "the call to guarded was not approved (deny); do not retry it unchanged"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("disallowed", [set(), {"shell"}])
+async def test_a_tool_needing_approval_is_never_approved_by_the_runner(host: PluginHost, runs_dir: Path,
+                                                                       disallowed: set[str]) -> None:
+    """Under `approval=never` a filter Harness enforces makes the runner approve the agent's own requests itself;
+    a Python tool's `requires_approval` is still the operation's approver's to decide."""
+    asked: list[ApprovalRequested] = []
+
+    def approver(request: ApprovalRequested) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision.DENY
+
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call("guarded", what="prod"), {"say": "{tool_result}"}), approval="never",
+                                disallowed_tools=disallowed),
+                           "scripted", runs_dir=runs_dir, tools=[guarded], approver=approver, on_event=events.append)
+    assert [a.display.title for a in asked] == ["guarded"]
+    resolved = [(e.decision.value, e.decided_by) for e in events if e.type == "approval_resolved"]
+    assert resolved == [("deny", "callback")]
+    assert calls == []
+    assert result.final_text == "the call to guarded was not approved (deny); do not retry it unchanged"
 
 
 @pytest.mark.anyio

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -18,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness_core import ApprovalDecision, ApprovalRequested, tool
+from harness_core._scratch import sweep_scratch
 from harness_core.tools.server import ToolServer
 
 started = anyio.Event()
@@ -60,7 +64,7 @@ class Host:
         self.decision = decision
         self.asked: list[ApprovalRequested] = []
 
-    async def request_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+    async def request_tool_approval(self, request: ApprovalRequested) -> ApprovalDecision:
         self.asked.append(request)
         return self.decision
 
@@ -94,7 +98,8 @@ async def test_the_agent_lists_the_tools_and_gets_results_and_tool_errors() -> N
             assert (text(failed), failed.is_error) == ("divide raised ZeroDivisionError: float division by zero",
                                                        True)
             late = await session.call_tool("too_slow", {})
-            assert late.is_error and text(late) == "too_slow did not finish within its timeout of 0.3 s and was stopped"
+            assert late.is_error
+            assert text(late) == "too_slow did not finish within its timeout of 0.3 s and was cancelled"
             wrong = await session.call_tool("add", {"a": 1})
             assert wrong.is_error and text(wrong) == "invalid arguments for add: b: Field required"
             unknown = await session.call_tool("nope", {})
@@ -140,6 +145,50 @@ async def test_a_tool_that_requires_approval_asks_the_run(decision: ApprovalDeci
     else:
         assert result.is_error and text(result) == ("the call to delete_everything was not approved (deny); do not "
                                                     "retry it unchanged")
+
+
+class Undecided(Host):
+    """A run whose approvals never answer (a human away from the terminal): it records when its wait is cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = anyio.Event()
+        self.withdrawn = anyio.Event()
+
+    async def request_tool_approval(self, request: ApprovalRequested) -> ApprovalDecision:
+        self.asked.append(request)
+        self.waiting.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.withdrawn.set()
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("ended_by", ["interrupt", "turn end"])
+async def test_a_call_waiting_for_approval_is_cancelled_by_the_interrupt_or_the_turns_end(ended_by: str) -> None:
+    server = ToolServer([delete_everything])
+    server.host = host = Undecided()
+    async with server.serving(), bridged(server) as session:
+        outcome: list[object] = []
+
+        async def call() -> None:
+            outcome.append(await session.call_tool("delete_everything", {"path": "/"}))
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await host.waiting.wait()
+                if ended_by == "interrupt":
+                    host.interrupt_requested.set()
+                else:  # what the runner does when the provider returns
+                    server.host = None
+                    await server.stop_calls("the agent's turn ended before it finished")
+                    assert host.withdrawn.is_set()  # settled before stop_calls returns (so before the run's `done`)
+    assert host.withdrawn.is_set()
+    why = "the run was interrupted" if ended_by == "interrupt" else "the agent's turn ended before it finished"
+    assert outcome[0].is_error and text(outcome[0]) == f"delete_everything was cancelled: {why}"  # type: ignore[attr-defined]
 
 
 @pytest.mark.anyio
@@ -189,6 +238,43 @@ async def test_a_connection_without_the_secret_is_closed() -> None:
                 with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
                     await stream.receive()
     assert not server.socket_path.parent.exists()  # the private directory is gone with the server
+
+
+_SERVE = """
+import anyio
+from harness_core import tool
+from harness_core.tools.server import ToolServer
+
+@tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+async def main() -> None:
+    async with ToolServer([add]).serving() as server:
+        print(server.socket_path, flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+
+
+def test_the_socket_directory_of_a_killed_harness_is_swept_like_its_other_scratch() -> None:
+    root = Path(tempfile.mkdtemp(prefix="ht-", dir="/tmp"))  # short: the socket path must stay under 108 bytes
+    try:
+        child = subprocess.Popen([sys.executable, "-c", _SERVE], env={**os.environ, "TMPDIR": str(root)},
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None
+            assert select.select([child.stdout], [], [], 60)[0], "the tool server never started"
+            made = Path(child.stdout.readline().strip()).parent
+        finally:
+            child.kill()  # SIGKILL: no `finally` of its own runs
+            child.wait(timeout=10)
+        assert made.parent == root and made.is_dir()
+        assert [leftover.path for leftover in sweep_scratch(root)] == [made]
+        assert not made.exists()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _spawn_bridge(server: ToolServer) -> subprocess.Popen[bytes]:

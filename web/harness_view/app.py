@@ -6,12 +6,14 @@ Knows HTTP (Starlette) and which module answers each route; the pages, the actio
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qs, quote
 
+import anyio
 from harness_core import HarnessError
+from harness_core.store import check_runs_dir
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -19,14 +21,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from harness_view import actions
 from harness_view.catalog import Filters
-from harness_view.files import open_file
+from harness_view.files import open_file, own_log
 from harness_view.guard import Guard
 from harness_view.live import run_events, runs_events
-from harness_view.pages import NoSuchPage, Site
+from harness_view.pages import NoSuchPage, RunPage, Site
 from harness_view.render import Links
 from harness_view.settings import ViewerSettings
 
@@ -34,53 +36,70 @@ __all__ = ["create_app"]
 
 _LINKS = Links()
 T = TypeVar("T")
-_NOTICES = {
-    "approve": "Approved; the run goes on.",
-    "deny": "Denied; the run goes on without it.",
-    "abort": "Denied; the turn stops.",
-    "cancel": "Cancelled.",
-}
+_SAID = {"approve": "approved", "deny": "denied", "abort": "denied, and the turn stopped"}
 
 
 def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
     """The viewer of `settings.runs_dir` (and its batches; without `settings.batches`, the `*.results.jsonl`
     files of `cwd`), every route behind the guard."""
     site = Site(settings, cwd)
+    # A page reads logs and renders: its endpoint is a plain `def`, so Starlette runs it in a worker thread and the
+    # event loop (the live streams, the other tabs, approve and cancel) never waits on it.
 
     def _filters(request: Request) -> tuple[Filters, str]:
         q = request.query_params
         return Filters(q.get("status", ""), q.get("provider", ""), q.get("session", ""), q.get("q", "")[:200]), \
             q.get("batch", "")
 
-    async def runs_page(request: Request) -> Response:
+    def runs_page(request: Request) -> Response:
         filters, batch = _filters(request)
         query = f"?{request.url.query}" if request.url.query else ""
         return HTMLResponse(site.runs(filters, batch, links=_LINKS, query=query,
                                       every=request.query_params.get("all") == "1"))
 
-    async def runs_fragment(request: Request) -> Response:
+    def runs_fragment(request: Request) -> Response:
         filters, batch = _filters(request)
         return HTMLResponse(site.runs(filters, batch, links=_LINKS, fragment=True,
                                       every=request.query_params.get("all") == "1"))
 
-    async def runs_stream(request: Request) -> Response:
-        return StreamingResponse(runs_events(site), media_type="text/event-stream")
+    streams = [0]  # event streams open now (bounded by settings.max_streams)
 
-    async def run_page(request: Request) -> Response:
+    def streaming(events: AsyncIterator[str]) -> Response:
+        if streams[0] >= settings.max_streams:
+            return HTMLResponse(site.html("error.html", _LINKS, status=503, detail=(
+                f"Too many live pages open ({streams[0]}): close some of this viewer's tabs, then reload this one.")),
+                status_code=503)
+
+        async def counted() -> AsyncIterator[str]:
+            streams[0] += 1  # counted while it streams: from its first event until the page goes (or Ctrl-C)
+            try:
+                async for said in events:
+                    yield said
+            finally:
+                streams[0] -= 1
+
+        return StreamingResponse(counted(), media_type="text/event-stream")
+
+    async def runs_stream(request: Request) -> Response:
+        return streaming(runs_events(site))
+
+    def run_page(request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        notice = _NOTICES.get(request.query_params.get("done", ""))
-        return HTMLResponse(_found(lambda: site.run(run_id, links=_LINKS, notice=notice)))
+        page = _found(lambda: site.run_page(run_id))
+        return HTMLResponse(site.run(run_id, links=_LINKS, page=page, notice=_notice(page, request)))
 
     async def run_stream(request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        _found(lambda: site.run_page(run_id))
+        if own_log(settings.runs_dir, run_id) is None:  # a stat, not a parse: the stream reads it
+            raise HTTPException(404, f"no run {run_id} here")
         try:
             after = int(request.query_params.get("after", "-1"))
         except ValueError:
             after = -1
-        return StreamingResponse(run_events(site, run_id, after, _LINKS), media_type="text/event-stream")
+        shown = request.query_params.get("status", "")[:40]  # the status the page shows: compared, never shown
+        return streaming(run_events(site, run_id, after, _LINKS, shown=shown))
 
-    async def run_file(request: Request) -> Response:
+    def run_file(request: Request) -> Response:
         opened = open_file(settings.runs_dir, request.path_params["run_id"], request.path_params["which"])
         if opened is None:
             raise HTTPException(404, "no such file of a run here")
@@ -93,23 +112,25 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         decision = (form.get("decision") or [""])[-1]
         try:
-            actions.answer(settings.runs_dir, run_id, (form.get("request_id") or [""])[-1], decision)
+            resolved = await actions.answer(settings.runs_dir, run_id, (form.get("request_id") or [""])[-1],
+                                            decision)
         except HarnessError as exc:
-            return _problem(site, run_id, exc.message)
-        return RedirectResponse(f"/runs/{quote(run_id)}?done={decision}", status_code=303)
+            return await anyio.to_thread.run_sync(_problem, site, run_id, exc.message)
+        # the page reads the outcome back from the run's log: the URL names the request, never what to say
+        return RedirectResponse(f"/runs/{quote(run_id)}?answered={quote(resolved.request_id)}", status_code=303)
 
     async def cancel(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         try:
             await actions.cancel(settings.runs_dir, run_id)
         except HarnessError as exc:
-            return _problem(site, run_id, exc.message)
+            return await anyio.to_thread.run_sync(_problem, site, run_id, exc.message)
         return RedirectResponse(f"/runs/{quote(run_id)}?done=cancel", status_code=303)
 
-    async def batches_page(request: Request) -> Response:
+    def batches_page(request: Request) -> Response:
         return HTMLResponse(site.batches_page(links=_LINKS))
 
-    async def batch_page(request: Request) -> Response:
+    def batch_page(request: Request) -> Response:
         key = request.path_params["key"]
         return HTMLResponse(_found(lambda: site.batch_page(site.batch(key), links=_LINKS)))
 
@@ -117,6 +138,11 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
         detail = exc.detail if isinstance(exc, HTTPException) else "not found"
         status = exc.status_code if isinstance(exc, HTTPException) else 404
         return HTMLResponse(site.html("error.html", _LINKS, status=status, detail=detail), status_code=status)
+
+    async def harness_error(request: Request, exc: Exception) -> Response:
+        """A refusal of the run store (an unsafe runs dir, ...): a page with its message, which says what to do."""
+        detail = exc.message if isinstance(exc, HarnessError) else "the viewer failed"
+        return HTMLResponse(site.html("error.html", _LINKS, status=500, detail=detail), status_code=500)
 
     routes = [
         Route("/", runs_page),
@@ -131,9 +157,25 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
         Route("/batches/{key}", batch_page),
         Mount("/static", StaticFiles(packages=[("harness_view", "static")]), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: not_found},
-                    middleware=[Middleware(Guard, settings=settings)])
+    app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, HarnessError: harness_error},
+                    middleware=[Middleware(Guard, settings=settings), Middleware(_SafeRunsDir, site=site)])
     return app
+
+
+def _notice(page: RunPage, request: Request) -> str | None:
+    """What the run's log says of the request just answered (`?answered=REQUEST_ID`), or that it was cancelled
+    (`?done=cancel`, with the status it has now); nothing else from the URL reaches the page."""
+    answered = request.query_params.get("answered")
+    if answered:
+        block = page.timeline.approval(answered)
+        resolved = block.resolved if block is not None else None
+        if resolved is None:
+            return None
+        by = f" ({resolved.reason})" if resolved.reason else ""
+        return f"Request {resolved.request_id} {_SAID[resolved.decision.value]}{by}, as the run recorded it."
+    if request.query_params.get("done") == "cancel":  # what the run's log says now, not the URL
+        return f"Cancel asked; the run is {page.status}." if page.live else f"Cancelled: the run is {page.status}."
+    return None
 
 
 def _found(make: Callable[[], T]) -> T:
@@ -150,3 +192,22 @@ def _problem(site: Site, run_id: str, message: str) -> Response:
         return HTMLResponse(site.run(run_id, links=_LINKS, problem=message), status_code=409)
     except NoSuchPage as exc:
         raise HTTPException(404, str(exc)) from None
+
+
+class _SafeRunsDir:
+    """Checks the runs dir before every request (it may have been made group-writable since the start): an unsafe
+    one gets the error page with the store's message (`chmod 700 …`), and no page is read nor answer written."""
+
+    def __init__(self, app: ASGIApp, site: Site) -> None:
+        self.app = app
+        self.site = site
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            try:
+                await anyio.to_thread.run_sync(check_runs_dir, self.site.runs_dir)
+            except HarnessError as exc:
+                page = self.site.html("error.html", _LINKS, status=500, detail=exc.message)
+                await HTMLResponse(page, status_code=500)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

@@ -97,6 +97,11 @@ class Group:
         return self.cost_usd / self.passed_tasks
 
     @property
+    def partial_cost(self) -> bool:
+        """Some attempts reported a cost and some did not: the cost (and the cost per solved task) is a floor."""
+        return 0 < self.costed < self.attempts
+
+    @property
     def p50(self) -> float | None:
         return percentile(self.seconds, 0.5)
 

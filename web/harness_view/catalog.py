@@ -1,5 +1,6 @@
-"""The runs list: a row per run of the runs directory (status, provider, model, age, duration, tokens, cost,
-prompt), chosen by filters (status, provider, session, batch, words of the prompt), and the choices for them.
+"""The runs list: a row per run log of the runs directory, never a symbolic link (status, provider, model, age,
+duration, tokens, cost, prompt), chosen by filters (status, provider, session, batch, words of the prompt), and
+the choices for them.
 
 Reads run summaries through `harness_core.store`; knows nothing of HTTP or HTML.
 """
@@ -95,7 +96,7 @@ LIMIT = 200
 def rows(runs_dir: Path, filters: Filters, *, runs: Iterable[RunSummary] | None = None,
          limit: int | None = LIMIT) -> Snapshot:
     """The runs of `runs_dir` (newest first) that `filters` keep, at most `limit` (None: all)."""
-    every = list(runs) if runs is not None else list_runs(runs_dir)
+    every = list(runs) if runs is not None else [r for r in list_runs(runs_dir) if not os.path.islink(r.path)]
     matched = [run for run in every if filters.keep(run)]
     kept = [RunRow.of(run) for run in (matched if limit is None else matched[:limit])]
     providers = sorted({run.started.provider for run in every if run.started is not None})
@@ -109,7 +110,8 @@ def runs_signature(runs_dir: Path) -> tuple[tuple[str, int, int], ...]:
     try:
         with os.scandir(runs_dir) as entries:
             for entry in entries:
-                if entry.name.endswith(".jsonl") and not entry.name.endswith(".wire.jsonl"):
+                if (entry.name.endswith(".jsonl") and not entry.name.endswith(".wire.jsonl")
+                        and not entry.is_symlink()):  # a link is never a run's log: not listed, not read
                     try:
                         st = entry.stat(follow_symlinks=False)
                     except OSError:

@@ -1,6 +1,6 @@
-"""A run's own files served as text: its log, wire log and background worker output — and nothing else: the
-file is named by a run id the store accepts and a fixed suffix, opened without following links, and must be a
-regular file of this user in the runs directory.
+"""A run's own files: its log (for every reader the viewer has: page, live stream, list, bundle), wire log and
+background worker output — and nothing else: the file is named by a run id the store accepts and a fixed suffix,
+opened without following links, and must be a regular file of this user in the runs directory.
 
 Knows the run store's file names; nothing of pages.
 """
@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from harness_core import HarnessError
-from harness_core.store import WORKER_LOG_SUFFIX, UnsafeRunsDirError, open_run_file, validate_run_id
+from harness_core.store import WORKER_LOG_SUFFIX, UnsafeRunsDirError, log_path, open_run_file, validate_run_id
 
-__all__ = ["SUFFIXES", "open_file"]
+__all__ = ["SUFFIXES", "is_link", "open_file", "own_log", "read_log"]
 
 SUFFIXES = {"log": ".jsonl", "wire": ".wire.jsonl", "worker": WORKER_LOG_SUFFIX}
 """What a URL may ask for (`/runs/ID/log`, `/wire`, `/worker`) and the run file each names."""
@@ -45,3 +45,42 @@ def _chunks(fd: int) -> Iterator[bytes]:
     with os.fdopen(fd, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             yield chunk
+
+
+def own_log(runs_dir: Path, run_id: str) -> Path | None:
+    """The log of run `run_id` when it is a run's own file (opened here without following links: a regular file
+    of this user that no one else may write), else None (not a run id, missing, a link, another's file). The
+    caller reads it by name right after: the runs dir is this user's alone (`check_runs_dir`), so nothing else
+    can put a link in its place in between."""
+    fd = _open_log(runs_dir, run_id)
+    if fd is None:
+        return None
+    os.close(fd)
+    return log_path(runs_dir, run_id)
+
+
+def read_log(runs_dir: Path, run_id: str) -> bytes | None:
+    """The bytes of run `run_id`'s log, read from the file `own_log` accepts (the same descriptor), else None."""
+    fd = _open_log(runs_dir, run_id)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+def is_link(path: Path) -> bool:
+    """Whether `path` is a symbolic link (never a run's file: the list leaves it out)."""
+    return os.path.islink(path)
+
+
+def _open_log(runs_dir: Path, run_id: str) -> int | None:
+    try:
+        path = log_path(runs_dir, validate_run_id(run_id))
+    except HarnessError:
+        return None
+    if path.parent != runs_dir:
+        return None
+    try:
+        return open_run_file(path, os.O_RDONLY)
+    except (OSError, UnsafeRunsDirError):
+        return None

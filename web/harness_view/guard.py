@@ -11,7 +11,7 @@ import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from harness_view.settings import ViewerSettings
 
@@ -59,8 +59,11 @@ class Guard:
         per-host cookie still hold)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # a websocket (if uvicorn ever has a library for it): the viewer has none
+            await send({"type": "websocket.close", "code": 1008})
             return
         secured = _with_headers(send)
         headers = _headers(scope)
@@ -101,7 +104,10 @@ class Guard:
         """The URL with the token: set the cookie and send the browser to the same page without the token (so it
         stays out of the history and the address bar)."""
         rest = {k: v for k, v in query.items() if k != "token"}
-        location = scope.get("root_path", "") + scope["path"] + (f"?{urlencode(rest, doseq=True)}" if rest else "")
+        # the path quoted, one leading slash: never `//host` (a redirect off the viewer), never a raw CR or LF
+        path = "/" + quote(scope["path"], safe="/").lstrip("/")
+        location = quote(scope.get("root_path", ""), safe="/") + path + \
+            (f"?{urlencode(rest, doseq=True)}" if rest else "")
         cookie = (f"{cookie_name(_port(scope))}={self.settings.token}; Path=/; HttpOnly; SameSite=Strict")
         await send({"type": "http.response.start", "status": 303,
                     "headers": [(b"location", location.encode()), (b"set-cookie", cookie.encode()),

@@ -1,20 +1,23 @@
-"""Live pages as server-sent events: a run's log followed (each section an event changed, re-rendered) until its
-`done`, and the runs directory watched (an event whenever the list would show something new).
+"""Live pages as server-sent events: a run's log followed (each section an event changed, re-rendered; a growing
+text only its new characters) until its `done`, and the runs directory watched (an event whenever the list would
+show something new).
 
 Knows the run store's follower, the timeline and the pages; nothing of HTTP beyond the SSE line format.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-from harness_core.store import LogFollower, log_path, summarize
+from harness_core.store import LogFollower, summarize
 
 from harness_view.catalog import runs_signature
+from harness_view.files import own_log
 from harness_view.pages import Site
 from harness_view.render import Links
 from harness_view.timeline import HEAD, RESULT, Timeline
@@ -26,6 +29,7 @@ POLL = 0.2
 _STATUS_EVERY = 2.0
 _PING_EVERY = 15.0
 _LIVE = ("running", "waiting for approval")
+_GROWING = ("text", "reasoning")
 
 
 def sse(event: str, data: Any) -> str:
@@ -33,30 +37,54 @@ def sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-async def run_events(site: Site, run_id: str, after: int, links: Links) -> AsyncIterator[str]:
+async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown: str = "") -> AsyncIterator[str]:
     """The sections of run `run_id`'s page that change after event `after` (`block` events: key and HTML), as its
-    log grows, then `end`. The caller checked the run exists."""
-    path = log_path(site.runs_dir, run_id)
+    log grows, then `end`; its head and result too whenever its status is not `shown` (the page's: a run lost
+    before the stream began). The caller checked the run exists. Reading and rendering happen in a worker thread."""
+    path = own_log(site.runs_dir, run_id)
+    if path is None:  # gone, or a link put in its place since the page: nothing of it is read
+        yield sse("end", {"status": "gone"})
+        return
     timeline = Timeline()
-    status = ""
+    state = {"status": shown}
+    sent: dict[str, int] = {}
+    """Characters of each text or reasoning block the page has (after its first `block`, only `append`s)."""
     pinged = time.monotonic()
+
+    def step(follower: LogFollower) -> list[str]:
+        """Read what was appended; the SSE events of the sections it changed (and `end` once over)."""
+        changed: list[str] = []
+        for event in follower.read():
+            keys = timeline.apply(event)
+            if event.seq > after:
+                changed.extend(keys)
+        summary = summarize(path)
+        if summary.status != state["status"]:
+            changed.extend([HEAD, RESULT] if state["status"] else [])
+            state["status"] = summary.status
+        out: list[str] = []
+        page = site.page_of(run_id, timeline, summary) if changed else None
+        for key in dict.fromkeys(changed):
+            block = timeline.block(key)
+            if block is not None and block.kind in _GROWING and key in sent:
+                text = block.text  # the page has `sent[key]` characters of it: send only the rest, as text
+                if len(text) > sent[key]:
+                    out.append(sse("append", {"key": key, "text": text[sent[key]:], "length": len(text)}))
+                    sent[key] = len(text)
+                continue
+            if block is not None and block.kind in _GROWING:
+                sent[key] = len(block.text)
+            if page is not None:
+                out.append(sse("block", {"key": key, "html": site.section(page, key, links=links)}))
+        if follower.over:
+            out.append(sse("end", {"status": state["status"]}))
+        return out
+
     with LogFollower(path, on_bad_line=lambda _bad: None) as follower:
         while True:
-            changed: list[str] = []
-            for event in follower.read():
-                keys = timeline.apply(event)
-                if event.seq > after:
-                    changed.extend(keys)
-            summary = summarize(path)
-            if summary.status != status:
-                changed.extend([HEAD, RESULT] if status else [])
-                status = summary.status
-            if changed:
-                page = site.page_of(run_id, timeline, summary)
-                for key in dict.fromkeys(changed):
-                    yield sse("block", {"key": key, "html": site.section(page, key, links=links)})
+            for message in await anyio.to_thread.run_sync(step, follower):
+                yield message
             if follower.over:
-                yield sse("end", {"status": status})
                 return
             if time.monotonic() - pinged > _PING_EVERY:
                 pinged = time.monotonic()
@@ -69,7 +97,7 @@ async def runs_events(site: Site) -> AsyncIterator[str]:
     starts waiting for approval, its writer is lost). Only logs that changed are read again; live runs are
     looked at every few seconds (a lost writer changes no file)."""
     known: dict[str, tuple[int, int, str]] = {}
-    _changed(site, known)
+    await anyio.to_thread.run_sync(_changed, site, known)
     checked = pinged = time.monotonic()
     yield ": watching\n\n"
     while True:
@@ -78,7 +106,7 @@ async def runs_events(site: Site) -> AsyncIterator[str]:
         recheck = now - checked > _STATUS_EVERY
         if recheck:
             checked = now
-        if _changed(site, known, recheck_live=recheck):
+        if await anyio.to_thread.run_sync(functools.partial(_changed, site, known, recheck_live=recheck)):
             yield sse("runs", {"count": len(known)})
         elif now - pinged > _PING_EVERY:
             pinged = now

@@ -7,6 +7,8 @@ turns a missing run into its 404) or of where the HTML goes.
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,7 +23,6 @@ from harness_core.store import (
     BadLine,
     RunSummary,
     list_runs,
-    log_path,
     read_events,
     summarize,
     validate_run_id,
@@ -33,6 +34,7 @@ from harness_view import charts
 from harness_view.batch_report import Report, report
 from harness_view.batches import Batch, BatchRow, discover_batches, read_rows
 from harness_view.catalog import LIMIT, Filters, RunRow, in_session, rows
+from harness_view.files import is_link, own_log
 from harness_view.render import Links, render
 from harness_view.settings import ViewerSettings
 from harness_view.timeline import Timeline
@@ -147,17 +149,18 @@ class Site:
     def run_page(self, run_id: str) -> RunPage:
         """Raises NoSuchPage: no such run (or not a run id)."""
         try:
-            path = log_path(self.runs_dir, validate_run_id(run_id))
+            validate_run_id(run_id)
         except HarnessError:
             raise NoSuchPage(f"{run_id!r} is not a run id") from None
-        if not path.is_file():
+        path = own_log(self.runs_dir, run_id)
+        if path is None:  # missing, or a link or another's file named like a log: nothing of it is read
             raise NoSuchPage(f"no run {run_id} in {self.runs_dir}")
         bad: list[BadLine] = []
         page = self.page_of(run_id, Timeline.of(list(read_events(path, on_bad_line=bad.append))), summarize(path))
         page.bad_lines = bad
         summary = page.summary
         if summary.session is not None:
-            turns = [r for r in list_runs(self.runs_dir) if in_session(r, summary.session)]
+            turns = [r for r in list_runs(self.runs_dir) if in_session(r, summary.session) and not is_link(r.path)]
             page.turns = sorted((RunRow.of(r) for r in turns), key=lambda r: (r.turn or 0, r.started or 0))
             page.linkable = {r.run_id for r in page.turns}
         return page
@@ -165,8 +168,8 @@ class Site:
     def page_of(self, run_id: str, timeline: Timeline, summary: RunSummary) -> RunPage:
         """The page of a run from its timeline so far and its summary (status, writer)."""
         page = RunPage(run_id, timeline, summary, answerable=False,
-                       has_wire=wire_path(self.runs_dir, run_id).is_file(),
-                       has_worker_log=(self.runs_dir / f"{run_id}{WORKER_LOG_SUFFIX}").is_file())
+                       has_wire=_plain_file(wire_path(self.runs_dir, run_id)),
+                       has_worker_log=_plain_file(self.runs_dir / f"{run_id}{WORKER_LOG_SUFFIX}"))
         page.answerable = page.live and (self.runs_dir / f"{run_id}{ANSWERS_SUFFIX}").is_file()
         return page
 
@@ -198,11 +201,8 @@ class Site:
     def _summaries(self, run_ids: set[str]) -> dict[str, RunSummary]:
         found: dict[str, RunSummary] = {}
         for run_id in run_ids:
-            try:
-                path = log_path(self.runs_dir, run_id)
-            except HarnessError:
-                continue  # not a run id (a hand-edited results file): nothing to link
-            if path.is_file():
+            path = own_log(self.runs_dir, run_id)  # None: not a run id (a hand-edited results file), or a link
+            if path is not None:
                 found[run_id] = summarize(path)
         return found
 
@@ -229,3 +229,11 @@ def _files_changed(path: Path) -> tuple[FileChange, ...]:
     except OSError:
         return ()
     return found
+
+
+def _plain_file(path: Path) -> bool:
+    """Whether `path` is a regular file and not a link (the page links only to what the file route serves)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

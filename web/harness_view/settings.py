@@ -29,6 +29,8 @@ class ViewerSettings:
     batches: tuple[Path, ...] = ()
     token: str = field(default_factory=_token, repr=False)
     host: str = LOOPBACK
+    max_streams: int = 32
+    """Live pages (event streams) open at once; one more gets 503 (each holds a thread's turn and a timeline)."""
 
     @property
     def csrf(self) -> str:

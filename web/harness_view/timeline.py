@@ -129,6 +129,10 @@ class Timeline:
         """Approval requests without an answer yet, oldest first."""
         return [b for b in self._approvals.values() if b.resolved is None]
 
+    def approval(self, request_id: str) -> Block | None:
+        """The approval block of `request_id` (its request and, once answered, how the run resolved it)."""
+        return self._approvals.get(request_id)
+
     def block(self, key: str) -> Block | None:
         return next((b for b in self.blocks if b.key == key), None)
 

@@ -10,12 +10,14 @@ from typing import Any
 
 import anyio
 import pytest
-from harness_core import Done, HarnessResult, RunStarted, RunStatus
+from harness_core import Done, HarnessResult, RunStarted, RunStatus, TextDelta
+from harness_core.store import LogWriter
 
 from harness_view import ViewerSettings, create_app
 from harness_view.catalog import LIMIT
-from harness_view.live import runs_events
+from harness_view.live import run_events, runs_events
 from harness_view.pages import Site
+from harness_view.render import Links
 
 
 def write_run(runs: Path, run_id: str, *, done: bool = True) -> None:
@@ -83,7 +85,8 @@ def test_a_long_list_shows_its_newest_rows_and_offers_the_rest(tmp_path: Path) -
     status, page = get(settings, tmp_path, "/", "127.0.0.1:8000")
     assert status == 200 and page.count('<tr class="run"') == LIMIT
     assert f"the newest {LIMIT} of the {LIMIT + 5} shown" in page and 'href="/?all=1"' in page
-    assert get(settings, tmp_path, ["/", "all=1"][0] + "", "127.0.0.1:8000")[0] == 200
+    status, every = get(settings, tmp_path, "/?all=1", "127.0.0.1:8000")  # the link it offers shows the rest
+    assert status == 200 and every.count('<tr class="run"') == LIMIT + 5
 
 
 def test_the_live_list_says_when_a_run_comes_and_when_it_ends(tmp_path: Path) -> None:
@@ -108,6 +111,164 @@ def test_the_live_list_says_when_a_run_comes_and_when_it_ends(tmp_path: Path) ->
     assert said[0].startswith(": watching")
     assert said[1] == 'event: runs\ndata: {"count": 2}\n\n'
     assert said[2] == 'event: runs\ndata: {"count": 1}\n\n'
+
+
+def test_a_live_page_of_a_run_lost_before_its_stream_shows_it_lost(tmp_path: Path) -> None:
+    """The page showed `running`; its writer died before the stream's first look: the stream sends the head (status
+    `lost`, no Cancel) before `end`, so the page does not stay `running`."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    run_id = "20260101T000000-0000000c"
+    write_run(runs, run_id, done=False)  # no writer holds it: it reads `lost`
+    site = Site(ViewerSettings(runs))
+
+    async def main() -> list[str]:
+        with anyio.fail_after(30):
+            return [said async for said in run_events(site, run_id, 0, Links(), shown="running")]
+
+    said = anyio.run(main)
+    assert said[-1] == 'event: end\ndata: {"status": "lost"}\n\n'
+    heads = [json.loads(s.split("data: ", 1)[1]) for s in said if s.startswith("event: block")]
+    head = next(h["html"] for h in heads if h["key"] == "head")
+    assert 'id="run-status">lost<' in head and "Cancel run" not in head
+
+
+def test_an_unsafe_runs_dir_is_a_page_that_says_what_to_do(tmp_path: Path) -> None:
+    """The runs dir made group-writable while the viewer runs: every page is the error page with the store's next
+    step (`chmod 700`), and nothing of a run is read from it."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    run_id = "20260101T000000-0000000d"
+    write_run(runs, run_id)
+    settings = ViewerSettings(runs)
+    assert get(settings, tmp_path, f"/runs/{run_id}", "127.0.0.1:8000")[0] == 200
+    runs.chmod(0o770)
+    for path in ("/", f"/runs/{run_id}", f"/runs/{run_id}/log"):
+        status, body = get(settings, tmp_path, path, "127.0.0.1:8000")
+        assert status == 500, path
+        assert "chmod 700" in body and run_id not in body.split("<main", 1)[1], path
+
+
+def test_a_growing_text_is_streamed_as_its_new_characters_only(tmp_path: Path) -> None:
+    """A live run's text block grows by 1 KB deltas: after its first `block`, each poll sends an `append` of only
+    the new characters (escaped by the page as text), never the whole block again."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    run_id = "20260101T000000-0000000e"
+    writer = LogWriter(runs / f"{run_id}.jsonl")
+    seq = iter(range(1000))
+
+    def write(event: Any) -> None:
+        writer.write_line(event.model_copy(update={"seq": next(seq)}).model_dump_json().encode())
+        writer.flush()
+
+    write(RunStarted(run_id=run_id, ts=1.0, provider="p", provider_version="1", spec={"prompt": "go"}))
+    write(TextDelta(run_id=run_id, text="<b>" + "a" * 1021, item_id="m1"))
+    site = Site(ViewerSettings(runs))
+
+    async def main() -> list[dict[str, Any]]:
+        said: list[dict[str, Any]] = []
+        stream = run_events(site, run_id, -1, Links(), shown="running")
+        with anyio.fail_after(30):
+            while not any(m["event"] == "block" and m["data"]["key"] == "b0" for m in said):
+                said.append(parse_sse(await stream.__anext__()))
+            for n in range(3):
+                write(TextDelta(run_id=run_id, text=str(n) * 1024, item_id="m1"))
+                while not said or said[-1]["event"] != "append":
+                    said.append(parse_sse(await stream.__anext__()))
+                said.append({"event": "-", "data": {}})
+            write(Done(run_id=run_id, ts=2.0, result=HarnessResult(status=RunStatus.SUCCESS, run_id=run_id,
+                                                                   provider="p")))
+            writer.close()
+            async for message in stream:
+                said.append(parse_sse(message))
+        return said
+
+    said = anyio.run(main)
+    appends = [m["data"] for m in said if m["event"] == "append"]
+    assert [a["text"] for a in appends] == [str(n) * 1024 for n in range(3)]
+    assert appends[-1]["length"] == 4 * 1024
+    blocks = [m["data"]["html"] for m in said if m["event"] == "block" and m["data"]["key"] == "b0"]
+    assert len(blocks) == 1 and "&lt;b&gt;" in blocks[0]  # the whole block once; its growth only as appends
+    assert said[-1] == {"event": "end", "data": {"status": "success"}}
+
+
+def parse_sse(message: str) -> dict[str, Any]:
+    if message.startswith(":"):
+        return {"event": ":", "data": {}}
+    head, data = message.split("\ndata: ", 1)
+    return {"event": head.removeprefix("event: "), "data": json.loads(data)}
+
+
+def test_live_pages_are_bounded(tmp_path: Path) -> None:
+    """One live page more than `max_streams` gets 503 and says what to do; once a page goes, another may come."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    settings = ViewerSettings(runs, max_streams=1)
+    app = create_app(settings, cwd=tmp_path)
+
+    def scope() -> dict[str, Any]:
+        return {"type": "http", "method": "GET", "path": "/events", "raw_path": b"/events", "query_string": b"",
+                "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Bearer {settings.token}".encode())],
+                "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 50000), "scheme": "http",
+                "http_version": "1.1", "root_path": "", "asgi": {"version": "3.0", "spec_version": "2.3"}}
+
+    async def main() -> list[int]:
+        statuses: list[int] = []
+        first_said = anyio.Event()
+        gone = anyio.Event()
+
+        async def first_receive() -> dict[str, Any]:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def first_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body" and message.get("body"):
+                first_said.set()
+
+        async def second() -> int:
+            sent: list[dict[str, Any]] = []
+
+            async def receive() -> dict[str, Any]:
+                await anyio.sleep_forever()
+                return {}
+
+            async def send(message: dict[str, Any]) -> None:
+                sent.append(message)
+
+            with anyio.move_on_after(2):  # a stream that is let in streams until its page goes: look at its head
+                await app(scope(), receive, send)
+            return int(next(m["status"] for m in sent if m["type"] == "http.response.start"))
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(app, scope(), first_receive, first_send)
+                await first_said.wait()
+                statuses.append(await second())
+                gone.set()
+            statuses.append(await second())
+        return statuses
+
+    assert anyio.run(main) == [503, 200]
+
+
+def test_a_websocket_is_closed_unheard(tmp_path: Path) -> None:
+    """The viewer speaks HTTP only: a websocket (uvicorn takes them once `websockets` is installed) is closed before
+    anything of the app sees it, token or not."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    scope = {"type": "websocket", "path": "/events", "raw_path": b"/events", "query_string": b"", "headers": [],
+             "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 50000), "scheme": "ws", "root_path": ""}
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    anyio.run(create_app(ViewerSettings(runs), cwd=tmp_path), scope, receive, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}]
 
 
 def test_a_batch_links_every_try_of_a_retried_task(tmp_path: Path) -> None:

@@ -11,6 +11,9 @@ import pytest
 
 from harness_view.batch_report import pass_at_k, percentile, report, wilson
 from harness_view.batches import read_rows
+from harness_view.pages import Site
+from harness_view.render import Links
+from harness_view.settings import ViewerSettings
 
 
 def test_wilson_interval() -> None:
@@ -75,3 +78,17 @@ def test_attempts_and_verdicts(tmp_path: Path) -> None:
     assert group.pass_k[1] == pytest.approx((2 / 3 + 0) / 2)
     assert group.pass_k[3] == pytest.approx((1 + 0) / 2)
     assert dict(group.errors) == {"not verified": 4}
+
+
+def test_a_cost_some_attempts_did_not_report_is_shown_partial(tmp_path: Path) -> None:
+    """Two tasks solved, one of them with a cost: the cost per solved task divides a floor, and the page says so."""
+    results = tmp_path / "t.results.jsonl"
+    results.write_text("\n".join([_line("a", "p1", "success", cost=1.0), _line("b", "p1", "success")]) + "\n")
+    rep = report(read_rows(results).rows, {})
+    group = rep.groups[0]
+    assert (group.costed, group.attempts, group.partial_cost, group.cost_per_solved) == (1, 2, True, 0.5)
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    site = Site(ViewerSettings(runs, batches=(results,)), cwd=tmp_path)
+    page = site.batch_page(site.batches()[0], links=Links())
+    assert "(partial: 1/2)" in page and "(partial)" in page

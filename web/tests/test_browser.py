@@ -69,8 +69,7 @@ def test_a_run_of_every_provider_renders(tab: Tab, viewer: Viewer, corpus: Corpu
     if shell.locator("pre.output").count():  # some agents report no output of a command (the ACP Gemini CLI)
         assert "harness-ok" in shell.locator("pre.output").inner_text()
     changes = page.locator("#changes")
-    assert changes.locator(".change-head code").all_inner_texts() == ["notes.txt", "new.txt"] or \
-        sorted(changes.locator(".change-head code").all_inner_texts()) == ["new.txt", "notes.txt"]
+    assert sorted(changes.locator(".change-head code").all_inner_texts()) == ["new.txt", "notes.txt"]
     assert changes.locator("pre.diff .del").first.inner_text() == "-alpha"
     assert changes.locator("pre.diff .add").first.inner_text() == "+beta"
     assert page.locator("#head dd").first.inner_text().startswith(provider)
@@ -124,7 +123,7 @@ def test_a_live_run_updates_and_is_cancelled_from_its_page(tab: Tab, viewer: Vie
         page.click("#cancel")
     page.wait_for_selector("p.notice")
     expect(page.locator("#run-status")).to_have_text("interrupted")
-    assert "Cancelled" in page.locator("p.notice").inner_text()
+    assert page.locator("p.notice").inner_text() == "Cancelled: the run is interrupted."
     assert corpus.wait_status(run_id, "interrupted") == "interrupted"
 
 
@@ -156,6 +155,24 @@ def test_a_background_runs_approvals_are_answered_from_its_page(tab: Tab, viewer
     log = [json.loads(line) for line in (corpus.runs_dir / f"{run_id}.jsonl").read_text().splitlines()]
     reasons = [e["reason"] for e in log if e["type"] == "approval_resolved"]
     assert reasons == ["answered with harness view"] * answered
+
+
+def test_deny_and_stop_the_turn_from_the_page_says_what_the_run_recorded(tab: Tab, viewer: Viewer,
+                                                                         corpus: Corpus) -> None:
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it, then stop")
+    corpus.wait_status(run_id, "waiting for approval")
+    open_page(tab, viewer, f"/runs/{run_id}")
+    page = tab.page
+    ask = page.locator(".block.approval.open form.answer").first
+    ask.wait_for()
+    request_id = page.locator(".block.approval.open").first.get_attribute("data-request")
+    with page.expect_navigation():
+        ask.locator("button[value=abort]").click()
+    assert page.locator("p.notice").inner_text() == (
+        f"Request {request_id} denied, and the turn stopped (answered with harness view), as the run recorded it.")
+    assert page.locator(f".block.approval[data-request='{request_id}'] .decision").inner_text().startswith(
+        "Denied, turn stopped: answered with harness view")
+    assert corpus.wait_status(run_id, "success", "failed", "interrupted") in ("success", "failed", "interrupted")
 
 
 def test_a_run_waiting_for_approval_is_cancelled_from_its_page(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
@@ -215,8 +232,11 @@ def test_a_batch_page_draws_its_report_and_charts(tab: Tab, viewer: Viewer, corp
     assert page.locator("svg.chart rect.bar.pass").count() == 2
     assert page.locator("svg.chart circle.dot").count() == 7
     assert page.locator("table.tasks tr.task").count() == 7
-    assert "notes.txt" in page.locator("details.patch").first.inner_text() or \
-        page.locator("details.patch").count() >= 2
+    edit = page.locator("details.patch", has=page.locator("summary .id", has_text="edit-claude"))
+    edit.evaluate("d => d.open = true")
+    assert "notes.txt" in edit.inner_text()
+    assert edit.locator("pre.diff .del").first.inner_text() == "-alpha"
+    assert edit.locator("pre.diff .add").first.inner_text() == "+beta"
     page.screenshot(path=str(screenshots / "batch.png"), full_page=True)
     page.locator("tr.task[data-task='edit-claude'] a").click()
     page.wait_for_url("**/runs/*")

@@ -19,7 +19,8 @@ def bundle(corpus: Corpus, out: Path, *args: str) -> str:
 def test_a_bundle_of_runs_opens_from_disk(tab: Tab, corpus: Corpus, tmp_path: Path) -> None:
     out = tmp_path / "share"
     said = bundle(corpus, out, corpus.demo["claude"], corpus.chat[0][:-2], corpus.hostile_run)
-    assert f"wrote {out / 'index.html'}" in said
+    assert f"wrote {out / 'index.html'}" in said and "readable by every user of this machine" in said
+    assert (out / "runs" / f"{corpus.demo['claude']}.jsonl").stat().st_mode & 0o777 == 0o644  # as it says
     page = tab.page
     page.goto((out / "index.html").as_uri())
     assert "system-ui" in page.evaluate("getComputedStyle(document.body).fontFamily")  # its style came along
@@ -45,6 +46,10 @@ def test_a_bundle_of_runs_opens_from_disk(tab: Tab, corpus: Corpus, tmp_path: Pa
     assert HOSTILE_SAY in page.locator("main").inner_text()
     assert not [m for m in tab.console if "pageerror" in m], tab.console
     assert not any(p.name.endswith((".answers", ".wire.jsonl")) for p in out.rglob("*"))
+    # the chat's second turn was not chosen: nothing of it (its prompt, its id) is in the copy
+    for path in (p for p in out.rglob("*") if p.is_file()):
+        text = path.read_text()
+        assert "and once more" not in text and corpus.chat[1] not in text, path
 
 
 def test_a_bundle_of_a_batch_holds_its_page_and_runs(tab: Tab, corpus: Corpus, tmp_path: Path) -> None:
@@ -80,3 +85,20 @@ def test_a_bundle_overwrites_nothing(corpus: Corpus, tmp_path: Path) -> None:
                    cwd=corpus.root)
     assert done.returncode == 2 and "not an empty directory" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_a_bundle_refuses_a_link_named_like_a_log(corpus: Corpus, tmp_path: Path) -> None:
+    """A link in the runs dir to a file outside it (here a copy of a real log beside a secret) is not a run: the
+    bundle, made to be shared, copies nothing of it and says so."""
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes((corpus.runs_dir / f"{corpus.demo['claude']}.jsonl").read_bytes() + b"SECRET-OUTSIDE\n")
+    link = corpus.runs_dir / "linkedbundle.jsonl"
+    link.symlink_to(outside)
+    try:
+        done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--bundle", str(tmp_path / "out"),
+                        "linkedbundle"], corpus.env, cwd=corpus.root)
+    finally:
+        link.unlink()
+    assert done.returncode == 2, done.stderr
+    assert "is not a run's own log (a symbolic link" in done.stderr
+    assert not any("SECRET-OUTSIDE" in p.read_text() for p in (tmp_path / "out").rglob("*") if p.is_file())

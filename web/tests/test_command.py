@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import time
+from pathlib import Path
 
 from view_helpers import Corpus, start_viewer, stop_viewer
 
@@ -26,3 +27,42 @@ def test_ctrl_c_stops_the_viewer_while_a_page_follows_it_live(corpus: Corpus) ->
         stream.close()
     finally:
         stop_viewer(second)
+
+
+def test_another_host_is_said_to_carry_the_token_unencrypted(corpus: Corpus) -> None:
+    """`--host` other than 127.0.0.1 (here 127.0.0.2, still this machine's loopback): once it listens, it warns
+    that the token travels in clear text and names the ssh tunnel to use instead."""
+    viewer = start_viewer(["--runs-dir", str(corpus.runs_dir), "--host", "127.0.0.2"], corpus.env, corpus.root)
+    try:
+        assert viewer.base.startswith("http://127.0.0.2:")
+        page = http.client.HTTPConnection("127.0.0.2", viewer.port, timeout=30)
+        page.request("GET", "/", headers={"Cookie": f"harness_view_{viewer.port}={viewer.token}"})
+        assert page.getresponse().status == 200  # it serves there (and so has its Ctrl-C handler)
+        page.close()
+    finally:
+        assert stop_viewer(viewer) == 0
+    said = viewer.stderr.read_text()
+    assert "listening on 127.0.0.2 over plain HTTP: the token and its cookie travel unencrypted" in said
+    assert f"ssh -L {viewer.port}:127.0.0.1:{viewer.port} HOST" in said
+
+
+def test_open_hands_the_browser_a_private_file_not_the_token(corpus: Corpus, tmp_path: Path) -> None:
+    """`--open` gives the browser a 0600 file that redirects to the URL: the token is on no command line (`ps`)."""
+    said = tmp_path / "browser-args"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {said}\n")
+    browser.chmod(0o700)
+    viewer = start_viewer(["--runs-dir", str(corpus.runs_dir), "--open"], {**corpus.env, "BROWSER": str(browser)},
+                          corpus.root)
+    try:
+        deadline = time.monotonic() + 30
+        while not (said.exists() and said.read_text().endswith("\n")):
+            assert time.monotonic() < deadline, "the browser was never started"
+            time.sleep(0.05)
+    finally:
+        assert stop_viewer(viewer) == 0
+    args = said.read_text()
+    assert viewer.token not in args
+    opened = Path(args.strip().removeprefix("file://"))
+    assert opened.stat().st_mode & 0o777 == 0o600 and opened.parent.stat().st_mode & 0o777 == 0o700
+    assert f'url={viewer.url}"' in opened.read_text()

@@ -10,6 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
+from harness_core import ApprovalDecision
+from harness_core.jobs.answers import AnswersFile, answers_path
+from harness_core.store import pending_approvals
 from view_helpers import Corpus, Viewer
 
 GETS = ["/", "/fragments/runs", "/batches", "/static/style.css", "/static/app.js", "/runs/{run}",
@@ -63,6 +66,16 @@ def test_the_token_url_sets_a_strict_cookie_and_drops_the_token(viewer: Viewer) 
     assert request(viewer, "GET", "/?token=wrong")[0] == 401
 
 
+@pytest.mark.parametrize(("path", "location"), [
+    ("//evil.example/", "/evil.example/"), ("/%2F%2Fevil.example", "/evil.example"),
+    ("/%0d%0aSet-Cookie:%20x=1", "/%0D%0ASet-Cookie%3A%20x%3D1"),
+])
+def test_the_token_url_redirects_only_within_the_viewer(viewer: Viewer, path: str, location: str) -> None:
+    status, headers, _ = request(viewer, "GET", f"{path}?token={viewer.token}")
+    assert status == 303 and headers["location"] == location
+    assert "x=1" not in headers["set-cookie"]
+
+
 def test_every_page_has_a_strict_csp_and_its_sibling_headers(viewer: Viewer, corpus: Corpus) -> None:
     for path in ("/", f"/runs/{corpus.demo['claude']}", "/static/app.js", f"/runs/{corpus.demo['claude']}/log"):
         status, headers, _ = request(viewer, "GET", path, headers=cookie(viewer))
@@ -106,6 +119,7 @@ def test_a_write_needs_the_csrf_token_and_no_foreign_origin(viewer: Viewer, corp
     "/runs/..%2F..%2F..%2Fetc%2Fpasswd/log", "/runs/../../../etc/passwd", "/runs/%2e%2e/log", "/runs/..%2fruns/log",
     "/static/..%2f..%2fpyproject.toml", "/static/../app.py", "/static/%2e%2e/app.py", "/runs/{run}/answers",
     "/runs/{run}/..%2f..%2f", "/runs/{run}.jsonl/log", "/runs/LINKED/log", "/runs/{run}/log%00",
+    "/runs/LINKED", "/runs/LINKED/events",
 ])
 def test_nothing_outside_a_runs_own_files_is_served(viewer: Viewer, corpus: Corpus, path: str) -> None:
     outside = corpus.root / "secret.txt"
@@ -119,6 +133,20 @@ def test_nothing_outside_a_runs_own_files_is_served(viewer: Viewer, corpus: Corp
         link.unlink()
     assert status == 404
     assert "not for the viewer" not in body and "root:" not in body and "[project]" not in body
+
+
+def test_a_link_named_like_a_log_is_not_listed(viewer: Viewer, corpus: Corpus) -> None:
+    """A link in the runs dir (to a file whose lines a page would quote) is no run: the list leaves it out."""
+    outside = corpus.root / "secret-list.txt"
+    outside.write_text("not for the list\n")
+    link = corpus.runs_dir / "LINKEDLIST.jsonl"
+    os.symlink(outside, link)
+    try:
+        status, _, body = request(viewer, "GET", "/?all=1", headers=cookie(viewer))
+    finally:
+        link.unlink()
+    assert status == 200 and corpus.demo["claude"] in body
+    assert "LINKEDLIST" not in body
 
 
 def test_a_runs_log_is_served_as_plain_text(viewer: Viewer, corpus: Corpus) -> None:
@@ -139,3 +167,32 @@ def test_it_listens_on_127_0_0_1_only(viewer: Viewer) -> None:
             if state == "0A" and int(port, 16) == viewer.port:
                 listening.append(address)
     assert listening == ["0100007F"]  # 127.0.0.1, little-endian
+
+
+def test_an_answer_from_the_page_reports_what_the_run_recorded(viewer: Viewer, corpus: Corpus) -> None:
+    """`harness approve` answers deny first; then the page's Approve is pressed: the page says who answered first
+    and what the run did (409), never "Approved". A notice is never taken from the URL; a write never names a run
+    by `last` or a prefix (the live run is left alone)."""
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")
+    corpus.wait_status(run_id, "waiting for approval")
+    request_id = next(iter(pending_approvals(corpus.runs_dir / f"{run_id}.jsonl")))
+    form = {**cookie(viewer), "Content-Type": "application/x-www-form-urlencoded"}
+    for ref in ("last", run_id[:-3]):  # the newest run, a prefix: a write names one run exactly, or nothing
+        status, _, _ = request(viewer, "POST", f"/runs/{ref}/cancel", headers=form, body=f"csrf={csrf(viewer)}")
+        assert status == 404, ref
+    corpus.wait_status(run_id, "waiting for approval", timeout=1)
+    status, _, body = request(viewer, "GET", f"/runs/{run_id}?done=approve&answered=nothing", headers=cookie(viewer))
+    assert status == 200 and 'class="notice"' not in body
+    AnswersFile(answers_path(corpus.runs_dir, run_id)).answer(request_id, ApprovalDecision.DENY, by="harness approve")
+    status, _, body = request(viewer, "POST", f"/runs/{run_id}/approve", headers=form,
+                              body=f"request_id={request_id}&decision=approve&csrf={csrf(viewer)}")
+    said = f"request {request_id} of run {run_id} was answered first (answered with harness approve): deny"
+    assert status == 409 and said in body, body[body.find("<main"):][:2000]
+    # once more, now that the run has surely taken the deny (the request is no longer waiting): the same answer
+    status, _, body = request(viewer, "POST", f"/runs/{run_id}/approve", headers=form,
+                              body=f"request_id={request_id}&decision=approve&csrf={csrf(viewer)}")
+    assert status == 409 and said in body, body[body.find("<main"):][:2000]
+    assert 'class="notice"' not in body
+    log = [json.loads(line) for line in (corpus.runs_dir / f"{run_id}.jsonl").read_text().splitlines()]
+    assert next((e["decision"], e["reason"]) for e in log if e["type"] == "approval_resolved") == (
+        "deny", "answered with harness approve")

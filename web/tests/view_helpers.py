@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,11 +124,12 @@ def hostile_results(path: Path, run_id: str) -> None:
 
 @dataclass
 class Viewer:
-    """`harness view` running in a subprocess."""
+    """`harness view` running in a subprocess (its stderr goes to a file: a viewer that logs much never blocks)."""
 
     url: str
     """With the token."""
     proc: subprocess.Popen[str]
+    stderr: Path = Path()
 
     @property
     def base(self) -> str:
@@ -140,22 +144,42 @@ class Viewer:
         return int(self.base.rsplit(":", 1)[1])
 
 
-def start_viewer(args: list[str], env: dict[str, str], cwd: Path) -> Viewer:
-    proc = subprocess.Popen([*HARNESS, "view", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+def start_viewer(args: list[str], env: dict[str, str], cwd: Path, *, deadline: float = 30.0) -> Viewer:
+    """Start `harness view ARGS` and wait (at most `deadline` s, even if it prints nothing) for its URL."""
+    fd, name = tempfile.mkstemp(prefix="harness-view-", suffix=".stderr")
+    with os.fdopen(fd, "w") as err:
+        proc = subprocess.Popen([*HARNESS, "view", *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=err,
+                                text=True)
     assert proc.stdout is not None
-    deadline = time.monotonic() + 30
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=_lines_of, args=(proc, lines), daemon=True).start()
+    end = time.monotonic() + deadline
     seen = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
+    while (left := end - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
         if not line:
             break
         seen.append(line)
-        found = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        found = re.search(r"(http://127\.0\.0\.\d+:\d+/\?token=\S+)", line)
         if found:
-            return Viewer(found.group(1), proc)
+            return Viewer(found.group(1), proc, Path(name))
     proc.kill()
-    raise AssertionError(f"harness view printed no URL: {''.join(seen)} {proc.stderr.read() if proc.stderr else ''}")
+    proc.wait()
+    raise AssertionError(f"harness view printed no URL in {deadline:.0f} s: {''.join(seen)} "
+                         f"{Path(name).read_text()}")
+
+
+def _lines_of(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
+    """Hand the viewer's stdout lines to the test until its URL (then the rest is read after it stops)."""
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        lines.put(line)
+        if not line or "token=" in line:
+            return
 
 
 def stop_viewer(viewer: Viewer) -> int:

@@ -94,7 +94,7 @@ def apply_patch_text(step: WriteFile | EditFile, current: str | None = None) -> 
 
 
 _COMMAND_WAIT_MS = 3_600_000
-"""How long the scripted model asks Codex to wait for a command (Codex caps it at its own maximum)."""
+"""How long the scripted model asks `exec_command` to wait for a command (`yield_time_ms`; the agent caps it)."""
 
 
 class ResponsesDialect:
@@ -122,8 +122,8 @@ class ResponsesDialect:
         return self.edit_file(step, cwd)
 
     def run_command(self, step: RunCommand, cwd: Path | None) -> ResponsesToolCall:
-        # Codex stops waiting for a command after `yield_time_ms` (10 s by default) and hands the model what it
-        # printed so far: the scenario's model would then end the turn with the command still running.
+        # `exec_command` stops waiting for a command after `yield_time_ms` (10 s by default) and hands the model what
+        # it printed so far: the scenario's model would then end the turn with the command still running.
         return FunctionCall("exec_command", {"cmd": step.command, "yield_time_ms": _COMMAND_WAIT_MS})
 
     def read_file(self, step: ReadFile, cwd: Path | None) -> ResponsesToolCall:

@@ -97,7 +97,7 @@ def _repository(ws: Path, markers: Path) -> None:
 @pytest.mark.parametrize("agent", sorted(PROJECTS))
 async def test_a_projects_own_agent_configuration_runs_only_in_a_trusted_project(
         tmp_path: Path, host: PluginHost, agent: str, trusted: bool) -> None:
-    write, when_trusted = PROJECTS[agent]
+    write, _ = PROJECTS[agent]  # what a trusted project would run: offline, nothing is
     ws, markers = tmp_path / "ws", tmp_path / "markers"
     _repository(ws, markers)
     write(ws, markers)
@@ -113,7 +113,6 @@ async def test_a_projects_own_agent_configuration_runs_only_in_a_trusted_project
     # `offline_spec` plays every run untrusted, so both cases must run none of it
     assert played.trust_project is False
     assert not ran, f"the project's own configuration ran offline (trusted={trusted}): {sorted(ran)}"
-    assert when_trusted
 
 
 @pytest.mark.parametrize("agent", ["gemini", "qwen"])

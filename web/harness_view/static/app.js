@@ -41,6 +41,18 @@ function followRun(timeline) {
     }
     if (stick) window.scrollTo(0, document.body.scrollHeight);
   });
+  source.addEventListener("append", (e) => {
+    // more of a text or reasoning block: added as a text node (never parsed as HTML)
+    const { key, text, length } = JSON.parse(e.data);
+    const block = document.getElementById(key);
+    const pre = block && block.querySelector("pre");
+    if (!pre) return;
+    const stick = nearBottom();
+    pre.appendChild(document.createTextNode(text));
+    const count = block.querySelector("summary .dim");
+    if (count) count.textContent = `(${length} characters)`;
+    if (stick) window.scrollTo(0, document.body.scrollHeight);
+  });
   source.addEventListener("end", () => {
     source.close();
     timeline.removeAttribute("data-live");
