@@ -93,6 +93,13 @@ class ProviderInfo(BaseModel):
         "enforced by Harness through approvals when the provider has `approvals` and the action asks (commands, "
         "file changes), else refused before spawn.",
     )
+    allow_list_filters: frozenset[str] | None = Field(
+        default=None,
+        description="The names of `tool_filters` its CLI also takes in an allow-list (`allowed_tools`: only these), "
+        "which it can honour only by turning off everything else it has; None: all of `tool_filters`. An agent "
+        "that can leave out MCP servers but not turn off its own shell or edits declares `frozenset()`: "
+        "`allowed_tools` is then refused before spawn (an allow-list it cannot honour is never half applied).",
+    )
     mcp_object_results: bool = Field(
         default=False,
         description="Its agent's MCP client reads a tool's JSON text result as structured content and refuses one "

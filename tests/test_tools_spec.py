@@ -163,3 +163,14 @@ def test_a_provider_declares_the_filters_its_cli_takes() -> None:
     info = ProviderInfo(name="p", version="1", tool_filters=frozenset({"shell", "mcp:*"}),
                         capabilities=frozenset({Capability.MCP_STDIO, Capability.IMAGE_INPUT}))
     assert "mcp:*" in info.tool_filters and ProviderInfo(name="q", version="1").tool_filters == frozenset()
+
+
+def test_an_attachment_that_grew_past_the_limit_after_its_check_is_refused_not_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"small")
+    attachment = Attachment.of(path)
+    assert check_attachment(attachment) is None and attachment.read() == b"small"
+    with path.open("r+b") as grown:  # sparse: no disk written
+        grown.truncate(MAX_ATTACHMENT_BYTES + 4096)
+    with pytest.raises(OSError, match="grew past the 20 MiB limit after it was checked"):
+        attachment.read()

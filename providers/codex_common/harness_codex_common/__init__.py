@@ -67,9 +67,10 @@ from harness_codex_common.retries import (
     unreachable_error,
 )
 from harness_codex_common.rollout import read_finished_turn, read_turn, refused_events, rollout_path
-from harness_codex_common.toolconfig import TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
+from harness_codex_common.toolconfig import ALLOW_LIST_FILTERS, TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
 
 __all__ = [
+    "ALLOW_LIST_FILTERS",
     "AUTH_HINT",
     "CodexCliOptions",
     "CodexHints",

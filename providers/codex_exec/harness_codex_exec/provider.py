@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import anyio
 from harness_codex_common import (
+    ALLOW_LIST_FILTERS,
     MIN_CODEX_VERSION,
     NATIVE_GLOBS,
     TOOL_FILTERS,
@@ -70,6 +71,7 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT, Capability.MCP_STDIO,
                                 Capability.MCP_HTTP, Capability.IMAGE_INPUT}),
         tool_filters=TOOL_FILTERS,
+        allow_list_filters=ALLOW_LIST_FILTERS,
         description="OpenAI Codex through the one-shot `codex exec --json` (no streaming, interrupt or "
         "approvals; use codex-appserver for those).",
         cli_name="codex",
