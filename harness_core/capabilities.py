@@ -93,6 +93,12 @@ class ProviderInfo(BaseModel):
         "enforced by Harness through approvals when the provider has `approvals` and the action asks (commands, "
         "file changes), else refused before spawn.",
     )
+    tool_allow_lists: bool = Field(
+        default=True,
+        description="Its CLI takes its `tool_filters` in `allowed_tools` (an allow-list) as well as in "
+        "`disallowed_tools`. Off for a CLI that takes only a deny-list: then every `allowed_tools` is refused before "
+        "spawn, naming the providers that take it (`harness providers NAME` says so).",
+    )
     mcp_object_results: bool = Field(
         default=False,
         description="Its agent's MCP client reads a tool's JSON text result as structured content and refuses one "
