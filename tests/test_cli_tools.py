@@ -1,6 +1,6 @@
 """The tool flags of `harness run`, `chat` and `batch` (`--mcp-server`, `-i/--image`, `--attach`, `--allowed-tools`,
 `--disallowed-tools`), and `--offline --scenario` written inline: through click's runner with the scripted provider
-(fixtures of `tests.test_cli`)."""
+(fixtures of `tests.cli.test_cli`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from harness_core.cli._tool_flags import parse_mcp_server
-from tests.test_cli import invoke, only_log, scripted_host
+from tests.cli.test_cli import invoke, only_log, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.test_cli
+__all__ = ["scripted_host"]  # the autouse fixture, shared with tests.cli.test_cli
 
 ECHO = json.dumps({"steps": [{"mcp": {"server": "ev", "tool": "echo", "output": "Echo: hi"}},
                              {"say": "it said {tool_result}"}]})
@@ -141,3 +141,19 @@ def test_a_trusted_projects_servers_are_given(xdg: Path, tmp_path: Path, runs_di
     assert result.exit_code == 0, result.output
     server = json.loads(only_log(runs_dir).read_text().splitlines()[0])["spec"]["mcp_servers"][0]
     assert server["command"] == "./run-me.sh" and server["cwd"] == str((project / "tools").resolve())
+
+
+GUARDED = json.dumps({"steps": [{"mcp": {"server": "harness", "tool": "guarded", "args": {"what": "x"}}},
+                                {"say": "it said {tool_result}"}]})
+
+
+@pytest.mark.parametrize(("approval", "recommends_never"), [("never", False), ("untrusted", True)])
+def test_a_denied_tool_call_does_not_recommend_the_approval_already_in_use(tmp_path: Path, approval: str,
+                                                                           recommends_never: bool) -> None:
+    module = tmp_path / "guarded_tools.py"
+    module.write_text("from harness_core import tool\n\n\n@tool(requires_approval=True)\n"
+                      "def guarded(what: str) -> str:\n    \"\"\"Needs a yes.\"\"\"\n    return what\n")
+    result = invoke("run", "go", "-o", f"scenario={GUARDED}", "--tools", str(module), "--approval", approval)
+    assert result.exit_code == 0, result.output
+    assert "guarded — denied by default (no approver decided" in result.stderr
+    assert ("--approval never" in result.stderr) is recommends_never
