@@ -24,6 +24,7 @@ from harness_codex_common import (
     NATIVE_GLOBS,
     TOOL_FILTERS,
     Reconnects,
+    mcp_servers_failed,
     model_api_url,
     offline_setup,
     probe_codex,
@@ -149,11 +150,14 @@ async def _give_prompt(child: ChildProcess, prompt: str) -> None:
 
 
 def _early_exit(child: ChildProcess, spec: AgentRunSpec) -> HarnessError:
-    """Why codex exited without a last line: a session it does not have to resume, or it died."""
+    """Why codex exited without a last line: a session it does not have to resume, an MCP server of the run that
+    did not start, or it died."""
     if spec.resume_session is not None:
         missing = session_not_found(spec.resume_session, child.stderr_tail())
         if missing is not None:
             return missing
+    if spec.mcp_servers and (servers := mcp_servers_failed(child.stderr_tail())) is not None:
+        return servers
     return child.exit_error(
         "codex exec ended before its turn finished"  # the error adds where its stderr is and what to do next
     )
