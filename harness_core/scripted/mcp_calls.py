@@ -58,9 +58,8 @@ def find_mcp_tool(names: Iterable[str], server: str, tool: str) -> str:
     given = (f"`--tools` with a module that has a @tool named {tool!r}" if server == "harness"
              else f"`--mcp-server {server}=COMMAND`")
     raise LookupError(f"the request offers no MCP tool {tool!r} of server {server!r} (its tools: {listed}); give the "
-                      f"agent the tool with {given}; if the run has it, the agent did not offer it to the model "
-                      "(the server did not start, or the agent defers MCP tools behind a search the scripted model "
-                      "does not make)")
+                      f"agent the tool with {given}; if given, the agent did not list it (the server did not "
+                      "start, or it defers MCP tools)")
 
 
 def attachment_lines(found: Iterable[tuple[str, int]]) -> str:
