@@ -168,7 +168,7 @@ def test_a_provider_declares_the_filters_its_cli_takes() -> None:
 
 
 def test_an_allow_list_is_refused_on_a_deny_list_cli_and_only_allow_list_takers_are_named() -> None:
-    """A CLI that filters natively only in a deny-list (`tool_allow_lists=False`: claude-acp) refuses every
+    """A CLI that filters natively only in a deny-list (`tool_allow_lists=False`) refuses every
     `allowed_tools` in the check before anything is made, naming the providers whose CLI takes allow-lists — and a
     refusal elsewhere never sends the user to it."""
     allows = ProviderInfo(name="allows", version="1", tool_filters=frozenset({"read", "shell", "mcp:*"}))
