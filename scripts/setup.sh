@@ -7,10 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 source scripts/pythons.sh
-if [ ! -x .venv/bin/python ]; then
-  echo "setup: creating .venv with $(python3 --version)"
-  python3 -m venv .venv
-fi
+source scripts/venv.sh
 echo "setup: installing Python packages into .venv"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install --quiet --disable-pip-version-check \

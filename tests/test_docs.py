@@ -157,7 +157,8 @@ def test_the_guides_tool_dialect_and_offline_setup(doc_module: types.ModuleType,
         read = backend.dialect.tool_call(ReadFile("notes.txt"), tmp_path)
         command = backend.dialect.tool_call(RunCommand("ls"), tmp_path)
     assert read == FunctionCall("read_file", {"path": "notes.txt"})
-    assert command == FunctionCall("exec_command", {"cmd": "ls"}), "other tools keep the default dialect"
+    assert command == FunctionCall("exec_command", {"cmd": "ls", "yield_time_ms": 3_600_000}), \
+        "other tools keep the default dialect"
 
 
 @pytest.mark.parametrize("doc_module", [("harness_docs_cli", "MyAgentProvider")], indirect=True)

@@ -180,19 +180,33 @@ def test_a_full_disk_reads_truncated_not_lost_everywhere(disk: SmallDisk) -> Non
     assert pruned.returncode == 0 and not log.exists(), pruned.stdout + pruned.stderr
 
 
-def test_a_background_run_on_a_full_disk_ends_truncated_and_its_worker_says_nothing_broken(disk: SmallDisk) -> None:
+@pytest.mark.parametrize("offline", [False, True])
+def test_a_background_run_on_a_full_disk_is_not_started_and_says_why(disk: SmallDisk, tmp_path: Path,
+                                                                       offline: bool) -> None:
+    """Not one line of its log fits: the starter, still on the terminal, says why (nothing on that disk could
+    keep it: no log line, no worker log) and exits 1; no run is listed and nothing is left behind (no log, no
+    answers file, no temporary workspace for a later command to sweep)."""
+    if offline and "scripted-offline" not in get_host().providers:
+        pytest.skip("the offline scripted provider is not installed (tox installs tests/plugins/scripted)")
+    if offline and not disk.mounted:
+        pytest.skip("a file size limit would fail the workspace's files too: this needs a small file system")
     (disk.root / "runs").mkdir(mode=0o700)
     disk.leave(0)
-    started = _harness(disk, "run", "--background", "talk", "-o", f"scenario={_talk(2000, 50)}")
-    assert started.returncode == 0, started.stderr
-    run_id = started.stdout.strip()
-    log = disk.root / "runs" / f"{run_id}.jsonl"
-    _wait(lambda: summarize(log).status not in ("running", "waiting for approval"))
-    assert summarize(log).status == TRUNCATED
-    attached = _harness(disk, "attach", run_id)
-    assert attached.returncode == 1 and "log_write_failed" in attached.stderr, attached.stderr
-    worker_log = disk.root / "runs" / f"{run_id}.worker.log"
-    assert not worker_log.exists() or "Traceback" not in worker_log.read_text()
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    args = ["--offline", "-p", "scripted-offline"] if offline else ["-o", f"scenario={_talk(2000, 50)}"]
+    started = subprocess.run([sys.executable, "-m", "harness_core", "run", "--background", "talk", *args],
+                             env={**_env(disk.root / "runs"), "TMPDIR": str(temp)}, text=True, capture_output=True,
+                             timeout=_DEADLINE, preexec_fn=disk.preexec)
+    said = _said(started)
+    assert started.returncode == 1 and started.stdout == "", said
+    assert "Traceback" not in said and "the run was not started" in said, said
+    assert "No space left on device" in said or "File too large" in said, said
+    assert "free space there" in said or "ulimit -f" in said, said  # what to do next
+    assert list((disk.root / "runs").iterdir()) == [], said
+    assert list(temp.iterdir()) == []
+    listed = _harness(disk, "runs", "--json")
+    assert json.loads(listed.stdout) == []
 
 
 def test_a_background_run_whose_disk_fills_ends_failed_and_attach_says_why(disk: SmallDisk) -> None:

@@ -134,6 +134,7 @@ class LiveRun:
         self._hard_stop = anyio.CancelScope()  # entered by `drive`; cancelling it first still takes effect
         self._driven = False
         self._log_failure: LogWriteFailedError | None = None
+        self._log_failed: tuple[Path, OSError] | None = None
         self._logs.on_failure(self._log_write_failed)
         self._pipe.unwritten_done = self._log_failed_result
 
@@ -175,6 +176,17 @@ class LiveRun:
     def session_turn(self) -> SessionTurn | None:
         """Which turn of which session this run is (`open_session`); None for a run of its own (`open_run`)."""
         return self._session_turn
+
+    def flush_log(self) -> None:
+        """Write out what the run's log holds in memory now: a background worker does before it gives out the
+        run's id, so that a run whose first line cannot be written is not started (the run stops).
+
+        Raises:
+            LogWriteFailedError: a write of the log failed (a full disk), now or earlier ("not started").
+        """
+        self._pipe.flush()
+        if self._log_failed is not None:
+            raise LogWriteFailedError(*self._log_failed, outcome="the run was not started")
 
     # --- the consumer's side -------------------------------------------------------------------------------
     def __aiter__(self) -> AsyncIterator[HarnessEvent]:
@@ -347,6 +359,7 @@ class LiveRun:
     def _log_write_failed(self, path: Path, exc: OSError) -> None:
         """A write of the run's log failed (a full disk): stop the run now; it ends with `log_write_failed`."""
         self._log_failure = LogWriteFailedError(path, exc)
+        self._log_failed = (path, exc)
         if not self._state.closing:
             self._hard_stopped = self._hard_stopped or "log_write_failed"
             self._hard_stop.cancel()

@@ -111,9 +111,16 @@ def check_writable(runs_dir: str | Path | None) -> Path:
     except OSError as exc:
         raise _unwritable(directory, exc.strerror or str(exc)) from None
     if not writable:
-        raise _unwritable(directory, "permission denied")
+        raise _unwritable(directory, "a read-only file system" if _read_only(directory) else "permission denied")
     check_runs_dir(directory)
     return directory
+
+
+def _read_only(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _unwritable(directory: Path, why: str) -> InvalidSpecError:

@@ -8,6 +8,7 @@ workspaces, the results file and the retry policy; knows no provider, no engine 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import time
@@ -129,6 +130,7 @@ class Batch:
         self._checked = False
         self._budget_reached = False
         self._write_failure: LogWriteFailedError | None = None
+        self._run_ids: dict[str, list[str]] = {}  # task id → the runs of its attempts so far
 
     # --- before anything starts ------------------------------------------------------------------------------
 
@@ -244,15 +246,17 @@ class Batch:
     async def _feed(self, pending: list[BatchTask], send: Any, results_file: ResultsFile | None,
                     patches: Patches | None) -> None:
         limiter = anyio.Semaphore(self.concurrency)
-        async with send, anyio.create_task_group() as tg:
-            for task in pending:
-                await limiter.acquire()
-                if self._interrupted.is_set() or self._budget_reached:
-                    limiter.release()
-                    self.stats.not_started = self.stats.queued
-                    break
-                self.stats.queued -= 1
-                tg.start_soon(self._task, task, limiter, send.clone(), results_file, patches)
+        try:
+            async with send, anyio.create_task_group() as tg:
+                for task in pending:
+                    await limiter.acquire()
+                    if self._interrupted.is_set() or self._budget_reached:
+                        limiter.release()
+                        break
+                    self.stats.queued -= 1
+                    tg.start_soon(self._task, task, limiter, send.clone(), results_file, patches)
+        finally:  # also when stopped at once (a second Ctrl-C): what was never started is said
+            self.stats.not_started = self.stats.queued
 
     async def _task(self, task: BatchTask, limiter: anyio.Semaphore, send: Any,
                     results_file: ResultsFile | None, patches: Patches | None) -> None:
@@ -264,6 +268,10 @@ class Batch:
             async with send:
                 try:
                     result = await self._play_task(task, patches, secrets)
+                except anyio.get_cancelled_exc_class():  # stopped at once: still recorded, as its run log is
+                    with anyio.CancelScope(shield=True):
+                        await self._record_stopped(task, results_file, time.monotonic() - began)
+                    raise
                 except Exception as exc:  # noqa: BLE001 - one task's trouble must not end the others
                     result = _broken(task, exc)
                 result = _scrubbed(result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)}),
@@ -280,6 +288,20 @@ class Batch:
         finally:
             self.stats.running -= 1
             limiter.release()
+
+    async def _record_stopped(self, task: BatchTask, results_file: ResultsFile | None, seconds: float) -> None:
+        """A task whose live run was stopped without waiting for it (the batch's task group cancelled): its
+        `interrupted` line in the results file (a re-run plays it again) and its count."""
+        run_ids = tuple(self._run_ids.get(task.id, ()))
+        result = TaskResult(id=task.id, run_id=run_ids[-1] if run_ids else "", status="interrupted",
+                            provider=task.provider or self.provider or "", error_code="interrupted",
+                            error="stopped at once (a second interrupt); run the batch again to play it",
+                            attempts=len(run_ids), run_ids=run_ids, duration_ms=int(seconds * 1000))
+        if results_file is not None:
+            with contextlib.suppress(LogWriteFailedError):  # a full disk: the run log still says interrupted
+                await anyio.to_thread.run_sync(results_file.write, result)
+        self._count(result, seconds)
+        self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
 
     def _secrets(self, task: BatchTask) -> RunSecrets:
         """The secrets of the task's runs (its `env`, its secret-bearing options, the secret-looking variables of
@@ -306,6 +328,7 @@ class Batch:
                 attempt = TaskAttempt(task.id, number, new_run_id(), spec, provider, self.runs_dir,
                                       task.scenario_for(number, self.scenario) if self.offline else None,
                                       self.record_wire, self.tool_refs)
+                self._run_ids.setdefault(task.id, []).append(attempt.run_id)
                 self._update(BatchUpdate("started", task.id, number, attempt.run_id))
                 outcome = await self._attempt(attempt)
                 outcomes.append(outcome)

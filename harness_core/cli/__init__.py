@@ -34,6 +34,9 @@ line, ``harness: error: <message>``, to stderr.
 
 from __future__ import annotations
 
+import os
+import signal
+
 import click
 
 from harness_core._version import __version__
@@ -76,4 +79,6 @@ def main(argv: list[str] | None = None) -> None:
     from harness_core._probe_cache import use_disk_cache  # light: `--help` imports nothing heavy (startup.py)
 
     use_disk_cache()  # each command is a short-lived process: keep CLI versions for the next one
+    if os.environ.get("_HARNESS_COMPLETE"):  # a TAB in the shell: Ctrl-C while it loads ends it, no traceback
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     cli.main(args=argv, prog_name="harness")

@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from harness_core import ApprovalDecision, ApprovalRequested
 from harness_core.cli._format import tool_label
+from harness_core.cli._layout import fit_text, output_width
 from harness_core.cli._render_tools import TERMINAL_REASON
 from harness_core.cli.render import Renderer
 
@@ -58,12 +59,16 @@ def terminal_approver(renderer: Renderer | None) -> Callable[[ApprovalRequested]
     return approve
 
 
-def question(request: ApprovalRequested, cwd: str | None = None) -> str:
+def question(request: ApprovalRequested, cwd: str | None = None, width: int | None = None) -> str:
     """The question asked for `request`: ``[approval] Running command ls (why) — allow? [y]es / [n]o (Enter) /
-    [a]bort: ``; a path inside `cwd` (the run's) reads relative to it, as in the live view."""
+    [a]bort: ``; a path inside `cwd` (the run's) reads relative to it, as in the live view. Wider than `width` (a
+    terminal's): the action broken between words, the answers whole on the last line."""
     label = tool_label(request.display, cwd=cwd)
     reason = f" ({request.reason})" if request.reason and request.reason not in label else ""
-    return f"[approval] {label}{reason} — allow? [y]es / [n]o (Enter) / [a]bort: "
+    asked, answers = f"[approval] {label}{reason}", "— allow? [y]es / [n]o (Enter) / [a]bort: "
+    if width is None or len(asked) + 1 + len(answers) < width:  # the cursor needs a column after the question
+        return f"{asked} {answers}"
+    return "\n".join([*fit_text(asked, width - 1), answers])
 
 
 def parse_answer(line: str) -> ApprovalDecision | None:
@@ -79,7 +84,7 @@ async def _ask(request: ApprovalRequested, line_ended: Callable[[], bool] = lamb
     if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stderr), cwd=cwd):
         sys.stderr.write(shown + "\n")  # the change, before the question about it
     while True:
-        sys.stderr.write(question(request, cwd))
+        sys.stderr.write(question(request, cwd, output_width(sys.stderr)))
         sys.stderr.flush()
         line = await _read_terminal_line(line_ended)
         if line is None:

@@ -28,7 +28,7 @@ def clock(seconds: float) -> str:
 def outcome_line(result: TaskResult) -> str:
     """One line for a finished task: id, status, error, attempts, run id (for `harness show`)."""
     said: str = result.status
-    if result.error_code:
+    if result.error_code and result.error_code != result.status:  # not "interrupted (interrupted)"
         said += f" ({result.error_code})"
     if result.attempts > 1:
         said += f" after {result.attempts} attempts"
@@ -75,7 +75,7 @@ class BatchView:
             self._progress = Progress(
                 SpinnerColumn(), TextColumn("[bold]batch[/]"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[counts]}"), TextColumn("{task.fields[clock]}"),
-                console=console, transient=False, refresh_per_second=4,
+                console=console, transient=True, refresh_per_second=4,  # the summary, said last, replaces it
             )
             self._progress.__enter__()
             self._bar = self._progress.add_task("batch", total=self._todo(), counts="", clock="")

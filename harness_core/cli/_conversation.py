@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -59,6 +60,7 @@ from harness_core.cli._chat_words import HELP, ChatBudget
 from harness_core.cli._common import ENV_BACKEND
 from harness_core.cli._format import turns_summary
 from harness_core.cli._keys import Keys, Signalled, line_typed, multiline_editing, read_line
+from harness_core.cli._layout import fit_parts, fit_text, output_width
 from harness_core.cli._live import JsonLines, exit_status_for, tick
 from harness_core.cli._undo import done_lines
 from harness_core.cli.render import Renderer
@@ -271,7 +273,11 @@ class _Chat:
         if name in ("/exit", "/quit"):
             self._leaving = True
         elif name == "/help":
-            print(HELP, file=sys.stderr, flush=True)
+            width = output_width(sys.stderr)
+            for line in HELP.splitlines():  # a command's text continues under its text, not under the command
+                for part in fit_text(line, width, " " * (18 if line.startswith("/") else 0)):
+                    print(part, file=sys.stderr)
+            sys.stderr.flush()
         elif name == "/undo":
             self._undo()
         elif name == "/model":
@@ -453,7 +459,26 @@ _SEP = "·" if term.can_encode(sys.stderr, "·") else "-"
 
 
 def _say(text: str) -> None:
-    """A line of the chat's own, on stderr (stdout holds the turns: their rendering, or their JSON lines)."""
-    print(f"harness: {text}", file=sys.stderr, flush=True)
+    """A line of the chat's own, on stderr (stdout holds the turns: their rendering, or their JSON lines). On a
+    terminal broken between words to fit its width, never inside a `command` (it is copied whole)."""
+    width, said = output_width(sys.stderr), f"harness: {text}"
+    if width is None or len(said) <= width:  # as it is (an /undo line keeps its indent)
+        print(said, file=sys.stderr, flush=True)
+        return
+    for line in fit_parts(_words(said), width, indent=" " * 9):
+        print(line.lstrip() if width is not None and len(line) > width else line, file=sys.stderr)  # a long command
+    sys.stderr.flush()
 
 
+def _words(text: str) -> list[str]:
+    """`text`'s words, a backquoted command as one, a separator kept at the end of the word before it."""
+    words: list[str] = []
+    for word in _WORD.findall(text):
+        if words and word == _SEP:
+            words[-1] += " " + word
+        else:
+            words.append(word)
+    return words
+
+
+_WORD = re.compile(r"\S*`[^`]*`\S*|\S+")

@@ -34,6 +34,7 @@ def providers(name: str | None, as_json: bool) -> None:
     Exit status: 0; 2 for a NAME that is not installed (the closest names are suggested).
     """
     from harness_core.cli._config import ConfigError, load_config
+    from harness_core.cli._layout import output_width
     from harness_core.plugins import get_host
 
     try:
@@ -46,9 +47,8 @@ def providers(name: str | None, as_json: bool) -> None:
         from harness_core.cli._provider_detail import format_provider_detail, provider_detail
 
         detail = run_async(functools.partial(provider_detail, default=default), get_host(), name)
-        click.echo(dumps(detail.as_json()) if as_json else format_provider_detail(detail))
+        click.echo(dumps(detail.as_json()) if as_json else format_provider_detail(detail, output_width(sys.stdout)))
         return
-    from harness_core.cli._layout import output_width
     from harness_core.cli._providers import format_providers, provider_report
 
     report = run_async(functools.partial(provider_report, default=default, default_source=source), get_host())

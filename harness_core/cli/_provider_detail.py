@@ -191,29 +191,36 @@ def _default_text(option: OptionInfo) -> str:
     return value if isinstance(value, str) and value else json.dumps(value)
 
 
-def format_provider_detail(detail: ProviderDetail) -> str:
+def format_provider_detail(detail: ProviderDetail, width: int | None = None) -> str:
+    """The page of one provider, its lines broken between words to fit `width` (a terminal's; None: 100)."""
+    width = width or _PAGE_WIDTH
+
+    def wrapped(text: str, indent: str, first: str | None = None) -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=indent if first is None else first, subsequent_indent=indent,
+                             break_long_words=False, break_on_hyphens=False)
+
     p = detail.report
     marks = [m for m in ("default" if p.default else "", "also: " + ", ".join(p.aliases) if p.aliases else "") if m]
     lines = [f"{p.name} {p.version}" + (f" ({'; '.join(marks)})" if marks else "")]
     if p.description:
-        lines += textwrap.wrap(p.description, 100, initial_indent="  ", subsequent_indent="  ")
+        lines += wrapped(p.description, "  ")
     lines.append(f"  distribution: {p.distribution or '(not installed as a distribution)'}")
     if p.probe.available:
         cli = " ".join(x for x in (p.cli_name, p.probe.cli_version) if x)
         where = f" at {p.probe.cli_path}" if p.probe.cli_path else ""
         lines.append("  available: yes" + (f" ({cli}{where})" if cli or where else ""))
     else:
-        lines.append(f"  available: no: {p.probe.reason}")
+        lines += wrapped(f"available: no: {p.probe.reason}", "    ", "  ")
     if p.cli_name:
         lines.append(f"  cli: {p.cli_name} (minimum {p.min_cli_version or 'none'})")
-    lines.append(f"  capabilities: {', '.join(p.capabilities) or 'none'}")
+    lines += wrapped(f"capabilities: {', '.join(p.capabilities) or 'none'}", "    ", "  ")
     native = "native" if detail.allow_lists or not detail.tool_filters else "native in disallowed_tools only"
-    lines.append(f"  tool filters: {', '.join(detail.tool_filters) or 'none'} {native}"
-                 + (f"; {', '.join(detail.approval_kinds)} enforced through approvals" if detail.approval_kinds
-                    and "approvals" in p.capabilities else "")
-                 + ("" if detail.allow_lists else "; allowed_tools refused") + " (docs/tools.md)")
-    lines.append("  offline: " + (f"yes (harness run --offline -p {p.name}; `harness scenarios` lists what it "
-                                  "plays)" if detail.offline else "no"))
+    lines += wrapped(f"tool filters: {', '.join(detail.tool_filters) or 'none'} {native}"
+                     + (f"; {', '.join(detail.approval_kinds)} enforced through approvals" if detail.approval_kinds
+                        and "approvals" in p.capabilities else "")
+                     + ("" if detail.allow_lists else "; allowed_tools refused") + " (docs/tools.md)", "    ", "  ")
+    lines += wrapped("offline: " + (f"yes (harness run --offline -p {p.name}; `harness scenarios` lists what it "
+                                    "plays)" if detail.offline else "no"), "    ", "  ")
     if not detail.options:
         lines += ["", "Options: none"]
         return "\n".join(lines)
@@ -221,5 +228,9 @@ def format_provider_detail(detail: ProviderDetail) -> str:
     for option in detail.options:
         lines.append(f"  {option.name}: {option.type} (default: {_default_text(option)})")
         if option.description:
-            lines += textwrap.wrap(option.description, 100, initial_indent="      ", subsequent_indent="      ")
+            lines += wrapped(option.description, "      ")
     return "\n".join(lines)
+
+
+_PAGE_WIDTH = 100
+"""The width of the page off a terminal (a pipe, a file)."""

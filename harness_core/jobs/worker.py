@@ -29,7 +29,7 @@ import anyio.lowlevel
 from harness_core._run.api import open_run
 from harness_core._run.approvals import Approver
 from harness_core._run.signals import interrupt_on_signals
-from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED, HarnessError, exit_status_for
+from harness_core.errors import EXIT_FAILED, EXIT_INTERRUPTED, HarnessError, LogWriteFailedError, exit_status_for
 from harness_core.events import ApprovalDecision, ApprovalRequested
 from harness_core.jobs.answers import AnswersFile, answers_path
 from harness_core.jobs.launcher import JobPlan, error_line, pid_line, ready_line
@@ -123,6 +123,7 @@ async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, star
                  directory: Path, *, stale_answers: bool) -> int:
     hard_stop = anyio.CancelScope()
     tools = load_all(plan.tools)  # the same module the starter loaded, imported again here (raises before the run)
+    unstarted: LogWriteFailedError | None = None
     with hard_stop:
         async with open_run(spec, plan.provider, approver=_approver(answers, spec), runs_dir=directory,
                             record_wire=plan.record_wire, run_id=plan.run_id,
@@ -132,14 +133,28 @@ async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, star
                 answers.clear()
             tg.start_soon(interrupt_on_signals, live, hard_stop)  # no one to tell
             await anyio.lowlevel.checkpoint()  # the signal handlers are in place before the id is given out
-            if not starter.ready(live.run_id, live.log_path, workspace):
-                live.interrupt()  # the starter died before it could print the run id: nobody knows of this run
-            assert starter.after_ready is not None
-            starter.after_ready.enter_context(_worker_log(directory / f"{plan.run_id}{WORKER_LOG_SUFFIX}", spec,
-                                                          plan.provider))
-            async for _ in live:
-                pass
-            tg.cancel_scope.cancel()
+            events = live.__aiter__()
+            await events.__anext__()  # `run_started` is on disk before the id is given out, else the run is not
+            try:  # started and the starter says why (a full disk: no log line, no worker log could say it)
+                live.flush_log()
+            except LogWriteFailedError as exc:
+                unstarted = exc
+                tg.cancel_scope.cancel()
+            if unstarted is None:
+                if not starter.ready(live.run_id, live.log_path, workspace):
+                    live.interrupt()  # the starter died before it could print the run id: nobody knows of this run
+                assert starter.after_ready is not None
+                starter.after_ready.enter_context(_worker_log(directory / f"{plan.run_id}{WORKER_LOG_SUFFIX}",
+                                                              spec, plan.provider))
+                async for _ in events:
+                    pass
+                tg.cancel_scope.cancel()
+    if unstarted is not None:
+        assert live.log_path is not None
+        with contextlib.suppress(OSError):
+            if live.log_path.stat().st_size == 0:
+                live.log_path.unlink()  # not a line of it fitted: there is no run to list
+        raise unstarted
     if hard_stop.cancelled_caught:
         return EXIT_INTERRUPTED
     return exit_status_for(live.result)

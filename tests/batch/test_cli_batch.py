@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -106,6 +107,34 @@ def test_ctrl_c_records_live_runs_as_interrupted_and_a_rerun_resumes(tmp_path: P
     code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline", "-j", "2"))
     assert code == 0, err
     assert "1 skipped" in err and "3 succeeded" in err
+
+
+def test_a_second_ctrl_c_still_records_the_runs_it_stopped_and_names_the_tasks_left(tmp_path: Path) -> None:
+    """Ctrl-C twice at once: the live runs are stopped without waiting, yet each gets its `interrupted` line in
+    the results file, and the summary counts them, names the tasks never started and how to resume."""
+    slow = {"steps": [{"take_long": 60}, {"say": "late"}]}
+    task_lines(tmp_path / "tasks.jsonl", [{"id": f"s{n}", "scenario": slow, "provider_options": {
+        "ignore_interrupt": True}} for n in range(4)])  # agents that take their time to stop
+    process = batch_process(tmp_path, "tasks.jsonl", "--offline", "-j", "2")
+    deadline = time.monotonic() + _DEADLINE
+    while len(list((tmp_path / "runs").glob("*.jsonl"))) < 2:
+        assert time.monotonic() < deadline and process.poll() is None, finish(process)
+        time.sleep(0.02)
+    time.sleep(0.3)  # both agents are taking long
+    process.send_signal(signal.SIGINT)
+    _, errors = process.outputs  # type: ignore[attr-defined]
+    while "interrupting 2 live run(s)" not in errors.read_text():
+        assert time.monotonic() < deadline and process.poll() is None, finish(process)
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)  # the user does not wait for them
+    code, _, err = finish(process)
+    assert code == 130, err
+    assert "stopping now" in err
+    lines = read_results(tmp_path / "tasks.results.jsonl")
+    assert sorted(r["status"] for r in lines) == ["interrupted", "interrupted"], err
+    assert {r["run_id"] for r in lines} <= set(run_logs(tmp_path / "runs")) and all(r["run_id"] for r in lines)
+    assert "2 interrupted, 2 not started" in err
+    assert "run the same command again to play the tasks left" in err
 
 
 def test_sigterm_interrupts_too(tmp_path: Path) -> None:
@@ -258,6 +287,81 @@ def test_on_a_terminal_a_progress_bar_shows_the_counts(tmp_path: Path) -> None:
     assert "7/7" in text and "6 ok · 1 failed" in text
     assert "bad: failed (auth_failed)" in text  # a task that did not succeed gets its own line
     assert "t1: success" not in text  # on a terminal, successes are counted, not listed
+
+
+def _screen(raw: bytes) -> list[str]:
+    """The lines a terminal shows for `raw` (enough of one for rich's live display: carriage return, newline,
+    cursor up, erase line; other control sequences ignored)."""
+    lines, row, col = [""], 0, 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\r|\n|[^\x1b\r\n]+", raw.decode(errors="replace")):
+        if token == "\r":
+            col = 0
+        elif token == "\n":
+            row += 1
+            lines += [""] * (row + 1 - len(lines))
+        elif token.startswith("\x1b["):
+            if token.endswith("A"):
+                row = max(0, row - int(token[2:-1] or 1))
+            elif token == "\x1b[2K":
+                lines[row] = ""
+        else:
+            line = lines[row].ljust(col)
+            lines[row] = line[:col] + token + line[col + len(token):]
+            col += len(token)
+    return lines
+
+
+def test_after_ctrl_c_on_a_terminal_the_summary_is_the_last_thing_shown(tmp_path: Path) -> None:
+    """The progress bar goes once the batch ends: it is not drawn again, cut short, under the summary; an
+    interrupted task's line says so once."""
+    import fcntl
+    import select
+    import struct
+    import sys
+    import termios
+
+    slow = {"steps": [{"take_long": 60}, {"say": "late"}]}
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "quick", "scenario": "say"},
+                                          *({"id": f"slow{n}", "scenario": slow} for n in range(3))])
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": "scripted-offline", "HARNESS_PROVIDER": "scripted-offline",
+           "HARNESS_RUNS_DIR": str(tmp_path / "runs"), "TERM": "xterm-256color"}
+    env.pop("COLUMNS", None)
+    controller, terminal = os.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
+    child = subprocess.Popen([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline", "-j", "2"],
+                             cwd=tmp_path, env=env, stdin=terminal, stdout=terminal, stderr=terminal,
+                             start_new_session=True)
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + _DEADLINE
+    try:
+        while b"2 running" not in seen or b"1 ok" not in seen:  # quick is done, two slow ones take long
+            assert time.monotonic() < deadline and child.poll() is None, seen
+            if select.select([controller], [], [], 0.2)[0]:
+                seen += os.read(controller, 65536)
+        child.send_signal(signal.SIGINT)
+        while time.monotonic() < deadline:
+            if not select.select([controller], [], [], 0.2)[0]:
+                if child.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(controller)
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=_DEADLINE)
+    assert child.returncode == 130, seen
+    shown = [line.rstrip() for line in _screen(seen) if line.strip()]
+    assert shown[-1] == "run the same command again to play the tasks left", "\n".join(shown)
+    assert not any("elapsed" in line for line in shown), "\n".join(shown)
+    assert any(re.match(r"slow\d: interrupted \[run ", line) for line in shown), "\n".join(shown)
 
 
 def test_no_secret_and_no_file_others_can_read_in_anything_a_batch_writes(tmp_path: Path, repo: Path,

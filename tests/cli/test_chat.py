@@ -9,8 +9,10 @@ import fcntl
 import json
 import os
 import pty
+import re
 import select
 import signal
+import struct
 import subprocess
 import sys
 import termios
@@ -400,11 +402,14 @@ def test_a_ctrl_c_landing_with_the_tick_pending_comes_out_of_the_prompt_as_ctrl_
 class _Terminal:
     """`harness chat` on a pty that is its controlling terminal (so ^C is SIGINT from the line discipline)."""
 
-    def __init__(self, tmp_path: Path, runs_dir: Path, *args: str) -> None:
+    def __init__(self, tmp_path: Path, runs_dir: Path, *args: str, columns: int | None = None) -> None:
         script = tmp_path / "harness_scripted.py"
         script.write_text(WRAPPER)
         env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
+        env.pop("COLUMNS", None)
         self.controller, terminal = pty.openpty()
+        if columns is not None:
+            fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
 
         def controlling_terminal() -> None:
             os.setsid()
@@ -451,13 +456,34 @@ class _Terminal:
 def terminal(tmp_path: Path, runs_dir: Path) -> Iterator[Any]:
     opened: list[_Terminal] = []
 
-    def start(*args: str) -> _Terminal:
-        opened.append(_Terminal(tmp_path, runs_dir, *args))
+    def start(*args: str, columns: int | None = None) -> _Terminal:
+        opened.append(_Terminal(tmp_path, runs_dir, *args, columns=columns))
         return opened[-1]
 
     yield start
     for term in opened:
         term.close()
+
+
+def test_at_80_columns_the_chats_own_lines_fit_and_a_command_is_never_split(terminal: Any) -> None:
+    """The header, /help and the closing line break between words to fit the terminal; a command to copy
+    (`harness runs --session ID`, `harness chat ... --resume ID`) stays whole on one line."""
+    chat = terminal(columns=80)
+    chat.wait_for(b"you> ")
+    chat.type(b"hi\n")
+    chat.wait_for(b"you> ", 2)
+    chat.type(b"/help\n")
+    chat.wait_for(b"/exit")
+    chat.wait_for(b"you> ", 3)
+    chat.type(b"\x04")
+    assert chat.finish() == 0, chat.seen.decode(errors="replace")
+    screen = [re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]", "", line.split("\r")[-1])
+              for line in chat.seen.decode().split("\r\n")]
+    assert all(len(line) <= 80 for line in screen), "\n".join(screen)
+    text = "\n".join(screen)
+    assert "/help for commands" in text and "/approval POLICY" in text and "chat over" in text, text
+    assert re.search(r"`harness runs --session \S+`", text), text
+    assert re.search(r"`harness chat -p scripted --resume \S+`", text), text
 
 
 def test_ctrl_c_interrupts_the_turn_and_the_chat_goes_on(terminal: Any, runs_dir: Path) -> None:

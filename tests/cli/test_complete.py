@@ -212,3 +212,43 @@ def test_the_shell_gets_file_names_for_a_tasks_file_and_a_schema(tmp_path: Path)
     out = subprocess.run([sys.executable, "-m", "harness_core"], env=env, capture_output=True, text=True,
                          timeout=60, check=False)
     assert out.stdout.split() == ["file,exa"], out.stderr
+
+
+_SLOW_LOAD = """
+import os, pathlib, sys, threading
+import harness_core.plugins as plugins
+
+def slow_host(*args, **kwargs):  # a plugin host that takes long to load, as on a loaded machine
+    pathlib.Path(os.environ["LOADING_MARK"]).write_text("loading")
+    threading.Event().wait(120)
+    raise AssertionError("not interrupted")
+
+plugins.get_host = slow_host
+from harness_core.cli import main
+main()
+"""
+
+
+def test_ctrl_c_during_a_slow_completion_ends_it_without_a_traceback(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    script = tmp_path / "harness_slow.py"
+    script.write_text(_SLOW_LOAD)
+    mark = tmp_path / "loading"
+    env = {**os.environ, "_HARNESS_COMPLETE": "bash_complete", "COMP_WORDS": "harness run -p ", "COMP_CWORD": "3",
+           "LOADING_MARK": str(mark)}
+    child = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert time.monotonic() < deadline and child.poll() is None, child.communicate(timeout=60)
+            time.sleep(0.02)
+        child.send_signal(signal.SIGINT)  # the user gives up on the TAB
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=60)
+    assert child.returncode == -signal.SIGINT, err
+    assert err == b"" and out == b""  # nothing written into the user's command line

@@ -197,6 +197,20 @@ def test_providers_fits_the_terminal_and_loses_nothing(harness: tuple[Path, dict
     assert set(reason.replace(",", " ").split()) <= words, screen  # wrapped, never cut
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_one_providers_page_fits_the_terminal(harness: tuple[Path, dict[str, str]], columns: int) -> None:
+    """`harness providers NAME`, the page the README sends users to for every `-o` option: broken between
+    words at the terminal's width, every word kept."""
+    tmp_path, env = harness
+    script = tmp_path / "harness_providers.py"
+    script.write_text(_PROVIDERS_WRAPPER)
+    screen = _on_a_pty([sys.executable, str(script), "providers", "scripted"], {**env, "HARNESS_PROVIDER": "scripted"},
+                       columns)
+    assert all(len(line) <= columns for line in screen.splitlines()), screen
+    piped = invoke("providers", "scripted").output  # off a terminal: the page as it always was
+    assert [w for w in screen.split() if w != "(default)"] == [w for w in piped.split() if w != "(default)"], screen
+
+
 @pytest.mark.parametrize("columns", _WIDTHS)
 def test_runs_fits_the_terminal_and_keeps_run_ids_whole(harness: tuple[Path, dict[str, str]], runs_dir: Path,
                                                            columns: int) -> None:

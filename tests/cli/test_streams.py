@@ -372,6 +372,22 @@ def test_an_answer_typed_on_the_terminal_is_approved_by_you(harness: tuple[list[
     assert plain.rindex("+++ b/new.txt\n@@ @@\n+fresh\n", edit, write) > edit
 
 
+def test_the_question_fits_an_80_column_terminal(harness: tuple[list[str], dict[str, str]]) -> None:
+    """A question wider than the terminal: the action on its line(s), the answers whole on the next, not cut by
+    the terminal's own wrapping in the middle of a word."""
+    cmd, env = harness
+    env = {name: value for name, value in env.items() if name != "COLUMNS"}  # the terminal's own width
+    played = play((cmd, env), ["--offline", "--approval", "untrusted"], stdout_tty=True, stderr_tty=True,
+                  keys=[(_ASKED, b"y\n")] * 4, columns=80)
+    assert played.status == 0, played
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", played.terminal.decode()).replace("\r\n", "\n")
+    plain = "\n".join(line.split("\r")[-1] for line in plain.split("\n"))  # what is left after a redraw
+    asked = [line for line in plain.split("\n") if "[approval]" in line or "allow?" in line]
+    assert len([line for line in asked if "allow?" in line]) == 4, plain
+    assert all(len(line) <= 80 for line in asked), asked
+    assert "[approval] Running command echo harness-ok\n\u2014 allow? [y]es / [n]o (Enter) / [a]bort: y\n" in plain
+
+
 def test_ctrl_c_at_a_question_shows_the_action_as_not_run(harness: tuple[list[str], dict[str, str]],
                                                           runs_dir: Path) -> None:
     played = play(harness, ["--offline", "--approval", "untrusted"], stdout_tty=False, stderr_tty=True,

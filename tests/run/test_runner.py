@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -11,6 +14,7 @@ import pytest
 
 import harness_core.testing.scripted as scripted
 from harness_core import open_run, run
+from harness_core._run.logs import check_writable
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import (
     InvalidSpecError,
@@ -523,6 +527,21 @@ async def test_a_policy_plugin_returning_nonsense_denies(runs_dir: Path) -> None
     assert live.result.status is RunStatus.SUCCESS
     resolved = [e for e in events if e.type == "approval_resolved"]
     assert resolved and all(r.decision is ApprovalDecision.DENY and "plugin failed" in r.reason for r in resolved)
+
+
+def test_a_runs_dir_on_a_read_only_file_system_says_so(tmp_path: Path) -> None:
+    """Not "permission denied": the user's own directory on a file system mounted read-only."""
+    root = tmp_path / "ro"
+    root.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700,ro", "tmpfs", str(root)],
+            capture_output=True).returncode != 0:
+        pytest.skip("mounting a read-only file system needs root")
+    try:
+        with pytest.raises(InvalidSpecError, match=r"cannot write run logs in .*: a read-only file system; pass"):
+            check_writable(root)
+    finally:
+        subprocess.run(["umount", "-l", str(root)], capture_output=True)
 
 
 async def test_an_unwritable_runs_dir_is_a_clear_error(host: PluginHost, tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def test_responses_tools_play_one_step_per_request_then_finish(tmp_path: Any) ->
     assert (shell["type"], shell["name"], json.loads(shell["arguments"])) == (
         "function_call",
         "exec_command",
-        {"cmd": "echo harness-ok"},
+        {"cmd": "echo harness-ok", "yield_time_ms": 3_600_000},  # Codex waits for the command to end
     )
     assert json.loads(read["arguments"]) == {"cmd": "cat notes.txt"}
     assert (edit["type"], edit["name"]) == ("custom_tool_call", "apply_patch")
@@ -212,7 +212,7 @@ def test_responses_custom_dialect_overrides_one_tool(tmp_path: Path) -> None:
         read, run = (items(responses_turn(backend))[0] for _ in range(2))
     assert (read["type"], read["name"]) == ("function_call", "read_file")
     assert json.loads(read["arguments"]) == {"path": "a.txt", "cwd": str(tmp_path)}
-    assert (run["name"], json.loads(run["arguments"])) == ("exec_command", {"cmd": "ls"})
+    assert (run["name"], json.loads(run["arguments"])) == ("exec_command", {"cmd": "ls", "yield_time_ms": 3_600_000})
 
 
 # -- Messages -----------------------------------------------------------------------------------------

@@ -93,6 +93,10 @@ def apply_patch_text(step: WriteFile | EditFile, current: str | None = None) -> 
     return f"*** Begin Patch\n*** Update File: {step.path}\n@@\n{minus}{plus}*** End Patch\n"
 
 
+_COMMAND_WAIT_MS = 3_600_000
+"""How long the scripted model asks Codex to wait for a command (Codex caps it at its own maximum)."""
+
+
 class ResponsesDialect:
     """How tool steps become Responses output items. The defaults are the tools OpenAI's own Responses tooling
     uses: the function tool `exec_command` (`{"cmd": "..."}`) runs commands and reads files (`cat PATH`),
@@ -118,7 +122,9 @@ class ResponsesDialect:
         return self.edit_file(step, cwd)
 
     def run_command(self, step: RunCommand, cwd: Path | None) -> ResponsesToolCall:
-        return FunctionCall("exec_command", {"cmd": step.command})
+        # Codex stops waiting for a command after `yield_time_ms` (10 s by default) and hands the model what it
+        # printed so far: the scenario's model would then end the turn with the command still running.
+        return FunctionCall("exec_command", {"cmd": step.command, "yield_time_ms": _COMMAND_WAIT_MS})
 
     def read_file(self, step: ReadFile, cwd: Path | None) -> ResponsesToolCall:
         return FunctionCall("exec_command", {"cmd": f"cat {shlex.quote(step.path)}"})

@@ -67,6 +67,22 @@ async def test_command_read_edit_write_and_message(
     assert result.session_id and result.usage.input_tokens > 0
 
 
+async def test_a_command_longer_than_codexs_default_wait_runs_to_its_end(
+    workspace: Path, state: Path, host: PluginHost
+) -> None:
+    """Codex hands the model a command's output after 10 s by default: the scripted model asks it to wait, so a
+    scenario's slow command (`slow_command`, for trying Ctrl-C) runs to its end instead of ending the turn."""
+    from harness_core.offline.scenarios import RunCommand, Say, Scenario
+
+    assert CODEX is not None
+    scenario = Scenario("slow", (RunCommand("echo waiting; sleep 13", output="waiting\n"), Say("done sleeping")))
+    with anyio.fail_after(60):
+        events, _ = await run_real(scenario, workspace, state, CODEX, host)
+    (result,) = [e for e in events if e.type == "tool_result"]
+    assert result.display.exit_code == 0 and not result.is_error, result
+    assert events[-1].result.status.value == "success"  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(
     ("decision", "status"),
     [

@@ -215,7 +215,8 @@ def test_mcp_todo_error_item_and_unknown_lines() -> None:
         "provider_raw",
         "provider_raw",
     ]
-    assert events[0].display.kind.value == "mcp" and events[0].display.title == "Calling fs.read_file"
+    assert (events[0].display.kind.value, events[0].display.title) == ("mcp", "read_file")
+    assert (events[0].display.command or "").startswith("read_file(")  # the call, as every provider shows it
     assert events[1].name == "fs.read_file" and "hi" in (events[1].output or "")
     summaries = [e for e in events if isinstance(e, ToolSummary)]
     assert summaries[0].kind == "todo" and summaries[0].text == "[x] Read\n[ ] Edit"
