@@ -213,7 +213,7 @@ async def test_claude_acp_refuses_an_allow_list_before_anything_is_made_and_says
     info = host.get("claude-acp").cls.info
     assert not info.tool_allow_lists and "shell" in info.tool_filters
     detail = await provider_detail(host, "claude-acp", 10)
-    shown = format_provider_detail(detail)
+    shown = " ".join(format_provider_detail(detail).split())  # wrapped at the terminal width
     assert "native in disallowed_tools only" in shown and "allowed_tools refused" in shown, shown
 
 
