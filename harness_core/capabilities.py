@@ -93,12 +93,13 @@ class ProviderInfo(BaseModel):
         "enforced by Harness through approvals when the provider has `approvals` and the action asks (commands, "
         "file changes), else refused before spawn.",
     )
-    allow_list_filters: frozenset[str] | None = Field(
-        default=None,
-        description="The names of `tool_filters` its CLI also takes in an allow-list (`allowed_tools`: only these), "
-        "which it can honour only by turning off everything else it has; None: all of `tool_filters`. An agent "
-        "that can leave out MCP servers but not turn off its own shell or edits declares `frozenset()`: "
-        "`allowed_tools` is then refused before spawn (an allow-list it cannot honour is never half applied).",
+    tool_allow_lists: bool = Field(
+        default=True,
+        description="Its CLI honours its `tool_filters` in `allowed_tools` (\"only these\"): it can turn off every "
+        "tool the list leaves out, its own shell, edits and web search as well as MCP servers. False for a CLI that "
+        "takes only a deny-list, or that can leave out MCP servers but not turn off its own tools: every "
+        "`allowed_tools` is then refused before anything is made (an allow-list is never half applied), naming the "
+        "providers that take it; `harness providers NAME` says so.",
     )
     mcp_object_results: bool = Field(
         default=False,

@@ -61,13 +61,13 @@ class ProviderDetail:
     """The tool names its CLI filters natively (`ProviderInfo.tool_filters`)."""
     approval_kinds: tuple[str, ...] = ()
     """The actions its agent always asks approval for (`ProviderInfo.approval_kinds`)."""
-    allow_lists: tuple[str, ...] | None = None
-    """The names its CLI takes in `allowed_tools` (`ProviderInfo.allow_list_filters`; None: all of `tool_filters`)."""
+    allow_lists: bool = True
+    """Its CLI honours `tool_filters` in an allow-list too (`ProviderInfo.tool_allow_lists`)."""
 
     def as_json(self) -> dict[str, Any]:
         return {**self.report.as_json(), "offline": self.offline, "options": [o.as_json() for o in self.options],
                 "tool_filters": list(self.tool_filters), "approval_kinds": list(self.approval_kinds),
-                "allow_list_filters": None if self.allow_lists is None else list(self.allow_lists)}
+                "tool_allow_lists": self.allow_lists}
 
 
 def _jsonable(value: Any) -> Any:
@@ -177,7 +177,7 @@ async def provider_detail(host: PluginHost, name: str, deadline: float = PROBE_D
     info = registered.cls.info
     return ProviderDetail(report, can_run_offline(registered.cls), tuple(describe_options(registered.cls.Options)),
                           tuple(sorted(info.tool_filters)), tuple(sorted(info.approval_kinds)),
-                          None if info.allow_list_filters is None else tuple(sorted(info.allow_list_filters)))
+                          info.tool_allow_lists)
 
 
 def _default_text(option: OptionInfo) -> str:
@@ -217,7 +217,7 @@ def format_provider_detail(detail: ProviderDetail, width: int | None = None) -> 
     lines += wrapped(f"tool filters: {', '.join(detail.tool_filters) or 'none'} native"
                      + (f"; {', '.join(detail.approval_kinds)} enforced through approvals" if detail.approval_kinds
                         and "approvals" in p.capabilities else "")
-                     + ("; allow-lists refused" if detail.allow_lists == () and detail.tool_filters else "")
+                     + ("; allow-lists refused" if detail.tool_filters and not detail.allow_lists else "")
                      + " (docs/tools.md)", "    ", "  ")
     lines += wrapped("offline: " + (f"yes (harness run --offline -p {p.name}; `harness scenarios` lists what it "
                                     "plays)" if detail.offline else "no"), "    ", "  ")

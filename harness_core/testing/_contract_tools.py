@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from harness_core import tool
-from harness_core._run.tool_policy import allow_list_filter
+from harness_core._run.tool_policy import native_allow
 from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
 from harness_core.events import (
@@ -134,10 +134,10 @@ class ToolTests(ContractBase):
 
     @pytest.mark.anyio
     async def test_an_allow_list_the_cli_cannot_honour_is_refused(self, play: Play) -> None:
-        """`allowed_tools` means "only these": a provider whose CLI cannot turn off its own tools
-        (`ProviderInfo.allow_list_filters` without `mcp`, or no MCP filter at all) refuses `allowed_tools={"mcp"}`
-        before anything starts, rather than leave its shell and edits on."""
-        if allow_list_filter("mcp", self._provider().cls.info):
+        """`allowed_tools` means "only these": a provider whose CLI cannot turn off every tool it leaves out
+        (`ProviderInfo.tool_allow_lists` off), or has no MCP filter at all, refuses `allowed_tools={"mcp"}` before
+        anything starts, rather than leave its shell and edits on."""
+        if native_allow("mcp", self._provider().cls.info):
             pytest.skip(f"{self.provider_name} takes an allow-list natively (its own tests show its CLI's flags)")
         await self._assert_refused(play, allowed_tools={"mcp"})
 

@@ -202,4 +202,4 @@ def test_providers_name_says_when_allow_lists_are_refused() -> None:
     text = " ".join(line.strip() for line in invoke("providers", "scripted").output.splitlines())  # wrapped
     assert "tool filters: mcp, mcp:*, web native; edit, read, shell, write enforced through approvals; allow-lists " \
            "refused (docs/tools.md)" in text
-    assert json.loads(invoke("providers", "scripted", "--json").output)["allow_list_filters"] == []
+    assert json.loads(invoke("providers", "scripted", "--json").output)["tool_allow_lists"] is False

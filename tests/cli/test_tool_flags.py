@@ -164,3 +164,19 @@ def test_a_module_name_the_harness_command_cannot_import_says_what_works(tmp_pat
     done = subprocess.run(argv, cwd=tmp_path, env={**env, "PYTHONPATH": "."}, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and "got 5" in done.stdout, done.stderr
+
+
+GUARDED = json.dumps({"steps": [{"mcp": {"server": "harness", "tool": "guarded", "args": {"what": "x"}}},
+                                {"say": "it said {tool_result}"}]})
+
+
+@pytest.mark.parametrize(("approval", "recommends_never"), [("never", False), ("untrusted", True)])
+def test_a_denied_tool_call_does_not_recommend_the_approval_already_in_use(tmp_path: Path, approval: str,
+                                                                           recommends_never: bool) -> None:
+    module = tmp_path / "guarded_tools.py"
+    module.write_text("from harness_core import tool\n\n\n@tool(requires_approval=True)\n"
+                      "def guarded(what: str) -> str:\n    \"\"\"Needs a yes.\"\"\"\n    return what\n")
+    result = invoke("run", "go", "-o", f"scenario={GUARDED}", "--tools", str(module), "--approval", approval)
+    assert result.exit_code == 0, result.output
+    assert "guarded — denied by default (no approver decided" in result.stderr
+    assert ("--approval never" in result.stderr) is recommends_never

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 from harness_codex_common import (
-    ALLOW_LIST_FILTERS,
     MIN_CODEX_VERSION,
     NATIVE_GLOBS,
+    TOOL_ALLOW_LISTS,
     TOOL_FILTERS,
     offline_setup,
     probe_codex,
@@ -76,7 +76,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
             }
         ),
         tool_filters=TOOL_FILTERS,
-        allow_list_filters=ALLOW_LIST_FILTERS,
+        tool_allow_lists=TOOL_ALLOW_LISTS,
         description="OpenAI Codex via its app-server: streaming, live sessions, steering, interrupt, approvals, "
         "structured output, reasoning effort.",
         cli_name="codex",

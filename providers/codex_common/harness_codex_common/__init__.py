@@ -39,6 +39,7 @@ from harness_codex_common.errors import (
     ErrorKind,
     classify_message,
     codex_error,
+    mcp_servers_failed,
     message_kind,
     message_status,
     prompt_too_long,
@@ -67,10 +68,9 @@ from harness_codex_common.retries import (
     unreachable_error,
 )
 from harness_codex_common.rollout import read_finished_turn, read_turn, refused_events, rollout_path
-from harness_codex_common.toolconfig import ALLOW_LIST_FILTERS, TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
+from harness_codex_common.toolconfig import TOOL_ALLOW_LISTS, TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
 
 __all__ = [
-    "ALLOW_LIST_FILTERS",
     "AUTH_HINT",
     "CodexCliOptions",
     "CodexHints",
@@ -89,6 +89,7 @@ __all__ = [
     "OFFLINE_PINS",
     "RETRYING",
     "RETRY_HINT",
+    "TOOL_ALLOW_LISTS",
     "TOOL_FILTERS",
     "McpConfig",
     "Reconnect",
@@ -102,6 +103,7 @@ __all__ = [
     "message_kind",
     "mcp_config",
     "mcp_result_text",
+    "mcp_servers_failed",
     "message_status",
     "model_api_url",
     "offline_args",

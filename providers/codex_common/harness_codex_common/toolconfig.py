@@ -13,16 +13,16 @@ from typing import Any
 
 from harness_core import AgentRunSpec, InvalidSpecError, McpServer, SessionSpec
 
-__all__ = ["ALLOW_LIST_FILTERS", "HARNESS_TOOL_TIMEOUT_SEC", "TOOL_FILTERS", "McpConfig", "mcp_config",
+__all__ = ["HARNESS_TOOL_TIMEOUT_SEC", "TOOL_ALLOW_LISTS", "TOOL_FILTERS", "McpConfig", "mcp_config",
            "mcp_result_text"]
 
 TOOL_FILTERS = frozenset({"mcp", "mcp:*"})
 """The neutral tool names codex filters itself in `disallowed_tools`: MCP servers (left out) and their tools
 (`disabled_tools`). The kinds (shell, edit, ...) are not codex config: Harness enforces them through approvals
 where the provider asks (codex-appserver), else they are refused before spawn."""
-ALLOW_LIST_FILTERS: frozenset[str] = frozenset()
-"""None: codex cannot turn off its own tools (shell, apply_patch, web search), so an allow-list ("only these")
-would leave them on: `allowed_tools` is refused before spawn (`ProviderInfo.allow_list_filters`)."""
+TOOL_ALLOW_LISTS = False
+"""Codex cannot turn off its own tools (shell, apply_patch, web search), so an allow-list ("only these") would
+leave them on: `allowed_tools` is refused before spawn (`ProviderInfo.tool_allow_lists`)."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def _kept(server: McpServer, spec: AgentRunSpec | SessionSpec) -> bool:
 
 def mcp_config(spec: AgentRunSpec | SessionSpec, *, inline: bool) -> McpConfig:
     """`spec.mcp_servers` as codex config, filtered by `disallowed_tools` (a server left out, or its tools named in
-    `disabled_tools`); `allowed_tools` never gets here (refused before spawn: `ALLOW_LIST_FILTERS`).
+    `disabled_tools`); `allowed_tools` never gets here (refused before spawn: `TOOL_ALLOW_LISTS`).
 
     Raises:
         InvalidSpecError: an SSE server (codex has no SSE client), or two servers' variables that collide.
