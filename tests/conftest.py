@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,13 @@ import pytest
 import harness_core.testing.scripted as scripted
 from harness_core.plugins import PluginHost, reset_host
 from tests.version_sensitive import mark_version_sensitive
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C tests send SIGINT to the `harness` processes they start: those must not inherit it ignored, as a
+    shell without job control does for a command run with `&` (`tox … &`), or they would never see it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

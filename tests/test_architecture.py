@@ -34,6 +34,7 @@ FACADES = {
     "harness_core.offline",
     "harness_core.scripted.scenarios",
     "harness_core.scripted.backends",
+    "harness_core.scripted.command",  # fake CLIs: a scripted command's sleep as a real process
 }
 EXECUTOR_FACADES = {"harness_core", "harness_core.batch", "harness_core.store"}
 """What an executor package imports of Harness: the run API's façade, the batch API (its `Executor` contract and

@@ -7,10 +7,31 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from acp_helpers import NamedAgentContract
 from harness_core.plugins import PluginHost
 
 import harness_acp
 from harness_acp.testing import VALIDATE_ENV, write_fake_agent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On the fake agent, the named providers' contracts play under asyncio only: under trio they would replay the
+    same fake through the same harness_acp code the generic `acp` contract plays under both backends (a named
+    provider adds only its profile: options, offline setup, session modes). `--harness-real` keeps the plugin's
+    choice (its end-to-end scenarios under trio too)."""
+    if config.getoption("--harness-real", default=False):
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        cls = getattr(item, "cls", None)
+        named = cls is not None and issubclass(cls, NamedAgentContract)
+        params = getattr(item, "callspec", None)
+        on_trio = params is not None and params.params.get("anyio_backend") == "trio"
+        (dropped if named and on_trio else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,9 @@
 Layer: testing (fake CLI). Knows the ACP updates an agent sends for text, reasoning, tool calls (kinds execute,
 read, edit; diffs; locations; `rawInput`/`rawOutput`), usage, and the permission round trip; the shapes follow the
 recorded real agents (`tests/transcripts/`). File steps are done for real in the session's cwd
-(`apply_file_step`); commands are not run (their scripted `output` is reported). An MCP tool step calls the
+(`apply_file_step`); commands are not run (their scripted `output` is reported), but a command's `sleep N` runs as a
+real `sleep` in a session of its own, as an agent's command does (the process tree Harness must own). An MCP tool
+step calls the
 tool of the stdio server the session was given (`fake_mcp`), announced as claude-agent-acp does
 (`mcp__SERVER__TOOL`); a `report_attachments` step names the image blocks the prompt carried; a command fails when
 `session/new` forbade Bash (claude-agent-acp's `_meta.claudeCode.options.disallowedTools`). Stdlib only.
@@ -20,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness_core.scripted.command import command_process
 from harness_core.scripted.scenarios import (
     SCENARIOS,
     TOOL_RESULT,
@@ -36,7 +39,6 @@ from harness_core.scripted.scenarios import (
     Think,
     WriteFile,
     apply_file_step,
-    command_sleep,
 )
 
 from harness_acp.testing.fake_mcp import McpCallFailed, call_tool
@@ -214,8 +216,9 @@ class FakeTurn:
                 return self._finish(cid, "failed", "The user rejected this tool call", None)
         self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "in_progress"})
         if isinstance(step, RunCommand):
-            if self.wait(command_sleep(step.command)):
-                return "cancelled"
+            with command_process(step.command) as seconds:
+                if self.wait(seconds):
+                    return "cancelled"
             if NO_COMMAND_OUTPUT:
                 self.update({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "completed",
                              "content": []})

@@ -6,7 +6,8 @@ Claude Code's lines in a turn; the lines themselves come from `shapes`, the pipe
 nothing of Harness providers or events. Stdlib only (plus the scenarios).
 
 Tool steps are simulated: a command's `sleep N` parts (`echo waiting; sleep 30`) take N seconds
-(interruptible); commands touch nothing, but allowed or approved Write/Edit steps really change files inside
+(interruptible), a real `sleep` running meanwhile in a session of its own (`command_process`), as a command
+Claude Code runs would; commands touch nothing, but allowed or approved Write/Edit steps really change files inside
 the cwd (`apply_file_step`). `crash=True` writes to stderr and exits 3 in the middle of the turn: while a
 text answer streams (after its first chunk), or else just before the `result` line.
 """
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from harness_core.scripted.command import command_process
 from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
@@ -37,7 +39,6 @@ from harness_core.scripted.scenarios import (
     Think,
     WriteFile,
     apply_file_step,
-    command_sleep,
 )
 
 from harness_claude.testing import shapes
@@ -293,9 +294,9 @@ class Player:
             apply_file_step(step, self.cwd)  # allowed or approved: the edit really changes the cwd (never outside)
         content, is_error = output, False
         if isinstance(step, RunCommand):
-            seconds = command_sleep(step.command)
-            if seconds and not self.wire.wait(seconds):
-                self._tool_interrupted(tool_id)
+            with command_process(step.command) as seconds:
+                if seconds and not self.wire.wait(seconds):
+                    self._tool_interrupted(tool_id)
             if step.exit_code != 0:
                 content, is_error = f"Exit code {step.exit_code}\n{output}", True
         rich = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}

@@ -18,8 +18,9 @@ Environment (the wrapper `write_fake_codex` writes sets the first two, and the s
 - `HARNESS_FAKE_STEER`: `late` (accept a `turn/steer`, answer it only when the next `turn/start` arrives).
 - `CODEX_HOME`: where threads are remembered, so a second process can `thread/resume`.
 
-Simulates what the model would do and what Codex would run: commands are not executed (a `sleep N` command
-waits N seconds, interruptibly); approved file steps really change the workspace.
+Simulates what the model would do and what Codex would run: commands are not executed (a `sleep N` command waits N
+seconds, interruptibly, a real `sleep` running meanwhile in a session of its own); approved file steps really change
+the workspace.
 """
 
 from __future__ import annotations

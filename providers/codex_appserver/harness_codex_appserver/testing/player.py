@@ -1,10 +1,11 @@
 """The fake app-server's turn: a `Scenario` played as the notifications (and approval requests) of one turn.
 
-Layer: testing. Knows the order and payloads of a real turn's notifications (codex-cli 0.169.0: status
-changes, `turn/started`, items started and completed, deltas, token usage, `turn/completed`), how `untrusted`
-asks for approvals, and the scenario vocabulary; the JSON-RPC side is `server`. Simulates what the model
-would do and what Codex would run: commands are not executed (a `sleep N` command waits N seconds,
-interruptibly), approved file steps really change the workspace. Knows nothing of Harness providers or events.
+Layer: testing. Knows the order and payloads of a real turn's notifications (codex-cli 0.169.0: status changes,
+`turn/started`, items started and completed, deltas, token usage, `turn/completed`), how `untrusted` asks for
+approvals, and the scenario vocabulary; the JSON-RPC side is `server`. Simulates what the model would do and what
+Codex would run: commands are not executed (a `sleep N` command waits N seconds, interruptibly, a real `sleep`
+running meanwhile in a session of its own), approved file steps really change the workspace. Knows nothing of
+Harness providers or events.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness_core.scripted.command import command_process
 from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
@@ -32,7 +34,6 @@ from harness_core.scripted.scenarios import (
     Think,
     WriteFile,
     apply_file_step,
-    command_sleep,
 )
 
 from harness_codex_appserver.testing import shapes
@@ -264,9 +265,9 @@ class TurnPlayer:
         )
         if decision != "accept":
             return "cancel" if decision == "cancel" else None
-        seconds = command_sleep(script)
-        if seconds:
-            self._sleep(seconds)
+        with command_process(script) as seconds:
+            if seconds:
+                self._sleep(seconds)
         for line in output.splitlines(keepends=True):
             srv.notify("item/commandExecution/outputDelta", {**srv.ids(), "itemId": call, "delta": line})
         done = {

@@ -1,9 +1,9 @@
 """The fake `codex exec`'s turn: a `Scenario` printed as the `item.*` lines the real 0.169.0 prints.
 
-Layer: testing. Knows the exec JSONL item shapes (reasoning, agent_message, command_execution, file_change;
-checked against recorded real transcripts by the codex-exec tests) and the scenario vocabulary; knows nothing
-of Harness providers or events. Tool steps are simulated, never executed; file steps change the workspace as
-the real tools would.
+Layer: testing. Knows the exec JSONL item shapes (reasoning, agent_message, command_execution, file_change; checked
+against recorded real transcripts by the codex-exec tests) and the scenario vocabulary; knows nothing of Harness
+providers or events. Tool steps are simulated, never executed (a command's `sleep N` parts take N seconds, a real
+`sleep` running meanwhile in a session of its own); file steps change the workspace as the real tools would.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from harness_core.scripted.command import command_process
 from harness_core.scripted.scenarios import (
     TOOL_RESULT,
     CallMcpTool,
@@ -32,7 +33,6 @@ from harness_core.scripted.scenarios import (
     Think,
     WriteFile,
     apply_file_step,
-    command_sleep,
 )
 
 __all__ = ["emit", "play"]
@@ -106,8 +106,8 @@ def play(scenario: Scenario, cwd: str, images: Sequence[str] = ()) -> str | None
             code = step.exit_code if isinstance(step, RunCommand) else 0
             item_id = items.next_id()
             emit({"type": "item.started", "item": _command_item(item_id, command, "", None)})
-            if command_sleep(command):
-                time.sleep(command_sleep(command))
+            with command_process(command) as seconds:
+                time.sleep(seconds)
             emit({"type": "item.completed", "item": _command_item(item_id, command, output, code)})
         elif isinstance(step, (WriteFile, EditFile)):
             apply_file_step(step, cwd)
