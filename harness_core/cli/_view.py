@@ -66,6 +66,11 @@ def view(run_ids: tuple[str, ...], port: int, open_browser: bool, batches: tuple
     if run_ids:
         raise click.UsageError("RUN_IDS choose what --bundle copies; the viewer shows every run (open one at "
                                "/runs/RUN_ID)")
+    for results in batches:  # a typo is said now, not as an empty batch page later
+        if not results.is_file():
+            fail(f"no results file {results} (--batch); a batch's results are in TASKS.results.jsonl (or its "
+                 "--results FILE): give that path, or leave --batch out to show the *.results.jsonl files of this "
+                 "directory", EXIT_USAGE)
     settings = harness_view.ViewerSettings(directory, batches=batches, host=host)
 
     def ready(url: str) -> None:

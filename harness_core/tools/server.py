@@ -288,6 +288,10 @@ async def _attempt(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the agent's to read, not a crashed run
             _log.info("tool raised", tool=tool.name, error=f"{type(exc).__name__}: {exc}")
             return _error(f"{tool.name} raised {type(exc).__name__}: {exc}")
+        except SystemExit as exc:  # a tool ends its call, never the Harness process serving it
+            _log.info("tool called sys.exit", tool=tool.name, code=exc.code)
+            return _error(f"{tool.name} called sys.exit({exc.code!r}): a tool cannot end the process that serves "
+                          "it; it failed")
     return _error(f"{tool.name} did not finish within its timeout of {tool.timeout:g} s{_fate(tool)}")
 
 

@@ -4,6 +4,7 @@ a raising tool, a slow tool interrupted, approvals, sessions, background runs, a
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -45,6 +46,16 @@ def add(a: int, b: int) -> int:
 @tool
 def boom(reason: str) -> str:
     raise RuntimeError(f"it broke: {reason}")
+
+
+@tool
+def quits(code: int) -> str:
+    sys.exit(code)
+
+
+@tool
+async def quits_async() -> str:
+    raise SystemExit("bye")
 
 
 @tool(timeout=60)
@@ -111,6 +122,20 @@ async def test_a_raising_tool_is_a_tool_error_the_agent_reads_not_a_crashed_run(
     assert result.final_text == "It said: boom raised RuntimeError: it broke: disk"
     failed = next(e for e in events if isinstance(e, ToolResult))
     assert failed.is_error and failed.display.status.value == "failed"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("name", "args", "said"), [
+    ("quits", {"code": 3}, "quits called sys.exit(3)"),
+    ("quits_async", {}, "quits_async called sys.exit('bye')"),
+])
+async def test_a_tool_calling_sys_exit_is_a_tool_error_not_the_end_of_harness(
+        name: str, args: dict[str, Any], said: str, host: PluginHost, runs_dir: Path) -> None:
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call(name, **args), {"say": "It said: {tool_result}"})), "scripted",
+                           runs_dir=runs_dir, tools=[quits, quits_async])
+    assert result.status.value == "success", result.error
+    assert result.final_text.startswith(f"It said: {said}"), result.final_text
 
 
 @pytest.mark.anyio

@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from harness_view import actions
+from harness_view import actions, flash
 from harness_view.catalog import Filters
 from harness_view.files import open_file, own_log
 from harness_view.guard import Guard
@@ -39,9 +39,10 @@ T = TypeVar("T")
 _SAID = {"approve": "approved", "deny": "denied", "abort": "denied, and the turn stopped"}
 
 
-def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
+def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
+               stopping: Callable[[], bool] = lambda: False) -> ASGIApp:
     """The viewer of `settings.runs_dir` (and its batches; without `settings.batches`, the `*.results.jsonl`
-    files of `cwd`), every route behind the guard."""
+    files of `cwd`), every route behind the guard. `stopping()` says the server is stopping: the live streams end."""
     site = Site(settings, cwd)
     # A page reads logs and renders: its endpoint is a plain `def`, so Starlette runs it in a worker thread and the
     # event loop (the live streams, the other tabs, approve and cancel) never waits on it.
@@ -81,12 +82,12 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
         return StreamingResponse(counted(), media_type="text/event-stream")
 
     async def runs_stream(request: Request) -> Response:
-        return streaming(runs_events(site))
+        return streaming(runs_events(site, stopping=stopping))
 
     def run_page(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         page = _found(lambda: site.run_page(run_id))
-        return HTMLResponse(site.run(run_id, links=_LINKS, page=page, notice=_notice(page, request)))
+        return HTMLResponse(site.run(run_id, links=_LINKS, page=page, notice=_notice(settings, page, request)))
 
     async def run_stream(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -97,7 +98,7 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
         except ValueError:
             after = -1
         shown = request.query_params.get("status", "")[:40]  # the status the page shows: compared, never shown
-        return streaming(run_events(site, run_id, after, _LINKS, shown=shown))
+        return streaming(run_events(site, run_id, after, _LINKS, shown=shown, stopping=stopping))
 
     def run_file(request: Request) -> Response:
         opened = open_file(settings.runs_dir, request.path_params["run_id"], request.path_params["which"])
@@ -125,7 +126,9 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
             await actions.cancel(settings.runs_dir, run_id)
         except HarnessError as exc:
             return await anyio.to_thread.run_sync(_problem, site, run_id, exc.message)
-        return RedirectResponse(f"/runs/{quote(run_id)}?done=cancel", status_code=303)
+        # the page says "Cancelled" only with this stamp, fresh and for this run: a URL typed or shared says nothing
+        return RedirectResponse(f"/runs/{quote(run_id)}?cancelled={flash.stamp(settings, 'cancel', run_id)}",
+                                status_code=303)
 
     def batches_page(request: Request) -> Response:
         return HTMLResponse(site.batches_page(links=_LINKS))
@@ -162,9 +165,10 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None) -> ASGIApp:
     return app
 
 
-def _notice(page: RunPage, request: Request) -> str | None:
-    """What the run's log says of the request just answered (`?answered=REQUEST_ID`), or that it was cancelled
-    (`?done=cancel`, with the status it has now); nothing else from the URL reaches the page."""
+def _notice(settings: ViewerSettings, page: RunPage, request: Request) -> str | None:
+    """What the run's log says of the request just answered (`?answered=REQUEST_ID`), or that this viewer just
+    cancelled it (`?cancelled=STAMP`, fresh and signed for this run: `flash`), with the status it has now; nothing
+    else from the URL reaches the page."""
     answered = request.query_params.get("answered")
     if answered:
         block = page.timeline.approval(answered)
@@ -173,7 +177,7 @@ def _notice(page: RunPage, request: Request) -> str | None:
             return None
         by = f" ({resolved.reason})" if resolved.reason else ""
         return f"Request {resolved.request_id} {_SAID[resolved.decision.value]}{by}, as the run recorded it."
-    if request.query_params.get("done") == "cancel":  # what the run's log says now, not the URL
+    if flash.fresh(settings, "cancel", page.run_id, request.query_params.get("cancelled", "")):  # the log's status
         return f"Cancel asked; the run is {page.status}." if page.live else f"Cancelled: the run is {page.status}."
     return None
 

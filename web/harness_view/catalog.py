@@ -19,7 +19,8 @@ __all__ = ["LIMIT", "Filters", "RunRow", "Snapshot", "rows", "runs_signature"]
 
 @dataclass(frozen=True)
 class Filters:
-    """What the list shows: empty fields choose everything. `batch` is a set of run ids (a batch's runs)."""
+    """What the list shows: empty fields choose everything. `q` is words the prompt must all hold (in any order);
+    `batch` is a set of run ids (a batch's runs)."""
 
     status: str = ""
     provider: str = ""
@@ -33,7 +34,7 @@ class Filters:
                 and (not self.provider or provider == self.provider)
                 and (not self.session or in_session(run, self.session))
                 and (self.batch is None or run.run_id in self.batch)
-                and (not self.q or self.q.casefold() in prompt_of(run).casefold()))
+                and (not self.q or _has_words(prompt_of(run), self.q)))
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,12 @@ class RunRow:
     prompt: str
     session: str | None
     turn: int | None
+    """Its index among its session's turns, from 0 (as the log has it)."""
+
+    @property
+    def turn_number(self) -> int | None:
+        """Its turn counted from 1, as the CLI says it (`[turn 2]`) and as pages show it."""
+        return self.turn + 1 if self.turn is not None else None
 
     @classmethod
     def of(cls, run: RunSummary) -> RunRow:
@@ -82,6 +89,12 @@ class Snapshot:
 def prompt_of(run: RunSummary) -> str:
     prompt = run.started.spec.get("prompt") if run.started is not None else None
     return prompt if isinstance(prompt, str) else ""
+
+
+def _has_words(prompt: str, q: str) -> bool:
+    """Whether `prompt` holds every word of `q`, in any order and any case (each as a part of the prompt's text)."""
+    text = prompt.casefold()
+    return all(word in text for word in q.casefold().split())
 
 
 def in_session(run: RunSummary, session: str) -> bool:

@@ -1,6 +1,6 @@
 """Live pages as server-sent events: a run's log followed (each section an event changed, re-rendered; a growing
 text only its new characters) until its `done`, and the runs directory watched (an event whenever the list would
-show something new).
+show something new); each stream ends when the viewer stops (Ctrl-C), so no response is left to be cancelled.
 
 Knows the run store's follower, the timeline and the pages; nothing of HTTP beyond the SSE line format.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -32,15 +32,21 @@ _LIVE = ("running", "waiting for approval")
 _GROWING = ("text", "reasoning")
 
 
+def _never() -> bool:
+    return False
+
+
 def sse(event: str, data: Any) -> str:
     """One server-sent event (`data` as JSON on one line)."""
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown: str = "") -> AsyncIterator[str]:
+async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown: str = "",
+                     stopping: Callable[[], bool] = _never) -> AsyncIterator[str]:
     """The sections of run `run_id`'s page that change after event `after` (`block` events: key and HTML), as its
     log grows, then `end`; its head and result too whenever its status is not `shown` (the page's: a run lost
-    before the stream began). The caller checked the run exists. Reading and rendering happen in a worker thread."""
+    before the stream began). It ends early, without `end`, once `stopping()` (the viewer stops: the page keeps
+    what it has). The caller checked the run exists. Reading and rendering happen in a worker thread."""
     path = own_log(site.runs_dir, run_id)
     if path is None:  # gone, or a link put in its place since the page: nothing of it is read
         yield sse("end", {"status": "gone"})
@@ -84,7 +90,7 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
         while True:
             for message in await anyio.to_thread.run_sync(step, follower):
                 yield message
-            if follower.over:
+            if follower.over or stopping():
                 return
             if time.monotonic() - pinged > _PING_EVERY:
                 pinged = time.monotonic()
@@ -92,16 +98,18 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
             await anyio.sleep(POLL)
 
 
-async def runs_events(site: Site) -> AsyncIterator[str]:
+async def runs_events(site: Site, *, stopping: Callable[[], bool] = _never) -> AsyncIterator[str]:
     """A `runs` event whenever the list would change: a run appears or goes, or one's status changes (it ends,
-    starts waiting for approval, its writer is lost). Only logs that changed are read again; live runs are
-    looked at every few seconds (a lost writer changes no file)."""
+    starts waiting for approval, its writer is lost), until `stopping()` (the viewer stops). Only logs that changed
+    are read again; live runs are looked at every few seconds (a lost writer changes no file)."""
     known: dict[str, tuple[int, int, str]] = {}
     await anyio.to_thread.run_sync(_changed, site, known)
     checked = pinged = time.monotonic()
     yield ": watching\n\n"
     while True:
         await anyio.sleep(POLL * 2)
+        if stopping():
+            return
         now = time.monotonic()
         recheck = now - checked > _STATUS_EVERY
         if recheck:

@@ -84,6 +84,11 @@ class RunPage:
         return self.summary.turn
 
     @property
+    def turn_number(self) -> int | None:
+        """Its turn counted from 1, as the CLI says it (`turn 2 of session …`)."""
+        return self.turn + 1 if self.turn is not None else None
+
+    @property
     def provider_session(self) -> str | None:
         return self.summary.provider_session
 
@@ -169,7 +174,9 @@ class Site:
         """The page of a run from its timeline so far and its summary (status, writer)."""
         page = RunPage(run_id, timeline, summary, answerable=False,
                        has_wire=_plain_file(wire_path(self.runs_dir, run_id)),
-                       has_worker_log=_plain_file(self.runs_dir / f"{run_id}{WORKER_LOG_SUFFIX}"))
+                       # a worker's output is an empty file while it plays, removed when the run ends empty:
+                       # linked only once it holds something (then it stays), never as a link about to die
+                       has_worker_log=_plain_file(self.runs_dir / f"{run_id}{WORKER_LOG_SUFFIX}", empty=False))
         page.answerable = page.live and (self.runs_dir / f"{run_id}{ANSWERS_SUFFIX}").is_file()
         return page
 
@@ -231,9 +238,11 @@ def _files_changed(path: Path) -> tuple[FileChange, ...]:
     return found
 
 
-def _plain_file(path: Path) -> bool:
-    """Whether `path` is a regular file and not a link (the page links only to what the file route serves)."""
+def _plain_file(path: Path, *, empty: bool = True) -> bool:
+    """Whether `path` is a regular file and not a link (the page links only to what the file route serves), and
+    not empty unless `empty`."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        st = os.lstat(path)
     except OSError:
         return False
+    return stat.S_ISREG(st.st_mode) and (empty or st.st_size > 0)

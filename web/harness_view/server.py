@@ -19,8 +19,9 @@ from harness_view.settings import ViewerSettings
 
 __all__ = ["bind", "serve", "url_of"]
 
-_GRACE = 1
-"""Seconds open connections (a page following a run live) get to close when the viewer stops."""
+_GRACE = 3
+"""Seconds open connections get to close when the viewer stops (a live page's stream ends within a poll; a request
+still running after this is cancelled)."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -62,8 +63,12 @@ def serve(settings: ViewerSettings, *, port: int = 0, cwd: Path | None = None,
     """
     sock = bind(settings.host, port)
     url = url_of(settings, sock)
-    config = uvicorn.Config(create_app(settings, cwd=cwd), log_config=None, access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=_GRACE, server_header=False)
+
+    def stopping() -> bool:  # uvicorn was told to stop (Ctrl-C, SIGTERM): the live streams end on their next look
+        return server.should_exit
+
+    config = uvicorn.Config(create_app(settings, cwd=cwd, stopping=stopping), log_config=None, access_log=False,
+                            lifespan="off", timeout_graceful_shutdown=_GRACE, server_header=False)
     server = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(url)

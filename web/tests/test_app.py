@@ -5,6 +5,7 @@ directory, a long runs list cut to its newest rows, and the live list's event wh
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +14,17 @@ import pytest
 from harness_core import Done, HarnessResult, RunStarted, RunStatus, TextDelta
 from harness_core.store import LogWriter
 
-from harness_view import ViewerSettings, create_app
+from harness_view import ViewerSettings, create_app, flash
 from harness_view.catalog import LIMIT
 from harness_view.live import run_events, runs_events
 from harness_view.pages import Site
 from harness_view.render import Links
 
 
-def write_run(runs: Path, run_id: str, *, done: bool = True) -> None:
-    """A small run log as the run store writes it (0600, one event per line)."""
-    events = [RunStarted(run_id=run_id, seq=0, ts=1.0, provider="p", provider_version="1", spec={"prompt": run_id})]
+def write_run(runs: Path, run_id: str, *, done: bool = True, prompt: str | None = None) -> None:
+    """A small run log as the run store writes it (0600, one event per line); its prompt is its id unless given."""
+    events = [RunStarted(run_id=run_id, seq=0, ts=1.0, provider="p", provider_version="1",
+                         spec={"prompt": run_id if prompt is None else prompt})]
     if done:
         events.append(Done(run_id=run_id, seq=1, ts=2.0,
                            result=HarnessResult(status=RunStatus.SUCCESS, run_id=run_id, provider="p")))
@@ -287,3 +289,50 @@ def test_a_batch_links_every_try_of_a_retried_task(tmp_path: Path) -> None:
     assert f'<a href="/runs/{second}">success</a>' in page
     assert f'(tries: <a href="/runs/{first}">1</a> <a href="/runs/{second}">2</a>)' in page
     assert get(settings, tmp_path, "/batches/not-a-key", "127.0.0.1:8000")[0] == 404
+
+
+def test_the_search_finds_every_word_in_any_order(tmp_path: Path) -> None:
+    """`q` holds words of the prompt ("words of the prompt", its box says): a run matches when its prompt holds
+    each of them, in any order and any case."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    write_run(runs, "20260101T000000-00000001", prompt="Edit the notes file: alpha to beta")
+    write_run(runs, "20260101T000000-00000002", prompt="read the notes")
+    write_run(runs, "20260101T000000-00000003", prompt="say hello")
+    settings = ViewerSettings(runs)
+
+    def found(q: str) -> list[str]:
+        status, page = get(settings, tmp_path, f"/?q={q}", "127.0.0.1:8000")
+        assert status == 200
+        return sorted(line.split('data-run="', 1)[1][:24] for line in page.splitlines() if 'data-run="' in line)
+
+    assert found("edit+notes") == found("notes+edit") == found("NOTES++Edit") == ["20260101T000000-00000001"]
+    assert found("notes") == ["20260101T000000-00000001", "20260101T000000-00000002"]
+    assert found("notes+hello") == []
+    assert found("alpha+to+beta") == ["20260101T000000-00000001"]
+
+
+def test_the_cancel_notice_needs_a_fresh_stamp_of_that_run(tmp_path: Path) -> None:
+    """Cancel's redirect carries a value the viewer signed for that run: fresh, it shows the notice (with the
+    status the log gives); stale, for another run, from another viewer or altered, it shows nothing."""
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    one, other = "20260101T000000-00000001", "20260101T000000-00000002"
+    write_run(runs, one)
+    write_run(runs, other)
+    settings = ViewerSettings(runs)
+
+    def notice(run_id: str, value: str) -> str | None:
+        status, page = get(settings, tmp_path, f"/runs/{run_id}?cancelled={value}", "127.0.0.1:8000")
+        assert status == 200
+        shown = page.split('<p class="notice" role="status">', 1)
+        return shown[1].split("<", 1)[0] if len(shown) == 2 else None
+
+    now = time.time()
+    fresh = flash.stamp(settings, "cancel", one, now=now)
+    assert notice(one, fresh) == "Cancelled: the run is success."
+    assert notice(other, fresh) is None
+    assert notice(one, flash.stamp(settings, "cancel", one, now=now - flash.FRESH_FOR - 5)) is None
+    assert notice(one, flash.stamp(ViewerSettings(runs), "cancel", one, now=now)) is None  # another token
+    assert notice(one, fresh[:-1] + ("0" if fresh[-1] != "0" else "1")) is None
+    assert notice(one, "") is None and notice(one, "not-a-stamp") is None

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from view_helpers import HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
+from view_helpers import DEADLINE, HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
 
 _SCRIPTS_ALLOWED = ["/static/app.js"]
 
@@ -201,17 +202,44 @@ def test_the_runs_list_updates_live(tab: Tab, viewer: Viewer, corpus: Corpus) ->
 
 
 def test_a_chats_turns_link_to_each_other(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """Turns are counted from 1, as the CLI counts them (`[turn 2]`, `turn 2 of session`): in the list, the facts
+    and the session's turns."""
     first, second = corpus.chat
     open_page(tab, viewer, f"/runs/{second}")
     page = tab.page
     turns = page.locator("section.turns li")
     assert turns.count() == 2
-    assert "turn 1" in page.locator("#head").inner_text()
+    assert turns.evaluate_all("items => items.map(li => li.value)") == [1, 2]
+    assert page.locator("#head dt:text-is('Session') + dd").inner_text().endswith(", turn 2")
     turns.first.locator("a").click()
     page.wait_for_url(f"**/runs/{first}")
     assert "hello" in page.locator("pre.prompt-text").inner_text()
+    assert page.locator("#head dt:text-is('Session') + dd").inner_text().endswith(", turn 1")
     page.click("#head a[href*='session=']")
     assert page.locator("tr.run").count() == 2
+    assert page.locator(f"tr.run[data-run='{first}'] .turn").inner_text() == "turn 1"
+    assert page.locator(f"tr.run[data-run='{second}'] .turn").inner_text() == "turn 2"
+
+
+def test_the_runs_list_fits_a_1400_pixel_window(browser: Any, viewer: Viewer, corpus: Corpus) -> None:
+    """Every run listed (the long model names of ACP agents, the chat's turn labels, long prompts) in a window
+    1400 px wide: no sideways scrolling, the prompt column in view, the header bar as wide as the table."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(DEADLINE * 1000)
+        page.goto(viewer.url)
+        page.goto(viewer.base + "/?all=1")
+        page.locator("table.runs").wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+        table = page.locator("table.runs").bounding_box()
+        header = page.locator("header.top").bounding_box()
+        assert table is not None and header is not None
+        assert table["x"] + table["width"] <= 1400 and header["width"] >= table["width"]
+        prompt = page.locator("tr.run td.prompt").first.bounding_box()
+        assert prompt is not None and prompt["x"] + prompt["width"] <= 1400
+    finally:
+        context.close()
 
 
 def test_a_batch_page_draws_its_report_and_charts(tab: Tab, viewer: Viewer, corpus: Corpus,

@@ -3,6 +3,7 @@ links relative, its hostile text inert (and no script at all), and refusals that
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,25 @@ def test_a_bundle_of_a_batch_holds_its_page_and_runs(tab: Tab, corpus: Corpus, t
     page.locator("tr.task[data-task='edit-claude'] a").click()
     page.wait_for_url("**/runs/*.html")
     assert "Editing file" in page.locator("#timeline").inner_text()
+
+
+def test_a_bundle_says_when_runs_started_and_counts_turns_from_1(tab: Tab, corpus: Corpus, tmp_path: Path) -> None:
+    """A copy is read later: it gives the time each run started (as the run's page does), never an age that was
+    true when it was made ("5 min ago"); a chat's turns are counted from 1, as the CLI counts them."""
+    out = tmp_path / "chat-share"
+    bundle(corpus, out, *corpus.chat)
+    page = tab.page
+    page.goto((out / "index.html").as_uri())
+    for run_id in corpus.chat:
+        started = page.locator(f"tr.run[data-run='{run_id}'] td").nth(4).inner_text()
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", started), started
+    assert "ago" not in page.locator("table.runs").inner_text()
+    assert [page.locator(f"tr.run[data-run='{run_id}'] .turn").inner_text() for run_id in corpus.chat] == [
+        "turn 1", "turn 2"]
+    page.locator(f"tr.run[data-run='{corpus.chat[1]}'] a").click()
+    page.wait_for_url(f"**/runs/{corpus.chat[1]}.html")
+    assert page.locator("#head dt:text-is('Session') + dd").inner_text().endswith(", turn 2")
+    assert page.locator("section.turns li").evaluate_all("items => items.map(li => li.value)") == [1, 2]
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -1,5 +1,6 @@
 """`harness view` as a command: it prints its URL (127.0.0.1, a free port, a token), two viewers get two ports and
-two tokens, and Ctrl-C stops it at once even while a page follows the runs live (an open event stream)."""
+two tokens, Ctrl-C stops it at once and cleanly even while pages follow it live (open event streams), and a
+`--batch` file that is not there is a usage error before it starts."""
 
 from __future__ import annotations
 
@@ -7,26 +8,52 @@ import http.client
 import time
 from pathlib import Path
 
-from view_helpers import Corpus, start_viewer, stop_viewer
+from view_helpers import Corpus, harness, start_viewer, stop_viewer
 
 
 def test_ctrl_c_stops_the_viewer_while_a_page_follows_it_live(corpus: Corpus) -> None:
+    """Ctrl-C with the runs list and a live run's page open (their event streams): the streams end (each response
+    is complete), it stops in seconds with status 0 and says so, and no traceback reaches the terminal."""
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")  # live until it is cancelled
+    corpus.wait_status(run_id, "waiting for approval")
     first = start_viewer(["--runs-dir", str(corpus.runs_dir)], corpus.env, corpus.root)
     second = start_viewer(["--runs-dir", str(corpus.runs_dir)], corpus.env, corpus.root)
+    streams: list[http.client.HTTPConnection] = []
     try:
         assert first.port != second.port and first.token != second.token and len(first.token) >= 40
-        stream = http.client.HTTPConnection("127.0.0.1", first.port, timeout=30)
-        stream.request("GET", "/events", headers={"Cookie": f"harness_view_{first.port}={first.token}"})
-        answer = stream.getresponse()
-        assert answer.status == 200 and answer.getheader("content-type", "").startswith("text/event-stream")
-        assert answer.readline() == b": watching\n"
+        answers = []
+        for path in ("/events", f"/runs/{run_id}/events?after=-1&status=waiting+for+approval"):
+            stream = http.client.HTTPConnection("127.0.0.1", first.port, timeout=30)
+            streams.append(stream)
+            stream.request("GET", path, headers={"Cookie": f"harness_view_{first.port}={first.token}"})
+            answer = stream.getresponse()
+            assert answer.status == 200 and answer.getheader("content-type", "").startswith("text/event-stream")
+            assert answer.readline() in (b": watching\n", b"event: block\n")
+            answers.append(answer)
         began = time.monotonic()
         assert stop_viewer(first) == 0
-        assert time.monotonic() - began < 10  # the open stream does not hold it up
+        assert time.monotonic() - began < 10  # the open streams do not hold it up
+        for answer in answers:
+            answer.read()  # to its end: an unfinished response (a cancelled stream) raises IncompleteRead
         assert first.proc.stdout is not None and "harness view: stopped" in first.proc.stdout.read()
-        stream.close()
+        said = first.stderr.read_text()
+        assert "Traceback" not in said and "CancelledError" not in said and "Exception" not in said, said
     finally:
+        for stream in streams:
+            stream.close()
         stop_viewer(second)
+        corpus.run("cancel", run_id)
+
+
+def test_a_batch_file_not_there_is_a_usage_error_at_start(corpus: Corpus) -> None:
+    """A typo in `--batch` is said before the viewer starts (exit 2), naming the file and what to give instead."""
+    missing = corpus.root / "tasks.reslts.jsonl"
+    done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--batch", str(missing)], corpus.env,
+                   cwd=corpus.root, timeout=60)  # a viewer that starts anyway never returns: a timeout fails it
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "token=" not in done.stdout
+    assert f"no results file {missing}" in done.stderr
+    assert "TASKS.results.jsonl" in done.stderr and "leave --batch out" in done.stderr
 
 
 def test_another_host_is_said_to_carry_the_token_unencrypted(corpus: Corpus) -> None:

@@ -196,3 +196,37 @@ def test_an_answer_from_the_page_reports_what_the_run_recorded(viewer: Viewer, c
     log = [json.loads(line) for line in (corpus.runs_dir / f"{run_id}.jsonl").read_text().splitlines()]
     assert next((e["decision"], e["reason"]) for e in log if e["type"] == "approval_resolved") == (
         "deny", "answered with harness approve")
+
+
+def test_a_notice_is_shown_only_for_what_this_viewer_did(viewer: Viewer, corpus: Corpus) -> None:
+    """The notice after Cancel comes from a value the viewer signed for that run a moment ago: a URL typed,
+    bookmarked or shared (`?done=cancel`, a forged or another run's value) shows none."""
+    run = corpus.demo["claude"]  # a run no one cancelled
+    for query in ("done=cancel", "done=approve", "done=deny", "done=abort", "cancelled=1", "cancelled=9999999999.ab"):
+        status, _, body = request(viewer, "GET", f"/runs/{run}?{query}", headers=cookie(viewer))
+        assert status == 200 and 'class="notice"' not in body, query
+
+
+def test_the_worker_output_is_linked_only_when_it_holds_something(viewer: Viewer, corpus: Corpus) -> None:
+    """A background run's worker output is an empty file while it plays, removed when the run ends empty: the page
+    never links to it then (the link would die). A worker that said something leaves its file: linked, served."""
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")
+    corpus.wait_status(run_id, "waiting for approval")
+    worker = corpus.runs_dir / f"{run_id}.worker.log"
+    assert worker.is_file() and worker.stat().st_size == 0  # what the worker holds while it plays
+    status, _, body = request(viewer, "GET", f"/runs/{run_id}", headers=cookie(viewer))
+    assert status == 200 and "Background worker output" not in body
+    corpus.run("cancel", run_id)
+    assert not worker.exists()
+    status, _, body = request(viewer, "GET", f"/runs/{run_id}", headers=cookie(viewer))
+    assert status == 200 and "Background worker output" not in body
+    fd = os.open(worker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # as a worker that warned leaves it
+    with os.fdopen(fd, "w") as fh:
+        fh.write("harness: warning: something the worker said\n")
+    try:
+        status, _, body = request(viewer, "GET", f"/runs/{run_id}", headers=cookie(viewer))
+        assert status == 200 and f'href="/runs/{run_id}/worker">Background worker output' in body
+        status, _, body = request(viewer, "GET", f"/runs/{run_id}/worker", headers=cookie(viewer))
+        assert status == 200 and body == "harness: warning: something the worker said\n"
+    finally:
+        worker.unlink()
