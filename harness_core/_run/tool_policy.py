@@ -17,7 +17,7 @@ from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, Too
 from harness_core.mcp import tool_name_matches
 from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
 
-__all__ = ["ToolPolicy", "check_attachments", "check_tool_filters", "native_filter", "tool_policy"]
+__all__ = ["ToolPolicy", "check_attachments", "check_tool_filters", "native_allow", "native_filter", "tool_policy"]
 
 
 def native_filter(name: str, info: ProviderInfo) -> bool:
@@ -47,16 +47,30 @@ def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: Pr
                            "neither its CLI nor its approvals filter it")
         enforced.add(name)
     for name in sorted(spec.allowed_tools or ()):
-        if not native_filter(name, info):
-            raise _refused(provider, f"allowed_tools {name!r}", name, others,
-                           "its CLI does not filter by it; use disallowed_tools")
+        if not native_allow(name, info):
+            why = ("its CLI takes only a deny-list: it cannot turn off every tool an allow-list leaves out; name "
+                   "what to forbid in disallowed_tools instead" if native_filter(name, info)
+                   else "its CLI does not filter by it; use disallowed_tools")
+            raise _refused(provider, f"allowed_tools {name!r}", name, others, why, allow=True)
     return frozenset(enforced)
 
 
+def native_allow(name: str, info: ProviderInfo) -> bool:
+    """Whether the provider's CLI honours tool name `name` in an allow-list, turning off every tool not named
+    (`ProviderInfo.tool_allow_lists`)."""
+    return info.tool_allow_lists and native_filter(name, info)
+
+
 def _refused(provider: str, feature: str, name: str, others: Iterable[ProviderInfo],
-             why: str) -> UnsupportedFeatureError:
-    takers = sorted(info.name for info in others if info.name != provider and (
-        native_filter(name, info) or (Capability.APPROVALS in info.capabilities and name in info.approval_kinds)))
+             why: str, *, allow: bool = False) -> UnsupportedFeatureError:
+    """The refusal of filter `name`, naming the other providers that take it: natively in an allow-list
+    (`allow`), else natively or enforced through approvals in a deny-list."""
+    def takes(info: ProviderInfo) -> bool:
+        if allow:
+            return native_allow(name, info)
+        return native_filter(name, info) or (Capability.APPROVALS in info.capabilities
+                                             and name in info.approval_kinds)
+    takers = sorted(info.name for info in others if info.name != provider and takes(info))
     return UnsupportedFeatureError(provider, feature, takers, why)
 
 

@@ -19,8 +19,10 @@ from harness_core import (
     ToolUse,
     UnsupportedFeatureError,
     open_run,
+    run,
     tool,
 )
+from harness_core.cli._provider_detail import format_provider_detail, provider_detail
 from harness_core.plugins import PluginHost
 
 from harness_acp.display import mcp_tool
@@ -197,6 +199,22 @@ def test_claude_acp_takes_disallowed_tools_in_session_new() -> None:
     options = profile.session_meta(spec)["claudeCode"]["options"]
     assert options["disallowedTools"] == ["mcp__docs", "mcp__ev__echo", "Bash", "Monitor", "BashOutput", "KillShell"]
     assert {"shell", "edit", "write", "web", "mcp:*"} <= profile.tool_filters
+
+
+async def test_claude_acp_refuses_an_allow_list_before_anything_is_made_and_says_so(tmp_path: Path,
+                                                                                    host: PluginHost) -> None:
+    """claude-acp filters natively in `disallowed_tools` only: it declares no allow-lists, so the runner's check
+    refuses `allowed_tools` before a run log (or an agent) exists, and `harness providers claude-acp` says so."""
+    runs = tmp_path / "runs"
+    spec = AgentRunSpec(prompt="hi", cwd=tmp_path, allowed_tools={"read"})
+    with anyio.fail_after(60), pytest.raises(UnsupportedFeatureError, match="takes only a deny-list"):
+        await run(spec, "claude-acp", host=host, runs_dir=runs)
+    assert not runs.exists() or not list(runs.rglob("*.jsonl")), "refused before a run was logged"
+    info = host.get("claude-acp").cls.info
+    assert not info.tool_allow_lists and "shell" in info.tool_filters
+    detail = await provider_detail(host, "claude-acp", 10)
+    shown = " ".join(format_provider_detail(detail).split())  # wrapped at the terminal width
+    assert "; allow-lists refused (docs/tools.md)" in shown and shown.count("allow-lists") == 1, shown
 
 
 @pytest.mark.parametrize("fields", [{"disallowed_tools": {"shell"}}, {"disallowed_tools": {"edit"}},

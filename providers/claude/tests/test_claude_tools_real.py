@@ -55,6 +55,16 @@ def test_the_everything_servers_echo_answers_through_mcp_server(tmp_path: Path) 
         ("mcp", "echo", "echo(message='harness-echo')")]
 
 
+def test_an_mcp_server_that_does_not_start_is_a_warning_notice(tmp_path: Path) -> None:
+    """Claude Code starts without the server and says so only in its init line's `mcp_servers`: Harness shows it."""
+    missing = tmp_path / "no-such-mcp-server"
+    out = _harness(tmp_path, "--mcp-server", f"everything={missing}", "--scenario", "tools_echo", "go")
+    notices = [e for e in _events(out) if e["type"] == "notice" and e["code"] == "mcp_server_failed"]
+    assert len(notices) == 1, (out.returncode, out.stdout[-3000:], out.stderr[-2000:])
+    assert notices[0]["level"] == "warning" and notices[0]["details"] == {"server": "everything", "status": "failed"}
+    assert "MCP server 'everything' did not start" in str(notices[0]["message"])
+
+
 def test_an_image_and_a_text_file_arrive_exactly(tmp_path: Path) -> None:
     (tmp_path / "red.png").write_bytes(_png())
     (tmp_path / "notes.md").write_text("# notes\nhello\n")
