@@ -100,6 +100,27 @@ async def test_a_python_tool_is_called_through_the_agents_mcp_client(tmp_path: P
         "mcp", "add", "add(a=2, b=3)", "5")
 
 
+@tool
+def subtract(a: int, b: int) -> int:
+    return a - b
+
+
+async def test_a_disallowed_python_tool_is_not_served_to_an_agent_that_filters_no_mcp_tool(
+        tmp_path: Path, host: PluginHost) -> None:
+    """An ACP agent takes no MCP filter, yet `disallowed_tools mcp:harness.add` is honoured (not refused): the
+    `harness` server Harness serves lists only `subtract`, and refuses the fake agent's call of `add` (it calls
+    without listing), which the model reads as a tool error."""
+    agent = write_fake_agent(tmp_path / "bin")
+    spec = AgentRunSpec(prompt="SCENARIO:tools_mcp", cwd=tmp_path, provider_options={"command": str(agent)},
+                        disallowed_tools={"mcp:harness.add"})
+    result, events = await _play(spec, "acp", host, tools=[add, subtract])
+    assert result.status is RunStatus.SUCCESS, result.error
+    done = [e for e in events if isinstance(e, ToolResult)]
+    refused = "add is forbidden by this run's tool filters (disallowed_tools 'mcp:harness.add'); it was not called"
+    assert [(e.output, e.is_error) for e in done] == [(refused, True)]
+    assert result.final_text == f"The tool said {refused}."
+
+
 async def test_an_http_server_the_agent_does_not_offer_is_refused_before_the_run(tmp_path: Path,
                                                                                 host: PluginHost) -> None:
     agent, starts = _counting_agent(tmp_path, "--no-mcp-http")

@@ -82,6 +82,17 @@ def test_an_allow_list_of_one_mcp_tool_is_refused_before_spawn(tmp_path: Path) -
     assert not any(e.get("type") == "session_started" for e in _events(out))
 
 
+def test_an_allow_list_of_one_python_tool_is_taken_and_served_by_harness(tmp_path: Path) -> None:
+    """Claude Code allows MCP tools by server, yet `--allowed-tools mcp:harness.add` is taken for the Python tools:
+    Claude is given the whole `harness` server and Harness serves it `add` alone (not `count_lines`)."""
+    examples = Path(__file__).resolve().parents[3] / "examples" / "tools.py"
+    out = _harness(tmp_path, "--tools", str(examples), "--allowed-tools", "read,mcp:harness.add",
+                   "--scenario", "tools_mcp", "go")
+    assert out.returncode == 0, (out.returncode, out.stderr[-3000:])
+    final = _events(out)[-1]["result"]["final_text"]  # type: ignore[index]
+    assert final.startswith("The tool said ") and final.rstrip(".").endswith("5"), final
+
+
 def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp_path: Path) -> None:
     examples = Path(__file__).resolve().parents[3] / "examples" / "tools.py"
     out = _harness(tmp_path, "--tools", str(examples), "--scenario", "tools_mcp", "go")
