@@ -115,14 +115,14 @@ def test_nothing_but_the_view_command_imports_the_viewer() -> None:
         f"{_rel(path)}:{line}: {module}"
         for path in _modules(CORE, *PACKAGES, *EXECUTORS)
         for line, module in _imports(path)
-        if module.split(".")[0] == "harness_view" and path != CORE / "cli" / "_view.py"
+        if module.split(".")[0] == "harness_view" and path != CORE / "cli" / "view.py"
     ]
     assert not offending, "modules importing the viewer (harness_view):\n" + "\n".join(offending)
-    view = ast.parse((CORE / "cli" / "_view.py").read_text())
+    view = ast.parse((CORE / "cli" / "view.py").read_text())
     top = [n.module or "" for n in view.body if isinstance(n, ast.ImportFrom)]
     top += [a.name for n in view.body if isinstance(n, ast.Import) for a in n.names]
     at_top = [name for name in top if name.split(".")[0] == "harness_view"]
-    assert not at_top, "cli/_view.py imports harness_view at the top: import it in the command (start-up speed)"
+    assert not at_top, "cli/view.py imports harness_view at the top: import it in the command (start-up speed)"
 
 
 def test_module_docstrings_fit_in_five_lines() -> None:

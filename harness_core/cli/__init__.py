@@ -40,22 +40,21 @@ import signal
 import click
 
 from harness_core._version import __version__
-from harness_core.cli._answer import approve
-from harness_core.cli._attach import attach
-from harness_core.cli._batch import batch
-from harness_core.cli._cancel import cancel
-from harness_core.cli._chat import chat
-from harness_core.cli._complete import completion
-from harness_core.cli._configcmd import config
-from harness_core.cli._demo import demo
-from harness_core.cli._info import doctor, providers, schema
-from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
-from harness_core.cli._replay import replay
-from harness_core.cli._run import run
-from harness_core.cli._runs import runs, show
-from harness_core.cli._scenarios import scenarios
-from harness_core.cli._undo import undo
-from harness_core.cli._view import view
+from harness_core.cli import complete as _complete, view as _view
+from harness_core.cli.batch import invocation as _batch
+from harness_core.cli.chat import invocation as _chat
+from harness_core.cli.config import settings as _config
+from harness_core.cli.providers import demo as _demo, info as _info, scenarios as _scenarios
+from harness_core.cli.run import invocation as _run
+from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.runs import (
+    approve as _approve,
+    attach as _attach,
+    cancel as _cancel,
+    listing as _listing,
+    replay as _replay,
+    undo as _undo,
+)
 
 __all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
 
@@ -69,8 +68,9 @@ def cli() -> None:
     """
 
 
-for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, undo,
-                 config, schema, replay, view, completion):
+for _command in (_run.run, _chat.chat, _batch.batch, _demo.demo, _info.providers, _scenarios.scenarios, _info.doctor,
+                 _listing.runs, _listing.show, _attach.attach, _cancel.cancel, _approve.approve, _undo.undo,
+                 _config.config, _info.schema, _replay.replay, _view.view, _complete.completion):
     cli.add_command(_command)
 
 

@@ -11,9 +11,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-import harness_core.cli._live as live_mod
+import harness_core.cli.run.live as live_mod
 from harness_core._run.pipe import event_json, stamp
-from harness_core.cli._live import JsonLines
+from harness_core.cli.run.live import JsonLines
 from harness_core.events import HarnessEvent, Notice, TextDelta
 
 

@@ -18,7 +18,9 @@ import harness_core.offline as offline
 import harness_core.testing.scripted as scripted
 from harness_core import AgentRunSpec, HarnessResult, ProviderInfo, hookimpl, parse_event
 from harness_core._logging import ROOT_LOGGER, get_logger
-from harness_core.cli import _common, _demo, _run
+from harness_core.cli import common as _common
+from harness_core.cli.providers import demo as _demo
+from harness_core.cli.run import invocation as _run
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import RunContext
 from tests.cli.test_cli import invoke, make_host

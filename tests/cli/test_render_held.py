@@ -8,8 +8,7 @@ import io
 import anyio
 
 import harness_core.testing.scripted as scripted
-from harness_core.cli import _terminal as term
-from harness_core.cli.render import Renderer
+from harness_core.cli.render import Renderer, terminal as term
 from harness_core.events import Done, HarnessResult, Notice, ReasoningDelta, RunStatus, TextDelta
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
@@ -126,7 +125,7 @@ def test_the_run_drivers_consumer_writes_held_text_once_caught_up() -> None:
     writes it, and nothing is left held or hooked at the end."""
 
     from harness_core import open_run
-    from harness_core.cli import _live
+    from harness_core.cli.run import live as _live
 
     host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted)])
     out = Stream()

@@ -1,0 +1,251 @@
+"""`harness batch TASKS.jsonl`: many runs, at most N at once, each task's result in a results file (which makes a
+re-run resume), optionally each in its own git worktree with its patch written, here or on Ray.
+
+Layer: CLI, imported at start-up: click and the standard library at the top; the batch API and the progress
+view are imported when the command runs. Knows nothing of any concrete provider or engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from harness_core.cli.common import harness_command, run_async
+from harness_core.cli.complete import complete_provider, complete_scenario
+from harness_core.cli.numbers import Number
+from harness_core.cli.providers.scenarios import scenario_callback
+from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.run.tool_flags import tool_flag_options
+from harness_core.cli.run.tool_refs import TOOLS_OPTION, load_cli_tools
+
+if TYPE_CHECKING:
+    from harness_core.batch import Batch
+    from harness_core.cli.batch.progress import BatchView
+    from harness_core.plugins import PluginHost
+
+__all__ = ["batch", "default_results"]
+
+_EXIT_OK, _EXIT_FAILED, _EXIT_INTERRUPTED = 0, 1, 130  # = harness_core.errors (not imported: start-up time)
+
+
+def default_results(tasks: str) -> Path | None:
+    """`--results` when not given: beside the tasks file, `NAME.results.jsonl` (None for `-`)."""
+    if tasks == "-":
+        return None
+    path = Path(tasks)
+    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
+    return path.with_name(f"{stem}.results.jsonl")
+
+
+@click.command()
+@click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--concurrency", "-j", type=Number(low=1, high=10_000, example="4"), default=4, show_default=True,
+              help="Tasks live at once, at most.")
+@click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
+              help="Provider of the tasks that name none (default: $HARNESS_PROVIDER, else the default provider).")
+@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Results file (JSONL, one line per task as it ends). Tasks it holds as finished (success or "
+                   "failed) are not run again. Default: TASKS.results.jsonl beside the tasks file.")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where each run's log goes (default: as `harness run`).")
+@click.option("--offline", is_flag=True,
+              help="Play every task against the embedded scripted model backend (no credentials, no network): "
+                   "a task's `scenario` field, else --scenario.")
+@click.option("--scenario", default="tools", show_default=True, metavar="NAME", callback=scenario_callback,
+              shell_complete=complete_scenario, help="With --offline: the scenario of tasks that name none.")
+@click.option("--retry", type=Number(low=0, high=100), default=0, show_default=True, metavar="N",
+              help="Play a task again up to N times when it failed for a transient reason (rate limit, HTTP 5xx, "
+                   "a crashed CLI or worker), after an exponential backoff with jitter.")
+@click.option("--retry-backoff", type=Number(real=True, low=0, high=3600, unit="seconds"), default=2.0,
+              show_default=True, metavar="SECONDS",
+              help="The first retry's wait, at most (it doubles each time, capped at 60 s).")
+@click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, high=1_000_000, unit="USD"), metavar="USD",
+              help="Start no more tasks once the batch's runs have cost this much (runs already live finish).")
+@click.option("--worktrees", "repo", type=click.Path(file_okay=False, path_type=Path), metavar="REPO",
+              help="Give each task its own git worktree of REPO (at --ref, or the task's `ref`).")
+@click.option("--ref", default="HEAD", show_default=True, metavar="REF",
+              help="With --worktrees: the commit to check out.")
+@click.option("--worktrees-dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="With --worktrees: where the worktrees are made (default: under ~/.cache/harness/worktrees).")
+@click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree (or offline workspace) afterwards.")
+@click.option("--patches", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="With --worktrees: write each task's diff as DIR/ID.patch, and DIR/predictions.jsonl "
+                   "(instance_id, model_patch, model_name_or_path) as SWE-bench-style evaluators read.")
+@click.option("--engine", default="local", show_default=True, metavar="NAME",
+              help="Where tasks run: `local` (this process) or an installed executor such as `ray` (harness-ray).")
+@click.option("--address", metavar="ADDR", help="With --engine ray: the cluster to join (default: start a local one).")
+@click.option("-E", "--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
+              help="An option of the engine (repeatable).")
+@click.option("--rerun-failed", is_flag=True,
+              help="Play again the tasks whose result in the results file is `failed` (only successes are skipped).")
+@click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
+@click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
+@click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
+@TOOLS_OPTION
+@tool_flag_options
+@harness_command
+def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
+          offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
+          repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
+          engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
+          as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
+          tool_refs: tuple[str, ...] = ()) -> None:
+    """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
+    unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
+
+    Every line is checked before anything starts. Each task's run is logged as `harness run`'s are; its result
+    goes to the results file as it ends, so running the same command again finishes only what is left. Ctrl-C
+    (or SIGTERM) interrupts the live runs cleanly and records them as interrupted.
+
+    Exit status: 0 every task succeeded, 1 a task failed (or was not started), 2 usage error, 130 interrupted.
+    """
+    from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
+    from harness_core.plugins import get_host
+
+    if patches is not None and repo is None:
+        raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
+    if repo is None and (worktrees_dir is not None or ref != "HEAD"):
+        raise click.UsageError("--ref and --worktrees-dir apply with --worktrees REPO")
+    scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT
+    if scenario_given and not offline:
+        raise click.UsageError("--scenario applies with --offline")
+    try:
+        options: dict[str, Any] = parse_option_pairs(engine_options)
+    except OptionSyntaxError as exc:
+        raise click.BadParameter(str(exc), param_hint="-E/--engine-option") from None
+    if address is not None:
+        options["address"] = address
+    results = results or default_results(tasks)
+    if results is None:
+        raise click.UsageError("with tasks from stdin (`-`), pass --results FILE: it is what lets a re-run resume")
+    host = get_host()
+    try:
+        check = functools.partial(_provider_problem, host)
+        loaded, early = load_tasks(tasks, offline=offline, check_provider=check), []
+    except TaskFileError as exc:  # checked further with the good lines: every problem is said in one go
+        loaded, early = exc.tasks, exc.problems
+    tools = load_cli_tools(tool_refs)  # runs the user's module here once; each attempt imports it again
+    if spec_fields:  # the tool flags: for every task, under what its own line sets
+        from harness_core.batch.tasks import with_tool_fields
+
+        loaded = [with_tool_fields(task, spec_fields) for task in loaded]
+    plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
+    job = Batch(loaded, host=host, provider=provider, concurrency=concurrency, executor=engine,
+                executor_options=options, runs_dir=runs_dir, results=results, retry=retry,
+                retry_backoff=retry_backoff, offline=offline, scenario=scenario, worktrees=plan, patches=patches,
+                keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed,
+                tools=tools)
+    source = "<stdin>" if tasks == "-" else tasks
+    sys.exit(run_async(_play, job, results, patches, as_json, verbose, source, early))
+
+
+_DEFAULT = click.core.ParameterSource.DEFAULT
+
+
+def _provider_problem(host: PluginHost, name: str) -> str | None:
+    """A task's `provider` that is not installed: the host's message (did you mean, the installed ones)."""
+    from harness_core.errors import HarnessError
+
+    try:
+        host.get(name)
+    except HarnessError as exc:
+        return exc.message
+    return None
+
+
+async def _play(job: Batch, results: Path, patches: Path | None, as_json: bool, verbose: bool, source: str,
+                early: list[tuple[int | None, str]]) -> int:
+    import anyio
+
+    from harness_core.cli.batch.progress import BatchView
+
+    await job.check(early, source)  # every problem of every line (reading it too), before anything starts
+    view = BatchView(job.stats, engine=job.executor.describe(), verbose=verbose)
+    job.on_update = view.update
+    async with anyio.create_task_group() as tg:
+        hard_stop = tg.cancel_scope
+        tg.start_soon(_watch_signals, job, view, hard_stop)
+        with view:
+            tg.start_soon(_tick, view)
+            try:
+                async for result in job.results():
+                    if as_json:
+                        print(result.model_dump_json(), flush=True)
+            finally:  # also after a second Ctrl-C: what was done, and what is left
+                _summary(job, view, results, patches)
+        tg.cancel_scope.cancel()
+    if job.interrupted:
+        return _EXIT_INTERRUPTED
+    stats = job.stats
+    clean = stats.failed == 0 and stats.failed_earlier == 0 and stats.not_started == 0 and stats.interrupted == 0
+    return _EXIT_OK if clean else _EXIT_FAILED
+
+
+async def _tick(view: BatchView) -> None:
+    import anyio
+
+    while True:
+        view.refresh()
+        await anyio.sleep(0.25)
+
+
+async def _watch_signals(job: Batch, view: BatchView, hard_stop: Any) -> None:
+    """First SIGINT/SIGTERM/SIGHUP: interrupt every live run cleanly, start nothing more. Second: stop now."""
+    import anyio
+
+    watched = [signal.SIGINT, signal.SIGTERM]
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # under nohup a hang-up stays ignored
+        watched.append(signal.SIGHUP)
+    with anyio.open_signal_receiver(*watched) as signals:
+        count = 0
+        async for _ in signals:
+            count += 1
+            if count == 1:
+                job.interrupt()
+                view.say(f"interrupting {job.stats.running} live run(s)… (press Ctrl-C again to stop at once; run "
+                         "the same command again to resume)")
+            elif count == 2:
+                view.say("stopping now")
+                hard_stop.cancel()
+
+
+def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -> None:
+    import time
+
+    from harness_core.cli.batch.progress import clock
+
+    s = job.stats
+    if job.swept:
+        size = sum(leftover.size for leftover in job.swept) / 2**20
+        view.say(f"removed {len(job.swept)} temporary director{'y' if len(job.swept) == 1 else 'ies'} a killed "
+                 f"Harness left ({size:.1f} MiB)")
+    parts = [f"{s.succeeded} succeeded", f"{s.failed} failed"]
+    if s.interrupted:
+        parts.append(f"{s.interrupted} interrupted")
+    if s.not_started:
+        parts.append(f"{s.not_started} not started")
+    if s.skipped:
+        failed = f", {s.failed_earlier} of them failed: --rerun-failed plays those again" if s.failed_earlier else ""
+        parts.append(f"{s.skipped} skipped (finished earlier{failed})")
+    cost = f", ${s.cost_usd:.4f}" if s.cost_usd else ""
+    if s.skipped == s.total:
+        failed = f", {s.failed_earlier} of them failed (--rerun-failed plays those again)" if s.failed_earlier else ""
+        view.say(f"batch: nothing to run: all {s.total} task(s) finished earlier{failed}; results in {results}")
+        return
+    view.say(f"batch: {', '.join(parts)} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
+             f"{s.peak_running} live at once{cost}); results in {results}")
+    if patches is not None:
+        view.say(f"patches in {patches} (predictions.jsonl for evaluators)")
+    if job.budget_reached:
+        view.say(f"the batch reached --max-cost-usd (${s.cost_usd:.4f}): {s.not_started} task(s) not started; run "
+                 "again with a higher limit to play them")
+    elif s.not_started or s.interrupted:
+        view.say("run the same command again to play the tasks left")
+    kept = job.workspaces.kept_where if job.workspaces.keep else None
+    if kept is not None:
+        view.say(f"kept the workspaces in {kept}")
