@@ -10,6 +10,7 @@ Errors raised before a run starts print one line, ``harness: error: <message>``,
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -35,7 +36,6 @@ __all__ = [
     "dumps",
     "fail",
     "harness_command",
-    "run_async",
     "say",
     "spec_problems",
 ]
@@ -125,26 +125,34 @@ def harness_command(func: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from pydantic import ValidationError
-
-        from harness_core import HarnessError
         from harness_core.cli.stderr_log import log_to_stderr
 
         click.get_current_context().with_resource(log_to_stderr())
         try:
             return func(*args, **kwargs)
-        except HarnessError as exc:
-            fail(exc.message, exc.exit_status)
-        except ValidationError as exc:
-            fail(spec_problems(exc), EXIT_USAGE)
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
         except BaseException as exc:
+            said = _said(exc)
+            if said is not None:
+                fail(*said)
             if not _broken_pipe(exc):
                 raise
             _quiet_exit()  # `harness … | head`: the reader left; as other commands do, no traceback
 
     return wrapper
+
+
+def _said(exc: BaseException) -> tuple[str, int] | None:
+    """A `HarnessError` or an invalid spec as its one line and exit status, else None. Their classes are looked up
+    where they are loaded (an instance means its module is), not imported: start-up stays light."""
+    errors = sys.modules.get("harness_core.errors")
+    if errors is not None and isinstance(exc, errors.HarnessError):
+        return exc.message, exc.exit_status  # a HarnessError
+    pydantic_core = sys.modules.get("pydantic_core")
+    if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
+        return spec_problems(exc), EXIT_USAGE  # a pydantic ValidationError
+    return None
 
 
 def _broken_pipe(exc: BaseException) -> bool:
@@ -158,23 +166,12 @@ def _broken_pipe(exc: BaseException) -> bool:
 def _quiet_exit() -> NoReturn:
     """Leave with SIGPIPE's status (141, as a shell reports a writer killed by it) and nothing more on the
     closed pipe: Python would try to flush stdout again at exit and complain."""
-    import sys
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     sys.exit(141)
 
 
-def run_async(func: Callable[..., Any], *args: Any) -> Any:
-    """Run `func(*args)` on the event loop named by `$HARNESS_ASYNC_BACKEND` (asyncio by default)."""
-    import anyio
-
-    return anyio.run(func, *args, backend=os.environ.get(ENV_BACKEND, "asyncio"))
-
-
 def dumps(data: Any) -> str:
     """The `--json` output of the information commands: indented, non-JSON values as their `str`."""
-    import json
-
     return json.dumps(data, indent=2, default=str)

@@ -15,14 +15,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from harness_core._logging import ROOT_LOGGER
+
 __all__ = ["FORMAT", "level_for", "log_to_stderr", "set_level"]
 
 FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 def _harness_logger() -> logging.Logger:
-    from harness_core._logging import ROOT_LOGGER  # here, not at import: `harness --help` stays light
-
     return logging.getLogger(ROOT_LOGGER)
 
 

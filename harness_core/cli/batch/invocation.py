@@ -10,18 +10,21 @@ from __future__ import annotations
 import functools
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import click
 
-from harness_core.cli.common import harness_command, run_async
-from harness_core.cli.complete import complete_provider, complete_scenario
-from harness_core.cli.numbers import Number
-from harness_core.cli.providers.scenarios import scenario_callback
+from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
+from harness_core.batch.tasks import with_tool_fields
+from harness_core.cli.batch.progress import BatchView, clock
+from harness_core.cli.event_loop import run_async
 from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
-from harness_core.cli.run.tool_flags import tool_flag_options
-from harness_core.cli.run.tool_refs import TOOLS_OPTION, load_cli_tools
+from harness_core.cli.run.tool_checks import load_cli_tools
+from harness_core.errors import HarnessError
+from harness_core.plugins import get_host
 
 if TYPE_CHECKING:
     from harness_core.batch import Batch
@@ -42,53 +45,6 @@ def default_results(tasks: str) -> Path | None:
     return path.with_name(f"{stem}.results.jsonl")
 
 
-@click.command()
-@click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--concurrency", "-j", type=Number(low=1, high=10_000, example="4"), default=4, show_default=True,
-              help="Tasks live at once, at most.")
-@click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
-              help="Provider of the tasks that name none (default: $HARNESS_PROVIDER, else the default provider).")
-@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Results file (JSONL, one line per task as it ends). Tasks it holds as finished (success or "
-                   "failed) are not run again. Default: TASKS.results.jsonl beside the tasks file.")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where each run's log goes (default: as `harness run`).")
-@click.option("--offline", is_flag=True,
-              help="Play every task against the embedded scripted model backend (no credentials, no network): "
-                   "a task's `scenario` field, else --scenario.")
-@click.option("--scenario", default="tools", show_default=True, metavar="NAME", callback=scenario_callback,
-              shell_complete=complete_scenario, help="With --offline: the scenario of tasks that name none.")
-@click.option("--retry", type=Number(low=0, high=100), default=0, show_default=True, metavar="N",
-              help="Play a task again up to N times when it failed for a transient reason (rate limit, HTTP 5xx, "
-                   "a crashed CLI or worker), after an exponential backoff with jitter.")
-@click.option("--retry-backoff", type=Number(real=True, low=0, high=3600, unit="seconds"), default=2.0,
-              show_default=True, metavar="SECONDS",
-              help="The first retry's wait, at most (it doubles each time, capped at 60 s).")
-@click.option("--max-cost-usd", type=Number(real=True, low=0, low_open=True, high=1_000_000, unit="USD"), metavar="USD",
-              help="Start no more tasks once the batch's runs have cost this much (runs already live finish).")
-@click.option("--worktrees", "repo", type=click.Path(file_okay=False, path_type=Path), metavar="REPO",
-              help="Give each task its own git worktree of REPO (at --ref, or the task's `ref`).")
-@click.option("--ref", default="HEAD", show_default=True, metavar="REF",
-              help="With --worktrees: the commit to check out.")
-@click.option("--worktrees-dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="With --worktrees: where the worktrees are made (default: under ~/.cache/harness/worktrees).")
-@click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree (or offline workspace) afterwards.")
-@click.option("--patches", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="With --worktrees: write each task's diff as DIR/ID.patch, and DIR/predictions.jsonl "
-                   "(instance_id, model_patch, model_name_or_path) as SWE-bench-style evaluators read.")
-@click.option("--engine", default="local", show_default=True, metavar="NAME",
-              help="Where tasks run: `local` (this process) or an installed executor such as `ray` (harness-ray).")
-@click.option("--address", metavar="ADDR", help="With --engine ray: the cluster to join (default: start a local one).")
-@click.option("-E", "--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
-              help="An option of the engine (repeatable).")
-@click.option("--rerun-failed", is_flag=True,
-              help="Play again the tasks whose result in the results file is `failed` (only successes are skipped).")
-@click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
-@click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
-@click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
-@TOOLS_OPTION
-@tool_flag_options
-@harness_command
 def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
@@ -104,8 +60,6 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
 
     Exit status: 0 every task succeeded, 1 a task failed (or was not started), 2 usage error, 130 interrupted.
     """
-    from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
-    from harness_core.plugins import get_host
 
     if patches is not None and repo is None:
         raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
@@ -131,7 +85,6 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
         loaded, early = exc.tasks, exc.problems
     tools = load_cli_tools(tool_refs)  # runs the user's module here once; each attempt imports it again
     if spec_fields:  # the tool flags: for every task, under what its own line sets
-        from harness_core.batch.tasks import with_tool_fields
 
         loaded = [with_tool_fields(task, spec_fields) for task in loaded]
     plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
@@ -149,7 +102,6 @@ _DEFAULT = click.core.ParameterSource.DEFAULT
 
 def _provider_problem(host: PluginHost, name: str) -> str | None:
     """A task's `provider` that is not installed: the host's message (did you mean, the installed ones)."""
-    from harness_core.errors import HarnessError
 
     try:
         host.get(name)
@@ -160,10 +112,6 @@ def _provider_problem(host: PluginHost, name: str) -> str | None:
 
 async def _play(job: Batch, results: Path, patches: Path | None, as_json: bool, verbose: bool, source: str,
                 early: list[tuple[int | None, str]]) -> int:
-    import anyio
-
-    from harness_core.cli.batch.progress import BatchView
-
     await job.check(early, source)  # every problem of every line (reading it too), before anything starts
     view = BatchView(job.stats, engine=job.executor.describe(), verbose=verbose)
     job.on_update = view.update
@@ -187,8 +135,6 @@ async def _play(job: Batch, results: Path, patches: Path | None, as_json: bool, 
 
 
 async def _tick(view: BatchView) -> None:
-    import anyio
-
     while True:
         view.refresh()
         await anyio.sleep(0.25)
@@ -196,7 +142,6 @@ async def _tick(view: BatchView) -> None:
 
 async def _watch_signals(job: Batch, view: BatchView, hard_stop: Any) -> None:
     """First SIGINT/SIGTERM/SIGHUP: interrupt every live run cleanly, start nothing more. Second: stop now."""
-    import anyio
 
     watched = [signal.SIGINT, signal.SIGTERM]
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # under nohup a hang-up stays ignored
@@ -215,10 +160,6 @@ async def _watch_signals(job: Batch, view: BatchView, hard_stop: Any) -> None:
 
 
 def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -> None:
-    import time
-
-    from harness_core.cli.batch.progress import clock
-
     s = job.stats
     if job.swept:
         size = sum(leftover.size for leftover in job.swept) / 2**20

@@ -12,6 +12,9 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
 if TYPE_CHECKING:
     from harness_core.batch import BatchStats, BatchUpdate, TaskResult
 
@@ -45,7 +48,6 @@ def _one_line(text: str, limit: int = 160) -> str:
 def _console(stream: TextIO) -> Any:
     """A rich console on `stream` that never hides the cursor: a batch killed (SIGKILL) while its progress bar is
     up cannot show it again, and the terminal would be left without one."""
-    from rich.console import Console
 
     class CursorKept(Console):
         def show_cursor(self, show: bool = True) -> bool:
@@ -69,8 +71,6 @@ class BatchView:
 
     def __enter__(self) -> BatchView:
         if self.live:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
-
             console = _console(self.stream)
             self._progress = Progress(
                 SpinnerColumn(), TextColumn("[bold]batch[/]"), BarColumn(), MofNCompleteColumn(),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import readline
 import sys
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -106,8 +107,6 @@ def converse(request: ChatRequest, stdin: TextIO, out: TextIO) -> int:
     """
     if request.prompt:
         with contextlib.suppress(ImportError):
-            import readline  # for its side effect: line editing and history in input()
-
             multiline_editing(readline)
     keys = Keys()
     chat = _Chat(request, stdin, out, keys)

@@ -16,56 +16,23 @@ from typing import Any
 
 import click
 
-from harness_core.cli.common import RUN_RUNS_DIR_OPTION, harness_command
-from harness_core.cli.complete import complete_option_key, complete_provider, complete_scenario
-from harness_core.cli.providers.scenarios import scenario_callback
+from harness_core import AgentRunSpec, SessionSpec
+from harness_core.cli.chat.conversation import ChatRequest, converse
+from harness_core.cli.config.loader import load_config
+from harness_core.cli.config.settings import configured_fields
+from harness_core.cli.run.continuation import resolve_continue
+from harness_core.cli.run.invocation import check_offline_flags, say_untrusted
+from harness_core.cli.run.offline import offline_workspace
 from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
-from harness_core.cli.run.spec_flags import (
-    CWD_OPTION,
-    SANDBOX_OPTION,
-    approval_option,
-    resume_options,
-    spec_flag_options,
-)
-from harness_core.cli.run.tool_flags import tool_flag_options
-from harness_core.cli.run.tool_refs import TOOLS_OPTION, load_cli_tools
+from harness_core.cli.run.tool_checks import load_cli_tools
+from harness_core.cli.stderr_log import level_for, set_level
 
 __all__ = ["chat"]
 
-_DEFAULT_SCENARIO = "say"
 _PLACEHOLDER = "(chat)"
 """The prompt of the spec the pre-flight checks see; a session plays the prompts typed, never this one."""
 
 
-@click.command()
-@click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
-              help="Provider to use (default: $HARNESS_PROVIDER, else "
-              "`provider` in the config files (`harness config`), else the provider `harness providers` marks as "
-              "default).")
-@click.option("--model", "-m", metavar="M", help="Model of the session (default: the configured one, else the "
-              "provider's; `/model` changes it for the next turns).")
-@CWD_OPTION
-@SANDBOX_OPTION
-@approval_option("; `/approval` changes it for the next turns")
-@resume_options
-@spec_flag_options
-@tool_flag_options
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
-              help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
-@RUN_RUNS_DIR_OPTION
-@click.option("--offline", is_flag=True,
-              help="Chat with the real agent CLI against the embedded scripted model backend on 127.0.0.1 (no "
-                   "credentials, no network): every turn plays --scenario, whatever is typed.")
-@click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME", callback=scenario_callback,
-              shell_complete=complete_scenario,
-              help="With --offline: what the scripted model does on each turn (say, tools, think, ...).")
-@click.option("--keep-workspace", is_flag=True,
-              help="With --offline and no --cwd: keep the temporary workspace after the chat.")
-@click.option("--force", is_flag=True, help="With --offline --cwd DIR: play in DIR even if it is not empty.")
-@click.option("--json", "as_json", is_flag=True, help="Print every turn's events as JSON lines (as in their logs).")
-@click.option("-v", "--verbose", count=True, help="-v: show output summaries and usage; -vv: debug logging.")
-@TOOLS_OPTION
-@harness_command
 def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str, approval: str,
          resume_session: str | None, continue_last: bool, spec_fields: dict[str, Any], options: tuple[str, ...],
          runs_dir: Path | None, offline: bool, scenario: str, keep_workspace: bool, force: bool, as_json: bool,
@@ -80,21 +47,13 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
     unavailable.
     """
     if verbose >= 2:
-        from harness_core.cli.stderr_log import level_for, set_level
-
         set_level(level_for(verbose))
-    from harness_core import AgentRunSpec, SessionSpec
-    from harness_core.cli.chat.conversation import ChatRequest, converse
-    from harness_core.cli.config.loader import load_config
-    from harness_core.cli.config.settings import configured_fields
-    from harness_core.cli.run.invocation import check_offline_flags, say_untrusted
 
     config = load_config(cwd)
     try:
         provider_options = parse_option_pairs(options)
     except OptionSyntaxError as exc:
         raise click.BadParameter(str(exc), param_hint="-o/--option") from None
-    from harness_core.cli.run.spec_flags import resolve_continue
 
     runs_dir = runs_dir or config.get("runs_dir")
     resume_session, provider = resolve_continue(continue_last, resume_session, provider, offline=offline,
@@ -119,7 +78,6 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
             raise click.UsageError("--scenario, --keep-workspace and --force only apply with --offline")
         say_untrusted(config, provider, spec.cwd)
         sys.exit(converse(request, sys.stdin, sys.stdout))
-    from harness_core.cli.run.offline import offline_workspace
 
     explicit_cwd = cwd is not None
     check_offline_flags(spec, provider, scenario, explicit_cwd=explicit_cwd, keep=keep_workspace, force=force,

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness_core._inputfile import InputFileError, read_input
 from harness_core.cli.config.toml_lines import key_lines, line_of, toml_value
 from harness_core.errors import EXIT_USAGE, HarnessError
+from harness_core.mcp import McpServer
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -302,7 +303,6 @@ def _server_fields(path: Path, lines: dict[tuple[str, ...], int], name: str, tab
     Raises:
         ConfigError: it is not a server (both a command and a url, neither, a bad name...), naming the line.
     """
-    from harness_core.mcp import McpServer
 
     fields: dict[str, Any] = {"name": name, **table.model_dump(exclude_defaults=True)}
     if table.cwd is not None:

@@ -7,14 +7,30 @@ and the plugin host's default provider name are imported when a command runs. Kn
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness_core.cli.common import JSON_OPTION, dumps, harness_command
+from harness_core.cli.common import dumps
+from harness_core.cli.config.checks import check_config
+from harness_core.cli.config.loader import (
+    KEYS,
+    PROJECT_FILE,
+    SPEC_KEYS,
+    ConfigError,
+    Value,
+    load_config,
+    project_config_path,
+    search_stop,
+    user_config_path,
+)
+from harness_core.plugins import DEFAULT_PROVIDER, get_host
+from harness_core.store import resolve_runs_dir
 
 if TYPE_CHECKING:
     from harness_core.cli.config.loader import Config, Looked, Value
@@ -29,7 +45,6 @@ _NOT_SET = {
 
 def default_provider() -> str:
     """The provider a run without --provider, `$HARNESS_PROVIDER` or a configured `provider` uses."""
-    from harness_core.plugins import DEFAULT_PROVIDER
 
     return DEFAULT_PROVIDER
 
@@ -38,16 +53,12 @@ def configured_fields(ctx: click.Context, config: Config, provider: str | None, 
     """Lay `config` under the spec `fields` of a run (or chat) of `provider` (None: the default one): each setting
     the command line did not give, and the `[providers.NAME]` options under `fields["provider_options"]` (the
     `-o` options) key by key. Changes `fields`."""
-    from harness_core.cli.config.loader import SPEC_KEYS
 
     given = set()
     for key in SPEC_KEYS:
         source = ctx.get_parameter_source(key)
         if source is not None and source is not click.core.ParameterSource.DEFAULT:
             given.add(key)
-    from harness_core.cli.config.checks import check_config
-    from harness_core.cli.config.loader import ConfigError
-    from harness_core.plugins import get_host
 
     host = get_host()
     resolve = host.resolve
@@ -73,7 +84,6 @@ def _refuse_unless_given(ctx: click.Context, config: Config, provider: str, give
                          options: Mapping[str, Any], resolve: Callable[[str], str]) -> None:
     """Raise the error of a setting an untrusted project file may not make, when this run would take it from
     the file: one the command line gives itself (`-p`, `-s`, `--runs-dir`, `-o KEY=…`) is simply overridden."""
-    from harness_core.cli.config.loader import ConfigError
 
     for loc, message in config.refused.items():
         if loc[0] == "mcp_servers":
@@ -99,12 +109,6 @@ def _has(options: Mapping[str, Any], leaf: tuple[str, ...]) -> bool:
     return True
 
 
-@click.group(invoke_without_command=True, subcommand_metavar="[path]",
-             short_help="Show the effective settings and where each came from (files, environment, defaults).")
-@click.option("--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Find the project file (.harness.toml) from this directory up (default: the current one).")
-@JSON_OPTION
-@click.pass_context
 def config(ctx: click.Context, cwd: Path | None, as_json: bool) -> None:
     """Show the settings `harness run` and `harness chat` use and where each came from: the command line >
     the environment ($HARNESS_PROVIDER, $HARNESS_RUNS_DIR) > the project's .harness.toml (the nearest one from
@@ -117,11 +121,6 @@ def config(ctx: click.Context, cwd: Path | None, as_json: bool) -> None:
                                "--json")
 
 
-@config.command(short_help="Print where the configuration files are (the user's, and the project's).")
-@click.argument("scope", required=False, type=click.Choice(["user", "project"]))
-@click.option("--cwd", "-C", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Find the project file from this directory up (default: the current one).")
-@click.pass_context
 def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
     """Print where the configuration files are: the user file, $XDG_CONFIG_HOME/harness/config.toml (default
     ~/.config/harness/config.toml), whether or not it exists, and the project file that applies to --cwd (the
@@ -130,7 +129,6 @@ def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
     With SCOPE, only that file's path, to edit it: `$EDITOR "$(harness config path user)"`; exit 1 when there is
     no project file (the message says where to create one).
     """
-    from harness_core.cli.config.loader import PROJECT_FILE, project_config_path, search_stop, user_config_path
 
     given = cwd or (ctx.parent.params.get("cwd") if ctx.parent is not None else None)
     start = Path(given or Path.cwd()).resolve()
@@ -149,15 +147,7 @@ def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
                    else f"project: none found, searched from {start} up to {search_stop(start)}")
 
 
-@harness_command
 def _show(cwd: Path | None, as_json: bool) -> None:
-    import os
-
-    from harness_core.cli.config.checks import check_config
-    from harness_core.cli.config.loader import KEYS, ConfigError, Value, load_config
-    from harness_core.plugins import get_host
-    from harness_core.store import resolve_runs_dir
-
     found = load_config(cwd)
     problems = check_config(found, get_host())
     for warning in problems.warnings:
@@ -196,7 +186,6 @@ def _as_json(found: Config, settings: dict[str, Value | None]) -> dict[str, Any]
 
 def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
     """TOML (it can be pasted into a file), each value's source as a comment; files looked at first."""
-    from harness_core.cli.config.loader import PROJECT_FILE
 
     width = max(len(f.scope) for f in found.files) + len(" file:")
     def where(f: Looked) -> str:
@@ -235,7 +224,6 @@ def _key(name: str) -> str:
 
 def _toml(value: Any) -> str:
     """A value as TOML writes it (a path as a string; no idle timeout as "inf")."""
-    import json
 
     if isinstance(value, float) and math.isinf(value):
         return '"inf"'

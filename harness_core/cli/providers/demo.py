@@ -13,23 +13,16 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import JSON_OPTION, RUNS_DIR_OPTION, dumps, harness_command, run_async
+from harness_core.cli.common import dumps
+from harness_core.cli.event_loop import run_async
+from harness_core.cli.providers.play import format_summary, play_all
+from harness_core.cli.render.layout import output_width
+from harness_core.plugins import get_host
 
 __all__ = ["demo"]
 
-_DEFAULT_SCENARIO = "tools"  # = harness_core.offline.DEFAULT_SCENARIO (importing it here would slow start-up)
 
 
-@click.command()
-@click.option("--provider", "-p", "providers", multiple=True, metavar="NAME",
-              help="Only these providers (repeatable; default: every installed provider that can run offline).")
-@click.option("--scenario", default=_DEFAULT_SCENARIO, show_default=True, metavar="NAME",
-              help="What the scripted model does.")
-@click.option("--keep-workspace", is_flag=True,
-              help="Keep each provider's temporary workspace (removed after its run otherwise).")
-@RUNS_DIR_OPTION
-@JSON_OPTION
-@harness_command
 def demo(providers: tuple[str, ...], scenario: str, keep_workspace: bool, runs_dir: Path | None,
          as_json: bool) -> None:
     """Play a short task through every installed provider's real CLI, offline, and compare them side by side.
@@ -38,8 +31,6 @@ def demo(providers: tuple[str, ...], scenario: str, keep_workspace: bool, runs_d
     in its own temporary workspace, removed after its run unless --keep-workspace; the runs are logged as usual
     (`harness show RUN_ID`).
     """
-    from harness_core.cli.providers.play import format_summary, play_all
-    from harness_core.plugins import get_host
 
     rows = run_async(functools.partial(play_all, keep=keep_workspace), get_host(), list(providers), scenario,
                      runs_dir, sys.stdout, as_json)
@@ -49,6 +40,5 @@ def demo(providers: tuple[str, ...], scenario: str, keep_workspace: bool, runs_d
 
 def _width() -> int | None:
     """The width the summary must fit: the terminal's ($COLUMNS), None off a terminal (the table as it is)."""
-    from harness_core.cli.render.layout import output_width
 
     return output_width(sys.stdout)

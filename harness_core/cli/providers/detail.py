@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from harness_core.cli.providers.report import PROBE_DEADLINE, ProviderReport, probe_outcome, provider_entry
+from harness_core.offline import can_run_offline
 from harness_core.plugins import PluginHost
 
 __all__ = ["OptionInfo", "ProviderDetail", "describe_options", "format_provider_detail", "provider_detail",
@@ -167,7 +168,6 @@ async def provider_detail(host: PluginHost, name: str, deadline: float = PROBE_D
     Raises:
         ProviderNotFoundError: no provider by that name (the message suggests the closest and lists them all).
     """
-    from harness_core.offline import can_run_offline
 
     registered = host.get(name)
     report = provider_entry(host, registered, await probe_outcome(registered, deadline), default)

@@ -7,22 +7,28 @@ are imported when a command runs. Knows no concrete provider.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import sys
 from pathlib import Path
 
 import click
 
-from harness_core.cli.common import CHECK_RUNS_DIR_OPTION, JSON_OPTION, dumps, harness_command, run_async
-from harness_core.cli.complete import complete_provider
+from harness_core import EVENT_ADAPTER, AgentRunSpec, HarnessResult
+from harness_core.cli.common import dumps
+from harness_core.cli.config.checks import check_config
+from harness_core.cli.config.loader import ConfigError, load_config
+from harness_core.cli.event_loop import run_async
+from harness_core.cli.providers.detail import format_provider_detail, provider_detail
+from harness_core.cli.providers.report import doctor_report, format_doctor, format_providers, provider_report
+from harness_core.cli.render.layout import output_width
+from harness_core.plugins import get_host
+from harness_core.store import resolve_runs_dir
 
 __all__ = ["doctor", "providers", "schema", "schema_for"]
 
 
-@click.command()
-@click.argument("name", required=False, shell_complete=complete_provider)
-@JSON_OPTION
-@harness_command
 def providers(name: str | None, as_json: bool) -> None:
     """List installed providers: version, capabilities, whether their CLI is available (and why not). With NAME
     (a provider or an alias of one): that provider in full, with every option `-o KEY=VALUE` takes (its
@@ -33,9 +39,6 @@ def providers(name: str | None, as_json: bool) -> None:
 
     Exit status: 0; 2 for a NAME that is not installed (the closest names are suggested).
     """
-    from harness_core.cli.config.loader import ConfigError, load_config
-    from harness_core.cli.render.layout import output_width
-    from harness_core.plugins import get_host
 
     try:
         chosen = load_config().values.get("provider")
@@ -44,21 +47,14 @@ def providers(name: str | None, as_json: bool) -> None:
         chosen = None
     default, source = (str(chosen.value), chosen.source) if chosen is not None else (None, None)
     if name is not None:
-        from harness_core.cli.providers.detail import format_provider_detail, provider_detail
-
         detail = run_async(functools.partial(provider_detail, default=default), get_host(), name)
         click.echo(dumps(detail.as_json()) if as_json else format_provider_detail(detail, output_width(sys.stdout)))
         return
-    from harness_core.cli.providers.report import format_providers, provider_report
 
     report = run_async(functools.partial(provider_report, default=default, default_source=source), get_host())
     click.echo(dumps(report.as_json()) if as_json else format_providers(report, output_width(sys.stdout)))
 
 
-@click.command()
-@CHECK_RUNS_DIR_OPTION
-@JSON_OPTION
-@harness_command
 def doctor(runs_dir: Path | None, as_json: bool) -> None:
     """Check the configuration files, each provider's CLI (path, version, minimum) and credentials, broken
     plugins, the runs dir.
@@ -67,13 +63,6 @@ def doctor(runs_dir: Path | None, as_json: bool) -> None:
     login status); others say "not checked". Exit 1 on any problem (a provider that is not logged in is one, a
     mistake in a configuration file another).
     """
-    import dataclasses
-
-    from harness_core.cli.config.checks import check_config
-    from harness_core.cli.config.loader import ConfigError, load_config
-    from harness_core.cli.providers.report import doctor_report, format_doctor
-    from harness_core.plugins import get_host
-    from harness_core.store import resolve_runs_dir
 
     host = get_host()
     errors: list[str] = []
@@ -98,9 +87,6 @@ def doctor(runs_dir: Path | None, as_json: bool) -> None:
 
 def schema_for(what: str) -> str:
     """JSON Schema of `spec`, `events` (one run-log line) or `result`, as indented JSON text."""
-    import json
-
-    from harness_core import EVENT_ADAPTER, AgentRunSpec, HarnessResult
 
     if what == "spec":
         found = AgentRunSpec.model_json_schema()
@@ -111,9 +97,6 @@ def schema_for(what: str) -> str:
     return json.dumps(found, indent=2)
 
 
-@click.command()
-@click.argument("what", type=click.Choice(["spec", "events", "result"]), default="events")
-@harness_command
 def schema(what: str) -> None:
     """Print the JSON Schema of a run spec, of one run-log line (events, the default) or of a result."""
     click.echo(schema_for(what))

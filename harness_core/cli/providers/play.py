@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,8 +197,6 @@ def _tools_cell(tools: tuple[str, ...]) -> str:
 
 def _harness_command() -> str:
     """How the user can type `harness` again: its name when it is on PATH, else the path it was started by."""
-    import os
-    import sys
 
     started = sys.argv[0] if sys.argv and os.path.basename(sys.argv[0]) == "harness" else None
     if started is None or shutil.which("harness") is not None:

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 
 from harness_core import HarnessError
+from harness_core._provider import CliInfo, Provider
 from harness_core.cli.render.layout import Column, fit_table, fit_text
 from harness_core.plugins import DEFAULT_PROVIDER, ENV_PROVIDER, BrokenPlugin, PluginHost, RegisteredProvider
 
@@ -255,8 +256,6 @@ def _writable(directory: Path) -> tuple[bool, str | None]:
 
 
 async def _credentials(registered: RegisteredProvider, probe: ProbeOutcome, deadline: float) -> CredentialsOutcome:
-    from harness_core._provider import CliInfo, Provider
-
     if getattr(registered.cls, "check_auth", Provider.check_auth) is Provider.check_auth:
         return CredentialsOutcome(False, detail="not checked (the provider has no credentials check)")
     if not probe.available:

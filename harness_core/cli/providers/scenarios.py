@@ -1,30 +1,32 @@
-"""`harness scenarios` (and `--scenario help`): the offline scenarios, one line each — what the scripted model
-does, which tools it calls, and when those ask for an approval.
+"""`harness scenarios` and `--scenario` (`checked_scenario`: `help`, a name, inline JSON or a .json file): the
+offline scenarios, one line each: what the scripted model does, which tools it calls, when those ask.
 
-Layer: CLI, imported at start-up by the command modules (`scenario_callback` checks `--scenario`): click and
-the standard library at the top; the scenarios and the plugin host are imported when a command runs. Knows the
-scenario vocabulary and the provider-neutral meaning of the approval policies; knows no concrete provider.
-
-When a tool asks is the agent's decision, and agents differ: under `--approval untrusted` every provider with
-the `approvals` capability asks before an edit or a write, and some also before a command or a read they do not
-trust (even `echo`); under `--approval on-request` a step asks only when the sandbox forbids it and the agent
-escalates rather than refuses (`--sandbox read-only`: an edit or a write). Under `never`, the default, nothing
-asks. This module says so in those terms; docs/providers.md has what each bundled provider does.
+Layer: CLI, loaded when a command runs; knows the scenario vocabulary and the provider-neutral meaning of the
+approval policies (docs/sessions.md), no concrete provider.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
+import shutil
+import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness_core.cli.common import JSON_OPTION, dumps, harness_command
+from harness_core.capabilities import Capability
+from harness_core.cli.common import dumps
+from harness_core.errors import InvalidSpecError
+from harness_core.offline import DEFAULT_SCENARIO, SCENARIOS, can_run_offline, scenario_named
+from harness_core.plugins import get_host
 
 if TYPE_CHECKING:
     from harness_core.scripted.scenarios import Scenario
 
-__all__ = ["HELP", "format_scenarios", "scenario_callback", "scenario_rows", "scenarios"]
+__all__ = ["HELP", "format_scenarios", "checked_scenario", "scenario_rows", "scenarios"]
 
 HELP = "help"
 """`--scenario help`: list the scenarios and exit."""
@@ -50,7 +52,6 @@ def _asks(tools: list[str]) -> dict[str, Any]:
 
 def scenario_rows() -> list[dict[str, Any]]:
     """Every scenario as `harness scenarios --json` prints it."""
-    from harness_core.offline import DEFAULT_SCENARIO, SCENARIOS
 
     rows = []
     for scenario in SCENARIOS.values():
@@ -82,7 +83,6 @@ def format_scenarios(rows: list[dict[str, Any]], approvals: list[str] | None = N
     """The text of `harness scenarios`: a block per scenario (its name, then what it does and when it asks,
     wrapped to `width`), then how to play one and when approvals are asked (`approvals`: the installed providers
     that can ask, when known)."""
-    import textwrap
 
     column = max(len(r["name"]) for r in rows) + len(" (default)") + 2
     wrap = max(width - column, 30)
@@ -104,31 +104,20 @@ def format_scenarios(rows: list[dict[str, Any]], approvals: list[str] | None = N
 
 def _width() -> int:
     """The terminal's width on a terminal (100 off one)."""
-    import shutil
-    import sys
-
     return shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
 
 
 def _approvers() -> list[str] | None:
     """The installed providers that can ask for approvals and run offline (None when the host cannot say)."""
     try:
-        from harness_core.capabilities import Capability
-        from harness_core.offline import can_run_offline
-        from harness_core.plugins import get_host
-
         host = get_host()
         return [n for n in host.providers_with(Capability.APPROVALS) if can_run_offline(host.providers[n].cls)]
     except Exception:  # noqa: BLE001 - the list is a courtesy; the scenarios are listed whatever the plugins do
         return None
 
 
-@click.command()
-@JSON_OPTION
-@harness_command
 def scenarios(as_json: bool) -> None:
-    """List the offline scenarios (`harness run --offline --scenario NAME`): what the scripted model does, which
-    tools it calls and when they ask for an approval."""
+    """The body of `harness scenarios` (its help: `providers.commands`)."""
     rows = scenario_rows()
     click.echo(dumps(rows) if as_json else format_scenarios(rows, _approvers(), _width()))
 
@@ -136,11 +125,6 @@ def scenarios(as_json: bool) -> None:
 def _inline_scenario(value: str) -> str:
     """`--scenario` written inline (JSON) or in a `.json` file: checked, and given on as compact JSON (a background
     run's worker plays it without the file)."""
-    import json
-
-    from harness_core.errors import InvalidSpecError
-    from harness_core.offline import scenario_named
-
     text = value
     if not value.lstrip().startswith("{"):
         try:
@@ -156,18 +140,14 @@ def _inline_scenario(value: str) -> str:
     return json.dumps(json.loads(text), separators=(",", ":"))
 
 
-def scenario_callback(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def checked_scenario(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """`--scenario`: `help` prints the list and exits 0; a name no scenario has is a usage error that suggests
     the closest names and `harness scenarios`."""
-    import difflib
-
     if value == HELP:
         click.echo(format_scenarios(scenario_rows(), _approvers(), _width()))
         ctx.exit(0)
     if ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.DEFAULT:
         return value
-    from harness_core.offline import SCENARIOS
-
     if value.lstrip().startswith("{") or (value not in SCENARIOS and value.endswith(".json")):
         return _inline_scenario(value)
     if value not in SCENARIOS:

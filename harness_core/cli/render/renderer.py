@@ -6,7 +6,6 @@ time comes from an injectable clock. Formatting helpers live in `_format`, termi
 the memory of tools and approvals in flight in `_render_tools`. Which stream gets the view: `_streams`.
 
 What it prints:
-
 - assistant text, streamed as it arrives (a text line is always ended before any other line); a run with an
   output schema prints its answer once, at the end: pretty JSON, or as written when it is not a valid value;
 - one line per tool action when it completes: ``[tool] ✓ Running command pytest -q (exit 0, 1.2 s)``, ``✗`` a

@@ -30,9 +30,12 @@ from harness_core import (
 from harness_core._run.pipe import event_json
 from harness_core._run.signals import interrupt_on_signals
 from harness_core.cli.render import Renderer
+from harness_core.cli.render.diffview import format_changes
 from harness_core.cli.render.layout import fit_parts, output_width
 from harness_core.cli.render.streams import answer_text, choose_sinks, deliver_answer, quiet_failure
+from harness_core.cli.render.terminal import use_plain
 from harness_core.cli.run.terminal_approvals import terminal_approver
+from harness_core.cli.runs.history import run_details
 from harness_core.errors import exit_status_for
 from harness_core.store import read_events
 
@@ -122,9 +125,6 @@ def _ignore(event: HarnessEvent) -> None:
 
 def _print_diff(log: Path, out: TextIO) -> None:
     """`--diff`: the run's `files_changed` record, every file's diff (coloured on a terminal)."""
-    from harness_core.cli.render.diffview import format_changes
-    from harness_core.cli.render.terminal import use_plain
-    from harness_core.cli.runs.history import run_details
 
     changes = run_details(log.parent, log.name.removesuffix(".jsonl")).changes
     print(format_changes(changes, colour=not use_plain(out)) if changes else "harness: the run changed no file "

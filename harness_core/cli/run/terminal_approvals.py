@@ -22,8 +22,10 @@ import anyio.to_thread
 
 from harness_core import ApprovalDecision, ApprovalRequested
 from harness_core.cli.render import Renderer
+from harness_core.cli.render.diffview import approval_diff
 from harness_core.cli.render.format import tool_label
 from harness_core.cli.render.layout import fit_text, output_width
+from harness_core.cli.render.terminal import use_plain
 from harness_core.cli.render.tools import TERMINAL_REASON
 
 __all__ = ["abandon_questions", "parse_answer", "question", "terminal_approver"]
@@ -78,9 +80,6 @@ def parse_answer(line: str) -> ApprovalDecision | None:
 
 async def _ask(request: ApprovalRequested, line_ended: Callable[[], bool] = lambda: False,
                cwd: str | None = None) -> ApprovalDecision:
-    from harness_core.cli.render.diffview import approval_diff
-    from harness_core.cli.render.terminal import use_plain
-
     if shown := approval_diff(request.display.changes, colour=not use_plain(sys.stderr), cwd=cwd):
         sys.stderr.write(shown + "\n")  # the change, before the question about it
     while True:

@@ -1,76 +1,36 @@
 """The tool flags run, chat and batch share (`--mcp-server`, `-i/--image`, `--attach`, `--strict-attachments`,
-`--allowed-tools`, `--disallowed-tools`) and their parsing, which batch task lines share too.
+`--allowed-tools`, `--disallowed-tools`, `--tools`); `tool_checks` checks their values.
 
-Layer: CLI (start-up path: the spec's models only when a flag is given). Knows the spec's field names; nothing of
-any provider: whether one takes a server, a filter or an attachment is the runner's check before spawn.
+Layer: CLI start-up (click only). Knows the spec's field names; nothing of any provider.
 """
 
 from __future__ import annotations
 
 import functools
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-__all__ = ["parse_mcp_server", "parse_tool_names", "tool_flag_options"]
+__all__ = ["TOOLS_OPTION", "tool_flag_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+TOOLS_OPTION = click.option(
+    "--tools", "tool_refs", multiple=True, metavar="PATH.py|MODULE[:FUNCTION]",
+    help="Python functions the agent may call (every `@tool` in a file or module, or one module:function), served "
+         "to it as the MCP server `harness`; they run in this process. Repeatable. Runs the module's code.")
+"""`--tools PATH.py|MODULE[:FUNCTION]` of `run`, `chat` and `batch` (loaded by `tool_checks.load_cli_tools`)."""
 _FLAGS = ("mcp_servers", "images", "attach", "strict_attachments", "allowed_tools", "disallowed_tools")
 
 
-def parse_mcp_server(value: str) -> dict[str, Any]:
-    """`NAME=COMMAND ARGS…` (stdio, split as a shell would), `NAME=URL` (streamable HTTP) or `NAME=sse+URL`, as the
-    fields of an `McpServer`.
-
-    Raises:
-        ValueError: not `NAME=…`, or a server that does not validate (the message says why).
-    """
-    from pydantic import ValidationError
-
-    from harness_core.mcp import McpServer
-
-    name, eq, rest = value.partition("=")
-    if not eq or not name or not rest.strip():
-        raise ValueError(f"{value!r} is not NAME=COMMAND ARGS…, NAME=URL or NAME=sse+URL "
-                         "(e.g. everything=mcp-server-everything, docs=http://127.0.0.1:8000/mcp)")
-    rest = rest.strip()
-    fields: dict[str, Any]
-    if rest.startswith("sse+"):
-        fields = {"name": name, "transport": "sse", "url": rest[4:]}
-    elif rest.startswith(("http://", "https://")):
-        fields = {"name": name, "url": rest}
-    else:
-        try:
-            argv = shlex.split(rest)
-        except ValueError as exc:
-            raise ValueError(f"--mcp-server {name}: {exc} in {rest!r}") from None
-        fields = {"name": name, "command": argv[0], "args": argv[1:]}
-    try:
-        McpServer.model_validate(fields)
-    except ValidationError as exc:
-        raise ValueError("; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())) from None
-    return fields
-
-
-def parse_tool_names(value: str) -> frozenset[str]:
-    """`A,B` as neutral tool names (each checked: `shell`, `edit`, `mcp:SERVER`, ...).
-
-    Raises:
-        ValueError: an unknown name, listing the valid ones.
-    """
-    from harness_core.mcp import check_tool_name
-
-    return frozenset(check_tool_name(name.strip()) for name in value.split(",") if name.strip())
-
-
 def _servers(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[dict[str, Any]] | None:
+    from harness_core.cli.run import tool_checks
+
     found = []
     for value in values:
         try:
-            found.append(parse_mcp_server(value))
+            found.append(tool_checks.parse_mcp_server(value))
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
     names = [f["name"] for f in found]
@@ -81,19 +41,21 @@ def _servers(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 
 
 def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> frozenset[str] | None:
+    from harness_core.cli.run import tool_checks
+
     if value is None:
         return None
     try:
-        return parse_tool_names(value)
+        return tool_checks.parse_tool_names(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
 
 
 def _images(ctx: click.Context, param: click.Parameter, values: tuple[Path, ...]) -> tuple[Path, ...]:
-    from harness_core.attachment import guess_mime_type
+    from harness_core.cli.run import tool_checks
 
     for path in values:
-        if not guess_mime_type(path.name).startswith("image/"):
+        if not tool_checks.guess_mime_type(path.name).startswith("image/"):
             raise click.BadParameter(f"{str(path)!r} is not an image by its name; attach other files with --attach")
     return values
 

@@ -20,8 +20,21 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
-from harness_core.cli.complete import complete_run_id
+from harness_core import ApprovalDecision, ApprovalRequested, ApprovalResolved, RunStarted
+from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, fail
+from harness_core.cli.render.diffview import approval_diff
+from harness_core.cli.render.terminal import use_plain
+from harness_core.cli.run.terminal_approvals import parse_answer, question
+from harness_core.jobs.answers import AnswersFile, answers_path
+from harness_core.store import (
+    LogFollower,
+    find_run,
+    log_path,
+    open_approvals,
+    pending_approvals,
+    resolve_runs_dir,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted
@@ -35,12 +48,6 @@ _SAID = {"approve": "allowed", "deny": "denied", "abort": "aborted"}  # the word
 _CONFIRM_DEADLINE = 10.0
 
 
-@click.command()
-@click.argument("run_id", shell_complete=complete_run_id)
-@click.argument("request_id", required=False)
-@click.argument("decision", required=False, type=click.Choice(sorted(_DECISIONS)))
-@RUNS_DIR_OPTION
-@harness_command
 def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir: Path | None) -> None:
     """Answer an approval request of a background run: `harness approve RUN_ID REQUEST_ID allow|deny|abort`
     (abort denies and stops the turn). With RUN_ID alone, list the requests waiting for an answer.
@@ -48,10 +55,6 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
     RUN_ID and REQUEST_ID may be unique prefixes (RUN_ID also `last`). Exit status: 0 the run took the answer;
     1 it has not taken it in 10 s, or the run is over; 2 no such run or request.
     """
-    from harness_core import ApprovalDecision
-    from harness_core.cli.run.terminal_approvals import question
-    from harness_core.jobs.answers import AnswersFile, answers_path
-    from harness_core.store import find_run, log_path, pending_approvals, resolve_runs_dir, summarize
 
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
@@ -69,8 +72,6 @@ def approve(run_id: str, request_id: str | None, decision: str | None, runs_dir:
         if not pending:
             click.echo(f"run {found} has no approval request waiting")
             return
-        from harness_core.cli.render.diffview import approval_diff
-        from harness_core.cli.render.terminal import use_plain
 
         cwd = _run_cwd(summary.started)
         for rid, request in pending.items():
@@ -111,8 +112,6 @@ def _run_cwd(started: RunStarted | None) -> str | None:
 def _resolution(path: Path, request_id: str) -> ApprovalDecision | None:
     """How the run resolved `request_id`, following its log from the start for up to 10 s; None if it has not
     (the run may be busy, or over without it)."""
-    from harness_core import ApprovalResolved
-    from harness_core.store import LogFollower
 
     deadline = time.monotonic() + _CONFIRM_DEADLINE
     with LogFollower(path, on_bad_line=lambda _bad: None) as follower:
@@ -160,8 +159,6 @@ class TerminalAnswers(_WaitHook):
         self._closed = False
 
     def feed(self, event: HarnessEvent) -> None:
-        from harness_core import ApprovalRequested, ApprovalResolved
-
         if isinstance(event, ApprovalRequested):
             self._pending[event.request_id] = event
         elif isinstance(event, ApprovalResolved):
@@ -185,8 +182,6 @@ class TerminalAnswers(_WaitHook):
         self._take(line)
 
     def _ask(self, request_id: str) -> None:
-        from harness_core.cli.run.terminal_approvals import question
-
         while not self._lines.empty():  # what was typed before the question is not its answer
             if self._lines.get_nowait() is None:
                 self._closed = True
@@ -195,8 +190,6 @@ class TerminalAnswers(_WaitHook):
                              f"to ask on: `harness approve {self._run_id} {request_id} allow|deny`\n")
             sys.stderr.flush()
             return
-        from harness_core.cli.render.diffview import approval_diff
-        from harness_core.cli.render.terminal import use_plain
 
         self._asked = request_id
         self._renderer.hold()
@@ -211,8 +204,6 @@ class TerminalAnswers(_WaitHook):
             self._reader.start()
 
     def _take(self, line: str | None) -> None:
-        from harness_core.cli.run.terminal_approvals import parse_answer, question
-
         asked = self._asked
         if asked is None:
             return
@@ -263,17 +254,12 @@ class AnswerHints(_WaitHook):
         self._cwd: str | None = None
 
     def feed(self, event: HarnessEvent) -> None:
-        from harness_core import RunStarted
-        from harness_core.store import open_approvals
-
         if isinstance(event, RunStarted):
             self._cwd = _run_cwd(event)
         elif event.type in ("approval_requested", "approval_resolved"):
             self._pending = open_approvals([*self._pending.values(), event])
 
     def poll(self) -> None:
-        from harness_core.cli.run.terminal_approvals import question
-
         for request_id, request in self._pending.items():
             if request_id not in self._named:
                 self._named.add(request_id)

@@ -14,8 +14,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness_core.cli.common import EXIT_FAILED, JSON_OPTION, RUNS_DIR_OPTION, fail, harness_command
-from harness_core.cli.complete import complete_run_id
+from harness_core import Done, HarnessResult
+from harness_core.cli.common import EXIT_FAILED, fail
+from harness_core.cli.render import Renderer
+from harness_core.cli.run.live import exit_status_for
+from harness_core.cli.runs.approve import AnswerHints, TerminalAnswers
+from harness_core.jobs.answers import AnswersFile, answers_path
+from harness_core.store import TRUNCATED, BadLine, find_run, follow_events, log_path, resolve_runs_dir, summarize
 
 if TYPE_CHECKING:
     from harness_core.cli.render import Renderer
@@ -24,12 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["attach"]
 
 
-@click.command()
-@click.argument("run_id", default="last", shell_complete=complete_run_id)
-@RUNS_DIR_OPTION
-@JSON_OPTION
-@click.option("-v", "--verbose", count=True, help="Show output summaries and usage, as `harness run -v`.")
-@harness_command
 def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> None:
     """Show a run from its first event and follow it live until it ends (RUN_ID: a run id, a unique prefix of
     one, or `last`, the default); on a finished run, show it whole. Ctrl-C stops watching: the run goes on. On a
@@ -38,10 +37,6 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
     Exit status: the run's, as for `harness run` (0, 1, 3, 130); 1 for a run that was lost (its Harness ended
     before the run did); 130 when you stop watching.
     """
-    from harness_core import Done, HarnessResult
-    from harness_core.cli.render import Renderer
-    from harness_core.cli.run.live import exit_status_for
-    from harness_core.store import TRUNCATED, BadLine, find_run, follow_events, log_path, resolve_runs_dir, summarize
 
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
@@ -86,8 +81,6 @@ def attach(run_id: str, runs_dir: Path | None, as_json: bool, verbose: int) -> N
 def _asker(directory: Path, run_id: str, renderer: Renderer | None) -> TerminalAnswers | AnswerHints | None:
     """A background run's approval requests: asked when this attach has a terminal to ask on, else named once
     each with the command that answers them. None for a run that asks its own terminal (a foreground run)."""
-    from harness_core.cli.runs.approve import AnswerHints, TerminalAnswers
-    from harness_core.jobs.answers import AnswersFile, answers_path
 
     path = answers_path(directory, run_id)
     if not path.exists():

@@ -14,22 +14,15 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
-from harness_core.cli.complete import complete_run_id
-from harness_core.cli.numbers import Number
+from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, fail
+from harness_core.jobs.process import is_harness_run, process_argv, process_state
+from harness_core.store import find_run, log_path, resolve_runs_dir, summarize, writer_pid
 
 __all__ = ["cancel"]
 
 _POLL = 0.1
 
 
-@click.command()
-@click.argument("run_id", shell_complete=complete_run_id)
-@RUNS_DIR_OPTION
-@click.option("--timeout", type=Number(real=True, low=0, high=86_400, unit="seconds"), default=30.0, show_default=True,
-              metavar="SECONDS",
-              help="How long to wait for the run to end (0: send the interrupt and do not wait).")
-@harness_command
 def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
     """Interrupt a running run (RUN_ID: a run id, a unique prefix of one, or `last`): the `harness` process that
     drives it stops the turn through its provider, as Ctrl-C in its terminal would, and completes its log. Cancel
@@ -39,8 +32,6 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
     --timeout, it is lost, or its Harness is stopped (Ctrl-Z: continue it with `fg` or `kill -CONT PID`); 2 it is
     not driven by a `harness` command (stop it in the program that runs it).
     """
-    from harness_core.jobs.process import is_harness_run, process_argv
-    from harness_core.store import find_run, log_path, resolve_runs_dir, summarize, writer_pid
 
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
@@ -97,7 +88,6 @@ def cancel(run_id: str, runs_dir: Path | None, timeout: float) -> None:
 
 def _fail_if_stopped(run_id: str, pid: int) -> None:
     """Exit 1 at once when the run's Harness is stopped: the interrupt it was sent waits until it continues."""
-    from harness_core.jobs.process import process_state
 
     state = process_state(pid)
     if state == "T":

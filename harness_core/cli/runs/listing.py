@@ -7,70 +7,33 @@ when a command runs. Knows nothing of providers or of the runner.
 
 from __future__ import annotations
 
-import re
+import difflib
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, JSON_OPTION, RUNS_DIR_OPTION, dumps, fail, harness_command
-from harness_core.cli.complete import complete_provider, complete_run_id, complete_session_id
-from harness_core.cli.numbers import Number
+from harness_core import InvalidSpecError
+from harness_core._scratch import sweep_scratch
+from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, dumps, fail
+from harness_core.cli.render.diffview import format_changes
+from harness_core.cli.render.layout import fit_text, output_width, table
+from harness_core.cli.render.terminal import use_plain
+from harness_core.cli.runs.history import format_age, format_bytes, format_runs, format_show, run_details
+from harness_core.plugins import get_host
+from harness_core.store import find_run, list_runs, prune_runs, resolve_runs_dir
 
 if TYPE_CHECKING:
     from harness_core._scratch import Leftover
     from harness_core.events import FileChange
     from harness_core.store import PruneReport, RunSummary
 
-__all__ = ["parse_age", "runs", "show"]
+__all__ = ["prune", "runs", "show"]
 
 
 _TABLE_LIMIT = 20
-_ENDED = ("success", "failed", "interrupted", "lost", "truncated", "unreadable")
-_STATUSES = ("running", "waiting for approval", *_ENDED)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_AGE = re.compile(r"(\d+)([smhdw])")
-
-
-def parse_age(text: str) -> int:
-    """`30d`, `12h`, `90m`, `2w`, `45s` in seconds.
-
-    Raises:
-        ValueError: anything else; the message names the accepted forms.
-    """
-    match = _AGE.fullmatch(text.strip())
-    if match is None:
-        raise ValueError(f"{text!r} is not an age: use a whole number and one of s, m, h, d, w (seconds, minutes, "
-                         "hours, days, weeks), as in 30d, 12h, 90m, 2w or 45s")
-    return int(match[1]) * _UNITS[match[2]]
-
-
-class _Age(click.ParamType):  # type: ignore[type-arg]
-    name = "AGE"
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_age(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-@click.group(invoke_without_command=True, subcommand_metavar="[prune ...]")
-@click.option("--limit", "-n", type=Number(low=0, high=1_000_000), default=None, metavar="N",
-              help="Show the newest N runs (0: all). Default: 20 in the table, all with --json.")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
-              help="Only runs with this status (repeatable).")
-@click.option("--provider", "providers", multiple=True, metavar="NAME", shell_complete=complete_provider,
-              help="Only runs of this provider (repeatable).")
-@click.option("--session", metavar="ID", shell_complete=complete_session_id,
-              help="Only the turns of this session: its Harness session id, or the agent's "
-              "session id (which also finds the runs that resumed it); either, or a prefix of it.")
-@RUNS_DIR_OPTION
-@JSON_OPTION
-@click.pass_context
 def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...],
          session: str | None, runs_dir: Path | None, as_json: bool) -> None:
     """List past and running runs, newest first; the turns of a session (`harness chat`) are marked `[turn N]`.
@@ -82,15 +45,8 @@ def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], provi
                                f"`{ctx.invoked_subcommand}` after it (`harness runs {ctx.invoked_subcommand} --help`)")
 
 
-@harness_command
 def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], session: str | None,
           runs_dir: Path | None, as_json: bool) -> None:
-    import sys
-
-    from harness_core.cli.render.layout import fit_text, output_width
-    from harness_core.cli.runs.history import format_runs
-    from harness_core.store import list_runs, resolve_runs_dir
-
     directory = resolve_runs_dir(runs_dir)
     every = list_runs(directory)
     found = [s for s in every if (not statuses or s.status in statuses)
@@ -115,16 +71,6 @@ def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ..
     click.echo(text)
 
 
-@runs.command(short_help="Remove runs that ended longer ago than --older-than (30d, 12h, ...).")
-@click.option("--older-than", "older_than", type=_Age(), required=True,
-              help="Remove runs that ended longer ago than this: 30d, 12h, 90m, 2w, 45s.")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(_ENDED),
-              help="Only runs with this status (repeatable; default: any).")
-@click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
-@RUNS_DIR_OPTION
-@JSON_OPTION
-@click.pass_context
-@harness_command
 def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_run: bool, runs_dir: Path | None,
           as_json: bool) -> None:
     """Remove old runs: the files of each run (its log, wire log, approval answers, background worker output;
@@ -138,8 +84,6 @@ def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_ru
 
     Exit status: 0; 1 when some run could not be removed (each is named).
     """
-    from harness_core._scratch import sweep_scratch
-    from harness_core.store import prune_runs, resolve_runs_dir
 
     parent = ctx.parent.params if ctx.parent is not None else {}  # `harness runs --runs-dir D --json prune` works
     directory = resolve_runs_dir(runs_dir or parent.get("runs_dir"))
@@ -161,7 +105,6 @@ def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, sta
                   now: float | None = None) -> str:
     """What `harness runs prune` removed (or, with --dry-run, would remove): each run and under it each of its
     files, then the totals; the files skipped as no run logs; the runs kept because they are still running."""
-    from harness_core.cli.runs.history import format_age, format_bytes
 
     now = time.time() if now is None else now
     which = f" ({', '.join(statuses)})" if statuses else ""
@@ -170,8 +113,6 @@ def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, sta
         lines.append(f"no runs{which} in {_shown(runs_dir)} ended more than {format_age(older_than)} ago; nothing "
                      "to remove")
     else:
-        from harness_core.cli.render.layout import table
-
         verb = "would remove" if report.dry_run else "removed"
         rows = table([[run.run_id, run.status, f"ended {format_age(now - run.ended)} ago", format_bytes(run.size)]
                       for run in report.runs])
@@ -199,7 +140,6 @@ def _format_prune(report: PruneReport, runs_dir: Path, *, older_than: float, sta
 def _format_leftovers(leftovers: list[Leftover], *, dry_run: bool) -> str:
     """The temporary directories killed Harness processes left (an offline workspace, an agent's state, a batch's
     workspaces), each removed (or, with --dry-run, to be), then their total; empty when there were none."""
-    from harness_core.cli.runs.history import format_bytes
 
     if not leftovers:
         return ""
@@ -223,13 +163,6 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-@click.command()
-@click.argument("run_id", default="last", shell_complete=complete_run_id)
-@click.option("--diff", "show_diff", is_flag=True,
-              help="Print the diff of the files the run changed (before the run against after it), from its log.")
-@RUNS_DIR_OPTION
-@JSON_OPTION
-@harness_command
 def show(run_id: str, runs_dir: Path | None, as_json: bool, show_diff: bool = False) -> None:
     """Show one run (RUN_ID: a run id, a unique prefix of one, or `last`, the default): provider, model, status,
     duration, usage, tool actions, files changed, final text, error. `--diff` prints the diff of the files it
@@ -238,9 +171,6 @@ def show(run_id: str, runs_dir: Path | None, as_json: bool, show_diff: bool = Fa
     A log with bad lines (corrupt, or written by a newer Harness) is shown as far as it is readable, each bad
     line named (`skipped   line N ...`); exit 1 only when no line at all is readable.
     """
-    from harness_core import InvalidSpecError
-    from harness_core.cli.runs.history import format_show, run_details
-    from harness_core.store import find_run, list_runs, resolve_runs_dir
 
     directory = resolve_runs_dir(runs_dir)
     try:
@@ -265,10 +195,6 @@ def show(run_id: str, runs_dir: Path | None, as_json: bool, show_diff: bool = Fa
 
 def _echo_diff(changes: tuple[FileChange, ...] | None, run_id: str) -> None:
     """`harness show --diff`: the run's recorded diff on stdout, or why there is none."""
-    import sys
-
-    from harness_core.cli.render.diffview import format_changes
-    from harness_core.cli.render.terminal import use_plain
 
     if not changes:
         why = ("its tools announced no file change, or an older Harness ran it" if changes is None
@@ -286,9 +212,6 @@ def _in_session(run: RunSummary, session: str) -> bool:
 
 def _check_provider_names(names: tuple[str, ...], runs: list[RunSummary]) -> None:
     """A `--provider` that is neither installed nor in any run is a typo: say so, and what it may have meant."""
-    import difflib
-
-    from harness_core.plugins import get_host
 
     known = set(get_host().providers) | {r.started.provider for r in runs if r.started is not None}
     for name in names:

@@ -14,35 +14,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness_core.cli.common import EXIT_USAGE, JSON_OPTION, RUNS_DIR_OPTION, fail, harness_command, run_async
-from harness_core.cli.complete import complete_option_key, complete_provider, complete_wire_file
-from harness_core.cli.numbers import Number
+from harness_core._run.replay import load_wire, open_replay
+from harness_core.cli.common import EXIT_USAGE, fail
+from harness_core.cli.event_loop import run_async
+from harness_core.cli.render import Renderer
+from harness_core.cli.run.live import exit_status_for
 from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.store import find_run, resolve_runs_dir
 
 if TYPE_CHECKING:
     from harness_core._run.replay import WireLog
 
 __all__ = ["replay"]
 
-_DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not imported: start-up time)
 
 
-@click.command()
-@click.argument("run", default="last", metavar="[RUN]", shell_complete=complete_wire_file)
-@click.option("-p", "--provider", default=None, metavar="NAME", shell_complete=complete_provider,
-              help="The provider that recorded it (only needed for a wire log recorded without a header).")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
-              help="A provider option to add (repeatable; dotted keys nest), e.g. one the recording hid as '***'.")
-@click.option("--live", is_flag=True,
-              help="Replay a recording with no agent process (a provider that talks HTTP itself) by letting the "
-                   "provider reach its agent for real.")
-@click.option("--timeout", type=Number(real=True, low=0, low_open=True, high=86_400, unit="seconds"),
-              default=_DEFAULT_DEADLINE,
-              show_default=True, metavar="SECONDS", help="Stop a replay still going after this long (exit 1).")
-@RUNS_DIR_OPTION
-@JSON_OPTION
-@click.option("-v", "--verbose", count=True, help="Show output summaries and usage, as `harness run -v`.")
-@harness_command
 def replay(run: str, provider: str | None, options: tuple[str, ...], live: bool, timeout: float,
            runs_dir: Path | None, as_json: bool, verbose: int) -> None:
     """Replay a run from its wire log, which `harness run --record-wire` writes beside the run log (RUN: a run id,
@@ -55,7 +41,6 @@ def replay(run: str, provider: str | None, options: tuple[str, ...], live: bool,
     Exit status: the replayed run's, as for `harness run` (0, 1, 3, 130); 1 when it did not end within --timeout;
     2 for a missing or unreadable file, a recording with no agent process (without --live) or bad options.
     """
-    from harness_core._run.replay import load_wire
 
     try:
         extra = parse_option_pairs(options)
@@ -71,7 +56,6 @@ def replay(run: str, provider: str | None, options: tuple[str, ...], live: bool,
 def _wire_file(run: str, runs_dir: Path | None) -> Path:
     """The wire log RUN names: a path as given (one that ends in `.jsonl`, names a directory or exists), else the
     wire log of the run it names in the runs dir."""
-    from harness_core.store import find_run, resolve_runs_dir
 
     given = Path(run)
     if run.endswith(".jsonl") or "/" in run or given.is_file():
@@ -87,10 +71,6 @@ def _wire_file(run: str, runs_dir: Path | None) -> Path:
 
 async def _replay(recording: WireLog, extra: dict[str, Any], live: bool, timeout: float, as_json: bool,
                   verbose: int) -> tuple[int, list[str]]:
-    from harness_core._run.replay import open_replay
-    from harness_core.cli.render import Renderer
-    from harness_core.cli.run.live import exit_status_for
-
     renderer = None if as_json else Renderer.for_stream(sys.stdout, verbose=verbose > 0, environ=os.environ)
     async with open_replay(recording, options=extra, live=live, deadline=timeout) as run:
         async for event in run:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness_core.cli.common import RUNS_DIR_OPTION, harness_command
-from harness_core.cli.complete import complete_run_id
+from harness_core import UndoRefusedError, apply_undo, plan_undo
+from harness_core.store import find_run, log_path, resolve_runs_dir
 
 if TYPE_CHECKING:
     from harness_core import UndoPlan
@@ -25,11 +25,6 @@ _SAID = {"restore": "restored", "remove": "removed (the run created it)", "recre
          "move back": "moved back"}
 
 
-@click.command()
-@click.argument("run_id", default="last", metavar="[RUN]", shell_complete=complete_run_id)
-@click.option("-n", "--dry-run", is_flag=True, help="Say what would be put back; change nothing.")
-@RUNS_DIR_OPTION
-@harness_command
 def undo(run_id: str, dry_run: bool, runs_dir: Path | None) -> None:
     """Put the files a run changed back as they were before it (RUN: a run id, a unique prefix of one, or `last`,
     the default): a file it edited gets its old content, a file it created is removed, a file it deleted comes
@@ -39,8 +34,6 @@ def undo(run_id: str, dry_run: bool, runs_dir: Path | None) -> None:
 
     Exit status: 0 put back (or already as before); 1 refused (each file in the way named); 2 no such run.
     """
-    from harness_core import UndoRefusedError, apply_undo, plan_undo
-    from harness_core.store import find_run, log_path, resolve_runs_dir
 
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)

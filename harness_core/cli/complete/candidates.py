@@ -1,57 +1,40 @@
-"""Shell completion: what `harness <TAB>` offers beyond click's own (commands, options, choices) — provider
-names and aliases, `-o` option keys of the chosen provider, offline scenario names, run ids (newest first, and
-`last`), agent and Harness session ids, wire logs (else file names). Attached with `shell_complete=` on the
-commands' parameters; the scripts are click's (`harness completion SHELL`, `_HARNESS_COMPLETE=bash_source harness`).
+"""What `harness <TAB>` offers beyond click's own: providers, `-o` keys, scenarios, run, session and wire-log ids.
 
-Layer: CLI, imported at start-up by the command modules: click and the standard library only at the top; the
-plugin host, the run store and the scenarios are imported when a completion is asked for. Knows no concrete
-provider. Every function here is quick and never fails loudly: anything that goes wrong completes nothing.
+Layer: CLI, loaded when a completion is asked for; knows no concrete provider. Each function is quick; the
+start-up side (`cli.complete`) turns any error into nothing offered.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
 
+from harness_core.cli.config.loader import ConfigError, load_config
+from harness_core.cli.providers.detail import describe_options
+from harness_core.plugins import get_host
+from harness_core.scripted.scenarios import SCENARIOS
+from harness_core.store import resolve_runs_dir
+
 __all__ = [
     "LOG_LIMIT",
-    "SHELLS",
     "complete_option_key",
     "complete_provider",
     "complete_run_id",
     "complete_scenario",
     "complete_session_id",
     "complete_wire_file",
-    "completion",
-    "completion_script",
 ]
 
-SHELLS = ("bash", "zsh", "fish")
 LOG_LIMIT = 200
 """How many of the newest run logs a completion reads (their names for run ids; their first lines for help text
 and session ids), so completing stays quick in a runs dir of thousands."""
 _HEAD_BYTES = 1 << 16
-_Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
-
-
-def _quiet(func: _Completer) -> _Completer:
-    """A completion that raises (a broken plugin, an unreadable runs dir) offers nothing instead."""
-
-    @functools.wraps(func)
-    def wrapper(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        try:
-            return func(ctx, param, incomplete)
-        except Exception:  # noqa: BLE001 - a completion must never print a traceback into the user's shell
-            return []
-
-    return wrapper
 
 
 def _param(ctx: click.Context, name: str) -> Any:
@@ -71,11 +54,8 @@ def _first_line(text: str) -> str:
 
 # --- providers and their options ---------------------------------------------------------------------------
 
-@_quiet
 def complete_provider(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Installed provider names and their aliases, each with its description."""
-    from harness_core.plugins import get_host
-
     host = get_host()
     found = [CompletionItem(name, help=_first_line(host.providers[name].cls.info.description) or None)
              for name in host.names()]
@@ -87,8 +67,6 @@ def complete_provider(ctx: click.Context, param: click.Parameter, incomplete: st
 def _configured(ctx: click.Context, key: str) -> Any:
     """Setting `key` of the configuration that applies to the command line's `--cwd` (else the current
     directory), quietly: None when it is not set or the configuration does not load."""
-    from harness_core.cli.config.loader import ConfigError, load_config
-
     cwd = _param(ctx, "cwd")
     try:
         return load_config(Path(cwd) if cwd is not None else None, warn=lambda _: None).get(key)
@@ -97,18 +75,13 @@ def _configured(ctx: click.Context, key: str) -> Any:
 
 
 def _chosen_options(ctx: click.Context) -> Any:
-    from harness_core.plugins import get_host
-
     provider = _param(ctx, "provider") or _configured(ctx, "provider")
     return get_host().get(provider if isinstance(provider, str) else None).cls.Options
 
 
-@_quiet
 def complete_option_key(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """`-o KEY=`: the options of `--provider` when it is already given, else of the configured (else the default)
     provider. After the `=`, the values of a yes/no or one-of option."""
-    from harness_core.cli.providers.detail import describe_options
-
     options = describe_options(_chosen_options(ctx))
     key, sep, value = incomplete.partition("=")
     if sep:
@@ -132,11 +105,8 @@ def complete_option_key(ctx: click.Context, param: click.Parameter, incomplete: 
 
 # --- scenarios ---------------------------------------------------------------------------------------------
 
-@_quiet
 def complete_scenario(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Offline scenario names, each with what it does; `help` lists them."""
-    from harness_core.scripted.scenarios import SCENARIOS
-
     found = [CompletionItem(s.name, help=_first_line(s.description) or None) for s in SCENARIOS.values()]
     found.append(CompletionItem("help", help="list the scenarios and exit"))
     return [item for item in found if item.value.startswith(incomplete)]
@@ -145,8 +115,6 @@ def complete_scenario(ctx: click.Context, param: click.Parameter, incomplete: st
 # --- runs, sessions, wire logs -----------------------------------------------------------------------------
 
 def _runs_dir(ctx: click.Context) -> Path:
-    from harness_core.store import resolve_runs_dir
-
     return resolve_runs_dir(_param(ctx, "runs_dir") or _configured(ctx, "runs_dir"))
 
 
@@ -183,7 +151,6 @@ def _run_help(path: Path) -> str | None:
     return None
 
 
-@_quiet
 def complete_run_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """`last`, then the run ids of the runs dir (`--runs-dir` when given, else the configured one), newest first,
     with provider and prompt."""
@@ -195,7 +162,6 @@ def complete_run_id(ctx: click.Context, param: click.Parameter, incomplete: str)
     return found
 
 
-@_quiet
 def complete_session_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Agent session ids (what `--resume` takes) of the newest runs, newest first; for `harness runs --session`
     also Harness session ids (of `harness chat`)."""
@@ -216,7 +182,6 @@ def complete_session_id(ctx: click.Context, param: click.Parameter, incomplete: 
     return [CompletionItem(sid, help=text) for sid, text in seen.items() if sid.startswith(incomplete)]
 
 
-@_quiet
 def complete_wire_file(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """What `harness replay` takes: `last` and the ids of the newest runs that have a wire log, newest first, or
     their paths; else (none, or no runs dir) the shell's own file names."""
@@ -235,42 +200,3 @@ def complete_wire_file(ctx: click.Context, param: click.Parameter, incomplete: s
         elif str(wire).startswith(incomplete):
             found.append(CompletionItem(str(wire), help=_run_help(path)))
     return found or [CompletionItem(incomplete, type="file")]
-
-
-# --- the scripts -------------------------------------------------------------------------------------------
-
-def completion_script(shell: str, prog_name: str = "harness") -> str:
-    """The completion script click writes for `shell` (what `_HARNESS_COMPLETE={shell}_source harness` prints).
-
-    Raises:
-        click.BadParameter: a shell click cannot complete for.
-    """
-    from click.shell_completion import get_completion_class
-
-    from harness_core.cli import cli
-
-    cls = get_completion_class(shell)
-    if cls is None:
-        raise click.BadParameter(f"no completion for {shell!r}; choose one of: {', '.join(SHELLS)}")
-    complete_var = "_{}_COMPLETE".format(prog_name.replace("-", "_").upper())
-    return cls(cli, {}, prog_name, complete_var).source()
-
-
-@click.command()
-@click.argument("shell", required=False, type=click.Choice(SHELLS))
-def completion(shell: str | None) -> None:
-    """Print the shell completion script for bash, zsh or fish (default: the shell $SHELL names). Install it:
-
-    \b
-      bash: echo 'eval "$(harness completion bash)"' >> ~/.bashrc
-      zsh:  echo 'eval "$(harness completion zsh)"' >> ~/.zshrc
-      fish: harness completion fish > ~/.config/fish/completions/harness.fish
-
-    It completes commands and options, provider names, `-o` option keys, scenario names, run and session ids.
-    """
-    if shell is None:
-        shell = Path(os.environ.get("SHELL", "")).name
-        if shell not in SHELLS:
-            raise click.UsageError(f"cannot tell your shell from $SHELL ({os.environ.get('SHELL') or 'unset'}); "
-                                   f"name it: harness completion {'|'.join(SHELLS)}")
-    click.echo(completion_script(shell), nl=False)
