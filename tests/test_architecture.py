@@ -6,7 +6,8 @@
 - nothing that runs outside tests imports `harness_core.testing`;
 - provider packages and the example third-party provider import Harness only through the façades;
 - the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines;
-  nothing but the `harness view` command (lazily) imports it.
+  nothing but the `harness view` command (lazily) imports it;
+- the CLI imports lazily only once per command, the module implementing it (its start-up modules stay light).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""What every `harness` subcommand shares: the common options, turning errors into one line and an exit status,
-logging for the command's duration, the async entry point, JSON output.
+"""What every `harness` subcommand shares: the common options, an error as one ``harness: error: <message>`` line
+and its exit status, logging for the command's duration, JSON output.
 
-Layer: CLI, imported at start-up: only click and the standard library at the top. pydantic, anyio and the rest
-of the library are imported when a command runs, so `harness --help` stays fast.
-
-Errors raised before a run starts print one line, ``harness: error: <message>``, to stderr.
+Layer: CLI start-up: click and the standard library only at the top (`harness --help` stays fast); knows the
+library's errors only by the modules already loaded.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""`Number`: the one parameter type of every numeric option of every command — a finite number (never `nan`, and
-`inf` only where it means something, as "no limit") inside the option's range, or a usage error saying what fits.
+"""`Number`: the parameter type of every numeric option: a finite number (`inf` only where it means something, as
+"no limit") inside the option's range, or a usage error saying what fits.
 
-Layer: CLI (imported by the command modules; only click). Knows nothing of runs, providers or specs.
+Layer: CLI start-up (click only). Knows nothing of runs, providers or specs.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The one place Harness's logging is configured: a stderr handler on the `harness` logger, per command.
+"""The one place Harness's logging is configured: a stderr handler on the `harness` logger while one command runs
+(warnings; `-vv` adds info and debug), taken away afterwards; neither the root logger nor structlog is touched.
 
-Layer: CLI. The library only emits standard-library records under the `harness` logger (`harness_core._logging`,
-silent by default); the `harness` command attaches a stderr handler to that logger while one command runs and
-takes it away afterwards, so a program that calls `main()` in-process (tests, wrappers) is left as it was. It
-configures neither the root logger nor structlog (`structlog.is_configured()` stays False).
-
-Levels: warnings by default; `harness run -vv` adds info and debug records.
+Layer: CLI, loaded when a command runs; knows the library's logger name (docs/process-ownership.md).
 """
 
 from __future__ import annotations

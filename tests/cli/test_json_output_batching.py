@@ -1,4 +1,4 @@
-"""`harness run --json` output (`cli._live.JsonLines`): the run-log line of every event, byte for byte, written in
+"""`harness run --json` output (`cli.run.live.JsonLines`): the run-log line of every event, byte for byte, written in
 chunks for throughput, yet every event shown as soon as the reader has caught up with the run."""
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def test_control_characters_are_dropped_from_held_text_too() -> None:
 
 
 def test_the_run_drivers_consumer_writes_held_text_once_caught_up() -> None:
-    """`cli._live._consume` with a renderer: the renderer holds text, the run's caught-up hook
+    """`cli.run.live._consume` with a renderer: the renderer holds text, the run's caught-up hook
     writes it, and nothing is left held or hooked at the end."""
 
     from harness_core import open_run

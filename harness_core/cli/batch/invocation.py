@@ -1,8 +1,7 @@
-"""`harness batch TASKS.jsonl`: many runs, at most N at once, each task's result in a results file (which makes a
-re-run resume), optionally each in its own git worktree with its patch written, here or on Ray.
+"""`harness batch`'s body: many runs from TASKS.jsonl, at most N at once, each result in a results file (which
+makes a re-run resume), optionally each in its own git worktree with its patch written, here or on Ray.
 
-Layer: CLI, imported at start-up: click and the standard library at the top; the batch API and the progress
-view are imported when the command runs. Knows nothing of any concrete provider or engine.
+Layer: CLI, loaded when the command runs; knows nothing of any concrete provider or engine.
 """
 
 from __future__ import annotations

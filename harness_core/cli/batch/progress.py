@@ -1,8 +1,7 @@
-"""What `harness batch` shows while it plays: on a terminal a live progress bar (rich) with done / failed / running
-/ queued, elapsed and ETA, and a line per task that did not succeed; off a terminal a plain line per task.
+"""What `harness batch` shows while it plays: on a terminal a live progress bar (rich) and a line per task that did
+not succeed; off a terminal a plain line per task. Everything goes to stderr: stdout is for `--json`.
 
-Layer: CLI (imported only when `harness batch` runs). Knows the batch's stats and updates; knows nothing of
-providers or engines. Everything goes to stderr: stdout is for `--json`.
+Layer: CLI, loaded when `harness batch` runs; knows the batch's stats and updates, nothing of providers or engines.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""`harness chat` in the foreground: one session, a turn per prompt read, each rendered as `harness run` renders
-a run (or printed as JSON lines); `/` commands between turns; Ctrl-C and the exit status.
+"""`harness chat` in the foreground: one session on a thread of its own, a turn per prompt read, each rendered as
+`harness run` renders a run (or as JSON lines); `/` commands between turns; Ctrl-C; the exit status.
 
-The session lives in an event loop on a thread of its own (an anyio blocking portal) for the whole chat, so it
-stays alive while the main thread waits in `input()` (readline editing for free). Signals reach the main thread
-only: Ctrl-C while a turn plays interrupts it through the portal (a second one stops it at once, as in `harness
-run`); at the prompt, one Ctrl-C says how to leave and a second in a row leaves (a double press for a turn that
-ended meanwhile does not end the chat; with text typed, Ctrl-C only clears the line). SIGTERM and SIGHUP (the
-terminal closing) interrupt the turn and end it. A turn that closed the session (stopped hard, its process gone)
-does not end the chat: it goes on in a new session resuming the agent's conversation (online and offline alike: the
-offline backend and agent state live for the whole chat), with what is left of the chat's budgets.
-
-Layer: CLI (imported only when `harness chat` runs). Knows the session API of the `harness_core` façade
-(`open_session`, `Session`, `LiveRun`), the renderer, the run driver's helpers (`_live`), the terminal approver,
-the signals (`_keys`) and the chat's wording of budget errors (`_chat_words`); knows nothing of any concrete provider.
+Layer: CLI, loaded when `harness chat` runs; knows the session API of the `harness_core` façade, the renderer, the
+run driver's helpers and the terminal approver; nothing of any concrete provider (docs/sessions.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""`harness chat`: its options, and turning them into the settings of one session (online, or `--offline`
-against the embedded scripted model backend, which then answers every turn).
+"""`harness chat`'s body: its flags turned into the settings of one session (online, or `--offline` against the
+embedded scripted model backend, which then answers every turn) and the conversation started.
 
-Layer: CLI, imported at start-up: click and the standard library at the top; the spec model, the conversation
-(`_conversation`) and the offline support are imported when the command runs. Knows nothing of any concrete
-provider.
+Layer: CLI, loaded when the command runs; knows nothing of any concrete provider.
 """
 
 from __future__ import annotations

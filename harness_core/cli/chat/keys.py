@@ -1,8 +1,8 @@
 """The signals of `harness chat`'s main thread: SIGINT, SIGTERM and SIGHUP raised only while it waits (at the
 prompt, for a turn), never inside a portal call, and never lost.
 
-Layer: CLI (imported only when `harness chat` runs). Knows the standard library's signals (and readline's line
-buffer and key bindings) only: nothing of sessions, events or providers.
+Layer: CLI, loaded when `harness chat` runs. Knows the standard library's signals (and readline's line buffer and
+key bindings) only: nothing of sessions, events or providers.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""What `harness chat` says: its `/help`, and command-line words where the core speaks Python: a budget error (the
-core names `resume_session=...`) becomes the `harness chat --resume ID --max-... N` to type, or, offline, the news
-that this conversation's budget cannot be raised; and the figures are the whole chat's (a chat that continued in a
-new agent process has budgets reduced by what the earlier ones used).
+"""What `harness chat` says: its `/help`, and a budget error in command-line words (the `--resume ID --max-... N` to
+type, or offline that the budget cannot be raised), with the whole chat's figures.
 
-Layer: CLI (imported only when `harness chat` runs). Knows the error and event models of the `harness_core` façade
-and the budget details `BudgetExceededError` carries; nothing of sessions, providers or the terminal.
+Layer: CLI, loaded when `harness chat` runs; knows the error and event models and the budget details
+`BudgetExceededError` carries; nothing of sessions, providers or the terminal.
 """
 
 from __future__ import annotations

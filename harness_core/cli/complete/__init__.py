@@ -92,19 +92,18 @@ def complete_wire_file(ctx: click.Context, param: click.Parameter, incomplete: s
     return candidates.complete_wire_file(ctx, param, incomplete)
 
 
-def completion_script(shell: str, prog_name: str = "harness") -> str:
-    """The completion script click writes for `shell` (what `_HARNESS_COMPLETE={shell}_source harness` prints).
+def completion_script(command: click.Command, shell: str, prog_name: str = "harness") -> str:
+    """The completion script click writes for `command` (the `harness` group) in `shell` (what
+    `_HARNESS_COMPLETE={shell}_source harness` prints).
 
     Raises:
         click.BadParameter: a shell click cannot complete for.
     """
-    from harness_core.cli import cli
-
     cls = get_completion_class(shell)
     if cls is None:
         raise click.BadParameter(f"no completion for {shell!r}; choose one of: {', '.join(SHELLS)}")
     complete_var = "_{}_COMPLETE".format(prog_name.replace("-", "_").upper())
-    return cls(cli, {}, prog_name, complete_var).source()
+    return cls(command, {}, prog_name, complete_var).source()
 
 
 @click.command()
@@ -124,4 +123,4 @@ def completion(shell: str | None) -> None:
         if shell not in SHELLS:
             raise click.UsageError(f"cannot tell your shell from $SHELL ({os.environ.get('SHELL') or 'unset'}); "
                                    f"name it: harness completion {'|'.join(SHELLS)}")
-    click.echo(completion_script(shell), nl=False)
+    click.echo(completion_script(click.get_current_context().find_root().command, shell), nl=False)

@@ -1,9 +1,8 @@
-"""The configuration checked against what is installed: a configured `provider` that names no installed
-provider, and `[providers.NAME]` options their provider's `Options` model refuses, are errors naming the file
-and line (not `-o`, which did not give them); a table for a provider that is not installed is a warning.
+"""The configuration checked against what is installed: a `provider` none is, `[providers.NAME]` options the
+provider's `Options` model refuses (errors naming file and line), a table for a provider not installed (a warning).
 
-Layer: CLI support (imported only when a command runs). Knows the plugin host and the provider interface
-(`RegisteredProvider.cls.Options`, a pydantic model); no click, no concrete provider.
+Layer: CLI, loaded when a command runs; knows the plugin host and the provider interface; no click, no concrete
+provider.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""The configuration files of the `harness` command: the user's `$XDG_CONFIG_HOME/harness/config.toml` and a
-project's `.harness.toml` (found upward from the working directory), read, checked and layered with the
-environment: command line > environment > project > user > built-in default.
-
-Layer: CLI support, pure: the standard library, pydantic and `tomllib` (`tomli` on 3.10); no click. Imported
-only when a command runs (never at start-up). Knows the spec's field names and the environment variables the CLI
-reads (`HARNESS_PROVIDER`, `HARNESS_RUNS_DIR`); nothing of any provider or of the plugin host: the provider name
-and the `[providers.NAME]` tables' options are checked against the installed providers by `_config_check`.
-
-A project file comes with the project: unless the user's `trusted_projects` lists it, what it may not set (all but
-`_UNTRUSTED`, a table's `model`, a sandbox or approval no wider than the user's) is `Config.refused`, and it is
-ignored when it is not the user's own (another user's file, or in a directory anyone may write: /tmp)."""
+"""The configuration files (the user's config.toml, a project's .harness.toml found upward), read, checked and
+layered: command line > environment > project > user > default; what an untrusted project file may not set is
+`Config.refused` (docs/sessions.md).
+Layer: CLI, pure (pydantic, `tomllib`), no click; knows the spec's field names and the CLI's environment
+variables, nothing of any provider or of the plugin host (`config.checks` checks those).
+"""
 
 from __future__ import annotations
 
@@ -53,7 +47,7 @@ class ConfigError(HarnessError):
 
 class ProviderTable(BaseModel):
     """A `[providers.NAME]` table: the provider's `model`, and its options (any other key, checked against the
-    provider's options model by `_config_check`)."""
+    provider's options model by `config.checks`)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
 
@@ -393,7 +387,7 @@ _NEEDS_TRUST = {"provider": ("-p NAME", "it chooses which agent CLI runs"),
 def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], int], user: Path,
                    mine: ConfigFile | None) -> dict[tuple[str, ...], str]:
     """What an untrusted project file may not set (it comes with the project's files), each key path with its
-    `FILE:LINE` error (`Config.refused`: not applied; a run that would take it from the file fails, `_configcmd`):
+    `FILE:LINE` error (`Config.refused`: not applied; a run that would take it from the file fails, `config.settings`):
     anything but `_UNTRUSTED` and `[providers.NAME].model`, except a sandbox or approval no wider than the user
     file's (else the default's). Raises ConfigError for `trusted_projects` in a project file (a mistake)."""
     trust = (f"to let this project's file set it, add its directory to trusted_projects in {user} "

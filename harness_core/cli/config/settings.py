@@ -1,8 +1,7 @@
-"""`harness config` (the effective settings and where each came from; `harness config path`: the user file), and
-laying the configuration under what `harness run` / `harness chat` were given on the command line.
+"""`harness config`'s body (the effective settings and where each came from; `config path`), and the configuration
+laid under what `harness run` / `harness chat` were given on the command line (`configured_fields`).
 
-Layer: CLI, imported at start-up: click and the standard library at the top; the loader (`_config`, pydantic)
-and the plugin host's default provider name are imported when a command runs. Knows nothing of any provider.
+Layer: CLI, loaded when a command runs; knows nothing of any provider.
 """
 
 from __future__ import annotations

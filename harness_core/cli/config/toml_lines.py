@@ -1,7 +1,7 @@
-"""Where each key of a TOML text is: the line of every table header and key, by its full key path, so that a
+"""Where each key of a TOML text is (the line of every table header and key, by its full key path), so a
 configuration error can name the file and line (`tomllib` reports only syntax errors' lines).
 
-Layer: CLI support, pure: the standard library only. Knows TOML's key syntax, nothing of what the keys mean.
+Layer: CLI, pure: the standard library only. Knows TOML's key syntax, nothing of what the keys mean.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""`harness demo`: the README's first command — a short task through every installed provider's real CLI,
-offline, compared side by side.
+"""`harness demo`'s body: the README's first command, a short task through every installed provider's real CLI,
+offline, compared side by side (played by `providers.play`).
 
-Layer: CLI, imported at start-up: click at the top; the player (`_play`) and the plugin host are imported when
-the command runs. Knows no concrete provider.
+Layer: CLI, loaded when the command runs; knows no concrete provider.
 """
 
 from __future__ import annotations

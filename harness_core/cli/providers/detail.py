@@ -1,10 +1,8 @@
-"""`harness providers NAME`: one provider in full — what `harness providers` lists, plus its aliases and every
-option of its `Options` model (name, type, default, description), like `llm models --options`.
+"""`harness providers NAME`: one provider in full, what `harness providers` lists plus its aliases and every option
+of its `Options` model (a nested model field by field as `outer.inner`, a table as `NAME.KEY`: how `-o` spells them).
 
-Layer: CLI (imported only when that command runs). Knows the plugin host, the provider interface (`Options`, a
-pydantic model; `offline_setup`) and the report of `_providers`; knows no concrete provider. Options are read
-from the model alone: a nested options model is listed field by field (`outer.inner`), a table (`dict`) as
-`NAME.KEY` — how `-o` spells both.
+Layer: CLI, loaded when the command runs; knows the plugin host, the provider interface and the reports
+(`providers.report`); no concrete provider.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""`harness providers`, `harness doctor` and `harness schema`: what is installed, whether it works here, and
-the JSON Schemas of what Harness reads and writes.
+"""The bodies of `harness providers`, `harness doctor` and `harness schema`: what is installed, whether it works
+here, and the JSON Schemas of what Harness reads and writes.
 
-Layer: CLI, imported at start-up: click at the top; the plugin host, the reports (`_providers`) and the models
-are imported when a command runs. Knows no concrete provider.
+Layer: CLI, loaded when a command runs; knows the plugin host, the reports and the models; no concrete provider.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""`harness demo`: one short task played through every installed provider's real CLI, offline, one after the
-other, and the side-by-side summary of what each did.
+"""`harness demo`'s player: one short task through every installed provider that can run offline (the default one
+first), each in its own temporary workspace (kept with `--keep-workspace`), and the side-by-side summary.
 
-Each provider plays in its own temporary workspace, removed after its run unless `harness demo --keep-workspace`
-(the run logs stay).
-
-Layer: CLI (imported only when `harness demo` runs). Knows the run API of the `harness_core` façade, the
-renderer and `harness_core.offline`; knows no concrete provider — it plays whatever installed providers can run
-offline, the default one first.
+Layer: CLI, loaded when `harness demo` runs; knows the run API of the `harness_core` façade, the renderer and
+`harness_core.offline`; knows no concrete provider.
 """
 
 from __future__ import annotations

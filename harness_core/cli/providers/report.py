@@ -1,8 +1,8 @@
-"""The reports behind `harness providers` and `harness doctor`: typed models, how they are gathered (every
-provider probed concurrently, each under a deadline), their `--json` form and their text.
+"""The reports behind `harness providers` and `harness doctor`: typed models, gathered (every provider probed
+concurrently, each under a deadline), with their `--json` form and their text.
 
-Layer: CLI (imported only when one of those commands runs). Knows the plugin host, the provider interface
-(`probe`, `check_auth`) and the runs dir; knows no concrete provider — the only provider it names is the default one.
+Layer: CLI, loaded when one of those commands runs; knows the plugin host, the provider interface and the runs
+dir; no concrete provider (it names only the default one).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Showing file changes on a terminal: a unified diff coloured and bounded, the `changed: …` line, `--diff` output.
+"""Showing file changes on a terminal: a unified diff coloured and bounded, the `changed: …` line, `--diff` output;
+every line of a diff is stripped of control characters before it reaches a terminal.
 
-Layer: CLI presentation. Knows `FileChange` (as any object with `path`, `kind`, `diff`, `move_path`, `note`) and
-the terminal's codes; nothing of runs, providers or the store. Imports only the standard library at the top.
-Diffs come from agents and files: every line is stripped of control characters before it reaches a terminal.
+Layer: CLI rendering. Knows `FileChange` (any object with `path`, `kind`, `diff`, `move_path`, `note`) and the
+terminal's codes; nothing of runs, providers or the store.
 """
 
 from __future__ import annotations

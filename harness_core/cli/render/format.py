@@ -1,8 +1,7 @@
-"""Text for humans shared by the live view, `harness show`, `harness runs` and the demo summary: durations,
-token counts, one-line tool labels and excerpts (tables and lines fitted to a width: `_layout`).
+"""Text for humans shared by the live view, `harness show`, `harness runs` and the demo summary: durations, token
+counts, one-line tool labels and excerpts (tables and lines fitted to a width: `render.layout`).
 
-Layer: CLI presentation. Pure functions of the event models (`HarnessToolDetails`, `Usage`); nothing of
-providers, the runner or the run store.
+Layer: CLI rendering. Pure functions of the event models; nothing of providers, the runner or the run store.
 """
 
 from __future__ import annotations

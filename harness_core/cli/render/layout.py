@@ -1,8 +1,8 @@
-"""Text laid out for a terminal's width. Tables: rows as aligned columns, fitted when a width is given — cells
-cut or wrapped as their column allows, a column moved under its row, else a block of `field: value` lines per row
-(the one table renderer of `harness demo`, `providers`, `runs`). Lines: broken between words or between parts.
+"""Text laid out for a terminal's width: tables (aligned columns, fitted: cells cut or wrapped, a column moved
+under its row, else `field: value` lines per row; the one table renderer of `demo`, `providers`, `runs`) and lines
+broken between words or parts.
 
-Layer: CLI presentation, imported at start-up: the standard library only. Pure text; nothing of runs or events.
+Layer: CLI rendering, loaded at start-up: the standard library only. Pure text; nothing of runs or events.
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
-"""Foreground rendering of a run: turns `HarnessEvent`s, one at a time, into text for a human.
+"""Foreground rendering of a run (public: any program may render a run with it): `HarnessEvent`s, one at a time,
+into text for a human, with colour and a live status line on a terminal, plain text off one (docs/sessions.md).
 
-Layer: CLI presentation (public: any program may render a run with it). Knows the event models only: nothing of
-providers, the runner, the click commands or the run store. Pure apart from writing to the stream it is given;
-time comes from an injectable clock. Formatting helpers live in `_format`, terminal capabilities in `_terminal`,
-the memory of tools and approvals in flight in `_render_tools`. Which stream gets the view: `_streams`.
-
-What it prints:
-- assistant text, streamed as it arrives (a text line is always ended before any other line); a run with an
-  output schema prints its answer once, at the end: pretty JSON, or as written when it is not a valid value;
-- one line per tool action when it completes: ``[tool] ✓ Running command pytest -q (exit 0, 1.2 s)``, ``✗`` a
-  failure, ``⊘`` declined or ``(cut short)`` by the run's interrupt; its start line (``[tool] Running command
-  pytest -q …``) only when something else must print first or `tick` finds it running after `START_LINE_AFTER`
-  seconds (a pipe's reader knows what runs);
-- approvals once decided (``[approval] Running command rm -rf build — approved by you``: "you" for an answer
-  typed at a terminal, else who decided: callback, hook, default), one line per outcome: a refusal's line is
-  not followed by its action's; an action cut short at its question (settled by the runner) is
-  ``⊘ … (not run: interrupted)`` alone, never a failure;
-- errors (``[error] auth_failed: ...``), notices (``[warning] reconnecting …``), ``changed: a.py`` and a final
-  line (``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc``);
-- with ``verbose``: the run header, session, the model's reasoning as it streams (``[thinking] …``, dimmed),
-  token usage updates and command output summaries (indented, at most `SUMMARY_LINES` lines).
-
-On a terminal (`Renderer.for_stream`): colour, and a live status line at the bottom (spinner, elapsed time,
-what the run is waiting for), redrawn by `tick` with ``\\r`` and erased before every normal line. Off a
-terminal, with ``NO_COLOR`` set or ``TERM=dumb``: plain text with no control codes at all.
+Layer: CLI rendering. Knows the event models only: nothing of providers, the runner, the click commands or the
+run store. Pure apart from writing to the stream it is given; time comes from an injectable clock.
 """
 
 from __future__ import annotations
@@ -297,7 +276,7 @@ class Renderer:
     @property
     def on_held(self) -> Callable[[], None] | None:
         """None (default): streamed text is written as it comes. Set: it is held, and `on_held()` called as it starts
-        to be; the owner must `flush` once its consumer caught up (`_live`); later text, other lines, `tick` do too."""
+        to be; the owner must `flush` once its consumer caught up (`run.live`); later text, other lines, `tick` do too."""
         return self._out.on_held
 
     @on_held.setter
@@ -311,7 +290,7 @@ class Renderer:
     # --- pieces ------------------------------------------------------------------------------------------
 
     def final_line(self, result: HarnessResult) -> str:
-        """``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc`` (`_format.final_line`)."""
+        """``✓ success in 3.4 s · 1,234 tokens in / 56 out · $0.0123 · session abc`` (`render.format.final_line`)."""
         return final_line(result, self._marks, self._usage)
 
     def _fit_width(self) -> int | None:

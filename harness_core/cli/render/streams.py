@@ -73,7 +73,7 @@ def choose_sinks(out: TextIO, err: TextIO, *, json: bool = False, quiet: bool = 
 
 def answer_text(result: HarnessResult | None, *, schema: bool = False) -> str | None:
     """The run's final answer as `harness run` prints it, ending in one newline: with an output schema (`schema`)
-    its JSON value, indented (`_format.schema_answer`), else the final assistant message. None unless the run
+    its JSON value, indented (`render.format.schema_answer`), else the final assistant message. None unless the run
     succeeded: a failed or interrupted run's partial text is no answer (the view showed it as it came)."""
 
     if result is None or result.status is not RunStatus.SUCCESS:

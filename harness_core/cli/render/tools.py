@@ -1,12 +1,8 @@
-"""The live view's memory of tool actions and approval requests in flight, and the text of their lines.
+"""The live view's memory of tool actions and approval requests in flight, and the text of their lines: which tools
+run, which approvals were asked for which tool, which actions ended without running (docs/sessions.md).
 
-Layer: CLI presentation, a part of `render.Renderer` (no output of its own). Knows the tool and approval event
-models only: nothing of providers, the runner, the click commands or the terminal. It remembers which tools are
-running (for their start lines and the status line's phase), which approvals were asked for which tool, and so
-which actions ended without ever running: an action whose approval was still open, aborted or given to nobody
-when its result came is shown ``⊘ … (not run: interrupted)``, not as a failure. One line per approval outcome: a
-refusal someone decided is its ``[approval] … — denied by you`` line (the action's own ``⊘`` line is not added);
-a request settled for nobody (the run moved on) is its action's ``⊘ … (not run: interrupted)`` line alone.
+Layer: CLI rendering, a part of `Renderer` (no output of its own). Knows the tool and approval event models only:
+nothing of providers, the runner, the click commands or the terminal.
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ from harness_core.cli.render.format import one_line, tool_label
 __all__ = ["TERMINAL_REASON", "ToolBook", "approval_text", "decided_by_you", "label_for", "summary_lines"]
 
 TERMINAL_REASON = "answered on the terminal"
-"""The `ApprovalResolved.reason` of a decision typed at the terminal approver's question (`cli._approve`)."""
+"""The `ApprovalResolved.reason` of a decision typed at the terminal approver's question (`cli.run.terminal_approvals`)."""
 _BY_YOU = (TERMINAL_REASON, "answered with harness ")  # the terminal; `harness attach` or `harness approve`
 _SUMMARY_WIDTH = 160
 _DECIDED = {ApprovalDecision.APPROVE: "approved", ApprovalDecision.DENY: "denied", ApprovalDecision.ABORT: "aborted"}

@@ -1,9 +1,8 @@
-"""`harness run` in the foreground: drive one live run, render it (or print its JSON lines), handle Ctrl-C, write
-its answer (`_streams`: stdout, `--output-last-message`) and turn its result into the exit status.
+"""`harness run` in the foreground: drive one live run, render it (or print its JSON lines), handle Ctrl-C, write its
+answer (`render.streams`) and turn its result into the exit status.
 
-Layer: CLI (imported only when `harness run` executes, so `harness --help` stays fast). Knows the run API of the
-`harness_core` façade (`open_run`, `LiveRun`), the event models, the renderer and the run store; knows nothing
-of any concrete provider.
+Layer: CLI, loaded when `harness run` executes. Knows the run API of the `harness_core` façade, the event models,
+the renderer and the run store; nothing of any concrete provider.
 """
 
 from __future__ import annotations
@@ -72,7 +71,7 @@ class RunRequest:
 async def execute(request: RunRequest, out: TextIO, err: TextIO | None = None) -> int:
     """Run `request` in the foreground; returns the exit status. `out` is stdout: the live view when it is a
     terminal (or the same file as `err`), else the final answer of a successful run alone (the view goes to `err`,
-    stderr by default); `-q` and `--json` as `_streams.choose_sinks` says.
+    stderr by default); `-q` and `--json` as `render.streams.choose_sinks` says.
 
     Raises (before anything is spawned): the `HarnessError` of `open_run`'s pre-flight checks.
     """

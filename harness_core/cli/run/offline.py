@@ -1,9 +1,8 @@
-"""The workspace and scripted backend of `harness run --offline` and `harness chat --offline`.
+"""The workspace and scripted backend of `harness run --offline` and `harness chat --offline`, through
+`harness_core.offline.offline_workspace` (which does the work); adds only the command line's stderr lines (none
+under `-q`).
 
-Layer: CLI (imported only when an offline command runs, after `_run.check_offline_flags` checked everything). Knows
-`harness_core.offline.offline_workspace` (which does the work, and makes the backend answer every turn of a
-session); knows no concrete provider. Adds only what the command line says about it, on stderr (nothing under
-`-q`).
+Layer: CLI, loaded when an offline command runs (after `run.invocation.check_offline_flags`); no concrete provider.
 """
 
 from __future__ import annotations

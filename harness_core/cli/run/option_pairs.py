@@ -1,7 +1,7 @@
-"""`-o KEY=VALUE` arguments of `harness run` to a spec's `provider_options`.
+"""`-o KEY=VALUE` arguments to a spec's `provider_options` (dotted keys nest, a repeated key makes a list).
 
-Layer: CLI. Pure (standard library only, so the command line can import it at start-up); knows nothing of any
-provider: each provider's options model validates the result.
+Layer: CLI start-up: pure, the standard library only. Knows nothing of any provider: each provider's options model
+validates the result.
 """
 
 from __future__ import annotations

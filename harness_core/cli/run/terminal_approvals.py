@@ -1,7 +1,8 @@
-"""Approvals asked on the terminal during `harness run --approval ...`: one question at a time, on stderr.
+"""Approvals asked on the terminal during `harness run --approval ...` and `harness chat`: one question at a
+time, on stderr, the renderer paused while it is on screen.
 
-Layer: CLI (imported only when a run executes). Knows the approval events and the `Approver` callback type of
-the run API, and the renderer it must pause while a question is on screen; nothing of any provider.
+Layer: CLI, loaded when a run executes; knows the approval events and the run API's `Approver` type; nothing of
+any provider. (`harness approve` answers a background run: `runs.approve`.)
 """
 
 from __future__ import annotations

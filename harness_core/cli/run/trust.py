@@ -1,8 +1,8 @@
-"""Whether a run trusts its project with the agent's own configuration, and the one notice when it does not.
+"""The one notice that a run does not trust its project with the agent's own configuration, naming the files of
+`ProviderInfo.project_config` the project has (the provider keeps the agent from loading them).
 
-Layer: CLI support, imported when a command runs. Knows the user's `trusted_projects` (`Config.trusts`) and what
-each provider declares its agent loads from a project (`ProviderInfo.project_config`); knows no concrete agent: the
-provider keeps the agent from loading it (`AgentRunSpec.trust_project`), this only names what was not loaded.
+Layer: CLI, loaded when a command runs; knows the user's `trusted_projects` (`Config.trusts`) and what each
+provider declares; knows no concrete agent.
 """
 
 from __future__ import annotations

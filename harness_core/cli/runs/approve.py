@@ -1,11 +1,8 @@
-"""Answering a background run's approval requests: `harness approve`, and the question `harness attach` asks.
+"""`harness approve`'s body: a background run's approval request answered through its answers file; and the
+question `harness attach` asks for it (a foreground run asks its own terminal: docs/jobs-and-batches.md).
 
-Layer: CLI, imported at start-up: click and the standard library at the top; the run store, the events and the
-answers file (`harness_core.jobs.answers`) are imported when a command runs. Knows the run log's approval events
-and the answers file a background worker reads; knows nothing of providers or of the runner.
-
-A run reads answers from its answers file only when its worker created one (a background run); a foreground
-run asks its own terminal, so neither `approve` nor `attach` answers for it.
+Layer: CLI, loaded when a command runs; knows the run log's approval events and the answers file
+(`harness_core.jobs.answers`); nothing of providers or of the runner.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""`harness attach`: show a run from its first event and follow it live, from any terminal, until it ends.
+"""`harness attach`'s body: a run shown from its first event and followed live, from any terminal, until it ends
+(it reads the run's log, so it works for any run, started anywhere).
 
-Layer: CLI, imported at start-up: click at the top; the run store, the renderer and the exit statuses are imported
-when the command runs. Knows the run store's log (followed while its writer holds it) and the live view; knows
-nothing of providers or the runner: attaching reads the run's log, so it works for any run, started anywhere.
+Layer: CLI, loaded when the command runs; knows the run store's log and the live view; nothing of providers or
+the runner.
 """
 
 from __future__ import annotations

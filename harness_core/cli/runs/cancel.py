@@ -1,8 +1,7 @@
-"""`harness cancel`: interrupt a run from another terminal, through the `harness` process that drives it.
+"""`harness cancel`'s body: a run interrupted from another terminal, through the `harness` process that drives it
+(which holds its log's writer lock): a first SIGINT interrupts the turn, a second stops it at once.
 
-Layer: CLI, imported at start-up: click at the top; the run store is imported when the command runs. Knows the
-run store (a run's log, and which process holds its writer lock) and the `harness run` contract that a first
-SIGINT interrupts the turn through its provider and a second one stops it at once; knows nothing of providers.
+Layer: CLI, loaded when the command runs; knows the run store and process facts; nothing of providers.
 """
 
 from __future__ import annotations

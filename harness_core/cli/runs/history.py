@@ -1,8 +1,8 @@
-"""The reports behind `harness runs`, `harness runs prune` and `harness show`: past runs read back from their
-logs, typed, with their `--json` form and their text.
+"""The reports behind `harness runs`, `harness runs prune` and `harness show`: past runs read back from their logs,
+typed, with their `--json` form and their text.
 
-Layer: CLI (imported only when one of those commands runs). Knows the run store and the event models;
-nothing of providers or of the runner.
+Layer: CLI, loaded when one of those commands runs; knows the run store and the event models; nothing of providers
+or of the runner.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class RunDetails:
     has none (no tool announced a file change, or an older Harness wrote it)."""
     not_run: tuple[str | None, ...] = ()
     """For each of `tools`: why it never ran (its approval was not given: "denied", "aborted", "interrupted", ""
-    when not known), or None when it may have run — as the live view says it (`_render_tools.ToolBook`)."""
+    when not known), or None when it may have run — as the live view says it (`render.tools.ToolBook`)."""
 
     @property
     def duration_ms(self) -> int | None:

@@ -1,8 +1,8 @@
-"""`harness runs` (a group: the list, and `harness runs prune`) and `harness show`: past and running runs, read
-back from the run store; old ones removed.
+"""The bodies of `harness runs` (the list, and `runs prune`: old runs removed) and `harness show`: past and running
+runs read back from the run store.
 
-Layer: CLI, imported at start-up: click at the top; the run store and the reports (`_history`) are imported
-when a command runs. Knows nothing of providers or of the runner.
+Layer: CLI, loaded when a command runs; knows the run store and the reports (`runs.history`); nothing of
+providers or of the runner.
 """
 
 from __future__ import annotations

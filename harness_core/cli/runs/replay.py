@@ -1,8 +1,7 @@
-"""`harness replay RUN`: feed a recorded wire log back through its provider and show the run it reproduces.
+"""`harness replay`'s body: a recorded wire log fed back through its provider and the run it reproduces shown (the
+wire log names its provider; `--provider` only for a file recorded before wire logs had a header).
 
-Layer: CLI, imported at start-up: click at the top; the replay, the renderer and the exit statuses are imported when
-the command runs. Knows the replay API (`harness_core._run.replay`) and the live view; knows nothing of providers:
-the wire log names its own (`--provider` only for a file recorded before wire logs had a header).
+Layer: CLI, loaded when the command runs; knows the replay API and the live view; nothing of providers.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""`harness undo [RUN]`: put the files a run changed back as they were before it (and chat's `/undo`, which says
-the same of its last turn).
+"""`harness undo`'s body: the files a run changed put back as they were before it (and chat's `/undo` lines, which
+say the same of its last turn).
 
-Layer: CLI, imported at start-up: click at the top; the run store and the undo itself (`harness_core._run.undo`)
-are imported when the command runs. Knows the undo plan and the run store; knows nothing of providers.
+Layer: CLI, loaded when the command runs; knows the undo plan and the run store; nothing of providers.
 """
 
 from __future__ import annotations
