@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import JSON_OPTION, harness_command
+from harness_core.cli.common import JSON_OPTION
 
 __all__ = ["config"]
 
@@ -47,10 +47,3 @@ def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
     from harness_core.cli.config.settings import path as implementation
 
     implementation(ctx=ctx, scope=scope, cwd=cwd)
-
-
-@harness_command
-def _show(cwd: Path | None, as_json: bool) -> None:
-    from harness_core.cli.config.settings import _show as implementation
-
-    implementation(cwd=cwd, as_json=as_json)

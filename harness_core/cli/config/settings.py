@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness_core.cli.common import dumps
+from harness_core.cli.common import dumps, harness_command
 from harness_core.cli.config.checks import check_config
 from harness_core.cli.config.loader import (
     KEYS,
@@ -146,6 +146,7 @@ def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
                    else f"project: none found, searched from {start} up to {search_stop(start)}")
 
 
+@harness_command
 def _show(cwd: Path | None, as_json: bool) -> None:
     found = load_config(cwd)
     problems = check_config(found, get_host())

@@ -79,14 +79,6 @@ def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], provi
                    as_json=as_json)
 
 
-@harness_command
-def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], session: str | None,
-          runs_dir: Path | None, as_json: bool) -> None:
-    from harness_core.cli.runs.listing import _list as implementation
-
-    implementation(limit=limit, statuses=statuses, providers=providers, session=session, runs_dir=runs_dir,
-                   as_json=as_json)
-
 
 @runs.command(short_help="Remove runs that ended longer ago than --older-than (30d, 12h, ...).")
 @click.option("--older-than", "older_than", type=_Age(), required=True,

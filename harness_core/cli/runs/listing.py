@@ -17,7 +17,7 @@ import click
 
 from harness_core import InvalidSpecError
 from harness_core._scratch import sweep_scratch
-from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, dumps, fail
+from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, dumps, fail, harness_command
 from harness_core.cli.render.diffview import format_changes
 from harness_core.cli.render.layout import fit_text, output_width, table
 from harness_core.cli.render.terminal import use_plain
@@ -45,6 +45,7 @@ def runs(ctx: click.Context, limit: int | None, statuses: tuple[str, ...], provi
                                f"`{ctx.invoked_subcommand}` after it (`harness runs {ctx.invoked_subcommand} --help`)")
 
 
+@harness_command
 def _list(limit: int | None, statuses: tuple[str, ...], providers: tuple[str, ...], session: str | None,
           runs_dir: Path | None, as_json: bool) -> None:
     directory = resolve_runs_dir(runs_dir)
