@@ -499,10 +499,10 @@ def test_background_refusals_exit_at_once_and_start_nothing(args: list[str], sta
                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`harness run --background` checks what a foreground run checks before any worker starts: a missing CLI
     exits 3, a capability refusal 2, and no worker is launched, no run log written."""
-    import harness_core.jobs.launcher as background
+    import harness_core.cli.run.invocation as run_body
 
     launched: list[object] = []
-    monkeypatch.setattr(background, "launch", lambda *a, **k: launched.append(a))  # never reached
+    monkeypatch.setattr(run_body, "launch", lambda *a, **k: launched.append(a))  # never reached
     reset_host(make_host(("missing", _MissingPlugin())))
     result = invoke("run", "--background", *args)
     assert result.exit_code == status, result.output
