@@ -1,8 +1,7 @@
 """The façades' answer to a name they do not export: an `ImportError` that says where the name is (the façade that
 exports it, a name close to it, or an internal module that is not supported), instead of a bare "cannot import".
-Layer: public surface (support of the façades: `harness_core`, `.provider`, `.offline`, `.scripted.scenarios`,
-`.scripted.backends`, `.scripted.command`, `.testing`, `.testing.contract`). Stdlib only; knows the façades by name and reads other
-modules only from `sys.modules` or by importing a runtime façade, never `harness_core.testing` (outside tests).
+Layer: public surface (support of the façades, listed in `FACADES`). Stdlib only; knows the façades by name and
+reads other modules only from `sys.modules` or by importing a runtime façade, never `harness_core.testing`.
 """
 
 from __future__ import annotations

@@ -85,12 +85,18 @@ class Attachment(BaseModel):
         """Its bytes (`data`, or the file's).
 
         Raises:
-            OSError: the file cannot be read.
+            OSError: the file cannot be read, or it grew past `MAX_ATTACHMENT_BYTES` since it was checked (read
+                bounded: never more than the limit and one byte).
         """
         if self.data is not None:
             return self.data
         assert self.path is not None
-        return self.path.read_bytes()
+        with self.path.open("rb") as file:
+            data = file.read(MAX_ATTACHMENT_BYTES + 1)
+        if len(data) > MAX_ATTACHMENT_BYTES:
+            raise OSError(f"attachment {self.path} grew past the {MAX_ATTACHMENT_BYTES // 1024 // 1024} MiB limit "
+                          "after it was checked: send a smaller file (or a path in the prompt)")
+        return data
 
 
 def guess_mime_type(name: str) -> str:

@@ -93,6 +93,14 @@ class ProviderInfo(BaseModel):
         "enforced by Harness through approvals when the provider has `approvals` and the action asks (commands, "
         "file changes), else refused before spawn.",
     )
+    tool_allow_lists: bool = Field(
+        default=True,
+        description="Its CLI honours its `tool_filters` in `allowed_tools` (\"only these\"): it can turn off every "
+        "tool the list leaves out, its own shell, edits and web search as well as MCP servers. False for a CLI that "
+        "takes only a deny-list, or that can leave out MCP servers but not turn off its own tools: every "
+        "`allowed_tools` is then refused before anything is made (an allow-list is never half applied), naming the "
+        "providers that take it; `harness providers NAME` says so.",
+    )
     mcp_object_results: bool = Field(
         default=False,
         description="Its agent's MCP client reads a tool's JSON text result as structured content and refuses one "

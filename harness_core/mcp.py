@@ -14,12 +14,14 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["HARNESS_SERVER", "TOOL_KINDS", "McpServer", "McpTransport", "check_tool_name", "server_secrets",
-           "tool_name_matches"]
+__all__ = ["HARNESS_SERVER", "TOOL_BRIDGE_ARGS", "TOOL_KINDS", "McpServer", "McpTransport", "check_tool_name",
+           "harness_server_is_ours", "server_of", "server_secrets", "tool_name_matches"]
 
 McpTransport = Literal["stdio", "http", "sse"]
 HARNESS_SERVER = "harness"
 """The name of the server that serves the run's Python tools (`tools=`): no server of the spec may take it."""
+TOOL_BRIDGE_ARGS = ("-m", "harness_core.toolbridge")
+"""The arguments of the stdio bridge Harness gives its agent for the `harness` server (after the Python to run)."""
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 TOOL_KINDS = ("shell", "read", "edit", "write", "search", "web", "agent", "mcp")
 """The provider-neutral tool names that are kinds of action (as `ToolKind` names them; `mcp` is every MCP tool).
@@ -103,6 +105,26 @@ def check_tool_name(name: str) -> str:
         return name
     raise ValueError(f"unknown tool name {name!r}: use one of {', '.join(TOOL_KINDS)}, mcp:SERVER or "
                      "mcp:SERVER.TOOL")
+
+
+def server_of(name: str) -> str | None:
+    """The server a tool name `mcp:SERVER` or `mcp:SERVER.TOOL` names, or None for any other name."""
+    found = _MCP_NAME.match(name)
+    return found.group(1) if found is not None else None
+
+
+def harness_server_is_ours(servers: Iterable[McpServer]) -> bool:
+    """Whether `mcp:harness` names Harness's own tool server among `servers`: none is named `harness` (Harness
+    serves its Python tools under that name, if any), or the one that is, is the entry Harness gave its agent (the
+    stdio bridge, or loopback HTTP with the per-run bearer). Harness applies that server's filters itself."""
+    for server in servers:
+        if server.name != HARNESS_SERVER:
+            continue
+        if server.transport == "stdio":
+            return server.args == TOOL_BRIDGE_ARGS
+        parts = urlsplit(server.url or "")
+        return parts.hostname == "127.0.0.1" and parts.path == "/mcp" and "Authorization" in server.headers
+    return True
 
 
 def tool_name_matches(name: str, kind: str, server: str | None = None, tool: str | None = None) -> bool:

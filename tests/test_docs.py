@@ -25,6 +25,7 @@ from harness_core import AgentRunSpec, RunStatus, hookimpl, run_sync
 from harness_core.offline import SCENARIOS
 from harness_core.plugins import PluginHost
 from harness_core.scripted.backends import FunctionCall
+from harness_core.scripted.inline import _KINDS as _INLINE_KINDS
 from harness_core.scripted.scenarios import ReadFile, RunCommand
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -262,3 +263,22 @@ def test_every_link_between_the_docs_lands_on_a_page_and_heading() -> None:
             elif anchor and landing.suffix == ".md" and anchor not in _anchors(landing):
                 broken.append(f"{page.name}: {target} (no such heading)")
     assert not broken, "links that land nowhere:\n" + "\n".join(broken)
+
+
+def _paragraph(text: str, start: str) -> str:
+    """The paragraph of `text` that begins with `start`."""
+    return text[text.index(start):].split("\n\n", 1)[0]
+
+
+def test_the_readmes_inline_step_list_has_every_step_kind() -> None:
+    """The README lists every kind an inline scenario takes, each written as it is spelled in JSON."""
+    listed = _paragraph((DOCS.parent / "README.md").read_text(), "A scenario written inline is")
+    missing = [kind for kind in _INLINE_KINDS if f'{{"{kind}": ' not in listed]
+    assert not missing, f"README's inline scenario steps leave out {missing}"
+
+
+def test_the_readme_says_where_python_tools_run_as_the_tools_guide_does() -> None:
+    """A tool runs in the Harness process (docs/python-tools.md; a tool returning its pid returns Harness's)."""
+    section = (DOCS.parent / "README.md").read_text().split("### Python functions as tools", 1)[1].split("\n#", 1)[0]
+    assert "in the Harness process" in (DOCS / "python-tools.md").read_text()
+    assert "in the Harness process" in " ".join(section.split()) and "own process" not in section

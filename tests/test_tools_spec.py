@@ -10,7 +10,9 @@ from pydantic import ValidationError
 
 from harness_core import AgentRunSpec, Attachment, Capability, McpServer, ProviderInfo, SessionSpec
 from harness_core._run.started import redacted_spec
+from harness_core._run.tool_policy import check_tool_filters
 from harness_core.attachment import MAX_ATTACHMENT_BYTES, check_attachment
+from harness_core.errors import UnsupportedFeatureError
 from harness_core.mcp import check_tool_name, server_secrets, tool_name_matches
 from harness_core.redaction import REDACTED, RunSecrets
 
@@ -163,3 +165,40 @@ def test_a_provider_declares_the_filters_its_cli_takes() -> None:
     info = ProviderInfo(name="p", version="1", tool_filters=frozenset({"shell", "mcp:*"}),
                         capabilities=frozenset({Capability.MCP_STDIO, Capability.IMAGE_INPUT}))
     assert "mcp:*" in info.tool_filters and ProviderInfo(name="q", version="1").tool_filters == frozenset()
+
+
+def test_an_attachment_that_grew_past_the_limit_after_its_check_is_refused_not_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"small")
+    attachment = Attachment.of(path)
+    assert check_attachment(attachment) is None and attachment.read() == b"small"
+    with path.open("r+b") as grown:  # sparse: no disk written
+        grown.truncate(MAX_ATTACHMENT_BYTES + 4096)
+    with pytest.raises(OSError, match="grew past the 20 MiB limit after it was checked"):
+        attachment.read()
+
+
+def test_an_allow_list_is_refused_on_a_deny_list_cli_and_only_allow_list_takers_are_named() -> None:
+    """A CLI that filters natively only in a deny-list (`tool_allow_lists=False`) refuses every
+    `allowed_tools` in the check before anything is made, naming the providers whose CLI takes allow-lists — and a
+    refusal elsewhere never sends the user to it."""
+    allows = ProviderInfo(name="allows", version="1", tool_filters=frozenset({"read", "shell", "mcp:*"}))
+    denies = ProviderInfo(name="denies", version="1", tool_filters=frozenset({"read", "shell", "mcp:*"}),
+                          tool_allow_lists=False)
+    neither = ProviderInfo(name="neither", version="1", capabilities=frozenset({Capability.APPROVALS}),
+                           approval_kinds=frozenset({"edit"}))
+    everyone = [allows, denies, neither]
+    spec = AgentRunSpec(prompt="x", allowed_tools={"read"})
+    with pytest.raises(UnsupportedFeatureError, match="takes only a deny-list") as refused:
+        check_tool_filters(spec, "denies", denies, frozenset(), everyone)
+    assert refused.value.details["providers_with_it"] == ["allows"]
+    with pytest.raises(UnsupportedFeatureError) as elsewhere:
+        check_tool_filters(spec, "neither", neither, neither.capabilities, everyone)
+    assert elsewhere.value.details["providers_with_it"] == ["allows"]
+    with pytest.raises(UnsupportedFeatureError) as edit:  # an approval-enforced kind is no allow-list either
+        check_tool_filters(AgentRunSpec(prompt="x", allowed_tools={"edit"}), "allows", allows, frozenset(), everyone)
+    assert edit.value.details["providers_with_it"] == []
+    deny = AgentRunSpec(prompt="x", disallowed_tools={"shell"})
+    assert check_tool_filters(deny, "denies", denies, frozenset(), everyone) == frozenset()  # deny-lists still native
+    assert check_tool_filters(AgentRunSpec(prompt="x", allowed_tools={"mcp:ev"}), "allows", allows, frozenset(),
+                              everyone) == frozenset()

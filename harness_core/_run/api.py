@@ -63,8 +63,9 @@ async def open_run(
     host = host or get_host()
     given_tools = checked_tools(tools, spec)
     probed = await prepare(spec, provider, host)
-    transport = tool_transport(probed.name, capabilities_of(probed), host.providers_with) if given_tools else None
-    tool_server = new_tool_server(given_tools, object_results=probed.registered.cls.info.mcp_object_results)
+    tool_server = new_tool_server(given_tools, spec, object_results=probed.registered.cls.info.mcp_object_results)
+    serves = tool_server is not None and bool(tool_server.served)
+    transport = tool_transport(probed.name, capabilities_of(probed), host.providers_with) if serves else None
     rid = validate_run_id(run_id) if run_id is not None else new_run_id()  # also without a run log
     info = probed.registered.cls.info
     secrets = RunSecrets.of_run(spec.env, spec.provider_options, secret_flags=info.secret_flags,

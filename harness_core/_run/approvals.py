@@ -19,7 +19,7 @@ from harness_core._run.pipe import EventPipe
 from harness_core._run.state import RunState
 from harness_core.events import ApprovalDecision, ApprovalRequested, ApprovalResolved
 from harness_core.plugins import PluginHost
-from harness_core.spec import AgentRunSpec
+from harness_core.spec import AgentRunSpec, ApprovalPolicy
 
 __all__ = ["ApprovalBroker", "Approver"]
 
@@ -34,9 +34,17 @@ DecidedBy = Literal["callback", "hook", "default", "runner"]
 
 _NO_APPROVER = (
     "no approver decided: pass approver= to run(), answer interactively with `harness run --approval "
-    "on-request` on a terminal, install a harness_approve plugin, or use --approval never"
+    "on-request` on a terminal, {plugin}"
 )
 _SETTLE_DEADLINE = 5.0
+
+
+def _no_approver(policy: ApprovalPolicy) -> str:
+    """Why a request nobody decided is denied, and what to do: `--approval never` (the agent asks nothing itself)
+    only when it is not the policy already (a `requires_approval` tool asks under every policy)."""
+    if policy is ApprovalPolicy.NEVER:
+        return _NO_APPROVER.format(plugin="or install a harness_approve plugin")
+    return _NO_APPROVER.format(plugin="install a harness_approve plugin, or use --approval never")
 
 
 class ApprovalBroker:
@@ -151,4 +159,4 @@ class ApprovalBroker:
         except Exception as exc:  # noqa: BLE001 - a broken policy plugin denies; it is not the provider's fault
             self._log.exception("harness_approve plugin failed; denying", request_id=request.request_id)
             return ApprovalDecision.DENY, "hook", f"a harness_approve plugin failed: {type(exc).__name__}: {exc}"
-        return ApprovalDecision.DENY, "default", _NO_APPROVER
+        return ApprovalDecision.DENY, "default", _no_approver(self._spec.approval)

@@ -92,8 +92,10 @@ async def open_session(
         others = [p for p in host.providers_with(Capability.SESSION) if p != probed.name]
         raise UnsupportedFeatureError(probed.name, Capability.SESSION.value, others,
                                       "a session plays several turns of one conversation")
-    transport = tool_transport(probed.name, capabilities, host.providers_with) if given_tools else None
-    tool_server = new_tool_server(given_tools, object_results=probed.registered.cls.info.mcp_object_results)
+    tool_server = new_tool_server(given_tools, settings,
+                                  object_results=probed.registered.cls.info.mcp_object_results)
+    serves = tool_server is not None and bool(tool_server.served)
+    transport = tool_transport(probed.name, capabilities, host.providers_with) if serves else None
     async with served(tool_server, settings, transport) as served_settings:
         session = Session(served_settings, probed, host=host, session_id=session_id or new_run_id(),
                           approver=approver, on_event=on_event, runs_dir=runs_dir, run_log=run_log, buffer=buffer,

@@ -1,5 +1,5 @@
-"""What a run's tools need before spawn and while it plays: filters native, enforced or refused; attachments sent,
-degraded or refused; the approvals Harness answers itself for a filter it enforces.
+"""What a run's tools need before spawn and while it plays: filters native, enforced (approvals; the `harness`
+server's by that server) or refused; attachments sent, degraded or refused; the approvals Harness answers itself.
 
 Layer: core runtime (pure: a function of the spec, the provider's declaration and the installed providers). Knows
 the spec, capabilities and approval events; knows no provider's CLI, nor how a provider passes what it takes.
@@ -7,17 +7,18 @@ the spec, capabilities and approval events; knows no provider's CLI, nor how a p
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from harness_core.attachment import Attachment, check_attachment
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import InvalidSpecError, UnsupportedFeatureError
 from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, ToolKind
-from harness_core.mcp import tool_name_matches
+from harness_core.mcp import HARNESS_SERVER, harness_server_is_ours, server_of, tool_name_matches
 from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
 
-__all__ = ["ToolPolicy", "check_attachments", "check_tool_filters", "native_filter", "tool_policy"]
+__all__ = ["ToolPolicy", "check_attachments", "check_tool_filters", "native_allow", "native_filter", "tool_forbidden",
+           "tool_policy"]
 
 
 def native_filter(name: str, info: ProviderInfo) -> bool:
@@ -26,13 +27,32 @@ def native_filter(name: str, info: ProviderInfo) -> bool:
     return name in info.tool_filters or (name.startswith("mcp:") and "mcp:*" in info.tool_filters)
 
 
+def tool_forbidden(spec: AgentRunSpec | SessionSpec, tool: str) -> str | None:
+    """Why the run's filters forbid its Python tool `tool` (`mcp:harness.TOOL` to them), or None: a
+    `disallowed_tools` name covering it (`mcp`, `mcp:harness`, `mcp:harness.TOOL`), or an `allowed_tools` naming
+    none of those ("only these")."""
+    for name in sorted(spec.disallowed_tools):
+        if tool_name_matches(name, "mcp", HARNESS_SERVER, tool):
+            return f"disallowed_tools {name!r}"
+    allowed = spec.allowed_tools
+    if allowed is not None and not any(tool_name_matches(name, "mcp", HARNESS_SERVER, tool) for name in allowed):
+        return "allowed_tools leaves it out"
+    return None
+
+
+def _ours(name: str, spec: AgentRunSpec | SessionSpec) -> bool:
+    """Whether `name` filters Harness's own `harness` tool server, which applies it itself (`ToolServer`)."""
+    return server_of(name) == HARNESS_SERVER and harness_server_is_ours(spec.mcp_servers)
+
+
 def _enforceable(name: str, info: ProviderInfo, capabilities: frozenset[Capability]) -> bool:
     return Capability.APPROVALS in capabilities and name in info.approval_kinds
 
 
 def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: ProviderInfo,
                        capabilities: frozenset[Capability], others: Iterable[ProviderInfo]) -> frozenset[str]:
-    """The filter names Harness enforces through approvals for this run (the rest are the CLI's own).
+    """The filter names Harness enforces through approvals for this run (the rest are the CLI's own, or filter
+    Harness's own `harness` server, which applies them itself on every provider).
 
     Raises:
         UnsupportedFeatureError: a filter the provider can neither take nor have enforced, naming the installed
@@ -40,23 +60,40 @@ def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: Pr
     """
     enforced: set[str] = set()
     for name in sorted(spec.disallowed_tools):
-        if native_filter(name, info):
+        if native_filter(name, info) or _ours(name, spec):
             continue
         if not _enforceable(name, info, capabilities):
             raise _refused(provider, f"disallowed_tools {name!r}", name, others,
                            "neither its CLI nor its approvals filter it")
         enforced.add(name)
     for name in sorted(spec.allowed_tools or ()):
-        if not native_filter(name, info):
-            raise _refused(provider, f"allowed_tools {name!r}", name, others,
-                           "its CLI does not filter by it; use disallowed_tools")
+        ours = _ours(name, spec)  # the CLI allows the whole server; Harness serves only the tools the list names
+        if not native_allow(f"mcp:{HARNESS_SERVER}" if ours else name, info):
+            why = ("its CLI takes only a deny-list: it cannot turn off every tool an allow-list leaves out; name "
+                   "what to forbid in disallowed_tools instead" if native_filter(name, info)
+                   else "its CLI takes no allow-list: it cannot turn off every tool the list leaves out (Harness "
+                   "filters only its own `harness` server); name what to forbid in disallowed_tools instead" if ours
+                   else "its CLI does not filter by it; use disallowed_tools")
+            raise _refused(provider, f"allowed_tools {name!r}", name, others, why, allow=True)
     return frozenset(enforced)
 
 
+def native_allow(name: str, info: ProviderInfo) -> bool:
+    """Whether the provider's CLI honours tool name `name` in an allow-list, turning off every tool not named
+    (`ProviderInfo.tool_allow_lists`)."""
+    return info.tool_allow_lists and native_filter(name, info)
+
+
 def _refused(provider: str, feature: str, name: str, others: Iterable[ProviderInfo],
-             why: str) -> UnsupportedFeatureError:
-    takers = sorted(info.name for info in others if info.name != provider and (
-        native_filter(name, info) or (Capability.APPROVALS in info.capabilities and name in info.approval_kinds)))
+             why: str, *, allow: bool = False) -> UnsupportedFeatureError:
+    """The refusal of filter `name`, naming the other providers that take it: natively in an allow-list
+    (`allow`), else natively or enforced through approvals in a deny-list."""
+    def takes(info: ProviderInfo) -> bool:
+        if allow:
+            return native_allow(name, info)
+        return native_filter(name, info) or (Capability.APPROVALS in info.capabilities
+                                             and name in info.approval_kinds)
+    takers = sorted(info.name for info in others if info.name != provider and takes(info))
     return UnsupportedFeatureError(provider, feature, takers, why)
 
 
@@ -90,10 +127,13 @@ class ToolPolicy:
         return None
 
 
-def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[Capability]) -> ToolPolicy:
+def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[Capability],
+                tools: Sequence[str] = ()) -> ToolPolicy:
     """How `spec` is played on a provider with `capabilities`: attachments it cannot take named in the prompt by
-    their path (a notice each), and the approval policy raised to `untrusted` when Harness enforces a filter
-    under `never`. Assumes `check_tool_filters` and `check_attachments` passed."""
+    their path (a notice each), the approval policy raised to `untrusted` when Harness enforces a filter under
+    `never`, and the filters of Harness's own `harness` server left to it (a name the CLI cannot take dropped, an
+    allow-list's `mcp:harness.TOOL` given to the CLI as the whole server); a warning when every Python tool given
+    (`tools`, their names) is forbidden. Assumes `check_tool_filters` and `check_attachments` passed."""
     enforced = frozenset(n for n in spec.disallowed_tools
                          if not native_filter(n, info) and _enforceable(n, info, capabilities))
     kept: list[Attachment] = []
@@ -110,11 +150,38 @@ def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[
                            message=f"{info.name} cannot take the {a.kind} {a.name} natively: its path is in the prompt "
                                    "instead (--strict-attachments refuses the run instead)",
                            details={"path": str(a.path), "mime_type": a.mime_type}) for a in degraded]
+    if harness_server_is_ours(spec.mcp_servers):
+        update |= _harness_filters_played(spec, info)
+    unserved = {tool: tool_forbidden(spec, tool) for tool in tools}
+    if tools and all(unserved.values()):
+        whys = ", ".join(dict.fromkeys(why for why in unserved.values() if why))
+        notices.append(Notice(level="warning", code="tools_unserved",
+                              message=f"every Python tool given (tools=, --tools: {', '.join(tools)}) is forbidden by "
+                                      f"this run's tool filters ({whys}), so Harness serves no `{HARNESS_SERVER}` MCP "
+                                      "server: drop the filter or the tools",
+                              details={"tools": list(tools)}))
     auto = bool(enforced) and spec.approval is ApprovalPolicy.NEVER
     if auto:
         update["approval"] = ApprovalPolicy.UNTRUSTED
     played = spec.model_copy(update=update) if update else spec
     return ToolPolicy(played, tuple(notices), enforced, auto, tuple(degraded))
+
+
+def _harness_filters_played(spec: AgentRunSpec, info: ProviderInfo) -> dict[str, object]:
+    """The filter fields the CLI is given when the `harness` server is Harness's own: its `disallowed_tools` names
+    the CLI cannot take left out (the server applies them), an allow-list's `mcp:harness.TOOL` widened to
+    `mcp:harness` (a CLI allows MCP tools by server; the server serves only the named ones)."""
+    update: dict[str, object] = {}
+    dropped = {name for name in spec.disallowed_tools
+               if server_of(name) == HARNESS_SERVER and not native_filter(name, info)}
+    if dropped:
+        update["disallowed_tools"] = spec.disallowed_tools - dropped
+    if spec.allowed_tools is not None:
+        whole = frozenset(f"mcp:{HARNESS_SERVER}" if server_of(name) == HARNESS_SERVER else name
+                          for name in spec.allowed_tools)
+        if whole != spec.allowed_tools:
+            update["allowed_tools"] = whole
+    return update
 
 
 def check_attachments(spec: AgentRunSpec | SessionSpec, capabilities: frozenset[Capability]) -> None:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from harness_core._run.tool_policy import tool_forbidden
 from harness_core.capabilities import Capability
 from harness_core.errors import InvalidSpecError, UnsupportedFeatureError
 from harness_core.mcp import HARNESS_SERVER, McpServer
@@ -22,7 +23,7 @@ from harness_core.tools.tool import Tool
 if TYPE_CHECKING:
     from harness_core.tools.server import ToolServer
 
-__all__ = ["check_tools_for", "checked_tools", "new_tool_server", "served", "tool_transport"]
+__all__ = ["check_tools_for", "checked_tools", "new_tool_server", "served", "served_tools", "tool_transport"]
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 ToolTransport = Literal["stdio", "http"]
@@ -82,21 +83,29 @@ def _on_asyncio() -> bool:
     return True
 
 
-def new_tool_server(tools: Sequence[Tool], *, object_results: bool = False) -> ToolServer | None:
-    """A tool server for `tools` (None without tools); its secret is known at once, for the run's redaction.
-    `object_results`: the provider's `mcp_object_results`."""
+def served_tools(tools: Sequence[Tool], spec: AgentRunSpec | SessionSpec) -> tuple[Tool, ...]:
+    """The tools of `tools` that `spec`'s filters leave to the agent (`mcp:harness[.TOOL]`, `mcp`, an allow-list)."""
+    return tuple(t for t in tools if tool_forbidden(spec, t.name) is None)
+
+
+def new_tool_server(tools: Sequence[Tool], spec: AgentRunSpec | SessionSpec, *,
+                    object_results: bool = False) -> ToolServer | None:
+    """A tool server for `tools` (None without tools), serving only those `spec`'s filters leave; its secret is
+    known at once, for the run's redaction. `object_results`: the provider's `mcp_object_results`."""
     if not tools:
         return None
     from harness_core.tools.server import ToolServer  # here: the mcp SDK only for runs with tools
 
-    return ToolServer(tools, object_results=object_results)
+    forbidden = {t.name: why for t in tools if (why := tool_forbidden(spec, t.name)) is not None}
+    return ToolServer(tools, object_results=object_results, forbidden=forbidden)
 
 
 @asynccontextmanager
 async def served(server: ToolServer | None, spec: SpecT, transport: ToolTransport | None) -> AsyncIterator[SpecT]:
     """Serve `server` while the block runs, giving `spec` with the `harness` server appended (`spec` itself
-    without a server). Leaving the block cancels running calls and stops the server (bounded)."""
-    if server is None or transport is None:
+    without a server, or when the filters leave it no tool: then nothing is served). Leaving the block cancels
+    running calls and stops the server (bounded)."""
+    if server is None or transport is None or not server.served:
         yield spec
         return
     async with server.serving(http=transport == "http"):

@@ -21,7 +21,7 @@ import anyio.to_thread
 from harness_core._run.logs import check_writable
 from harness_core._run.probe import prepare
 from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import check_tools_for, checked_tools
+from harness_core._run.tooling import check_tools_for, checked_tools, served_tools
 from harness_core.errors import HarnessError, InvalidSpecError
 from harness_core.events import ApprovalDecision, ApprovalRequested, Done, HarnessEvent, HarnessResult
 from harness_core.jobs.answers import AnswersFile, answers_path
@@ -195,7 +195,7 @@ async def start(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: st
     refs = references(given)
     host = get_host()
     probed = await prepare(spec, provider, host)
-    check_tools_for(probed.name, capabilities_of(probed), given, host.providers_with)
+    check_tools_for(probed.name, capabilities_of(probed), served_tools(given, spec), host.providers_with)
     directory = check_writable(runs_dir)
     plan = JobPlan(spec=spec, run_id=run_id or new_run_id(), provider=provider, runs_dir=directory,
                    record_wire=record_wire, tools=refs)

@@ -55,8 +55,11 @@ def find_mcp_tool(names: Iterable[str], server: str, tool: str) -> str:
         raise LookupError(f"MCP tool {tool!r} of server {server!r} is ambiguous in the request's tools: "
                           f"{', '.join(found)}; rename the server or the tool so that one name matches")
     listed = ", ".join(offered) if offered else "none"
+    given = (f"`--tools` with a module that has a @tool named {tool!r}" if server == "harness"
+             else f"`--mcp-server {server}=COMMAND`")
     raise LookupError(f"the request offers no MCP tool {tool!r} of server {server!r} (its tools: {listed}); give the "
-                      f"agent the server (--mcp-server {server}=..., or --tools for `harness`)")
+                      f"agent the tool with {given}; if given, the agent did not list it (the server did not "
+                      "start, or it defers MCP tools)")
 
 
 def attachment_lines(found: Iterable[tuple[str, int]]) -> str:

@@ -19,6 +19,7 @@ import anyio
 import pytest
 
 from harness_core import tool
+from harness_core._run.tool_policy import native_allow
 from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
 from harness_core.events import (
@@ -130,6 +131,15 @@ class ToolTests(ContractBase):
             assert denied and "disallowed_tools" in (denied[0].reason or "")
         assert any(r.display.kind is ToolKind.WRITE and r.display.status is ToolStatus.COMPLETED for r in results), \
             "the tools not filtered must still run"
+
+    @pytest.mark.anyio
+    async def test_an_allow_list_the_cli_cannot_honour_is_refused(self, play: Play) -> None:
+        """`allowed_tools` means "only these": a provider whose CLI cannot turn off every tool it leaves out
+        (`ProviderInfo.tool_allow_lists` off), or has no MCP filter at all, refuses `allowed_tools={"mcp"}` before
+        anything starts, rather than leave its shell and edits on."""
+        if native_allow("mcp", self._provider().cls.info):
+            pytest.skip(f"{self.provider_name} takes an allow-list natively (its own tests show its CLI's flags)")
+        await self._assert_refused(play, allowed_tools={"mcp"})
 
     @pytest.mark.anyio
     async def test_python_tool_is_called_with_the_scenarios_arguments(self, play: Play) -> None:

@@ -37,19 +37,22 @@ async def call_mcp_tool(server: McpServer, tool: str, arguments: Mapping[str, An
     Raises:
         McpCallFailed: the server did not answer within 30 s, or lists no tool `tool`.
     """
+    failed: str | None = None  # raised once the session is closed: inside, its task group would wrap it
     async with _session(server, cwd) as session:
         try:
             with anyio.fail_after(_DEADLINE):
                 await session.initialize()
                 listed = await session.list_tools()
         except TimeoutError:
-            raise McpCallFailed(f"MCP server {server.name!r} did not answer within {_DEADLINE:g} s") from None
-        names = [t.name for t in listed.tools]
-        if tool not in names:
-            raise McpCallFailed(f"MCP server {server.name!r} has no tool {tool!r} (it has: {', '.join(names)})")
-        result = await session.call_tool(tool, dict(arguments))
-        text = "".join(getattr(block, "text", "") for block in result.content)
-        return text, bool(result.is_error)
+            failed = f"MCP server {server.name!r} did not answer within {_DEADLINE:g} s"
+        else:
+            names = [t.name for t in listed.tools]
+            if tool in names:
+                result = await session.call_tool(tool, dict(arguments))
+                text = "".join(getattr(block, "text", "") for block in result.content)
+                return text, bool(result.is_error)
+            failed = f"MCP server {server.name!r} has no tool {tool!r} (it has: {', '.join(names) or 'none'})"
+    raise McpCallFailed(failed)
 
 
 @asynccontextmanager

@@ -139,6 +139,7 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         capabilities=frozenset(Capability),
         description="In-process scenario player for tests (no CLI); its `mcp` steps call Python tools.",
         tool_filters=frozenset({"mcp", "mcp:*", "web"}),
+        tool_allow_lists=False,  # its shell, edit, write steps cannot be turned off
         approval_kinds=frozenset({"shell", "edit", "write", "read"}),
     )
 

@@ -124,9 +124,11 @@ def _import(where: str, reference: str) -> ModuleType:
             return importlib.import_module(where)
         except ModuleNotFoundError as exc:
             if exc.name is not None and where.startswith(exc.name):
-                raise ToolsLoadError(f"--tools {reference!r}: no module named {where!r}; give a file path "
-                                     "(tools.py) or a module importable from this Python (pip install it, or "
-                                     "run from the directory that holds it)") from None
+                raise ToolsLoadError(f"--tools {reference!r}: no module named {where!r}; give its file path "
+                                     f"(--tools {where.replace('.', '/')}.py), or make it importable from this "
+                                     "Python: pip install it, or put its directory on PYTHONPATH (`PYTHONPATH=. "
+                                     "harness ...`: the harness command does not import from the current "
+                                     "directory)") from None
             raise
     except (ToolsLoadError, KeyboardInterrupt):  # Ctrl-C during a slow import is the user stopping, not a bug
         raise

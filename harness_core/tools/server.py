@@ -10,7 +10,7 @@ import hmac
 import itertools
 import secrets
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +25,7 @@ from mcp.shared.message import SessionMessage
 from harness_core._logging import get_logger
 from harness_core._scratch import Scratch
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessToolDetails, ToolKind
+from harness_core.mcp import TOOL_BRIDGE_ARGS
 from harness_core.tools.compat import with_object_result
 from harness_core.tools.http import require_asyncio, serve_loopback
 from harness_core.tools.tool import Tool, ToolArgumentsError
@@ -60,10 +61,15 @@ class ToolServer:
     `host` is the run being played (set by the runner for each run or turn): its approvals decide the calls of
     tools with `requires_approval`, its interrupt cancels running calls. Between turns (no host) such a call is
     refused and other calls run as usual.
+
+    `forbidden` names the tools the run's filters forbid (`mcp:harness`, `mcp:harness.TOOL`), each with why: they
+    are neither listed nor called, whatever connects.
     """
 
-    def __init__(self, tools: Sequence[Tool], *, secret: str | None = None, object_results: bool = False) -> None:
+    def __init__(self, tools: Sequence[Tool], *, secret: str | None = None, object_results: bool = False,
+                 forbidden: Mapping[str, str] | None = None) -> None:
         self._tools = {t.name: t for t in tools}
+        self._forbidden = dict(forbidden or {})
         self._object_results = object_results
         """The agent's MCP client needs a JSON result that is not an object as structured content too
         (`ProviderInfo.mcp_object_results`)."""
@@ -80,7 +86,13 @@ class ToolServer:
 
     @property
     def tools(self) -> tuple[Tool, ...]:
+        """Every tool given, served or not."""
         return tuple(self._tools.values())
+
+    @property
+    def served(self) -> tuple[Tool, ...]:
+        """The tools the agent may list and call: those the run's filters do not forbid."""
+        return tuple(t for t in self._tools.values() if t.name not in self._forbidden)
 
     @property
     def socket_path(self) -> Path:
@@ -91,7 +103,7 @@ class ToolServer:
 
     def bridge_command(self) -> tuple[str, list[str], dict[str, str]]:
         """How an agent starts the stdio bridge to this server: command, arguments, environment."""
-        return sys.executable, ["-m", "harness_core.toolbridge"], {SOCKET_ENV: str(self.socket_path),
+        return sys.executable, list(TOOL_BRIDGE_ARGS), {SOCKET_ENV: str(self.socket_path),
                                                                  SECRET_ENV: self.secret}
 
     @property
@@ -218,12 +230,16 @@ class ToolServer:
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, description=t.description or None, input_schema=t.input_schema)
-            for t in self._tools.values()])
+            for t in self.served])
 
     async def _call(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        why = self._forbidden.get(params.name)
+        if why is not None:
+            return _error(f"{params.name} is forbidden by this run's tool filters ({why}); it was not called")
         tool = self._tools.get(params.name)
         if tool is None:
-            return _error(f"no tool named {params.name!r}; the tools are: {', '.join(self._tools) or 'none'}")
+            named = ", ".join(t.name for t in self.served) or "none"
+            return _error(f"no tool named {params.name!r}; the tools are: {named}")
         result = await self._cancellable(tool, dict(params.arguments or {}), self.host)
         return with_object_result(result) if self._object_results else result
 

@@ -260,3 +260,34 @@ def test_prune_removes_what_a_killed_offline_run_left_and_never_a_kept_workspace
     assert "removed 2 temporary directories that killed Harness processes left" in text
     assert all(f"removed  {p}  " in text for p in left)
     assert list(temp.iterdir()) == [kept_workspace] and (kept_workspace / "new.txt").exists()
+
+
+# --- only the run's own MCP servers ------------------------------------------------------------------------
+
+def test_offline_leaves_out_the_configured_mcp_servers_naming_them(tmp_path: Path, temp: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server of the user's config.toml is not named for this run: an offline run neither starts it (a stdio
+    one talks to whatever it likes) nor is refused over it (a remote one); one notice names each and its line."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    config = tmp_path / "xdg" / "harness" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[mcp_servers.github]\ncommand = "/bin/sh"\nenv = { GITHUB_TOKEN = "tok-4242" }\n\n'
+                      '[mcp_servers.docs]\nurl = "https://mcp.example.com/mcp"\n')
+    result = invoke("run", "--offline", "--scenario", "say", "--mcp-server", "mine=my-server")
+    assert result.exit_code == 0, result.output
+    assert f"harness: --offline leaves out the MCP servers of your configuration: github (user {config}:1), docs " \
+           f"(user {config}:5); give a server to this run with --mcp-server" in result.stderr
+    started = json.loads(logs(tmp_path)[0].read_text().splitlines()[0])
+    assert [server["name"] for server in started["spec"]["mcp_servers"]] == ["mine"]
+    assert "tok-4242" not in logs(tmp_path)[0].read_text()
+
+
+def test_offline_chat_leaves_out_a_projects_servers_instead_of_refusing_them(tmp_path: Path, temp: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".harness.toml").write_text('[mcp_servers.ev]\ncommand = "./run-me.sh"\n')
+    result = invoke("chat", "--offline", "--scenario", "say", "-C", str(project), "--force", input="hi\n")
+    assert result.exit_code == 0, result.output
+    assert f"leaves out the MCP servers of your configuration: ev ({project / '.harness.toml'}:1)" in result.stderr
+    started = json.loads(logs(tmp_path)[0].read_text().splitlines()[0])
+    assert started["spec"]["mcp_servers"] == []

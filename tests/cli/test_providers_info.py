@@ -194,3 +194,12 @@ def test_the_default_marked_is_the_configured_one(tmp_path: Path, monkeypatch: p
     assert invoke("providers", "toy").output.splitlines()[0] == "toy-agent 2.0 (default; also: toy)"
     monkeypatch.setenv("HARNESS_PROVIDER", "scripted")  # the environment wins, as for `harness run`
     assert json.loads(invoke("providers", "--json").output)["default"] == "scripted"
+
+
+def test_providers_name_says_when_allow_lists_are_refused() -> None:
+    """The scripted provider filters `mcp` and `web` in `disallowed_tools` but cannot turn off its shell or edits,
+    so `allowed_tools` is refused: `harness providers scripted` says so (text and JSON)."""
+    text = " ".join(line.strip() for line in invoke("providers", "scripted").output.splitlines())  # wrapped
+    assert "tool filters: mcp, mcp:*, web native; edit, read, shell, write enforced through approvals; allow-lists " \
+           "refused (docs/tools.md)" in text
+    assert json.loads(invoke("providers", "scripted", "--json").output)["tool_allow_lists"] is False

@@ -5,6 +5,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,3 +144,39 @@ def test_a_trusted_projects_servers_are_given(xdg: Path, tmp_path: Path, runs_di
     assert result.exit_code == 0, result.output
     server = json.loads(only_log(runs_dir).read_text().splitlines()[0])["spec"]["mcp_servers"][0]
     assert server["command"] == "./run-me.sh" and server["cwd"] == str((project / "tools").resolve())
+
+
+def test_a_module_name_the_harness_command_cannot_import_says_what_works(tmp_path: Path) -> None:
+    """`harness run --tools mytools` beside mytools.py: the `harness` command does not import from the current
+    directory, so the error gives what does work, and the advice (`PYTHONPATH=.`) really works."""
+    (tmp_path / "mytools.py").write_text("from harness_core import tool\n\n\n@tool\ndef add(a: int, b: int) -> int:\n"
+                                         "    \"\"\"Add.\"\"\"\n    return a + b\n")
+    harness = Path(sys.executable).with_name("harness")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HARNESS_PROVIDER="scripted", HARNESS_RUNS_DIR=str(tmp_path / "runs"), XDG_CONFIG_HOME=str(tmp_path))
+    argv = [str(harness), "run", "--tools", "mytools", "-o",
+            'scenario={"steps":[{"mcp":{"server":"harness","tool":"add","args":{"a":2,"b":3}}},'
+            '{"say":"got {tool_result}"}]}', "go"]
+    failed = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert failed.returncode == 2, failed.stderr
+    assert "no module named 'mytools'" in failed.stderr and "PYTHONPATH=." in failed.stderr
+    assert "--tools mytools.py" in failed.stderr and "run from the directory" not in failed.stderr
+    done = subprocess.run(argv, cwd=tmp_path, env={**env, "PYTHONPATH": "."}, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "got 5" in done.stdout, done.stderr
+
+
+GUARDED = json.dumps({"steps": [{"mcp": {"server": "harness", "tool": "guarded", "args": {"what": "x"}}},
+                                {"say": "it said {tool_result}"}]})
+
+
+@pytest.mark.parametrize(("approval", "recommends_never"), [("never", False), ("untrusted", True)])
+def test_a_denied_tool_call_does_not_recommend_the_approval_already_in_use(tmp_path: Path, approval: str,
+                                                                           recommends_never: bool) -> None:
+    module = tmp_path / "guarded_tools.py"
+    module.write_text("from harness_core import tool\n\n\n@tool(requires_approval=True)\n"
+                      "def guarded(what: str) -> str:\n    \"\"\"Needs a yes.\"\"\"\n    return what\n")
+    result = invoke("run", "go", "-o", f"scenario={GUARDED}", "--tools", str(module), "--approval", approval)
+    assert result.exit_code == 0, result.output
+    assert "guarded — denied by default (no approver decided" in result.stderr
+    assert ("--approval never" in result.stderr) is recommends_never

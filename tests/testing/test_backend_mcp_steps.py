@@ -59,6 +59,17 @@ def test_a_missing_or_ambiguous_tool_is_a_clear_error() -> None:
         find_mcp_tool(["mcp__harness__adder", "readd"], "harness", "add")
 
 
+def test_a_missing_tool_names_the_flag_that_gives_it_and_what_else_hides_it() -> None:
+    with pytest.raises(LookupError) as missing:
+        find_mcp_tool(["Bash"], "harness", "add")
+    said = str(missing.value)
+    assert "with `--tools` with a module that has a @tool named 'add'" in said and "--mcp-server" not in said
+    assert "if given, the agent did not list it" in said  # `--tools` given, the tool deferred
+    with pytest.raises(LookupError, match=r"with `--mcp-server ev=COMMAND`; if given") as other:
+        find_mcp_tool(["Bash"], "ev", "echo")
+    assert "--tools" not in str(other.value)
+
+
 # --- every API ----------------------------------------------------------------------------------------------
 
 

@@ -309,3 +309,110 @@ async def test_on_trio_an_agent_that_takes_only_urls_is_refused_before_spawn(run
     with pytest.raises(UnsupportedFeatureError, match="served on asyncio only"):
         await run(spec({"scenario": "tools_mcp"}), "http-only", runs_dir=runs_dir, tools=[add], host=http_host)
     assert calls == []
+
+
+# --- tool filters on the `harness` server: Harness applies them itself, for every provider ------------------------
+
+
+@tool
+def subtract(a: int, b: int) -> int:
+    calls.append({"subtract": [a, b]})
+    return a - b
+
+
+class _NoMcpFilter(ScriptedProvider):
+    """An agent whose CLI filters no MCP tool itself: only approvals for its kinds."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="no-mcp-filter", version="1.0", capabilities=ScriptedProvider.info.capabilities,
+        approval_kinds=frozenset({"shell", "edit", "write"}), tool_allow_lists=False)
+
+
+class _ServerAllowList(ScriptedProvider):
+    """An agent whose CLI takes allow-lists and filters MCP servers, not single tools."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(
+        name="server-allow-list", version="1.0", capabilities=ScriptedProvider.info.capabilities,
+        tool_filters=frozenset({"read", "mcp", "mcp:*"}))
+
+
+class _FilterPlugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(_NoMcpFilter)
+        register(_ServerAllowList)
+
+
+@pytest.fixture
+def filter_host() -> PluginHost:
+    return PluginHost.create(entry_points=False, plugins=[("filters", _FilterPlugin())])
+
+
+def results(events: list[Any]) -> list[tuple[str, bool]]:
+    return [(e.output, e.is_error) for e in events if isinstance(e, ToolResult)]
+
+
+@pytest.mark.anyio
+async def test_a_disallowed_python_tool_is_withheld_by_harness_on_an_agent_that_cannot_filter_it(
+        filter_host: PluginHost, runs_dir: Path) -> None:
+    """An agent that filters no MCP tool, yet `disallowed_tools mcp:harness.add` is honoured: the
+    `harness` server does not list `add`, so the agent has no such tool (and a call made anyway is refused:
+    test_server.py); `subtract` still runs."""
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call("add", a=2, b=3), call("subtract", a=3, b=1), {"say": "done"}),
+                                disallowed_tools={"mcp:harness.add"}),
+                           "no-mcp-filter", runs_dir=runs_dir, tools=[add, subtract], host=filter_host,
+                           on_event=events.append)
+    assert result.status.value == "success", result.error
+    assert results(events) == [("MCP server 'harness' has no tool 'add' (it has: subtract)", True), ("2", False)]
+    assert calls == [{"subtract": [3, 1]}]
+    assert events[0].spec["disallowed_tools"] == ["mcp:harness.add"]  # run_started shows the spec as given
+
+
+@pytest.mark.anyio
+async def test_an_allow_list_naming_one_python_tool_serves_only_that_one(filter_host: PluginHost,
+                                                                         runs_dir: Path) -> None:
+    """`allowed_tools {read, mcp:harness.add}` on an agent that allows MCP tools only by server: the
+    agent is given the whole `harness` server (its CLI lets `subtract` through), and Harness serves it `add`
+    alone."""
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call("subtract", a=3, b=1), call("add", a=2, b=3), {"say": "done"}),
+                                allowed_tools={"read", "mcp:harness.add"}),
+                           "server-allow-list", runs_dir=runs_dir, tools=[add, subtract], host=filter_host,
+                           on_event=events.append)
+    assert result.status.value == "success", result.error
+    assert results(events) == [("MCP server 'harness' has no tool 'subtract' (it has: add)", True), ("5", False)]
+    assert sorted(events[0].spec["allowed_tools"]) == ["mcp:harness.add", "read"]  # run_started: as given
+    assert calls == [{"a": 2, "b": 3}]
+
+
+@pytest.mark.anyio
+async def test_a_disallowed_harness_server_is_not_served_and_the_run_says_its_tools_are_unused(
+        filter_host: PluginHost, runs_dir: Path) -> None:
+    """`disallowed_tools mcp:harness` forbids every Python tool: no `harness` server is started or given to the
+    agent, and a warning says the tools given are unused (the filter wins: it is the safe side)."""
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        result = await run(spec(scenario(call("add", a=2, b=3), {"say": "{tool_result}"}),
+                                disallowed_tools={"mcp:harness"}),
+                           "no-mcp-filter", runs_dir=runs_dir, tools=[add], host=filter_host, on_event=events.append)
+    assert result.status.value == "success", result.error
+    assert [s["name"] for s in events[0].spec["mcp_servers"]] == []
+    assert result.final_text == "no MCP server 'harness' (the run has: none)" and calls == []
+    warned = [e for e in events if e.type == "notice" and e.code == "tools_unserved"]
+    assert len(warned) == 1 and warned[0].level == "warning"
+    assert warned[0].message == (
+        "every Python tool given (tools=, --tools: add) is forbidden by this run's tool filters (disallowed_tools "
+        "'mcp:harness'), so Harness serves no `harness` MCP server: drop the filter or the tools")
+
+
+@pytest.mark.anyio
+async def test_a_harness_filter_is_still_refused_for_a_server_of_that_name_harness_does_not_serve(
+        filter_host: PluginHost, runs_dir: Path) -> None:
+    """Without tools, a spec's own server may be named `harness`: Harness cannot filter that one, so the agent's
+    CLI must, and one that cannot is refused before spawn as for any other server."""
+    theirs = spec({}, mcp_servers=[McpServer(name="harness", command="true")], disallowed_tools={"mcp:harness.x"})
+    with pytest.raises(UnsupportedFeatureError, match=r"disallowed_tools 'mcp:harness\.x'"):
+        await run(theirs, "no-mcp-filter", runs_dir=runs_dir, host=filter_host)

@@ -348,3 +348,22 @@ def test_the_bridge_run_by_hand_says_it_is_not_a_command() -> None:
                           timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
     assert b"HARNESS_TOOLS_SOCKET and HARNESS_TOOLS_SECRET must be set" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_a_tool_the_runs_filters_forbid_is_neither_listed_nor_callable() -> None:
+    """`disallowed_tools mcp:harness.divide`: the server lists only what the filters leave, and a client that calls
+    the forbidden tool anyway (a direct connection to the socket, say) gets a tool error, not a call."""
+    server = ToolServer([add, divide], forbidden={"divide": "disallowed_tools 'mcp:harness.divide'"})
+    async with server.serving(), bridged(server) as session:
+        with anyio.fail_after(20):
+            listed = await session.list_tools()
+            refused = await session.call_tool("divide", {"a": 1, "b": 1})
+            unknown = await session.call_tool("nope", {})
+            kept = await session.call_tool("add", {"a": 1, "b": 2})
+    assert [t.name for t in listed.tools] == ["add"]
+    assert [t.name for t in server.served] == ["add"]
+    assert refused.is_error and text(refused) == (
+        "divide is forbidden by this run's tool filters (disallowed_tools 'mcp:harness.divide'); it was not called")
+    assert unknown.is_error and text(unknown).endswith("the tools are: add")
+    assert (text(kept), kept.is_error) == ("3", False)

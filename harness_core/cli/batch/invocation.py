@@ -11,7 +11,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import click
@@ -23,12 +23,7 @@ from harness_core.cli.event_loop import run_async
 from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
 from harness_core.cli.run.tool_checks import load_cli_tools
 from harness_core.errors import HarnessError
-from harness_core.plugins import get_host
-
-if TYPE_CHECKING:
-    from harness_core.batch import Batch
-    from harness_core.cli.batch.progress import BatchView
-    from harness_core.plugins import PluginHost
+from harness_core.plugins import PluginHost, get_host
 
 __all__ = ["batch", "default_results"]
 

@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -21,7 +21,9 @@ from harness_core.cli.config.loader import (
     KEYS,
     PROJECT_FILE,
     SPEC_KEYS,
+    Config,
     ConfigError,
+    Looked,
     Value,
     load_config,
     project_config_path,
@@ -30,9 +32,6 @@ from harness_core.cli.config.loader import (
 )
 from harness_core.plugins import DEFAULT_PROVIDER, get_host
 from harness_core.store import resolve_runs_dir
-
-if TYPE_CHECKING:
-    from harness_core.cli.config.loader import Config, Looked, Value
 
 __all__ = ["config", "configured_fields", "default_provider"]
 
@@ -48,10 +47,12 @@ def default_provider() -> str:
     return DEFAULT_PROVIDER
 
 
-def configured_fields(ctx: click.Context, config: Config, provider: str | None, fields: dict[str, Any]) -> None:
+def configured_fields(ctx: click.Context, config: Config, provider: str | None, fields: dict[str, Any], *,
+                      offline: bool = False) -> None:
     """Lay `config` under the spec `fields` of a run (or chat) of `provider` (None: the default one): each setting
     the command line did not give, and the `[providers.NAME]` options under `fields["provider_options"]` (the
-    `-o` options) key by key. Changes `fields`."""
+    `-o` options) key by key. Changes `fields`. `offline`: the files' `[mcp_servers]` are left out (one notice
+    names them): an offline run takes only the servers given for it (`--mcp-server`)."""
 
     given = set()
     for key in SPEC_KEYS:
@@ -70,10 +71,20 @@ def configured_fields(ctx: click.Context, config: Config, provider: str | None, 
         raise ConfigError(problems.errors[0])
     config = config.named(resolve)
     named = {server["name"] for server in fields.get("mcp_servers") or ()}  # --mcp-server: the command line's
-    _refuse_unless_given(ctx, config, name, given | {f"mcp_servers.{n}" for n in named},
+    left_out: dict[str, str] = {}  # offline: the files' servers (a project's too), by where each is
+    if offline:
+        left_out = {server: found.source for server, found in config.mcp_servers.items() if server not in named}
+        left_out.update({loc[1]: message.split(": ", 1)[0] for loc, message in config.refused.items()
+                         if loc[0] == "mcp_servers" and loc[1] not in named})
+    _refuse_unless_given(ctx, config, name, given | {f"mcp_servers.{n}" for n in {*named, *left_out}},
                          fields.get("provider_options") or {}, resolve)
     fields.update(config.spec_fields(name, given))
-    configured = [found.value for server, found in config.mcp_servers.items() if server not in named]
+    if left_out:
+        listed = ", ".join(f"{server} ({source})" for server, source in left_out.items())
+        click.echo(f"harness: --offline leaves out the MCP servers of your configuration: {listed}; give a server "
+                   "to this run with --mcp-server", err=True)
+    configured = [found.value for server, found in config.mcp_servers.items()
+                  if server not in named and server not in left_out]
     if configured:
         fields["mcp_servers"] = [*configured, *(fields.get("mcp_servers") or ())]
     fields["provider_options"] = config.provider_options(name, fields.get("provider_options") or {})

@@ -60,10 +60,13 @@ class ProviderDetail:
     """The tool names its CLI filters natively (`ProviderInfo.tool_filters`)."""
     approval_kinds: tuple[str, ...] = ()
     """The actions its agent always asks approval for (`ProviderInfo.approval_kinds`)."""
+    allow_lists: bool = True
+    """Its CLI honours `tool_filters` in an allow-list too (`ProviderInfo.tool_allow_lists`)."""
 
     def as_json(self) -> dict[str, Any]:
         return {**self.report.as_json(), "offline": self.offline, "options": [o.as_json() for o in self.options],
-                "tool_filters": list(self.tool_filters), "approval_kinds": list(self.approval_kinds)}
+                "tool_filters": list(self.tool_filters), "approval_kinds": list(self.approval_kinds),
+                "tool_allow_lists": self.allow_lists}
 
 
 def _jsonable(value: Any) -> Any:
@@ -171,7 +174,8 @@ async def provider_detail(host: PluginHost, name: str, deadline: float = PROBE_D
     report = provider_entry(host, registered, await probe_outcome(registered, deadline), default)
     info = registered.cls.info
     return ProviderDetail(report, can_run_offline(registered.cls), tuple(describe_options(registered.cls.Options)),
-                          tuple(sorted(info.tool_filters)), tuple(sorted(info.approval_kinds)))
+                          tuple(sorted(info.tool_filters)), tuple(sorted(info.approval_kinds)),
+                          info.tool_allow_lists)
 
 
 def _default_text(option: OptionInfo) -> str:
@@ -210,7 +214,9 @@ def format_provider_detail(detail: ProviderDetail, width: int | None = None) -> 
     lines += wrapped(f"capabilities: {', '.join(p.capabilities) or 'none'}", "    ", "  ")
     lines += wrapped(f"tool filters: {', '.join(detail.tool_filters) or 'none'} native"
                      + (f"; {', '.join(detail.approval_kinds)} enforced through approvals" if detail.approval_kinds
-                        and "approvals" in p.capabilities else "") + " (docs/tools.md)", "    ", "  ")
+                        and "approvals" in p.capabilities else "")
+                     + ("; allow-lists refused" if detail.tool_filters and not detail.allow_lists else "")
+                     + " (docs/tools.md)", "    ", "  ")
     lines += wrapped("offline: " + (f"yes (harness run --offline -p {p.name}; `harness scenarios` lists what it "
                                     "plays)" if detail.offline else "no"), "    ", "  ")
     if not detail.options:

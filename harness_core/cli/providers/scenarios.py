@@ -13,7 +13,7 @@ import shutil
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -22,9 +22,7 @@ from harness_core.cli.common import dumps
 from harness_core.errors import InvalidSpecError
 from harness_core.offline import DEFAULT_SCENARIO, SCENARIOS, can_run_offline, scenario_named
 from harness_core.plugins import get_host
-
-if TYPE_CHECKING:
-    from harness_core.scripted.scenarios import Scenario
+from harness_core.scripted.scenarios import Scenario
 
 __all__ = ["HELP", "format_scenarios", "checked_scenario", "scenario_rows", "scenarios"]
 

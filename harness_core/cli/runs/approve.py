@@ -13,12 +13,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from harness_core import ApprovalDecision, ApprovalRequested, ApprovalResolved, RunStarted
+from harness_core import ApprovalDecision, ApprovalRequested, ApprovalResolved, HarnessEvent, RunStarted
 from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, fail
+from harness_core.cli.render import Renderer
 from harness_core.cli.render.diffview import approval_diff
 from harness_core.cli.render.terminal import use_plain
 from harness_core.cli.run.terminal_approvals import parse_answer, question
@@ -32,11 +32,6 @@ from harness_core.store import (
     resolve_runs_dir,
     summarize,
 )
-
-if TYPE_CHECKING:
-    from harness_core import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted
-    from harness_core.cli.render import Renderer
-    from harness_core.jobs.answers import AnswersFile
 
 __all__ = ["AnswerHints", "TerminalAnswers", "approve"]
 

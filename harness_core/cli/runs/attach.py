@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -21,10 +20,6 @@ from harness_core.cli.run.live import exit_status_for
 from harness_core.cli.runs.approve import AnswerHints, TerminalAnswers
 from harness_core.jobs.answers import AnswersFile, answers_path
 from harness_core.store import TRUNCATED, BadLine, find_run, follow_events, log_path, resolve_runs_dir, summarize
-
-if TYPE_CHECKING:
-    from harness_core.cli.render import Renderer
-    from harness_core.cli.runs.approve import AnswerHints, TerminalAnswers
 
 __all__ = ["attach"]
 

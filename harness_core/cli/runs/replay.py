@@ -9,20 +9,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from harness_core._run.replay import load_wire, open_replay
+from harness_core._run.replay import WireLog, load_wire, open_replay
 from harness_core.cli.common import EXIT_USAGE, fail
 from harness_core.cli.event_loop import run_async
 from harness_core.cli.render import Renderer
 from harness_core.cli.run.live import exit_status_for
 from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
 from harness_core.store import find_run, resolve_runs_dir
-
-if TYPE_CHECKING:
-    from harness_core._run.replay import WireLog
 
 __all__ = ["replay"]
 

@@ -7,16 +7,12 @@ Layer: CLI, loaded when the command runs; knows the undo plan and the run store;
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from harness_core import UndoRefusedError, apply_undo, plan_undo
+from harness_core import UndoPlan, UndoRefusedError, apply_undo, plan_undo
+from harness_core._run.undo import FileUndo
 from harness_core.store import find_run, log_path, resolve_runs_dir
-
-if TYPE_CHECKING:
-    from harness_core import UndoPlan
-    from harness_core._run.undo import FileUndo
 
 __all__ = ["done_lines", "undo"]
 

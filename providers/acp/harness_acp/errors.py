@@ -48,6 +48,6 @@ def prompt_error(agent: str, exc: JsonRpcError) -> HarnessError:
         status, truncate(detail),
         auth_hint=f"check the API key {agent} uses (its environment or its settings) and its base URL",
         retry_hint="wait a moment and retry",
-        failure_hint=f"retry later; `harness logs` shows what {agent} said",
+        failure_hint=f"retry later; `harness show last` shows the run and what {agent} said",
         rpc_code=exc.code,
     )

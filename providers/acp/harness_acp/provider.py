@@ -179,8 +179,8 @@ class AcpProvider(Provider[AcpOptions]):
                              warnings=profile.warning_chunks, set_model_first=profile.set_model_first)
 
     def check_filters(self, spec: AgentRunSpec | SessionSpec) -> None:
-        """Refuse `allowed_tools` before spawn (the runner passes the names claude-acp filters natively in
-        `disallowed_tools`): no ACP agent takes an allow-list through Harness.
+        """Refuse `allowed_tools` (the runner already does, before anything is made: `info.tool_allow_lists` is
+        off): no ACP agent takes an allow-list through Harness, only the deny-list claude-acp filters natively.
 
         Raises:
             UnsupportedFeatureError: naming the filter and why.
@@ -272,6 +272,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         session_overrides=profile.session_overrides,
         project_config=profile.project_config,
         tool_filters=profile.tool_filters,
+        tool_allow_lists=False,  # `session_meta` passes a deny-list only (`check_filters`)
         approval_kinds=profile.approval_kinds,
         mcp_object_results=profile.mcp_object_results,
     )

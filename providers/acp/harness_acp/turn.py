@@ -121,8 +121,10 @@ class PromptTurn:
         conn, mapper = self.conn, self.mapper
         if conn.closed:
             raise await self._exited("exited before the turn started")
-        params = {"sessionId": conn.session_id,
-                  "prompt": prompt_blocks(self.spec, system_prompt="system_prompt" not in conn.handles)}
+        own_system = "system_prompt" not in conn.handles
+        blocks = prompt_blocks(self.spec, system_prompt=own_system) if not self.spec.attachments else \
+            await anyio.to_thread.run_sync(lambda: prompt_blocks(self.spec, system_prompt=own_system))  # file reads
+        params = {"sessionId": conn.session_id, "prompt": blocks}
         answer: Any = None
         with self.prompt_scope:
             try:

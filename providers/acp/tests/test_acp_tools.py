@@ -19,8 +19,10 @@ from harness_core import (
     ToolUse,
     UnsupportedFeatureError,
     open_run,
+    run,
     tool,
 )
+from harness_core.cli._provider_detail import format_provider_detail, provider_detail
 from harness_core.plugins import PluginHost
 
 from harness_acp.display import mcp_tool
@@ -96,6 +98,27 @@ async def test_a_python_tool_is_called_through_the_agents_mcp_client(tmp_path: P
     assert (use.name, use.input) == ("mcp__harness__add", {"a": 2, "b": 3})
     assert (done.display.kind.value, done.display.title, done.display.command, done.display.summary) == (
         "mcp", "add", "add(a=2, b=3)", "5")
+
+
+@tool
+def subtract(a: int, b: int) -> int:
+    return a - b
+
+
+async def test_a_disallowed_python_tool_is_not_served_to_an_agent_that_filters_no_mcp_tool(
+        tmp_path: Path, host: PluginHost) -> None:
+    """An ACP agent takes no MCP filter, yet `disallowed_tools mcp:harness.add` is honoured (not refused): the
+    `harness` server Harness serves lists only `subtract`, and refuses the fake agent's call of `add` (it calls
+    without listing), which the model reads as a tool error."""
+    agent = write_fake_agent(tmp_path / "bin")
+    spec = AgentRunSpec(prompt="SCENARIO:tools_mcp", cwd=tmp_path, provider_options={"command": str(agent)},
+                        disallowed_tools={"mcp:harness.add"})
+    result, events = await _play(spec, "acp", host, tools=[add, subtract])
+    assert result.status is RunStatus.SUCCESS, result.error
+    done = [e for e in events if isinstance(e, ToolResult)]
+    refused = "add is forbidden by this run's tool filters (disallowed_tools 'mcp:harness.add'); it was not called"
+    assert [(e.output, e.is_error) for e in done] == [(refused, True)]
+    assert result.final_text == f"The tool said {refused}."
 
 
 async def test_an_http_server_the_agent_does_not_offer_is_refused_before_the_run(tmp_path: Path,
@@ -197,6 +220,22 @@ def test_claude_acp_takes_disallowed_tools_in_session_new() -> None:
     options = profile.session_meta(spec)["claudeCode"]["options"]
     assert options["disallowedTools"] == ["mcp__docs", "mcp__ev__echo", "Bash", "Monitor", "BashOutput", "KillShell"]
     assert {"shell", "edit", "write", "web", "mcp:*"} <= profile.tool_filters
+
+
+async def test_claude_acp_refuses_an_allow_list_before_anything_is_made_and_says_so(tmp_path: Path,
+                                                                                    host: PluginHost) -> None:
+    """claude-acp filters natively in `disallowed_tools` only: it declares no allow-lists, so the runner's check
+    refuses `allowed_tools` before a run log (or an agent) exists, and `harness providers claude-acp` says so."""
+    runs = tmp_path / "runs"
+    spec = AgentRunSpec(prompt="hi", cwd=tmp_path, allowed_tools={"read"})
+    with anyio.fail_after(60), pytest.raises(UnsupportedFeatureError, match="takes only a deny-list"):
+        await run(spec, "claude-acp", host=host, runs_dir=runs)
+    assert not runs.exists() or not list(runs.rglob("*.jsonl")), "refused before a run was logged"
+    info = host.get("claude-acp").cls.info
+    assert not info.tool_allow_lists and "shell" in info.tool_filters
+    detail = await provider_detail(host, "claude-acp", 10)
+    shown = " ".join(format_provider_detail(detail).split())  # wrapped at the terminal width
+    assert "; allow-lists refused (docs/tools.md)" in shown and shown.count("allow-lists") == 1, shown
 
 
 @pytest.mark.parametrize("fields", [{"disallowed_tools": {"shell"}}, {"disallowed_tools": {"edit"}},

@@ -3,8 +3,11 @@ classified, the `<cli>_bin` aliases, and that the schema checker does catch a ba
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from harness_core import ApprovalDecision, ApprovalPolicy, AuthFailedError, ModelError, RateLimitedError, SandboxMode
+from harness_core.cli import cli
 from harness_core.provider import JsonRpcError
 
 from harness_acp.errors import prompt_error, status_in
@@ -68,6 +71,13 @@ def test_a_failed_prompt_is_classified_by_the_status_it_carries(code: int, messa
     error = prompt_error("agent", JsonRpcError(code, message, data))
     assert isinstance(error, kind)
     assert error.details.get("status") == status
+
+
+def test_a_failed_prompts_next_step_names_a_harness_command_that_exists() -> None:
+    error = prompt_error("qwen", JsonRpcError(500, "internal error", None))
+    named = re.findall(r"`harness (\w+)", str(error))
+    assert named, str(error)
+    assert set(named) <= set(cli.commands), f"{str(error)!r} names a command `harness` does not have"
 
 
 def test_numbers_that_are_not_statuses_are_not_read_as_one() -> None:

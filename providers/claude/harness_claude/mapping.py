@@ -40,6 +40,12 @@ __all__ = ["ClaudeMapper", "approval_request"]
 
 _IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_response", "ui_invalidate"})
 _IGNORED_STREAM = frozenset({"message_stop", "content_block_stop"})
+_FAILED_SERVER = {"failed": "did not start", "needs-auth": "needs authentication"}
+"""The `mcp_servers` statuses of Claude Code's init line (2.1.328) that leave a server's tools out of the run."""
+_SERVER_NEXT_STEP = {
+    "failed": "check that its command runs (`--mcp-server NAME=COMMAND`: run COMMAND yourself to see why)",
+    "needs-auth": "give it its credentials (the server's `env` or `headers`) or sign in to it in Claude Code",
+}
 _SILENT = frozenset(
     {"control_request", "control_response", "control_cancel_request", "keep_alive", "command_lifecycle"}
 )
@@ -96,6 +102,7 @@ class ClaudeMapper:
         self._blocks: dict[tuple[str, int], _Block] = {}
         self._tools: dict[str, OpenTool] = {}
         self._resulted: set[str] = set()
+        self._servers_failed: set[str] = set()
         self._block_count: dict[str, int] = {}
         self._stalled = False
         self._text: list[str] = []
@@ -206,10 +213,11 @@ class ClaudeMapper:
         if sub == "init":
             model = msg.get("model")
             self.model = model if isinstance(model, str) else None
+            failed = self._failed_servers(msg.get("mcp_servers"))
             if self._session_announced or self.session_id is None:
-                return []
+                return failed
             self._session_announced = True
-            return [SessionStarted(session_id=self.session_id, resumed=self.resumed, model=self.model)]
+            return [SessionStarted(session_id=self.session_id, resumed=self.resumed, model=self.model), *failed]
         if sub == "api_retry":  # Claude Code tries again: a warning, not (yet) an error
             status = msg.get("error_status") if isinstance(msg.get("error_status"), int) else None
             err = classify_api_error(status, str(msg.get("error") or ""), retrying=True)
@@ -225,6 +233,21 @@ class ClaudeMapper:
         if sub in _IGNORED_SYSTEM:
             return []
         return [ProviderRaw(method=f"system/{sub}", payload=msg)]
+
+    def _failed_servers(self, servers: Any) -> list[HarnessEvent]:
+        """A warning for each MCP server the init line says did not start (`status` `failed`, `needs-auth`):
+        Claude Code carries on without its tools, so the run would otherwise succeed without a word. Once each."""
+        notices: list[HarnessEvent] = []
+        for server in servers if isinstance(servers, list) else ():
+            entry = obj(server)
+            name, status = entry.get("name"), entry.get("status")
+            if not isinstance(name, str) or status not in _FAILED_SERVER or name in self._servers_failed:
+                continue
+            self._servers_failed.add(name)
+            notices.append(Notice(code="mcp_server_failed", message=(
+                f"MCP server {name!r} {_FAILED_SERVER[status]}, so the agent runs without its tools; "
+                f"{_SERVER_NEXT_STEP[status]}"), details={"server": name, "status": status}))
+        return notices
 
     def _declined(self, tool_id: str, name: Any, message: str) -> ToolResult:
         self._resulted.add(tool_id)

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
 from harness_core import AgentRunSpec, HarnessResult, SessionSpec
 from harness_core.provider import (
     AuthStatus,
@@ -108,7 +109,9 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         is_root = hasattr(os, "geteuid") and os.geteuid() == 0
         argv = build_argv(binary, spec, options, is_root=is_root)
         env = build_env(spec, options, is_root=is_root, base=os.environ)
-        content = content_blocks(spec.prompt, spec.attachments)  # an attachment Claude cannot take: before spawn
+        content = content_blocks(spec.prompt, spec.attachments) if not spec.attachments else \
+            await anyio.to_thread.run_sync(content_blocks, spec.prompt, spec.attachments)  # reads: off the loop;
+        # an attachment Claude cannot take is refused here, before spawn
         ctx.log.debug("claude_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
         limits = Limits(max_turns=spec.max_turns, max_cost_usd=spec.max_cost_usd)
         mapper = ClaudeMapper(str(spec.cwd), resumed=spec.resume_session is not None, limits=limits)

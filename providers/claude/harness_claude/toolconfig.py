@@ -113,10 +113,7 @@ def tool_config(spec: AgentRunSpec | SessionSpec, *, keep_user_servers: bool = F
 
 
 def _data(attachment: Attachment) -> bytes:
-    if attachment.data is not None:
-        return attachment.data
-    assert attachment.path is not None
-    return attachment.path.read_bytes()
+    return attachment.read()  # bounded: a file that grew past the limit since the check is refused
 
 
 def content_blocks(text: str, attachments: tuple[Attachment, ...]) -> str | list[dict[str, Any]]:

@@ -55,6 +55,16 @@ def test_the_everything_servers_echo_answers_through_mcp_server(tmp_path: Path) 
         ("mcp", "echo", "echo(message='harness-echo')")]
 
 
+def test_an_mcp_server_that_does_not_start_is_a_warning_notice(tmp_path: Path) -> None:
+    """Claude Code starts without the server and says so only in its init line's `mcp_servers`: Harness shows it."""
+    missing = tmp_path / "no-such-mcp-server"
+    out = _harness(tmp_path, "--mcp-server", f"everything={missing}", "--scenario", "tools_echo", "go")
+    notices = [e for e in _events(out) if e["type"] == "notice" and e["code"] == "mcp_server_failed"]
+    assert len(notices) == 1, (out.returncode, out.stdout[-3000:], out.stderr[-2000:])
+    assert notices[0]["level"] == "warning" and notices[0]["details"] == {"server": "everything", "status": "failed"}
+    assert "MCP server 'everything' did not start" in str(notices[0]["message"])
+
+
 def test_an_image_and_a_text_file_arrive_exactly(tmp_path: Path) -> None:
     (tmp_path / "red.png").write_bytes(_png())
     (tmp_path / "notes.md").write_text("# notes\nhello\n")
@@ -70,6 +80,17 @@ def test_an_allow_list_of_one_mcp_tool_is_refused_before_spawn(tmp_path: Path) -
     assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
     assert "allow the server (mcp:everything)" in out.stdout + out.stderr
     assert not any(e.get("type") == "session_started" for e in _events(out))
+
+
+def test_an_allow_list_of_one_python_tool_is_taken_and_served_by_harness(tmp_path: Path) -> None:
+    """Claude Code allows MCP tools by server, yet `--allowed-tools mcp:harness.add` is taken for the Python tools:
+    Claude is given the whole `harness` server and Harness serves it `add` alone (not `count_lines`)."""
+    examples = Path(__file__).resolve().parents[3] / "examples" / "tools.py"
+    out = _harness(tmp_path, "--tools", str(examples), "--allowed-tools", "read,mcp:harness.add",
+                   "--scenario", "tools_mcp", "go")
+    assert out.returncode == 0, (out.returncode, out.stderr[-3000:])
+    final = _events(out)[-1]["result"]["final_text"]  # type: ignore[index]
+    assert final.startswith("The tool said ") and final.rstrip(".").endswith("5"), final
 
 
 def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp_path: Path) -> None:

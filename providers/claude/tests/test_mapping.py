@@ -223,6 +223,20 @@ def test_permission_denied_line_declines_once() -> None:
     assert mapper.feed(late) == []
 
 
+def test_an_mcp_server_that_did_not_start_is_a_warning_once() -> None:
+    """Claude Code 2.1.328 starts without a server whose command fails and says so only in the init line."""
+    mapper = ClaudeMapper("/ws")
+    init = {"type": "system", "subtype": "init", "session_id": "s", "model": "m",
+            "mcp_servers": [{"name": "everything", "status": "failed"}, {"name": "harness", "status": "connected"}]}
+    events = mapper.feed(init)
+    assert [e.type for e in events] == ["session_started", "notice"]
+    notice = events[1]
+    assert notice.level == "warning" and notice.code == "mcp_server_failed"  # type: ignore[union-attr]
+    assert "MCP server 'everything' did not start" in notice.message  # type: ignore[union-attr]
+    assert "--mcp-server NAME=COMMAND" in notice.message  # type: ignore[union-attr]
+    assert mapper.feed(init) == []  # the next turn's init line repeats it: said once
+
+
 def _tool_turn(name: str, error: str) -> list[Any]:
     mapper = ClaudeMapper("/ws")
     use = {"type": "tool_use", "id": "t1", "name": name, "input": {"command": "ls"}}

@@ -16,6 +16,7 @@ import anyio
 from harness_codex_common import (
     MIN_CODEX_VERSION,
     NATIVE_GLOBS,
+    TOOL_ALLOW_LISTS,
     TOOL_FILTERS,
     offline_setup,
     probe_codex,
@@ -70,6 +71,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
             }
         ),
         tool_filters=TOOL_FILTERS,
+        tool_allow_lists=TOOL_ALLOW_LISTS,
         description="OpenAI Codex via its app-server: streaming, live sessions, steering, interrupt, approvals, "
         "structured output, reasoning effort.",
         cli_name="codex",

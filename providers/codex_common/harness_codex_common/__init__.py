@@ -29,6 +29,7 @@ from harness_codex_common.errors import (
     ErrorKind,
     classify_message,
     codex_error,
+    mcp_servers_failed,
     message_kind,
     message_status,
     prompt_too_long,
@@ -57,7 +58,7 @@ from harness_codex_common.retries import (
     unreachable_error,
 )
 from harness_codex_common.rollout import read_finished_turn, read_turn, refused_events, rollout_path
-from harness_codex_common.toolconfig import TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
+from harness_codex_common.toolconfig import TOOL_ALLOW_LISTS, TOOL_FILTERS, McpConfig, mcp_config, mcp_result_text
 
 __all__ = [
     "AUTH_HINT",
@@ -78,6 +79,7 @@ __all__ = [
     "OFFLINE_PINS",
     "RETRYING",
     "RETRY_HINT",
+    "TOOL_ALLOW_LISTS",
     "TOOL_FILTERS",
     "McpConfig",
     "Reconnect",
@@ -91,6 +93,7 @@ __all__ = [
     "message_kind",
     "mcp_config",
     "mcp_result_text",
+    "mcp_servers_failed",
     "message_status",
     "model_api_url",
     "offline_args",

@@ -33,6 +33,7 @@ __all__ = [
     "classify_message",
     "codex_error",
     "message_kind",
+    "mcp_servers_failed",
     "message_status",
     "session_not_found",
 ]
@@ -123,6 +124,24 @@ def session_not_found(session_id: str, message: str) -> SessionNotFoundError | N
         return None
     return SessionNotFoundError(
         session_id, f"{message.strip()}; a session lives in the CODEX_HOME of the run that started it"
+    )
+
+
+_MCP_FAILED = re.compile(r"required MCP servers failed to initialize: (.+?)(?: \(code -?\d+\))?$", re.MULTILINE)
+"""What Codex 0.169.0 says when a server of the run does not start (`codex exec` then dies, with a Rust backtrace
+when RUST_BACKTRACE is set): the servers and why, e.g. `everything: No such file or directory (os error 2)`."""
+
+
+def mcp_servers_failed(stderr: str) -> InvalidSpecError | None:
+    """The error for a run Codex could not start because an MCP server of it did not start, found in what Codex
+    wrote (its stderr), else None: Codex's own words, without its backtrace, and what to do next."""
+    found = _MCP_FAILED.search(stderr)
+    if found is None:
+        return None
+    return InvalidSpecError(
+        f"Codex could not start the run's MCP servers ({truncate(found.group(1).strip())}); check that the "
+        "server's command runs (`--mcp-server NAME=COMMAND`: run COMMAND yourself to see why), or leave it out",
+        servers_failed=found.group(1).strip(),
     )
 
 

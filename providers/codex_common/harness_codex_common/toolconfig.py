@@ -13,12 +13,16 @@ from typing import Any
 
 from harness_core import AgentRunSpec, InvalidSpecError, McpServer, SessionSpec
 
-__all__ = ["TOOL_FILTERS", "McpConfig", "mcp_config", "mcp_result_text"]
+__all__ = ["HARNESS_TOOL_TIMEOUT_SEC", "TOOL_ALLOW_LISTS", "TOOL_FILTERS", "McpConfig", "mcp_config",
+           "mcp_result_text"]
 
 TOOL_FILTERS = frozenset({"mcp", "mcp:*"})
-"""The neutral tool names codex filters itself: MCP servers (left out) and their tools (`enabled_tools`,
-`disabled_tools`). The kinds (shell, edit, ...) are not codex config: Harness enforces them through approvals
+"""The neutral tool names codex filters itself in `disallowed_tools`: MCP servers (left out) and their tools
+(`disabled_tools`). The kinds (shell, edit, ...) are not codex config: Harness enforces them through approvals
 where the provider asks (codex-appserver), else they are refused before spawn."""
+TOOL_ALLOW_LISTS = False
+"""Codex cannot turn off its own tools (shell, apply_patch, web search), so an allow-list ("only these") would
+leave them on: `allowed_tools` is refused before spawn (`ProviderInfo.tool_allow_lists`)."""
 
 
 @dataclass(frozen=True)
@@ -29,8 +33,14 @@ class McpConfig:
     env: dict[str, str] = field(default_factory=dict)
 
     def config(self) -> dict[str, Any]:
-        """The config overrides (`{"mcp_servers": {...}}`, or nothing)."""
-        return {"mcp_servers": self.servers} if self.servers else {}
+        """The config overrides (`{"mcp_servers": {...}}`, or nothing). The variables codex forwards to the servers
+        (`env`) are also kept out of the agent's own commands (`shell_environment_policy.exclude`): codex's default
+        policy drops only names like *KEY*, *SECRET*, *TOKEN*, so `env` in a shell step would show the rest."""
+        if not self.servers:
+            return {}
+        if not self.env:
+            return {"mcp_servers": self.servers}
+        return {"mcp_servers": self.servers, "shell_environment_policy": {"exclude": sorted(self.env)}}
 
 
 def _tools(server: McpServer, names: frozenset[str]) -> list[str]:
@@ -70,13 +80,19 @@ def _entry(server: McpServer, index: int, spec: AgentRunSpec | SessionSpec, env:
     return _filtered(entry, server, spec)
 
 
+_PYTHON_TOOLS = "harness"  # the MCP server Harness serves a run's Python tools as (docs/python-tools.md)
+HARNESS_TOOL_TIMEOUT_SEC = 86400.0
+"""codex's `tool_timeout_sec` for the `harness` server (its own default: 60 s). Harness ends each call of a Python
+tool at the tool's own timeout, and an approval it waits for lasts until a person answers or the run is
+interrupted: codex's clock must never be the shorter one, or codex reports a timeout while the call goes on."""
+
+
 def _filtered(entry: dict[str, Any], server: McpServer, spec: AgentRunSpec | SessionSpec) -> dict[str, Any]:
+    if server.name == _PYTHON_TOOLS:
+        entry["tool_timeout_sec"] = HARNESS_TOOL_TIMEOUT_SEC
     entry["required"] = True  # codex waits for it before the first model request, and fails the run if it cannot start
     entry["default_tools_approval_mode"] = "approve"  # giving a server is consent to its tools (a Python tool that
     # needs approval asks through Harness itself); codex would refuse every call under approval `never`
-    enabled = _tools(server, spec.allowed_tools or frozenset())
-    if enabled and f"mcp:{server.name}" not in (spec.allowed_tools or ()):
-        entry["enabled_tools"] = enabled
     disabled = _tools(server, spec.disallowed_tools)
     if disabled:
         entry["disabled_tools"] = disabled
@@ -85,15 +101,12 @@ def _filtered(entry: dict[str, Any], server: McpServer, spec: AgentRunSpec | Ses
 
 def _kept(server: McpServer, spec: AgentRunSpec | SessionSpec) -> bool:
     name = f"mcp:{server.name}"
-    if "mcp" in spec.disallowed_tools or name in spec.disallowed_tools:
-        return False
-    allowed = spec.allowed_tools
-    return allowed is None or "mcp" in allowed or any(a == name or a.startswith(name + ".") for a in allowed)
+    return "mcp" not in spec.disallowed_tools and name not in spec.disallowed_tools  # allowed_tools: refused
 
 
 def mcp_config(spec: AgentRunSpec | SessionSpec, *, inline: bool) -> McpConfig:
-    """`spec.mcp_servers` as codex config, filtered by `allowed_tools`/`disallowed_tools` (a server left out, or
-    its tools named in `enabled_tools`/`disabled_tools`).
+    """`spec.mcp_servers` as codex config, filtered by `disallowed_tools` (a server left out, or its tools named in
+    `disabled_tools`); `allowed_tools` never gets here (refused before spawn: `TOOL_ALLOW_LISTS`).
 
     Raises:
         InvalidSpecError: an SSE server (codex has no SSE client), or two servers' variables that collide.

@@ -12,6 +12,7 @@ from harness_codex_common import (
     CodexHints,
     classify_message,
     codex_error,
+    mcp_servers_failed,
     message_kind,
     message_status,
     redacted_argv,
@@ -84,3 +85,25 @@ def test_redacted_argv_hides_config_values_and_scrubs_the_rest() -> None:
                      "--x", REDACTED]
     assert redacted_argv(["codex", "-c"]) == ["codex", "-c"]
     assert redacted_argv([]) == []
+
+
+_EXEC_STDERR = """\
+2026-12-07T03:58:38.147692Z ERROR codex_core::session: Failed to create session: required MCP servers failed to \
+initialize: everything: No such file or directory (os error 2)
+Error: thread/start: thread/start failed: error creating thread: Fatal error: Failed to initialize session: required \
+MCP servers failed to initialize: everything: No such file or directory (os error 2) (code -32603)
+
+Stack backtrace:
+   0: <unknown>
+   1: <unknown>
+"""
+
+
+def test_a_server_that_did_not_start_is_codexs_words_without_the_backtrace_and_a_next_step() -> None:
+    """What `codex exec` 0.169.0 writes (under RUST_BACKTRACE=1) when a `--mcp-server` command does not exist."""
+    error = mcp_servers_failed(_EXEC_STDERR)
+    assert error is not None and error.code == "invalid_spec"
+    assert "everything: No such file or directory (os error 2))" in error.message
+    assert "run COMMAND yourself to see why" in error.message
+    assert "backtrace" not in error.message.lower() and "<unknown>" not in error.message
+    assert mcp_servers_failed("Error: stream disconnected before completion") is None

@@ -17,8 +17,10 @@ import anyio
 from harness_codex_common import (
     MIN_CODEX_VERSION,
     NATIVE_GLOBS,
+    TOOL_ALLOW_LISTS,
     TOOL_FILTERS,
     Reconnects,
+    mcp_servers_failed,
     model_api_url,
     offline_setup,
     probe_codex,
@@ -65,6 +67,7 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT, Capability.MCP_STDIO,
                                 Capability.MCP_HTTP, Capability.IMAGE_INPUT}),
         tool_filters=TOOL_FILTERS,
+        tool_allow_lists=TOOL_ALLOW_LISTS,
         description="OpenAI Codex through the one-shot `codex exec --json` (no streaming, interrupt or "
         "approvals; use codex-appserver for those).",
         cli_name="codex",
@@ -144,11 +147,14 @@ async def _give_prompt(child: ChildProcess, prompt: str) -> None:
 
 
 def _early_exit(child: ChildProcess, spec: AgentRunSpec) -> HarnessError:
-    """Why codex exited without a last line: a session it does not have to resume, or it died."""
+    """Why codex exited without a last line: a session it does not have to resume, an MCP server of the run that
+    did not start, or it died."""
     if spec.resume_session is not None:
         missing = session_not_found(spec.resume_session, child.stderr_tail())
         if missing is not None:
             return missing
+    if spec.mcp_servers and (servers := mcp_servers_failed(child.stderr_tail())) is not None:
+        return servers
     return child.exit_error(
         "codex exec ended before its turn finished"  # the error adds where its stderr is and what to do next
     )

@@ -72,6 +72,19 @@ def test_an_sse_server_is_refused_before_spawn(tmp_path: Path) -> None:
     assert not any(e.get("type") == "session_started" for e in _events(out))
 
 
+def test_a_server_whose_command_does_not_exist_fails_with_codexs_reason_not_a_backtrace(tmp_path: Path) -> None:
+    out = _harness(tmp_path, "--mcp-server", f"everything={tmp_path / 'no-such-server'}", "--scenario", "tools_echo",
+                   "go")
+    errors = [e for e in _events(out) if e.get("type") == "error"]
+    assert len(errors) == 1, (out.returncode, out.stdout[-3000:], out.stderr[-2000:])
+    error = errors[0]["error"]
+    assert isinstance(error, dict)
+    message = str(error["message"])
+    assert error["code"] == "invalid_spec" and out.returncode == 2, message
+    assert "everything: No such file or directory" in message and "--mcp-server NAME=COMMAND" in message
+    assert "backtrace" not in (out.stdout + out.stderr).lower()
+
+
 def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp_path: Path) -> None:
     examples = Path(__file__).resolve().parents[3] / "examples" / "tools.py"
     out = _harness(tmp_path, "--tools", str(examples), "--scenario", "tools_mcp", "go")
@@ -82,3 +95,15 @@ def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp
     results = [e for e in events if e["type"] == "tool_result"]
     assert [(r["display"]["title"], r["display"]["command"], r["display"]["status"]) for r in results] == [  # type: ignore[index]
         ("add", "add(a=2, b=3)", "completed")]
+
+
+def test_a_variable_codex_forwards_to_a_server_is_not_in_the_agents_commands(tmp_path: Path) -> None:
+    """codex-exec forwards a stdio server's `env` from its own environment (`env_vars`): the agent's shell
+    commands must not see it (`shell_environment_policy.exclude`). The `harness` bridge's socket variable, a name
+    codex's default policy would keep, is empty in the agent's `printenv`."""
+    examples = Path(__file__).resolve().parents[3] / "examples" / "tools.py"
+    scenario = json.dumps({"steps": [{"run": "printenv HARNESS_TOOLS_SOCKET | wc -c"}, {"say": "{tool_result}"}]})
+    out = _harness(tmp_path, "--tools", str(examples), "--scenario", scenario, "go")
+    assert out.returncode == 0, out.stderr[-3000:]
+    final = _events(out)[-1]["result"]["final_text"]  # type: ignore[index]
+    assert final.rstrip().endswith("Output:\n0"), final
