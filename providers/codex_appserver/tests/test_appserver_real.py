@@ -19,6 +19,7 @@ from appserver_helpers import MISSING_CODEX, children, real_codex, run_real
 from harness_core import AgentRunSpec, ApprovalDecision, ApprovalRequested, HarnessEvent, ToolKind, open_run
 from harness_core.offline import SCENARIOS
 from harness_core.plugins import PluginHost
+from harness_core.scripted.scenarios import RunCommand, Say, Scenario
 
 CODEX = real_codex()
 pytestmark = [
@@ -72,8 +73,6 @@ async def test_a_command_longer_than_codexs_default_wait_runs_to_its_end(
 ) -> None:
     """Codex hands the model a command's output after 10 s by default: the scripted model asks it to wait, so a
     scenario's slow command (`slow_command`, for trying Ctrl-C) runs to its end instead of ending the turn."""
-    from harness_core.offline.scenarios import RunCommand, Say, Scenario
-
     assert CODEX is not None
     scenario = Scenario("slow", (RunCommand("echo waiting; sleep 13", output="waiting\n"), Say("done sleeping")))
     with anyio.fail_after(60):
