@@ -6,7 +6,8 @@
 - nothing that runs outside tests imports `harness_core.testing`;
 - provider packages and the example third-party provider import Harness only through the façades;
 - the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines;
-  nothing but the `harness view` command (lazily) imports it.
+  nothing but the `harness view` command (lazily) imports it;
+- the CLI imports lazily only once per command, the module implementing it (its start-up modules stay light).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,19 +112,21 @@ DOCSTRING_BACKLOG = ROOT / "tests" / "docstring_backlog.txt"
 
 def test_nothing_but_the_view_command_imports_the_viewer() -> None:
     """The viewer is its own distribution on top of the core: the core, the providers and the executors never
-    import it, except the `harness view` command, lazily, when it runs (it says how to install it if missing)."""
+    import it, except the body of the `harness view` command (`cli/view/serving.py`), which only that command
+    imports, when it runs (it says how to install the viewer if missing)."""
+    serving = CORE / "cli" / "view" / "serving.py"
     offending = [
         f"{_rel(path)}:{line}: {module}"
         for path in _modules(CORE, *PACKAGES, *EXECUTORS)
         for line, module in _imports(path)
-        if module.split(".")[0] == "harness_view" and path != CORE / "cli" / "_view.py"
+        if (module.split(".")[0] == "harness_view" and path != serving)
+        or (module == "harness_core.cli.view.serving" and path != CORE / "cli" / "view" / "commands.py")
     ]
     assert not offending, "modules importing the viewer (harness_view):\n" + "\n".join(offending)
-    view = ast.parse((CORE / "cli" / "_view.py").read_text())
-    top = [n.module or "" for n in view.body if isinstance(n, ast.ImportFrom)]
-    top += [a.name for n in view.body if isinstance(n, ast.Import) for a in n.names]
-    at_top = [name for name in top if name.split(".")[0] == "harness_view"]
-    assert not at_top, "cli/_view.py imports harness_view at the top: import it in the command (start-up speed)"
+    commands = ast.parse((CORE / "cli" / "view" / "commands.py").read_text())
+    top = [n.module or "" for n in commands.body if isinstance(n, ast.ImportFrom)]
+    assert "harness_core.cli.view.serving" not in top, "cli/view/commands.py imports the viewer at the top: import " \
+        "it in the command (start-up speed)"
 
 
 def test_module_docstrings_fit_in_five_lines() -> None:
@@ -389,3 +393,107 @@ def test_imports_are_at_the_top(root: Path) -> None:
               for line, module in _lazy_imports(path)
               if not any(module == m or module.startswith(m + ".") for m in LAZY_ALLOWED)]
     assert not hidden, "imports inside functions (move them to the top of the module):\n" + "\n".join(hidden)
+
+
+# --- the CLI: one lazy import per command -------------------------------------------------------------------------
+
+CLI = CORE / "cli"
+_LIGHT_TOP = {"__future__", "click", "harness_core._version", "harness_core._probe_cache"}
+"""What a start-up module of the CLI (loaded by `harness --help`) imports at its top besides the standard library
+and the CLI's other start-up modules."""
+
+
+def _top_imports(tree: ast.Module) -> list[str]:
+    """The module-level imports that run (not those under `if TYPE_CHECKING:`), `from m import n` as m.n."""
+    found: list[str] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and "TYPE_CHECKING" in ast.unparse(stmt.test):
+            continue
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import):
+                found.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _function_imports(tree: ast.Module) -> dict[str, list[tuple[int, str]]]:
+    """Each top-level function and method → the imports inside it (its nested functions' counted with it)."""
+    outer = [(f"{stmt.name}.{f.name}", f) for stmt in tree.body if isinstance(stmt, ast.ClassDef)
+             for f in stmt.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    outer += [(stmt.name, stmt) for stmt in tree.body if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)]
+    found: dict[str, list[tuple[int, str]]] = {}
+    for name, func in outer:
+        for node in ast.walk(func):
+            if isinstance(node, ast.Import):
+                found.setdefault(name, []).extend((node.lineno, alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.setdefault(name, []).append((node.lineno, node.module))
+    return found
+
+
+def cli_import_problems(cli: Path) -> list[str]:
+    """The CLI's rule, start-up speed without hidden dependencies: a command's click definition lives in a start-up
+    module (its top imports only click, the standard library and other start-up modules), and its body makes ONE
+    function-level import, of the CLI module implementing it; every other module imports at its top. Start-up
+    modules are found, not listed: the largest set of CLI modules whose top imports stay light."""
+    base = cli.parents[1]
+    names = {".".join(p.relative_to(base).with_suffix("").parts).removesuffix(".__init__"): p for p in _modules(cli)}
+    trees = {name: ast.parse(path.read_text(), str(path)) for name, path in names.items()}
+    cli_name = ".".join(cli.relative_to(base).parts)
+
+    def module_of(target: str) -> str | None:
+        while target and target not in names:
+            target = target.rpartition(".")[0]
+        return target or None
+
+    light = set(names)
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(light):
+            for target in _top_imports(trees[name]):
+                top = target.split(".")[0]
+                inside = module_of(target)
+                light_core = target in _LIGHT_TOP or target.rpartition(".")[0] in _LIGHT_TOP
+                if light_core or top in _LIGHT_TOP or top in sys.stdlib_module_names or inside in light:
+                    continue
+                light.discard(name)
+                changed = True
+                break
+    problems = []
+    for name, tree in sorted(trees.items()):
+        where = str(names[name].relative_to(base))
+        for func, found in sorted(_function_imports(tree).items()):
+            modules = ", ".join(module for _, module in found)
+            line = found[0][0]
+            if name not in light:
+                problems.append(f"{where}:{line}: {func} imports {modules} inside a function, in a module loaded "
+                                "when a command runs (move it to the top)")
+            elif len(found) > 1:
+                problems.append(f"{where}:{line}: {func} imports {len(found)} modules inside it ({modules}): one "
+                                "lazy import per command, of the module implementing it")
+            elif not (found[0][1] + ".").startswith(cli_name + "."):
+                problems.append(f"{where}:{line}: {func} imports {modules} lazily: import the CLI module "
+                                "implementing it instead (it imports what it needs at its top)")
+    return problems
+
+
+def test_cli_commands_import_lazily_once() -> None:
+    problems = cli_import_problems(CLI)
+    assert not problems, "function-level imports in the CLI:\n" + "\n".join(problems)
+
+
+def test_the_cli_import_check_fails_on_a_second_lazy_import(tmp_path: Path) -> None:
+    """The rule can fail: a second lazy import in a command's body is caught."""
+    copy = tmp_path / "harness_core" / "cli"
+    shutil.copytree(CLI, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    commands = copy / "run" / "commands.py"
+    source = commands.read_text()
+    body = "    from harness_core.cli.run.invocation import run as implementation\n"
+    assert body in source
+    commands.write_text(source.replace(body, body + "    from harness_core.store import new_run_id\n", 1))
+    assert cli_import_problems(CLI) == []
+    assert any("run imports 2 modules inside it" in p and "harness_core.store" in p for p in cli_import_problems(copy))

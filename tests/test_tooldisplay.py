@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness_core.cli._format import tool_line
+from harness_core.cli.render.format import tool_line
 from harness_core.events import HarnessToolDetails, ToolKind, ToolStatus
 from harness_core.tooldisplay import (
     OUTPUT_CHARS,

@@ -1,36 +1,21 @@
-"""The `harness` command line (click): `harness_core.cli:main` is the console script, `python -m harness_core`
-(or `python -m harness_core.cli`) the same command.
+"""The `harness` command line (click): `harness_core.cli:main` is the console script; `python -m harness_core` (or
+`python -m harness_core.cli`) the same command. The only place logging is configured (`stderr_log`).
 
-Layer: CLI — the outermost layer, and the only place logging is configured (`_logs`: a stderr handler on the
-`harness` logger while a command runs). Knows the public run API, the plugin host, the run store and
-`harness_core.offline`; knows no concrete provider (it names only the default one, `plugins.DEFAULT_PROVIDER`).
-
-One module per command group, each importing only click at the top, so `harness --help` stays fast (well under
-0.4 s: `benchmarks/startup.py`); pydantic models, anyio, the runner and plugins are imported inside commands:
-
-- `_run` (`harness run`) with `_options` (`-o KEY=VALUE`), `_spec_flags` (the budget, effort and output-schema
-  flags; `--continue`), `_live` (driving the run, Ctrl-C, exit status), `_approve` (approvals asked on the
-  terminal) and `_offline` (`--offline`: the workspace and scripted backend); `--background` starts
-  `harness_core.jobs.worker`;
-- `_chat` (`harness chat`) with `_conversation` (one session, a turn per prompt, `/` commands, Ctrl-C);
-- `_batch` (`harness batch`: many tasks through `harness_core.batch`) with its progress display in `_batch_view`;
-- `_answer` (`approve`: answering a background run's approvals; the questions `attach` asks for them);
-- `_info` (`providers`, `doctor`, `schema`) with the typed reports in `_providers`;
-- `_runs` (`runs`, `runs prune`, `show`) with the typed reports in `_history`; `_attach` (`attach`: follow a
-  run's log live);
-  `_cancel` (`cancel`: interrupt a run through the `harness` process that drives it);
-- `_configcmd` (`config`: the effective settings and their sources; laying them under `run`'s and `chat`'s
-  flags) with the loader in `_config` (the user's config.toml and a project's .harness.toml, checked);
-- `_replay` (`replay`: a wire log played back through its provider);
-- `_undo` (`undo`: a run's file changes put back; chat's `/undo` says its lines);
-- `_demo` (`demo`) with the player in `_play`;
-- `_view` (`view`: the web viewer, its own distribution `harness-view`, imported when the command runs);
-- `render` (public: the live view of a run's events), with `_format` (text) and `_terminal` (colour, marks).
-
-Exit statuses (constants in `harness_core.errors`): 0 success; 1 the run failed; 2 usage or spec error;
-3 provider unavailable (CLI missing or too old); 130 interrupted. Errors raised before a run starts print one
-line, ``harness: error: <message>``, to stderr.
+Layer: CLI, the outermost. Knows the public run API, the plugin host and the run store; no concrete provider.
 """
+
+# The map: a folder per command group; each group's `commands.py` holds its click definitions (click and the
+# standard library at the top, so `harness --help` stays fast) and each command imports its body when it runs.
+#   run/        harness run: its flags, driving a run live, --offline, --background, terminal approvals
+#   chat/       harness chat: one session, a turn per prompt, its keys, / commands and words
+#   runs/       runs, show, attach, cancel, approve, undo, replay; the history reports
+#   providers/  providers, doctor, schema, scenarios, demo; the provider reports and detail
+#   config/     harness config; the settings loader, its checks, TOML line numbers
+#   batch/      harness batch and its progress view
+#   view/       harness view (the web viewer, its own distribution)
+#   complete/   harness completion and the shell-completion callbacks
+#   render/     the live terminal rendering (public: harness_core.cli.render.Renderer)
+#   common.py, numbers.py, event_loop.py, stderr_log.py: shared options and errors, number flags, the loop, logs
 
 from __future__ import annotations
 
@@ -39,23 +24,17 @@ import signal
 
 import click
 
+from harness_core._probe_cache import use_disk_cache
 from harness_core._version import __version__
-from harness_core.cli._answer import approve
-from harness_core.cli._attach import attach
-from harness_core.cli._batch import batch
-from harness_core.cli._cancel import cancel
-from harness_core.cli._chat import chat
-from harness_core.cli._complete import completion
-from harness_core.cli._configcmd import config
-from harness_core.cli._demo import demo
-from harness_core.cli._info import doctor, providers, schema
-from harness_core.cli._options import OptionSyntaxError, parse_option_pairs
-from harness_core.cli._replay import replay
-from harness_core.cli._run import run
-from harness_core.cli._runs import runs, show
-from harness_core.cli._scenarios import scenarios
-from harness_core.cli._undo import undo
-from harness_core.cli._view import view
+from harness_core.cli.batch import commands as batch_commands
+from harness_core.cli.chat import commands as chat_commands
+from harness_core.cli.complete import completion
+from harness_core.cli.config import commands as config_commands
+from harness_core.cli.providers import commands as providers_commands
+from harness_core.cli.run import commands as run_commands
+from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.runs import commands as runs_commands
+from harness_core.cli.view import commands as view_commands
 
 __all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
 
@@ -69,15 +48,16 @@ def cli() -> None:
     """
 
 
-for _command in (run, chat, batch, demo, providers, scenarios, doctor, runs, show, attach, cancel, approve, undo,
-                 config, schema, replay, view, completion):
+for _command in (run_commands.run, chat_commands.chat, batch_commands.batch, providers_commands.demo,
+                 providers_commands.providers, providers_commands.scenarios, providers_commands.doctor,
+                 runs_commands.runs, runs_commands.show, runs_commands.attach, runs_commands.cancel,
+                 runs_commands.approve, runs_commands.undo, config_commands.config, providers_commands.schema,
+                 runs_commands.replay, view_commands.view, completion):
     cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (`harness`)."""
-    from harness_core._probe_cache import use_disk_cache  # light: `--help` imports nothing heavy (startup.py)
-
     use_disk_cache()  # each command is a short-lived process: keep CLI versions for the next one
     if os.environ.get("_HARNESS_COMPLETE"):  # a TAB in the shell: Ctrl-C while it loads ends it, no traceback
         signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -27,7 +27,7 @@ import pytest
 
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
-from harness_core.cli._keys import Keys, Signalled
+from harness_core.cli.chat.keys import Keys, Signalled
 from harness_core.events import Done, HarnessEvent, HarnessResult, RunStarted, RunStatus
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost, reset_host
@@ -342,7 +342,7 @@ def test_a_ctrl_c_that_did_not_interrupt_the_blocked_wait_is_raised_within_a_tic
 
 _READER = """
 import readline, sys
-from harness_core.cli._keys import Keys, read_line
+from harness_core.cli.chat.keys import Keys, read_line
 keys, pressed = Keys(), 0
 with keys.installed():
     while True:

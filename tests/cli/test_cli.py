@@ -22,7 +22,7 @@ from click.testing import CliRunner, Result
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.cli import OptionSyntaxError, cli, parse_option_pairs
-from harness_core.cli._live import RunRequest, execute
+from harness_core.cli.run.live import RunRequest, execute
 from harness_core.errors import CliNotFoundError
 from harness_core.events import Done, RunStatus, parse_event
 from harness_core.hookspecs import hookimpl
@@ -499,10 +499,10 @@ def test_background_refusals_exit_at_once_and_start_nothing(args: list[str], sta
                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`harness run --background` checks what a foreground run checks before any worker starts: a missing CLI
     exits 3, a capability refusal 2, and no worker is launched, no run log written."""
-    import harness_core.jobs.launcher as background
+    import harness_core.cli.run.invocation as run_body
 
     launched: list[object] = []
-    monkeypatch.setattr(background, "launch", lambda *a, **k: launched.append(a))  # never reached
+    monkeypatch.setattr(run_body, "launch", lambda *a, **k: launched.append(a))  # never reached
     reset_host(make_host(("missing", _MissingPlugin())))
     result = invoke("run", "--background", *args)
     assert result.exit_code == status, result.output

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
-import harness_core.cli._providers as reports
+import harness_core.cli.providers.report as reports
 import harness_core.testing.scripted as scripted
 from harness_core._agent_cli import clear_probe_cache
 from harness_core.capabilities import ProviderInfo

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-import harness_core.cli._live as live_module
-from harness_core.cli._live import RunRequest
+import harness_core.cli.run.invocation as run_body
+from harness_core.cli.run.live import RunRequest
 from harness_core.errors import PROCESS_EXITED_NEXT_STEP, ProcessExitedError
 from tests.cli.test_cli import invoke, only_log, scripted_host
 
@@ -30,7 +30,7 @@ def requests(monkeypatch: pytest.MonkeyPatch) -> list[RunRequest]:
         seen.append(request)
         return 0
 
-    monkeypatch.setattr(live_module, "execute", capture)
+    monkeypatch.setattr(run_body, "execute", capture)
     return seen
 
 

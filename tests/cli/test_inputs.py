@@ -21,7 +21,7 @@ from harness_core import AgentRunSpec
 from harness_core.batch import Batch
 from harness_core.batch.retry import RetryPolicy
 from harness_core.cli import cli
-from harness_core.cli._numbers import Number
+from harness_core.cli.numbers import Number
 from tests.cli.test_cli import invoke, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -43,7 +43,7 @@ def test_every_numeric_option_of_every_command_is_a_checked_number() -> None:
     loose = (click.types.IntParamType, click.types.FloatParamType)
     found = [f"{name} {param.name}" for name, command in _commands(cli) for param in command.params
              if isinstance(param.type, loose) and not getattr(param, "count", False)]  # -vv counts: no value
-    assert found == [], f"numeric options that take nan/inf or any value: {found}; use cli._numbers.Number"
+    assert found == [], f"numeric options that take nan/inf or any value: {found}; use cli.numbers.Number"
     numbers = [f"{name} {param.name}" for name, command in _commands(cli) for param in command.params
                if isinstance(param.type, Number)]
     assert len(numbers) >= 12, numbers

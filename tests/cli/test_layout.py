@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_core.cli._layout import Column, fit_parts, fit_table, fit_text
-from harness_core.cli._play import DemoRow, format_summary
+from harness_core.cli.providers.play import DemoRow, format_summary
+from harness_core.cli.render.layout import Column, fit_parts, fit_table, fit_text
 from harness_core.events import Done, HarnessResult, RunStarted, RunStatus, Usage
 from harness_core.plugins import reset_host
 from harness_core.store import LogWriter

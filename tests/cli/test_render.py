@@ -276,7 +276,7 @@ def test_the_agent_clis_own_warnings_show_with_verbose_only() -> None:
 
 def test_the_final_line_of_an_interrupted_run_says_interrupted_once() -> None:
     from harness_core import ErrorInfo
-    from harness_core.cli._format import final_line
+    from harness_core.cli.render.format import final_line
 
     result = HarnessResult(status=RunStatus.INTERRUPTED, duration_ms=34000,
                            error=ErrorInfo(code="interrupted", message="the run was interrupted"))

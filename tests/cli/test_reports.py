@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_core.cli._play import DemoRow, format_summary
-from harness_core.cli._providers import INSTALL_HINT, DoctorReport, ProvidersReport, RunsDirReport
+from harness_core.cli.providers.play import DemoRow, format_summary
+from harness_core.cli.providers.report import INSTALL_HINT, DoctorReport, ProvidersReport, RunsDirReport
 from harness_core.plugins import DEFAULT_PROVIDER, PluginHost, reset_host
 from tests.cli.test_cli import _BrokenPlugin, _MissingPlugin, invoke, make_host, only_log
 

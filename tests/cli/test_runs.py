@@ -196,7 +196,7 @@ def test_a_bad_age_is_a_usage_error_naming_the_forms(three: Path, age: str) -> N
 
 
 def test_ages() -> None:
-    from harness_core.cli._runs import parse_age
+    from harness_core.cli.runs.commands import parse_age
 
     assert [parse_age(a) for a in ("30d", "12h", "90m", "2w", "45s", "0s")] == [
         30 * 86400, 12 * 3600, 90 * 60, 14 * 86400, 45, 0]

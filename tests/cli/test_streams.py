@@ -30,8 +30,8 @@ from typing import Literal
 
 import pytest
 
-from harness_core.cli._format import final_line
 from harness_core.cli.render import Renderer
+from harness_core.cli.render.format import final_line
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
@@ -270,7 +270,7 @@ def test_the_status_line_fits_the_terminal_it_is_drawn_on(harness: tuple[list[st
 
 
 def test_the_width_of_a_stream_without_a_terminal_falls_back_to_columns(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness_core.cli._streams import same_file, terminal_width
+    from harness_core.cli.render.streams import same_file, terminal_width
 
     monkeypatch.setenv("COLUMNS", "77")
     assert terminal_width(io.StringIO()) == 77
@@ -328,7 +328,7 @@ def test_an_answer_cut_short_by_abort_is_no_answer(harness: tuple[list[str], dic
 
 
 def test_only_a_successful_run_has_an_answer() -> None:
-    from harness_core.cli._streams import answer_text
+    from harness_core.cli.render.streams import answer_text
 
     said = {"final_text": "a slow answer a slow", "session_id": "s"}
     assert answer_text(HarnessResult(status=RunStatus.SUCCESS, **said)) == "a slow answer a slow\n"

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness_core.cli import cli
-from harness_core.cli._view import INSTALL_HINT
+from harness_core.cli.view.commands import INSTALL_HINT
 
 
 def test_without_the_viewer_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

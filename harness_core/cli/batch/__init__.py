@@ -1,0 +1,4 @@
+"""`harness batch`: many tasks through `harness_core.batch`, with a progress view.
+
+Layer: CLI command group; knows no concrete provider nor executor.
+"""

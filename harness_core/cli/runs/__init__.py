@@ -1,0 +1,4 @@
+"""The commands on recorded runs: `runs`, `show`, `attach`, `cancel`, `approve`, `undo`, `replay`.
+
+Layer: CLI command group; reads the run store, knows no concrete provider.
+"""
