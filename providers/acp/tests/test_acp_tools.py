@@ -22,7 +22,7 @@ from harness_core import (
     run,
     tool,
 )
-from harness_core.cli._provider_detail import format_provider_detail, provider_detail
+from harness_core.cli.providers.detail import format_provider_detail, provider_detail
 from harness_core.plugins import PluginHost
 
 from harness_acp.display import mcp_tool
