@@ -227,10 +227,13 @@ TOP_IMPORTS = [CORE, *EXECUTORS, VIEWER]
 loading plugins cheap: their rule is being settled with the provider work of issue 25)."""
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
 def import_graph(*roots: Path) -> dict[str, set[str]]:
     """Module → the modules of `roots` it imports, every import counted (in functions and under TYPE_CHECKING too);
-    `from pkg import name` is pkg.name when that is a module. A package's `__init__` importing its own modules is
-    a re-export, not an edge (as /work/shared/tools/import_cycles.py counts)."""
+    `from pkg import name` is pkg.name when that is a module. A package's `__init__` importing its own modules at
+    module level is a re-export, not an edge; in a function (a register hook) it is an edge, as any other."""
     paths: dict[str, Path] = {}
     for root in roots:
         for path in _modules(root):
@@ -242,7 +245,10 @@ def import_graph(*roots: Path) -> dict[str, set[str]]:
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        in_functions = {id(inner) for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)
+                        for inner in ast.walk(node)}
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 wanted = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -254,7 +260,9 @@ def import_graph(*roots: Path) -> dict[str, set[str]]:
             for target in wanted:
                 while target and target not in paths:
                     target = target.rpartition(".")[0]
-                if target and target != name and not (path.name == "__init__.py" and target.startswith(name + ".")):
+                re_export = (path.name == "__init__.py" and target.startswith(name + ".")
+                             and id(node) not in in_functions)
+                if target and target != name and not re_export:
                     targets.add(target)
         graph[name] = targets
     return graph
@@ -363,6 +371,19 @@ def test_the_floors_check_fails_on_an_added_back_edge(tmp_path: Path, where: str
     assert "harness_core.spec imports harness_core._run.api, a floor above it (harness_core._run over " \
         "harness_core.spec)" in layer_violations(graph)
     assert any({"harness_core.spec", "harness_core._run.api"} <= cycle for cycle in import_cycles(graph))
+
+
+def test_the_cycle_check_counts_an_import_in_a_register_hook(tmp_path: Path) -> None:
+    """A package `__init__` importing its provider in the register hook is an edge, not a re-export: an inner
+    module importing the package back (for `__version__`, say) is a cycle."""
+    copy = tmp_path / "harness_codex_exec"
+    shutil.copytree(ROOT / "providers" / "codex_exec" / "harness_codex_exec", copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    provider = copy / "provider.py"
+    old = provider.read_text()
+    provider.write_text(old.replace("from harness_codex_exec._version import", "from harness_codex_exec import"))
+    assert provider.read_text() != old
+    assert frozenset({"harness_codex_exec", "harness_codex_exec.provider"}) in import_cycles(import_graph(copy))
 
 
 def _lazy_imports(path: Path) -> list[tuple[int, str]]:
