@@ -207,11 +207,6 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
 a higher one nor a sibling block on its own floor; every import counts (module level, in a function, under
 TYPE_CHECKING). A block is a module or package prefix; the longest prefix places a module."""
 SHIPPED = [CORE, *PACKAGES, *EXECUTORS, VIEWER]
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # provider cycles opened by the "one of each" work of issue 25 (branch floors-one), which deletes these lines
-    frozenset({"harness_acp.connection", "harness_acp.turn"}),
-    frozenset({"harness_codex_appserver.thread", "harness_codex_appserver.turn"}),
-}
 LAZY_ALLOWED = {
     "jsonschema": "only a spec with an output schema pays for it",
     "ctypes": "only where the platform needs it",
@@ -348,7 +343,7 @@ def test_the_core_keeps_its_floors() -> None:
 
 
 def test_no_import_cycle_in_shipped_code() -> None:
-    cycles = [c for c in import_cycles(import_graph(*SHIPPED)) if c not in KNOWN_CYCLES]
+    cycles = import_cycles(import_graph(*SHIPPED))
     assert not cycles, "import cycles (every import counts, in functions and under TYPE_CHECKING too):\n" + "\n".join(
         ", ".join(sorted(c)) for c in cycles)
 
