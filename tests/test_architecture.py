@@ -1,8 +1,8 @@
 """The shape the codebase holds (docs/architecture.md and docs/import-rules.md): checked on the source tree.
 
 - the core names no agent (only the default provider's name, and model names in canned responses);
-- no module of the core or of a provider package is over 800 lines (over 500 is printed as a review flag), and
-  each says what it is;
+- no module of the core, of a provider or of an executor package is over 800 lines (over 500 is printed as a
+  review flag), and each says what it is;
 - nothing that runs outside tests imports `harness_core.testing`;
 - provider packages and the example third-party provider import Harness only through the façades;
 - the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines;
@@ -91,7 +91,7 @@ def test_core_tests_name_no_agent() -> None:
     assert not offending, "agent-specific core tests (move them to the provider's tests):\n" + "\n".join(offending)
 
 
-@pytest.mark.parametrize("root", [CORE, *PACKAGES, VIEWER], ids=lambda p: _rel(p))
+@pytest.mark.parametrize("root", [CORE, *PACKAGES, *EXECUTORS, VIEWER], ids=lambda p: _rel(p))
 def test_modules_are_small_and_say_what_they_are(root: Path) -> None:
     sizes = {p: len(p.read_text().splitlines()) for p in _modules(root)}
     flagged = [f"{_rel(p)} ({n} lines)" for p, n in sizes.items() if REVIEW_LINES < n <= MAX_LINES]
