@@ -361,7 +361,6 @@ def test_the_floors_check_fails_on_an_added_back_edge(tmp_path: Path, where: str
     }[where]
     spec = copy / "spec.py"
     spec.write_text(spec.read_text() + "\n" + back_edge)
-    assert layer_violations(import_graph(CORE)) == []
     graph = import_graph(copy)
     assert "harness_core.spec imports harness_core._run.api, a floor above it (harness_core._run over " \
         "harness_core.spec)" in layer_violations(graph)
