@@ -84,6 +84,32 @@ def test_a_test_is_marked_by_what_its_code_touches(pytester: pytest.Pytester) ->
                       "TestMethods::test_through_self"}, result.stdout.str()
 
 
+def test_what_parts_only_at_3_11_is_left_to_3_10(pytester: pytest.Pytester) -> None:
+    """`version_sensitive_312` (what 3.12 and 3.13 run) leaves out a test touching only what parts at 3.11
+    (cancellation, tomllib), and keeps one touching that and more."""
+    pytester.makeconftest(_CONFTEST)
+    pytester.makepyfile(test_planted=_MODULE + '''
+
+def test_cancellation_only(scope):
+    scope.cancel()
+
+
+def test_cancellation_and_a_signal(scope):
+    scope.cancel()
+    os.kill(os.getpid(), 0)
+
+
+@pytest.mark.version_sensitive
+def test_marked_by_hand():
+    pass
+''')
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--collect-only", "-m",
+                                          "version_sensitive_312")
+    marked = {line.split("::", 1)[1] for line in result.outlines if line.startswith("test_planted.py::")}
+    assert marked == {"test_signal_in_its_body", "test_a_helper_two_calls_down", "test_a_fixture",
+                      "test_cancellation_and_a_signal", "test_marked_by_hand"}, result.stdout.str()
+
+
 @pytest.mark.parametrize(("code", "touches"), [
     ("signal.signal(signal.SIGINT, handler)", ["signals"]),
     ("with ChildProcess(argv) as proc: ...", ["processes"]),
@@ -93,7 +119,8 @@ def test_a_test_is_marked_by_what_its_code_touches(pytester: pytest.Pytester) ->
     ("asyncio.get_running_loop()", ["event loops"]),
     ("scope.cancel()", ["cancellation"]),
     ("typing.get_type_hints(Model)", ["typing"]),
-    ("(home / 'config.toml').write_text(text)", ["version branches"]),
+    ("(home / 'config.toml').write_text(text)", ["branches at 3.11"]),
+    ("if sys.version_info >= (3, 12): ...", ["version branches"]),
     ("anyio.run(main)", []),
 ])
 def test_each_rule_names_what_it_catches(code: str, touches: list[str]) -> None:

@@ -30,11 +30,18 @@ EXERCISES: dict[str, re.Pattern[str]] = {
     "cancellation": re.compile(r"[Ii]nterrupt|\.cancel\(|CancelScope|cancel_scope|idle_timeout|[Cc]ancelled"),
     # typing and model introspection
     "typing": re.compile(r"get_type_hints|__annotations__|model_json_schema|TypeAdapter|\btyping\."),
-    # the code that branches on sys.version_info: tomllib (config), logging's stacklevel, rmtree's onexc (worktrees);
-    # argparse, whose --help layout changes between versions
-    "version branches": re.compile(r"version_info|tomllib|config\.toml|\bcaplog\b|stacklevel|[Ww]orktree|--help"),
+    # the code that branches on sys.version_info at 3.11: tomllib (config), logging's stacklevel
+    "branches at 3.11": re.compile(r"tomllib|config\.toml|\bcaplog\b|stacklevel"),
+    # the code that branches on sys.version_info later: rmtree's onexc (worktrees, 3.12); argparse, whose --help
+    # layout changes between versions
+    "version branches": re.compile(r"version_info|[Ww]orktree|--help"),
 }
 """What makes a test version-sensitive, found in its code: name → pattern."""
+
+UP_TO_311 = frozenset({"cancellation", "branches at 3.11"})
+"""The rules whose code paths part at 3.11 (asyncio's cancellation, tomllib, stacklevel): from 3.12 on they take
+3.11's path, which the whole suite runs. A test touching only these is `version_sensitive` (3.10 runs it) but not
+`version_sensitive_312` (3.12 and 3.13 skip it)."""
 
 
 def _names(code: types.CodeType) -> set[str]:
@@ -114,8 +121,14 @@ def item_exercises(item: pytest.Item, root: Path = TESTS_DIR) -> list[str]:
 
 
 def mark_version_sensitive(items: Iterable[pytest.Item], root: Path = TESTS_DIR) -> None:
-    """Give `version_sensitive` to each test under `root` that exercises what differs between versions (a test
-    may also carry the marker by hand, for what its code does not show)."""
+    """Give `version_sensitive` to each test under `root` that exercises what differs between versions, and
+    `version_sensitive_312` to those of them that touch what still differs from 3.12 on (not `UP_TO_311` alone). A
+    test may carry either marker by hand, for what its code does not show; one marked by hand `version_sensitive`
+    counts as both."""
     for item in items:
-        if item.get_closest_marker("version_sensitive") is None and item_exercises(item, root):
+        by_hand = item.get_closest_marker("version_sensitive") is not None
+        touched = set(item_exercises(item, root))
+        if touched and not by_hand:
             item.add_marker(pytest.mark.version_sensitive)
+        if (by_hand or touched - UP_TO_311) and item.get_closest_marker("version_sensitive_312") is None:
+            item.add_marker(pytest.mark.version_sensitive_312)

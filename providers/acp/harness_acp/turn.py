@@ -86,6 +86,9 @@ def attachment_block(attachment: Attachment) -> dict[str, Any]:
     return {"type": "resource", "resource": resource}
 
 
+TRAILING_UPDATES = 1.0
+"""Seconds a turn that answered with tool calls still open reads on for their last updates."""
+
 class PromptTurn:
     """The state of one prompt turn: its context, mapper, pending permission requests, and how it ended."""
 
@@ -99,6 +102,7 @@ class PromptTurn:
         self.answered = anyio.Event()
         self.prompt_scope = anyio.CancelScope()
         self.answer: Any = None  # the prompt's answer (stop reason, usage)
+        self.fed: anyio.Event | None = None  # set by each update other than text while the turn reads on
 
     async def play(self) -> HarnessResult:
         result: HarnessResult | None = None
@@ -107,6 +111,8 @@ class PromptTurn:
             tg.start_soon(self._watch_stop)
             try:
                 result = await self._prompt()
+                if result.status is not RunStatus.INTERRUPTED and self.mapper.open_calls():
+                    await self._trailing_updates()
                 why = "the turn was interrupted" if result.status is RunStatus.INTERRUPTED else "the turn ended"
                 await self._emit_all(self.mapper.close_open(f"{why} before the tool reported a result"))
             finally:
@@ -116,6 +122,15 @@ class PromptTurn:
                 tg.cancel_scope.cancel()
         assert result is not None
         return result
+
+    async def _trailing_updates(self) -> None:
+        """The turn answered with tool calls still open: their last updates may trail the answer (an agent that
+        sends updates and answers apart, as codex-acp does under load). Read on for them, `TRAILING_UPDATES`
+        seconds at most; what is still open then is closed as unfinished."""
+        with anyio.move_on_after(TRAILING_UPDATES):
+            while self.mapper.open_calls() and not self.conn.closed:
+                self.fed = anyio.Event()
+                await self.fed.wait()
 
     async def _prompt(self) -> HarnessResult:
         conn, mapper = self.conn, self.mapper
@@ -172,6 +187,8 @@ class PromptTurn:
         """The agent's stdout ended: the pending prompt request fails at once (the peer does it)."""
         for scope in self.pending.values():
             scope.cancel()
+        if self.fed is not None:
+            self.fed.set()
 
     # -- interrupt ------------------------------------------------------------------------------------------
 
@@ -204,6 +221,8 @@ class PromptTurn:
             if event is not None:
                 return self.ctx.emit_now(event)
         events = mapper.feed(update)
+        if self.fed is not None:  # the turn reads on for trailing updates: wake it once these are out
+            return self._emit_then_wake(events)
         if len(events) == 1:
             return self.ctx.emit_now(events[0])
         return self._emit_all(events) if events else None
@@ -211,6 +230,11 @@ class PromptTurn:
     async def _emit_all(self, events: list[HarnessEvent]) -> None:
         for event in events:
             await self.ctx.emit(event)
+
+    async def _emit_then_wake(self, events: list[HarnessEvent]) -> None:
+        await self._emit_all(events)
+        if self.fed is not None:
+            self.fed.set()
 
     async def on_error(self, err: HarnessError) -> None:
         await self.ctx.emit(ErrorEvent(error=err.to_info()))

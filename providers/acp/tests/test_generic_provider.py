@@ -176,3 +176,18 @@ async def test_a_launched_agent_is_cached_by_the_program_it_runs(tmp_path: Path)
     assert _identity(python, [sys.executable, str(script), "--acp"]) == script
     assert _identity(Path("/usr/bin/npx"), ["npx", "-y", "@scope/agent@1.0.0", "--acp"]) is None
     assert _identity(Path("/opt/my-agent"), ["/opt/my-agent", "--acp"]) == Path("/opt/my-agent")
+
+
+async def test_a_tool_update_sent_after_the_turns_answer_still_ends_its_call(tmp_path: Path,
+                                                                             host: PluginHost) -> None:
+    """An agent whose last tool update trails the prompt's answer (codex-acp's can, on a loaded machine): the call
+    ends with its output, not "the turn ended before the tool reported a result"."""
+    agent = write_fake_agent(tmp_path / "bin", scenario="print_secrets", args=("--late-tool-updates",))
+    spec = AgentRunSpec(prompt="hi", cwd=tmp_path, approval="never", provider_options={"command": str(agent)})
+    (tmp_path / "token.txt").write_text("x\n")
+    seen: list[Any] = []
+    with anyio.fail_after(30):
+        result = await run(spec, "acp", host=host, runs_dir=tmp_path / "runs", on_event=seen.append)
+    assert result.status is RunStatus.SUCCESS, result.error
+    results = [e for e in seen if e.type == "tool_result"]
+    assert results and all(r.display.status.value == "completed" for r in results), [r.output for r in results]

@@ -260,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", help="id=ask|ask-edits|auto|read-only,... (the session modes it offers)")
     parser.add_argument("--no-exit-codes", action="store_true")
     parser.add_argument("--no-command-output", action="store_true")
+    parser.add_argument("--late-tool-updates", action="store_true",
+                        help="send each tool call's final update 0.3 s late, after the turn's answer if it ends")
     parser.add_argument("--no-image", action="store_true", help="promptCapabilities.image false")
     parser.add_argument("--no-mcp-http", action="store_true", help="mcpCapabilities.http false")
     args, _ = parser.parse_known_args(argv)
@@ -268,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         print(args.version or FAKE_VERSION)
         return 0
     fake_player.NO_EXIT_CODES = args.no_exit_codes
+    fake_player.LATE_TOOL_UPDATES = args.late_tool_updates
     fake_player.NO_COMMAND_OUTPUT = args.no_command_output
     if args.modes:
         MODES.clear()

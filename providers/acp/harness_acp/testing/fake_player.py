@@ -52,6 +52,9 @@ DEFAULT_MODES: dict[str, str] = {"ask": "ask", "auto": "auto", "read-only": "rea
 MODES = dict(DEFAULT_MODES)
 """Mode id → behaviour of this process (`--modes` replaces it)."""
 NO_EXIT_CODES = False
+LATE_TOOL_UPDATES = False
+"""Set by `--late-tool-updates`: a tool call's final update goes out 0.3 s late, from another thread, so it may
+follow the prompt's answer (as codex-acp's can on a loaded machine: its updates and answers are sent apart)."""
 """Set by `--no-exit-codes`: command results carry no exit status (as some agents' do not)."""
 NO_COMMAND_OUTPUT = False
 """Set by `--no-command-output`: command results carry no output (Gemini CLI 0.61.0's do not)."""
@@ -256,5 +259,8 @@ class FakeTurn:
                                   "content": [{"type": "content", "content": {"type": "text", "text": text}}]}
         if raw_output is not None:
             update["rawOutput"] = raw_output
+        if LATE_TOOL_UPDATES:
+            threading.Timer(0.3, self.update, (update,)).start()
+            return None
         self.update(update)
         return None
