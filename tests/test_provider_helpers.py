@@ -166,6 +166,21 @@ async def test_a_chunk_is_one_batch_and_an_odd_line_splits_it_in_place() -> None
         reader.line_of({"a": 1})
 
 
+@pytest.mark.anyio
+async def test_lines_without_take_ready_are_batches_of_one() -> None:
+    """Any async iterable of lines will do (not only a `LineReader`): each line is then its own batch."""
+
+    async def lines() -> AsyncIterator[bytes]:
+        for line in (b'{"n":1}', b'{"n":2}'):
+            yield line
+
+    async def emit(event: HarnessEvent) -> None:
+        raise AssertionError(f"no odd line here: {event}")
+
+    with anyio.fail_after(DEADLINE):
+        assert [batch async for batch in json_batches(lines(), emit)] == [[{"n": 1}], [{"n": 2}]]
+
+
 _RAW = {"a": b'{"a":1}', "b": b'{"b":2}', "c": b' {"c":3}', "d": b'{"d":4}', "e": b'{"e":5}'}
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from harness_core import hookimpl
 
-__all__ = ["harness_register_providers"]
+from harness_acp._version import __version__
 
-__version__ = "0.1.0"
+__all__ = ["__version__", "harness_register_providers"]
 
 
 @hookimpl

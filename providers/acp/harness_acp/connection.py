@@ -25,7 +25,7 @@ from harness_core import (
 )
 from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer
 
-from harness_acp import __version__
+from harness_acp._version import __version__
 from harness_acp.errors import prompt_error
 from harness_acp.mcp_servers import session_servers
 from harness_acp.options import AcpOptions

@@ -33,7 +33,7 @@ from harness_core.provider import (
     remember_probe,
 )
 
-from harness_acp import __version__
+from harness_acp._version import __version__
 from harness_acp.connection import AcpConnection
 from harness_acp.mcp_servers import learned_input_capabilities
 from harness_acp.options import AcpOptions, GenericAcpOptions

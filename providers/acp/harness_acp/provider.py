@@ -40,7 +40,7 @@ from harness_core.provider import (
     require_min_version,
 )
 
-from harness_acp import __version__
+from harness_acp._version import __version__
 from harness_acp.connection import AcpConnection
 from harness_acp.options import AcpOptions, options_for
 from harness_acp.profiles import AgentProfile

@@ -25,11 +25,11 @@ from harness_core.provider import (
     ProviderSession,
     RunContext,
     SessionContext,
+    json_batches,
     probe_cli,
 )
 
 from harness_claude.argv import PROJECT_CONFIG, SECRET_FLAGS, build_argv, build_env, redacted_argv
-from harness_claude.lines import message_batches
 from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
@@ -117,7 +117,7 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         mapper = ClaudeMapper(str(spec.cwd), resumed=spec.resume_session is not None, limits=limits)
         async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
             turn = Turn(spec, options, ctx, child, mapper=mapper, content=content)
-            return await turn.play(message_batches(child.lines(), ctx.emit))
+            return await turn.play(json_batches(child.lines(), ctx.emit))
 
     @asynccontextmanager
     async def open_session(

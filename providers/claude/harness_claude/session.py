@@ -15,10 +15,9 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 from harness_core import AgentRunSpec, HarnessEvent, HarnessResult, SessionSpec
-from harness_core.provider import ChildProcess, ProviderSession, RunContext, SessionContext
+from harness_core.provider import ChildProcess, ProviderSession, RunContext, SessionContext, json_batches
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
-from harness_claude.lines import message_batches
 from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
@@ -79,7 +78,7 @@ class ClaudeSession(ProviderSession):
         """Route the stdout lines (a chunk's worth at a time) to the turn being played; at EOF end that turn's
         stream and remember it."""
         try:
-            async for batch in message_batches(self.child.lines(), self._emit):
+            async for batch in json_batches(self.child.lines(), self._emit):
                 inbox = self._inbox
                 if inbox is None:
                     for msg in batch:

@@ -8,7 +8,7 @@ process was started, of rendering or of how approvals are decided. When a steere
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -27,7 +27,6 @@ from harness_core.provider import ChildProcess, RunContext
 
 from harness_claude._json import obj, string
 from harness_claude.changes import read_current
-from harness_claude.lines import Batches
 from harness_claude.mapping import ClaudeMapper, approval_request
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import with_earlier
@@ -35,7 +34,11 @@ from harness_claude.permissions import PermissionPlan, auto_answer
 from harness_claude.stdin import control_request, control_response, user_message
 from harness_claude.toolconfig import content_blocks
 
-__all__ = ["CONTROL_ANSWER_WAIT", "STEER_START_WAIT", "Turn"]
+__all__ = ["CONTROL_ANSWER_WAIT", "STEER_START_WAIT", "Batches", "Turn"]
+
+Batches = AsyncIterator[list[dict[str, Any]]]
+"""What a turn reads: the parsed messages, in order, a chunk's worth at a time (never an empty list), as
+`harness_core.provider.json_batches` gives them from the child's lines."""
 
 CONTROL_ANSWER_WAIT = 20.0
 """Seconds a control request (`set_model`, `set_permission_mode`) waits for Claude Code's answer."""
@@ -94,7 +97,7 @@ class Turn:
     async def play(self, messages: Batches, *, prelude: Sequence[dict[str, Any]] = (),
                    applied: Applied | None = None) -> HarnessResult:
         """Send `prelude`'s control requests (each answered before the next; `applied` is told of each success),
-        then the prompt; read `messages` (`lines.message_batches`) until the turn's end."""
+        then the prompt; read `messages` (`json_batches` of the child's lines) until the turn's end."""
         outcome: HarnessResult | HarnessError | None = None
         try:
             async with anyio.create_task_group() as tg:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness_core import hookimpl
 
+from harness_codex_appserver._version import __version__
+
 if TYPE_CHECKING:
     from harness_core.provider import Provider
 
 __all__ = ["__version__", "harness_register_providers"]
-
-__version__ = "0.1.0"
 
 
 @hookimpl

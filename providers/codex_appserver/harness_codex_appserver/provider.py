@@ -36,7 +36,7 @@ from harness_core.provider import (
     SessionContext,
 )
 
-from harness_codex_appserver import __version__
+from harness_codex_appserver._version import __version__
 from harness_codex_appserver.argv import build_argv, build_env, redacted_argv
 from harness_codex_appserver.options import CodexAppServerOptions
 from harness_codex_appserver.session import AppServerSession

@@ -25,7 +25,7 @@ from harness_core import (
 )
 from harness_core.provider import ChildProcess, JsonRpcError, JsonRpcPeer, RunContext
 
-from harness_codex_appserver import __version__
+from harness_codex_appserver._version import __version__
 from harness_codex_appserver.mapping import TEXT_DELTA
 from harness_codex_appserver.notices import CONFIG_WARNING, config_warning
 from harness_codex_appserver.options import CodexAppServerOptions

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from harness_codex_exec._version import __version__
 from harness_core import hookimpl
 
 if TYPE_CHECKING:
     from harness_core.provider import Provider
 
-__all__ = ["harness_register_providers"]
-__version__ = "0.1.0"
+__all__ = ["__version__", "harness_register_providers"]
 
 
 @hookimpl

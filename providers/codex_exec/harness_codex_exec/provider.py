@@ -30,7 +30,7 @@ from harness_codex_common import (
 )
 from harness_codex_common.auth import check_codex_auth
 
-from harness_codex_exec import __version__
+from harness_codex_exec._version import __version__
 from harness_codex_exec.argv import build_argv, build_env, redacted_argv
 from harness_codex_exec.mapping import ExecMapping
 from harness_codex_exec.options import CodexExecOptions

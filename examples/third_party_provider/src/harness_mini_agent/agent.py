@@ -1,10 +1,7 @@
 """One run of mini-agent: the request → stream → tools → request loop, its approvals and interrupts.
 
-Layer: provider logic. Knows the Harness run context (emitting events, approvals, interrupts) and when tools
-run; must not know HTTP details (`client`), how stream events become Harness events (`mapping`, pure), the
-patch format (`patch`) or how a command is spawned (`tools`). Events are emitted from the task that reads the
-stream (backpressure); only the network read, a pending approval and the running command are cancelled by an
-interrupt, never an `emit`.
+Layer: provider logic. Knows the run context (events, approvals, interrupts) and when tools run; must not know
+HTTP (`client`), the stream → event mapping (`mapping`), the patch format (`patch`) or spawning (`tools`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """A streaming client of `POST {base_url}/responses`: sends one request, hands back its SSE events.
 
 Layer: HTTP. Knows httpx, status codes (classified by `wire.http_error`) and SSE framing (through `wire`);
-must not know tools, processes, approvals or Harness events. Every body sent and every SSE `data:` received
-goes to the run's wire log (`ctx.record_wire`, a no-op unless the run records one). httpx's async client
-runs on anyio, so it works under asyncio and trio alike, and every await in here is cancellable (interrupts,
-the runner's idle timeout).
+must not know tools, processes, approvals or Harness events.
 """
 
 from __future__ import annotations

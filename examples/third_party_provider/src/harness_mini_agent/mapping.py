@@ -1,13 +1,7 @@
-"""Responses stream events → Harness events: the pure mapping of one mini-agent run.
+"""Responses stream events → Harness events: the pure mapping of one mini-agent run (one mapper per run).
 
-Layer: pure mapping. Knows the Responses streaming events mini-agent reacts to (through `wire` for tool calls,
-usage and errors) and the Harness events they stand for; must not know HTTP, processes, tools, approvals or
-interrupts (`agent.py` drives the run and emits what `feed` returns, in order).
-
-One mapper per run. A run is several responses (one per round of tool calls): `start()` gives the events that
-open the run, `start_response()` begins each response, `feed(event)` maps one of its stream events, and
-`response` says what it left behind (its id, its tool calls, whether it completed or failed). `result()` is
-the run's outcome: the text, the usage and the session a later run can continue from.
+Layer: pure mapping. Knows the Responses stream events mini-agent reacts to and the Harness events they stand
+for; must not know HTTP, processes, tools, approvals or interrupts (`agent.py` emits what `feed` returns).
 """
 
 from __future__ import annotations

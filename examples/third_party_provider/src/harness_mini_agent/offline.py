@@ -1,9 +1,7 @@
 """Offline play: mini-agent against Harness's scripted Responses backend on 127.0.0.1.
 
 Layer: offline glue. Knows `harness_core.scripted.backends.ResponsesBackend` and mini-agent's option names;
-must not know the agent loop. Used by `harness run --offline`, `harness demo` and the contract suite. The
-backend plays tool steps in the Responses dialect mini-agent speaks, which is the default one: the function
-tool `exec_command` (`{"cmd": ...}`, also `cat PATH` for reads) and the custom tool `apply_patch`.
+must not know the agent loop.
 """
 
 from __future__ import annotations

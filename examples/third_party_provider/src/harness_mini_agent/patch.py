@@ -1,9 +1,7 @@
 """The `apply_patch` format: parse a patch, compute the new file contents, write them inside the workspace.
 
-Layer: pure logic plus one small writer. Knows the patch grammar (`*** Begin Patch`, `*** Add File:`,
-`*** Update File:` with `@@` hunks, `*** Delete File:`, `*** Move to:`, `*** End Patch`) and file paths; must
-not know HTTP, the Responses wire, Harness events or processes. `parse_patch` and `apply_hunks` are pure;
-`plan_patch` reads through a callback; only `write_changes` touches the disk.
+Layer: pure logic plus one small writer (`write_changes`). Knows the patch grammar and file paths; must not
+know HTTP, the Responses wire, Harness events or processes.
 """
 
 from __future__ import annotations

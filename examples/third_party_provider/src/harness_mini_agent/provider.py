@@ -1,9 +1,7 @@
 """`MiniAgentProvider`: the Harness-facing class — static info, the run's lifecycle, the offline setup.
 
-Layer: plugin (lifecycle only). Knows the Harness `Provider` interface and where the offline setup lives; must
-not know the Responses event shapes, the patch format or process handling (those live in `mapping`, `wire`,
-`patch`, `tools`; the request loop in `agent`). Heavy imports (httpx) happen inside `run`, so `harness --help`
-stays fast.
+Layer: plugin (lifecycle only). Knows the Harness `Provider` interface; must not know the Responses event
+shapes, the patch format or process handling (`mapping`, `wire`, `patch`, `tools`; the loop is in `agent`).
 """
 
 from __future__ import annotations

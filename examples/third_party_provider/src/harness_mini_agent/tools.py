@@ -1,9 +1,7 @@
 """The two tools mini-agent offers the model: `exec_command` (a shell command) and `apply_patch`.
 
-Layer: tool execution. Knows processes (spawned through the run context's `spawn`, so the core records their
-output with `--record-wire` and shuts them down), the workspace, the sandbox mode and how a tool action is
-displayed (`HarnessToolDetails`, with the core's standard titles and bounds); must not know HTTP, the
-Responses wire, approvals or the event stream: `agent.py` decides when a tool runs and what is emitted.
+Layer: tool execution. Knows processes (through the run context's `spawn`), the workspace, the sandbox mode
+and how a tool action is displayed; must not know HTTP, the Responses wire, approvals or the event stream.
 """
 
 from __future__ import annotations
