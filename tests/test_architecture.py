@@ -107,9 +107,6 @@ def test_modules_are_small_and_say_what_they_are(root: Path) -> None:
     assert not silent, f"modules without a docstring saying their layer: {', '.join(silent)}"
 
 
-DOCSTRING_BACKLOG = ROOT / "tests" / "docstring_backlog.txt"
-
-
 def test_nothing_but_the_view_command_imports_the_viewer() -> None:
     """The viewer is its own distribution on top of the core: the core, the providers and the executors never
     import it, except the body of the `harness view` command (`cli/view/serving.py`), which only that command
@@ -130,14 +127,10 @@ def test_nothing_but_the_view_command_imports_the_viewer() -> None:
 
 
 def test_module_docstrings_fit_in_five_lines() -> None:
-    """The job and the "knows nothing of" line in at most 5 lines; the rest belongs in docs/. The modules written
-    before the rule are a backlog that only shrinks: a new long docstring fails, and so does a fixed one still
-    listed."""
-    backlog = {line for line in DOCSTRING_BACKLOG.read_text().splitlines() if line and not line.startswith("#")}
-    long = {_rel(p) for root in [CORE, *PACKAGES, *EXECUTORS] for p in _modules(root)
-            if len((ast.get_docstring(ast.parse(p.read_text())) or "").splitlines()) > 5}
-    assert not long - backlog, f"module docstrings over 5 lines (move the rest to docs/): {sorted(long - backlog)}"
-    assert not backlog - long, f"short now or gone: delete from {_rel(DOCSTRING_BACKLOG)}: {sorted(backlog - long)}"
+    """The job and the "knows nothing of" line in at most 5 lines; the rest belongs in docs/."""
+    long = sorted(_rel(p) for root in [CORE, *PACKAGES, *EXECUTORS] for p in _modules(root)
+                  if len((ast.get_docstring(ast.parse(p.read_text())) or "").splitlines()) > 5)
+    assert not long, f"module docstrings over 5 lines (move the rest to docs/): {long}"
 
 
 def test_nothing_outside_tests_imports_the_testing_package() -> None:
