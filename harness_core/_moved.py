@@ -20,6 +20,7 @@ MOVED: dict[str, str] = {
     "harness_core.offline.inline": "harness_core.scripted.inline",
     "harness_core.offline.backends": "harness_core.scripted.backends",
     "harness_core.batch.executor": "harness_core.executor",
+    "harness_core.batch.local": "harness_core.batch.attempt",
     "harness_core._store_locks": "harness_core.store.locks",
     "harness_core._store_owner": "harness_core.store.owner",
     "harness_core._store_prune": "harness_core.store.prune",

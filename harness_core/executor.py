@@ -8,6 +8,7 @@ no engine. What the driver keeps and what an executor owes it: docs/jobs-and-bat
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -20,7 +21,7 @@ from harness_core.events import HarnessResult
 from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["Executor", "ExecutorOptions", "TaskAttempt", "WorkerLostError"]
+__all__ = ["AttemptPlayer", "Executor", "ExecutorOptions", "TaskAttempt", "WorkerLostError"]
 
 
 class WorkerLostError(HarnessError):
@@ -52,6 +53,11 @@ class TaskAttempt:
     the attempt plays (`harness_core.tools.loader.load_all`)."""
 
 
+AttemptPlayer = Callable[[TaskAttempt, anyio.Event], Awaitable[HarnessResult]]
+"""How the driver plays one attempt in its own process (`harness_core.batch.play_attempt` with the batch's plugin
+host): `await play_here(attempt, interrupted)`."""
+
+
 class ExecutorOptions(BaseModel):
     """An executor's options (`harness batch -E KEY=VALUE`); subclasses add fields. Unknown keys are refused."""
 
@@ -69,9 +75,9 @@ class Executor(ABC):
     def __init__(self, options: ExecutorOptions | None = None) -> None:
         self.options = options if options is not None else self.options_model()
 
-    def bind(self, host: Any) -> None:  # noqa: B027 - optional: an engine that plays elsewhere has its own plugins
-        """Told the plugin host (a `harness_core.plugins.PluginHost`) the batch found its providers with, before
-        `start`; an engine playing attempts in this process plays them with it."""
+    def bind(self, play_here: AttemptPlayer) -> None:  # noqa: B027 - optional: an engine playing elsewhere has its own
+        """Told how to play an attempt in this process (with the plugin host the batch found its providers with),
+        before `start`; an engine playing attempts here calls it."""
 
     @classmethod
     def parse_options(cls, raw: dict[str, Any]) -> ExecutorOptions:

@@ -38,8 +38,9 @@ DEFAULT_PROVIDER = "codex-appserver"
 ENV_PROVIDER = "HARNESS_PROVIDER"
 ENV_LOAD = "HARNESS_LOAD_PLUGINS"
 ENV_DISABLE = "HARNESS_DISABLE_PLUGINS"
-DEFAULT_PLUGINS = {"local": "harness_core.batch.local"}
-"""Plugins every host loads (name → module), before the entry points: Harness's own, above this floor."""
+DEFAULT_PLUGINS = {"local": "harness_core.local_executor"}
+"""Plugins every host loads (name → module), before the entry points: Harness's own, below this floor (the floors
+test counts these as imports)."""
 
 
 @dataclass(frozen=True)

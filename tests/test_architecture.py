@@ -189,6 +189,7 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core.offline",),
     ("harness_core._run",),
     ("harness_core.plugins",),
+    ("harness_core.local_executor",),
     ("harness_core.hookspecs",),
     ("harness_core.executor", "harness_core._agent_cli"),
     ("harness_core._provider", "harness_core.tools"),
@@ -256,8 +257,22 @@ def import_graph(*roots: Path) -> dict[str, set[str]]:
                              and id(node) not in in_functions)
                 if target and target != name and not re_export:
                     targets.add(target)
+        targets |= {module for module in _modules_by_name(tree) if module in paths and module != name}
         graph[name] = targets
     return graph
+
+
+def _modules_by_name(tree: ast.Module) -> set[str]:
+    """The modules a module imports by name at run time (`importlib.import_module` of a string it holds): the values
+    of a module-level `DEFAULT_PLUGINS = {...}` (the plugin host's own plugins), which the floors count as imports."""
+    found: set[str] = set()
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) else None)
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(target, ast.Name) and target.id == "DEFAULT_PLUGINS" and isinstance(value, ast.Dict):
+            found |= {v.value for v in value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+    return found
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:

@@ -11,16 +11,18 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
+from harness_core.batch.attempt import play_attempt
 from harness_core.batch.driver import Batch, BatchStats, BatchUpdate
 from harness_core.batch.engines import executor_named, executor_names
-from harness_core.batch.local import LocalExecutor, play_attempt
 from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, load_tasks, parse_tasks
 from harness_core.batch.workspaces import WorktreePlan
-from harness_core.executor import Executor, ExecutorOptions, TaskAttempt, WorkerLostError
+from harness_core.executor import AttemptPlayer, Executor, ExecutorOptions, TaskAttempt, WorkerLostError
+from harness_core.local_executor import LocalExecutor
 
 __all__ = [
+    "AttemptPlayer",
     "Batch",
     "BatchStats",
     "BatchTask",

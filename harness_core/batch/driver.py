@@ -8,6 +8,7 @@ workspaces, the results file and the retry policy; knows no provider, no engine 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import math
 import time
@@ -22,6 +23,7 @@ import anyio.to_thread
 from harness_core._run.logs import check_writable
 from harness_core._run.probe import preflight, prepare
 from harness_core._scratch import Leftover, sweep_scratch
+from harness_core.batch.attempt import play_attempt
 from harness_core.batch.engines import executor_named
 from harness_core.batch.patches import Patches
 from harness_core.batch.results import ResultsFile, TaskResult
@@ -110,6 +112,7 @@ class Batch:
         self.concurrency = concurrency
         self.executor = executor if isinstance(executor, Executor) else executor_named(
             executor, executor_options, host=self.host)
+        self.executor.bind(functools.partial(play_attempt, host=self.host))
         self.runs_dir = resolve_runs_dir(runs_dir)
         self.results_path = Path(results) if results is not None else None
         self.retry = RetryPolicy(retries=retry, backoff=retry_backoff)

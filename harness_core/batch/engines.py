@@ -36,6 +36,4 @@ def executor_named(name: str, options: dict[str, Any] | None = None, *,
                 if name == "ray" else "")
         raise InvalidSpecError(f"no executor named {name!r}{hint}; installed: {', '.join(executor_names(host))}")
     cls: type[Executor] = found.cls
-    executor = cls(cls.parse_options(options or {}))
-    executor.bind(host)
-    return executor
+    return cls(cls.parse_options(options or {}))

@@ -1,8 +1,7 @@
-"""Playing one attempt in this process (`play_attempt`), and the `local` executor built on it: every attempt a run
-under anyio in the driver's own event loop, bounded by the batch's concurrency.
+"""Playing one attempt of a batch in this process (`play_attempt`): what the driver binds every executor to, and
+what a Ray worker calls where it plays.
 
-Layer: batch (an engine: the plugin host's default plugin `local`). Knows the run API, `offline_spec` and the
-executor contract; knows no provider. Other engines call `play_attempt` where they play (a Ray worker does).
+Layer: batch. Knows the run API, `offline_spec` and the executor contract; knows no provider and no engine.
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
 
 import anyio
 
@@ -18,14 +16,13 @@ from harness_core._run.api import open_run
 from harness_core._scratch import Scratch
 from harness_core.errors import HarnessError
 from harness_core.events import EVENT_ADAPTER, Done, ErrorInfo, HarnessResult, RunStatus
-from harness_core.executor import Executor, ExecutorOptions, TaskAttempt
-from harness_core.hookspecs import hookimpl
+from harness_core.executor import TaskAttempt
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
 from harness_core.tools.loader import load_all
 
-__all__ = ["LocalExecutor", "harness_register_executors", "play_attempt"]
+__all__ = ["play_attempt"]
 
 
 async def play_attempt(attempt: TaskAttempt, interrupted: anyio.Event, *, host: PluginHost | None = None,
@@ -85,29 +82,3 @@ async def _play(spec: AgentRunSpec, attempt: TaskAttempt, interrupted: anyio.Eve
 async def _interrupt_when(interrupted: anyio.Event, interrupt: Callable[[], None]) -> None:
     await interrupted.wait()
     interrupt()
-
-
-class LocalExecutor(Executor):
-    """Every attempt a run in this process, under the driver's event loop."""
-
-    name: ClassVar[str] = "local"
-    description: ClassVar[str] = "runs every task in this process (anyio), bounded by --concurrency"
-
-    def __init__(self, options: ExecutorOptions | None = None, *, host: PluginHost | None = None) -> None:
-        super().__init__(options)
-        self.host = host
-
-    def bind(self, host: Any) -> None:
-        self.host = host
-
-    def describe(self) -> str:
-        return "local (this process)"
-
-    async def play(self, attempt: TaskAttempt, interrupted: anyio.Event) -> HarnessResult:
-        return await play_attempt(attempt, interrupted, host=self.host)
-
-
-@hookimpl
-def harness_register_executors(register: Callable[[type[Executor]], None]) -> None:
-    """The default plugin `local` (`harness_core.plugins.DEFAULT_PLUGINS`)."""
-    register(LocalExecutor)
