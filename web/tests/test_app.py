@@ -336,3 +336,7 @@ def test_the_cancel_notice_needs_a_fresh_stamp_of_that_run(tmp_path: Path) -> No
     assert notice(one, flash.stamp(ViewerSettings(runs), "cancel", one, now=now)) is None  # another token
     assert notice(one, fresh[:-1] + ("0" if fresh[-1] != "0" else "1")) is None
     assert notice(one, "") is None and notice(one, "not-a-stamp") is None
+    at, _, signature = fresh.partition(".")
+    arabic = "".join(chr(0x660 + int(d)) for d in at)  # digits str.isdigit() takes and int() reads
+    for forged in ("²", f"{at}.é", f"{arabic}.{signature}", f"{at}.{signature.upper()}", f"{at}.{signature}\n"):
+        assert notice(one, forged) is None, forged  # never a 500, never a notice
