@@ -299,6 +299,7 @@ def test_the_search_finds_every_word_in_any_order(tmp_path: Path) -> None:
     write_run(runs, "20260101T000000-00000001", prompt="Edit the notes file: alpha to beta")
     write_run(runs, "20260101T000000-00000002", prompt="read the notes")
     write_run(runs, "20260101T000000-00000003", prompt="say hello")
+    write_run(runs, "20260101T000000-00000004", prompt="Cafe\u0301 menu")  # decomposed, as macOS pastes it
     settings = ViewerSettings(runs)
 
     def found(q: str) -> list[str]:
@@ -307,6 +308,7 @@ def test_the_search_finds_every_word_in_any_order(tmp_path: Path) -> None:
         return sorted(line.split('data-run="', 1)[1][:24] for line in page.splitlines() if 'data-run="' in line)
 
     assert found("edit+notes") == found("notes+edit") == found("NOTES++Edit") == ["20260101T000000-00000001"]
+    assert found("caf%C3%A9") == found("CAFE%CC%81") == ["20260101T000000-00000004"]
     assert found("notes") == ["20260101T000000-00000001", "20260101T000000-00000002"]
     assert found("notes+hello") == []
     assert found("alpha+to+beta") == ["20260101T000000-00000001"]
