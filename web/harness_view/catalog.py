@@ -8,6 +8,7 @@ Reads run summaries through `harness_core.store`; knows nothing of HTTP or HTML.
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,9 +93,10 @@ def prompt_of(run: RunSummary) -> str:
 
 
 def _has_words(prompt: str, q: str) -> bool:
-    """Whether `prompt` holds every word of `q`, in any order and any case (each as a part of the prompt's text)."""
-    text = prompt.casefold()
-    return all(word in text for word in q.casefold().split())
+    """Whether `prompt` holds every word of `q`, in any order and any case (each as a part of the prompt's text),
+    however each spells its accents (NFC: a prompt pasted decomposed matches a composed query)."""
+    text = unicodedata.normalize("NFC", prompt).casefold()
+    return all(word in text for word in unicodedata.normalize("NFC", q).casefold().split())
 
 
 def in_session(run: RunSummary, session: str) -> bool:

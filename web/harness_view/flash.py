@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
 
 from harness_view.settings import ViewerSettings
@@ -17,6 +18,7 @@ __all__ = ["FRESH_FOR", "fresh", "stamp"]
 
 FRESH_FOR = 60.0
 """Seconds a stamp is good for: the redirect follows at once; a reload soon after still says it."""
+_STAMP = re.compile(r"([0-9]{1,12})\.([0-9a-f]{32})", re.ASCII)
 
 
 def stamp(settings: ViewerSettings, deed: str, run_id: str, *, now: float | None = None) -> str:
@@ -27,11 +29,13 @@ def stamp(settings: ViewerSettings, deed: str, run_id: str, *, now: float | None
 
 def fresh(settings: ViewerSettings, deed: str, run_id: str, value: str, *, now: float | None = None) -> bool:
     """Whether `value` is this viewer's stamp of `deed` on `run_id`, made less than `FRESH_FOR` s ago."""
-    at_text, _, signature = value.partition(".")
-    if not at_text.isdigit() or len(at_text) > 12:
+    found = _STAMP.fullmatch(value)  # ASCII only: anything else (other digits, other letters) is no stamp
+    if found is None:
         return False
-    age = (time.time() if now is None else now) - int(at_text)
-    return 0 <= age <= FRESH_FOR and hmac.compare_digest(signature, _signature(settings, deed, run_id, int(at_text)))
+    at = int(found[1])
+    age = (time.time() if now is None else now) - at
+    return 0 <= age <= FRESH_FOR and hmac.compare_digest(found[2].encode(),
+                                                         _signature(settings, deed, run_id, at).encode())
 
 
 def _signature(settings: ViewerSettings, deed: str, run_id: str, at: int) -> str:

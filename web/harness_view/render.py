@@ -80,7 +80,7 @@ def _age(ts: float | None, now: float | None = None) -> str:
 def _when(ts: float | None) -> str:
     if ts is None:
         return ""
-    return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")  # a copy travels
 
 
 def _tokens(value: int | None) -> str:

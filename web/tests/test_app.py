@@ -299,6 +299,7 @@ def test_the_search_finds_every_word_in_any_order(tmp_path: Path) -> None:
     write_run(runs, "20260101T000000-00000001", prompt="Edit the notes file: alpha to beta")
     write_run(runs, "20260101T000000-00000002", prompt="read the notes")
     write_run(runs, "20260101T000000-00000003", prompt="say hello")
+    write_run(runs, "20260101T000000-00000004", prompt="Cafe\u0301 menu")  # decomposed, as macOS pastes it
     settings = ViewerSettings(runs)
 
     def found(q: str) -> list[str]:
@@ -307,6 +308,7 @@ def test_the_search_finds_every_word_in_any_order(tmp_path: Path) -> None:
         return sorted(line.split('data-run="', 1)[1][:24] for line in page.splitlines() if 'data-run="' in line)
 
     assert found("edit+notes") == found("notes+edit") == found("NOTES++Edit") == ["20260101T000000-00000001"]
+    assert found("caf%C3%A9") == found("CAFE%CC%81") == ["20260101T000000-00000004"]
     assert found("notes") == ["20260101T000000-00000001", "20260101T000000-00000002"]
     assert found("notes+hello") == []
     assert found("alpha+to+beta") == ["20260101T000000-00000001"]
@@ -336,3 +338,7 @@ def test_the_cancel_notice_needs_a_fresh_stamp_of_that_run(tmp_path: Path) -> No
     assert notice(one, flash.stamp(ViewerSettings(runs), "cancel", one, now=now)) is None  # another token
     assert notice(one, fresh[:-1] + ("0" if fresh[-1] != "0" else "1")) is None
     assert notice(one, "") is None and notice(one, "not-a-stamp") is None
+    at, _, signature = fresh.partition(".")
+    arabic = "".join(chr(0x660 + int(d)) for d in at)  # digits str.isdigit() takes and int() reads
+    for forged in ("²", f"{at}.é", f"{arabic}.{signature}", f"{at}.{signature.upper()}", f"{at}.{signature}\n"):
+        assert notice(one, forged) is None, forged  # never a 500, never a notice

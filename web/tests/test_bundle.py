@@ -77,7 +77,7 @@ def test_a_bundle_says_when_runs_started_and_counts_turns_from_1(tab: Tab, corpu
     page.goto((out / "index.html").as_uri())
     for run_id in corpus.chat:
         started = page.locator(f"tr.run[data-run='{run_id}'] td").nth(4).inner_text()
-        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", started), started
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}", started), started
     assert "ago" not in page.locator("table.runs").inner_text()
     assert [page.locator(f"tr.run[data-run='{run_id}'] .turn").inner_text() for run_id in corpus.chat] == [
         "turn 1", "turn 2"]

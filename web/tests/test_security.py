@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,9 @@ def test_the_worker_output_is_linked_only_when_it_holds_something(viewer: Viewer
     status, _, body = request(viewer, "GET", f"/runs/{run_id}", headers=cookie(viewer))
     assert status == 200 and "Background worker output" not in body
     corpus.run("cancel", run_id)
+    deadline = time.monotonic() + 30  # the worker removes its empty log after `done`, once its workspace is gone
+    while worker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not worker.exists()
     status, _, body = request(viewer, "GET", f"/runs/{run_id}", headers=cookie(viewer))
     assert status == 200 and "Background worker output" not in body
