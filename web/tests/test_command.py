@@ -1,14 +1,18 @@
 """`harness view` as a command: it prints its URL (127.0.0.1, a free port, a token), two viewers get two ports and
-two tokens, Ctrl-C stops it at once and cleanly even while pages follow it live (open event streams), and a
-`--batch` file that is not there is a usage error before it starts."""
+two tokens, Ctrl-C stops it at once and cleanly even while pages follow it live (open event streams) or an answer
+waits on its run, and a `--batch` file that is not there is a usage error before it starts."""
 
 from __future__ import annotations
 
 import http.client
+import os
+import signal
 import time
 from pathlib import Path
 
-from view_helpers import Corpus, harness, start_viewer, stop_viewer
+from harness_core.jobs.answers import answers_path
+from harness_core.store import pending_approvals, writer_pid
+from view_helpers import DEADLINE, Corpus, harness, start_viewer, stop_viewer
 
 
 def test_ctrl_c_stops_the_viewer_while_a_page_follows_it_live(corpus: Corpus) -> None:
@@ -43,6 +47,46 @@ def test_ctrl_c_stops_the_viewer_while_a_page_follows_it_live(corpus: Corpus) ->
             stream.close()
         stop_viewer(second)
         corpus.run("cancel", run_id)
+
+
+def test_ctrl_c_ends_an_answer_in_flight_quietly(corpus: Corpus) -> None:
+    """Ctrl-C while the page's Approve waits for a run that does not take the answer (its worker is stopped,
+    SIGSTOP; the wait is up to 10 s): the wait ends, the POST gets a whole answer that says what happened, and the
+    viewer stops within its grace (nothing left for the server to cancel), with no traceback."""
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")  # live until it is cancelled
+    corpus.wait_status(run_id, "waiting for approval")
+    log = corpus.runs_dir / f"{run_id}.jsonl"
+    request_id = next(iter(pending_approvals(log)))
+    worker = writer_pid(log)
+    assert worker is not None
+    viewer = start_viewer(["--runs-dir", str(corpus.runs_dir)], corpus.env, corpus.root)
+    post = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        jar = {"Cookie": f"harness_view_{viewer.port}={viewer.token}"}
+        page = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+        page.request("GET", "/", headers=jar)
+        token = page.getresponse().read().decode().split('name="csrf" content="', 1)[1].split('"', 1)[0]
+        page.close()
+        post.request("POST", f"/runs/{run_id}/approve", body=f"request_id={request_id}&decision=approve&csrf={token}",
+                     headers={**jar, "Content-Type": "application/x-www-form-urlencoded"})
+        answers = answers_path(corpus.runs_dir, run_id)
+        deadline = time.monotonic() + DEADLINE  # the answer is written: the viewer now waits for the run to take it
+        while request_id not in answers.read_text():
+            assert time.monotonic() < deadline, "the viewer wrote no answer"
+            time.sleep(0.05)
+        assert stop_viewer(viewer) == 0
+        answer = post.getresponse()
+        body = answer.read().decode()  # to its end: a response cut by the server raises IncompleteRead
+        assert answer.status == 409 and f"the viewer stopped before run {run_id} took it" in body, body
+        said = viewer.stderr.read_text()
+        assert "Cancel 1 running task" not in said and "timeout graceful shutdown exceeded" not in said, said
+        assert "Traceback" not in said and "CancelledError" not in said and "Exception" not in said, said
+    finally:
+        post.close()
+        os.kill(worker, signal.SIGCONT)
+        stop_viewer(viewer)
+        harness(["cancel", run_id, "--runs-dir", str(corpus.runs_dir)], corpus.env, cwd=corpus.root)
 
 
 def test_a_batch_file_not_there_is_a_usage_error_at_start(corpus: Corpus) -> None:
