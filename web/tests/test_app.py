@@ -349,7 +349,7 @@ def test_a_request_unanswered_when_the_viewer_stops_is_cut_with_a_page() -> None
     """Ctrl-C: a request with no answer begun a moment later (a page still rendering) gets the 503 page, and nothing
     is raised out of the app (the server has nothing to cancel); one already answering (a stream) is left to end."""
     stopped = [False]
-    began, release = anyio.Event(), anyio.Event()
+    began, release, answered = anyio.Event(), anyio.Event(), anyio.Event()
     scope = {"type": "http", "method": "GET", "path": "/", "headers": []}
 
     async def never_answers(scope: Any, receive: Any, send: Any) -> None:
@@ -372,6 +372,8 @@ def test_a_request_unanswered_when_the_viewer_stops_is_cut_with_a_page() -> None
 
         async def to_cut(message: Any) -> None:
             cut.append(message)
+            if message["type"] == "http.response.body":
+                answered.set()
 
         async def to_stream(message: Any) -> None:
             stream.append(message)
@@ -384,8 +386,7 @@ def test_a_request_unanswered_when_the_viewer_stops_is_cut_with_a_page() -> None
                                  to_stream)
                 await began.wait()
                 stopped[0] = True  # Ctrl-C
-                while not any(m["type"] == "http.response.body" for m in cut):
-                    await anyio.sleep(0.05)
+                await answered.wait()
                 release.set()  # the stream ends on its own, after the cut: it was left to
         return cut, stream
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import http.client
 import os
+import queue
 import signal
+import subprocess
+import threading
 import time
 from pathlib import Path
 
 from harness_core.jobs.answers import answers_path
 from harness_core.store import pending_approvals, writer_pid
-from view_helpers import DEADLINE, Corpus, harness, start_viewer, stop_viewer
+from view_helpers import DEADLINE, HARNESS, Corpus, harness, lines_of, start_viewer, stop_viewer
 
 
 def test_ctrl_c_stops_the_viewer_while_a_page_follows_it_live(corpus: Corpus) -> None:
@@ -92,12 +95,33 @@ def test_ctrl_c_ends_an_answer_in_flight_quietly(corpus: Corpus) -> None:
 def test_a_batch_file_not_there_is_a_usage_error_at_start(corpus: Corpus) -> None:
     """A typo in `--batch` is said before the viewer starts (exit 2), naming the file and what to give instead."""
     missing = corpus.root / "tasks.reslts.jsonl"
-    done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--batch", str(missing)], corpus.env,
-                   cwd=corpus.root, timeout=60)  # a viewer that starts anyway never returns: a timeout fails it
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "token=" not in done.stdout
-    assert f"no results file {missing}" in done.stderr
-    assert "TASKS.results.jsonl" in done.stderr and "leave --batch out" in done.stderr
+    proc = subprocess.Popen([*HARNESS, "view", "--runs-dir", str(corpus.runs_dir), "--batch", str(missing)],
+                            env=corpus.env, cwd=corpus.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the wait ends when it exits or when a viewer that starts anyway prints its URL, whichever comes first
+        out = _stdout_until_url(proc)
+        assert "token=" not in out, f"it started despite the missing file: {out}"
+        err = proc.communicate(timeout=DEADLINE)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, out + err
+    assert f"no results file {missing}" in err
+    assert "TASKS.results.jsonl" in err and "leave --batch out" in err
+
+
+def _stdout_until_url(proc: subprocess.Popen[str]) -> str:
+    """What `proc` prints on stdout until it ends or prints a viewer's URL, waited for at most `DEADLINE` s."""
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lines_of, args=(proc, lines), daemon=True).start()
+    said = ""
+    end = time.monotonic() + DEADLINE
+    while True:
+        line = lines.get(timeout=max(0.0, end - time.monotonic()))
+        said += line
+        if not line or "token=" in line:
+            return said
 
 
 def test_another_host_is_said_to_carry_the_token_unencrypted(corpus: Corpus) -> None:
