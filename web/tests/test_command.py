@@ -4,6 +4,7 @@ waits on its run, and a `--batch` file that is not there is a usage error before
 
 from __future__ import annotations
 
+import functools
 import http.client
 import os
 import queue
@@ -13,9 +14,12 @@ import threading
 import time
 from pathlib import Path
 
+import anyio
 from harness_core.jobs.answers import answers_path
 from harness_core.store import pending_approvals, writer_pid
 from view_helpers import DEADLINE, HARNESS, Corpus, harness, lines_of, start_viewer, stop_viewer
+
+from harness_view import actions
 
 
 def test_ctrl_c_stops_the_viewer_while_a_page_follows_it_live(corpus: Corpus) -> None:
@@ -90,6 +94,16 @@ def test_ctrl_c_ends_an_answer_in_flight_quietly(corpus: Corpus) -> None:
         os.kill(worker, signal.SIGCONT)
         stop_viewer(viewer)
         harness(["cancel", run_id, "--runs-dir", str(corpus.runs_dir)], corpus.env, cwd=corpus.root)
+
+
+def test_a_cancel_cut_short_by_the_viewers_stop_has_sent_its_interrupt(corpus: Corpus) -> None:
+    """The page's Cancel when the viewer is stopping (Ctrl-C): it does not wait for the run to end, says so, and
+    the interrupt went first: the run still ends `interrupted`."""
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")
+    corpus.wait_status(run_id, "waiting for approval")
+    said = anyio.run(functools.partial(actions.cancel, corpus.runs_dir, run_id, stopping=lambda: True))
+    assert said == f"Cancel asked of run {run_id}; the viewer stopped before it ended."
+    assert corpus.wait_status(run_id, "interrupted") == "interrupted"
 
 
 def test_a_batch_file_not_there_is_a_usage_error_at_start(corpus: Corpus) -> None:
