@@ -4,6 +4,7 @@ waits on its run, and a `--batch` file that is not there is a usage error before
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import http.client
 import os
@@ -101,7 +102,9 @@ def test_a_cancel_cut_short_by_the_viewers_stop_has_sent_its_interrupt(corpus: C
     the interrupt went first: the run still ends `interrupted`."""
     run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")
     corpus.wait_status(run_id, "waiting for approval")
-    said = anyio.run(functools.partial(actions.cancel, corpus.runs_dir, run_id, stopping=lambda: True))
+    cancel = functools.partial(actions.cancel, corpus.runs_dir, run_id, stopping=lambda: True)
+    with concurrent.futures.ThreadPoolExecutor(1) as own_loop:  # the browser tests' loop may run in this thread
+        said = own_loop.submit(anyio.run, cancel).result(timeout=DEADLINE)
     assert said == f"Cancel asked of run {run_id}; the viewer stopped before it ended."
     assert corpus.wait_status(run_id, "interrupted") == "interrupted"
 
