@@ -168,6 +168,7 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
         Route("/batches/{key}", batch_page),
         Mount("/static", StaticFiles(packages=[("harness_view", "static")]), name="static"),
     ]
+
     def stopped() -> str:
         return site.html("error.html", _LINKS, status=503, detail=(
             "The viewer stopped (Ctrl-C) before this page was ready: start `harness view` again, then reload."))

@@ -28,9 +28,11 @@ def never() -> bool:
 
 async def cut_on_stop(stopping: Callable[[], bool], scope: anyio.CancelScope, *, after: float = 0.0,
                       unless: Callable[[], bool] = never) -> None:
-    """Cancel `scope` once `stopping()` has been true for `after` s, unless `unless()` then (start it in a task
-    group beside the work it bounds)."""
-    while not stopping():  # noqa: ASYNC110 (a flag the server sets from its signal handler, not an anyio event)
+    """Cancel `scope` once `stopping()` has been true for `after` s, unless `unless()` is true by then (it stops
+    looking as soon as it is). Start it in a task group beside the work it bounds."""
+    while not stopping():  # a flag the server sets from its signal handler, not an anyio event: looked at
+        if unless():
+            return
         await anyio.sleep(LOOK)
     await anyio.sleep(after)
     if not unless():
