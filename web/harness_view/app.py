@@ -97,7 +97,7 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
 
     async def run_stream(request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        if own_log(settings.runs_dir, run_id) is None:  # a stat, not a parse: the stream reads it
+        if await anyio.to_thread.run_sync(own_log, settings.runs_dir, run_id) is None:  # a look, not a parse
             raise HTTPException(404, f"no run {run_id} here")
         try:
             after = int(request.query_params.get("after", "-1"))
