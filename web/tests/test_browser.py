@@ -6,6 +6,7 @@ pages are saved (`screenshots`)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +226,76 @@ def test_the_runs_list_updates_live(tab: Tab, viewer: Viewer, corpus: Corpus) ->
     page.wait_for_selector(f"tr.run[data-run='{run_id}']")
     page.wait_for_selector(f"tr.run[data-run='{run_id}'][data-status='success']")
     assert page.locator("tr.run").count() == before + 1
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+
+_COUNT_RUNS_EVENTS = """
+window.__runsAt = [];
+window.__sources = [];
+window.__deaf = false;
+const Real = window.EventSource;
+window.EventSource = class extends Real {
+  constructor(...args) {
+    super(...args);
+    window.__sources.push(this);
+    this.addEventListener("runs", (e) => {
+      window.__runsAt.push(Date.now());
+      if (window.__deaf) e.stopImmediatePropagation();  // as if the stream were away: the page is not told
+    });
+  }
+};
+"""
+
+
+def test_the_runs_list_shows_a_change_said_while_it_was_fetching(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """A slow list (a runs dir of thousands of runs takes a second to list): the list's answer, made while the run
+    waited for approval, comes only after the run ended and the page was told so. The page fetches once more,
+    and shows the run's end (it used to drop what it was told while a fetch was on its way)."""
+    page = tab.page
+    page.add_init_script(_COUNT_RUNS_EVENTS)  # counts the page's `runs` events (the viewer's script is unchanged)
+    held: list[tuple[Any, Any]] = []
+    holding = [True]
+
+    def slow(route: Any) -> None:
+        if holding[0]:
+            held.append((route, route.fetch()))  # the answer as the server makes it now, given to the page later
+        else:
+            route.continue_()
+
+    page.route("**/fragments/runs*", slow)
+    open_page(tab, viewer, "/")
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")
+    corpus.wait_status(run_id, "waiting for approval")
+    deadline = time.monotonic() + DEADLINE
+    while not held:  # the page was told the run came, and asked for the list (held)
+        assert time.monotonic() < deadline, "the page never asked for the list"
+        page.wait_for_timeout(50)
+    corpus.run("cancel", run_id)
+    assert corpus.wait_status(run_id, "interrupted") == "interrupted"
+    ended = (corpus.runs_dir / f"{run_id}.jsonl").stat().st_mtime * 1000
+    page.wait_for_function(f"window.__runsAt.some(t => t > {ended})")  # told of the end, the old answer not back
+    holding[0] = False
+    for route, answer in held:
+        route.fulfill(response=answer)
+    expect(page.locator(f"tr.run[data-run='{run_id}']")).to_have_attribute("data-status", "interrupted")
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+
+def test_the_runs_list_catches_up_when_its_stream_comes_back(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """A run starts and ends while the list's stream is away (the laptop slept, the network dropped: the page is
+    told nothing). When the stream opens again, the page fetches the list: the run is there, ended."""
+    page = tab.page
+    page.add_init_script(_COUNT_RUNS_EVENTS)
+    open_page(tab, viewer, "/")
+    page.wait_for_function("window.__sources.length === 1 && window.__sources[0].readyState === 1")
+    page.evaluate("window.__deaf = true")
+    run_id = corpus.background("-p", "claude", "--scenario", "say", "come and go unseen")
+    assert corpus.wait_status(run_id, "success") == "success"
+    ended = (corpus.runs_dir / f"{run_id}.jsonl").stat().st_mtime * 1000
+    page.wait_for_function(f"window.__runsAt.some(t => t > {ended})")  # the stream said it; the page missed it
+    assert page.locator(f"tr.run[data-run='{run_id}']").count() == 0
+    page.evaluate("window.__deaf = false; window.__sources[0].dispatchEvent(new Event('open'))")  # it came back
+    expect(page.locator(f"tr.run[data-run='{run_id}']")).to_have_attribute("data-status", "success")
     assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
 
 

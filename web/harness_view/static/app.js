@@ -61,17 +61,32 @@ function followRun(timeline) {
 }
 
 function followRuns(box) {
+  // One fetch of the list at a time; a change said while one is on its way (its answer may predate it) is
+  // fetched once more after it, and so is whatever changed while the stream was away (it reconnects on its own).
   const source = new EventSource(box.dataset.live);
   let pending = false;
-  source.addEventListener("runs", async () => {
-    if (pending) return;
+  let again = false;
+  let opened = false;
+  async function refresh() {
+    if (pending) {
+      again = true;
+      return;
+    }
     pending = true;
     try {
-      const answer = await fetch(box.dataset.fragment, { credentials: "same-origin" });
-      if (answer.ok) box.innerHTML = await answer.text();
+      do {
+        again = false;
+        const answer = await fetch(box.dataset.fragment, { credentials: "same-origin" });
+        if (answer.ok) box.innerHTML = await answer.text();
+      } while (again);
     } finally {
       pending = false;
     }
+  }
+  source.addEventListener("runs", refresh);
+  source.addEventListener("open", () => {
+    if (opened) refresh();
+    opened = true;
   });
 }
 
