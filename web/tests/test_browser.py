@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from harness_core.store import pending_approvals
 from playwright.sync_api import expect
 from view_helpers import DEADLINE, HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
 
@@ -160,8 +161,13 @@ def test_a_background_runs_approvals_are_answered_from_its_page(tab: Tab, viewer
     assert reasons == ["answered with harness view"] * answered
 
 
-def test_deny_and_stop_the_turn_from_the_page_says_what_the_run_recorded(tab: Tab, viewer: Viewer,
-                                                                         corpus: Corpus) -> None:
+@pytest.mark.parametrize(("decision", "said", "shown"), [
+    ("deny", "denied", "Denied: answered with harness view"),
+    ("abort", "denied, and the turn stopped", "Denied, turn stopped: answered with harness view"),
+])
+def test_deny_and_stop_the_turn_from_the_page_says_what_the_run_recorded(tab: Tab, viewer: Viewer, corpus: Corpus,
+                                                                         decision: str, said: str,
+                                                                         shown: str) -> None:
     run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it, then stop")
     corpus.wait_status(run_id, "waiting for approval")
     open_page(tab, viewer, f"/runs/{run_id}")
@@ -170,12 +176,41 @@ def test_deny_and_stop_the_turn_from_the_page_says_what_the_run_recorded(tab: Ta
     ask.wait_for()
     request_id = page.locator(".block.approval.open").first.get_attribute("data-request")
     with page.expect_navigation():
-        ask.locator("button[value=abort]").click()
+        ask.locator(f"button[value={decision}]").click()
     assert page.locator("p.notice").inner_text() == (
-        f"Request {request_id} denied, and the turn stopped (answered with harness view), as the run recorded it.")
-    assert page.locator(f".block.approval[data-request='{request_id}'] .decision").inner_text().startswith(
-        "Denied, turn stopped: answered with harness view")
+        f"Request {request_id} {said} (answered with harness view), as the run recorded it.")
+    assert page.locator(f".block.approval[data-request='{request_id}'] .decision").inner_text().startswith(shown)
+    log = [json.loads(line) for line in (corpus.runs_dir / f"{run_id}.jsonl").read_text().splitlines()]
+    assert [e["decision"] for e in log if e["type"] == "approval_resolved"][:1] == [decision]
+    if decision == "deny":  # the turn goes on: the run is live until it ends or is cancelled
+        corpus.run("cancel", run_id)
     assert corpus.wait_status(run_id, "success", "failed", "interrupted") in ("success", "failed", "interrupted")
+
+
+def test_hostile_text_streamed_live_is_inert(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """The live path inserts what the server rendered (a `block`) and adds streamed text as text (`append`): a
+    run whose command output and streamed answer are hostile, followed live from before they came (approved from
+    the terminal: the page is never loaded again), stays inert."""
+    scenario = json.dumps({"steps": [{"write": "gate.txt", "content": "asks first\n"}, {"run": HOSTILE_COMMAND},
+                                     {"say": HOSTILE_SAY, "chunks": 6, "delay": 0.2}]})
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "--scenario", scenario, HOSTILE_PROMPT)
+    corpus.wait_status(run_id, "waiting for approval")  # to write: the page opens before any hostile output
+    open_page(tab, viewer, f"/runs/{run_id}")
+    page = tab.page
+    page.wait_for_selector("#timeline[data-live]", state="attached")
+    page.locator(".block.approval.open form.answer").wait_for()
+    page.evaluate("window.__same = 'page'")  # gone if the page were loaded again
+    request_id = next(iter(pending_approvals(corpus.runs_dir / f"{run_id}.jsonl")))
+    corpus.run("approve", run_id, request_id, "approve")  # from the terminal: the page stays as it is
+    page.wait_for_selector("body[data-ended]", state="attached")  # followed live to its end
+    assert page.evaluate("window.__same") == "page"
+    for details in page.locator("details").all():
+        details.evaluate("d => d.open = true")
+    assert_inert(tab)
+    text = page.locator("main").inner_text()
+    assert HOSTILE_SAY in text
+    assert "<img src=x onerror=window.__pwned=1>" in text  # the command's output, as text
+    assert corpus.wait_status(run_id, "success") == "success"
 
 
 def test_a_run_waiting_for_approval_is_cancelled_from_its_page(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:

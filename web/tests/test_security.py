@@ -16,8 +16,10 @@ from harness_core.jobs.answers import AnswersFile, answers_path
 from harness_core.store import pending_approvals
 from view_helpers import Corpus, Viewer, release
 
-GETS = ["/", "/fragments/runs", "/batches", "/static/style.css", "/static/app.js", "/runs/{run}",
-        "/runs/{run}/log", "/batches/nokey", "/no/such/page"]
+GETS = ["/", "/fragments/runs", "/events", "/batches", "/static/style.css", "/static/app.js", "/runs/{run}",
+        "/runs/{run}/events", "/runs/{run}/log", "/runs/{run}/wire", "/runs/{run}/worker", "/batches/nokey",
+        "/no/such/page"]
+"""Every kind of GET route (an event stream too: its 401 comes at once, never a stream that waits)."""
 POSTS = ["/runs/{run}/approve", "/runs/{run}/cancel"]
 
 
