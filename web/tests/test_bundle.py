@@ -65,6 +65,8 @@ def test_a_bundle_of_a_batch_holds_its_page_and_runs(tab: Tab, corpus: Corpus, t
     page.wait_for_selector("svg.chart")
     assert page.locator("svg.chart").count() == 3
     assert page.locator("table.report tr.group").count() == 2
+    shared = "".join(p.read_text() for p in out.glob("*.html"))  # no path of the machine that made it
+    assert corpus.batch.name in shared and str(corpus.batch.parent) not in shared
     page.locator("tr.task[data-task='edit-claude'] a").click()
     page.wait_for_url("**/runs/*.html")
     assert "Editing file" in page.locator("#timeline").inner_text()
