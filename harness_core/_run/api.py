@@ -14,13 +14,13 @@ from pathlib import Path
 import anyio
 
 from harness_core._run.approvals import Approver
-from harness_core._run.context import write_wire_header
 from harness_core._run.live import LiveRun
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, preflight, prepare, probe
 from harness_core._run.started import capabilities_of, redacted_spec
 from harness_core._run.tooling import checked_tools, new_tool_server, served, tool_transport
+from harness_core._run.wirelog import WireWriter
 from harness_core.events import HarnessResult
 from harness_core.mcp import server_secrets
 from harness_core.plugins import PluginHost, get_host
@@ -76,9 +76,11 @@ async def open_run(
     try:
         async with served(tool_server, spec, transport) as given:
             registered = probed.registered
-            write_wire_header(logs, run_id=rid, provider=registered.name, cli=probed.cli,
-                              provider_version=registered.distribution_version or registered.cls.info.version,
-                              spec=redacted_spec(given, registered.cls.info))
+            if logs.wire is not None:
+                WireWriter(logs.wire, logs.secrets).header(
+                    run_id=rid, provider=registered.name, cli=probed.cli,
+                    provider_version=registered.distribution_version or registered.cls.info.version,
+                    spec=redacted_spec(given, registered.cls.info))
             live = LiveRun(given, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,
                            buffer=buffer, interrupt_grace=interrupt_grace, tools=tool_server)
             async with played(live):

@@ -1,32 +1,164 @@
-"""A recorded wire log, read back: its header, the script of each child it spawned, its side inputs and decisions.
+"""The wire log: its format, the writer a run records it with (`WireWriter`) and the reader a replay loads it with.
 
-Layer: core runtime (the reading side of the wire log `context` writes). Pure data and file reading; knows nothing
-of processes, providers or how the script is played (`replay`). Reads format 2 and the older records; a
-`WireLog` is loaded data, replayed from a `fresh()` copy (docs/run-store.md, wire log).
+Layer: core runtime. Writing scrubs every string of a record with the run's secrets; reading is pure data and file
+reading. Knows nothing of processes, providers or how the script is played (`replay`). The records: RECORDS, and
+docs/run-store.md (wire log).
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness_core._inputfile import InputFileError, read_input
 from harness_core._provider import CliInfo
+from harness_core._version import __version__
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalRequested, ApprovalResolved, HarnessEvent, ReasoningDelta, RunStarted, TextDelta
-from harness_core.redaction import REDACTED
-from harness_core.store import BadLine, read_events
+from harness_core.redaction import REDACTED, RunSecrets
+from harness_core.store import BadLine, LogWriter, read_events
 
-__all__ = ["ChildScript", "Interrupt", "ScriptItem", "WireDecision", "WireLog", "load_wire", "method_and_id"]
+__all__ = ["RECORDS", "WIRE_FORMAT", "ChildRecorder", "ChildScript", "Interrupt", "ScriptItem", "WireDecision",
+           "WireLog", "WireWriter", "load_wire", "method_and_id"]
 
+WIRE_FORMAT = 2
+"""The wire log's format, written and the newest read (a newer file is refused: its records may mean something
+else). 2 has the header, the `child` index and every record of RECORDS; a file without a header (format 1) has
+only `in` and `out`."""
+RECORDS: dict[str, str] = {
+    "header": "the first line: format, run_id, provider, provider_version, harness_version, cli, spec",
+    "spawn": "a child is started (`child`: its index)",
+    "out": "a line to child `child`, or outside any child (a provider's `record_wire`)",
+    "in": "a line from child `child`, or outside any child",
+    "err": "one line of child `child`'s stderr (`nl` false for a piece without its newline)",
+    "close": "child `child`'s stdin closed",
+    "eof": "child `child`'s stdout ended",
+    "exit": "child `child`'s exit status (`code`)",
+    "file": "a side input the provider (or the change tracker) read (`name`, `data`)",
+    "clock": "a reading of `RunContext.clock()` (`value`)",
+    "approval": "how a request was decided (`request_id`, `shown_as`, `decision`, `decided_by`, `reason`)",
+    "interrupt": "the run was interrupted or stopped (`how`) after the event `after_seq`",
+}
+"""The record kinds (`dir` values) and what each holds."""
 WIRE_LIMIT = 4 << 30
 """A wire log read for a replay holds at most this many bytes."""
-READS_FORMAT = 2
-"""The newest wire format this reader knows; a newer file is refused (its records may mean something else)."""
 _CHILD_RECORDS = frozenset({"spawn", "in", "out", "err", "close", "eof", "exit"})
+_ERR_LINE_MAX = 64 * 1024
+"""Characters of one stderr line held back waiting for its newline; beyond that the piece is written (`nl` false)."""
+
+
+class WireWriter:
+    """The writing side of one run's wire log: the header, the records (every string scrubbed with the run's secrets
+    before it is serialised) and a `ChildRecorder` for each spawned child, numbered in spawn order."""
+
+    def __init__(self, wire: LogWriter, secrets: RunSecrets) -> None:
+        self._wire = wire
+        self._secrets = secrets
+        self._children = 0  # the next child's index
+
+    def header(self, *, run_id: str, provider: str, provider_version: str, cli: CliInfo,
+               spec: dict[str, Any]) -> None:
+        """The first record: who ran, with which CLI, and the spec as `run_started` logs it (already redacted), so
+        `harness replay` needs nothing else."""
+        record = {"dir": "header", "t": round(time.time(), 6), "format": WIRE_FORMAT, "run_id": run_id,
+                  "provider": provider, "provider_version": provider_version, "harness_version": __version__,
+                  "cli": cli.model_dump(mode="json"), "spec": spec}
+        self._wire.write_line(json.dumps(_scrubbed(record, self._secrets), ensure_ascii=False).encode())
+
+    def record(self, record: dict[str, Any]) -> None:
+        """One record (`dir` first, then the time `t`), every string in it scrubbed before it is serialised (a side
+        input's `data` line by line)."""
+        fields = {"dir": record["dir"], "t": round(time.time(), 6), **record}
+        for key, value in fields.items():
+            if key == "dir":  # the record's kind, never a secret
+                continue
+            if key == "data" and isinstance(value, str):
+                fields[key] = _scrubbed_data(value, self._secrets)
+            elif isinstance(value, (str, dict, list)):
+                fields[key] = _scrubbed(value, self._secrets)
+        self._wire.write_line(json.dumps(fields, ensure_ascii=False).encode())
+
+    def child(self) -> ChildRecorder:
+        """The recorder of the next spawned child, its `spawn` record written (its records follow, each with its
+        index)."""
+        recorder = ChildRecorder(self._children, self.record)
+        self._children += 1
+        self.record({"dir": "spawn", "child": recorder.child})
+        return recorder
+
+
+class ChildRecorder:
+    """The wire records of one spawned child (`ChildProcess(on_line=..., on_record=...)`), each with its `child`
+    index. Its stderr is recorded a line at a time: a partial line is held (decoded incrementally, so a character
+    split across reads stays whole) until its newline, the end of stderr or the child's exit, so a secret written
+    in pieces is scrubbed whole."""
+
+    def __init__(self, child: int, write: Callable[[dict[str, Any]], None]) -> None:
+        self.child = child
+        self._write = write
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._partial = ""
+
+    def line(self, direction: str, raw: bytes) -> None:
+        self._write({"dir": direction, "child": self.child, "line": raw.decode("utf-8", "replace")})
+
+    def record(self, kind: str, data: bytes) -> None:
+        if kind == "err":
+            self._stderr(self._decoder.decode(data))
+        elif kind == "err_eof":
+            self._stderr(self._decoder.decode(b"", final=True))
+            self._flush_partial()
+        elif kind == "exit":
+            self._flush_partial()  # its stderr may outlive it (a helper holding the pipe): written before `exit`
+            self._write({"dir": "exit", "child": self.child, "code": int(data)})
+        else:
+            self._write({"dir": kind, "child": self.child})
+
+    def _stderr(self, text: str) -> None:
+        *lines, rest = (self._partial + text).split("\n")
+        for line in lines:
+            self._write({"dir": "err", "child": self.child, "line": line, "nl": True})
+        self._partial = rest
+        while len(self._partial) > _ERR_LINE_MAX:
+            piece, self._partial = self._partial[:_ERR_LINE_MAX], self._partial[_ERR_LINE_MAX:]
+            self._write({"dir": "err", "child": self.child, "line": piece, "nl": False})
+
+    def _flush_partial(self) -> None:
+        if self._partial:
+            piece, self._partial = self._partial, ""
+            self._write({"dir": "err", "child": self.child, "line": piece, "nl": False})
+
+
+def _scrubbed(value: Any, secrets: RunSecrets) -> Any:
+    """`value` (a record's field) with every string in it, keys included, scrubbed as text."""
+    if isinstance(value, str):
+        return secrets.text(value)
+    if isinstance(value, dict):
+        return {_scrubbed(k, secrets): _scrubbed(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, secrets) for v in value]
+    return value
+
+
+def _scrubbed_data(data: str, secrets: RunSecrets) -> str:
+    """A side input's text scrubbed line by line: a line that is a JSON value value by value (`json_line`: a
+    secret with JSON-special characters is escaped in it, and a replacement cannot run across its fields), any
+    other line as text."""
+    return "\n".join(_scrubbed_data_line(line, secrets) for line in data.split("\n"))
+
+
+def _scrubbed_data_line(line: str, secrets: RunSecrets) -> str:
+    try:
+        json.loads(line)
+    except ValueError:
+        return secrets.text(line)
+    return secrets.json_line(line.encode()).decode()
 
 
 @dataclass(frozen=True)
@@ -143,9 +275,9 @@ def load_wire(path: str | Path, provider: str | None = None) -> WireLog:
         records.append(record)
     header = records[0] if records and records[0]["dir"] == "header" else None
     version = header.get("format", 2) if header else 1
-    if not isinstance(version, int) or version > READS_FORMAT:
+    if not isinstance(version, int) or version > WIRE_FORMAT:
         raise InvalidSpecError(f"{path} was recorded by a newer Harness (format {version}); upgrade harness-core "
-                               f"to replay it (this one reads up to format {READS_FORMAT})")
+                               f"to replay it (this one reads up to format {WIRE_FORMAT})")
     run_id = str(header["run_id"]) if header else path.name.removesuffix(".jsonl").removesuffix(".wire")
     started, resolutions, requested, masked = _run_log(_beside(path, run_id), warnings)
     if header is None:
