@@ -1,4 +1,4 @@
-"""Tests for agent-CLI discovery (harness_core._agent_cli), with small scripts in tmp_path."""
+"""Tests for agent-CLI discovery (harness_core.agentcli), with small scripts in tmp_path."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness_core import _agent_cli as clis
+from harness_core.agentcli import binary, cache, version as clis
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError
 
 
@@ -27,7 +27,7 @@ def _script(path: Path, body: str) -> Path:
 
 
 def _locate(name: str, explicit: str | None = None, **kw: object) -> Path:
-    return clis.locate_cli(name, explicit, install_hint="npm i -g fake", option_name="fake_bin", **kw)  # type: ignore[arg-type]
+    return binary.locate_cli(name, explicit, install_hint="npm i -g fake", option_name="fake_bin", **kw)  # type: ignore[arg-type]
 
 
 def test_explicit_wins_over_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,7 +183,7 @@ def test_require_min_version(found: str, minimum: str, ok: bool) -> None:
 
 @pytest.mark.anyio
 async def test_probe_cli_caches_by_path_and_mtime(tmp_path: Path) -> None:
-    clis.clear_probe_cache()
+    cache.clear_probe_cache()
     counter = tmp_path / "count"
     exe = _script(tmp_path / "fake", f"open({str(counter)!r}, 'a').write('x'); print('fake 1.2.3')")
     kw = {"install_hint": "npm i -g fake", "option_name": "fake_bin", "minimum": "1.0.0"}

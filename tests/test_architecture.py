@@ -181,7 +181,7 @@ def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> N
 # --- floors: the layers contract ---------------------------------------------------------------------------------
 
 CORE_FLOORS: tuple[tuple[str, ...], ...] = (
-    ("harness_core.__main__", "harness_core.toolbridge"),
+    ("harness_core.__main__",),
     ("harness_core.cli",),
     ("harness_core.testing",),
     ("harness_core", "harness_core.provider"),
@@ -191,12 +191,11 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core.plugins",),
     ("harness_core.local_executor",),
     ("harness_core.hookspecs",),
-    ("harness_core.executor", "harness_core._agent_cli"),
+    ("harness_core.executor", "harness_core.agentcli"),
     ("harness_core._provider", "harness_core.tools"),
-    ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted",
-     "harness_core._probe_cache", "harness_core._scratch"),
-    ("harness_core._jsonlines", "harness_core._private_files", "harness_core._inputfile", "harness_core._logging"),
-    ("harness_core.errors", "harness_core.tooldisplay", "harness_core._hot_events", "harness_core.spec"),
+    ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted"),
+    ("harness_core._jsonlines", "harness_core.files", "harness_core._logging"),
+    ("harness_core.errors", "harness_core.tooldisplay", "harness_core.spec"),
     ("harness_core.events", "harness_core.redaction"),
     ("harness_core.capabilities", "harness_core.mcp", "harness_core.attachment"),
     ("harness_core._version", "harness_core._facade", "harness_core._moved"),
@@ -209,7 +208,7 @@ LAZY_ALLOWED = {
     "jsonschema": "only a spec with an output schema pays for it",
     "ctypes": "only where the platform needs it",
     "_ctypes": "only where the platform needs it",
-    "harness_core._logging": "_probe_cache is on the CLI's start-up path: structlog only when the cache fails",
+    "harness_core._logging": "agentcli.cache is on the CLI's start-up path: structlog only when the cache fails",
     "ray": "an optional extra of harness-ray: imported where a cluster is used, so the package loads without it",
     "harness_ray.worker": "imports ray",
     "harness_core.tools.server": "the mcp SDK and uvicorn: only a run given Python tools pays for them",
@@ -421,7 +420,7 @@ def test_imports_are_at_the_top(root: Path) -> None:
 # --- the CLI: one lazy import per command -------------------------------------------------------------------------
 
 CLI = CORE / "cli"
-_LIGHT_TOP = {"__future__", "click", "harness_core._version", "harness_core._probe_cache"}
+_LIGHT_TOP = {"__future__", "click", "harness_core._version", "harness_core.agentcli.cache"}
 """What a start-up module of the CLI (loaded by `harness --help`) imports at its top besides the standard library
 and the CLI's other start-up modules."""
 

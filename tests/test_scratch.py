@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_core._scratch import LOCK_SUFFIX, Scratch, sweep_scratch
+from harness_core.files.scratch import LOCK_SUFFIX, Scratch, sweep_scratch
 
 _DEADLINE = 60.0
 
@@ -41,7 +41,7 @@ def test_a_kept_scratch_stays_and_no_sweep_takes_it(tmp_path: Path) -> None:
 def test_what_a_killed_maker_left_is_swept_and_only_that(tmp_path: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from harness_core._scratch import Scratch
+        from harness_core.files.scratch import Scratch
         scratch = Scratch("harness-offline-", {str(tmp_path)!r})
         (scratch.path / "state.bin").write_bytes(b"x" * 100_000)
         print(scratch.path, flush=True)

@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from harness_core._private_files import make_private_dirs
 from harness_core.errors import InvalidSpecError
+from harness_core.files.private import make_private_dirs
 from harness_core.redaction import RunSecrets
 from harness_core.store import LogWriter, check_runs_dir, log_path, resolve_runs_dir, wire_path
 

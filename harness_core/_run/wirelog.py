@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness_core._inputfile import InputFileError, read_input
 from harness_core._provider import CliInfo
 from harness_core._version import __version__
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalRequested, ApprovalResolved, HarnessEvent, ReasoningDelta, RunStarted, TextDelta
+from harness_core.files.inputs import InputFileError, read_input
 from harness_core.redaction import REDACTED, RunSecrets
 from harness_core.store import BadLine, LogWriter, read_events
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-import harness_core._agent_cli as clis
-import harness_core._probe_cache as probe_cache
+import harness_core.agentcli.cache as probe_cache
+import harness_core.agentcli.version as clis
 from harness_core.errors import CliVersionUnsupportedError
 
 KW = {"install_hint": "npm i -g fake", "option_name": "fake_bin", "minimum": "1.0.0"}
@@ -24,7 +24,7 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     monkeypatch.setattr(probe_cache, "_disk_cache", [True])  # what `harness` (cli.main) turns on
-    clis._version_cache.clear()
+    probe_cache._version_cache.clear()
     return home
 
 
@@ -53,10 +53,10 @@ async def test_a_later_process_reads_the_version_from_the_cache_file(tmp_path: P
     counter = tmp_path / "count"
     exe = _fake(tmp_path / "fake", counter)
     assert await _probe(exe) == "1.2.3"
-    clis._version_cache.clear()  # what a new process starts with
+    probe_cache._version_cache.clear()  # what a new process starts with
     assert await _probe(exe) == "1.2.3"
     assert _spawns(counter) == 1
-    code = ("import anyio, harness_core._agent_cli as c\nc.use_disk_cache()\n"
+    code = ("import anyio, harness_core.agentcli.cache as k, harness_core.agentcli.version as c\nk.use_disk_cache()\n"
             f"print(anyio.run(lambda: c.probe_cli('fake', {str(exe)!r}, install_hint='x', option_name='fake_bin', "
             "minimum='1.0.0')).version)")
     out = await anyio.run_process([sys.executable, "-c", code], check=True,
@@ -71,12 +71,12 @@ async def test_a_changed_binary_is_probed_again(tmp_path: Path) -> None:
     exe = _fake(tmp_path / "fake", counter)
     await _probe(exe)
     _fake(exe, counter, "1.10.0")  # another size
-    clis._version_cache.clear()
+    probe_cache._version_cache.clear()
     assert await _probe(exe) == "1.10.0"
     before = exe.stat()
     _fake(exe, counter, "1.20.0")  # same size: only the mtime tells
     os.utime(exe, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
-    clis._version_cache.clear()
+    probe_cache._version_cache.clear()
     assert await _probe(exe) == "1.20.0"
     assert _spawns(counter) == 3
 
@@ -87,7 +87,7 @@ async def test_the_pattern_is_part_of_the_key(tmp_path: Path) -> None:
     exe = _fake(tmp_path / "fake", counter)
     assert await _probe(exe) == "1.2.3"
     assert await _probe(exe, pattern=r"fake (\d+\.\d+)") == "1.2"
-    clis._version_cache.clear()
+    probe_cache._version_cache.clear()
     assert (await _probe(exe), await _probe(exe, pattern=r"fake (\d+\.\d+)")) == ("1.2.3", "1.2")
     assert _spawns(counter) == 2
 
@@ -95,7 +95,7 @@ async def test_the_pattern_is_part_of_the_key(tmp_path: Path) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"format": 1, "entries": []}', b'{"format": 2}',
                                      b'{"format": 1, "entries": {"k": {"version": 3, "at": 0}}}', b"\xff\xfe",
-                                     b"x" * (clis._CACHE_MAX_BYTES + 10)])
+                                     b"x" * (probe_cache._CACHE_MAX_BYTES + 10)])
 async def test_a_corrupt_cache_file_is_ignored_and_replaced(tmp_path: Path, cache_home: Path, content: bytes) -> None:
     _cache_file(cache_home).parent.mkdir(parents=True)
     _cache_file(cache_home).write_bytes(content)
@@ -115,7 +115,7 @@ async def test_an_unwritable_cache_only_means_probing_again(tmp_path: Path, monk
     exe = _fake(tmp_path / "fake", counter)
     assert await _probe(exe) == "1.2.3"
     assert await _probe(exe) == "1.2.3"  # still cached in the process
-    clis._version_cache.clear()
+    probe_cache._version_cache.clear()
     assert await _probe(exe) == "1.2.3"
     assert _spawns(counter) == 2
 
@@ -140,11 +140,11 @@ async def test_the_file_holds_paths_and_versions_only_written_atomically(tmp_pat
 @pytest.mark.anyio
 async def test_the_file_keeps_the_newest_entries_only(tmp_path: Path, cache_home: Path) -> None:
     counter = tmp_path / "count"
-    for i in range(clis._CACHE_ENTRIES + 5):
+    for i in range(probe_cache._CACHE_ENTRIES + 5):
         await _probe(_fake(tmp_path / f"fake{i}", counter))
     entries = json.loads(_cache_file(cache_home).read_text())["entries"]
-    assert len(entries) == clis._CACHE_ENTRIES
-    assert json.loads(max(entries, key=lambda k: entries[k]["at"]))[0].endswith(f"fake{clis._CACHE_ENTRIES + 4}")
+    assert len(entries) == probe_cache._CACHE_ENTRIES
+    assert json.loads(max(entries, key=lambda k: entries[k]["at"]))[0].endswith(f"fake{probe_cache._CACHE_ENTRIES + 4}")
 
 
 @pytest.mark.anyio
@@ -152,7 +152,7 @@ async def test_clear_probe_cache_forgets_the_file_too(tmp_path: Path, cache_home
     counter = tmp_path / "count"
     exe = _fake(tmp_path / "fake", counter)
     await _probe(exe)
-    clis.clear_probe_cache()
+    probe_cache.clear_probe_cache()
     assert not _cache_file(cache_home).exists()
     await _probe(exe)
     assert _spawns(counter) == 2
@@ -163,7 +163,7 @@ async def test_a_too_old_cached_version_still_fails_the_probe(tmp_path: Path) ->
     counter = tmp_path / "count"
     exe = _fake(tmp_path / "fake", counter, "0.9.0")
     for _ in range(2):
-        clis._version_cache.clear()
+        probe_cache._version_cache.clear()
         with pytest.raises(CliVersionUnsupportedError):
             await _probe(exe)
     assert _spawns(counter) == 1

@@ -1,4 +1,4 @@
-"""The stdio bridge an agent spawns to reach the Python tools Harness serves: `python -m harness_core.toolbridge`.
+"""The stdio bridge an agent spawns to reach the Python tools Harness serves: `python -m harness_core.tools.bridge`.
 
 It relays its stdin and stdout to the tool server's unix socket (`HARNESS_TOOLS_SOCKET`), after proving the
 per-run secret (`HARNESS_TOOLS_SECRET`). It exits when its stdin closes, when the Harness side goes away, or when

@@ -1,6 +1,6 @@
 """The versions `probe_cli` has read, kept per binary: in this process, and (for the `harness` CLI) on disk.
 
-Layer: core support (a helper of `_agent_cli`). Knows file paths, stat keys and a small JSON file; nothing of
+Layer: core support (a helper of `agentcli.version`). Knows file paths, stat keys and a small JSON file; nothing of
 providers or runs. Imports nothing heavy (the CLI turns the disk cache on before any command runs). What the
 file holds and why a bad one is harmless: docs/providers.md (finding the agent's CLI).
 """
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness_core._private_files import make_private_dirs
+from harness_core.files.private import make_private_dirs
 
 __all__ = ["cached_probe", "clear_probe_cache", "remember_probe", "use_disk_cache"]
 
