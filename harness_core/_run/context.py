@@ -21,7 +21,7 @@ from harness_core._provider import CliInfo
 from harness_core._run.approvals import ApprovalBroker
 from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
-from harness_core._run.wirelog import WireWriter
+from harness_core._run.replay.wirelog import WireWriter
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,

@@ -18,7 +18,7 @@ from harness_core._logging import get_logger
 from harness_core._provider import ProviderOptions, RunContext
 from harness_core._run.approvals import ApprovalBroker, Approver
 from harness_core._run.budget import Budget
-from harness_core._run.changes import FileTracker
+from harness_core._run.changes.tracker import FileTracker
 from harness_core._run.channel import Channel
 from harness_core._run.context import ProviderContext
 from harness_core._run.logs import RunLogs

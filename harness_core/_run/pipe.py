@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from harness_core._logging import BoundLogger
-from harness_core._run.changes import FILE_EVENTS, FileTracker
+from harness_core._run.changes.tracker import FILE_EVENTS, FileTracker
 from harness_core._run.channel import Channel, ChannelClosed
 from harness_core._run.held_deltas import HeldDeltas
 from harness_core._run.logs import RunLogs

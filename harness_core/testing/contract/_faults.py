@@ -22,10 +22,10 @@ from harness_core.redaction import RunSecrets
 from harness_core.scripted.scenarios import LEAK_ENV, LEAK_SHAPED, SCENARIOS
 from harness_core.spec import SandboxMode
 from harness_core.store import read_events
-from harness_core.testing._contract_base import ContractBase, Play, written_files
-from harness_core.testing._contract_secrets import Secret, assert_no_secrets_in_events, assert_no_secrets_in_files
-from harness_core.testing._contract_support import LateEmits
-from harness_core.testing._killed_host import kill_host_during_command
+from harness_core.testing.contract._base import ContractBase, Play, written_files
+from harness_core.testing.contract._killed_host import kill_host_during_command
+from harness_core.testing.contract._secrets import Secret, assert_no_secrets_in_events, assert_no_secrets_in_files
+from harness_core.testing.contract._support import LateEmits
 from harness_core.transport.supervisor import available as supervisor_available
 
 __all__ = ["FaultTests"]

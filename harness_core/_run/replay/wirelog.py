@@ -1,7 +1,7 @@
 """The wire log: its format, the writer a run records it with (`WireWriter`) and the reader a replay loads it with.
 
 Layer: core runtime. Writing scrubs every string of a record with the run's secrets; reading is pure data and file
-reading. Knows nothing of processes, providers or how the script is played (`replay`). The records: RECORDS, and
+reading. Knows nothing of processes, providers or how the script is played (`replay.run`). The records: RECORDS, and
 docs/run-store.md (wire log).
 """
 

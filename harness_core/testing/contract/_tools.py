@@ -34,7 +34,7 @@ from harness_core.events import (
 )
 from harness_core.mcp import McpServer
 from harness_core.scripted.scenarios import SCENARIOS, TOOL_RESULT, CallMcpTool, Say, Scenario
-from harness_core.testing._contract_base import ContractBase, Play
+from harness_core.testing.contract._base import ContractBase, Play
 
 __all__ = ["EVERYTHING_BIN", "ToolTests", "everything_server"]
 

@@ -1,6 +1,6 @@
 """The recorded child of a replay: a `ChildProcess` that plays a `ChildScript` instead of running a program.
 
-Layer: core runtime (used by `replay`). Knows the `ChildProcess` interface and the script `wirelog` reads; knows
+Layer: core runtime (used by `replay.run`). Knows the `ChildProcess` interface and the script `wirelog` reads; knows
 nothing of runs, providers or the wire file. An answer never overtakes its question; nothing sleeps the recorded
 gaps (docs/run-store.md, replay).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from harness_core._run.wirelog import ChildScript, ScriptItem, method_and_id
+from harness_core._run.replay.wirelog import ChildScript, ScriptItem, method_and_id
 from harness_core.errors import MessageTooLargeError, ProcessExitedError
 from harness_core.transport import ChildProcess
 from harness_core.transport.process import _describe_status

@@ -16,7 +16,7 @@ import pytest
 
 from harness_core.provider import OfflineSetup
 from harness_core.scripted.scenarios import Scenario
-from harness_core.testing._contract_base import ContractBase
+from harness_core.testing.contract._base import ContractBase
 
 __all__ = ["FakeAndReal"]
 

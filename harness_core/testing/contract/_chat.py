@@ -19,7 +19,7 @@ from harness_core.capabilities import Capability
 from harness_core.events import Done, RunStarted, RunStatus, SessionStarted
 from harness_core.offline._setup import can_run_offline
 from harness_core.store import read_events
-from harness_core.testing._contract_base import ContractBase
+from harness_core.testing.contract._base import ContractBase
 
 __all__ = ["ChatTests"]
 

@@ -27,15 +27,15 @@ from harness_core.errors import SessionClosedError, UnsupportedFeatureError
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent, RunStarted, RunStatus
 from harness_core.scripted.backends import ResponsesBackend, ScriptedBackend
 from harness_core.scripted.scenarios import SCENARIOS, Scenario
-from harness_core.testing._contract_base import ContractBase, Play, written_files
-from harness_core.testing._contract_secrets import (
+from harness_core.testing.contract._base import ContractBase, Play, written_files
+from harness_core.testing.contract._secrets import (
     Secret,
     assert_no_secrets_in_events,
     assert_no_secrets_in_files,
     plant_secrets,
     secrets_of,
 )
-from harness_core.testing._contract_support import Approver, Played, descendants
+from harness_core.testing.contract._support import Approver, Played, descendants
 from harness_core.transport import proctree
 
 __all__ = ["ContractSession", "OpenSession", "SessionTests"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness_core._facade import FACADES, public_home
-from harness_core.testing._contract_base import ContractBase
+from harness_core.testing.contract._base import ContractBase
 
 __all__ = ["ImportTests", "import_rule_breaks"]
 

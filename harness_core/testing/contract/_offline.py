@@ -17,7 +17,7 @@ from typing import ClassVar
 import pytest
 
 from harness_core.offline._setup import can_run_offline
-from harness_core.testing._contract_base import ContractBase
+from harness_core.testing.contract._base import ContractBase
 from harness_core.testing.loopback_only import Watched, loopback_only_unavailable, run_loopback_only
 
 __all__ = ["HOSTILE_PROXY", "OfflineTests"]

@@ -13,9 +13,9 @@ import pytest
 
 from harness_core.capabilities import Capability
 from harness_core.events import HarnessEvent, RunStatus
-from harness_core.testing._contract_base import Play
-from harness_core.testing._contract_support import assert_replayed_as_recorded
-from harness_core.testing._fake_and_real import FakeAndReal
+from harness_core.testing.contract._base import Play
+from harness_core.testing.contract._fake_and_real import FakeAndReal
+from harness_core.testing.contract._support import assert_replayed_as_recorded
 
 __all__ = ["ReplayCases"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from harness_core._run.diffs import apply_hunks, parse_hunks
+from harness_core._run.changes.diffs import apply_hunks, parse_hunks
 from harness_core.errors import UndoRefusedError
 from harness_core.events import Done, FileChange, FilesChanged, RunStarted
 from harness_core.store import read_events

@@ -28,13 +28,13 @@ from harness_core.scripted.inline import scenario_to_json
 from harness_core.scripted.scenarios import SCENARIOS, Scenario
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
-from harness_core.testing._contract_secrets import (
+from harness_core.testing.contract._secrets import (
     assert_no_secrets_in_events,
     assert_no_secrets_in_files,
     plant_secrets,
     secrets_of,
 )
-from harness_core.testing._contract_support import (
+from harness_core.testing.contract._support import (
     Approver,
     LateEmits,
     Played,
@@ -43,7 +43,7 @@ from harness_core.testing._contract_support import (
     find_real_cli,
     processes_left,
 )
-from harness_core.testing._watchdog import Watchdog
+from harness_core.testing.contract._watchdog import Watchdog
 from harness_core.testing.fault_cli import below, write_crashing_cli, write_too_old_cli
 
 __all__ = ["ContractBase", "Play", "written_files"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness_core._facade import missing_name
-from harness_core._run.undo import apply_undo, plan_undo
+from harness_core._run.changes.undo import apply_undo, plan_undo
 from harness_core.capabilities import Capability
 from harness_core.events import (
     ApprovalDecision,
@@ -28,18 +28,18 @@ from harness_core.events import (
 )
 from harness_core.scripted.scenarios import SCENARIOS
 from harness_core.store import read_events  # re-exported: a golden test reads its recorded run log
-from harness_core.testing._contract_background import BackgroundTests
-from harness_core.testing._contract_base import ContractBase, Play
-from harness_core.testing._contract_chat import ChatTests
-from harness_core.testing._contract_faults import FaultTests
-from harness_core.testing._contract_imports import ImportTests
-from harness_core.testing._contract_offline import OfflineTests
-from harness_core.testing._contract_secrets import Secret
-from harness_core.testing._contract_session import SessionTests
-from harness_core.testing._contract_support import Played, assert_replayed_as_recorded, descendants, without_wall_clock
-from harness_core.testing._contract_tools import ToolTests
-from harness_core.testing._fake_and_real import FakeAndReal
-from harness_core.testing._replay_cases import ReplayCases
+from harness_core.testing.contract._background import BackgroundTests
+from harness_core.testing.contract._base import ContractBase, Play
+from harness_core.testing.contract._chat import ChatTests
+from harness_core.testing.contract._fake_and_real import FakeAndReal
+from harness_core.testing.contract._faults import FaultTests
+from harness_core.testing.contract._imports import ImportTests
+from harness_core.testing.contract._offline import OfflineTests
+from harness_core.testing.contract._replay_cases import ReplayCases
+from harness_core.testing.contract._secrets import Secret
+from harness_core.testing.contract._session import SessionTests
+from harness_core.testing.contract._support import Played, assert_replayed_as_recorded, descendants, without_wall_clock
+from harness_core.testing.contract._tools import ToolTests
 
 __all__ = [
     "UNKNOWN_SESSION",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from harness_core._run.diffs import apply_hunks, parse_hunks, unified_diff
+from harness_core._run.changes.diffs import apply_hunks, parse_hunks, unified_diff
 from harness_core.events import (
     ApprovalRequested,
     FileChange,

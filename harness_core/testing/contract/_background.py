@@ -22,8 +22,8 @@ from harness_core.events import Done, RunStatus, ToolUse
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
 from harness_core.store import read_events
-from harness_core.testing._contract_base import ContractBase
-from harness_core.testing._killed_host import cmdline as _cmdline
+from harness_core.testing.contract._base import ContractBase
+from harness_core.testing.contract._killed_host import cmdline as _cmdline
 from harness_core.transport.proctree import ProcEntry, alive, descendants, kill_entries
 from harness_core.transport.supervisor import available as supervisor_available
 

@@ -27,7 +27,7 @@ from harness_core import (
 )
 from harness_core._logging import fields_of
 from harness_core.store import read_events
-from harness_core.testing._contract_secrets import Secret
+from harness_core.testing.contract._secrets import Secret
 from harness_core.transport import ChildProcess, proctree
 
 __all__ = ["WALL_CLOCK_FIELDS", "Approver", "LateEmits", "Played", "assert_invariants", "assert_replayed_as_recorded",

@@ -1,7 +1,7 @@
 """Unified diffs of one file, pure: build one from two texts, read its hunks, apply them forwards or backwards.
 
 Layer: core runtime helper, pure (no I/O). Knows the unified diff format and nothing of events, providers or
-the workspace. `changes` builds the run's diffs here and applies one backwards to get a file's content before a
+the workspace. `tracker` builds the run's diffs here and applies one backwards to get a file's content before a
 change; how a hunk is located: docs/runs.md (events).
 """
 
