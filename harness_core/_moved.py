@@ -28,8 +28,9 @@ MOVED: dict[str, str] = {
     "harness_core._store_writer": "harness_core.store.writer",
     "harness_core._background": "harness_core.jobs.launcher",
     "harness_core._answers": "harness_core.jobs.answers",
-    "harness_core._runproc": "harness_core.jobs.process",
+    "harness_core._runproc": "harness_core.jobs.driver_facts",
     "harness_core.cli._worker": "harness_core.jobs.worker",
+    "harness_core.jobs.process": "harness_core.jobs.driver_facts",
     "harness_core.toolbridge": "harness_core.tools.bridge",  # also `python -m` (an MCP config written before)
 }
 """Old module (or package: its submodules move with it) → new module."""

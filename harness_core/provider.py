@@ -20,7 +20,7 @@ from harness_core._jsonlines import (
     scan_once as _scan_once,  # deprecated: see __getattr__
 )
 from harness_core._logging import get_logger
-from harness_core._provider import (
+from harness_core._provider_interface import (
     AuthStatus,
     CliInfo,
     NoOptions,

@@ -192,7 +192,7 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core.local_executor",),
     ("harness_core.hookspecs",),
     ("harness_core.executor", "harness_core.agentcli"),
-    ("harness_core._provider", "harness_core.tools"),
+    ("harness_core._provider_interface", "harness_core.tools"),
     ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted"),
     ("harness_core._jsonlines", "harness_core.files", "harness_core._logging"),
     ("harness_core.errors", "harness_core.tooldisplay", "harness_core.spec"),

@@ -15,12 +15,12 @@ import anyio
 
 from harness_core._run.approvals import Approver
 from harness_core._run.live import LiveRun
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, preflight, prepare, probe
 from harness_core._run.replay.wirelog import WireWriter
+from harness_core._run.run_files import RunLogs
 from harness_core._run.started import capabilities_of, redacted_spec
-from harness_core._run.tooling import checked_tools, new_tool_server, served, tool_transport
+from harness_core._run.tool_serving import checked_tools, new_tool_server, served, tool_transport
 from harness_core.events import HarnessResult
 from harness_core.mcp import server_secrets
 from harness_core.plugins import PluginHost, get_host

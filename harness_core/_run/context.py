@@ -17,11 +17,11 @@ from typing import Any, NoReturn
 import anyio
 
 from harness_core._logging import BoundLogger
-from harness_core._provider import CliInfo
+from harness_core._provider_interface import CliInfo
 from harness_core._run.approvals import ApprovalBroker
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
 from harness_core._run.replay.wirelog import WireWriter
+from harness_core._run.run_files import RunLogs
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,

@@ -18,7 +18,7 @@ from harness_core._logging import BoundLogger
 from harness_core._run.changes.tracker import FILE_EVENTS, FileTracker
 from harness_core._run.channel import Channel, ChannelClosed
 from harness_core._run.held_deltas import HeldDeltas
-from harness_core._run.logs import RunLogs
+from harness_core._run.run_files import RunLogs
 from harness_core._run.state import TRACKED, RunState
 from harness_core.events import Done, HarnessEvent, HarnessResult, ReasoningDelta, TextDelta
 from harness_core.plugins import PluginHost

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from harness_core._provider import CliInfo
+from harness_core._provider_interface import CliInfo
 from harness_core.agentcli.binary import locate_cli
 from harness_core.agentcli.cache import _cache_key, _cached_version, _remember_version
 from harness_core.errors import CliNotFoundError, CliVersionUnsupportedError, SpawnFailedError, truncate

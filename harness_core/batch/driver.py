@@ -20,8 +20,8 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from harness_core._run.logs import check_writable
 from harness_core._run.probe import preflight, prepare
+from harness_core._run.run_files import check_writable
 from harness_core.batch.attempt import play_attempt
 from harness_core.batch.engines import executor_named
 from harness_core.batch.patches import Patches

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
-from harness_core._provider import Provider
+from harness_core._provider_interface import Provider
 from harness_core._run.probe import preflight
 from harness_core.errors import InvalidSpecError
 from harness_core.files.scratch import Scratch

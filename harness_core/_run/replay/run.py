@@ -21,11 +21,11 @@ import anyio
 from harness_core._run.approvals import ApprovalBroker, DecidedBy
 from harness_core._run.context import ProviderContext
 from harness_core._run.live import LiveRun
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, event_json
 from harness_core._run.probe import ProbedProvider, preflight
 from harness_core._run.replay.recorded_child import ReplayProcess
 from harness_core._run.replay.wirelog import ChildScript, WireLog, load_wire
+from harness_core._run.run_files import RunLogs
 from harness_core.errors import InvalidSpecError
 from harness_core.events import (
     ApprovalDecision,

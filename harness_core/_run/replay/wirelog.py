@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness_core._provider import CliInfo
+from harness_core._provider_interface import CliInfo
 from harness_core._version import __version__
 from harness_core.errors import InvalidSpecError
 from harness_core.events import ApprovalRequested, ApprovalResolved, HarnessEvent, ReasoningDelta, RunStarted, TextDelta

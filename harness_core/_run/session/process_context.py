@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_core._logging import BoundLogger
-from harness_core._provider import CliInfo
+from harness_core._provider_interface import CliInfo
 from harness_core.spec import SessionSpec
 from harness_core.transport import ChildProcess
 

@@ -17,17 +17,17 @@ from anyio.abc import TaskStatus
 from pydantic import ValidationError
 
 from harness_core._logging import get_logger
-from harness_core._provider import ProviderOptions, ProviderSession, RunContext
+from harness_core._provider_interface import ProviderOptions, ProviderSession, RunContext
 from harness_core._run.api import played, unwrap_caller_exception
 from harness_core._run.approvals import Approver
 from harness_core._run.budget import Budget
 from harness_core._run.live import LiveRun, Steer
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, prepare
+from harness_core._run.run_files import RunLogs
 from harness_core._run.session.process_context import SessionProcessContext
 from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import checked_tools, new_tool_server, served, tool_transport
+from harness_core._run.tool_serving import checked_tools, new_tool_server, served, tool_transport
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import (
     InvalidSpecError,

@@ -13,10 +13,10 @@ from typing import Any
 import click
 
 from harness_core import AgentRunSpec, Tool
-from harness_core._run.logs import check_writable
 from harness_core._run.probe import prepare
+from harness_core._run.run_files import check_writable
 from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import check_tools_for
+from harness_core._run.tool_serving import check_tools_for
 from harness_core.cli.common import dumps, say
 from harness_core.cli.config.loader import Config, load_config
 from harness_core.cli.config.settings import configured_fields
