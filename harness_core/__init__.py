@@ -88,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "Approver": "harness_core._run.approvals",
     "EventCallback": "harness_core._run.pipe",
     "LiveRun": "harness_core._run.live",
+    "check_run": "harness_core._run.api",
     "open_run": "harness_core._run.api",
     "run": "harness_core._run.api",
     "run_sync": "harness_core._run.api",
@@ -97,6 +98,7 @@ _EXPORTS: dict[str, str] = {
     "load_wire": "harness_core._run.replay.run",
     "open_replay": "harness_core._run.replay.run",
     "replay": "harness_core._run.replay.run",
+    "FileUndo": "harness_core._run.changes.undo",
     "UndoPlan": "harness_core._run.changes.undo",
     "apply_undo": "harness_core._run.changes.undo",
     "plan_undo": "harness_core._run.changes.undo",
@@ -112,6 +114,7 @@ __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from harness_core._run.api import (
+        check_run as check_run,
         open_run as open_run,
         run as run,
         run_sync as run_sync,
@@ -120,6 +123,7 @@ if TYPE_CHECKING:
         Approver as Approver,
     )
     from harness_core._run.changes.undo import (
+        FileUndo as FileUndo,
         UndoPlan as UndoPlan,
         apply_undo as apply_undo,
         plan_undo as plan_undo,

@@ -43,6 +43,7 @@ __all__ = [
     "ToolSummary",
     "ToolUse",
     "Usage",
+    "event_json",
     "fast_text_delta",
     "parse_event",
 ]
@@ -411,6 +412,12 @@ EVENT_ADAPTER: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent)
 def parse_event(line: str | bytes) -> HarnessEvent:
     """Parse one run-log line into its typed event (raises `pydantic.ValidationError`)."""
     return EVENT_ADAPTER.validate_json(line)
+
+
+def event_json(event: HarnessEvent) -> bytes:
+    """The event's run-log line (what `harness run --json` prints too), without the newline: pydantic's compiled
+    serializer called directly, which skips `model_dump_json`'s argument handling (identical output)."""
+    return event.__pydantic_serializer__.to_json(event)
 
 
 def fast_text_delta(text: str, item_id: str | None = None) -> TextDelta:

@@ -21,7 +21,7 @@ import anyio
 from harness_core._run.approvals import ApprovalBroker, DecidedBy
 from harness_core._run.context import ProviderContext
 from harness_core._run.live import LiveRun
-from harness_core._run.pipe import EventCallback, event_json
+from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, preflight
 from harness_core._run.replay.recorded_child import ReplayProcess
 from harness_core._run.replay.wirelog import ChildScript, WireLog, load_wire
@@ -35,6 +35,7 @@ from harness_core.events import (
     ReasoningDelta,
     RunStarted,
     TextDelta,
+    event_json,
 )
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import REDACTED, RunSecrets, hidden_values
