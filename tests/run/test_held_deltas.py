@@ -1,6 +1,6 @@
 """A secret streamed in pieces never reaches the run log whole: `HeldDeltas` holds a delta back while its tail may be
 the start of a known value, and masks the value across the pieces once the next delta completes it. The run log as
-a whole is checked in `tests/test_replay.py` (a real child saying a `spec.env` value in two pieces)."""
+a whole is checked in `tests/run/test_replay.py` (a real child saying a `spec.env` value in two pieces)."""
 
 from __future__ import annotations
 
