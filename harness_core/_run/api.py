@@ -17,7 +17,6 @@ from harness_core._run.approvals import Approver
 from harness_core._run.live import LiveRun
 from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, preflight, prepare, probe
-from harness_core._run.replay.wirelog import WireWriter
 from harness_core._run.run_files import RunLogs, check_writable
 from harness_core._run.started import capabilities_of, redacted_spec
 from harness_core._run.tool_serving import check_tools_for, checked_tools, new_tool_server, served, tool_transport
@@ -90,8 +89,8 @@ async def open_run(
     try:
         async with served(tool_server, spec, transport) as given:
             registered = probed.registered
-            if logs.wire is not None:
-                WireWriter(logs.wire, logs.secrets).header(
+            if logs.recorder is not None:
+                logs.recorder.header(
                     run_id=rid, provider=registered.name, cli=probed.cli,
                     provider_version=registered.distribution_version or registered.cls.info.version,
                     spec=redacted_spec(given, registered.cls.info))

@@ -20,7 +20,6 @@ from harness_core._logging import BoundLogger
 from harness_core._provider_interface import CliInfo
 from harness_core._run.approvals import ApprovalBroker
 from harness_core._run.pipe import EventPipe
-from harness_core._run.replay.wirelog import WireWriter
 from harness_core._run.run_files import RunLogs
 from harness_core.events import (
     ApprovalDecision,
@@ -54,7 +53,7 @@ class ProviderContext:
         self._record = pipe.record
         self._deliver = pipe.deliver
         self._broker = broker
-        self._wire = None if logs.wire is None else WireWriter(logs.wire, logs.secrets)
+        self._wire = logs.recorder
         self._interrupt = interrupt
         self._log = log
         self._pipe = pipe

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from harness_core._run.replay.wirelog import WireWriter
 from harness_core.errors import InvalidSpecError
 from harness_core.files.private import make_private_dirs
 from harness_core.redaction import RunSecrets
@@ -27,6 +28,8 @@ class RunLogs:
         self.events = events
         self.wire = wire
         self.secrets = secrets if secrets is not None else RunSecrets()
+        self.recorder = None if wire is None else WireWriter(wire, self.secrets)
+        """The wire log's writer (None without a wire log): the header, then the provider context's records."""
         self.failed: tuple[Path, OSError] | None = None
         """The file whose write failed first and the error (None while every write succeeded)."""
         self._on_failure: Callable[[Path, OSError], None] | None = None
