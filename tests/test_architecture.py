@@ -600,12 +600,33 @@ def test_imports_are_at_the_top(root: Path) -> None:
     """MCP's rule: inline imports hide dependencies and obscure circular-import bugs. Only the CLI's commands import
     lazily (so `harness --help` stays fast), a package's register hook its own provider, and what LAZY_ALLOWED
     names."""
-    hidden = [f"{_rel(path)}:{line}: {module}" for path in _modules(root)
-              if not path.is_relative_to(CORE / "cli") and not _is_test_code(path)
-              for line, module in _lazy_imports(path)
-              if not any(module == m or module.startswith(m + ".") for m in LAZY_ALLOWED)
-              and (line, module) not in _register_hook_imports(path)]
+    hidden = hidden_imports(root)
     assert not hidden, "imports inside functions (move them to the top of the module):\n" + "\n".join(hidden)
+
+
+def hidden_imports(root: Path) -> list[str]:
+    """The imports in functions under `root` that no rule allows (`path:line: module`)."""
+    return [f"{_rel(path) if path.is_relative_to(ROOT) else path.relative_to(root.parent)}:{line}: {module}"
+            for path in _modules(root)
+            if not path.is_relative_to(CORE / "cli") and not _is_test_code(path)
+            for line, module in _lazy_imports(path)
+            if not any(module == m or module.startswith(m + ".") for m in LAZY_ALLOWED)
+            and (line, module) not in _register_hook_imports(path)]
+
+
+def test_the_top_imports_check_fails_on_a_lazy_import_in_a_package(tmp_path: Path) -> None:
+    """The rule can fail: in a made-up provider package, the register hook may import its provider, no other function
+    may import (nor the hook another package)."""
+    root = tmp_path / "harness_toy"
+    for name, text in _TOY.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    assert hidden_imports(root) == []
+    (root / "turn.py").write_text(_TOY["turn.py"] + "\n\ndef _late() -> None:\n    from harness_toy import params\n")
+    init = root / "__init__.py"
+    init.write_text(init.read_text() + "    from harness_other.provider import Other\n")
+    assert hidden_imports(root) == ["harness_toy/__init__.py:6: harness_other.provider",
+                                    "harness_toy/turn.py:7: harness_toy"]
 
 
 # --- the CLI: one lazy import per command -------------------------------------------------------------------------
