@@ -478,7 +478,7 @@ PACKAGE_FLOORS: dict[str, Floors] = {
         ("pages", "actions", "flash", "guard"),
         ("charts",),
         ("batch_report",),
-        ("batches", "catalog", "files", "render", "settings", "timeline"),
+        ("batches", "catalog", "files", "render", "settings", "stopping", "timeline"),
     ),
 }
 """Each provider, executor and viewer package's floors, top first (docs/import-rules.md), by module name inside the
