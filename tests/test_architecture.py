@@ -8,7 +8,8 @@
 - each provider, executor and viewer package keeps its floors (PACKAGE_FLOORS), as the core keeps CORE_FLOORS;
 - the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines;
   nothing but the `harness view` command (lazily) imports it;
-- the CLI imports lazily only once per command, the module implementing it (its start-up modules stay light).
+- the CLI imports lazily only once per command, the module implementing it (its start-up modules stay light), and
+  of the core only public modules and the documented-internal ones (CLI_INTERNAL).
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> N
 # --- floors: the layers contract ---------------------------------------------------------------------------------
 
 CORE_FLOORS: tuple[tuple[str, ...], ...] = (
-    ("harness_core.__main__", "harness_core.toolbridge"),
+    ("harness_core.__main__",),
     ("harness_core.cli",),
     ("harness_core.testing",),
     ("harness_core", "harness_core.provider"),
@@ -192,12 +193,11 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core.plugins",),
     ("harness_core.local_executor",),
     ("harness_core.hookspecs",),
-    ("harness_core.executor", "harness_core._agent_cli"),
-    ("harness_core._provider", "harness_core.tools"),
-    ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted",
-     "harness_core._probe_cache", "harness_core._scratch"),
-    ("harness_core._jsonlines", "harness_core._private_files", "harness_core._inputfile", "harness_core._logging"),
-    ("harness_core.errors", "harness_core.tooldisplay", "harness_core._hot_events", "harness_core.spec"),
+    ("harness_core.executor", "harness_core.agentcli"),
+    ("harness_core._provider_interface", "harness_core.tools"),
+    ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted"),
+    ("harness_core._jsonlines", "harness_core.files", "harness_core._logging"),
+    ("harness_core.errors", "harness_core.tooldisplay", "harness_core.spec"),
     ("harness_core.events", "harness_core.redaction"),
     ("harness_core.capabilities", "harness_core.mcp", "harness_core.attachment"),
     ("harness_core._version", "harness_core._facade", "harness_core._moved"),
@@ -210,7 +210,7 @@ LAZY_ALLOWED = {
     "jsonschema": "only a spec with an output schema pays for it",
     "ctypes": "only where the platform needs it",
     "_ctypes": "only where the platform needs it",
-    "harness_core._logging": "_probe_cache is on the CLI's start-up path: structlog only when the cache fails",
+    "harness_core._logging": "agentcli.cache is on the CLI's start-up path: structlog only when the cache fails",
     "ray": "an optional extra of harness-ray: imported where a cluster is used, so the package loads without it",
     "harness_ray.worker": "imports ray",
     "harness_core.tools.server": "the mcp SDK and uvicorn: only a run given Python tools pays for them",
@@ -364,6 +364,30 @@ def layer_violations(graph: dict[str, set[str]], floors: tuple[tuple[str, ...], 
 def test_the_core_keeps_its_floors() -> None:
     problems = layer_violations(import_graph(CORE))
     assert not problems, "imports against the floors (docs/architecture.md):\n" + "\n".join(problems)
+
+
+def _map_blocks(text: str) -> list[str]:
+    """The blocks the map's table (docs/architecture.md) names in its `harness_core/…` column, top first:
+    `cli/` is harness_core.cli, `errors` harness_core.errors, `__init__.py` harness_core."""
+    blocks = []
+    for line in text.splitlines():
+        cells = line.split("|")
+        if len(cells) < 4 or not cells[2].strip().startswith("`") or "floor" in cells[1]:
+            continue  # not a row of the table, or its header
+        for name in re.findall(r"`([^`]+)`", cells[2]):
+            name = name.removesuffix("/").removesuffix(".py")
+            blocks.append("harness_core" if name == "__init__" else f"harness_core.{name}")
+    return blocks
+
+
+def test_the_map_shows_every_floor_in_order() -> None:
+    """docs/architecture.md's table names each CORE_FLOORS block, in the floors' order, and nothing else."""
+    mapped = _map_blocks((ROOT / "docs" / "architecture.md").read_text())
+    floors = [block for blocks in CORE_FLOORS for block in blocks]
+    assert mapped == floors, ("docs/architecture.md's map is out of step with CORE_FLOORS:\n"
+                              f"  only in the map: {[b for b in mapped if b not in floors]}\n"
+                              f"  only in CORE_FLOORS: {[b for b in floors if b not in mapped]}\n"
+                              f"  the map's order: {mapped}")
 
 
 def test_no_import_cycle_in_shipped_code() -> None:
@@ -634,8 +658,47 @@ def test_the_top_imports_check_fails_on_a_lazy_import_in_a_package(tmp_path: Pat
 
 # --- the CLI: one lazy import per command -------------------------------------------------------------------------
 
+CLI_INTERNAL = {
+    "harness_core._run.signals": "what SIGINT/SIGTERM/SIGHUP do to a live run (`interrupt_on_signals`)",
+    "harness_core._logging": "the library's root logger (`ROOT_LOGGER`), which only the CLI configures",
+}
+"""The documented-internal modules the CLI may import besides the public ones (docs/import-rules.md): keep it short;
+what a library user would want too goes on a public module instead."""
+
+
+def cli_private_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import by the CLI of a core module that is private (a `_` part in its name) and not in CLI_INTERNAL."""
+    def in_cli(name: str) -> bool:
+        return name == "harness_core.cli" or name.startswith("harness_core.cli.")
+
+    return [f"{module} imports {target}" for module, targets in sorted(graph.items()) if in_cli(module)
+            for target in sorted(targets) if not in_cli(target) and target not in CLI_INTERNAL
+            and any(part.startswith("_") for part in target.split(".")[1:])]
+
+
+def test_the_cli_uses_public_or_documented_internal_modules() -> None:
+    problems = cli_private_imports(import_graph(CORE))
+    assert not problems, ("the CLI imports private core modules (use a public module, or add it to CLI_INTERNAL and "
+                          "docs/import-rules.md if it is no use to a library user):\n" + "\n".join(problems))
+
+
+@pytest.mark.parametrize("where", ["module", "function", "type_checking"])
+def test_the_cli_check_fails_on_another_private_module(tmp_path: Path, where: str) -> None:
+    """The rule can fail: a CLI module importing a private core module, however the import hides, is caught."""
+    copy = tmp_path / "harness_core"
+    shutil.copytree(CORE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    added = {
+        "module": "from harness_core._run.probe import prepare\n",
+        "function": "def _probe() -> None:\n    from harness_core._run import probe\n",
+        "type_checking": "if TYPE_CHECKING:\n    from harness_core._run.probe import ProbedProvider\n",
+    }[where]
+    target = copy / "cli" / "stderr_log.py"
+    target.write_text(target.read_text() + "\n" + added)
+    assert "harness_core.cli.stderr_log imports harness_core._run.probe" in cli_private_imports(import_graph(copy))
+
+
 CLI = CORE / "cli"
-_LIGHT_TOP = {"__future__", "click", "harness_core._version", "harness_core._probe_cache"}
+_LIGHT_TOP = {"__future__", "click", "harness_core.__version__", "harness_core.agentcli.cache"}
 """What a start-up module of the CLI (loaded by `harness --help`) imports at its top besides the standard library
 and the CLI's other start-up modules."""
 

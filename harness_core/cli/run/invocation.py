@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
-from harness_core import AgentRunSpec, Tool
-from harness_core._run.logs import check_writable
-from harness_core._run.probe import prepare
-from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import check_tools_for
+from harness_core import AgentRunSpec, Tool, check_run
 from harness_core.cli.common import dumps, say
 from harness_core.cli.config.loader import Config, load_config
 from harness_core.cli.config.settings import configured_fields
@@ -31,7 +28,7 @@ from harness_core.cli.run.trust import untrusted_notice
 from harness_core.cli.stderr_log import level_for, set_level
 from harness_core.jobs.launcher import JobPlan, OfflinePlan, launch
 from harness_core.jobs.worker import serve
-from harness_core.offline._setup import check_offline, workspace_conflict
+from harness_core.offline import check_offline, workspace_conflict
 from harness_core.plugins import get_host
 from harness_core.store import new_run_id
 from harness_core.tools.loader import references
@@ -138,10 +135,7 @@ def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None
                  tools: tuple[Tool, ...] = ()) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
 
-    host = get_host()
-    probed = run_async(prepare, spec, provider, host)
-    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
-    check_writable(runs_dir)
+    run_async(partial(check_run, spec, provider, runs_dir=runs_dir, host=get_host(), tools=tools))
 
 
 def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
@@ -153,9 +147,7 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
 
     host = get_host()
     played = check_offline(spec, provider, scenario, host=host, pins=background)
-    probed = run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
-    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
-    check_writable(runs_dir)
+    run_async(partial(check_run, spec, provider, runs_dir=runs_dir, host=host, tools=tools))  # raises what `run` would
     if explicit_cwd:
         if keep:
             raise click.UsageError("--keep-workspace is for the temporary workspace; a --cwd directory is kept")

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import click
 
-from harness_core import UndoPlan, UndoRefusedError, apply_undo, plan_undo
-from harness_core._run.undo import FileUndo
+from harness_core import FileUndo, UndoPlan, UndoRefusedError, apply_undo, plan_undo
 from harness_core.store import find_run, log_path, resolve_runs_dir
 
 __all__ = ["done_lines", "undo"]
