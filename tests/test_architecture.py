@@ -317,29 +317,49 @@ def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def _floor_of(module: str) -> tuple[int, str] | None:
+CLI_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("harness_core.cli.__main__",),
+    ("harness_core.cli",),
+    ("harness_core.cli.run", "harness_core.cli.chat", "harness_core.cli.runs", "harness_core.cli.providers",
+     "harness_core.cli.config", "harness_core.cli.batch", "harness_core.cli.view"),
+    ("harness_core.cli.foreground",),
+    ("harness_core.cli.flags",),
+    ("harness_core.cli.complete",),
+    ("harness_core.cli.records", "harness_core.cli.settings"),
+    ("harness_core.cli.exits", "harness_core.cli.output", "harness_core.cli.event_loop"),
+    ("harness_core.cli.stderr_log", "harness_core.cli.render"),
+)
+"""The CLI's floors inside its block of CORE_FLOORS, top first (docs/import-rules.md): the entry (`cli/__init__`,
+which registers every command), the command groups (sibling blocks: no group imports another; what two groups
+share is on a floor below them), then the CLI base. `harness_core.cli` itself is the package's `__init__` only."""
+
+
+def _floor_of(module: str, floors: tuple[tuple[str, ...], ...] = CORE_FLOORS,
+              top: str = "harness_core") -> tuple[int, str] | None:
     best: tuple[int, str] | None = None
-    for floor, blocks in enumerate(CORE_FLOORS):
+    for floor, blocks in enumerate(floors):
         for block in blocks:
-            inside = module == block or (module.startswith(block + ".") and block != "harness_core")
+            inside = module == block or (module.startswith(block + ".") and block != top)
             if inside and (best is None or len(block) > len(best[1])):
                 best = (floor, block)
     return best
 
 
-def layer_violations(graph: dict[str, set[str]]) -> list[str]:
-    """Every import of harness_core pointing up a floor or across to a sibling block, and every core module on no
-    floor."""
+def layer_violations(graph: dict[str, set[str]], floors: tuple[tuple[str, ...], ...] = CORE_FLOORS,
+                     top: str = "harness_core") -> list[str]:
+    """Every import of a module of `top` (harness_core, or the CLI with CLI_FLOORS) pointing up a floor or across
+    to a sibling block, and every module of `top` on no floor."""
     problems = []
+    table = "CORE_FLOORS" if floors is CORE_FLOORS else "its floors table"
     for module, targets in sorted(graph.items()):
-        if not module.startswith("harness_core"):
+        if not (module == top or module.startswith(top + ".")):
             continue
-        placed = _floor_of(module)
+        placed = _floor_of(module, floors, top)
         if placed is None:
-            problems.append(f"{module} is on no floor (add it to CORE_FLOORS and docs/architecture.md)")
+            problems.append(f"{module} is on no floor (add it to {table} and docs/architecture.md)")
             continue
         for target in sorted(targets):
-            there = _floor_of(target)
+            there = _floor_of(target, floors, top)
             if there is None or there[1] == placed[1]:
                 continue
             if there[0] < placed[0]:
@@ -352,6 +372,40 @@ def layer_violations(graph: dict[str, set[str]]) -> list[str]:
 def test_the_core_keeps_its_floors() -> None:
     problems = layer_violations(import_graph(CORE))
     assert not problems, "imports against the floors (docs/architecture.md):\n" + "\n".join(problems)
+
+
+def test_the_cli_keeps_its_floors() -> None:
+    """No command group imports another (lazy and TYPE_CHECKING imports counted): what two groups share is on
+    the CLI base, below them."""
+    problems = layer_violations(import_graph(CORE), CLI_FLOORS, "harness_core.cli")
+    assert not problems, "imports against the CLI's floors (docs/import-rules.md):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("edge", ["across", "up"])
+def test_the_cli_floors_check_fails_on_an_edge_between_groups(edge: str) -> None:
+    """The CLI's contract can fail: on a graph with one added edge, a command group importing another (its body
+    lazily), or a base module importing a command group, is named."""
+    graph = import_graph(CORE)
+    source, target = {"across": ("harness_core.cli.chat.invocation", "harness_core.cli.run.invocation"),
+                      "up": ("harness_core.cli.flags.spec_flags", "harness_core.cli.runs.listing")}[edge]
+    assert source in graph and target in graph and target not in graph[source]
+    graph[source] = graph[source] | {target}
+    found = layer_violations(graph, CLI_FLOORS, "harness_core.cli")
+    expected = {"across": f"{source} imports {target}, a sibling on its own floor (harness_core.cli.run)",
+                "up": f"{source} imports {target}, a floor above it (harness_core.cli.runs over "
+                      "harness_core.cli.flags)"}[edge]
+    assert found == [expected]
+
+
+def test_the_cli_floors_check_counts_a_lazy_import_between_groups(tmp_path: Path) -> None:
+    """Written in the source, a command body importing another group's module inside a function is caught too."""
+    copy = tmp_path / "harness_core"
+    shutil.copytree(CORE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    body = copy / "cli" / "batch" / "invocation.py"
+    body.write_text(body.read_text() + "\n\ndef _chat() -> None:\n    from harness_core.cli.chat import invocation\n")
+    assert layer_violations(import_graph(copy), CLI_FLOORS, "harness_core.cli") == [
+        "harness_core.cli.batch.invocation imports harness_core.cli.chat.invocation, a sibling on its own floor "
+        "(harness_core.cli.chat)"]
 
 
 def test_no_import_cycle_in_shipped_code() -> None:

@@ -47,13 +47,13 @@ from harness_core import (
 )
 from harness_core.cli.chat.keys import Keys, Signalled, line_typed, multiline_editing, read_line
 from harness_core.cli.chat.words import HELP, ChatBudget
-from harness_core.cli.common import ENV_BACKEND
+from harness_core.cli.event_loop import ENV_BACKEND
+from harness_core.cli.foreground.live import JsonLines, exit_status_for, tick
+from harness_core.cli.foreground.terminal_approvals import abandon_questions, terminal_approver
+from harness_core.cli.records.undo_lines import done_lines
 from harness_core.cli.render import Renderer, terminal as term
 from harness_core.cli.render.format import turns_summary
 from harness_core.cli.render.layout import fit_parts, fit_text, output_width
-from harness_core.cli.run.live import JsonLines, exit_status_for, tick
-from harness_core.cli.run.terminal_approvals import abandon_questions, terminal_approver
-from harness_core.cli.runs.undo import done_lines
 
 __all__ = ["ChatRequest", "converse"]
 
