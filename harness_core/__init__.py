@@ -93,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "run_sync": "harness_core._run.api",
     "Session": "harness_core._run.session",
     "open_session": "harness_core._run.session",
+    "ConversationBudget": "harness_core._run.budget",
     "WireLog": "harness_core._run.replay",
     "load_wire": "harness_core._run.replay",
     "open_replay": "harness_core._run.replay",
@@ -118,6 +119,9 @@ if TYPE_CHECKING:
     )
     from harness_core._run.approvals import (
         Approver as Approver,
+    )
+    from harness_core._run.budget import (
+        ConversationBudget as ConversationBudget,
     )
     from harness_core._run.live import (
         LiveRun as LiveRun,
