@@ -1,7 +1,7 @@
-"""`harness run` in the foreground: drive one live run, render it (or print its JSON lines), handle Ctrl-C, write its
-answer (`render.streams`) and turn its result into the exit status.
+"""A run in the foreground (`harness run`): drive it live, render it (or print its JSON lines), handle Ctrl-C, write
+its answer (`render.streams`) and turn its result into the exit status (chat, attach and replay use the pieces).
 
-Layer: CLI, loaded when `harness run` executes. Knows the run API of the `harness_core` façade, the event models,
+Layer: CLI base, loaded when a command runs. Knows the run API of the `harness_core` façade, the event models,
 the renderer and the run store; nothing of any concrete provider.
 """
 
