@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import anyio
 
 from harness_core._logging import get_logger
-from harness_core._provider import ProviderOptions, RunContext
+from harness_core._provider_interface import ProviderOptions, RunContext
 from harness_core._run.approvals import ApprovalBroker, Approver
 from harness_core._run.budget import Budget
-from harness_core._run.changes import FileTracker
+from harness_core._run.changes.tracker import FileTracker
 from harness_core._run.channel import Channel
 from harness_core._run.context import ProviderContext
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, EventPipe
+from harness_core._run.run_files import RunLogs
 from harness_core._run.started import capabilities_of, run_started_event
 from harness_core._run.state import RunState
 from harness_core._run.structured import structured_result

@@ -6,7 +6,8 @@ Layer: CLI, the outermost. Knows the public run API, the plugin host and the run
 
 # The map, top first (the floors: docs/import-rules.md, `CLI_FLOORS` in tests/test_architecture.py). Each command
 # group's `commands.py` holds its click definitions (click and the standard library at the top, so `harness --help`
-# stays fast) and each command imports its body when it runs. No group imports another.
+# stays fast) and each command imports its body when it runs. No group imports another. Of the core, the CLI imports
+# public modules and only the documented-internal `_run.signals`, `_logging` (`CLI_INTERNAL`).
 #   run/ chat/ runs/ providers/ config/ batch/ view/   the command groups (run; chat; runs, show, attach, cancel,
 #                      approve, undo, replay; providers, doctor, schema, scenarios, demo; config; batch; view)
 #   foreground/        a run or session driven in this terminal: live view, terminal approvals, --offline, trust
@@ -23,8 +24,8 @@ import signal
 
 import click
 
-from harness_core._probe_cache import use_disk_cache
-from harness_core._version import __version__
+from harness_core import __version__
+from harness_core.agentcli.cache import use_disk_cache
 from harness_core.cli.batch import commands as batch_commands
 from harness_core.cli.chat import commands as chat_commands
 from harness_core.cli.complete import completion

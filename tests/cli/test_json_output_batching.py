@@ -12,9 +12,9 @@ import anyio.lowlevel
 import pytest
 
 import harness_core.cli.foreground.live as live_mod
-from harness_core._run.pipe import event_json, stamp
+from harness_core._run.pipe import stamp
 from harness_core.cli.foreground.live import JsonLines
-from harness_core.events import HarnessEvent, Notice, TextDelta
+from harness_core.events import HarnessEvent, Notice, TextDelta, event_json
 
 
 def _events(n: int, text: str = "a forty character delta of text, é ü ✓ ..") -> list[HarnessEvent]:

@@ -18,7 +18,7 @@ import harness_core.offline as offline
 import harness_core.testing.scripted as scripted
 from harness_core import AgentRunSpec, HarnessResult, ProviderInfo, hookimpl, parse_event
 from harness_core._logging import ROOT_LOGGER, get_logger
-from harness_core._run import replay as _replay
+from harness_core._run.replay import run as _replay
 from harness_core.cli import exits as _exits
 from harness_core.cli.flags import scenario_flag as _scenario_flag
 from harness_core.cli.run import commands as _run_commands

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from harness_core import open_run
-from harness_core._run.changes import FileTracker
-from harness_core._run.diffs import apply_hunks, parse_hunks, unified_diff
+from harness_core._run.changes.diffs import apply_hunks, parse_hunks, unified_diff
+from harness_core._run.changes.tracker import FileTracker
 from harness_core.cli.records.history import run_details
 from harness_core.cli.render.diffview import approval_diff, changed_line, format_changes, render_diff
 from harness_core.events import (

@@ -108,7 +108,7 @@ async def test_the_agent_calls_a_python_tool_with_the_scenarios_arguments(host: 
     assert (use.display.kind.value, use.display.title, done.output, done.is_error) == ("mcp", "add", "5", False)
     started_event = events[0]
     served = [s for s in started_event.spec["mcp_servers"] if s["name"] == "harness"]
-    assert served and served[0]["args"] == ["-m", "harness_core.toolbridge"]
+    assert served and served[0]["args"] == ["-m", "harness_core.tools.bridge"]
 
 
 @pytest.mark.anyio

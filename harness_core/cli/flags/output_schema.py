@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness_core._inputfile import InputFileError, parse_json, read_input
+from harness_core.files.inputs import InputFileError, parse_json, read_input
 from harness_core.spec import schema_problem
 
 __all__ = ["SCHEMA_LIMIT", "read_schema"]

@@ -26,7 +26,6 @@ from harness_core import (
     Tool,
     open_run,
 )
-from harness_core._run.pipe import event_json
 from harness_core._run.signals import interrupt_on_signals
 from harness_core.cli.foreground.terminal_approvals import terminal_approver
 from harness_core.cli.records.history import run_details
@@ -36,6 +35,7 @@ from harness_core.cli.render.layout import fit_parts, output_width
 from harness_core.cli.render.streams import answer_text, choose_sinks, deliver_answer, quiet_failure
 from harness_core.cli.render.terminal import use_plain
 from harness_core.errors import exit_status_for
+from harness_core.events import event_json
 from harness_core.store import read_events
 
 __all__ = ["JsonLines", "RunRequest", "execute", "exit_status_for", "tick", "watch_signals"]

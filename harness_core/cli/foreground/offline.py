@@ -9,20 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 import click
 
-from harness_core import AgentRunSpec, SessionSpec, Tool
-from harness_core._run.logs import check_writable
-from harness_core._run.probe import prepare
-from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import check_tools_for
+from harness_core import AgentRunSpec, SessionSpec, Tool, check_run
 from harness_core.cli.event_loop import run_async
 from harness_core.cli.output import say
-from harness_core.offline import offline_workspace as played_offline
-from harness_core.offline._setup import check_offline, workspace_conflict
+from harness_core.offline import check_offline, offline_workspace as played_offline, workspace_conflict
 from harness_core.plugins import get_host
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
@@ -63,9 +59,7 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
 
     host = get_host()
     played = check_offline(spec, provider, scenario, host=host, pins=background)
-    probed = run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
-    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
-    check_writable(runs_dir)
+    run_async(partial(check_run, spec, provider, runs_dir=runs_dir, host=host, tools=tools))  # raises what `run` would
     if explicit_cwd:
         if keep:
             raise click.UsageError("--keep-workspace is for the temporary workspace; a --cwd directory is kept")

@@ -5,8 +5,7 @@ Layer: CLI, pure text of the undo plan; knows nothing of the run store, provider
 
 from __future__ import annotations
 
-from harness_core import UndoPlan
-from harness_core._run.undo import FileUndo
+from harness_core import FileUndo, UndoPlan
 
 __all__ = ["done_lines"]
 

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
-from harness_core import AgentRunSpec, Tool
-from harness_core._run.logs import check_writable
-from harness_core._run.probe import prepare
-from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import check_tools_for
+from harness_core import AgentRunSpec, Tool, check_run
 from harness_core.cli.event_loop import run_async
 from harness_core.cli.flags.continuation import resolve_continue
 from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
@@ -128,10 +125,7 @@ def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None
                  tools: tuple[Tool, ...] = ()) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
 
-    host = get_host()
-    probed = run_async(prepare, spec, provider, host)
-    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
-    check_writable(runs_dir)
+    run_async(partial(check_run, spec, provider, runs_dir=runs_dir, host=get_host(), tools=tools))
 
 
 def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path | None, record_wire: bool,

@@ -30,7 +30,7 @@ _STATUSES = ("running", "waiting for approval", *_ENDED)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE = re.compile(r"(\d+)([smhdw])")
 _DECISIONS = ("allow", "approve", "deny", "abort")  # = runs.approve.DECISIONS' keys
-_DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not imported: start-up time)
+_DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.run.DEFAULT_DEADLINE (not imported: start-up time)
 
 
 def parse_age(text: str) -> int:

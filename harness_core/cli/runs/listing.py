@@ -15,7 +15,6 @@ from pathlib import Path
 import click
 
 from harness_core import InvalidSpecError
-from harness_core._scratch import Leftover, sweep_scratch
 from harness_core.cli.exits import EXIT_FAILED, EXIT_USAGE, fail, harness_command
 from harness_core.cli.output import dumps
 from harness_core.cli.records.history import format_age, format_bytes, format_runs, format_show, run_details
@@ -23,6 +22,7 @@ from harness_core.cli.render.diffview import format_changes
 from harness_core.cli.render.layout import fit_text, output_width, table
 from harness_core.cli.render.terminal import use_plain
 from harness_core.events import FileChange
+from harness_core.files.scratch import Leftover, sweep_scratch
 from harness_core.plugins import get_host
 from harness_core.store import PruneReport, RunSummary, find_run, list_runs, prune_runs, resolve_runs_dir
 

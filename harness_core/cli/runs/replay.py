@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from harness_core._run.replay import WireLog, load_wire, open_replay
+from harness_core import WireLog, load_wire, open_replay
 from harness_core.cli.event_loop import run_async
 from harness_core.cli.exits import EXIT_USAGE, fail
 from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs

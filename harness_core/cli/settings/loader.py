@@ -20,9 +20,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness_core._inputfile import InputFileError, read_input
 from harness_core.cli.settings.toml_lines import key_lines, line_of, toml_value
 from harness_core.errors import EXIT_USAGE, HarnessError
+from harness_core.files.inputs import InputFileError, read_input
 from harness_core.mcp import McpServer
 
 if sys.version_info >= (3, 11):
