@@ -94,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "run_sync": "harness_core._run.api",
     "Session": "harness_core._run.session.session",
     "open_session": "harness_core._run.session.session",
+    "ConversationBudget": "harness_core._run.budget",
     "WireLog": "harness_core._run.replay.run",
     "load_wire": "harness_core._run.replay.run",
     "open_replay": "harness_core._run.replay.run",
@@ -121,6 +122,9 @@ if TYPE_CHECKING:
     )
     from harness_core._run.approvals import (
         Approver as Approver,
+    )
+    from harness_core._run.budget import (
+        ConversationBudget as ConversationBudget,
     )
     from harness_core._run.changes.undo import (
         FileUndo as FileUndo,

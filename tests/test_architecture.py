@@ -326,8 +326,29 @@ def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def _floor_of(module: str, floors: tuple[tuple[str, ...], ...] = CORE_FLOORS,
-              top: str = "harness_core") -> tuple[int, str] | None:
+Floors = tuple[tuple[str, ...], ...]
+"""Blocks of modules, top floor first (CORE_FLOORS, CLI_FLOORS, PACKAGE_FLOORS)."""
+
+
+CLI_FLOORS: Floors = (
+    ("harness_core.cli.__main__",),
+    ("harness_core.cli",),
+    ("harness_core.cli.run", "harness_core.cli.chat", "harness_core.cli.runs", "harness_core.cli.providers",
+     "harness_core.cli.config", "harness_core.cli.batch", "harness_core.cli.view"),
+    ("harness_core.cli.foreground",),
+    ("harness_core.cli.flags",),
+    ("harness_core.cli.complete",),
+    ("harness_core.cli.records", "harness_core.cli.settings"),
+    ("harness_core.cli.exits", "harness_core.cli.output", "harness_core.cli.event_loop"),
+    ("harness_core.cli.stderr_log", "harness_core.cli.render"),
+)
+"""The CLI's floors inside its block of CORE_FLOORS, top first (docs/import-rules.md): the entry (`cli/__init__`,
+which registers every command), the command groups (sibling blocks: no group imports another; what two groups
+share is on a floor below them), then the CLI base. `harness_core.cli` itself is the package's `__init__` only."""
+CLI_TABLE = "CLI_FLOORS and docs/import-rules.md"
+
+
+def _floor_of(module: str, floors: Floors = CORE_FLOORS, top: str = "harness_core") -> tuple[int, str] | None:
     best: tuple[int, str] | None = None
     for floor, blocks in enumerate(floors):
         for block in blocks:
@@ -337,18 +358,17 @@ def _floor_of(module: str, floors: tuple[tuple[str, ...], ...] = CORE_FLOORS,
     return best
 
 
-def layer_violations(graph: dict[str, set[str]], floors: tuple[tuple[str, ...], ...] = CORE_FLOORS,
-                     top: str = "harness_core") -> list[str]:
-    """Every import of a module of `top` (harness_core, or the CLI with CLI_FLOORS) pointing up a floor or across
-    to a sibling block, and every module of `top` on no floor."""
+def layer_violations(graph: dict[str, set[str]], floors: Floors = CORE_FLOORS, top: str = "harness_core",
+                     table: str = "CORE_FLOORS and docs/architecture.md") -> list[str]:
+    """Every import of package `top` (harness_core, the CLI with CLI_FLOORS, a provider package) pointing up a floor
+    or across to a sibling block, and every module of it on no floor (add it to `table`)."""
     problems = []
-    table = "CORE_FLOORS" if floors is CORE_FLOORS else "its floors table"
     for module, targets in sorted(graph.items()):
         if not (module == top or module.startswith(top + ".")):
             continue
         placed = _floor_of(module, floors, top)
         if placed is None:
-            problems.append(f"{module} is on no floor (add it to {table} and docs/architecture.md)")
+            problems.append(f"{module} is on no floor (add it to {table})")
             continue
         for target in sorted(targets):
             there = _floor_of(target, floors, top)
@@ -364,6 +384,40 @@ def layer_violations(graph: dict[str, set[str]], floors: tuple[tuple[str, ...], 
 def test_the_core_keeps_its_floors() -> None:
     problems = layer_violations(import_graph(CORE))
     assert not problems, "imports against the floors (docs/architecture.md):\n" + "\n".join(problems)
+
+
+def test_the_cli_keeps_its_floors() -> None:
+    """No command group imports another (lazy and TYPE_CHECKING imports counted): what two groups share is on
+    the CLI base, below them."""
+    problems = layer_violations(import_graph(CORE), CLI_FLOORS, "harness_core.cli", CLI_TABLE)
+    assert not problems, "imports against the CLI's floors (docs/import-rules.md):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("edge", ["across", "up"])
+def test_the_cli_floors_check_fails_on_an_edge_between_groups(edge: str) -> None:
+    """The CLI's contract can fail: on a graph with one added edge, a command group importing another (its body
+    lazily), or a base module importing a command group, is named."""
+    graph = import_graph(CORE)
+    source, target = {"across": ("harness_core.cli.chat.invocation", "harness_core.cli.run.invocation"),
+                      "up": ("harness_core.cli.flags.spec_flags", "harness_core.cli.runs.listing")}[edge]
+    assert source in graph and target in graph and target not in graph[source]
+    graph[source] = graph[source] | {target}
+    found = layer_violations(graph, CLI_FLOORS, "harness_core.cli", CLI_TABLE)
+    expected = {"across": f"{source} imports {target}, a sibling on its own floor (harness_core.cli.run)",
+                "up": f"{source} imports {target}, a floor above it (harness_core.cli.runs over "
+                      "harness_core.cli.flags)"}[edge]
+    assert found == [expected]
+
+
+def test_the_cli_floors_check_counts_a_lazy_import_between_groups(tmp_path: Path) -> None:
+    """Written in the source, a command body importing another group's module inside a function is caught too."""
+    copy = tmp_path / "harness_core"
+    shutil.copytree(CORE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    body = copy / "cli" / "batch" / "invocation.py"
+    body.write_text(body.read_text() + "\n\ndef _chat() -> None:\n    from harness_core.cli.chat import invocation\n")
+    assert layer_violations(import_graph(copy), CLI_FLOORS, "harness_core.cli", CLI_TABLE) == [
+        "harness_core.cli.batch.invocation imports harness_core.cli.chat.invocation, a sibling on its own floor "
+        "(harness_core.cli.chat)"]
 
 
 def _map_blocks(text: str) -> list[str]:
@@ -528,8 +582,7 @@ def package_floor_problems(root: Path, floors: Floors) -> list[str]:
     stale = [f"{block} names no module (remove it from PACKAGE_FLOORS[{package!r}])" for blocks in full
              for block in blocks if not any(m == block or m.startswith(block + ".") for m in graph)]
     where = f"PACKAGE_FLOORS[{package!r}] and docs/import-rules.md"
-    return [p.replace("its floors table and docs/architecture.md", where)
-            for p in layer_violations(graph, full, package)] + stale
+    return layer_violations(graph, full, package, table=where) + stale
 
 
 @pytest.mark.parametrize("root", FLOORED_PACKAGES, ids=lambda p: _rel(p))

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from harness_core.capabilities import Capability
-from harness_core.cli.common import dumps
+from harness_core.cli.output import dumps
 from harness_core.errors import InvalidSpecError
 from harness_core.offline import DEFAULT_SCENARIO, SCENARIOS, can_run_offline, scenario_named
 from harness_core.plugins import get_host

@@ -2,7 +2,7 @@
 layered: command line > environment > project > user > default; what an untrusted project file may not set is
 `Config.refused` (docs/sessions.md).
 Layer: CLI, pure (pydantic, `tomllib`), no click; knows the spec's field names and the CLI's environment
-variables, nothing of any provider or of the plugin host (`config.checks` checks those).
+variables, nothing of any provider or of the plugin host (`settings.checks` checks those).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness_core.cli.config.toml_lines import key_lines, line_of, toml_value
+from harness_core.cli.settings.toml_lines import key_lines, line_of, toml_value
 from harness_core.errors import EXIT_USAGE, HarnessError
 from harness_core.files.inputs import InputFileError, read_input
 from harness_core.mcp import McpServer
@@ -47,7 +47,7 @@ class ConfigError(HarnessError):
 
 class ProviderTable(BaseModel):
     """A `[providers.NAME]` table: the provider's `model`, and its options (any other key, checked against the
-    provider's options model by `config.checks`)."""
+    provider's options model by `settings.checks`)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
 
@@ -387,7 +387,7 @@ _NEEDS_TRUST = {"provider": ("-p NAME", "it chooses which agent CLI runs"),
 def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], int], user: Path,
                    mine: ConfigFile | None) -> dict[tuple[str, ...], str]:
     """What an untrusted project file may not set (it comes with the project's files), each key path with its
-    `FILE:LINE` error (`Config.refused`: not applied; a run that would take it from the file fails, `config.settings`):
+    `FILE:LINE` error (`Config.refused`: not applied; a run taking it from the file fails, `settings.layering`):
     anything but `_UNTRUSTED` and `[providers.NAME].model`, except a sandbox or approval no wider than the user
     file's (else the default's). Raises ConfigError for `trusted_projects` in a project file (a mistake)."""
     trust = (f"to let this project's file set it, add its directory to trusted_projects in {user} "

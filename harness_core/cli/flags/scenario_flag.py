@@ -1,5 +1,5 @@
 """`--scenario NAME|JSON|FILE.json` of `run`, `chat` and `batch` (the offline scenario): checked when given; `help`
-lists the scenarios (`providers.scenarios` does the work).
+lists the scenarios (`flags.scenarios` does the work).
 
 Layer: CLI start-up (click only); knows no scenario itself.
 """
@@ -18,6 +18,6 @@ def scenario_callback(ctx: click.Context, param: click.Parameter, value: str) ->
     the closest names and `harness scenarios`."""
     if value != "help" and ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.DEFAULT:
         return value  # the default needs no check (nor the scenarios loaded)
-    from harness_core.cli.providers import scenarios
+    from harness_core.cli.flags import scenarios
 
     return scenarios.checked_scenario(ctx, param, value)

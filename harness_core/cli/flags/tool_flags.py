@@ -25,7 +25,7 @@ _FLAGS = ("mcp_servers", "images", "attach", "strict_attachments", "allowed_tool
 
 
 def _servers(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[dict[str, Any]] | None:
-    from harness_core.cli.run import tool_checks
+    from harness_core.cli.flags import tool_checks
 
     found = []
     for value in values:
@@ -41,7 +41,7 @@ def _servers(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 
 
 def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> frozenset[str] | None:
-    from harness_core.cli.run import tool_checks
+    from harness_core.cli.flags import tool_checks
 
     if value is None:
         return None
@@ -52,7 +52,7 @@ def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> fro
 
 
 def _images(ctx: click.Context, param: click.Parameter, values: tuple[Path, ...]) -> tuple[Path, ...]:
-    from harness_core.cli.run import tool_checks
+    from harness_core.cli.flags import tool_checks
 
     for path in values:
         if not tool_checks.guess_mime_type(path.name).startswith("image/"):

@@ -39,3 +39,6 @@ def check_output_flags(*, quiet: bool, as_json: bool, background: bool, output_l
         raise click.UsageError("-q and --output-last-message are for a foreground run; a background run's answer "
                                "is in its log: `harness attach RUN_ID`, or `harness show RUN_ID --json` "
                                "(its final_text)")
+
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")

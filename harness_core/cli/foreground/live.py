@@ -1,7 +1,7 @@
-"""`harness run` in the foreground: drive one live run, render it (or print its JSON lines), handle Ctrl-C, write its
-answer (`render.streams`) and turn its result into the exit status.
+"""A run in the foreground (`harness run`): drive it live, render it (or print its JSON lines), handle Ctrl-C, write
+its answer (`render.streams`) and turn its result into the exit status (chat, attach and replay use the pieces).
 
-Layer: CLI, loaded when `harness run` executes. Knows the run API of the `harness_core` façade, the event models,
+Layer: CLI base, loaded when a command runs. Knows the run API of the `harness_core` façade, the event models,
 the renderer and the run store; nothing of any concrete provider.
 """
 
@@ -27,13 +27,13 @@ from harness_core import (
     open_run,
 )
 from harness_core._run.signals import interrupt_on_signals
+from harness_core.cli.foreground.terminal_approvals import terminal_approver
+from harness_core.cli.records.history import run_details
 from harness_core.cli.render import Renderer
 from harness_core.cli.render.diffview import format_changes
 from harness_core.cli.render.layout import fit_parts, output_width
 from harness_core.cli.render.streams import answer_text, choose_sinks, deliver_answer, quiet_failure
 from harness_core.cli.render.terminal import use_plain
-from harness_core.cli.run.terminal_approvals import terminal_approver
-from harness_core.cli.runs.history import run_details
 from harness_core.errors import exit_status_for
 from harness_core.events import event_json
 from harness_core.store import read_events

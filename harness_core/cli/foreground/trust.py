@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_core.cli.config.loader import Config, user_config_path
-from harness_core.plugins import PluginHost
+from harness_core.cli.output import say
+from harness_core.cli.settings.loader import Config, user_config_path
+from harness_core.plugins import PluginHost, get_host
 
-__all__ = ["project_files", "untrusted_notice"]
+__all__ = ["project_files", "say_untrusted", "untrusted_notice"]
 
 
 def project_files(cwd: Path, patterns: tuple[str, ...]) -> list[Path]:
@@ -42,3 +43,12 @@ def untrusted_notice(config: Config, host: PluginHost, provider: str | None, cwd
     shown = ", ".join(str(p.relative_to(here)) if p.is_relative_to(here) else str(p) for p in found)
     return ("not loading the project's own agent configuration", f"({shown}):", f"{here} is not a trusted project;",
             "to load it, add it to trusted_projects", f"in {user_config_path()}")
+
+
+def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: bool = False) -> None:
+    """Print, once, that the project's own agent configuration is not loaded (when `cwd` is not a trusted project
+    and has some for the provider's agent); nothing under `quiet`."""
+
+    notice = None if quiet else untrusted_notice(config, get_host(), provider, cwd)
+    if notice is not None:
+        say(*notice)

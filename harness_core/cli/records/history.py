@@ -1,5 +1,5 @@
-"""The reports behind `harness runs`, `harness runs prune` and `harness show`: past runs read back from their logs,
-typed, with their `--json` form and their text.
+"""The reports behind `harness runs`, `harness runs prune` and `harness show` (and `run --diff`): past runs read
+back from their logs, typed, with their `--json` form and their text.
 
 Layer: CLI, loaded when one of those commands runs; knows the run store and the event models; nothing of providers
 or of the runner.

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness_core.cli.config.loader import Config, Value
-from harness_core.cli.config.toml_lines import toml_value
+from harness_core.cli.settings.loader import Config, Value
+from harness_core.cli.settings.toml_lines import toml_value
 from harness_core.plugins import PluginHost
 
 __all__ = ["ConfigProblems", "check_config"]

@@ -16,7 +16,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from harness_core.cli.complete import complete_session_id
-from harness_core.cli.numbers import Number
+from harness_core.cli.flags.numbers import Number
 
 __all__ = ["CWD_OPTION", "SANDBOX_OPTION", "SchemaFile", "approval_option", "resume_options", "spec_flag_options"]
 
@@ -60,7 +60,7 @@ class SchemaFile(click.ParamType):  # type: ignore[type-arg]
         return [CompletionItem(incomplete, type="file")]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> dict[str, Any]:
-        from harness_core.cli.run import output_schema
+        from harness_core.cli.flags import output_schema
 
         if isinstance(value, dict):
             return value
