@@ -17,8 +17,8 @@ from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, Too
 from harness_core.mcp import HARNESS_SERVER, harness_server_is_ours, server_of, tool_name_matches
 from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
 
-__all__ = ["SESSION_NOTICES", "ToolPolicy", "check_attachments", "check_tool_filters", "native_allow", "native_filter", "tool_forbidden",
-           "tool_policy"]
+__all__ = ["SESSION_NOTICES", "ToolPolicy", "check_attachments", "check_tool_filters", "native_allow", "native_filter",
+           "tool_forbidden", "tool_policy"]
 
 
 def native_filter(name: str, info: ProviderInfo) -> bool:
