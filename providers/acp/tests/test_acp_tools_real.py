@@ -26,13 +26,7 @@ AGENTS = ("claude-acp", "codex-acp", "gemini", "qwen")
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8"
                     "cfc000000301010018dd8db00000000049454e44ae426082")
 
-_QWEN = ("Qwen Code 0.24.4 connects the servers of session/new late: its model request neither offers nor lists "
-         "their tools as deferred (a real model would look them up with tool_search), so the scripted model cannot "
-         "find the tool")
-NOT_YET: dict[tuple[str, str], str] = {
-    ("qwen", "tools_echo"): _QWEN,
-    ("qwen", "tools_mcp"): _QWEN,
-}
+NOT_YET: dict[tuple[str, str], str] = {}
 
 
 @pytest.fixture

@@ -61,41 +61,6 @@ class TestQwenContract(NamedAgentContract):
     offline_hostile_project: ClassVar[dict[str, str]] = {  # an MCP server at TEST-NET
         ".qwen/settings.json": '{"mcpServers": {"x": {"httpUrl": "http://192.0.2.1:9/mcp"}}}'}
 
-    _LATE_SERVERS = ("Qwen Code 0.24.4 connects the servers of session/new late: its first model request neither "
-                     "offers nor lists their tools, so the scripted model cannot call one (a real model looks them up "
-                     "with tool_search); the fake agent plays it (docs/tools.md)")
-
-    @pytest.mark.anyio
-    async def test_mcp_stdio_server_echo(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_mcp_stdio_server_echo(play)
-
-    @pytest.mark.anyio
-    async def test_python_tool_is_called_with_the_scenarios_arguments(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_is_called_with_the_scenarios_arguments(play)
-
-    @pytest.mark.anyio
-    async def test_python_tool_error_reaches_the_model(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_error_reaches_the_model(play, harness_real)
-
-    @pytest.mark.anyio
-    async def test_python_tool_interrupted(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_interrupted(play, harness_real)
-
-    @pytest.mark.anyio
-    @pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
-    async def test_python_tool_approval(self, decision: ApprovalDecision, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_approval(decision, play, harness_real)
-
     def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
                   fault: str | None = None) -> OfflineSetup | None:
         if real and scenario.name == "fail_500":
