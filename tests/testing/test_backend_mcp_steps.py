@@ -152,6 +152,23 @@ def test_gemini_calls_the_listed_tool_and_quotes_its_result() -> None:
         assert reply["candidates"][0]["content"]["parts"][-1]["text"] == "The tool said 5."
 
 
+def test_gemini_quotes_a_function_responses_error_when_it_has_no_output() -> None:
+    """The Gemini API's `functionResponse.response` carries `output`, or `error` for a call that failed or was
+    refused (as Gemini CLI sends an MCP tool's error, with the tool's own text inside)."""
+    error = ("MCP tool 'add' reported tool error for function call: {\"name\":\"add\"} with response: "
+             '[{"text":"add raised ValueError: no"}]')
+    with GeminiBackend(mcp_scenario()) as backend:
+        tools = [{"functionDeclarations": [{"name": "mcp_harness_add"}]}]
+        first = [{"role": "user", "parts": [{"text": "add"}]}]
+        url = f"{backend.url}/v1beta/models/gemini-x:generateContent"
+        call = json.loads(post(url, {"contents": first, "tools": tools}))["candidates"][0]["content"]["parts"][-1]
+        second = [*first, {"role": "model", "parts": [call]}, {"role": "user", "parts": [
+            {"functionResponse": {"name": "mcp_harness_add", "response": {"error": error}}}]}]
+        reply = json.loads(post(url, {"contents": second, "tools": tools}))
+        assert reply["candidates"][0]["content"]["parts"][-1]["text"] == f"The tool said {error}."
+        assert backend.tool_results == [error]
+
+
 def test_a_tool_the_request_does_not_offer_fails_the_turn_with_the_reason() -> None:
     with MessagesBackend(mcp_scenario()) as backend:
         body = {"model": "m", "messages": [{"role": "user", "content": "add"}], "tools": [{"name": "Bash"}]}
