@@ -154,7 +154,7 @@ def test_gemini_calls_the_listed_tool_and_quotes_its_result() -> None:
 
 def test_gemini_quotes_a_function_responses_error_when_it_has_no_output() -> None:
     """The Gemini API's `functionResponse.response` carries `output`, or `error` for a call that failed or was
-    refused (as Gemini CLI sends an MCP tool's error, with the tool's own text inside)."""
+    refused (as an agent sends an MCP tool's error, with the tool's own text inside)."""
     error = ("MCP tool 'add' reported tool error for function call: {\"name\":\"add\"} with response: "
              '[{"text":"add raised ValueError: no"}]')
     with GeminiBackend(mcp_scenario()) as backend:
@@ -305,7 +305,7 @@ def _answered(messages: list[dict[str, Any]], message: dict[str, Any], result: s
 
 
 def test_chat_looks_up_a_tool_not_yet_listed_until_the_search_shows_it_then_calls_it_through_the_bridge() -> None:
-    """An agent that connects its MCP servers in the background (Qwen Code) neither offers nor lists their tools in
+    """An agent that connects its MCP servers in the background neither offers nor lists their tools in
     its first request: the model searches by keywords, again while the search finds nothing, then calls what the
     search showed through the bridge tool."""
     schema = json.dumps({"name": "mcp__harness__add", "description": "Add", "parametersJsonSchema": {}})

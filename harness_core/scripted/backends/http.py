@@ -40,7 +40,7 @@ FINISHED_TEXT = "(scenario finished)"
 LOOKUPS = 60
 """How many times the model looks up by keywords a tool the request neither offers nor names (`tool_lookup`)
 before it says the tool is not there: an agent that connects its MCP servers in the background finds them only once
-they are up (Qwen's stdio discovery gives a server 30 s)."""
+they are up (an agent may give a stdio server 30 s to start)."""
 LOOKUP_PAUSE = 0.5
 """Seconds the model takes before it looks a tool up again (the first lookup is at once)."""
 _JSON = dict[str, Any]
