@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -16,6 +17,7 @@ from harness_core import ApprovalResolved, HarnessError, jobs
 from harness_core.store import LogFollower, validate_run_id
 
 from harness_view.files import own_log
+from harness_view.stopping import cut_on_stop, never
 
 __all__ = ["ANSWERER", "CANCEL_TIMEOUT", "CONFIRM_DEADLINE", "DECISIONS", "answer", "cancel"]
 
@@ -32,9 +34,11 @@ class AnsweredFirstError(HarnessError):
     """Someone else's answer to the request was taken first (the message says whose, and what it was)."""
 
 
-async def answer(runs_dir: Path, run_id: str, request_id: str, decision: str) -> ApprovalResolved:
+async def answer(runs_dir: Path, run_id: str, request_id: str, decision: str, *,
+                 stopping: Callable[[], bool] = never) -> ApprovalResolved:
     """Answer `request_id` of run `run_id` (an exact run id, as the viewer's URLs name runs) and wait up to
-    `CONFIRM_DEADLINE` s for the run to record it; how the run resolved it, this answer's.
+    `CONFIRM_DEADLINE` s (or until `stopping()`: the viewer stops) for the run to record it; how the run
+    resolved it, this answer's.
 
     Raises:
         AnsweredFirstError: another answer (`harness approve`, `harness attach`, another tab) was taken first.
@@ -55,7 +59,10 @@ async def answer(runs_dir: Path, run_id: str, request_id: str, decision: str) ->
         if earlier is not None:
             raise _first(run_id, earlier) from None
         raise
-    resolved = await _resolution(path, request_id, deadline=CONFIRM_DEADLINE)
+    resolved = await _resolution(path, request_id, deadline=CONFIRM_DEADLINE, stopping=stopping)
+    if resolved is None and stopping():
+        raise HarnessError(f"the answer to request {request_id} is recorded; the viewer stopped before run {run_id} "
+                           f"took it: `harness show {run_id}` shows what the run did")
     if resolved is None:
         raise HarnessError(f"the answer to request {request_id} is recorded, but run {run_id} has not taken it in "
                            f"{CONFIRM_DEADLINE:.0f} s; this page shows it when it does (reload it)")
@@ -70,24 +77,25 @@ def _first(run_id: str, resolved: ApprovalResolved) -> AnsweredFirstError:
                               f"{resolved.decision.value}; that is what the run did")
 
 
-async def _resolution(path: Path, request_id: str, *, deadline: float) -> ApprovalResolved | None:
-    """How the run resolved `request_id`, following its log for up to `deadline` s (0: what it holds now); None
-    if it has not (busy, or over without it). Reads in a worker thread: the event loop never waits on a file."""
+async def _resolution(path: Path, request_id: str, *, deadline: float,
+                      stopping: Callable[[], bool] = never) -> ApprovalResolved | None:
+    """How the run resolved `request_id`, following its log for up to `deadline` s (0: what it holds now) or
+    until `stopping()`; None if it has not (busy, or over without it). Reads in a worker thread."""
     bounded = anyio.move_on_after(deadline) if deadline > 0 else contextlib.nullcontext()  # 0: one whole read
     with LogFollower(path, on_bad_line=lambda _bad: None) as follower, bounded:
         while True:
             for event in await anyio.to_thread.run_sync(follower.read):
                 if isinstance(event, ApprovalResolved) and event.request_id == request_id:
                     return event
-            if follower.over or deadline <= 0:
+            if follower.over or deadline <= 0 or stopping():
                 return None
             await anyio.sleep(_POLL)
     return None
 
 
-async def cancel(runs_dir: Path, run_id: str) -> str:
-    """Interrupt run `run_id` (an exact run id) and wait (up to `CANCEL_TIMEOUT` s) for it to end; what to tell
-    the user.
+async def cancel(runs_dir: Path, run_id: str, *, stopping: Callable[[], bool] = never) -> str:
+    """Interrupt run `run_id` (an exact run id) and wait (up to `CANCEL_TIMEOUT` s, or until `stopping()`: the
+    viewer stops) for it to end; what to tell the user.
 
     Raises:
         HarnessError: not a run id, it was lost, did not end in time, or no `harness run` process drives it.
@@ -96,5 +104,11 @@ async def cancel(runs_dir: Path, run_id: str) -> str:
     status = await anyio.to_thread.run_sync(lambda: job.status)
     if status not in ("running", "waiting for approval"):
         raise jobs.JobNotRunningError(f"run {run_id} is {status}: there is nothing to cancel")
-    summary = await job.cancel(timeout=CANCEL_TIMEOUT)
+    with anyio.CancelScope() as waiting:  # the interrupt is sent first: a viewer that stops cuts only the wait
+        async with anyio.create_task_group() as watch:
+            watch.start_soon(cut_on_stop, stopping, waiting)
+            summary = await job.cancel(timeout=CANCEL_TIMEOUT)
+            watch.cancel_scope.cancel()
+    if waiting.cancelled_caught:
+        return f"Cancel asked of run {run_id}; the viewer stopped before it ended."
     return f"Run {run_id} ended: {summary.status}."

@@ -31,6 +31,7 @@ from harness_view.live import run_events, runs_events
 from harness_view.pages import NoSuchPage, RunPage, Site
 from harness_view.render import Links
 from harness_view.settings import ViewerSettings
+from harness_view.stopping import CutOnStop, never
 
 __all__ = ["create_app"]
 
@@ -40,28 +41,29 @@ _SAID = {"approve": "approved", "deny": "denied", "abort": "denied, and the turn
 
 
 def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
-               stopping: Callable[[], bool] = lambda: False) -> ASGIApp:
+               stopping: Callable[[], bool] = never) -> ASGIApp:
     """The viewer of `settings.runs_dir` (and its batches; without `settings.batches`, the `*.results.jsonl`
-    files of `cwd`), every route behind the guard. `stopping()` says the server is stopping: the live streams end."""
+    files of `cwd`), every route behind the guard. `stopping()` says the server is stopping: the live streams and
+    the actions' waits end, and a request still unanswered a moment later is cut (`stopping.CutOnStop`)."""
     site = Site(settings, cwd)
-    # A page reads logs and renders: its endpoint is a plain `def`, so Starlette runs it in a worker thread and the
-    # event loop (the live streams, the other tabs, approve and cancel) never waits on it.
+    # A page reads logs and renders in a worker thread (`_off_loop`): the event loop (the live streams, the other
+    # tabs, approve and cancel) never waits on it, and a viewer that stops need not wait for it either.
 
     def _filters(request: Request) -> tuple[Filters, str]:
         q = request.query_params
         return Filters(q.get("status", ""), q.get("provider", ""), q.get("session", ""), q.get("q", "")[:200]), \
             q.get("batch", "")
 
-    def runs_page(request: Request) -> Response:
+    async def runs_page(request: Request) -> Response:
         filters, batch = _filters(request)
         query = f"?{request.url.query}" if request.url.query else ""
-        return HTMLResponse(site.runs(filters, batch, links=_LINKS, query=query,
-                                      every=request.query_params.get("all") == "1"))
+        return HTMLResponse(await _off_loop(lambda: site.runs(filters, batch, links=_LINKS, query=query,
+                                                              every=request.query_params.get("all") == "1")))
 
-    def runs_fragment(request: Request) -> Response:
+    async def runs_fragment(request: Request) -> Response:
         filters, batch = _filters(request)
-        return HTMLResponse(site.runs(filters, batch, links=_LINKS, fragment=True,
-                                      every=request.query_params.get("all") == "1"))
+        return HTMLResponse(await _off_loop(lambda: site.runs(filters, batch, links=_LINKS, fragment=True,
+                                                              every=request.query_params.get("all") == "1")))
 
     streams = [0]  # event streams open now (bounded by settings.max_streams)
 
@@ -84,10 +86,14 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
     async def runs_stream(request: Request) -> Response:
         return streaming(runs_events(site, stopping=stopping))
 
-    def run_page(request: Request) -> Response:
+    async def run_page(request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        page = _found(lambda: site.run_page(run_id))
-        return HTMLResponse(site.run(run_id, links=_LINKS, page=page, notice=_notice(settings, page, request)))
+
+        def render() -> str:
+            page = _found(lambda: site.run_page(run_id))
+            return site.run(run_id, links=_LINKS, page=page, notice=_notice(settings, page, request))
+
+        return HTMLResponse(await _off_loop(render))
 
     async def run_stream(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -114,28 +120,30 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
         decision = (form.get("decision") or [""])[-1]
         try:
             resolved = await actions.answer(settings.runs_dir, run_id, (form.get("request_id") or [""])[-1],
-                                            decision)
+                                            decision, stopping=stopping)
         except HarnessError as exc:
-            return await anyio.to_thread.run_sync(_problem, site, run_id, exc.message)
+            said = exc.message
+            return await _off_loop(lambda: _problem(site, run_id, said))
         # the page reads the outcome back from the run's log: the URL names the request, never what to say
         return RedirectResponse(f"/runs/{quote(run_id)}?answered={quote(resolved.request_id)}", status_code=303)
 
     async def cancel(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         try:
-            await actions.cancel(settings.runs_dir, run_id)
+            await actions.cancel(settings.runs_dir, run_id, stopping=stopping)
         except HarnessError as exc:
-            return await anyio.to_thread.run_sync(_problem, site, run_id, exc.message)
+            said = exc.message
+            return await _off_loop(lambda: _problem(site, run_id, said))
         # the page says "Cancelled" only with this stamp, fresh and for this run: a URL typed or shared says nothing
         return RedirectResponse(f"/runs/{quote(run_id)}?cancelled={flash.stamp(settings, 'cancel', run_id)}",
                                 status_code=303)
 
-    def batches_page(request: Request) -> Response:
-        return HTMLResponse(site.batches_page(links=_LINKS))
+    async def batches_page(request: Request) -> Response:
+        return HTMLResponse(await _off_loop(lambda: site.batches_page(links=_LINKS)))
 
-    def batch_page(request: Request) -> Response:
+    async def batch_page(request: Request) -> Response:
         key = request.path_params["key"]
-        return HTMLResponse(_found(lambda: site.batch_page(site.batch(key), links=_LINKS)))
+        return HTMLResponse(await _off_loop(lambda: _found(lambda: site.batch_page(site.batch(key), links=_LINKS))))
 
     async def not_found(request: Request, exc: Exception) -> Response:
         detail = exc.detail if isinstance(exc, HTTPException) else "not found"
@@ -160,9 +168,22 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
         Route("/batches/{key}", batch_page),
         Mount("/static", StaticFiles(packages=[("harness_view", "static")]), name="static"),
     ]
+
+    def stopped() -> str:
+        return site.html("error.html", _LINKS, status=503, detail=(
+            "The viewer stopped (Ctrl-C) before this page was ready: start `harness view` again, then reload."))
+
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, HarnessError: harness_error},
-                    middleware=[Middleware(Guard, settings=settings), Middleware(_SafeRunsDir, site=site)])
+                    middleware=[Middleware(Guard, settings=settings),
+                                Middleware(CutOnStop, stopping=stopping, page=stopped),
+                                Middleware(_SafeRunsDir, site=site)])
     return app
+
+
+async def _off_loop(make: Callable[[], T]) -> T:
+    """`make()` in a worker thread (it reads logs and renders); a request cut when the viewer stops leaves it
+    behind (its result unused) instead of waiting for it."""
+    return await anyio.to_thread.run_sync(make, abandon_on_cancel=True)
 
 
 def _notice(settings: ViewerSettings, page: RunPage, request: Request) -> str | None:

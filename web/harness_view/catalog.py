@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness_core.store import RunSummary, list_runs
 
-__all__ = ["LIMIT", "Filters", "RunRow", "Snapshot", "rows", "runs_signature"]
+__all__ = ["LIMIT", "Filters", "RunRow", "Snapshot", "rows", "runs_signature", "turn_number"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,12 @@ class Filters:
                 and (not self.q or _has_words(prompt_of(run), self.q)))
 
 
+def turn_number(turn: int | None) -> int | None:
+    """A turn's index in its session (from 0, as the log has it) counted from 1, as the CLI says it (`[turn 2]`,
+    `turn 2 of session …`) and as every page shows it; None outside a session."""
+    return turn + 1 if turn is not None else None
+
+
 @dataclass(frozen=True)
 class RunRow:
     """One line of the runs list."""
@@ -58,8 +64,7 @@ class RunRow:
 
     @property
     def turn_number(self) -> int | None:
-        """Its turn counted from 1, as the CLI says it (`[turn 2]`) and as pages show it."""
-        return self.turn + 1 if self.turn is not None else None
+        return turn_number(self.turn)
 
     @classmethod
     def of(cls, run: RunSummary) -> RunRow:

@@ -1,6 +1,6 @@
 """Live pages as server-sent events: a run's log followed (each section an event changed, re-rendered; a growing
-text only its new characters) until its `done`, and the runs directory watched (an event whenever the list would
-show something new); each stream ends when the viewer stops (Ctrl-C), so no response is left to be cancelled.
+text only its new characters; its files list when one comes) until its `done`, and the runs directory watched (an
+event whenever the list would show something new); each stream ends when the viewer stops (Ctrl-C).
 
 Knows the run store's follower, the timeline and the pages; nothing of HTTP beyond the SSE line format.
 """
@@ -18,8 +18,9 @@ from harness_core.store import LogFollower, summarize
 
 from harness_view.catalog import runs_signature
 from harness_view.files import own_log
-from harness_view.pages import Site
+from harness_view.pages import FILES, Site
 from harness_view.render import Links
+from harness_view.stopping import never
 from harness_view.timeline import HEAD, RESULT, Timeline
 
 __all__ = ["POLL", "run_events", "runs_events", "sse"]
@@ -32,17 +33,13 @@ _LIVE = ("running", "waiting for approval")
 _GROWING = ("text", "reasoning")
 
 
-def _never() -> bool:
-    return False
-
-
 def sse(event: str, data: Any) -> str:
     """One server-sent event (`data` as JSON on one line)."""
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown: str = "",
-                     stopping: Callable[[], bool] = _never) -> AsyncIterator[str]:
+                     stopping: Callable[[], bool] = never) -> AsyncIterator[str]:
     """The sections of run `run_id`'s page that change after event `after` (`block` events: key and HTML), as its
     log grows, then `end`; its head and result too whenever its status is not `shown` (the page's: a run lost
     before the stream began). It ends early, without `end`, once `stopping()` (the viewer stops: the page keeps
@@ -53,6 +50,8 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
         return
     timeline = Timeline()
     state = {"status": shown}
+    linked: list[tuple[bool, bool] | None] = [None]
+    """The files the page links (`Site.files_of`), as last sent: a worker's output appears when it writes."""
     sent: dict[str, int] = {}
     """Characters of each text or reasoning block the page has (after its first `block`, only `append`s)."""
     pinged = time.monotonic()
@@ -68,6 +67,10 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
         if summary.status != state["status"]:
             changed.extend([HEAD, RESULT] if state["status"] else [])
             state["status"] = summary.status
+        files = site.files_of(run_id)
+        if files != linked[0]:  # first look (the page may have been rendered before a file came), then changes
+            changed.append(FILES)
+            linked[0] = files
         out: list[str] = []
         page = site.page_of(run_id, timeline, summary) if changed else None
         for key in dict.fromkeys(changed):
@@ -98,7 +101,7 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
             await anyio.sleep(POLL)
 
 
-async def runs_events(site: Site, *, stopping: Callable[[], bool] = _never) -> AsyncIterator[str]:
+async def runs_events(site: Site, *, stopping: Callable[[], bool] = never) -> AsyncIterator[str]:
     """A `runs` event whenever the list would change: a run appears or goes, or one's status changes (it ends,
     starts waiting for approval, its writer is lost), until `stopping()` (the viewer stops). Only logs that changed
     are read again; live runs are looked at every few seconds (a lost writer changes no file)."""

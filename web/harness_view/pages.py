@@ -33,13 +33,16 @@ from markupsafe import Markup
 from harness_view import charts
 from harness_view.batch_report import Report, report
 from harness_view.batches import Batch, BatchRow, discover_batches, read_rows
-from harness_view.catalog import LIMIT, Filters, RunRow, in_session, rows
+from harness_view.catalog import LIMIT, Filters, RunRow, in_session, rows, turn_number
 from harness_view.files import is_link, own_log
 from harness_view.render import Links, render
 from harness_view.settings import ViewerSettings
 from harness_view.timeline import Timeline
 
-__all__ = ["NoSuchPage", "Patch", "RunPage", "Site"]
+__all__ = ["FILES", "NoSuchPage", "Patch", "RunPage", "Site"]
+
+FILES = "files"
+"""The key of a run page's list of its files (the run log, the wire log, the worker's output): a live section."""
 
 _LIVE = ("running", WAITING_FOR_APPROVAL)
 _PATCHES_SHOWN = 200
@@ -85,8 +88,7 @@ class RunPage:
 
     @property
     def turn_number(self) -> int | None:
-        """Its turn counted from 1, as the CLI says it (`turn 2 of session …`)."""
-        return self.turn + 1 if self.turn is not None else None
+        return turn_number(self.turn)
 
     @property
     def provider_session(self) -> str | None:
@@ -172,13 +174,17 @@ class Site:
 
     def page_of(self, run_id: str, timeline: Timeline, summary: RunSummary) -> RunPage:
         """The page of a run from its timeline so far and its summary (status, writer)."""
-        page = RunPage(run_id, timeline, summary, answerable=False,
-                       has_wire=_plain_file(wire_path(self.runs_dir, run_id)),
-                       # a worker's output is an empty file while it plays, removed when the run ends empty:
-                       # linked only once it holds something (then it stays), never as a link about to die
-                       has_worker_log=_plain_file(self.runs_dir / f"{run_id}{WORKER_LOG_SUFFIX}", empty=False))
+        has_wire, has_worker_log = self.files_of(run_id)
+        page = RunPage(run_id, timeline, summary, answerable=False, has_wire=has_wire, has_worker_log=has_worker_log)
         page.answerable = page.live and (self.runs_dir / f"{run_id}{ANSWERS_SUFFIX}").is_file()
         return page
+
+    def files_of(self, run_id: str) -> tuple[bool, bool]:
+        """Whether run `run_id`'s page links its wire log, and its worker's output (a live page looks again)."""
+        # a worker's output is an empty file while it plays, removed when the run ends empty: linked only once it
+        # holds something (then it stays), never as a link about to die
+        return (_plain_file(wire_path(self.runs_dir, run_id)),
+                _plain_file(self.runs_dir / f"{run_id}{WORKER_LOG_SUFFIX}", empty=False))
 
     def run(self, run_id: str, *, links: Links, notice: str | None = None, problem: str | None = None,
             page: RunPage | None = None) -> str:

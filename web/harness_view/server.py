@@ -20,8 +20,8 @@ from harness_view.settings import ViewerSettings
 __all__ = ["bind", "serve", "url_of"]
 
 _GRACE = 3
-"""Seconds open connections get to close when the viewer stops (a live page's stream ends within a poll; a request
-still running after this is cancelled)."""
+"""Seconds open connections get to close when the viewer stops (a live page's stream ends within a poll, an
+action's wait at once, a request still unanswered after `stopping.WAIT` is cut with a 503: none reaches this)."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -65,6 +65,7 @@ def serve(settings: ViewerSettings, *, port: int = 0, cwd: Path | None = None,
     url = url_of(settings, sock)
 
     def stopping() -> bool:  # uvicorn was told to stop (Ctrl-C, SIGTERM): the live streams end on their next look
+        # `server` is assigned below, before any request can call this: it is read at call time, not here
         return server.should_exit
 
     config = uvicorn.Config(create_app(settings, cwd=cwd, stopping=stopping), log_config=None, access_log=False,

@@ -19,6 +19,7 @@ from harness_view.catalog import LIMIT
 from harness_view.live import run_events, runs_events
 from harness_view.pages import Site
 from harness_view.render import Links
+from harness_view.stopping import CutOnStop
 
 
 def write_run(runs: Path, run_id: str, *, done: bool = True, prompt: str | None = None) -> None:
@@ -342,3 +343,53 @@ def test_the_cancel_notice_needs_a_fresh_stamp_of_that_run(tmp_path: Path) -> No
     arabic = "".join(chr(0x660 + int(d)) for d in at)  # digits str.isdigit() takes and int() reads
     for forged in ("²", f"{at}.é", f"{arabic}.{signature}", f"{at}.{signature.upper()}", f"{at}.{signature}\n"):
         assert notice(one, forged) is None, forged  # never a 500, never a notice
+
+
+def test_a_request_unanswered_when_the_viewer_stops_is_cut_with_a_page() -> None:
+    """Ctrl-C: a request with no answer begun a moment later (a page still rendering) gets the 503 page, and nothing
+    is raised out of the app (the server has nothing to cancel); one already answering (a stream) is left to end."""
+    stopped = [False]
+    began, release, answered = anyio.Event(), anyio.Event(), anyio.Event()
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": []}
+
+    async def never_answers(scope: Any, receive: Any, send: Any) -> None:
+        await anyio.sleep_forever()
+
+    async def streams(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"first ", "more_body": True})
+        began.set()
+        await release.wait()
+        await send({"type": "http.response.body", "body": b"last", "more_body": False})
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        cut: list[dict[str, Any]] = []
+        stream: list[dict[str, Any]] = []
+
+        async def to_cut(message: Any) -> None:
+            cut.append(message)
+            if message["type"] == "http.response.body":
+                answered.set()
+
+        async def to_stream(message: Any) -> None:
+            stream.append(message)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(CutOnStop(never_answers, lambda: stopped[0], lambda: "the viewer stopped"),
+                                 scope, receive, to_cut)
+                group.start_soon(CutOnStop(streams, lambda: stopped[0], lambda: "never this"), scope, receive,
+                                 to_stream)
+                await began.wait()
+                stopped[0] = True  # Ctrl-C
+                await answered.wait()
+                release.set()  # the stream ends on its own, after the cut: it was left to
+        return cut, stream
+
+    cut, stream = anyio.run(main)
+    assert cut[0]["status"] == 503 and b"the viewer stopped" in cut[1]["body"]
+    assert [m.get("body") for m in stream] == [None, b"first ", b"last"]

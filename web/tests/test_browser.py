@@ -1,6 +1,7 @@
 """The viewer in headless Chromium, on real runs: the runs list (live), a run of every provider, the hostile-text
 run inert, a live run followed and cancelled, a background run's approvals answered and another cancelled from its
-page, a chat's turns, a batch's report and charts. Screenshots of the main pages are saved (`screenshots`)."""
+page, a worker's output linked when it comes, a chat's turns, a batch's report and charts. Screenshots of the main
+pages are saved (`screenshots`)."""
 
 from __future__ import annotations
 
@@ -188,6 +189,32 @@ def test_a_run_waiting_for_approval_is_cancelled_from_its_page(tab: Tab, viewer:
     expect(page.locator("#run-status")).to_have_text("interrupted")
     assert page.locator(".block.approval .decision").first.inner_text().startswith("Denied, turn stopped")
     assert page.locator(".block.approval.open form.answer").count() == 0
+
+
+def test_a_worker_output_that_comes_later_is_linked_on_the_open_page(tab: Tab, viewer: Viewer,
+                                                                     corpus: Corpus) -> None:
+    """A live page opened while the worker has said nothing (its output empty: not linked) links the output once
+    the worker writes to it (a warning, its traceback as it dies), through the page's live stream: no reload."""
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")  # live until it is cancelled
+    corpus.wait_status(run_id, "waiting for approval")
+    worker = corpus.runs_dir / f"{run_id}.worker.log"
+    assert worker.is_file() and worker.stat().st_size == 0
+    open_page(tab, viewer, f"/runs/{run_id}")
+    page = tab.page
+    page.wait_for_selector("#timeline[data-live]", state="attached")
+    assert page.locator("section.files ul").inner_text().startswith("Run log")
+    assert page.locator("section.files a:text-is('Background worker output')").count() == 0
+    page.evaluate("window.__same = 'page'")  # gone if the page were loaded again
+    try:
+        with worker.open("a") as output:  # as the worker's stderr takes a warning
+            output.write("harness: warning: something the worker said\n")
+        link = page.locator("section.files a:text-is('Background worker output')")
+        expect(link).to_be_visible()
+        assert link.get_attribute("href") == f"/runs/{run_id}/worker"
+        assert page.evaluate("window.__same") == "page"
+        assert page.locator("section.files a:text-is('Run log')").count() == 1
+    finally:
+        corpus.run("cancel", run_id)
 
 
 def test_the_runs_list_updates_live(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:

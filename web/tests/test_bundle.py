@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from harness_core.store import list_runs
 from view_helpers import HOSTILE_SAY, Corpus, Tab, harness
 
 
@@ -75,8 +76,9 @@ def test_a_bundle_says_when_runs_started_and_counts_turns_from_1(tab: Tab, corpu
     bundle(corpus, out, *corpus.chat)
     page = tab.page
     page.goto((out / "index.html").as_uri())
+    column = page.locator("table.runs thead th").all_inner_texts().index("Started")
     for run_id in corpus.chat:
-        started = page.locator(f"tr.run[data-run='{run_id}'] td").nth(4).inner_text()
+        started = page.locator(f"tr.run[data-run='{run_id}'] td").nth(column).inner_text()
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}", started), started
     assert "ago" not in page.locator("table.runs").inner_text()
     assert [page.locator(f"tr.run[data-run='{run_id}'] .turn").inner_text() for run_id in corpus.chat] == [
@@ -85,6 +87,32 @@ def test_a_bundle_says_when_runs_started_and_counts_turns_from_1(tab: Tab, corpu
     page.wait_for_url(f"**/runs/{corpus.chat[1]}.html")
     assert page.locator("#head dt:text-is('Session') + dd").inner_text().endswith(", turn 2")
     assert page.locator("section.turns li").evaluate_all("items => items.map(li => li.value)") == [1, 2]
+
+
+def test_a_bundle_of_some_turns_numbers_them_as_the_session_does(tab: Tab, corpus: Corpus, tmp_path: Path) -> None:
+    """Turns 1 and 3 of a chat of three, bundled: the copy counts them 1 and 3 (the session's numbers, not their
+    places in the copy), in the runs list and in the list of the session's turns on a run's page."""
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir(mode=0o700)
+    chat = harness(["chat", "--offline", "-p", "claude", "--runs-dir", str(runs_dir)], corpus.env, cwd=corpus.root,
+                   stdin="one\ntwo\nthree\n")
+    assert chat.returncode == 0, chat.stderr
+    turns = sorted((r for r in list_runs(runs_dir) if r.session is not None), key=lambda r: r.turn or 0)
+    assert [r.turn for r in turns] == [0, 1, 2]
+    first, third = turns[0].run_id, turns[2].run_id
+    out = tmp_path / "turns-1-and-3"
+    done = harness(["view", "--runs-dir", str(runs_dir), "--bundle", str(out), first, third], corpus.env,
+                   cwd=corpus.root)
+    assert done.returncode == 0, done.stderr
+    page = tab.page
+    page.goto((out / "index.html").as_uri())
+    assert [page.locator(f"tr.run[data-run='{run_id}'] .turn").inner_text() for run_id in (first, third)] == [
+        "turn 1", "turn 3"]
+    page.locator(f"tr.run[data-run='{third}'] a").click()
+    page.wait_for_url(f"**/runs/{third}.html")
+    turns_shown = page.locator("section.turns li")
+    assert turns_shown.evaluate_all("items => items.map(li => li.value)") == [1, 3]
+    assert turns_shown.nth(0).locator("a").inner_text() == first and "(this run)" in turns_shown.nth(1).inner_text()
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -152,7 +152,7 @@ def start_viewer(args: list[str], env: dict[str, str], cwd: Path, *, deadline: f
                                 text=True)
     assert proc.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=_lines_of, args=(proc, lines), daemon=True).start()
+    threading.Thread(target=lines_of, args=(proc, lines), daemon=True).start()
     end = time.monotonic() + deadline
     seen = []
     while (left := end - time.monotonic()) > 0:
@@ -172,7 +172,7 @@ def start_viewer(args: list[str], env: dict[str, str], cwd: Path, *, deadline: f
                          f"{Path(name).read_text()}")
 
 
-def _lines_of(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
+def lines_of(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
     """Hand the viewer's stdout lines to the test until its URL (then the rest is read after it stops)."""
     assert proc.stdout is not None
     while True:
