@@ -409,6 +409,24 @@ async def test_a_disallowed_harness_server_is_not_served_and_the_run_says_its_to
 
 
 @pytest.mark.anyio
+async def test_a_session_says_its_tools_are_unused_once_not_on_every_turn(filter_host: PluginHost,
+                                                                          runs_dir: Path) -> None:
+    """The tools are the session's: the warning that every one of them is forbidden comes with its first turn
+    only."""
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        async with open_session(spec(scenario({"say": "ok"}), disallowed_tools={"mcp:harness"}), "no-mcp-filter",
+                                runs_dir=runs_dir, tools=[add], host=filter_host,
+                                on_event=events.append) as session:
+            first = await session.run("once")
+            second = await session.run("twice")
+    assert (first.final_text, second.final_text) == ("ok", "ok")
+    turns = [e.run_id for e in events if e.type == "run_started"]
+    warned = [e.run_id for e in events if e.type == "notice" and e.code == "tools_unserved"]
+    assert len(turns) == 2 and warned == turns[:1]
+
+
+@pytest.mark.anyio
 async def test_a_harness_filter_is_still_refused_for_a_server_of_that_name_harness_does_not_serve(
         filter_host: PluginHost, runs_dir: Path) -> None:
     """Without tools, a spec's own server may be named `harness`: Harness cannot filter that one, so the agent's
