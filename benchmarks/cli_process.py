@@ -60,9 +60,11 @@ STAGES = {
     "interpreter (python -c pass)": "pass",
     "+ import harness_core.cli (click, the commands)": "import harness_core.cli",
     "+ what `harness run` imports (pydantic, anyio, runner, events)":
-        "import harness_core.cli, harness_core.cli.run.live, harness_core.cli.config.loader, harness_core.spec",
+        "import harness_core.cli, harness_core.cli.foreground.live, harness_core.cli.settings.loader, "
+        "harness_core.spec",
     "+ plugin host (entry points, pluggy, provider classes)":
-        "import harness_core.cli, harness_core.cli.run.live, harness_core.cli.config.loader, harness_core.spec\n"
+        "import harness_core.cli, harness_core.cli.foreground.live, harness_core.cli.settings.loader, "
+        "harness_core.spec\n"
         "from harness_core.plugins import get_host\nget_host().get('codex-appserver')",
 }
 

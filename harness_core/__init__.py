@@ -88,18 +88,21 @@ _EXPORTS: dict[str, str] = {
     "Approver": "harness_core._run.approvals",
     "EventCallback": "harness_core._run.pipe",
     "LiveRun": "harness_core._run.live",
+    "check_run": "harness_core._run.api",
     "open_run": "harness_core._run.api",
     "run": "harness_core._run.api",
     "run_sync": "harness_core._run.api",
-    "Session": "harness_core._run.session",
-    "open_session": "harness_core._run.session",
-    "WireLog": "harness_core._run.replay",
-    "load_wire": "harness_core._run.replay",
-    "open_replay": "harness_core._run.replay",
-    "replay": "harness_core._run.replay",
-    "UndoPlan": "harness_core._run.undo",
-    "apply_undo": "harness_core._run.undo",
-    "plan_undo": "harness_core._run.undo",
+    "Session": "harness_core._run.session.session",
+    "open_session": "harness_core._run.session.session",
+    "ConversationBudget": "harness_core._run.budget",
+    "WireLog": "harness_core._run.replay.run",
+    "load_wire": "harness_core._run.replay.run",
+    "open_replay": "harness_core._run.replay.run",
+    "replay": "harness_core._run.replay.run",
+    "FileUndo": "harness_core._run.changes.undo",
+    "UndoPlan": "harness_core._run.changes.undo",
+    "apply_undo": "harness_core._run.changes.undo",
+    "plan_undo": "harness_core._run.changes.undo",
     "Tool": "harness_core.tools.tool",
     "tool": "harness_core.tools.tool",
     "load_tools": "harness_core.tools.loader",
@@ -112,6 +115,7 @@ __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from harness_core._run.api import (
+        check_run as check_run,
         open_run as open_run,
         run as run,
         run_sync as run_sync,
@@ -119,26 +123,30 @@ if TYPE_CHECKING:
     from harness_core._run.approvals import (
         Approver as Approver,
     )
+    from harness_core._run.budget import (
+        ConversationBudget as ConversationBudget,
+    )
+    from harness_core._run.changes.undo import (
+        FileUndo as FileUndo,
+        UndoPlan as UndoPlan,
+        apply_undo as apply_undo,
+        plan_undo as plan_undo,
+    )
     from harness_core._run.live import (
         LiveRun as LiveRun,
     )
     from harness_core._run.pipe import (
         EventCallback as EventCallback,
     )
-    from harness_core._run.replay import (
+    from harness_core._run.replay.run import (
         WireLog as WireLog,
         load_wire as load_wire,
         open_replay as open_replay,
         replay as replay,
     )
-    from harness_core._run.session import (
+    from harness_core._run.session.session import (
         Session as Session,
         open_session as open_session,
-    )
-    from harness_core._run.undo import (
-        UndoPlan as UndoPlan,
-        apply_undo as apply_undo,
-        plan_undo as plan_undo,
     )
     from harness_core.attachment import (
         Attachment as Attachment,

@@ -11,7 +11,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import warnings
-from types import ModuleType
+from types import CodeType, ModuleType
 
 __all__ = ["MOVED", "new_name"]
 
@@ -28,8 +28,10 @@ MOVED: dict[str, str] = {
     "harness_core._store_writer": "harness_core.store.writer",
     "harness_core._background": "harness_core.jobs.launcher",
     "harness_core._answers": "harness_core.jobs.answers",
-    "harness_core._runproc": "harness_core.jobs.process",
+    "harness_core._runproc": "harness_core.jobs.driver_facts",
     "harness_core.cli._worker": "harness_core.jobs.worker",
+    "harness_core.jobs.process": "harness_core.jobs.driver_facts",
+    "harness_core.toolbridge": "harness_core.tools.bridge",  # also `python -m` (an MCP config written before)
 }
 """Old module (or package: its submodules move with it) → new module."""
 
@@ -57,6 +59,13 @@ class _Alias(importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         """The new module is already executed; give it back its own spec (the import system set the old one)."""
         module.__spec__ = self.spec
+
+    def get_code(self, fullname: str) -> CodeType:
+        """What `python -m OLD` runs (runpy asks the loader for it): the warning, then the new module as
+        `__main__`."""
+        message = f"{fullname} moved to {self.new}; run `python -m {self.new}` (the old name goes in the next release)"
+        return compile(f"import runpy, warnings\nwarnings.warn({message!r}, DeprecationWarning, stacklevel=1)\n"
+                       f"runpy.run_module({self.new!r}, run_name='__main__', alter_sys=True)\n", fullname, "exec")
 
 
 class _MovedFinder(importlib.abc.MetaPathFinder):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from harness_core._provider import Provider
+    from harness_core._provider_interface import Provider
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
     from harness_core.executor import Executor
     from harness_core.spec import AgentRunSpec

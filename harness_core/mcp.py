@@ -20,7 +20,7 @@ __all__ = ["HARNESS_SERVER", "TOOL_BRIDGE_ARGS", "TOOL_KINDS", "McpServer", "Mcp
 McpTransport = Literal["stdio", "http", "sse"]
 HARNESS_SERVER = "harness"
 """The name of the server that serves the run's Python tools (`tools=`): no server of the spec may take it."""
-TOOL_BRIDGE_ARGS = ("-m", "harness_core.toolbridge")
+TOOL_BRIDGE_ARGS = ("-m", "harness_core.tools.bridge")
 """The arguments of the stdio bridge Harness gives its agent for the `harness` server (after the Python to run)."""
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 TOOL_KINDS = ("shell", "read", "edit", "write", "search", "web", "agent", "mcp")

@@ -17,7 +17,7 @@ from typing import Any
 import pluggy
 
 from harness_core import hookspecs
-from harness_core._provider import Provider
+from harness_core._provider_interface import Provider
 from harness_core.capabilities import Capability
 from harness_core.errors import ProviderNotFoundError
 from harness_core.executor import Executor

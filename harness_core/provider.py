@@ -10,9 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from harness_core._agent_cli import cli_output, cli_version, locate_cli, probe_cli, require_min_version
 from harness_core._facade import missing_name
-from harness_core._hot_events import fast_text_delta
 from harness_core._jsonlines import (
     NON_JSON_METHOD,
     MessageBatches,
@@ -22,8 +20,7 @@ from harness_core._jsonlines import (
     scan_once as _scan_once,  # deprecated: see __getattr__
 )
 from harness_core._logging import get_logger
-from harness_core._probe_cache import cached_probe, remember_probe
-from harness_core._provider import (
+from harness_core._provider_interface import (
     AuthStatus,
     CliInfo,
     NoOptions,
@@ -35,8 +32,12 @@ from harness_core._provider import (
     RunContext,
     SessionContext,
 )
+from harness_core.agentcli.binary import locate_cli
+from harness_core.agentcli.cache import cached_probe, remember_probe
+from harness_core.agentcli.version import cli_output, cli_version, probe_cli, require_min_version
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import error_for_status, truncate
+from harness_core.events import fast_text_delta
 from harness_core.hookspecs import hookimpl
 from harness_core.jsonrpc import JsonRpcError, JsonRpcPeer, NotificationHandler
 from harness_core.redaction import REDACTED, redact_argv, scrub

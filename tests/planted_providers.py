@@ -1,7 +1,7 @@
 """Test-only providers: the scripted provider with one typical provider bug planted in each (issue 10, section 5).
 
 Layer: tests. Each variant is the in-process scripted provider (`harness_core.testing.scripted`) with one bug a
-provider author typically makes; `tests/test_contract_planted_bugs.py` runs the shipped contract suite against
+provider author typically makes; `tests/testing/test_contract_planted_bugs.py` runs the shipped contract suite against
 each and expects the named contract test to fail, and against `planted-none` (no bug) expecting it to pass.
 `CliNoBug` / `CliIgnoresExitStatus` are the same for a provider that drives a CLI (a `python -c` agent that
 streams text lines and, for the contract's `crash` fault, dies mid-turn).

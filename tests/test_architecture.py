@@ -5,9 +5,11 @@
   review flag), and each says what it is;
 - nothing that runs outside tests imports `harness_core.testing`;
 - provider packages and the example third-party provider import Harness only through the façades;
+- each provider, executor and viewer package keeps its floors (PACKAGE_FLOORS), as the core keeps CORE_FLOORS;
 - the viewer (web/harness_view) uses the core's public modules only, and its module docstrings fit in 5 lines;
   nothing but the `harness view` command (lazily) imports it;
-- the CLI imports lazily only once per command, the module implementing it (its start-up modules stay light).
+- the CLI imports lazily only once per command, the module implementing it (its start-up modules stay light), and
+  of the core only public modules and the documented-internal ones (CLI_INTERNAL).
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> N
 # --- floors: the layers contract ---------------------------------------------------------------------------------
 
 CORE_FLOORS: tuple[tuple[str, ...], ...] = (
-    ("harness_core.__main__", "harness_core.toolbridge"),
+    ("harness_core.__main__",),
     ("harness_core.cli",),
     ("harness_core.testing",),
     ("harness_core", "harness_core.provider"),
@@ -191,12 +193,11 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core.plugins",),
     ("harness_core.local_executor",),
     ("harness_core.hookspecs",),
-    ("harness_core.executor", "harness_core._agent_cli"),
-    ("harness_core._provider", "harness_core.tools"),
-    ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted",
-     "harness_core._probe_cache", "harness_core._scratch"),
-    ("harness_core._jsonlines", "harness_core._private_files", "harness_core._inputfile", "harness_core._logging"),
-    ("harness_core.errors", "harness_core.tooldisplay", "harness_core._hot_events", "harness_core.spec"),
+    ("harness_core.executor", "harness_core.agentcli"),
+    ("harness_core._provider_interface", "harness_core.tools"),
+    ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted"),
+    ("harness_core._jsonlines", "harness_core.files", "harness_core._logging"),
+    ("harness_core.errors", "harness_core.tooldisplay", "harness_core.spec"),
     ("harness_core.events", "harness_core.redaction"),
     ("harness_core.capabilities", "harness_core.mcp", "harness_core.attachment"),
     ("harness_core._version", "harness_core._facade", "harness_core._moved"),
@@ -209,28 +210,36 @@ LAZY_ALLOWED = {
     "jsonschema": "only a spec with an output schema pays for it",
     "ctypes": "only where the platform needs it",
     "_ctypes": "only where the platform needs it",
-    "harness_core._logging": "_probe_cache is on the CLI's start-up path: structlog only when the cache fails",
+    "harness_core._logging": "agentcli.cache is on the CLI's start-up path: structlog only when the cache fails",
     "ray": "an optional extra of harness-ray: imported where a cluster is used, so the package loads without it",
     "harness_ray.worker": "imports ray",
     "harness_core.tools.server": "the mcp SDK and uvicorn: only a run given Python tools pays for them",
+    "harness_core.scripted.backends": "uvicorn, starlette, httpx2 (60-260 ms after the plugin host is up, measured "
+                                      "with 8 providers): only an offline run pays for them, not every host",
+    "harness_claude.offline": "imports the scripted backends",
+    "harness_codex_common.dialect": "imports the scripted backends",
+    "harness_mini_agent.offline": "imports the scripted backends",
+    "harness_mini_agent.agent": "imports httpx (140-230 ms, measured), which only a mini-agent run needs",
+    "harness_mini_agent.client": "imports httpx",
 }
 """What may be imported in a function outside the CLI (whose commands import their own modules lazily)."""
-TOP_IMPORTS = [CORE, *EXECUTORS, VIEWER]
-"""Where imports are at the top (the provider packages import their provider lazily when registering, to keep
-loading plugins cheap: their rule is being settled with the provider work of issue 25)."""
+TOP_IMPORTS = [CORE, *PACKAGES, *EXECUTORS, VIEWER]
+"""Where imports are at the top: everywhere but the CLI's commands, LAZY_ALLOWED, and a package `__init__`'s register
+hook (`harness_register_*`), which imports its own provider modules so that finding the plugin stays cheap."""
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def import_graph(*roots: Path) -> dict[str, set[str]]:
+def import_graph(*roots: Path, fakes: bool = False) -> dict[str, set[str]]:
     """Module → the modules of `roots` it imports, every import counted (in functions and under TYPE_CHECKING too);
     `from pkg import name` is pkg.name when that is a module. A package's `__init__` importing its own modules at
-    module level is a re-export, not an edge; in a function (a register hook) it is an edge, as any other."""
+    module level is a re-export, not an edge; in a function (a register hook) it is an edge, as any other. A
+    package's `testing/` (its fakes) counts only with `fakes`."""
     paths: dict[str, Path] = {}
     for root in roots:
         for path in _modules(root):
-            if _is_test_code(path) and not path.is_relative_to(CORE / "testing"):
+            if _is_test_code(path) and not path.is_relative_to(CORE / "testing") and not fakes:
                 continue
             parts = list(path.relative_to(root.parent).with_suffix("").parts)
             paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
@@ -317,29 +326,52 @@ def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def _floor_of(module: str) -> tuple[int, str] | None:
+Floors = tuple[tuple[str, ...], ...]
+"""Blocks of modules, top floor first (CORE_FLOORS, CLI_FLOORS, PACKAGE_FLOORS)."""
+
+
+CLI_FLOORS: Floors = (
+    ("harness_core.cli.__main__",),
+    ("harness_core.cli",),
+    ("harness_core.cli.run", "harness_core.cli.chat", "harness_core.cli.runs", "harness_core.cli.providers",
+     "harness_core.cli.config", "harness_core.cli.batch", "harness_core.cli.view"),
+    ("harness_core.cli.foreground",),
+    ("harness_core.cli.flags",),
+    ("harness_core.cli.complete",),
+    ("harness_core.cli.records", "harness_core.cli.settings"),
+    ("harness_core.cli.exits", "harness_core.cli.output", "harness_core.cli.event_loop"),
+    ("harness_core.cli.stderr_log", "harness_core.cli.render"),
+)
+"""The CLI's floors inside its block of CORE_FLOORS, top first (docs/import-rules.md): the entry (`cli/__init__`,
+which registers every command), the command groups (sibling blocks: no group imports another; what two groups
+share is on a floor below them), then the CLI base. `harness_core.cli` itself is the package's `__init__` only."""
+CLI_TABLE = "CLI_FLOORS and docs/import-rules.md"
+
+
+def _floor_of(module: str, floors: Floors = CORE_FLOORS, top: str = "harness_core") -> tuple[int, str] | None:
     best: tuple[int, str] | None = None
-    for floor, blocks in enumerate(CORE_FLOORS):
+    for floor, blocks in enumerate(floors):
         for block in blocks:
-            inside = module == block or (module.startswith(block + ".") and block != "harness_core")
+            inside = module == block or (module.startswith(block + ".") and block != top)
             if inside and (best is None or len(block) > len(best[1])):
                 best = (floor, block)
     return best
 
 
-def layer_violations(graph: dict[str, set[str]]) -> list[str]:
-    """Every import of harness_core pointing up a floor or across to a sibling block, and every core module on no
-    floor."""
+def layer_violations(graph: dict[str, set[str]], floors: Floors = CORE_FLOORS, top: str = "harness_core",
+                     table: str = "CORE_FLOORS and docs/architecture.md") -> list[str]:
+    """Every import of package `top` (harness_core, the CLI with CLI_FLOORS, a provider package) pointing up a floor
+    or across to a sibling block, and every module of it on no floor (add it to `table`)."""
     problems = []
     for module, targets in sorted(graph.items()):
-        if not module.startswith("harness_core"):
+        if not (module == top or module.startswith(top + ".")):
             continue
-        placed = _floor_of(module)
+        placed = _floor_of(module, floors, top)
         if placed is None:
-            problems.append(f"{module} is on no floor (add it to CORE_FLOORS and docs/architecture.md)")
+            problems.append(f"{module} is on no floor (add it to {table})")
             continue
         for target in sorted(targets):
-            there = _floor_of(target)
+            there = _floor_of(target, floors, top)
             if there is None or there[1] == placed[1]:
                 continue
             if there[0] < placed[0]:
@@ -352,6 +384,64 @@ def layer_violations(graph: dict[str, set[str]]) -> list[str]:
 def test_the_core_keeps_its_floors() -> None:
     problems = layer_violations(import_graph(CORE))
     assert not problems, "imports against the floors (docs/architecture.md):\n" + "\n".join(problems)
+
+
+def test_the_cli_keeps_its_floors() -> None:
+    """No command group imports another (lazy and TYPE_CHECKING imports counted): what two groups share is on
+    the CLI base, below them."""
+    problems = layer_violations(import_graph(CORE), CLI_FLOORS, "harness_core.cli", CLI_TABLE)
+    assert not problems, "imports against the CLI's floors (docs/import-rules.md):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("edge", ["across", "up"])
+def test_the_cli_floors_check_fails_on_an_edge_between_groups(edge: str) -> None:
+    """The CLI's contract can fail: on a graph with one added edge, a command group importing another (its body
+    lazily), or a base module importing a command group, is named."""
+    graph = import_graph(CORE)
+    source, target = {"across": ("harness_core.cli.chat.invocation", "harness_core.cli.run.invocation"),
+                      "up": ("harness_core.cli.flags.spec_flags", "harness_core.cli.runs.listing")}[edge]
+    assert source in graph and target in graph and target not in graph[source]
+    graph[source] = graph[source] | {target}
+    found = layer_violations(graph, CLI_FLOORS, "harness_core.cli", CLI_TABLE)
+    expected = {"across": f"{source} imports {target}, a sibling on its own floor (harness_core.cli.run)",
+                "up": f"{source} imports {target}, a floor above it (harness_core.cli.runs over "
+                      "harness_core.cli.flags)"}[edge]
+    assert found == [expected]
+
+
+def test_the_cli_floors_check_counts_a_lazy_import_between_groups(tmp_path: Path) -> None:
+    """Written in the source, a command body importing another group's module inside a function is caught too."""
+    copy = tmp_path / "harness_core"
+    shutil.copytree(CORE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    body = copy / "cli" / "batch" / "invocation.py"
+    body.write_text(body.read_text() + "\n\ndef _chat() -> None:\n    from harness_core.cli.chat import invocation\n")
+    assert layer_violations(import_graph(copy), CLI_FLOORS, "harness_core.cli", CLI_TABLE) == [
+        "harness_core.cli.batch.invocation imports harness_core.cli.chat.invocation, a sibling on its own floor "
+        "(harness_core.cli.chat)"]
+
+
+def _map_blocks(text: str) -> list[str]:
+    """The blocks the map's table (docs/architecture.md) names in its `harness_core/…` column, top first:
+    `cli/` is harness_core.cli, `errors` harness_core.errors, `__init__.py` harness_core."""
+    blocks = []
+    for line in text.splitlines():
+        cells = line.split("|")
+        if len(cells) < 4 or not cells[2].strip().startswith("`") or "floor" in cells[1]:
+            continue  # not a row of the table, or its header
+        for name in re.findall(r"`([^`]+)`", cells[2]):
+            name = name.removesuffix("/").removesuffix(".py")
+            blocks.append("harness_core" if name == "__init__" else f"harness_core.{name}")
+    return blocks
+
+
+def test_the_map_shows_every_floor_in_order() -> None:
+    """docs/architecture.md's table names each CORE_FLOORS block, in the floors' order, and nothing else."""
+    mapped = _map_blocks((ROOT / "docs" / "architecture.md").read_text())
+    floors = [block for blocks in CORE_FLOORS for block in blocks]
+    assert mapped == floors, ("docs/architecture.md's map is out of step with CORE_FLOORS:\n"
+                              f"  only in the map: {[b for b in mapped if b not in floors]}\n"
+                              f"  only in CORE_FLOORS: {[b for b in floors if b not in mapped]}\n"
+                              f"  the map's order: {mapped}")
 
 
 def test_no_import_cycle_in_shipped_code() -> None:
@@ -392,6 +482,184 @@ def test_the_cycle_check_counts_an_import_in_a_register_hook(tmp_path: Path) -> 
     assert frozenset({"harness_codex_exec", "harness_codex_exec.provider"}) in import_cycles(import_graph(copy))
 
 
+# --- floors of the provider, executor and viewer packages --------------------------------------------------------
+
+Floors = tuple[tuple[str, ...], ...]
+"""Blocks of modules, top floor first (as CORE_FLOORS)."""
+
+PACKAGE_FLOORS: dict[str, Floors] = {
+    "harness_acp": (
+        ("testing",),
+        ("__init__",),
+        ("generic",),
+        ("provider",),
+        ("session",),
+        ("connection",),
+        ("turn",),
+        ("mapping", "profiles"),
+        ("display", "trust", "policy", "errors", "mcp_servers", "options",
+         "offline_adapters", "offline_gemini", "offline_qwen"),
+        ("_version",),
+    ),
+    "harness_claude": (
+        ("testing",),
+        ("__init__",),
+        ("provider",),
+        ("session", "offline"),
+        ("turn",),
+        ("mapping", "argv"),
+        ("results",),
+        ("changes", "outcome"),
+        ("display", "_json", "auth", "options", "permissions", "toolconfig", "stdin"),
+    ),
+    "harness_codex_appserver": (
+        ("testing",),
+        ("__init__",),
+        ("provider",),
+        ("session", "replay"),
+        ("thread",),
+        ("turn",),
+        ("mapping", "argv"),
+        ("items", "coalesce", "payloads", "params", "notices", "options"),
+        ("_version",),
+    ),
+    "harness_codex_common": (
+        ("__init__",),
+        ("offline", "retries"),
+        ("cli", "dialect", "errors", "argv", "auth", "rollout", "toolconfig"),
+    ),
+    "harness_codex_exec": (
+        ("testing",),
+        ("__init__",),
+        ("provider",),
+        ("argv",),
+        ("sessions",),
+        ("mapping", "options"),
+        ("_version",),
+    ),
+    "harness_mini_agent": (
+        ("__init__",),
+        ("provider",),
+        ("agent", "offline"),
+        ("client", "mapping", "tools"),
+        ("wire", "patch", "options"),
+    ),
+    "harness_ray": (
+        ("__init__",),
+        ("executor",),
+        ("cluster", "options", "worker"),
+    ),
+    "harness_view": (
+        ("__init__",),
+        ("server",),
+        ("app",),
+        ("bundle", "live"),
+        ("pages", "actions", "flash", "guard"),
+        ("charts",),
+        ("batch_report",),
+        ("batches", "catalog", "files", "render", "settings", "stopping", "timeline"),
+    ),
+}
+"""Each provider, executor and viewer package's floors, top first (docs/import-rules.md), by module name inside the
+package (`__init__` the package itself, `testing` its fakes): the rule of CORE_FLOORS, checked by the same
+`layer_violations`. A package imports other distributions (the core's façades, harness_codex_common) from below
+every floor."""
+FLOORED_PACKAGES = [*PACKAGES, *EXECUTORS, VIEWER]
+
+
+def package_floors(package: str, floors: Floors) -> Floors:
+    """`floors` (a PACKAGE_FLOORS entry) with full module names."""
+    return tuple(tuple(package if block == "__init__" else f"{package}.{block}" for block in blocks)
+                 for blocks in floors)
+
+
+def package_floor_problems(root: Path, floors: Floors) -> list[str]:
+    """What `layer_violations` finds in package `root` (its fakes included) against `floors` (short names), and
+    each block naming no module of it."""
+    package = root.name
+    full = package_floors(package, floors)
+    graph = import_graph(root, fakes=True)
+    stale = [f"{block} names no module (remove it from PACKAGE_FLOORS[{package!r}])" for blocks in full
+             for block in blocks if not any(m == block or m.startswith(block + ".") for m in graph)]
+    where = f"PACKAGE_FLOORS[{package!r}] and docs/import-rules.md"
+    return layer_violations(graph, full, package, table=where) + stale
+
+
+@pytest.mark.parametrize("root", FLOORED_PACKAGES, ids=lambda p: _rel(p))
+def test_each_package_keeps_its_floors(root: Path) -> None:
+    assert root.name in PACKAGE_FLOORS, f"{_rel(root)} has no floors: add PACKAGE_FLOORS[{root.name!r}], top first"
+    problems = package_floor_problems(root, PACKAGE_FLOORS[root.name])
+    assert not problems, "imports against the package's floors (docs/import-rules.md):\n" + "\n".join(problems)
+
+
+def _documented_package_floors(text: str) -> dict[str, Floors]:
+    """The package floors table of docs/import-rules.md: package → its floors, top first, each a tuple of blocks."""
+    found: dict[str, Floors] = {}
+    for line in text.partition("## The floors of each package")[2].splitlines():
+        cells = [cell.strip() for cell in line.split("|")]
+        if len(cells) == 4 and cells[1].startswith("`harness_"):
+            found[cells[1].strip("`")] = tuple(tuple(block.strip().strip("`") for block in floor.split("/"))
+                                               for floor in cells[2].split("›"))
+    return found
+
+
+def test_the_package_floors_are_documented() -> None:
+    documented = _documented_package_floors((ROOT / "docs" / "import-rules.md").read_text())
+    assert documented == PACKAGE_FLOORS, "docs/import-rules.md's package floors differ from PACKAGE_FLOORS: " + \
+        ", ".join(sorted(p for p in {*documented, *PACKAGE_FLOORS} if documented.get(p) != PACKAGE_FLOORS.get(p)))
+
+
+_TOY_FLOORS: Floors = (("testing",), ("__init__",), ("provider",), ("turn",), ("mapping", "params"))
+_TOY = {
+    "__init__.py": '"""Toy."""\n\n\ndef harness_register_providers() -> None:\n'
+                   '    from harness_toy.provider import ToyProvider\n',
+    "provider.py": '"""Toy."""\n\nfrom harness_toy.turn import Turn\n',
+    "turn.py": '"""Toy."""\n\nfrom harness_toy import mapping, params\n',
+    "mapping.py": '"""Toy."""\n',
+    "params.py": '"""Toy."""\n',
+    "testing/__init__.py": '"""Toy."""\n\nfrom harness_toy.provider import ToyProvider\n',
+}
+
+
+@pytest.mark.parametrize("where", ["module", "function", "type_checking", "relative", "sibling", "unplaced"])
+def test_the_package_floors_check_fails_on_an_added_back_edge(tmp_path: Path, where: str) -> None:
+    """The contract can fail: in a made-up provider package whose floors hold, an upward import however it hides, an
+    import of a sibling on its floor, or a module on no floor, is caught."""
+    root = tmp_path / "harness_toy"
+    for name, text in _TOY.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    assert package_floor_problems(root, _TOY_FLOORS) == []
+    target, added, expected = {
+        "module": ("mapping.py", "from harness_toy.turn import Turn\n",
+                   "harness_toy.mapping imports harness_toy.turn, a floor above it"),
+        "function": ("mapping.py", "def _turn() -> None:\n    from harness_toy import provider\n",
+                     "harness_toy.mapping imports harness_toy.provider, a floor above it"),
+        "type_checking": ("mapping.py", "if TYPE_CHECKING:\n    from harness_toy.testing import Fake\n",
+                          "harness_toy.mapping imports harness_toy.testing, a floor above it"),
+        "relative": ("turn.py", "def _provider() -> None:\n    from . import provider\n",
+                     "harness_toy.turn imports harness_toy.provider, a floor above it"),
+        "sibling": ("params.py", "from harness_toy.mapping import Mapper\n",
+                    "harness_toy.params imports harness_toy.mapping, a sibling on its own floor"),
+        "unplaced": ("thread.py", '"""Toy."""\n', "harness_toy.thread is on no floor"),
+    }[where]
+    path = root / target
+    path.write_text((path.read_text() if path.exists() else "") + "\n" + added)
+    problems = package_floor_problems(root, _TOY_FLOORS)
+    assert any(p.startswith(expected) for p in problems), problems
+
+
+def _register_hook_imports(path: Path) -> set[tuple[int, str]]:
+    """The imports of its own package's modules inside a package `__init__`'s `harness_register_*` hooks."""
+    if path.name != "__init__.py":
+        return set()
+    own = path.parent.name + "."
+    return {(node.lineno, node.module) for hook in ast.parse(path.read_text(), str(path)).body
+            if isinstance(hook, ast.FunctionDef) and hook.name.startswith("harness_register_")
+            for node in ast.walk(hook)
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(own)}
+
+
 def _lazy_imports(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(), str(path))
     top = {id(node) for stmt in tree.body if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
@@ -410,18 +678,80 @@ def _lazy_imports(path: Path) -> list[tuple[int, str]]:
 @pytest.mark.parametrize("root", TOP_IMPORTS, ids=lambda p: _rel(p))
 def test_imports_are_at_the_top(root: Path) -> None:
     """MCP's rule: inline imports hide dependencies and obscure circular-import bugs. Only the CLI's commands import
-    lazily (so `harness --help` stays fast), and what LAZY_ALLOWED names."""
-    hidden = [f"{_rel(path)}:{line}: {module}" for path in _modules(root)
-              if not path.is_relative_to(CORE / "cli") and not _is_test_code(path)
-              for line, module in _lazy_imports(path)
-              if not any(module == m or module.startswith(m + ".") for m in LAZY_ALLOWED)]
+    lazily (so `harness --help` stays fast), a package's register hook its own provider, and what LAZY_ALLOWED
+    names."""
+    hidden = hidden_imports(root)
     assert not hidden, "imports inside functions (move them to the top of the module):\n" + "\n".join(hidden)
+
+
+def hidden_imports(root: Path) -> list[str]:
+    """The imports in functions under `root` that no rule allows (`path:line: module`)."""
+    return [f"{_rel(path) if path.is_relative_to(ROOT) else path.relative_to(root.parent)}:{line}: {module}"
+            for path in _modules(root)
+            if not path.is_relative_to(CORE / "cli") and not _is_test_code(path)
+            for line, module in _lazy_imports(path)
+            if not any(module == m or module.startswith(m + ".") for m in LAZY_ALLOWED)
+            and (line, module) not in _register_hook_imports(path)]
+
+
+def test_the_top_imports_check_fails_on_a_lazy_import_in_a_package(tmp_path: Path) -> None:
+    """The rule can fail: in a made-up provider package, the register hook may import its provider, no other function
+    may import (nor the hook another package)."""
+    root = tmp_path / "harness_toy"
+    for name, text in _TOY.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    assert hidden_imports(root) == []
+    (root / "turn.py").write_text(_TOY["turn.py"] + "\n\ndef _late() -> None:\n    from harness_toy import params\n")
+    init = root / "__init__.py"
+    init.write_text(init.read_text() + "    from harness_other.provider import Other\n")
+    assert hidden_imports(root) == ["harness_toy/__init__.py:6: harness_other.provider",
+                                    "harness_toy/turn.py:7: harness_toy"]
 
 
 # --- the CLI: one lazy import per command -------------------------------------------------------------------------
 
+CLI_INTERNAL = {
+    "harness_core._run.signals": "what SIGINT/SIGTERM/SIGHUP do to a live run (`interrupt_on_signals`)",
+    "harness_core._logging": "the library's root logger (`ROOT_LOGGER`), which only the CLI configures",
+}
+"""The documented-internal modules the CLI may import besides the public ones (docs/import-rules.md): keep it short;
+what a library user would want too goes on a public module instead."""
+
+
+def cli_private_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import by the CLI of a core module that is private (a `_` part in its name) and not in CLI_INTERNAL."""
+    def in_cli(name: str) -> bool:
+        return name == "harness_core.cli" or name.startswith("harness_core.cli.")
+
+    return [f"{module} imports {target}" for module, targets in sorted(graph.items()) if in_cli(module)
+            for target in sorted(targets) if not in_cli(target) and target not in CLI_INTERNAL
+            and any(part.startswith("_") for part in target.split(".")[1:])]
+
+
+def test_the_cli_uses_public_or_documented_internal_modules() -> None:
+    problems = cli_private_imports(import_graph(CORE))
+    assert not problems, ("the CLI imports private core modules (use a public module, or add it to CLI_INTERNAL and "
+                          "docs/import-rules.md if it is no use to a library user):\n" + "\n".join(problems))
+
+
+@pytest.mark.parametrize("where", ["module", "function", "type_checking"])
+def test_the_cli_check_fails_on_another_private_module(tmp_path: Path, where: str) -> None:
+    """The rule can fail: a CLI module importing a private core module, however the import hides, is caught."""
+    copy = tmp_path / "harness_core"
+    shutil.copytree(CORE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    added = {
+        "module": "from harness_core._run.probe import prepare\n",
+        "function": "def _probe() -> None:\n    from harness_core._run import probe\n",
+        "type_checking": "if TYPE_CHECKING:\n    from harness_core._run.probe import ProbedProvider\n",
+    }[where]
+    target = copy / "cli" / "stderr_log.py"
+    target.write_text(target.read_text() + "\n" + added)
+    assert "harness_core.cli.stderr_log imports harness_core._run.probe" in cli_private_imports(import_graph(copy))
+
+
 CLI = CORE / "cli"
-_LIGHT_TOP = {"__future__", "click", "harness_core._version", "harness_core._probe_cache"}
+_LIGHT_TOP = {"__future__", "click", "harness_core.__version__", "harness_core.agentcli.cache"}
 """What a start-up module of the CLI (loaded by `harness --help`) imports at its top besides the standard library
 and the CLI's other start-up modules."""
 

@@ -231,7 +231,7 @@ def test_the_fault_matrix_names_only_tests_that_exist() -> None:
     missing = []
     for whole, path_test, contract_test in refs:
         if contract_test:
-            source = "".join(p.read_text() for p in (root / "harness_core/testing").glob("*contract*.py"))
+            source = "".join(p.read_text() for p in (root / "harness_core/testing/contract").glob("*.py"))
             name = contract_test
         else:
             path = root / whole.split("::")[0]

@@ -7,20 +7,19 @@ anything is spawned; after that, everything ends in the `done` event's result (d
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 
 from harness_core._run.approvals import Approver
-from harness_core._run.context import write_wire_header
 from harness_core._run.live import LiveRun
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, preflight, prepare, probe
+from harness_core._run.run_files import RunLogs, check_writable
 from harness_core._run.started import capabilities_of, redacted_spec
-from harness_core._run.tooling import checked_tools, new_tool_server, served, tool_transport
+from harness_core._run.tool_serving import check_tools_for, checked_tools, new_tool_server, served, tool_transport
 from harness_core.events import HarnessResult
 from harness_core.mcp import server_secrets
 from harness_core.plugins import PluginHost, get_host
@@ -29,8 +28,22 @@ from harness_core.spec import AgentRunSpec
 from harness_core.store import new_run_id, validate_run_id
 from harness_core.tools.tool import Tool
 
-__all__ = ["Approver", "EventCallback", "LiveRun", "ProbedProvider", "open_run", "prepare", "preflight", "probe",
-           "played", "run", "run_sync", "unwrap_caller_exception"]
+__all__ = ["Approver", "EventCallback", "LiveRun", "ProbedProvider", "check_run", "open_run", "prepare", "preflight",
+           "probe", "played", "run", "run_sync", "unwrap_caller_exception"]
+
+
+async def check_run(spec: AgentRunSpec, provider: str | None = None, *, runs_dir: str | Path | None = None,
+                    host: PluginHost | None = None, tools: Sequence[Tool] = ()) -> None:
+    """What `open_run` checks before it spawns anything, without starting the run (for a run played elsewhere, a
+    background worker say): the provider and its options, the capabilities the spec needs, the agent's CLI (found
+    and new enough), that the agent can reach `tools`, that `runs_dir` is writable.
+
+    Raises: what `open_run` raises before anything is spawned.
+    """
+    host = host or get_host()
+    probed = await prepare(spec, provider, host)
+    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
+    check_writable(runs_dir)
 
 
 @asynccontextmanager
@@ -76,9 +89,11 @@ async def open_run(
     try:
         async with served(tool_server, spec, transport) as given:
             registered = probed.registered
-            write_wire_header(logs, run_id=rid, provider=registered.name, cli=probed.cli,
-                              provider_version=registered.distribution_version or registered.cls.info.version,
-                              spec=redacted_spec(given, registered.cls.info))
+            if logs.recorder is not None:
+                logs.recorder.header(
+                    run_id=rid, provider=registered.name, cli=probed.cli,
+                    provider_version=registered.distribution_version or registered.cls.info.version,
+                    spec=redacted_spec(given, registered.cls.info))
             live = LiveRun(given, probed, host=host, run_id=rid, logs=logs, approver=approver, on_event=on_event,
                            buffer=buffer, interrupt_grace=interrupt_grace, tools=tool_server)
             async with played(live):

@@ -1,17 +1,19 @@
-"""Budgets: `max_cost_usd` and `max_output_tokens`, enforced by the runner for every provider.
+"""Budgets: `max_cost_usd` and `max_output_tokens`, enforced by the runner for every provider (`Budget`), and a
+conversation's across the sessions that play it in turn (`ConversationBudget`: what each new one has left).
 
-Layer: core runtime (the runner's bookkeeping). Knows usage figures and the budget error; knows nothing of
-providers, the stream or cancel scopes. `max_turns` is not here: only a provider can bound agent steps.
-When the limits are checked, and a session's budget: docs/sessions.md (budgets).
+Layer: core runtime (the runner's bookkeeping). Knows usage figures and the budget error; nothing of providers, the
+stream or cancel scopes. `max_turns` is not here: only a provider can bound agent steps (docs/sessions.md).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
 
 from harness_core.errors import BudgetExceededError
 from harness_core.events import Usage
 from harness_core.spec import AgentRunSpec
 
-__all__ = ["Budget"]
+__all__ = ["Budget", "ConversationBudget"]
 
 
 class Budget:
@@ -56,3 +58,44 @@ class Budget:
             return BudgetExceededError("max_cost_usd", self._max_cost, round(cost, 6), scope=self._scope,
                                        before_turn=True)
         return None
+
+
+@dataclass(frozen=True)
+class ConversationBudget:
+    """The cost and output-token limits of a conversation played by several sessions one after another (a chat
+    going on in a new agent process after its process was stopped), with what the earlier sessions used: the
+    budget covers the whole conversation, each new session gets what is left."""
+
+    max_cost_usd: float | None = None
+    max_output_tokens: int | None = None
+    past: Usage = field(default_factory=Usage)
+    """The usage of the conversation's earlier sessions."""
+
+    def after(self, usage: Usage) -> ConversationBudget:
+        """This budget once a session that used `usage` is left behind."""
+        return replace(self, past=self.past + usage)
+
+    def left(self) -> dict[str, float | int] | None:
+        """The session-wide limits a new session of the conversation gets (each reduced by what the earlier
+        sessions used), as spec fields; None when one is used up already."""
+        update: dict[str, float | int] = {}
+        if self.max_cost_usd is not None:
+            cost = self.max_cost_usd - (self.past.cost_usd or 0.0)
+            if cost <= 0:
+                return None
+            update["max_cost_usd"] = cost
+        if self.max_output_tokens is not None:
+            tokens = self.max_output_tokens - self.past.output_tokens
+            if tokens <= 0:
+                return None
+            update["max_output_tokens"] = tokens
+        return update
+
+    def total(self, budget: str, used: float) -> float:
+        """A session's figure for `budget` (`max_cost_usd`, `max_output_tokens`; any other as it is) as the whole
+        conversation's."""
+        if budget == "max_cost_usd":
+            return round(used + (self.past.cost_usd or 0.0), 6)
+        if budget == "max_output_tokens":
+            return used + self.past.output_tokens
+        return used

@@ -2,13 +2,11 @@
 
 Layer: core runtime (the provider-facing edge of the runner). Thin on purpose: it composes the event pipe, the
 approval broker and the run's logs, and adds only the provider's side of them. Knows nothing of any concrete
-provider, of the consumer or of cancel scopes. The wire log's records: docs/run-store.md (wire log).
+provider, of the consumer or of cancel scopes. The wire log's records are `wirelog.WireWriter`'s.
 """
 
 from __future__ import annotations
 
-import codecs
-import json
 import os
 import time
 import warnings
@@ -19,11 +17,10 @@ from typing import Any, NoReturn
 import anyio
 
 from harness_core._logging import BoundLogger
-from harness_core._provider import CliInfo
+from harness_core._provider_interface import CliInfo
 from harness_core._run.approvals import ApprovalBroker
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventPipe
-from harness_core._version import __version__
+from harness_core._run.run_files import RunLogs
 from harness_core.events import (
     ApprovalDecision,
     ApprovalRequested,
@@ -34,18 +31,10 @@ from harness_core.events import (
     ToolResult,
     ToolStatus,
 )
-from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec
 from harness_core.transport import ChildProcess
 
-__all__ = ["WIRE_FORMAT", "ProviderContext", "cut_short", "write_wire_header"]
-
-WIRE_FORMAT = 2
-"""The wire log's format: 2 has the header, the `child` index and the `spawn`/`err`/`close`/`eof`/`exit`/`file`/
-`approval`/`interrupt` records; a file without a header (format 1) has only `in` and `out`."""
-
-_ERR_LINE_MAX = 64 * 1024
-"""Characters of one stderr line held back waiting for its newline; beyond that the piece is written (`nl` false)."""
+__all__ = ["ProviderContext", "cut_short"]
 
 _CHECKED = frozenset({RunStarted, Done, ApprovalResolved})
 """Event types a provider may not emit as they are (checked off the hot path)."""
@@ -64,12 +53,10 @@ class ProviderContext:
         self._record = pipe.record
         self._deliver = pipe.deliver
         self._broker = broker
-        self._wire = logs.wire
+        self._wire = logs.recorder
         self._interrupt = interrupt
         self._log = log
-        self._secrets = logs.secrets
         self._pipe = pipe
-        self._children = 0  # the next child's index in the wire log
         self._interrupts: set[str] = set()  # the `interrupt` records written (one per kind)
         self._stopping = False  # an interrupt or stop was asked for: a tool result from now on was cut short
 
@@ -123,7 +110,7 @@ class ProviderContext:
             self._refuse_late(request.type)
         resolved = await self._broker.request(request, harness_own=harness_own)
         if self._wire is not None:
-            self._write_record({"dir": "approval", "request_id": request.request_id, "shown_as": resolved.request_id,
+            self._wire.record({"dir": "approval", "request_id": request.request_id, "shown_as": resolved.request_id,
                                 "decision": resolved.decision.value, "decided_by": resolved.decided_by,
                                 "reason": resolved.reason})
         return resolved.decision
@@ -136,21 +123,21 @@ class ProviderContext:
     def clock(self) -> float:
         now = time.monotonic()
         if self._wire is not None:
-            self._write_record({"dir": "clock", "value": now})
+            self._wire.record({"dir": "clock", "value": now})
         return now
 
     async def read_side_input(self, name: str, read: Callable[[], bytes | None]) -> bytes | None:
         data = await anyio.to_thread.run_sync(read)
         if self._wire is not None:
             text = None if data is None else data.decode("utf-8", "replace")
-            self._write_record({"dir": "file", "name": name, "data": text})
+            self._wire.record({"dir": "file", "name": name, "data": text})
         return data
 
     def record_file_read(self, name: str, data: str) -> None:
         """The runner read a file of the workspace (the change tracker): a `file` record, so a replay reads the
         same (a no-op without a wire log)."""
         if self._wire is not None:
-            self._write_record({"dir": "file", "name": name, "data": data})
+            self._wire.record({"dir": "file", "name": name, "data": data})
 
     def record_interrupt(self, how: str) -> None:
         """The runner was asked to interrupt the turn (`how="interrupt"`) or stop the run (`"stop"`): the first
@@ -162,7 +149,7 @@ class ProviderContext:
             return
         self._interrupts.add(how)
         # The pipe's next seq (EventPipe has no public accessor for it yet).
-        self._write_record({"dir": "interrupt", "how": how, "after_seq": self._pipe.last_seq})
+        self._wire.record({"dir": "interrupt", "how": how, "after_seq": self._pipe.last_seq})
 
     def provider_returned(self) -> None:
         """The provider's `run` returned (or raised, or was stopped): from now on `emit` refuses (the runner's
@@ -187,29 +174,14 @@ class ProviderContext:
         cwd = self._spec.cwd if cwd is None else cwd
         if self._wire is None:  # no per-line call without a wire log
             return ChildProcess(argv, env=env, cwd=cwd, **options)
-        recorder = _ChildRecorder(self._children, self._write_record)
-        self._children += 1
-        self._write_record({"dir": "spawn", "child": recorder.child})  # its records follow, each with its index
+        recorder = self._wire.child()
         return ChildProcess(argv, env=env, cwd=cwd, on_line=recorder.line, on_record=recorder.record, **options)
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:
             return
-        self._write_record({"dir": direction, "line": line.decode("utf-8", "replace") if isinstance(line, bytes)
+        self._wire.record({"dir": direction, "line": line.decode("utf-8", "replace") if isinstance(line, bytes)
                             else line})
-
-    def _write_record(self, record: dict[str, Any]) -> None:
-        """One record, every string in it scrubbed before it is serialised (a side input's `data` line by line)."""
-        assert self._wire is not None
-        fields = {"dir": record["dir"], "t": round(time.time(), 6), **record}
-        for key, value in fields.items():
-            if key == "dir":  # the record's kind, never a secret
-                continue
-            if key == "data" and isinstance(value, str):
-                fields[key] = _scrubbed_data(value, self._secrets)
-            elif isinstance(value, (str, dict, list)):
-                fields[key] = _scrubbed(value, self._secrets)
-        self._wire.write_line(json.dumps(fields, ensure_ascii=False).encode())
 
     def _admit(self, event: HarnessEvent) -> HarnessEvent | None:
         """The rare events a provider may not emit as they are: `run_started` and `done` are the runner's (None:
@@ -234,83 +206,3 @@ def cut_short(event: ToolResult) -> ToolResult:
     if event.display.status in (ToolStatus.DECLINED, ToolStatus.INTERRUPTED):
         return event
     return event.model_copy(update={"display": event.display.model_copy(update={"status": ToolStatus.INTERRUPTED})})
-
-
-def write_wire_header(logs: RunLogs, *, run_id: str, provider: str, provider_version: str, cli: CliInfo,
-                      spec: dict[str, Any]) -> None:
-    """The wire log's first record (a no-op without one): who ran, with which CLI, and the spec as `run_started`
-    logs it (already redacted), so `harness replay` needs nothing else."""
-    if logs.wire is None:
-        return
-    record = {"dir": "header", "t": round(time.time(), 6), "format": WIRE_FORMAT, "run_id": run_id,
-              "provider": provider, "provider_version": provider_version, "harness_version": __version__,
-              "cli": cli.model_dump(mode="json"), "spec": spec}
-    logs.wire.write_line(json.dumps(_scrubbed(record, logs.secrets), ensure_ascii=False).encode())
-
-
-class _ChildRecorder:
-    """The wire records of one spawned child (`ChildProcess(on_line=..., on_record=...)`), each with its `child`
-    index. Its stderr is recorded a line at a time: a partial line is held (decoded incrementally, so a character
-    split across reads stays whole) until its newline, the end of stderr or the child's exit, so a secret written
-    in pieces is scrubbed whole."""
-
-    def __init__(self, child: int, write: Callable[[dict[str, Any]], None]) -> None:
-        self.child = child
-        self._write = write
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._partial = ""
-
-    def line(self, direction: str, raw: bytes) -> None:
-        self._write({"dir": direction, "child": self.child, "line": raw.decode("utf-8", "replace")})
-
-    def record(self, kind: str, data: bytes) -> None:
-        if kind == "err":
-            self._stderr(self._decoder.decode(data))
-        elif kind == "err_eof":
-            self._stderr(self._decoder.decode(b"", final=True))
-            self._flush_partial()
-        elif kind == "exit":
-            self._flush_partial()  # its stderr may outlive it (a helper holding the pipe): written before `exit`
-            self._write({"dir": "exit", "child": self.child, "code": int(data)})
-        else:
-            self._write({"dir": kind, "child": self.child})
-
-    def _stderr(self, text: str) -> None:
-        *lines, rest = (self._partial + text).split("\n")
-        for line in lines:
-            self._write({"dir": "err", "child": self.child, "line": line, "nl": True})
-        self._partial = rest
-        while len(self._partial) > _ERR_LINE_MAX:
-            piece, self._partial = self._partial[:_ERR_LINE_MAX], self._partial[_ERR_LINE_MAX:]
-            self._write({"dir": "err", "child": self.child, "line": piece, "nl": False})
-
-    def _flush_partial(self) -> None:
-        if self._partial:
-            piece, self._partial = self._partial, ""
-            self._write({"dir": "err", "child": self.child, "line": piece, "nl": False})
-
-
-def _scrubbed(value: Any, secrets: RunSecrets) -> Any:
-    """`value` (a record's field) with every string in it, keys included, scrubbed as text."""
-    if isinstance(value, str):
-        return secrets.text(value)
-    if isinstance(value, dict):
-        return {_scrubbed(k, secrets): _scrubbed(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrubbed(v, secrets) for v in value]
-    return value
-
-
-def _scrubbed_data(data: str, secrets: RunSecrets) -> str:
-    """A side input's text scrubbed line by line: a line that is a JSON value value by value (`json_line`: a
-    secret with JSON-special characters is escaped in it, and a replacement cannot run across its fields), any
-    other line as text."""
-    return "\n".join(_scrubbed_data_line(line, secrets) for line in data.split("\n"))
-
-
-def _scrubbed_data_line(line: str, secrets: RunSecrets) -> str:
-    try:
-        json.loads(line)
-    except ValueError:
-        return secrets.text(line)
-    return secrets.json_line(line.encode()).decode()

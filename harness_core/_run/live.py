@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 import anyio
 
 from harness_core._logging import get_logger
-from harness_core._provider import ProviderOptions, RunContext
+from harness_core._provider_interface import ProviderOptions, RunContext
 from harness_core._run.approvals import ApprovalBroker, Approver
 from harness_core._run.budget import Budget
-from harness_core._run.changes import FileTracker
+from harness_core._run.changes.tracker import FileTracker
 from harness_core._run.channel import Channel
 from harness_core._run.context import ProviderContext
-from harness_core._run.logs import RunLogs
 from harness_core._run.pipe import EventCallback, EventPipe
+from harness_core._run.run_files import RunLogs
 from harness_core._run.started import capabilities_of, run_started_event
 from harness_core._run.state import RunState
 from harness_core._run.structured import structured_result
-from harness_core._run.tool_policy import tool_policy
+from harness_core._run.tool_policy import SESSION_NOTICES, tool_policy
 from harness_core.capabilities import Capability
 from harness_core.errors import (
     HarnessError,
@@ -278,6 +278,8 @@ class LiveRun:
         try:
             await self._pipe.publish(self._run_started())
             for notice in self._tools.notices:
+                if notice.code in SESSION_NOTICES and self._session_turn is not None and self._session_turn.index:
+                    continue  # about the session's tools, not the turn's: said on its first turn
                 await self._pipe.publish(notice)
             # Shielded from the owner's cancellation: `aclose` turns that into interrupt → grace → hard stop, which
             # cancels `scope` (a shield stops outer cancellation, not the cancelling of scopes inside it).

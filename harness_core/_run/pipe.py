@@ -15,16 +15,16 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from harness_core._logging import BoundLogger
-from harness_core._run.changes import FILE_EVENTS, FileTracker
+from harness_core._run.changes.tracker import FILE_EVENTS, FileTracker
 from harness_core._run.channel import Channel, ChannelClosed
 from harness_core._run.held_deltas import HeldDeltas
-from harness_core._run.logs import RunLogs
+from harness_core._run.run_files import RunLogs
 from harness_core._run.state import TRACKED, RunState
-from harness_core.events import Done, HarnessEvent, HarnessResult, ReasoningDelta, TextDelta
+from harness_core.events import Done, HarnessEvent, HarnessResult, ReasoningDelta, TextDelta, event_json
 from harness_core.plugins import PluginHost
 from harness_core.redaction import MIN_SECRET
 
-__all__ = ["EventCallback", "EventPipe", "event_json", "stamp"]
+__all__ = ["EventCallback", "EventPipe", "stamp"]
 
 EventCallback = Callable[[HarnessEvent], "Awaitable[None] | None"]
 """`on_event`: called with every event, after the log and the observers, before the stream (may be async)."""
@@ -45,12 +45,6 @@ def stamp(event: HarnessEvent, run_id: str, seq: int, ts: float) -> None:
     fields["run_id"] = run_id
     fields["seq"] = seq
     fields["ts"] = ts
-
-
-def event_json(event: HarnessEvent) -> bytes:
-    """The event's run-log line (without the newline): pydantic's compiled serializer called directly, which
-    skips `model_dump_json`'s argument handling (identical output)."""
-    return event.__pydantic_serializer__.to_json(event)
 
 
 class EventPipe:

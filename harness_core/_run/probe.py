@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from harness_core._provider import CliInfo, Provider, ProviderOptions
+from harness_core._provider_interface import CliInfo, Provider, ProviderOptions
 from harness_core._run.tool_policy import check_attachments, check_tool_filters
 from harness_core.capabilities import Capability, missing_capabilities
 from harness_core.errors import HarnessError, ProviderCrashedError, SpawnFailedError, UnsupportedFeatureError

@@ -17,8 +17,8 @@ from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, Too
 from harness_core.mcp import HARNESS_SERVER, harness_server_is_ours, server_of, tool_name_matches
 from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
 
-__all__ = ["ToolPolicy", "check_attachments", "check_tool_filters", "native_allow", "native_filter", "tool_forbidden",
-           "tool_policy"]
+__all__ = ["SESSION_NOTICES", "ToolPolicy", "check_attachments", "check_tool_filters", "native_allow", "native_filter",
+           "tool_forbidden", "tool_policy"]
 
 
 def native_filter(name: str, info: ProviderInfo) -> bool:
@@ -125,6 +125,11 @@ class ToolPolicy:
         if self.auto_approve:
             return ApprovalDecision.APPROVE, "approval policy never (Harness asks only to enforce disallowed_tools)"
         return None
+
+
+SESSION_NOTICES = frozenset({"tools_unserved"})
+"""The codes of the notices about what a session keeps for all its turns (its Python tools): a session says them
+on its first turn only."""
 
 
 def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[Capability],

@@ -13,10 +13,10 @@ from pathlib import Path
 import anyio
 
 from harness_core._run.api import open_run
-from harness_core._scratch import Scratch
 from harness_core.errors import HarnessError
 from harness_core.events import EVENT_ADAPTER, Done, ErrorInfo, HarnessResult, RunStatus
 from harness_core.executor import TaskAttempt
+from harness_core.files.scratch import Scratch
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec

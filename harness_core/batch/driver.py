@@ -20,9 +20,8 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from harness_core._run.logs import check_writable
 from harness_core._run.probe import preflight, prepare
-from harness_core._scratch import Leftover, sweep_scratch
+from harness_core._run.run_files import check_writable
 from harness_core.batch.attempt import play_attempt
 from harness_core.batch.engines import executor_named
 from harness_core.batch.patches import Patches
@@ -33,6 +32,7 @@ from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
 from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
 from harness_core.executor import Executor, TaskAttempt, WorkerLostError
+from harness_core.files.scratch import Leftover, sweep_scratch
 from harness_core.mcp import server_secrets
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict

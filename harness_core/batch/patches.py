@@ -13,7 +13,7 @@ import re
 import threading
 from pathlib import Path
 
-from harness_core._private_files import append_private, make_private_dirs, write_private
+from harness_core.files.private import append_private, make_private_dirs, write_private
 
 __all__ = ["PREDICTIONS_FILE", "Patches"]
 

@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness_core._inputfile import InputFileError, read_input
-from harness_core._private_files import append_private
 from harness_core.errors import InvalidSpecError, LogWriteFailedError
 from harness_core.events import HarnessResult, RunStatus, Usage
+from harness_core.files.inputs import InputFileError, read_input
+from harness_core.files.private import append_private
 
 __all__ = ["FINISHED", "ResultsFile", "TaskResult", "TaskStatus"]
 

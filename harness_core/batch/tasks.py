@@ -19,8 +19,8 @@ from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
 
-from harness_core._inputfile import MAX_JSON_DEPTH, json_depth_problem, open_regular, read_lines
 from harness_core.errors import InvalidSpecError
+from harness_core.files.inputs import MAX_JSON_DEPTH, json_depth_problem, open_regular, read_lines
 from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json
 from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec

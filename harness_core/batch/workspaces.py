@@ -13,10 +13,10 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from harness_core._scratch import Scratch
 from harness_core.batch.tasks import BatchTask
 from harness_core.batch.worktrees import Worktrees, default_root
 from harness_core.errors import InvalidSpecError
+from harness_core.files.scratch import Scratch
 from harness_core.offline import seed_workspace
 from harness_core.scripted.scenarios import Scenario
 

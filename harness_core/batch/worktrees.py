@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_core._private_files import make_private_dirs
 from harness_core.errors import HarnessError, InvalidSpecError, truncate
+from harness_core.files.private import make_private_dirs
 
 __all__ = ["GIT_TIMEOUT", "SLOW_GIT_TIMEOUT", "WorktreeError", "Worktrees", "default_root"]
 

@@ -4,18 +4,18 @@
 Layer: CLI, the outermost. Knows the public run API, the plugin host and the run store; no concrete provider.
 """
 
-# The map: a folder per command group; each group's `commands.py` holds its click definitions (click and the
-# standard library at the top, so `harness --help` stays fast) and each command imports its body when it runs.
-#   run/        harness run: its flags, driving a run live, --offline, --background, terminal approvals
-#   chat/       harness chat: one session, a turn per prompt, its keys, / commands and words
-#   runs/       runs, show, attach, cancel, approve, undo, replay; the history reports
-#   providers/  providers, doctor, schema, scenarios, demo; the provider reports and detail
-#   config/     harness config; the settings loader, its checks, TOML line numbers
-#   batch/      harness batch and its progress view
-#   view/       harness view (the web viewer, its own distribution)
-#   complete/   harness completion and the shell-completion callbacks
-#   render/     the live terminal rendering (public: harness_core.cli.render.Renderer)
-#   common.py, numbers.py, event_loop.py, stderr_log.py: shared options and errors, number flags, the loop, logs
+# The map, top first (the floors: docs/import-rules.md, `CLI_FLOORS` in tests/test_architecture.py). Each command
+# group's `commands.py` holds its click definitions (click and the standard library at the top, so `harness --help`
+# stays fast) and each command imports its body when it runs. No group imports another. Of the core, the CLI imports
+# public modules and only the documented-internal `_run.signals`, `_logging` (`CLI_INTERNAL`).
+#   run/ chat/ runs/ providers/ config/ batch/ view/   the command groups (run; chat; runs, show, attach, cancel,
+#                      approve, undo, replay; providers, doctor, schema, scenarios, demo; config; batch; view)
+#   foreground/        a run or session driven in this terminal: live view, terminal approvals, --offline, trust
+#   flags/             the options several commands share and their checks (spec, tools, scenario, -o, --runs-dir)
+#   complete/          harness completion and the shell-completion callbacks
+#   records/ settings/ recorded runs read back (details, reports, undo lines); the settings files and their layering
+#   exits.py output.py event_loop.py   how a command ends; notices and --json text; the event loop
+#   stderr_log.py render/              the one logging configuration; the live rendering (public: cli.render.Renderer)
 
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ import signal
 
 import click
 
-from harness_core._probe_cache import use_disk_cache
-from harness_core._version import __version__
+from harness_core import __version__
+from harness_core.agentcli.cache import use_disk_cache
 from harness_core.cli.batch import commands as batch_commands
 from harness_core.cli.chat import commands as chat_commands
 from harness_core.cli.complete import completion
 from harness_core.cli.config import commands as config_commands
+from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
 from harness_core.cli.providers import commands as providers_commands
 from harness_core.cli.run import commands as run_commands
-from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
 from harness_core.cli.runs import commands as runs_commands
 from harness_core.cli.view import commands as view_commands
 

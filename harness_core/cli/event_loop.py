@@ -11,11 +11,13 @@ from typing import Any
 
 import anyio
 
-from harness_core.cli.common import ENV_BACKEND
-
-__all__ = ["run_async"]
+__all__ = ["ENV_BACKEND", "run_async"]
 
 
 def run_async(func: Callable[..., Any], *args: Any) -> Any:
     """Run `func(*args)` on the event loop named by `$HARNESS_ASYNC_BACKEND` (asyncio by default)."""
     return anyio.run(func, *args, backend=os.environ.get(ENV_BACKEND, "asyncio"))
+
+
+ENV_BACKEND = "HARNESS_ASYNC_BACKEND"
+"""`asyncio` (the default) or `trio`: the event loop a command runs on."""

@@ -18,15 +18,15 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from harness_core._run.logs import check_writable
 from harness_core._run.probe import prepare
+from harness_core._run.run_files import check_writable
 from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import check_tools_for, checked_tools, served_tools
+from harness_core._run.tool_serving import check_tools_for, checked_tools, served_tools
 from harness_core.errors import HarnessError, InvalidSpecError
 from harness_core.events import ApprovalDecision, ApprovalRequested, Done, HarnessEvent, HarnessResult
 from harness_core.jobs.answers import AnswersFile, answers_path
+from harness_core.jobs.driver_facts import is_harness_run, process_argv, process_state
 from harness_core.jobs.launcher import JobPlan, Launched, launch
-from harness_core.jobs.process import is_harness_run, process_argv, process_state
 from harness_core.plugins import get_host
 from harness_core.spec import AgentRunSpec
 from harness_core.store import (

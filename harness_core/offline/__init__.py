@@ -13,9 +13,11 @@ from harness_core._facade import missing_name
 from harness_core.offline._setup import (
     DEFAULT_SCENARIO,
     can_run_offline,
+    check_offline,
     offline_spec,
     scenario_named,
     seed_workspace,
+    workspace_conflict,
 )
 from harness_core.offline._workspace import offline_workspace
 from harness_core.scripted.scenarios import SCENARIOS, Scenario
@@ -25,10 +27,12 @@ __all__ = [
     "SCENARIOS",
     "Scenario",
     "can_run_offline",
+    "check_offline",
     "offline_spec",
     "offline_workspace",
     "scenario_named",
     "seed_workspace",
+    "workspace_conflict",
 ]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness_core._provider import OfflineSetup, Provider
+from harness_core._provider_interface import OfflineSetup, Provider
 from harness_core.errors import InvalidSpecError
 
 __all__ = ["LOOPBACK_ONLY", "deep_merge", "merge_offline"]

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
-from harness_core._provider import Provider
+from harness_core._provider_interface import Provider
 from harness_core._run.probe import preflight
-from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
+from harness_core.files.scratch import Scratch
 from harness_core.offline._pins import merge_offline
 from harness_core.plugins import PluginHost, get_host
 from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness_core._scratch import Scratch
 from harness_core.errors import InvalidSpecError
+from harness_core.files.scratch import Scratch
 from harness_core.offline._setup import (
     DEFAULT_SCENARIO,
     SpecT,

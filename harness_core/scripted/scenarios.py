@@ -266,7 +266,8 @@ SCENARIOS: dict[str, Scenario] = {
             (RunCommand("cat token.txt", output=_LEAKED + "\n"), Say(f"The token is {LEAK_SHAPED}.", chunks=1)),
             Expected(final_text=f"The token is {LEAK_SHAPED}."),
             files={"token.txt": _LEAKED + "\n"},
-            description="Runs `cat token.txt` (fake secrets) and repeats one: the logs show them masked.",
+            description="Runs `cat token.txt` (fake secrets) and repeats one: the logs mask the key-shaped one, and "
+                        "the others when HARNESS_PROBE_VALUE / HARNESS_PROBE_TOKEN hold them (-e, environment).",
         ),
         Scenario(
             "slow_text",

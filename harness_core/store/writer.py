@@ -15,7 +15,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from harness_core._private_files import make_private_dirs
+from harness_core.files.private import make_private_dirs
 from harness_core.store.owner import check_runs_dir
 
 __all__ = ["CUT_SHORT_MODE", "LogWriter", "cut_short"]

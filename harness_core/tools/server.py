@@ -23,8 +23,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
 from harness_core._logging import get_logger
-from harness_core._scratch import Scratch
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessToolDetails, ToolKind
+from harness_core.files.scratch import Scratch
 from harness_core.mcp import TOOL_BRIDGE_ARGS
 from harness_core.tools.compat import with_object_result
 from harness_core.tools.http import require_asyncio, serve_loopback

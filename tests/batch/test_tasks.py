@@ -19,6 +19,7 @@ from harness_core.batch import (
     RetryPolicy,
     TaskAttempt,
     TaskFileError,
+    engines,
     executor_named,
     executor_names,
     load_tasks,
@@ -182,6 +183,20 @@ def test_executors_are_found_through_the_plugin_host() -> None:
         executor_named("ray", host=host)
     with pytest.raises(InvalidSpecError, match="invalid options for executor 'local'"):
         executor_named("local", {"speed": "max"}, host=host)
+
+
+def test_a_missing_executor_says_how_to_install_it_or_why_its_plugin_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint for a missing engine comes from the table of optional engines, or from its plugin's failure."""
+    monkeypatch.setitem(engines.OPTIONAL_ENGINES, "warp", "`pip install harness-warp` adds `warp`")
+    host = PluginHost.create(entry_points=False, plugins=[("ray", _Plugin(object))])
+    with pytest.raises(InvalidSpecError, match=r"^no executor named 'warp'; `pip install harness-warp` adds `warp`; "
+                                               r"installed: local$"):
+        executor_named("warp", host=host)
+    with pytest.raises(InvalidSpecError, match=r"^no executor named 'ray' \(plugin 'ray' is installed but failed to "
+                                               r"load: TypeError: .* is not a harness_core.batch.Executor subclass\)"):
+        executor_named("ray", host=host)
+    with pytest.raises(InvalidSpecError, match=r"^no executor named 'warp9'; installed: local$"):
+        executor_named("warp9", host=host)
 
 
 def test_a_bad_executor_plugin_is_reported_and_local_cannot_be_taken() -> None:

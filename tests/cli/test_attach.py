@@ -191,7 +191,7 @@ def test_cancel_of_a_lost_run_or_one_not_driven_by_harness(harness: tuple[list[s
     ([], False),
 ])
 def test_only_harness_run_is_signalled(argv: list[str], is_harness: bool) -> None:
-    from harness_core.jobs.process import is_harness_run
+    from harness_core.jobs.driver_facts import is_harness_run
 
     assert is_harness_run(argv) is is_harness
 

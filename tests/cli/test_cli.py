@@ -22,7 +22,7 @@ from click.testing import CliRunner, Result
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.cli import OptionSyntaxError, cli, parse_option_pairs
-from harness_core.cli.run.live import RunRequest, execute
+from harness_core.cli.foreground.live import RunRequest, execute
 from harness_core.errors import CliNotFoundError
 from harness_core.events import Done, RunStatus, parse_event
 from harness_core.hookspecs import hookimpl

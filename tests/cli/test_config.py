@@ -380,7 +380,7 @@ def test_an_untrusted_project_file_may_not_widen_or_redirect(user: str, project:
 
 
 def test_every_setting_has_a_trust_rule() -> None:
-    from harness_core.cli.config import loader as _config
+    from harness_core.cli.settings import loader as _config
 
     ruled = {*_config._UNTRUSTED, *_config._NEEDS_TRUST, *_config._WIDER}
     assert ruled == set(_config.KEYS)

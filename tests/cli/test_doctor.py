@@ -13,7 +13,7 @@ import pytest
 
 import harness_core.cli.providers.report as reports
 import harness_core.testing.scripted as scripted
-from harness_core._agent_cli import clear_probe_cache
+from harness_core.agentcli.cache import clear_probe_cache
 from harness_core.capabilities import ProviderInfo
 from harness_core.errors import SpawnFailedError
 from harness_core.hookspecs import hookimpl

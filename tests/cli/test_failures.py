@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import harness_core.cli.run.invocation as run_body
-from harness_core.cli.run.live import RunRequest
+from harness_core.cli.foreground.live import RunRequest
 from harness_core.errors import PROCESS_EXITED_NEXT_STEP, ProcessExitedError
 from tests.cli.test_cli import invoke, only_log, scripted_host
 

@@ -21,7 +21,7 @@ from harness_core import AgentRunSpec
 from harness_core.batch import Batch
 from harness_core.batch.retry import RetryPolicy
 from harness_core.cli import cli
-from harness_core.cli.numbers import Number
+from harness_core.cli.flags.numbers import Number
 from tests.cli.test_cli import invoke, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

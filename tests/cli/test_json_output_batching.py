@@ -1,5 +1,5 @@
-"""`harness run --json` output (`cli.run.live.JsonLines`): the run-log line of every event, byte for byte, written in
-chunks for throughput, yet every event shown as soon as the reader has caught up with the run."""
+"""`harness run --json` output (`cli.foreground.live.JsonLines`): the run-log line of every event, byte for byte,
+written in chunks for throughput, yet every event shown as soon as the reader has caught up with the run."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-import harness_core.cli.run.live as live_mod
-from harness_core._run.pipe import event_json, stamp
-from harness_core.cli.run.live import JsonLines
-from harness_core.events import HarnessEvent, Notice, TextDelta
+import harness_core.cli.foreground.live as live_mod
+from harness_core._run.pipe import stamp
+from harness_core.cli.foreground.live import JsonLines
+from harness_core.events import HarnessEvent, Notice, TextDelta, event_json
 
 
 def _events(n: int, text: str = "a forty character delta of text, é ü ✓ ..") -> list[HarnessEvent]:

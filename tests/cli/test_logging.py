@@ -18,9 +18,10 @@ import harness_core.offline as offline
 import harness_core.testing.scripted as scripted
 from harness_core import AgentRunSpec, HarnessResult, ProviderInfo, hookimpl, parse_event
 from harness_core._logging import ROOT_LOGGER, get_logger
-from harness_core._run import replay as _replay
-from harness_core.cli import common as _common
-from harness_core.cli.run import commands as _run_commands, scenario_flag as _scenario_flag
+from harness_core._run.replay import run as _replay
+from harness_core.cli import exits as _exits
+from harness_core.cli.flags import scenario_flag as _scenario_flag
+from harness_core.cli.run import commands as _run_commands
 from harness_core.cli.runs import approve as _approve, commands as _runs_commands
 from harness_core.jobs import launcher as _launcher
 from harness_core.plugins import PluginHost, reset_host
@@ -124,8 +125,8 @@ def test_start_up_imports_nothing_heavy(args: list[str]) -> None:
 
 
 def test_the_constants_kept_for_a_light_start_up_agree_with_the_library() -> None:
-    assert _common.EXIT_USAGE == errors.EXIT_USAGE and _common.EXIT_FAILED == errors.EXIT_FAILED
-    assert _common.EXIT_INTERRUPTED == errors.EXIT_INTERRUPTED
+    assert _exits.EXIT_USAGE == errors.EXIT_USAGE and _exits.EXIT_FAILED == errors.EXIT_FAILED
+    assert _exits.EXIT_INTERRUPTED == errors.EXIT_INTERRUPTED
     assert _scenario_flag.DEFAULT_SCENARIO == offline.DEFAULT_SCENARIO
     assert _run_commands.WORKER_FLAG == _launcher.WORKER_FLAG
     assert _runs_commands._DEFAULT_DEADLINE == _replay.DEFAULT_DEADLINE

@@ -16,7 +16,7 @@ import harness_core.testing.scripted as scripted
 from harness_core import hookimpl
 from harness_core.capabilities import ProviderInfo
 from harness_core.cli import cli
-from harness_core.cli.providers.detail import describe_options, type_name
+from harness_core.cli.settings.provider_options import describe_options, type_name
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import Provider, ProviderOptions
 

@@ -121,11 +121,11 @@ def test_control_characters_are_dropped_from_held_text_too() -> None:
 
 
 def test_the_run_drivers_consumer_writes_held_text_once_caught_up() -> None:
-    """`cli.run.live._consume` with a renderer: the renderer holds text, the run's caught-up hook
+    """`cli.foreground.live._consume` with a renderer: the renderer holds text, the run's caught-up hook
     writes it, and nothing is left held or hooked at the end."""
 
     from harness_core import open_run
-    from harness_core.cli.run import live as _live
+    from harness_core.cli.foreground import live as _live
 
     host = PluginHost.create(entry_points=False, plugins=[("scripted", scripted)])
     out = Stream()

@@ -56,7 +56,7 @@ def test_scenarios_lists_each_one_with_its_description_within_the_width() -> Non
     assert blocks["say"].endswith("[asks nothing]")
     assert "the default, never, asks nothing" in " ".join(result.output.split())
     assert max(len(line) for line in result.output.splitlines()) <= 100  # off a terminal: 100 columns
-    from harness_core.cli.providers.scenarios import format_scenarios, scenario_rows
+    from harness_core.cli.flags.scenarios import format_scenarios, scenario_rows
 
     narrow = format_scenarios(scenario_rows(), None, width=60)
     assert max(len(line) for line in narrow.splitlines()) <= 60 and _blocks(narrow).keys() == blocks.keys()

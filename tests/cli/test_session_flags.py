@@ -279,7 +279,7 @@ def test_runs_marks_turns_filters_by_session_and_show_names_it(runs_dir: Path) -
 
 
 def test_offline_spec_marks_what_it_plays_as_the_cli_reads_it() -> None:
-    from harness_core.cli.run.continuation import OFFLINE_MARK
+    from harness_core.cli.flags.continuation import OFFLINE_MARK
     from harness_core.offline._setup import OFFLINE_ENV
 
     assert OFFLINE_MARK == OFFLINE_ENV

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_core.cli.run.tool_checks import parse_mcp_server
+from harness_core.cli.flags.tool_checks import parse_mcp_server
 from tests.cli.test_cli import invoke, only_log, scripted_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

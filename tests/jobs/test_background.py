@@ -3,7 +3,7 @@
 
 Real `harness` processes; the worker finds the scripted provider by its entry point (the test env installs
 `tests/plugins/scripted`), so these run in the core tox envs. With every real CLI (and its fake), and the worker
-SIGKILLed: the contract's `BackgroundTests` (`harness_core/testing/_contract_background.py`).
+SIGKILLed: the contract's `BackgroundTests` (`harness_core/testing/contract/_background.py`).
 """
 
 from __future__ import annotations

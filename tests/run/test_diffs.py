@@ -10,10 +10,10 @@ import anyio
 import pytest
 
 from harness_core import open_run
-from harness_core._run.changes import FileTracker
-from harness_core._run.diffs import apply_hunks, parse_hunks, unified_diff
+from harness_core._run.changes.diffs import apply_hunks, parse_hunks, unified_diff
+from harness_core._run.changes.tracker import FileTracker
+from harness_core.cli.records.history import run_details
 from harness_core.cli.render.diffview import approval_diff, changed_line, format_changes, render_diff
-from harness_core.cli.runs.history import run_details
 from harness_core.events import (
     ApprovalRequested,
     FileChange,
@@ -224,8 +224,8 @@ def test_approval_diff_and_changed_line() -> None:
 def test_an_approval_names_files_inside_the_run_relative_to_it() -> None:
     """Agents that name files by absolute path get the same question and diff headers as the others."""
     from harness_core import ApprovalRequested, HarnessToolDetails, ToolKind
+    from harness_core.cli.foreground.terminal_approvals import question
     from harness_core.cli.render.diffview import approval_diff
-    from harness_core.cli.run.terminal_approvals import question
     from harness_core.events import FileChange
 
     diff = "--- a/tmp/ws/notes.txt\n+++ b/tmp/ws/notes.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"

@@ -12,7 +12,7 @@ import pytest
 import harness_core.testing.scripted as scripted
 from harness_core import AgentRunSpec, Done, LiveRun, RunStarted, RunStatus
 from harness_core._run.api import prepare
-from harness_core._run.logs import RunLogs
+from harness_core._run.run_files import RunLogs
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost
 from harness_core.store import read_events

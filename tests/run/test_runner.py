@@ -14,7 +14,7 @@ import pytest
 
 import harness_core.testing.scripted as scripted
 from harness_core import open_run, run
-from harness_core._run.logs import check_writable
+from harness_core._run.run_files import check_writable
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import (
     InvalidSpecError,

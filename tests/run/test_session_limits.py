@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
-from harness_core import AgentRunSpec, open_run, open_session, run
+from harness_core import AgentRunSpec, ConversationBudget, Usage, open_run, open_session, run
 from harness_core.capabilities import ProviderInfo
 from harness_core.errors import BudgetExceededError, UnsupportedFeatureError
 from harness_core.events import HarnessResult, Notice, RunStatus
@@ -184,3 +184,16 @@ async def test_steer_is_refused_where_there_is_no_live_turn(host: PluginHost, ru
         with pytest.raises(UnsupportedFeatureError, match="'steer'"):
             await turn.steer("more")
         await turn.wait()
+
+
+def test_a_conversation_budget_gives_each_new_session_what_is_left() -> None:
+    """A conversation played by several sessions in turn (a chat going on in a new agent process): each new
+    session's limits are the conversation's minus what the earlier ones used, and a spent limit leaves nothing."""
+    budget = ConversationBudget(max_cost_usd=1.0, max_output_tokens=50)
+    assert budget.left() == {"max_cost_usd": 1.0, "max_output_tokens": 50}
+    later = budget.after(Usage(output_tokens=20, cost_usd=0.25)).after(Usage(output_tokens=10, cost_usd=0.5))
+    assert later.left() == {"max_cost_usd": 0.25, "max_output_tokens": 20}
+    assert later.total("max_output_tokens", 15) == 45 and later.total("max_cost_usd", 0.1) == 0.85
+    assert later.total("max_turns", 3) == 3
+    assert later.after(Usage(output_tokens=20)).left() is None
+    assert ConversationBudget(max_output_tokens=5).after(Usage(cost_usd=9.0)).left() == {"max_output_tokens": 5}

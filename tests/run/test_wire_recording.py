@@ -30,6 +30,7 @@ from harness_core import (
     ToolKind,
     open_run,
 )
+from harness_core._run.replay.wirelog import RECORDS, WIRE_FORMAT
 from harness_core.plugins import PluginHost
 from harness_core.provider import Capability, Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
 from harness_core.store import wire_path
@@ -120,7 +121,11 @@ async def _record(host: PluginHost, runs_dir: Path, *, on_event: Any = None, app
                 if on_event is not None:
                     on_event(live, event)
     text = wire_path(runs_dir, live.run_id).read_text(encoding="utf-8")
-    return events, [json.loads(line) for line in text.splitlines()], text
+    records = [json.loads(line) for line in text.splitlines()]
+    assert records[0]["dir"] == "header" and records[0]["format"] == WIRE_FORMAT
+    unlisted = {r["dir"] for r in records} - RECORDS.keys()
+    assert not unlisted, f"record kinds written but not in wirelog.RECORDS: {unlisted}"
+    return events, records, text
 
 
 def _of(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from harness_core.scripted.backends import ChatCompletionsBackend, GeminiBackend, MessagesBackend, ResponsesBackend
+from harness_core.scripted.backends import (
+    ChatCompletionsBackend,
+    GeminiBackend,
+    MessagesBackend,
+    ResponsesBackend,
+    http as backend_http,
+)
 from harness_core.scripted.inline import ScenarioSyntaxError, scenario_from_json, scenario_to_json
 from harness_core.scripted.mcp_calls import find_mcp_tool
 from harness_core.scripted.scenarios import SCENARIOS, CallMcpTool, ReportAttachments, Say, Scenario
@@ -146,6 +152,23 @@ def test_gemini_calls_the_listed_tool_and_quotes_its_result() -> None:
         assert reply["candidates"][0]["content"]["parts"][-1]["text"] == "The tool said 5."
 
 
+def test_gemini_quotes_a_function_responses_error_when_it_has_no_output() -> None:
+    """The Gemini API's `functionResponse.response` carries `output`, or `error` for a call that failed or was
+    refused (as an agent sends an MCP tool's error, with the tool's own text inside)."""
+    error = ("MCP tool 'add' reported tool error for function call: {\"name\":\"add\"} with response: "
+             '[{"text":"add raised ValueError: no"}]')
+    with GeminiBackend(mcp_scenario()) as backend:
+        tools = [{"functionDeclarations": [{"name": "mcp_harness_add"}]}]
+        first = [{"role": "user", "parts": [{"text": "add"}]}]
+        url = f"{backend.url}/v1beta/models/gemini-x:generateContent"
+        call = json.loads(post(url, {"contents": first, "tools": tools}))["candidates"][0]["content"]["parts"][-1]
+        second = [*first, {"role": "model", "parts": [call]}, {"role": "user", "parts": [
+            {"functionResponse": {"name": "mcp_harness_add", "response": {"error": error}}}]}]
+        reply = json.loads(post(url, {"contents": second, "tools": tools}))
+        assert reply["candidates"][0]["content"]["parts"][-1]["text"] == f"The tool said {error}."
+        assert backend.tool_results == [error]
+
+
 def test_a_tool_the_request_does_not_offer_fails_the_turn_with_the_reason() -> None:
     with MessagesBackend(mcp_scenario()) as backend:
         body = {"model": "m", "messages": [{"role": "user", "content": "add"}], "tools": [{"name": "Bash"}]}
@@ -262,3 +285,59 @@ def test_a_deferred_tool_without_a_search_tool_is_a_clear_error() -> None:
         with pytest.raises(urllib.error.HTTPError) as failed:
             post(f"{backend.base_url}/responses", {"input": [listed], "tools": [{"type": "function", "name": "x"}]})
         assert failed.value.code == 400
+
+
+# --- a tool the request neither offers nor names: looked up by keywords ------------------------------------------
+
+LOOKUP_TOOLS = [{"type": "function", "function": {"name": name}} for name in ("read_file", "tool_search", "tool_call")]
+
+
+def _chat(url: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    reply = json.loads(post(f"{url}/chat/completions", {"model": "m", "messages": messages, "tools": LOOKUP_TOOLS}))
+    message: dict[str, Any] = reply["choices"][0]["message"]
+    return message
+
+
+def _answered(messages: list[dict[str, Any]], message: dict[str, Any], result: str) -> list[dict[str, Any]]:
+    call = message["tool_calls"][0]
+    return [*messages, {"role": "assistant", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call["id"], "content": [{"type": "text", "text": result}]}]
+
+
+def test_chat_looks_up_a_tool_not_yet_listed_until_the_search_shows_it_then_calls_it_through_the_bridge() -> None:
+    """An agent that connects its MCP servers in the background neither offers nor lists their tools in
+    its first request: the model searches by keywords, again while the search finds nothing, then calls what the
+    search showed through the bridge tool."""
+    schema = json.dumps({"name": "mcp__harness__add", "description": "Add", "parametersJsonSchema": {}})
+    with ChatCompletionsBackend(mcp_scenario()) as backend:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "add"}]
+        search = _chat(backend.base_url, messages)["tool_calls"][0]["function"]
+        assert (search["name"], json.loads(search["arguments"])) == ("tool_search", {"query": "harness add"})
+        messages = _answered(messages, {"tool_calls": [{"id": "call_0000", "type": "function", "function": search}]},
+                             "No tools found matching 'harness add'.")
+        again = _chat(backend.base_url, messages)["tool_calls"][0]["function"]
+        assert (again["name"], json.loads(again["arguments"])) == ("tool_search", {"query": "harness add"})
+        messages = _answered(messages, {"tool_calls": [{"id": "call_0001", "type": "function", "function": again}]},
+                             f"<functions>\n<function>{schema}</function>\n</functions>")
+        call = _chat(backend.base_url, messages)["tool_calls"][0]["function"]
+        assert (call["name"], json.loads(call["arguments"])) == (
+            "tool_call", {"name": "mcp__harness__add", "arguments": {"a": 2, "b": 3}})
+        messages = _answered(messages, {"tool_calls": [{"id": "call_0002", "type": "function", "function": call}]},
+                             "5")
+        assert _chat(backend.base_url, messages)["content"] == "The tool said 5."
+        assert backend.tool_results == ["5"]
+
+
+def test_a_lookup_that_never_finds_the_tool_fails_the_turn_saying_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backend_http, "LOOKUPS", 2)
+    monkeypatch.setattr(backend_http, "LOOKUP_PAUSE", 0.0)
+    with ChatCompletionsBackend(mcp_scenario()) as backend:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "add"}]
+        for _ in range(2):
+            search = _chat(backend.base_url, messages)
+            assert search["tool_calls"][0]["function"]["name"] == "tool_search"
+            messages = _answered(messages, search, "No tools found matching 'harness add'.")
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            _chat(backend.base_url, messages)
+        said = failed.value.read().decode()
+        assert failed.value.code == 400 and "the agent's tool search did not find it either (2 searches" in said

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness_core import ProviderRaw, TextDelta
-from harness_core.testing._contract_secrets import (
+from harness_core.testing.contract._secrets import (
     Secret,
     assert_no_secrets_in_events,
     assert_no_secrets_in_files,

@@ -108,7 +108,7 @@ async def test_the_agent_calls_a_python_tool_with_the_scenarios_arguments(host: 
     assert (use.display.kind.value, use.display.title, done.output, done.is_error) == ("mcp", "add", "5", False)
     started_event = events[0]
     served = [s for s in started_event.spec["mcp_servers"] if s["name"] == "harness"]
-    assert served and served[0]["args"] == ["-m", "harness_core.toolbridge"]
+    assert served and served[0]["args"] == ["-m", "harness_core.tools.bridge"]
 
 
 @pytest.mark.anyio
@@ -406,6 +406,24 @@ async def test_a_disallowed_harness_server_is_not_served_and_the_run_says_its_to
     assert warned[0].message == (
         "every Python tool given (tools=, --tools: add) is forbidden by this run's tool filters (disallowed_tools "
         "'mcp:harness'), so Harness serves no `harness` MCP server: drop the filter or the tools")
+
+
+@pytest.mark.anyio
+async def test_a_session_says_its_tools_are_unused_once_not_on_every_turn(filter_host: PluginHost,
+                                                                          runs_dir: Path) -> None:
+    """The tools are the session's: the warning that every one of them is forbidden comes with its first turn
+    only."""
+    events: list[Any] = []
+    with anyio.fail_after(60):
+        async with open_session(spec(scenario({"say": "ok"}), disallowed_tools={"mcp:harness"}), "no-mcp-filter",
+                                runs_dir=runs_dir, tools=[add], host=filter_host,
+                                on_event=events.append) as session:
+            first = await session.run("once")
+            second = await session.run("twice")
+    assert (first.final_text, second.final_text) == ("ok", "ok")
+    turns = [e.run_id for e in events if e.type == "run_started"]
+    warned = [e.run_id for e in events if e.type == "notice" and e.code == "tools_unserved"]
+    assert len(turns) == 2 and warned == turns[:1]
 
 
 @pytest.mark.anyio

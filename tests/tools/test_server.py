@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness_core import ApprovalDecision, ApprovalRequested, tool
-from harness_core._scratch import sweep_scratch
+from harness_core.files.scratch import sweep_scratch
 from harness_core.tools.server import ToolServer
 
 started = anyio.Event()
@@ -70,8 +70,10 @@ class Host:
 
 
 @asynccontextmanager
-async def bridged(server: ToolServer) -> AsyncIterator[ClientSession]:
+async def bridged(server: ToolServer, module: str | None = None) -> AsyncIterator[ClientSession]:
     command, args, env = server.bridge_command()
+    if module is not None:  # an MCP config written with another `-m` name
+        args = ["-m", module]
     params = StdioServerParameters(command=command, args=args, env={**os.environ, **env})
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         with anyio.fail_after(20):
@@ -342,9 +344,20 @@ AGENT = (
 """An "agent": spawns the bridge with pipes it alone holds, pings through it, prints its pid, then waits."""
 
 
+@pytest.mark.anyio
+async def test_a_config_naming_the_bridge_by_its_old_module_still_relays() -> None:
+    """`python -m harness_core.toolbridge` (the bridge's name before it moved into `tools/`) still relays, with a
+    deprecation warning on its stderr, for one release."""
+    server = ToolServer([add])
+    async with server.serving(), bridged(server, "harness_core.toolbridge") as session:
+        with anyio.fail_after(30):
+            result = await session.call_tool("add", {"a": 2, "b": 3})
+    assert (text(result), result.is_error) == ("5", False)
+
+
 def test_the_bridge_run_by_hand_says_it_is_not_a_command() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_TOOLS_")}
-    done = subprocess.run([sys.executable, "-m", "harness_core.toolbridge"], env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "harness_core.tools.bridge"], env=env, capture_output=True,
                           timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
     assert b"HARNESS_TOOLS_SOCKET and HARNESS_TOOLS_SECRET must be set" in done.stderr

@@ -10,11 +10,11 @@ from typing import Any
 
 import click
 
-from harness_core.cli.common import harness_command
 from harness_core.cli.complete import complete_provider, complete_scenario
-from harness_core.cli.numbers import Number
-from harness_core.cli.run.scenario_flag import scenario_callback
-from harness_core.cli.run.tool_flags import TOOLS_OPTION, tool_flag_options
+from harness_core.cli.exits import harness_command
+from harness_core.cli.flags.numbers import Number
+from harness_core.cli.flags.scenario_flag import scenario_callback
+from harness_core.cli.flags.tool_flags import TOOLS_OPTION, tool_flag_options
 
 __all__ = ["batch"]
 

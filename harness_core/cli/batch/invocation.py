@@ -20,8 +20,8 @@ from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
 from harness_core.batch.tasks import with_tool_fields
 from harness_core.cli.batch.progress import BatchView, clock
 from harness_core.cli.event_loop import run_async
-from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
-from harness_core.cli.run.tool_checks import load_cli_tools
+from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.flags.tool_checks import load_cli_tools
 from harness_core.errors import HarnessError
 from harness_core.plugins import PluginHost, get_host
 

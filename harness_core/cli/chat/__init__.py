@@ -1,4 +1,4 @@
 """`harness chat`: one session, a turn per prompt, its keys, `/` commands and words.
 
-Layer: CLI command group; knows no concrete provider.
+Layer: CLI command group; imports no other command group; knows no concrete provider.
 """

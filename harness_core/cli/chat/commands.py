@@ -10,17 +10,18 @@ from typing import Any
 
 import click
 
-from harness_core.cli.common import RUN_RUNS_DIR_OPTION, harness_command
 from harness_core.cli.complete import complete_option_key, complete_provider, complete_scenario
-from harness_core.cli.run.scenario_flag import scenario_callback
-from harness_core.cli.run.spec_flags import (
+from harness_core.cli.exits import harness_command
+from harness_core.cli.flags.runs_dir import RUN_RUNS_DIR_OPTION
+from harness_core.cli.flags.scenario_flag import scenario_callback
+from harness_core.cli.flags.spec_flags import (
     CWD_OPTION,
     SANDBOX_OPTION,
     approval_option,
     resume_options,
     spec_flag_options,
 )
-from harness_core.cli.run.tool_flags import TOOLS_OPTION, tool_flag_options
+from harness_core.cli.flags.tool_flags import TOOLS_OPTION, tool_flag_options
 
 __all__ = ["chat"]
 

@@ -30,6 +30,7 @@ from harness_core import (
     ApprovalPolicy,
     ApprovalRequested,
     BudgetExceededError,
+    ConversationBudget,
     Done,
     HarnessError,
     HarnessResult,
@@ -45,15 +46,16 @@ from harness_core import (
     open_session,
     plan_undo,
 )
+from harness_core.cli.chat.budget_advice import BudgetAdvice
+from harness_core.cli.chat.help_text import HELP
 from harness_core.cli.chat.keys import Keys, Signalled, line_typed, multiline_editing, read_line
-from harness_core.cli.chat.words import HELP, ChatBudget
-from harness_core.cli.common import ENV_BACKEND
+from harness_core.cli.event_loop import ENV_BACKEND
+from harness_core.cli.foreground.live import JsonLines, exit_status_for, tick
+from harness_core.cli.foreground.terminal_approvals import abandon_questions, terminal_approver
+from harness_core.cli.records.undo_lines import done_lines
 from harness_core.cli.render import Renderer, terminal as term
 from harness_core.cli.render.format import turns_summary
 from harness_core.cli.render.layout import fit_parts, fit_text, output_width
-from harness_core.cli.run.live import JsonLines, exit_status_for, tick
-from harness_core.cli.run.terminal_approvals import abandon_questions, terminal_approver
-from harness_core.cli.runs.undo import done_lines
 
 __all__ = ["ChatRequest", "converse"]
 
@@ -138,8 +140,8 @@ class _Chat:
         self._hard_stop: anyio.CancelScope | None = None
         self._opened: contextlib.AbstractContextManager[Session] | None = None
         self._past: list[Session] = []  # the sessions it left behind, oldest first (it went on in a new one)
-        self.budget = ChatBudget(provider=request.provider or "", max_cost_usd=request.spec.max_cost_usd,
-                                 max_output_tokens=request.spec.max_output_tokens, offline=request.offline)
+        self.budget = BudgetAdvice(provider=request.provider or "", offline=request.offline, limits=ConversationBudget(
+            max_cost_usd=request.spec.max_cost_usd, max_output_tokens=request.spec.max_output_tokens))
 
     # --- the main thread -----------------------------------------------------------------------------------
 
@@ -150,8 +152,9 @@ class _Chat:
             runs_dir=self.request.runs_dir, tools=self.request.tools))
         self.session = opened.__enter__()
         self._opened = opened
-        self.budget = replace(self.budget, provider=self.session.provider, past=sum((s.usage for s in self._past),
-                                                                                      Usage()))
+        past = sum((s.usage for s in self._past), Usage())
+        limits = replace(self.budget.limits, past=past)
+        self.budget = replace(self.budget, provider=self.session.provider, limits=limits)
 
     def close(self) -> None:
         """Close the current session (its process shut down in bounded steps); nothing when it is closed."""
@@ -164,7 +167,7 @@ class _Chat:
         resuming the agent's conversation, saying so; False (the chat ends, saying why) when that cannot be."""
         old = self.session
         agent = old.provider_session_id
-        left = replace(self.budget, past=self.budget.past + old.usage).left()  # the budget covers the whole chat
+        left = self.budget.limits.after(old.usage).left()  # the budget covers the whole chat
         if agent is None or left is None or self._leaving:
             why = (" (the agent never said its session id: nothing to resume)" if agent is None else
                    " (and the chat's budget is used up)" if left is None else "")

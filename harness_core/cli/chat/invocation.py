@@ -16,13 +16,13 @@ import click
 
 from harness_core import AgentRunSpec, SessionSpec
 from harness_core.cli.chat.conversation import ChatRequest, converse
-from harness_core.cli.config.loader import load_config
-from harness_core.cli.config.settings import configured_fields
-from harness_core.cli.run.continuation import resolve_continue
-from harness_core.cli.run.invocation import check_offline_flags, say_untrusted
-from harness_core.cli.run.offline import offline_workspace
-from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
-from harness_core.cli.run.tool_checks import load_cli_tools
+from harness_core.cli.flags.continuation import resolve_continue
+from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.flags.tool_checks import load_cli_tools
+from harness_core.cli.foreground.offline import check_offline_flags, offline_workspace
+from harness_core.cli.foreground.trust import say_untrusted
+from harness_core.cli.settings.layering import configured_fields
+from harness_core.cli.settings.loader import load_config
 from harness_core.cli.stderr_log import level_for, set_level
 
 __all__ = ["chat"]

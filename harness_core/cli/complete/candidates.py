@@ -15,8 +15,8 @@ from typing import Any
 import click
 from click.shell_completion import CompletionItem
 
-from harness_core.cli.config.loader import ConfigError, load_config
-from harness_core.cli.providers.detail import describe_options
+from harness_core.cli.settings.loader import ConfigError, load_config
+from harness_core.cli.settings.provider_options import describe_options
 from harness_core.plugins import get_host
 from harness_core.scripted.scenarios import SCENARIOS
 from harness_core.store import resolve_runs_dir

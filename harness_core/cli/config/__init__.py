@@ -1,4 +1,4 @@
-"""`harness config`: the settings files (user config.toml, project .harness.toml), loaded, checked, shown.
+"""`harness config`: the effective settings shown, and where the settings files are (the files themselves: `settings/`).
 
-Layer: CLI command group; knows no concrete provider.
+Layer: CLI command group; imports no other command group; knows no concrete provider.
 """

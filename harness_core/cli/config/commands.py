@@ -1,5 +1,5 @@
 """`harness config`'s click definitions (`config`, `config path`, ...): options and help; the body is
-`config.settings`.
+`config.effective`.
 
 Layer: CLI start-up (click and the standard library at the top; each command imports its body when it runs).
 """
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import JSON_OPTION
+from harness_core.cli.flags.output_flags import JSON_OPTION
 
 __all__ = ["config"]
 
@@ -26,7 +26,7 @@ def config(ctx: click.Context, cwd: Path | None, as_json: bool) -> None:
     the environment ($HARNESS_PROVIDER, $HARNESS_RUNS_DIR) > the project's .harness.toml (the nearest one from
     --cwd up) > the user's $XDG_CONFIG_HOME/harness/config.toml > the built-in default.
     `harness config path` prints where the files are (to edit them)."""
-    from harness_core.cli.config.settings import config as implementation
+    from harness_core.cli.config.effective import config as implementation
 
     implementation(ctx=ctx, cwd=cwd, as_json=as_json)
 
@@ -44,6 +44,6 @@ def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
     With SCOPE, only that file's path, to edit it: `$EDITOR "$(harness config path user)"`; exit 1 when there is
     no project file (the message says where to create one).
     """
-    from harness_core.cli.config.settings import path as implementation
+    from harness_core.cli.config.effective import path as implementation
 
     implementation(ctx=ctx, scope=scope, cwd=cwd)

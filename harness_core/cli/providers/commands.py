@@ -1,5 +1,5 @@
 """The click definitions of `providers`, `doctor`, `schema`, `scenarios` and `demo`: arguments, options and
-help; each body is in `providers.info`, `providers.scenarios` or `providers.demo`.
+help; each body is in `providers.info`, `flags.scenarios` or `providers.demo`.
 
 Layer: CLI start-up (click and the standard library at the top; each command imports its body when it runs).
 """
@@ -10,9 +10,11 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import CHECK_RUNS_DIR_OPTION, JSON_OPTION, RUNS_DIR_OPTION, harness_command
 from harness_core.cli.complete import complete_provider
-from harness_core.cli.run.scenario_flag import DEFAULT_SCENARIO as _DEFAULT_SCENARIO
+from harness_core.cli.exits import harness_command
+from harness_core.cli.flags.output_flags import JSON_OPTION
+from harness_core.cli.flags.runs_dir import CHECK_RUNS_DIR_OPTION, RUNS_DIR_OPTION
+from harness_core.cli.flags.scenario_flag import DEFAULT_SCENARIO as _DEFAULT_SCENARIO
 
 __all__ = ["demo", "doctor", "providers", "scenarios", "schema"]
 
@@ -69,7 +71,7 @@ def schema(what: str) -> None:
 def scenarios(as_json: bool) -> None:
     """List the offline scenarios (`harness run --offline --scenario NAME`): what the scripted model does, which
     tools it calls and when they ask for an approval."""
-    from harness_core.cli.providers.scenarios import scenarios as implementation
+    from harness_core.cli.flags.scenarios import scenarios as implementation
 
     implementation(as_json=as_json)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import dumps
 from harness_core.cli.event_loop import run_async
+from harness_core.cli.output import dumps
 from harness_core.cli.providers.play import format_summary, play_all
 from harness_core.cli.render.layout import output_width
 from harness_core.plugins import get_host

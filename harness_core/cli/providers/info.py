@@ -15,13 +15,13 @@ from pathlib import Path
 import click
 
 from harness_core import EVENT_ADAPTER, AgentRunSpec, HarnessResult
-from harness_core.cli.common import dumps
-from harness_core.cli.config.checks import check_config
-from harness_core.cli.config.loader import ConfigError, load_config
 from harness_core.cli.event_loop import run_async
+from harness_core.cli.output import dumps
 from harness_core.cli.providers.detail import format_provider_detail, provider_detail
 from harness_core.cli.providers.report import doctor_report, format_doctor, format_providers, provider_report
 from harness_core.cli.render.layout import output_width
+from harness_core.cli.settings.checks import check_config
+from harness_core.cli.settings.loader import ConfigError, load_config
 from harness_core.plugins import get_host
 from harness_core.store import resolve_runs_dir
 

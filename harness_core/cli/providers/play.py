@@ -19,10 +19,10 @@ from typing import Any, TextIO
 import anyio
 
 from harness_core import AgentRunSpec, HarnessError, HarnessEvent, RunStarted, ToolResult, open_run
-from harness_core._scratch import Scratch
 from harness_core.cli.providers.report import INSTALL_HINT
 from harness_core.cli.render import Renderer
 from harness_core.cli.render.layout import Column, fit_table, fit_text
+from harness_core.files.scratch import Scratch
 from harness_core.offline import can_run_offline, offline_spec, scenario_named, seed_workspace
 from harness_core.plugins import DEFAULT_PROVIDER, PluginHost
 

@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 
 from harness_core import HarnessError
-from harness_core._provider import CliInfo, Provider
 from harness_core.cli.render.layout import Column, fit_table, fit_text
 from harness_core.plugins import DEFAULT_PROVIDER, ENV_PROVIDER, BrokenPlugin, PluginHost, RegisteredProvider
+from harness_core.provider import CliInfo, Provider
 
 __all__ = [
     "AUTH_DEADLINE",

@@ -276,7 +276,7 @@ class Renderer:
     @property
     def on_held(self) -> Callable[[], None] | None:
         """None (default): streamed text is written as it comes. Set: it is held, and `on_held()` called as it starts
-        to be; the owner must `flush` once its consumer caught up (`run.live`); later text, other lines, `tick`
+        to be; the owner must `flush` once its consumer caught up (`foreground.live`); later text, other lines, `tick`
         do too."""
         return self._out.on_held
 

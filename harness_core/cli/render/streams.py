@@ -16,9 +16,9 @@ from typing import TextIO
 import click
 
 from harness_core import HarnessResult, RunStatus
-from harness_core._private_files import write_private
 from harness_core.cli.render.format import schema_answer
 from harness_core.cli.render.terminal import UNSAFE
+from harness_core.files.private import write_private
 
 __all__ = ["Sinks", "answer_text", "choose_sinks", "deliver_answer",
            "quiet_failure", "same_file", "terminal_width"]

@@ -22,7 +22,8 @@ from harness_core.cli.render.format import one_line, tool_label
 __all__ = ["TERMINAL_REASON", "ToolBook", "approval_text", "decided_by_you", "label_for", "summary_lines"]
 
 TERMINAL_REASON = "answered on the terminal"
-"""The `ApprovalResolved.reason` of a decision typed at the terminal approver's question (`run.terminal_approvals`)."""
+"""The `ApprovalResolved.reason` of a decision typed at the terminal approver's question
+(`foreground.terminal_approvals`)."""
 _BY_YOU = (TERMINAL_REASON, "answered with harness ")  # the terminal; `harness attach` or `harness approve`
 _SUMMARY_WIDTH = 160
 _DECIDED = {ApprovalDecision.APPROVE: "approved", ApprovalDecision.DENY: "denied", ApprovalDecision.ABORT: "aborted"}

@@ -1,4 +1,5 @@
-"""`harness run`: its flags, driving a run live, `--offline`, `--background`, approvals asked on the terminal.
+"""`harness run`: its click definition and its body (a spec from the flags, played live, `--offline` or
+`--background`); what it shares with other commands is on the CLI base floors (flags/, foreground/).
 
-Layer: CLI command group; knows no concrete provider.
+Layer: CLI command group; imports no other command group; knows no concrete provider.
 """

@@ -7,36 +7,32 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
-from harness_core import AgentRunSpec, Tool
-from harness_core._run.logs import check_writable
-from harness_core._run.probe import prepare
-from harness_core._run.started import capabilities_of
-from harness_core._run.tooling import check_tools_for
-from harness_core.cli.common import dumps, say
-from harness_core.cli.config.loader import Config, load_config
-from harness_core.cli.config.settings import configured_fields
+from harness_core import AgentRunSpec, Tool, check_run
 from harness_core.cli.event_loop import run_async
-from harness_core.cli.run.continuation import resolve_continue
-from harness_core.cli.run.live import RunRequest, execute
-from harness_core.cli.run.offline import offline_workspace
-from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
-from harness_core.cli.run.output_flags import check_output_flags
-from harness_core.cli.run.tool_checks import load_cli_tools
-from harness_core.cli.run.trust import untrusted_notice
+from harness_core.cli.flags.continuation import resolve_continue
+from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.flags.output_flags import check_output_flags
+from harness_core.cli.flags.tool_checks import load_cli_tools
+from harness_core.cli.foreground.live import RunRequest, execute
+from harness_core.cli.foreground.offline import check_offline_flags, offline_workspace
+from harness_core.cli.foreground.trust import say_untrusted
+from harness_core.cli.output import dumps, say
+from harness_core.cli.settings.layering import configured_fields
+from harness_core.cli.settings.loader import load_config
 from harness_core.cli.stderr_log import level_for, set_level
 from harness_core.jobs.launcher import JobPlan, OfflinePlan, launch
 from harness_core.jobs.worker import serve
-from harness_core.offline._setup import check_offline, workspace_conflict
 from harness_core.plugins import get_host
 from harness_core.store import new_run_id
 from harness_core.tools.loader import references
 
-__all__ = ["check_offline_flags", "check_online", "run", "say_untrusted", "start_background"]
+__all__ = ["check_online", "run", "start_background"]
 
 def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path | None,
         system_prompt: str | None, sandbox: str, approval: str, resume_session: str | None,
@@ -125,46 +121,11 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
 _DEFAULT_SOURCE = click.core.ParameterSource.DEFAULT
 
 
-def say_untrusted(config: Config, provider: str | None, cwd: Path, *, quiet: bool = False) -> None:
-    """Print, once, that the project's own agent configuration is not loaded (when `cwd` is not a trusted project
-    and has some for the provider's agent); nothing under `quiet`."""
-
-    notice = None if quiet else untrusted_notice(config, get_host(), provider, cwd)
-    if notice is not None:
-        say(*notice)
-
-
 def check_online(spec: AgentRunSpec, provider: str | None, runs_dir: Path | None,
                  tools: tuple[Tool, ...] = ()) -> None:
     """What a foreground run checks before it spawns anything (raises what `run` would), before a worker starts."""
 
-    host = get_host()
-    probed = run_async(prepare, spec, provider, host)
-    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
-    check_writable(runs_dir)
-
-
-def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str, *, explicit_cwd: bool, keep: bool,
-                   force: bool, runs_dir: Path | None, background: bool = False, tools: tuple[Tool, ...] = ()) -> None:
-    """Everything `harness run --offline` checks before it creates anything: the scenario, provider, options,
-    capabilities, the agent's CLI, the runs directory, the workspace (raises a usage or spec error). An option
-    the offline run refuses (it would take the agent off its backend) is checked here only for a `background` run,
-    which plays elsewhere: in the foreground, `offline_workspace` refuses it before creating anything."""
-
-    host = get_host()
-    played = check_offline(spec, provider, scenario, host=host, pins=background)
-    probed = run_async(prepare, spec, provider, host)  # the CLI is there and new enough (raises what `run` would)
-    check_tools_for(probed.name, capabilities_of(probed), tools, host.providers_with)
-    check_writable(runs_dir)
-    if explicit_cwd:
-        if keep:
-            raise click.UsageError("--keep-workspace is for the temporary workspace; a --cwd directory is kept")
-        conflict = None if force else workspace_conflict(played, spec.cwd)
-        if conflict is not None:
-            raise click.UsageError(f"{conflict}. Use an empty or new directory (mkdir DIR; --cwd DIR), leave out "
-                                   "--cwd for a temporary workspace, or pass --force to play it there anyway")
-    elif force:
-        raise click.UsageError("--force is for --offline --cwd DIR (a temporary workspace is always empty)")
+    run_async(partial(check_run, spec, provider, runs_dir=runs_dir, host=get_host(), tools=tools))
 
 
 def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path | None, record_wire: bool,

@@ -17,11 +17,11 @@ from pathlib import Path
 import click
 
 from harness_core import ApprovalDecision, ApprovalRequested, ApprovalResolved, HarnessEvent, RunStarted
-from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, fail
+from harness_core.cli.exits import EXIT_FAILED, EXIT_USAGE, fail
+from harness_core.cli.foreground.terminal_approvals import parse_answer, question
 from harness_core.cli.render import Renderer
 from harness_core.cli.render.diffview import approval_diff
 from harness_core.cli.render.terminal import use_plain
-from harness_core.cli.run.terminal_approvals import parse_answer, question
 from harness_core.jobs.answers import AnswersFile, answers_path
 from harness_core.store import (
     LogFollower,

@@ -14,9 +14,9 @@ from pathlib import Path
 import click
 
 from harness_core import Done, HarnessResult
-from harness_core.cli.common import EXIT_FAILED, fail
+from harness_core.cli.exits import EXIT_FAILED, fail
+from harness_core.cli.foreground.live import exit_status_for
 from harness_core.cli.render import Renderer
-from harness_core.cli.run.live import exit_status_for
 from harness_core.cli.runs.approve import AnswerHints, TerminalAnswers
 from harness_core.jobs.answers import AnswersFile, answers_path
 from harness_core.store import TRUNCATED, BadLine, find_run, follow_events, log_path, resolve_runs_dir, summarize

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, fail
-from harness_core.jobs.process import is_harness_run, process_argv, process_state
+from harness_core.cli.exits import EXIT_FAILED, EXIT_USAGE, fail
+from harness_core.jobs.driver_facts import is_harness_run, process_argv, process_state
 from harness_core.store import find_run, log_path, resolve_runs_dir, summarize, writer_pid
 
 __all__ = ["cancel"]

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import JSON_OPTION, RUNS_DIR_OPTION, harness_command
 from harness_core.cli.complete import (
     complete_option_key,
     complete_provider,
@@ -19,7 +18,10 @@ from harness_core.cli.complete import (
     complete_session_id,
     complete_wire_file,
 )
-from harness_core.cli.numbers import Number
+from harness_core.cli.exits import harness_command
+from harness_core.cli.flags.numbers import Number
+from harness_core.cli.flags.output_flags import JSON_OPTION
+from harness_core.cli.flags.runs_dir import RUNS_DIR_OPTION
 
 __all__ = ["approve", "attach", "cancel", "parse_age", "replay", "runs", "show", "undo"]
 
@@ -28,7 +30,7 @@ _STATUSES = ("running", "waiting for approval", *_ENDED)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE = re.compile(r"(\d+)([smhdw])")
 _DECISIONS = ("allow", "approve", "deny", "abort")  # = runs.approve.DECISIONS' keys
-_DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.DEFAULT_DEADLINE (not imported: start-up time)
+_DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.run.DEFAULT_DEADLINE (not imported: start-up time)
 
 
 def parse_age(text: str) -> int:

@@ -1,7 +1,7 @@
 """The bodies of `harness runs` (the list, and `runs prune`: old runs removed) and `harness show`: past and running
 runs read back from the run store.
 
-Layer: CLI, loaded when a command runs; knows the run store and the reports (`runs.history`); nothing of
+Layer: CLI, loaded when a command runs; knows the run store and the reports (`records.history`); nothing of
 providers or of the runner.
 """
 
@@ -15,13 +15,14 @@ from pathlib import Path
 import click
 
 from harness_core import InvalidSpecError
-from harness_core._scratch import Leftover, sweep_scratch
-from harness_core.cli.common import EXIT_FAILED, EXIT_USAGE, dumps, fail, harness_command
+from harness_core.cli.exits import EXIT_FAILED, EXIT_USAGE, fail, harness_command
+from harness_core.cli.output import dumps
+from harness_core.cli.records.history import format_age, format_bytes, format_runs, format_show, run_details
 from harness_core.cli.render.diffview import format_changes
 from harness_core.cli.render.layout import fit_text, output_width, table
 from harness_core.cli.render.terminal import use_plain
-from harness_core.cli.runs.history import format_age, format_bytes, format_runs, format_show, run_details
 from harness_core.events import FileChange
+from harness_core.files.scratch import Leftover, sweep_scratch
 from harness_core.plugins import get_host
 from harness_core.store import PruneReport, RunSummary, find_run, list_runs, prune_runs, resolve_runs_dir
 

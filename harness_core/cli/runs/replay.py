@@ -13,12 +13,12 @@ from typing import Any
 
 import click
 
-from harness_core._run.replay import WireLog, load_wire, open_replay
-from harness_core.cli.common import EXIT_USAGE, fail
+from harness_core import WireLog, load_wire, open_replay
 from harness_core.cli.event_loop import run_async
+from harness_core.cli.exits import EXIT_USAGE, fail
+from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.foreground.live import exit_status_for
 from harness_core.cli.render import Renderer
-from harness_core.cli.run.live import exit_status_for
-from harness_core.cli.run.option_pairs import OptionSyntaxError, parse_option_pairs
 from harness_core.store import find_run, resolve_runs_dir
 
 __all__ = ["replay"]

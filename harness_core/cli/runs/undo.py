@@ -1,5 +1,4 @@
-"""`harness undo`'s body: the files a run changed put back as they were before it (and chat's `/undo` lines, which
-say the same of its last turn).
+"""`harness undo`'s body: the files a run changed put back as they were before it (its lines: `records.undo_lines`).
 
 Layer: CLI, loaded when the command runs; knows the undo plan and the run store; nothing of providers.
 """
@@ -10,14 +9,11 @@ from pathlib import Path
 
 import click
 
-from harness_core import UndoPlan, UndoRefusedError, apply_undo, plan_undo
-from harness_core._run.undo import FileUndo
+from harness_core import UndoRefusedError, apply_undo, plan_undo
+from harness_core.cli.records.undo_lines import done_lines
 from harness_core.store import find_run, log_path, resolve_runs_dir
 
-__all__ = ["done_lines", "undo"]
-
-_SAID = {"restore": "restored", "remove": "removed (the run created it)", "recreate": "recreated (the run deleted it)",
-         "move back": "moved back"}
+__all__ = ["undo"]
 
 
 def undo(run_id: str, dry_run: bool, runs_dir: Path | None) -> None:
@@ -43,14 +39,3 @@ def undo(run_id: str, dry_run: bool, runs_dir: Path | None) -> None:
         click.echo(line)
 
 
-def done_lines(plan: UndoPlan, done: tuple[FileUndo, ...] | list[FileUndo], *, would: bool = False) -> list[str]:
-    """What an undo did (or, `would`, would do), a line per file, then those already as before."""
-    if not done and not plan.already:
-        return [f"run {plan.run_id}: nothing to put back"]
-    head = f"run {plan.run_id}: " + ("would put back" if would else "put back") + f" in {plan.cwd}"
-    lines = [head] if done else []
-    lines += [f"  {undo.path}: {_SAID[undo.action]}" + (f" from {undo.also}" if undo.also else "") for undo in done]
-    if plan.already:
-        what = ", ".join(plan.already)
-        lines.append(f"run {plan.run_id}: already as before it: {what}" if not done else f"  already as before: {what}")
-    return lines

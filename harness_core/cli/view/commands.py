@@ -10,9 +10,10 @@ from pathlib import Path
 
 import click
 
-from harness_core.cli.common import EXIT_USAGE, RUNS_DIR_OPTION, fail, harness_command
 from harness_core.cli.complete import complete_run_id
-from harness_core.cli.numbers import Number
+from harness_core.cli.exits import EXIT_USAGE, fail, harness_command
+from harness_core.cli.flags.numbers import Number
+from harness_core.cli.flags.runs_dir import RUNS_DIR_OPTION
 
 __all__ = ["INSTALL_HINT", "view"]
 

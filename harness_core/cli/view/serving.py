@@ -15,7 +15,8 @@ from pathlib import Path
 import click
 import harness_view
 
-from harness_core.cli.common import EXIT_USAGE, fail, say
+from harness_core.cli.exits import EXIT_USAGE, fail
+from harness_core.cli.output import say
 from harness_core.store import check_runs_dir, resolve_runs_dir
 
 __all__ = ["view"]

@@ -24,6 +24,7 @@ from harness_core.scripted.scenarios import EditFile, Fail, ReadFile, RunCommand
 __all__ = ["ChatCompletionsBackend", "ChatDialect"]
 
 _DEFERRED_LINE = re.compile(r'^- "([^"\s]+)":', re.MULTILINE)
+_SCHEMA_BLOCK = re.compile(r"<function>(.*?)</function>", re.DOTALL)
 
 _JSON = dict[str, Any]
 
@@ -94,7 +95,9 @@ class ChatDialect:
 
     def deferred_tools(self, body: Mapping[str, Any]) -> list[str]:
         """The tools a request names as deferred: by default the `- "NAME": "description"` lines of a text that
-        speaks of `tool_search` (an agent that lists MCP tools so, reached through `tool_search` and `tool_call`)."""
+        speaks of `tool_search` (an agent that lists MCP tools so, reached through `tool_search` and `tool_call`),
+        and the tools whose schemas a `tool_search` result shows (`<function>{"name": ...}</function>` blocks of
+        the `tool` messages: what a keyword search found)."""
         names: list[str] = []
         for message in body.get("messages") or []:
             content = message.get("content") if isinstance(message, Mapping) else None
@@ -102,11 +105,19 @@ class ChatDialect:
                 text = part.get("text") if isinstance(part, Mapping) else part
                 if isinstance(text, str) and "tool_search" in text:
                     names += _DEFERRED_LINE.findall(text)
+                if isinstance(text, str) and message.get("role") == "tool":
+                    names += _schema_names(text)
         return names
 
     def tool_search(self, name: str) -> FunctionCall:
         """The call that shows deferred tool `name`'s schema: by default `tool_search` with `select:NAME`."""
         return FunctionCall("tool_search", {"query": f"select:{name}", "max_results": 1})
+
+    def tool_lookup(self, server: str, tool: str) -> FunctionCall:
+        """The call that looks up tool `tool` of MCP server `server` when a request neither offers nor names it
+        (the deferred-tool lookup of a model that knows which tool it wants): by default `tool_search` with the
+        keywords `SERVER TOOL`, answered with the schemas of the deferred tools that match (`deferred_tools`)."""
+        return FunctionCall("tool_search", {"query": f"{server} {tool}"})
 
     def deferred_call(self, name: str, arguments: Mapping[str, Any]) -> FunctionCall:
         """The call of deferred tool `name` the request does not declare: by default through the bridge tool
@@ -190,6 +201,11 @@ class ChatCompletionsBackend(ScriptedBackend):
     def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
         """The dialect's `tool_search` call, when the request offers that tool."""
         call = self.dialect.tool_search(name)
+        return (call.name, dict(call.arguments)) if call.name in self.tool_names_in(body) else None
+
+    def tool_lookup(self, body: _JSON, server: str, tool: str) -> tuple[str, dict[str, Any]] | None:
+        """The dialect's `tool_lookup` call, when the request offers that tool."""
+        call = self.dialect.tool_lookup(server, tool)
         return (call.name, dict(call.arguments)) if call.name in self.tool_names_in(body) else None
 
     def deferred_call(self, body: _JSON, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -342,6 +358,19 @@ class _Reply:
             "model": self.model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
         }
+
+
+def _schema_names(text: str) -> list[str]:
+    """The `name` of each `<function>{JSON schema}</function>` block of `text` (a tool search's answer)."""
+    names: list[str] = []
+    for block in _SCHEMA_BLOCK.findall(text):
+        try:
+            schema = json.loads(block)
+        except ValueError:
+            continue
+        if isinstance(schema, dict) and isinstance(schema.get("name"), str):
+            names.append(schema["name"])
+    return names
 
 
 def _model(name: str) -> _JSON:

@@ -101,9 +101,11 @@ class GeminiDialect:
         return FunctionCall("run_command", {"command": step.command})
 
     def tool_result_text(self, response: Any) -> str:
-        """The text of a `functionResponse.response`: its `output` (or content texts), without the one envelope
-        an agent may mark a tool's output with (`<untrusted_context>\n…\n</untrusted_context>`)."""
-        text = texts_in(response)
+        """The text of a `functionResponse.response`: its `output` (or content texts), or its `error` when it has
+        no output (the Gemini API's two keys: a failed or refused call), without the one envelope an agent may mark
+        a tool's output with (`<untrusted_context>\n…\n</untrusted_context>`)."""
+        error = response.get("error") if isinstance(response, Mapping) and "output" not in response else None
+        text = texts_in(error if error is not None else response) or (json.dumps(error) if error is not None else "")
         found = _ENVELOPE.fullmatch(text)
         return found.group(2) if found else text
 

@@ -37,6 +37,12 @@ __all__ = ["FINISHED_TEXT", "Exchange", "Handler", "McpCall", "ScriptedBackend",
 FINISHED_TEXT = "(scenario finished)"
 """What a backend says once the scenario's steps are exhausted, so a CLI never hangs waiting."""
 
+LOOKUPS = 60
+"""How many times the model looks up by keywords a tool the request neither offers nor names (`tool_lookup`)
+before it says the tool is not there: an agent that connects its MCP servers in the background finds them only once
+they are up (an agent may give a stdio server 30 s to start)."""
+LOOKUP_PAUSE = 0.5
+"""Seconds the model takes before it looks a tool up again (the first lookup is at once)."""
 _JSON = dict[str, Any]
 
 
@@ -123,6 +129,7 @@ class ScriptedBackend:
         """The text of the tool result each turn request after an MCP tool call carried, in order."""
         self._after_mcp_call = False
         self._searched: set[str] = set()
+        self._lookups: dict[tuple[str, str], int] = {}
         self._listeners: list[Callable[[Exchange], None]] = []
         self._cursor = 0
         self._turns = 0
@@ -273,7 +280,9 @@ class ScriptedBackend:
                     with self._lock:
                         self._cursor -= 1
                         self._after_mcp_call = False
-                    return dataclasses.replace(turn, step=McpCall(search[0], search[1], step, search=True))
+                        again = self._lookups.get((step.server, step.tool), 0) > 1  # a model that looks again
+                    return dataclasses.replace(turn, step=McpCall(search[0], search[1], step, search=True),
+                                               delay=turn.delay + (LOOKUP_PAUSE if again else 0.0))
                 if name not in self.tool_names_in(body):  # still hidden: through the agent's bridge, if it has one
                     via, arguments = self.deferred_call(body, name, dict(step.args))
                     return dataclasses.replace(turn, step=McpCall(via, arguments, step))
@@ -293,13 +302,29 @@ class ScriptedBackend:
         try:
             name = find_mcp_tool([*deferred, *(f"{d}__{step.tool}" for d in deferred)], step.server, step.tool)
         except LookupError:
-            return Fail(400, str(missing))
+            return self._looked_up(body, step, missing)
         with self._lock:
-            if name in self._searched:
+            if name in self._searched or (step.server, step.tool) in self._lookups:  # a lookup found it: reviewed
+                self._searched.add(name)
                 return name, None
             self._searched.add(name)
         search = self.tool_search(body, name)
         return (name, search) if search is not None else Fail(400, str(missing))
+
+    def _looked_up(self, body: _JSON, step: CallMcpTool,
+                   missing: LookupError) -> Fail | tuple[str, tuple[str, dict[str, Any]] | None]:
+        """A tool the request neither offers nor names as deferred: the keyword search that looks it up (once per
+        tool, as a model that knows what it wants does), or the `Fail` saying it is not there."""
+        lookup = self.tool_lookup(body, step.server, step.tool)
+        if lookup is None:
+            return Fail(400, str(missing))
+        with self._lock:
+            looked = self._lookups.get((step.server, step.tool), 0)
+            if looked >= LOOKUPS:
+                return Fail(400, f"{missing}; the agent's tool search did not find it either ({looked} searches over "
+                                 f"{looked * LOOKUP_PAUSE:g} s)")
+            self._lookups[(step.server, step.tool)] = looked + 1
+        return "", lookup
 
     # -- subclass interface ----------------------------------------------------------------------------
 
@@ -312,6 +337,13 @@ class ScriptedBackend:
     def tool_search(self, body: _JSON, name: str) -> tuple[str, dict[str, Any]] | None:
         """The call (tool name, arguments) that loads deferred tool `name` through the agent's tool search, or
         None when the agent has none (default)."""
+        return None
+
+    def tool_lookup(self, body: _JSON, server: str, tool: str) -> tuple[str, dict[str, Any]] | None:
+        """The call (tool name, arguments) that looks up tool `tool` of MCP server `server` by keywords through the
+        agent's tool search, when the request neither offers nor names it (an agent that connects its MCP servers
+        late and lists their tools only once searched), or None when the request offers no such search (default).
+        What the search answers must then name the tool in `deferred_tools_in` (or the agent offer it)."""
         return None
 
     def deferred_call(self, body: _JSON, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -51,6 +51,9 @@ _KINDS: dict[str, tuple[ToolKind, str]] = {
     "fetch": (ToolKind.WEB, "Fetching"),
     "switch_mode": (ToolKind.UNKNOWN, "Switching mode"),
 }
+_LOOKUPS = frozenset({"tool_search"})
+"""The `_meta.toolName` of an agent's own lookup of its deferred tools, sent with ACP kind `other` (Qwen Code 0.24.4's
+`tool_search`): shown as a search, as an agent that defers MCP tools searches for them before the call."""
 _DIFF_CHARS = 64_000  # a diff longer than this is kept as a note only
 
 MCP_CALL = "_harness_mcp"
@@ -268,6 +271,9 @@ def tool_details(call: Mapping[str, Any], cwd: str | None, *, declined: bool = F
     kind, label = _KINDS.get(acp_kind, (ToolKind.UNKNOWN, title or "Running tool"))
     if acp_kind in ("other", "") and command is not None:
         kind, label = ToolKind.SHELL, RUNNING_COMMAND
+    meta = call.get("_meta")
+    if acp_kind in ("other", "") and isinstance(meta, Mapping) and meta.get("toolName") in _LOOKUPS:
+        kind, label = ToolKind.SEARCH, SEARCHING
     locations = [loc.get("path") for loc in call.get("locations") or () if isinstance(loc, Mapping)]
     paths = [p for p in locations if isinstance(p, str) and p]
     changes = _changes(call, cwd, acp_kind)

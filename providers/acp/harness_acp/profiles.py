@@ -92,9 +92,9 @@ class AgentProfile:
     its project (given the environment the agent would get). `session_meta` does it for an agent that takes it
     in `session/new`."""
     mcp_needs_trust: bool = False
-    """Whether the agent connects MCP servers only in a trusted folder (Gemini CLI 0.61.0, even those given in
-    `session/new`): a run with servers whose project is not trusted then keeps `untrusted_env` off when the project
-    has none of `project_config`, and is refused before spawn when it has some."""
+    """Whether the agent connects MCP servers only in a trusted folder (Gemini CLI 0.61.0 and Qwen Code 0.24.4, even
+    those given in `session/new`): a run with servers whose project is not trusted then keeps `untrusted_env` off
+    when the project has none of `project_config`, and is refused before spawn when it has some."""
     approval_kinds: frozenset[str] = frozenset()
     """The actions the agent always asks permission for in the mode an asking policy chooses
     (`ProviderInfo.approval_kinds`): a filter of one is enforced by Harness denying the request. Not `shell`: every
@@ -276,7 +276,7 @@ PROFILES: dict[str, AgentProfile] = {
             reports_command_output=False,
             launch=_model_flag,
             handles=frozenset({"model"}),
-            project_config=(".gemini/settings.json", ".gemini/commands", ".gemini/extensions", ".env"),
+            project_config=(".gemini/settings.json", ".gemini/commands", ".gemini/extensions", ".env", ".gemini/.env"),
             untrusted_env=gemini_untrusted_env,
             mcp_needs_trust=True,
             approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
@@ -327,8 +327,9 @@ PROFILES: dict[str, AgentProfile] = {
             launch=_qwen_launch,
             handles=frozenset({"model", "system_prompt"}),
             session_overrides=frozenset({"approval", "sandbox"}),
-            project_config=(".qwen/settings.json", ".qwen/commands", ".qwen/extensions"),
+            project_config=(".qwen/settings.json", ".qwen/commands", ".qwen/extensions", ".env", ".qwen/.env"),
             untrusted_env=qwen_untrusted_env,
+            mcp_needs_trust=True,
             approval_kinds=_ASKS_BEFORE_FILE_CHANGES,
             untrusted_modes={("danger-full-access", "never"): "default"},
         ),

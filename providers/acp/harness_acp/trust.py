@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 __all__ = ["gemini_untrusted_env", "project_config_found", "qwen_untrusted_env", "untrusted_state_dir"]
@@ -27,15 +27,17 @@ def gemini_untrusted_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def project_config_found(cwd: Path, names: tuple[str, ...]) -> list[str]:
-    """Which of `names` (paths relative to a project, as `AgentProfile.project_config`) exist in `cwd`; an `.env`
-    also in the folders above it up to the home directory (Gemini CLI looks for one upward)."""
+    """Which of `names` (paths relative to a project, as `AgentProfile.project_config`) exist in `cwd`; each
+    `.env` of them (`.env`, `.gemini/.env`, ...) also in the folders above it up to the home directory (Gemini CLI
+    and Qwen Code look for one upward)."""
     found = [name for name in names if (cwd / name).exists()]
-    if ".env" in names:
+    upward = [name for name in names if PurePosixPath(name).name == ".env"]
+    if upward:
         home = Path.home()
         for parent in cwd.parents:
             if parent == home or parent == parent.parent:
                 break
-            found += [str(parent / name) for name in (".env", ".gemini/.env") if (parent / name).exists()]
+            found += [str(parent / name) for name in upward if (parent / name).exists()]
     return found
 
 

@@ -175,21 +175,24 @@ async def test_each_named_agent_declares_the_transports_its_initialize_offers(
     assert "gemini" in str(refused.value)
 
 
+@pytest.mark.parametrize(("name", "config"), [("gemini", ".gemini/settings.json"), ("qwen", ".qwen/settings.json"),
+                                               ("qwen", ".env")])
 async def test_gemini_with_servers_in_an_untrusted_project_with_its_own_config_is_refused(
-        tmp_path: Path, host: PluginHost) -> None:
-    """Gemini CLI connects MCP servers only in a trusted folder: a project that is not trusted but has its own
-    `.gemini/settings.json` (which trusting the folder would load) is refused before the agent starts."""
+        tmp_path: Path, host: PluginHost, name: str, config: str) -> None:
+    """Gemini CLI and Qwen Code connect MCP servers only in a trusted folder: a project that is not trusted but has
+    its own configuration (`.gemini/settings.json`, `.qwen/settings.json`, an `.env`), which trusting the folder
+    would load, is refused before the agent starts."""
     agent, starts = _counting_agent(tmp_path)
-    gemini = agent.with_name("gemini")
-    agent.rename(gemini)
+    named = agent.with_name(name)
+    agent.rename(named)
     ws = tmp_path / "ws"
-    (ws / ".gemini").mkdir(parents=True)
-    (ws / ".gemini" / "settings.json").write_text("{}")
-    spec = AgentRunSpec(prompt="hi", cwd=ws, provider_options={"gemini_bin": str(gemini)},
+    (ws / config).parent.mkdir(parents=True, exist_ok=True)
+    (ws / config).write_text("{}")
+    spec = AgentRunSpec(prompt="hi", cwd=ws, provider_options={f"{name}_bin": str(named)},
                         mcp_servers=[McpServer(name="ev", command="true")])
-    result, _events = await _play(spec, "gemini", host)
+    result, _events = await _play(spec, name, host)
     assert result.status is RunStatus.FAILED and result.error is not None
-    assert result.error.code == "invalid_spec" and ".gemini/settings.json" in result.error.message
+    assert result.error.code == "invalid_spec" and config in result.error.message
     assert not starts.exists() or "started" not in starts.read_text().replace("started", "", 1), \
         "the agent must not be started for the run"
 

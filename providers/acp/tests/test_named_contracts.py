@@ -6,12 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-import pytest
 from acp_helpers import NamedAgentContract
-from harness_core import ApprovalDecision
 from harness_core.provider import OfflineSetup
 from harness_core.scripted.scenarios import Scenario
-from harness_core.testing.contract import Play
 
 from harness_acp.profiles import PROFILES
 
@@ -22,22 +19,6 @@ class TestGeminiContract(NamedAgentContract):
     reports_command_output: ClassVar[bool] = PROFILES["gemini"].reports_command_output
     offline_hostile_project: ClassVar[dict[str, str]] = {  # an MCP server at TEST-NET
         ".gemini/settings.json": '{"mcpServers": {"x": {"httpUrl": "http://192.0.2.1:9/mcp"}}}'}
-
-    _UNVERIFIED = ("not yet verified with Gemini CLI 0.61.0: a Python tool's error, and a denied tool call, do not "
-                   "reach the scripted model as the contract expects (found at this stop's end; to investigate)")
-
-    @pytest.mark.anyio
-    async def test_python_tool_error_reaches_the_model(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._UNVERIFIED)
-        await super().test_python_tool_error_reaches_the_model(play, harness_real)
-
-    @pytest.mark.anyio
-    @pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
-    async def test_python_tool_approval(self, decision: ApprovalDecision, play: Play, harness_real: bool) -> None:
-        if harness_real and decision is ApprovalDecision.DENY:
-            pytest.xfail(self._UNVERIFIED)
-        await super().test_python_tool_approval(decision, play, harness_real)
 
 
 class TestCodexAcpContract(NamedAgentContract):
@@ -60,41 +41,6 @@ class TestQwenContract(NamedAgentContract):
     provider_name = "qwen"
     offline_hostile_project: ClassVar[dict[str, str]] = {  # an MCP server at TEST-NET
         ".qwen/settings.json": '{"mcpServers": {"x": {"httpUrl": "http://192.0.2.1:9/mcp"}}}'}
-
-    _LATE_SERVERS = ("Qwen Code 0.24.4 connects the servers of session/new late: its first model request neither "
-                     "offers nor lists their tools, so the scripted model cannot call one (a real model looks them up "
-                     "with tool_search); the fake agent plays it (docs/tools.md)")
-
-    @pytest.mark.anyio
-    async def test_mcp_stdio_server_echo(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_mcp_stdio_server_echo(play)
-
-    @pytest.mark.anyio
-    async def test_python_tool_is_called_with_the_scenarios_arguments(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_is_called_with_the_scenarios_arguments(play)
-
-    @pytest.mark.anyio
-    async def test_python_tool_error_reaches_the_model(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_error_reaches_the_model(play, harness_real)
-
-    @pytest.mark.anyio
-    async def test_python_tool_interrupted(self, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_interrupted(play, harness_real)
-
-    @pytest.mark.anyio
-    @pytest.mark.parametrize("decision", [ApprovalDecision.APPROVE, ApprovalDecision.DENY])
-    async def test_python_tool_approval(self, decision: ApprovalDecision, play: Play, harness_real: bool) -> None:
-        if harness_real:
-            pytest.xfail(self._LATE_SERVERS)
-        await super().test_python_tool_approval(decision, play, harness_real)
 
     def setup_run(self, scenario: Scenario, workspace: Path, state_dir: Path, *, real: bool,
                   fault: str | None = None) -> OfflineSetup | None:

@@ -6,10 +6,19 @@ from __future__ import annotations
 import re
 
 import pytest
-from harness_core import ApprovalDecision, ApprovalPolicy, AuthFailedError, ModelError, RateLimitedError, SandboxMode
+from harness_core import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    AuthFailedError,
+    ModelError,
+    RateLimitedError,
+    SandboxMode,
+    ToolKind,
+)
 from harness_core.cli import cli
 from harness_core.provider import JsonRpcError
 
+from harness_acp.display import tool_details
 from harness_acp.errors import prompt_error, status_in
 from harness_acp.mapping import STOP_REASONS
 from harness_acp.options import options_for
@@ -139,3 +148,13 @@ def test_max_tokens_names_the_prompt_too_and_the_next_step() -> None:
     status, said = STOP_REASONS["max_tokens"]
     assert status == "failed" and said is not None
     assert "by the prompt or by the answer" in said and "shorten the prompt" in said and "output tokens" not in said
+
+
+def test_an_agents_lookup_of_its_deferred_tools_shows_as_a_search() -> None:
+    """Qwen Code 0.24.4 sends its `tool_search` (the lookup of deferred MCP tools) with ACP kind `other`: it shows as
+    a search, as the exact `tool_call` Qwen sent (recorded offline) says; another `other` call stays unknown."""
+    call = {"toolCallId": "call_0000", "status": "pending", "title": "ToolSearch", "content": [], "locations": [],
+            "kind": "other", "rawInput": {},
+            "_meta": {"toolName": "tool_search", "provenance": "builtin", "phase": "preparing"}}
+    assert tool_details(call, "/ws").kind is ToolKind.SEARCH
+    assert tool_details({**call, "_meta": {"toolName": "todo_write"}}, "/ws").kind is ToolKind.UNKNOWN

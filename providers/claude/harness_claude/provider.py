@@ -30,9 +30,11 @@ from harness_core.provider import (
 )
 
 from harness_claude.argv import PROJECT_CONFIG, SECRET_FLAGS, build_argv, build_env, redacted_argv
+from harness_claude.auth import check_claude_auth
 from harness_claude.mapping import ClaudeMapper
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
+from harness_claude.session import claude_session
 from harness_claude.toolconfig import TOOL_FILTERS, content_blocks
 from harness_claude.turn import Turn
 
@@ -93,14 +95,12 @@ class ClaudeProvider(Provider[ClaudeOptions]):
     async def check_auth(self, options: ClaudeOptions, cli: CliInfo) -> AuthStatus:
         """`claude auth status`: logged in (claude.ai, an API key and where it comes from) or not, with the next
         step. No model call. See `harness_claude.auth`."""
-        from harness_claude.auth import check_claude_auth
-
         return await check_claude_auth(cli)
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """The real CLI against a scripted Messages backend on 127.0.0.1 (`harness run --offline`, the demo,
         the contract suite's real mode). See `harness_claude.offline`."""
-        from harness_claude.offline import offline_setup
+        from harness_claude.offline import offline_setup  # the scripted backends (uvicorn): offline runs only
 
         return offline_setup(scenario, workspace, state_dir)
 
@@ -124,8 +124,6 @@ class ClaudeProvider(Provider[ClaudeOptions]):
         self, spec: SessionSpec, options: ClaudeOptions, ctx: SessionContext
     ) -> AsyncIterator[ProviderSession]:
         """One `claude -p` process for the whole session (stdin open across turns); see `harness_claude.session`."""
-        from harness_claude.session import claude_session
-
         binary = ctx.cli.path or (await self.probe(options)).path or "claude"
         async with claude_session(binary, spec, options, ctx) as session:
             yield session

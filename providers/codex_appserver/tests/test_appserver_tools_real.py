@@ -6,47 +6,28 @@ with a notice (codex takes no files), and an SSE server is refused before anythi
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
-import zlib
 from pathlib import Path
 
 import pytest
 from appserver_helpers import MISSING_CODEX, REPO, real_codex
+from harness_core.testing.real_tools import RED_PNG, harness_run, json_events
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.skipif(real_codex() is None, reason=MISSING_CODEX)]
 
 _BIN = Path(os.environ.get("HARNESS_TOOLS_DIR") or REPO / ".tools") / "bin"
 
 
-def _png() -> bytes:
-    """An 8x8 red PNG."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
-    raw = b"".join(b"\x00" + b"\xff\x00\x00" * 8 for _ in range(8))
-    header = (8).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-
 def _harness(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, HARNESS_RUNS_DIR=str(tmp_path / "runs"), XDG_CONFIG_HOME=str(tmp_path / "xdg"),
-               PATH=f"{_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    argv = [sys.executable, "-m", "harness_core", "run", "--offline", "-p", "codex-appserver", "--json", *args]
-    return subprocess.run(argv,
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
-
-
-def _events(out: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return harness_run(tmp_path, "codex-appserver", *args, bin_dir=_BIN)
 
 
 @pytest.mark.skipif(not (_BIN / "mcp-server-everything").exists(), reason="scripts/install-clis.sh installs it")
 def test_the_everything_servers_echo_answers_through_mcp_server(tmp_path: Path) -> None:
     out = _harness(tmp_path, "--mcp-server", "everything=mcp-server-everything stdio", "--scenario", "tools_echo", "go")
     assert out.returncode == 0, out.stderr[-3000:]
-    events = _events(out)
+    events = json_events(out)
     final = events[-1]["result"]["final_text"]  # type: ignore[index]
     assert final.startswith("The server said ") and "Echo: harness-echo" in final, final  # codex adds its wall time
     results = [e for e in events if e["type"] == "tool_result"]
@@ -55,12 +36,12 @@ def test_the_everything_servers_echo_answers_through_mcp_server(tmp_path: Path) 
 
 
 def test_an_image_arrives_exactly_and_a_file_is_named_in_the_prompt(tmp_path: Path) -> None:
-    (tmp_path / "red.png").write_bytes(_png())
+    (tmp_path / "red.png").write_bytes(RED_PNG)
     (tmp_path / "notes.md").write_text("# notes\n")
     out = _harness(tmp_path, "-i", "red.png", "--attach", "notes.md", "--scenario", "attachments", "what is this")
     assert out.returncode == 0, out.stderr[-3000:]
-    events = _events(out)
-    assert events[-1]["result"]["final_text"] == f"image/png {len(_png())} bytes"  # type: ignore[index]
+    events = json_events(out)
+    assert events[-1]["result"]["final_text"] == f"image/png {len(RED_PNG)} bytes"  # type: ignore[index]
     notices = [e for e in events if e["type"] == "notice" and e.get("code") == "attachment_degraded"]
     assert len(notices) == 1 and "notes.md" in str(notices[0]["message"]), notices
 
@@ -69,14 +50,14 @@ def test_an_sse_server_is_refused_before_spawn(tmp_path: Path) -> None:
     out = _harness(tmp_path, "--mcp-server", "old=sse+http://127.0.0.1:9/sse", "--scenario", "say", "go")
     assert out.returncode == 2, (out.returncode, out.stdout[-2000:], out.stderr[-2000:])
     assert "sse" in (out.stdout + out.stderr).lower()
-    assert not any(e.get("type") == "session_started" for e in _events(out))
+    assert not any(e.get("type") == "session_started" for e in json_events(out))
 
 
 def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp_path: Path) -> None:
     examples = Path(__file__).resolve().parents[3] / "examples" / "tools.py"
     out = _harness(tmp_path, "--tools", str(examples), "--scenario", "tools_mcp", "go")
     assert out.returncode == 0, out.stderr[-3000:]
-    events = _events(out)
+    events = json_events(out)
     final = events[-1]["result"]["final_text"]  # type: ignore[index]
     assert final.startswith("The tool said ") and final.rstrip(".").endswith("5"), final
     results = [e for e in events if e["type"] == "tool_result"]

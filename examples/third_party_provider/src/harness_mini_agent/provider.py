@@ -32,7 +32,7 @@ class MiniAgentProvider(Provider[MiniAgentOptions]):
     )
 
     async def run(self, spec: AgentRunSpec, options: MiniAgentOptions, ctx: RunContext) -> HarnessResult:
-        from harness_mini_agent.agent import Agent, InterruptWatch
+        from harness_mini_agent.agent import Agent, InterruptWatch  # httpx: only a run pays for it
         from harness_mini_agent.client import ResponsesClient
 
         key = api_key(options, spec.env)
@@ -57,6 +57,6 @@ class MiniAgentProvider(Provider[MiniAgentOptions]):
 
     def offline_setup(self, scenario: Scenario, workspace: Path, state_dir: Path) -> OfflineSetup:
         """Play `scenario` with the scripted Responses backend on 127.0.0.1 (no credentials, no network)."""
-        from harness_mini_agent.offline import offline_setup
+        from harness_mini_agent.offline import offline_setup  # the scripted backends: offline runs only
 
         return offline_setup(scenario, workspace)

@@ -1,0 +1,177 @@
+"""`harness config`'s body: the effective settings and where each came from; `config path`.
+
+Layer: CLI, loaded when a command runs; knows nothing of any provider.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness_core.cli.exits import harness_command
+from harness_core.cli.output import dumps
+from harness_core.cli.settings.checks import check_config
+from harness_core.cli.settings.loader import (
+    KEYS,
+    PROJECT_FILE,
+    Config,
+    ConfigError,
+    Looked,
+    Value,
+    load_config,
+    project_config_path,
+    search_stop,
+    user_config_path,
+)
+from harness_core.plugins import DEFAULT_PROVIDER, get_host
+from harness_core.store import resolve_runs_dir
+
+__all__ = ["config", "default_provider"]
+
+_NOT_SET = {
+    "model": "the provider's own; a [providers.NAME] table's `model` sets it for one provider",
+    "effort": "the model's own", "max_turns": "no limit", "max_cost_usd": "no limit", "max_output_tokens": "no limit",
+}
+
+
+def default_provider() -> str:
+    """The provider a run without --provider, `$HARNESS_PROVIDER` or a configured `provider` uses."""
+
+    return DEFAULT_PROVIDER
+
+
+def config(ctx: click.Context, cwd: Path | None, as_json: bool) -> None:
+    """Show the settings `harness run` and `harness chat` use and where each came from: the command line >
+    the environment ($HARNESS_PROVIDER, $HARNESS_RUNS_DIR) > the project's .harness.toml (the nearest one from
+    --cwd up) > the user's $XDG_CONFIG_HOME/harness/config.toml > the built-in default.
+    `harness config path` prints where the files are (to edit them)."""
+    if ctx.invoked_subcommand is None:
+        _show(cwd, as_json)
+    elif as_json:
+        raise click.UsageError(f"--json is for the settings; `harness config {ctx.invoked_subcommand}` takes no "
+                               "--json")
+
+
+def path(ctx: click.Context, scope: str | None, cwd: Path | None) -> None:
+    """Print where the configuration files are: the user file, $XDG_CONFIG_HOME/harness/config.toml (default
+    ~/.config/harness/config.toml), whether or not it exists, and the project file that applies to --cwd (the
+    nearest .harness.toml from there up), or where the search went.
+
+    With SCOPE, only that file's path, to edit it: `$EDITOR "$(harness config path user)"`; exit 1 when there is
+    no project file (the message says where to create one).
+    """
+
+    given = cwd or (ctx.parent.params.get("cwd") if ctx.parent is not None else None)
+    start = Path(given or Path.cwd()).resolve()
+    user, project = user_config_path(), project_config_path(start)
+    if scope == "user":
+        click.echo(str(user))
+    elif scope == "project" and project is not None:
+        click.echo(str(project))
+    elif scope == "project":
+        click.echo(f"harness: error: no {PROJECT_FILE} in {start} or above it (up to {search_stop(start)}); "
+                   f"create one: $EDITOR {start / PROJECT_FILE}", err=True)
+        ctx.exit(1)
+    else:
+        click.echo(f"user:    {user}{'' if user.is_file() else ' (not found)'}")
+        click.echo(f"project: {project}" if project is not None
+                   else f"project: none found, searched from {start} up to {search_stop(start)}")
+
+
+@harness_command
+def _show(cwd: Path | None, as_json: bool) -> None:
+    found = load_config(cwd)
+    problems = check_config(found, get_host())
+    for warning in problems.warnings:
+        click.echo(f"harness: warning: {warning}", err=True)
+    if problems.errors:
+        raise ConfigError(problems.errors[0])
+    defaults = {**found.DEFAULTS, "provider": default_provider(),
+                "runs_dir": resolve_runs_dir(None, {k: v for k, v in os.environ.items() if k != "HARNESS_RUNS_DIR"})}
+    settings: dict[str, Value | None] = {}
+    for key in KEYS:
+        settings[key] = found.values.get(key) or (Value(defaults[key], "default") if key in defaults else None)
+    if as_json:
+        click.echo(dumps(_as_json(found, settings)))
+        return
+    click.echo("\n".join(_as_text(found, settings)))
+
+
+def _as_json(found: Config, settings: dict[str, Value | None]) -> dict[str, Any]:
+    def one(value: Value | None) -> dict[str, Any]:
+        if value is None:
+            return {"value": None, "source": "default"}
+        shown = "inf" if value.value == math.inf else value.value
+        return {"value": str(shown) if isinstance(shown, Path) else shown, "source": value.source}
+
+    return {
+        "files": [{"scope": f.scope, "path": str(f.path) if f.found or f.scope == "user" else None,
+                   "found": f.found, **({"ignored": f.ignored} if f.ignored else {}),
+                   **({"searched_from": str(f.path)} if f.scope == "project" and not f.found else {})}
+                  for f in found.files],
+        "settings": {key: one(value) for key, value in settings.items()},
+        "providers": {name: {".".join(leaf): one(value) for leaf, value in table.items()}
+                      for name, table in found.providers.items()},
+        "refused": [{"key": ".".join(loc), "error": message} for loc, message in found.refused.items()],
+    }
+
+
+def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
+    """TOML (it can be pasted into a file), each value's source as a comment; files looked at first."""
+
+    width = max(len(f.scope) for f in found.files) + len(" file:")
+    def where(f: Looked) -> str:
+        if f.found:
+            return f"{f.path} (ignored: {f.ignored})" if f.ignored else str(f.path)
+        return f"none (no {PROJECT_FILE} in {f.path} or above)" if f.scope == "project" else f"{f.path} (not found)"
+
+    lines = [f"# {(f.scope + ' file:').ljust(width)} {where(f)}" for f in found.files]
+    rows: list[tuple[str, str]] = []
+    for key, value in settings.items():
+        if value is None:
+            rows.append((f"# {key}: not set ({_NOT_SET.get(key, 'none')})", ""))
+        else:
+            note = " (no idle timeout)" if key == "idle_timeout" and value.value in (math.inf, "inf") else ""
+            rows.append((f"{key} = {_toml(value.value)}", f"# {value.source}{note}"))
+    lines.append("")
+    lines.extend(_aligned(rows))
+    if found.refused:
+        lines += ["", "# not applied (a run fails on these unless its command line sets them itself):"]
+        lines += [f"# {message}" for message in found.refused.values()]
+    for name, table in found.providers.items():
+        lines.extend(["", f"[providers.{_key(name)}]"])
+        lines.extend(_aligned([(f"{'.'.join(_key(k) for k in leaf)} = {_toml(value.value)}", f"# {value.source}")
+                               for leaf, value in table.items()]))
+    return lines
+
+
+def _aligned(rows: list[tuple[str, str]]) -> list[str]:
+    width = min(max((len(text) for text, note in rows if note), default=0), 44)
+    return [f"{text.ljust(width)}   {note}" if note else text for text, note in rows]
+
+
+def _key(name: str) -> str:
+    return name if name and all(c.isalnum() or c in "_-" for c in name) else _toml(name)
+
+
+def _toml(value: Any) -> str:
+    """A value as TOML writes it (a path as a string; no idle timeout as "inf")."""
+
+    if isinstance(value, float) and math.isinf(value):
+        return '"inf"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # idle_timeout = 600, as written
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(str(k))} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(str(value))
