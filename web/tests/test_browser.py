@@ -5,7 +5,9 @@ pages are saved (`screenshots`)."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -332,6 +334,30 @@ def test_the_runs_list_catches_up_when_its_stream_comes_back(tab: Tab, viewer: V
     page.evaluate("window.__deaf = false; window.__sources[0].dispatchEvent(new Event('open'))")  # it came back
     expect(page.locator(f"tr.run[data-run='{run_id}']")).to_have_attribute("data-status", "success")
     assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+
+def test_a_page_refused_a_live_stream_says_so(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """Past the viewer's cap of live pages (here held open by plain connections until one is refused), a page
+    opened next cannot follow live: it says so and what to do, never a page that silently stops updating."""
+    held: list[http.client.HTTPConnection] = []
+    try:
+        while True:
+            assert len(held) <= 64, "the viewer never refused a live stream"
+            conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+            conn.request("GET", "/events", headers={"Cookie": f"harness_view_{viewer.port}={viewer.token}"})
+            answer = conn.getresponse()
+            if answer.status == 503:
+                assert "Too many live pages open" in answer.read().decode()
+                conn.close()
+                break
+            assert answer.status == 200
+            held.append(conn)
+        open_page(tab, viewer, "/")
+        expect(tab.page.locator("#live-lost")).to_have_text(re.compile(r"^This page no longer updates live .*"
+                                                                       r"close some of its tabs, then reload"))
+    finally:
+        for conn in held:
+            conn.close()
 
 
 def test_a_chats_turns_link_to_each_other(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:

@@ -24,8 +24,24 @@ function nearBottom() {
   return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
 }
 
+function noLongerLive(source) {
+  // A stream refused (the viewer's 503: too many live pages; its 401: it restarted with a new token) is closed
+  // for good by the browser: say so, never a page that silently stops following.
+  source.addEventListener("error", () => {
+    if (source.readyState !== EventSource.CLOSED || document.getElementById("live-lost")) return;
+    const said = document.createElement("p");
+    said.className = "problem";
+    said.id = "live-lost";
+    said.setAttribute("role", "alert");
+    said.textContent = "This page no longer updates live (too many of this viewer's pages are open, or the viewer "
+      + "stopped or restarted): close some of its tabs, then reload this one.";
+    document.querySelector("main").prepend(said);
+  });
+}
+
 function followRun(timeline) {
   const source = new EventSource(timeline.dataset.live);
+  noLongerLive(source);
   source.addEventListener("block", (e) => {
     const { key, html } = JSON.parse(e.data);
     const fresh = fromHTML(html);
@@ -64,6 +80,7 @@ function followRuns(box) {
   // One fetch of the list at a time; a change said while one is on its way (its answer may predate it) is
   // fetched once more after it, and so is whatever changed while the stream was away (it reconnects on its own).
   const source = new EventSource(box.dataset.live);
+  noLongerLive(source);
   let pending = false;
   let again = false;
   let opened = false;
