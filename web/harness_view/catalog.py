@@ -16,8 +16,6 @@ from pathlib import Path
 
 from harness_core.store import RunSummary, list_runs
 
-from harness_view.files import is_run_file
-
 __all__ = ["LIMIT", "Filters", "RunRow", "Snapshot", "rows", "runs_signature", "turn_number"]
 
 
@@ -119,12 +117,20 @@ LIMIT = 200
 def rows(runs_dir: Path, filters: Filters, *, runs: Iterable[RunSummary] | None = None,
          limit: int | None = LIMIT) -> Snapshot:
     """The runs of `runs_dir` (newest first) that `filters` keep, at most `limit` (None: all)."""
-    every = list(runs) if runs is not None else [r for r in list_runs(runs_dir) if is_run_file(r.path)]
+    every = list(runs) if runs is not None else [r for r in list_runs(runs_dir) if _regular(r.path)]
     matched = [run for run in every if filters.keep(run)]
     kept = [RunRow.of(run) for run in (matched if limit is None else matched[:limit])]
     providers = sorted({run.started.provider for run in every if run.started is not None})
     sessions = sorted({run.session for run in every if run.session is not None})
     return Snapshot(kept, len(matched), len(every), sorted({run.status for run in every}), providers, sessions)
+
+
+def _regular(path: Path) -> bool:
+    """A regular file, not a link (a FIFO named like a log would block whoever opens it)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def runs_signature(runs_dir: Path) -> tuple[tuple[str, int, int], ...]:

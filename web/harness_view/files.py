@@ -1,11 +1,9 @@
 """A run's own files: its log (for every reader the viewer has: page, live stream, list, bundle), wire log and
-background worker output — and nothing else: the file is named by a run id the store accepts and a fixed suffix,
-opened without following links or blocking (a FIFO named like a log waits for no writer), and must be a
-regular file of this user in the runs directory.
+background worker output — and nothing else: a run id the store accepts and a fixed suffix, opened without
+following links or waiting (a FIFO named like a log waits for no writer), a regular file of this user.
 
 Knows the run store's file names; nothing of pages.
 """
-
 from __future__ import annotations
 
 import os
