@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness_core.store import RunSummary, list_runs
@@ -90,6 +90,8 @@ class Snapshot:
     statuses: list[str]
     providers: list[str]
     sessions: list[str]
+    agent_sessions: dict[str, str] = field(default_factory=dict)
+    """A Harness session → the agent's own session id (the one `harness chat` prints), when its log has it."""
 
 
 def prompt_of(run: RunSummary) -> str:
@@ -121,7 +123,10 @@ def rows(runs_dir: Path, filters: Filters, *, runs: Iterable[RunSummary] | None 
     kept = [RunRow.of(run) for run in (matched if limit is None else matched[:limit])]
     providers = sorted({run.started.provider for run in every if run.started is not None})
     sessions = sorted({run.session for run in every if run.session is not None})
-    return Snapshot(kept, len(matched), len(every), sorted({run.status for run in every}), providers, sessions)
+    agents = {run.session: run.provider_session for run in reversed(every)
+              if run.session is not None and run.provider_session}
+    return Snapshot(kept, len(matched), len(every), sorted({run.status for run in every}), providers, sessions,
+                    agents)
 
 
 def runs_signature(runs_dir: Path) -> tuple[tuple[str, int, int], ...]:
