@@ -3,6 +3,7 @@ it when it is missing, and refuses flags that do not go together before anything
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -29,4 +30,5 @@ def test_run_ids_go_with_bundle(tmp_path: Path) -> None:
 
 def test_view_is_listed_in_the_help() -> None:
     result = CliRunner().invoke(cli, ["--help"])
-    assert result.exit_code == 0 and "view" in result.output
+    assert result.exit_code == 0
+    assert re.search(r"^  view\s+Look at runs", result.output, re.M), result.output  # its own line, not "review"

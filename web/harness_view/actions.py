@@ -49,7 +49,7 @@ async def answer(runs_dir: Path, run_id: str, request_id: str, decision: str, *,
     if decision not in DECISIONS:
         raise HarnessError(f"{decision!r} is not an answer: approve, deny or abort")
     job = jobs.Job(validate_run_id(run_id), runs_dir)
-    path = own_log(runs_dir, run_id)
+    path = await anyio.to_thread.run_sync(own_log, runs_dir, run_id)
     if path is None:
         raise HarnessError(f"no run {run_id} in {runs_dir} (or its log is not a run's own file)")
     try:

@@ -73,15 +73,8 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
                 f"Too many live pages open ({streams[0]}): close some of this viewer's tabs, then reload this one.")),
                 status_code=503)
 
-        async def counted() -> AsyncIterator[str]:
-            streams[0] += 1  # counted while it streams: from its first event until the page goes (or Ctrl-C)
-            try:
-                async for said in events:
-                    yield said
-            finally:
-                streams[0] -= 1
-
-        return StreamingResponse(counted(), media_type="text/event-stream")
+        streams[0] += 1  # counted from now (a burst of pages cannot pass the cap) until its answer ends
+        return _Counted(streams, events, media_type="text/event-stream")
 
     async def runs_stream(request: Request) -> Response:
         return streaming(runs_events(site, stopping=stopping))
@@ -97,7 +90,7 @@ def create_app(settings: ViewerSettings, *, cwd: Path | None = None,
 
     async def run_stream(request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        if own_log(settings.runs_dir, run_id) is None:  # a stat, not a parse: the stream reads it
+        if await anyio.to_thread.run_sync(own_log, settings.runs_dir, run_id) is None:  # a look, not a parse
             raise HTTPException(404, f"no run {run_id} here")
         try:
             after = int(request.query_params.get("after", "-1"))
@@ -217,6 +210,21 @@ def _problem(site: Site, run_id: str, message: str) -> Response:
         return HTMLResponse(site.run(run_id, links=_LINKS, problem=message), status_code=409)
     except NoSuchPage as exc:
         raise HTTPException(404, str(exc)) from None
+
+
+class _Counted(StreamingResponse):
+    """An event stream that gives back its place among the open ones (`streams`) when its answer ends: the page
+    went, the viewer stops, or it never began (the client left first)."""
+
+    def __init__(self, streams: list[int], events: AsyncIterator[str], *, media_type: str) -> None:
+        super().__init__(events, media_type=media_type)
+        self.streams = streams
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.streams[0] -= 1
 
 
 class _SafeRunsDir:

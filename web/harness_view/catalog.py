@@ -1,4 +1,4 @@
-"""The runs list: a row per run log of the runs directory, never a symbolic link (status, provider, model, age,
+"""The runs list: a row per run log of the runs directory, never a link or a FIFO (status, provider, model, age,
 duration, tokens, cost, prompt), chosen by filters (status, provider, session, batch, words of the prompt), and
 the choices for them.
 
@@ -8,12 +8,15 @@ Reads run summaries through `harness_core.store`; knows nothing of HTTP or HTML.
 from __future__ import annotations
 
 import os
+import stat
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness_core.store import RunSummary, list_runs
+
+from harness_view.files import is_run_file
 
 __all__ = ["LIMIT", "Filters", "RunRow", "Snapshot", "rows", "runs_signature", "turn_number"]
 
@@ -118,7 +121,7 @@ LIMIT = 200
 def rows(runs_dir: Path, filters: Filters, *, runs: Iterable[RunSummary] | None = None,
          limit: int | None = LIMIT) -> Snapshot:
     """The runs of `runs_dir` (newest first) that `filters` keep, at most `limit` (None: all)."""
-    every = list(runs) if runs is not None else [r for r in list_runs(runs_dir) if not os.path.islink(r.path)]
+    every = list(runs) if runs is not None else [r for r in list_runs(runs_dir) if is_run_file(r.path)]
     matched = [run for run in every if filters.keep(run)]
     kept = [RunRow.of(run) for run in (matched if limit is None else matched[:limit])]
     providers = sorted({run.started.provider for run in every if run.started is not None})
@@ -135,11 +138,12 @@ def runs_signature(runs_dir: Path) -> tuple[tuple[str, int, int], ...]:
     try:
         with os.scandir(runs_dir) as entries:
             for entry in entries:
-                if (entry.name.endswith(".jsonl") and not entry.name.endswith(".wire.jsonl")
-                        and not entry.is_symlink()):  # a link is never a run's log: not listed, not read
+                if entry.name.endswith(".jsonl") and not entry.name.endswith(".wire.jsonl"):
                     try:
                         st = entry.stat(follow_symlinks=False)
                     except OSError:
+                        continue
+                    if not stat.S_ISREG(st.st_mode):  # a link, a FIFO is never a run's log: not listed, not read
                         continue
                     found.append((entry.name, st.st_size, st.st_mtime_ns))
     except OSError:

@@ -1,6 +1,7 @@
 """A run's own files: its log (for every reader the viewer has: page, live stream, list, bundle), wire log and
 background worker output — and nothing else: the file is named by a run id the store accepts and a fixed suffix,
-opened without following links, and must be a regular file of this user in the runs directory.
+opened without following links or blocking (a FIFO named like a log waits for no writer), and must be a
+regular file of this user in the runs directory.
 
 Knows the run store's file names; nothing of pages.
 """
@@ -8,13 +9,14 @@ Knows the run store's file names; nothing of pages.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from harness_core import HarnessError
 from harness_core.store import WORKER_LOG_SUFFIX, UnsafeRunsDirError, log_path, open_run_file, validate_run_id
 
-__all__ = ["SUFFIXES", "is_link", "open_file", "own_log", "read_log"]
+__all__ = ["SUFFIXES", "is_run_file", "open_file", "own_log", "read_log"]
 
 SUFFIXES = {"log": ".jsonl", "wire": ".wire.jsonl", "worker": WORKER_LOG_SUFFIX}
 """What a URL may ask for (`/runs/ID/log`, `/wire`, `/worker`) and the run file each names."""
@@ -34,9 +36,8 @@ def open_file(runs_dir: Path, run_id: str, which: str) -> tuple[str, Iterator[by
     path = runs_dir / name
     if path.parent != runs_dir or os.sep in name:
         return None
-    try:
-        fd = open_run_file(path, os.O_RDONLY)
-    except (OSError, UnsafeRunsDirError):
+    fd = _open_regular(path)
+    if fd is None:
         return None
     return name, _chunks(fd)
 
@@ -68,9 +69,13 @@ def read_log(runs_dir: Path, run_id: str) -> bytes | None:
         return fh.read()
 
 
-def is_link(path: Path) -> bool:
-    """Whether `path` is a symbolic link (never a run's file: the list leaves it out)."""
-    return os.path.islink(path)
+def is_run_file(path: Path) -> bool:
+    """Whether `path` is a regular file, not a link (a link, a FIFO, a device is never a run's file: the list
+    leaves it out)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _open_log(runs_dir: Path, run_id: str) -> int | None:
@@ -80,7 +85,17 @@ def _open_log(runs_dir: Path, run_id: str) -> int | None:
         return None
     if path.parent != runs_dir:
         return None
+    return _open_regular(path)
+
+
+def _open_regular(path: Path) -> int | None:
+    """A blocking read descriptor of `path` when it is a run's own file, else None. Opened non-blocking: a FIFO
+    (or device) put in its place after the `lstat` is refused by `open_run_file`'s check, never waited on."""
+    if not is_run_file(path):
+        return None
     try:
-        return open_run_file(path, os.O_RDONLY)
+        fd = open_run_file(path, os.O_RDONLY | os.O_NONBLOCK)
     except (OSError, UnsafeRunsDirError):
         return None
+    os.set_blocking(fd, True)
+    return fd

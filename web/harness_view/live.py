@@ -44,7 +44,7 @@ async def run_events(site: Site, run_id: str, after: int, links: Links, *, shown
     log grows, then `end`; its head and result too whenever its status is not `shown` (the page's: a run lost
     before the stream began). It ends early, without `end`, once `stopping()` (the viewer stops: the page keeps
     what it has). The caller checked the run exists. Reading and rendering happen in a worker thread."""
-    path = own_log(site.runs_dir, run_id)
+    path = await anyio.to_thread.run_sync(own_log, site.runs_dir, run_id)
     if path is None:  # gone, or a link put in its place since the page: nothing of it is read
         yield sse("end", {"status": "gone"})
         return

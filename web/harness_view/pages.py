@@ -34,7 +34,7 @@ from harness_view import charts
 from harness_view.batch_report import Report, report
 from harness_view.batches import Batch, BatchRow, discover_batches, read_rows
 from harness_view.catalog import LIMIT, Filters, RunRow, in_session, rows, turn_number
-from harness_view.files import is_link, own_log
+from harness_view.files import is_run_file, own_log
 from harness_view.render import Links, render
 from harness_view.settings import ViewerSettings
 from harness_view.timeline import Timeline
@@ -167,7 +167,7 @@ class Site:
         page.bad_lines = bad
         summary = page.summary
         if summary.session is not None:
-            turns = [r for r in list_runs(self.runs_dir) if in_session(r, summary.session) and not is_link(r.path)]
+            turns = [r for r in list_runs(self.runs_dir) if in_session(r, summary.session) and is_run_file(r.path)]
             page.turns = sorted((RunRow.of(r) for r in turns), key=lambda r: (r.turn or 0, r.started or 0))
             page.linkable = {r.run_id for r in page.turns}
         return page
@@ -214,7 +214,7 @@ class Site:
     def _summaries(self, run_ids: set[str]) -> dict[str, RunSummary]:
         found: dict[str, RunSummary] = {}
         for run_id in run_ids:
-            path = own_log(self.runs_dir, run_id)  # None: not a run id (a hand-edited results file), or a link
+            path = own_log(self.runs_dir, run_id)  # None: not a run id (a hand-edited results file), a link, a FIFO
             if path is not None:
                 found[run_id] = summarize(path)
         return found

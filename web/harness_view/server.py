@@ -25,6 +25,9 @@ _GRACE = 3
 action's wait at once, a request still unanswered after `stopping.WAIT` is cut with a 503: none reaches this)."""
 
 
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on `host`:`port` (0: a free port).
 
@@ -48,9 +51,11 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def url_of(settings: ViewerSettings, sock: socket.socket) -> str:
-    """The URL to open: the viewer's address with its token (as Jupyter prints it)."""
+    """The URL to open: the viewer's address with its token (as Jupyter prints it); this machine's loopback for a
+    viewer on every address (`0.0.0.0`, `::`: no browser opens those)."""
     port = sock.getsockname()[1]
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    host = _WILDCARDS.get(settings.host, settings.host)
+    host = f"[{host}]" if ":" in host else host
     return f"http://{host}:{port}/?token={settings.token}"
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect, sync_playwright
 from view_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -85,8 +86,6 @@ def browser() -> Iterator[Any]:
         if os.environ.get("HARNESS_REQUIRE_REAL_CLIS") or os.environ.get("CI"):
             pytest.fail(hint)
         pytest.skip(hint)
-    from playwright.sync_api import expect, sync_playwright
-
     expect.set_options(timeout=DEADLINE * 1000)  # a loaded machine: every wait has this deadline
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -5,6 +5,7 @@ directory, a long runs list cut to its newest rows, and the live list's event wh
 from __future__ import annotations
 
 import json
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from harness_view.catalog import LIMIT
 from harness_view.live import run_events, runs_events
 from harness_view.pages import Site
 from harness_view.render import Links
+from harness_view.server import url_of
 from harness_view.stopping import CutOnStop
 
 
@@ -393,3 +395,16 @@ def test_a_request_unanswered_when_the_viewer_stops_is_cut_with_a_page() -> None
     cut, stream = anyio.run(main)
     assert cut[0]["status"] == 503 and b"the viewer stopped" in cut[1]["body"]
     assert [m.get("body") for m in stream] == [None, b"first ", b"last"]
+
+
+@pytest.mark.parametrize(("listen", "printed"), [("0.0.0.0", "127.0.0.1"), ("::", "[::1]"),
+                                                 ("127.0.0.2", "127.0.0.2")])
+def test_the_url_printed_for_every_address_is_this_machines_loopback(tmp_path: Path, listen: str,
+                                                                      printed: str) -> None:
+    """A browser opens no `http://0.0.0.0:…` (Chromium refuses it): a viewer on every address prints the loopback
+    URL, which reaches it too. (The socket is a loopback one: no test listens on every address.)"""
+    settings = ViewerSettings(tmp_path, host=listen)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = url_of(settings, sock)
+        assert url == f"http://{printed}:{sock.getsockname()[1]}/?token={settings.token}"

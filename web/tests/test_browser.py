@@ -5,11 +5,15 @@ pages are saved (`screenshots`)."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from harness_core.store import pending_approvals
 from playwright.sync_api import expect
 from view_helpers import DEADLINE, HOSTILE_COMMAND, HOSTILE_PROMPT, HOSTILE_SAY, Corpus, Tab, Viewer
 
@@ -159,8 +163,13 @@ def test_a_background_runs_approvals_are_answered_from_its_page(tab: Tab, viewer
     assert reasons == ["answered with harness view"] * answered
 
 
-def test_deny_and_stop_the_turn_from_the_page_says_what_the_run_recorded(tab: Tab, viewer: Viewer,
-                                                                         corpus: Corpus) -> None:
+@pytest.mark.parametrize(("decision", "said", "shown"), [
+    ("deny", "denied", "Denied: answered with harness view"),
+    ("abort", "denied, and the turn stopped", "Denied, turn stopped: answered with harness view"),
+])
+def test_deny_and_stop_the_turn_from_the_page_says_what_the_run_recorded(tab: Tab, viewer: Viewer, corpus: Corpus,
+                                                                         decision: str, said: str,
+                                                                         shown: str) -> None:
     run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it, then stop")
     corpus.wait_status(run_id, "waiting for approval")
     open_page(tab, viewer, f"/runs/{run_id}")
@@ -169,12 +178,41 @@ def test_deny_and_stop_the_turn_from_the_page_says_what_the_run_recorded(tab: Ta
     ask.wait_for()
     request_id = page.locator(".block.approval.open").first.get_attribute("data-request")
     with page.expect_navigation():
-        ask.locator("button[value=abort]").click()
+        ask.locator(f"button[value={decision}]").click()
     assert page.locator("p.notice").inner_text() == (
-        f"Request {request_id} denied, and the turn stopped (answered with harness view), as the run recorded it.")
-    assert page.locator(f".block.approval[data-request='{request_id}'] .decision").inner_text().startswith(
-        "Denied, turn stopped: answered with harness view")
+        f"Request {request_id} {said} (answered with harness view), as the run recorded it.")
+    assert page.locator(f".block.approval[data-request='{request_id}'] .decision").inner_text().startswith(shown)
+    log = [json.loads(line) for line in (corpus.runs_dir / f"{run_id}.jsonl").read_text().splitlines()]
+    assert [e["decision"] for e in log if e["type"] == "approval_resolved"][:1] == [decision]
+    if decision == "deny":  # the turn goes on: the run is live until it ends or is cancelled
+        corpus.run("cancel", run_id)
     assert corpus.wait_status(run_id, "success", "failed", "interrupted") in ("success", "failed", "interrupted")
+
+
+def test_hostile_text_streamed_live_is_inert(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """The live path inserts what the server rendered (a `block`) and adds streamed text as text (`append`): a
+    run whose command output and streamed answer are hostile, followed live from before they came (approved from
+    the terminal: the page is never loaded again), stays inert."""
+    scenario = json.dumps({"steps": [{"write": "gate.txt", "content": "asks first\n"}, {"run": HOSTILE_COMMAND},
+                                     {"say": HOSTILE_SAY, "chunks": 6, "delay": 0.2}]})
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "--scenario", scenario, HOSTILE_PROMPT)
+    corpus.wait_status(run_id, "waiting for approval")  # to write: the page opens before any hostile output
+    open_page(tab, viewer, f"/runs/{run_id}")
+    page = tab.page
+    page.wait_for_selector("#timeline[data-live]", state="attached")
+    page.locator(".block.approval.open form.answer").wait_for()
+    page.evaluate("window.__same = 'page'")  # gone if the page were loaded again
+    request_id = next(iter(pending_approvals(corpus.runs_dir / f"{run_id}.jsonl")))
+    corpus.run("approve", run_id, request_id, "approve")  # from the terminal: the page stays as it is
+    page.wait_for_selector("body[data-ended]", state="attached")  # followed live to its end
+    assert page.evaluate("window.__same") == "page"
+    for details in page.locator("details").all():
+        details.evaluate("d => d.open = true")
+    assert_inert(tab)
+    text = page.locator("main").inner_text()
+    assert HOSTILE_SAY in text
+    assert "<img src=x onerror=window.__pwned=1>" in text  # the command's output, as text
+    assert corpus.wait_status(run_id, "success") == "success"
 
 
 def test_a_run_waiting_for_approval_is_cancelled_from_its_page(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
@@ -226,6 +264,100 @@ def test_the_runs_list_updates_live(tab: Tab, viewer: Viewer, corpus: Corpus) ->
     page.wait_for_selector(f"tr.run[data-run='{run_id}'][data-status='success']")
     assert page.locator("tr.run").count() == before + 1
     assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+
+_COUNT_RUNS_EVENTS = """
+window.__runsAt = [];
+window.__sources = [];
+window.__deaf = false;
+const Real = window.EventSource;
+window.EventSource = class extends Real {
+  constructor(...args) {
+    super(...args);
+    window.__sources.push(this);
+    this.addEventListener("runs", (e) => {
+      window.__runsAt.push(Date.now());
+      if (window.__deaf) e.stopImmediatePropagation();  // as if the stream were away: the page is not told
+    });
+  }
+};
+"""
+
+
+def test_the_runs_list_shows_a_change_said_while_it_was_fetching(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """A slow list (a runs dir of thousands of runs takes a second to list): the list's answer, made while the run
+    waited for approval, comes only after the run ended and the page was told so. The page fetches once more,
+    and shows the run's end (it used to drop what it was told while a fetch was on its way)."""
+    page = tab.page
+    page.add_init_script(_COUNT_RUNS_EVENTS)  # counts the page's `runs` events (the viewer's script is unchanged)
+    held: list[tuple[Any, Any]] = []
+    holding = [True]
+
+    def slow(route: Any) -> None:
+        if holding[0]:
+            held.append((route, route.fetch()))  # the answer as the server makes it now, given to the page later
+        else:
+            route.continue_()
+
+    page.route("**/fragments/runs*", slow)
+    open_page(tab, viewer, "/")
+    run_id = corpus.background("-p", "claude", "-a", "untrusted", "edit it")
+    corpus.wait_status(run_id, "waiting for approval")
+    deadline = time.monotonic() + DEADLINE
+    while not held:  # the page was told the run came, and asked for the list (held)
+        assert time.monotonic() < deadline, "the page never asked for the list"
+        page.wait_for_timeout(50)
+    corpus.run("cancel", run_id)
+    assert corpus.wait_status(run_id, "interrupted") == "interrupted"
+    ended = (corpus.runs_dir / f"{run_id}.jsonl").stat().st_mtime * 1000
+    page.wait_for_function(f"window.__runsAt.some(t => t > {ended})")  # told of the end, the old answer not back
+    holding[0] = False
+    for route, answer in held:
+        route.fulfill(response=answer)
+    expect(page.locator(f"tr.run[data-run='{run_id}']")).to_have_attribute("data-status", "interrupted")
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+
+def test_the_runs_list_catches_up_when_its_stream_comes_back(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """A run starts and ends while the list's stream is away (the laptop slept, the network dropped: the page is
+    told nothing). When the stream opens again, the page fetches the list: the run is there, ended."""
+    page = tab.page
+    page.add_init_script(_COUNT_RUNS_EVENTS)
+    open_page(tab, viewer, "/")
+    page.wait_for_function("window.__sources.length === 1 && window.__sources[0].readyState === 1")
+    page.evaluate("window.__deaf = true")
+    run_id = corpus.background("-p", "claude", "--scenario", "say", "come and go unseen")
+    assert corpus.wait_status(run_id, "success") == "success"
+    ended = (corpus.runs_dir / f"{run_id}.jsonl").stat().st_mtime * 1000
+    page.wait_for_function(f"window.__runsAt.some(t => t > {ended})")  # the stream said it; the page missed it
+    assert page.locator(f"tr.run[data-run='{run_id}']").count() == 0
+    page.evaluate("window.__deaf = false; window.__sources[0].dispatchEvent(new Event('open'))")  # it came back
+    expect(page.locator(f"tr.run[data-run='{run_id}']")).to_have_attribute("data-status", "success")
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+
+def test_a_page_refused_a_live_stream_says_so(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:
+    """Past the viewer's cap of live pages (here held open by plain connections until one is refused), a page
+    opened next cannot follow live: it says so and what to do, never a page that silently stops updating."""
+    held: list[http.client.HTTPConnection] = []
+    try:
+        while True:
+            assert len(held) <= 64, "the viewer never refused a live stream"
+            conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+            conn.request("GET", "/events", headers={"Cookie": f"harness_view_{viewer.port}={viewer.token}"})
+            answer = conn.getresponse()
+            if answer.status == 503:
+                assert "Too many live pages open" in answer.read().decode()
+                conn.close()
+                break
+            assert answer.status == 200
+            held.append(conn)
+        open_page(tab, viewer, "/")
+        expect(tab.page.locator("#live-lost")).to_have_text(re.compile(r"^This page no longer updates live .*"
+                                                                       r"close some of its tabs, then reload"))
+    finally:
+        for conn in held:
+            conn.close()
 
 
 def test_a_chats_turns_link_to_each_other(tab: Tab, viewer: Viewer, corpus: Corpus) -> None:

@@ -3,12 +3,13 @@ links relative, its hostile text inert (and no script at all), and refusals that
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 from harness_core.store import list_runs
-from view_helpers import HOSTILE_SAY, Corpus, Tab, harness
+from view_helpers import HOSTILE_SAY, Corpus, Tab, harness, release
 
 
 def bundle(corpus: Corpus, out: Path, *args: str) -> str:
@@ -64,6 +65,8 @@ def test_a_bundle_of_a_batch_holds_its_page_and_runs(tab: Tab, corpus: Corpus, t
     page.wait_for_selector("svg.chart")
     assert page.locator("svg.chart").count() == 3
     assert page.locator("table.report tr.group").count() == 2
+    shared = "".join(p.read_text() for p in out.glob("*.html"))  # no path of the machine that made it
+    assert corpus.batch.name in shared and str(corpus.batch.parent) not in shared
     page.locator("tr.task[data-task='edit-claude'] a").click()
     page.wait_for_url("**/runs/*.html")
     assert "Editing file" in page.locator("#timeline").inner_text()
@@ -150,3 +153,18 @@ def test_a_bundle_refuses_a_link_named_like_a_log(corpus: Corpus, tmp_path: Path
     assert done.returncode == 2, done.stderr
     assert "is not a run's own log (a symbolic link" in done.stderr
     assert not any("SECRET-OUTSIDE" in p.read_text() for p in (tmp_path / "out").rglob("*") if p.is_file())
+
+
+def test_a_bundle_of_a_fifo_named_like_a_log_refuses_it_at_once(corpus: Corpus, tmp_path: Path) -> None:
+    """A FIFO in the runs dir named like a log is not a run's file: the bundle exits 2 naming it, at once (never
+    waiting for a writer to open it)."""
+    pipe = corpus.runs_dir / "pipedbundle.jsonl"
+    os.mkfifo(pipe, 0o600)
+    try:
+        done = harness(["view", "--runs-dir", str(corpus.runs_dir), "--bundle", str(tmp_path / "out"),
+                        "pipedbundle"], corpus.env, cwd=corpus.root, timeout=60)
+    finally:
+        release(pipe)
+    assert done.returncode == 2, done.stderr
+    assert f"{pipe} is not a run's own log" in done.stderr
+    assert not (tmp_path / "out" / "index.html").exists()

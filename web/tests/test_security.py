@@ -14,17 +14,19 @@ import pytest
 from harness_core import ApprovalDecision
 from harness_core.jobs.answers import AnswersFile, answers_path
 from harness_core.store import pending_approvals
-from view_helpers import Corpus, Viewer
+from view_helpers import Corpus, Viewer, release
 
-GETS = ["/", "/fragments/runs", "/batches", "/static/style.css", "/static/app.js", "/runs/{run}",
-        "/runs/{run}/log", "/batches/nokey", "/no/such/page"]
+GETS = ["/", "/fragments/runs", "/events", "/batches", "/static/style.css", "/static/app.js", "/runs/{run}",
+        "/runs/{run}/events", "/runs/{run}/log", "/runs/{run}/wire", "/runs/{run}/worker", "/batches/nokey",
+        "/no/such/page"]
+"""Every kind of GET route (an event stream too: its 401 comes at once, never a stream that waits)."""
 POSTS = ["/runs/{run}/approve", "/runs/{run}/cancel"]
 
 
 def request(viewer: Viewer, method: str, path: str, *, headers: dict[str, str] | None = None,
-            body: str | None = None) -> tuple[int, dict[str, str], str]:
+            body: str | None = None, timeout: float = 30) -> tuple[int, dict[str, str], str]:
     """One request with exactly this path (no client-side normalising of `..`)."""
-    conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+    conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=timeout)
     try:
         conn.request(method, path, body=body, headers=headers or {})
         answer = conn.getresponse()
@@ -121,17 +123,25 @@ def test_a_write_needs_the_csrf_token_and_no_foreign_origin(viewer: Viewer, corp
     "/static/..%2f..%2fpyproject.toml", "/static/../app.py", "/static/%2e%2e/app.py", "/runs/{run}/answers",
     "/runs/{run}/..%2f..%2f", "/runs/{run}.jsonl/log", "/runs/LINKED/log", "/runs/{run}/log%00",
     "/runs/LINKED", "/runs/LINKED/events",
+    "/runs/PIPED", "/runs/PIPED/events", "/runs/PIPED/log", "/runs/PIPED/wire",
 ])
 def test_nothing_outside_a_runs_own_files_is_served(viewer: Viewer, corpus: Corpus, path: str) -> None:
+    """Not a traversal, a link, nor a FIFO named like a run's files (answered at once, never waiting for a
+    writer: the viewer would hang, and Ctrl-C with it)."""
     outside = corpus.root / "secret.txt"
     outside.write_text("not for the viewer\n")
     link = corpus.runs_dir / "LINKED.jsonl"
     if not link.is_symlink():
         os.symlink(outside, link)
+    pipes = [corpus.runs_dir / "PIPED.jsonl", corpus.runs_dir / "PIPED.wire.jsonl"]
+    for pipe in pipes:
+        os.mkfifo(pipe, 0o600)
     try:
         status, _, body = request(viewer, "GET", path.format(run=corpus.demo["claude"]), headers=cookie(viewer))
     finally:
         link.unlink()
+        for pipe in pipes:
+            release(pipe)
     assert status == 404
     assert "not for the viewer" not in body and "root:" not in body and "[project]" not in body
 
@@ -148,6 +158,21 @@ def test_a_link_named_like_a_log_is_not_listed(viewer: Viewer, corpus: Corpus) -
         link.unlink()
     assert status == 200 and corpus.demo["claude"] in body
     assert "LINKEDLIST" not in body
+
+
+def test_a_fifo_named_like_a_log_is_not_listed_nor_waited_on(viewer: Viewer, corpus: Corpus) -> None:
+    """A FIFO in the runs dir named like a log is no run: the list leaves it out, and the list's live stream and
+    the pages after it answer at once (opening it would wait for a writer that never comes)."""
+    pipe = corpus.runs_dir / "PIPELIST.jsonl"
+    os.mkfifo(pipe, 0o600)
+    try:
+        status, _, body = request(viewer, "GET", "/?all=1", headers=cookie(viewer))
+        assert status == 200 and corpus.demo["claude"] in body
+        assert "PIPELIST" not in body
+        assert request(viewer, "GET", "/runs/PIPELIST", headers=cookie(viewer))[0] == 404
+        assert request(viewer, "GET", "/fragments/runs", headers=cookie(viewer))[0] == 200
+    finally:
+        release(pipe)
 
 
 def test_a_runs_log_is_served_as_plain_text(viewer: Viewer, corpus: Corpus) -> None:

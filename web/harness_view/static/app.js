@@ -158,9 +158,18 @@ class Live {
 
   async lost(source) {
     // The stream broke: the viewer stopped, or the connection dropped. Look (and show what was missed); go on.
+    // A stream refused while the viewer is there (its 503: too many live pages) is said, never a page that
+    // silently stops following.
     if (this.source !== source) return;
+    const refused = source.readyState === EventSource.CLOSED;
     this.close();
-    if (await this.sync()) setTimeout(() => this.connect(), 1000);
+    if (!(await this.sync())) return;
+    if (refused) {
+      this.over = true;
+      noLongerLive();
+      return;
+    }
+    setTimeout(() => this.connect(), 1000);
   }
 
   stopped() {
@@ -171,6 +180,18 @@ class Live {
     document.querySelectorAll("form[method=post] button").forEach((b) => { b.disabled = true; });
     document.querySelectorAll(".live-note").forEach((n) => { n.textContent = "No longer followed: the viewer stopped."; });
   }
+}
+
+function noLongerLive() {
+  if (document.getElementById("live-lost")) return;
+  say("refused", "");
+  const said = document.createElement("p");
+  said.className = "problem";
+  said.id = "live-lost";
+  said.setAttribute("role", "alert");
+  said.textContent = "This page no longer updates live (too many of this viewer's pages are open, or the viewer "
+    + "stopped or restarted): close some of its tabs, then reload this one.";
+  document.querySelector("main").prepend(said);
 }
 
 async function fetched(url) {
@@ -246,26 +267,41 @@ function runStream(timeline, live) {
 }
 
 function followRuns(box) {
-  const refresh = async () => {
-    box.innerHTML = await fetched(box.dataset.fragment);
-    return true;
-  };
-  const live = new Live(() => runsStream(box), refresh);
-  live.start();
-}
-
-function runsStream(box) {
-  const source = new EventSource(box.dataset.live);
+  // One fetch of the list at a time; a change said while one is on its way (its answer may predate it) is
+  // fetched once more after it, and so is whatever changed while the stream was away.
   let pending = false;
-  source.addEventListener("runs", async () => {
-    if (pending) return;
+  let again = false;
+  async function refresh() {
+    if (pending) {
+      again = true;
+      return;
+    }
     pending = true;
     try {
-      const answer = await fetch(box.dataset.fragment, { credentials: "same-origin" });
-      if (answer.ok) box.innerHTML = await answer.text();
+      do {
+        again = false;
+        const answer = await fetch(box.dataset.fragment, { credentials: "same-origin" });
+        if (answer.ok) box.innerHTML = await answer.text();
+      } while (again);
     } finally {
       pending = false;
     }
+  }
+  const sync = async () => {
+    box.innerHTML = await fetched(box.dataset.fragment);  // throws when the viewer is not there
+    return true;
+  };
+  const live = new Live(() => runsStream(box, refresh), sync);
+  live.start();
+}
+
+function runsStream(box, refresh) {
+  const source = new EventSource(box.dataset.live);
+  let opened = false;
+  source.addEventListener("runs", refresh);
+  source.addEventListener("open", () => {
+    if (opened) refresh();  // the browser reconnected it: what changed meanwhile
+    opened = true;
   });
   return source;
 }
