@@ -100,7 +100,17 @@ def read_rows(path: Path) -> BatchRows:
                        reward=_number(raw.get("reward")), verified=_flag(raw.get("verified")))
         cells[(result.id, result.provider, row.model, row.attempt)] = row
     read.rows = list(cells.values())
+    if read.problems and not read.rows and not path.name.endswith(".results.jsonl"):
+        read.problems.insert(0, _tasks_file(path))
     return read
+
+
+def _tasks_file(path: Path) -> str:
+    """What to say of a file with no task result in it, not named like results: most likely the tasks file."""
+    results = path.parent / f"{path.stem}.results.jsonl"
+    where = (f"its results are in {results}: give that to --batch" if results.is_file() else
+             f"its results go to {results} once `harness batch {path.name}` ran")
+    return f"{path.name} holds no task results: it looks like a tasks file (what `harness batch` reads); {where}"
 
 
 def _text(value: object) -> str | None:

@@ -11,7 +11,7 @@ import os
 import stat
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness_core.store import RunSummary, list_runs
@@ -91,6 +91,8 @@ class Snapshot:
     statuses: list[str]
     providers: list[str]
     sessions: list[str]
+    agent_sessions: dict[str, str] = field(default_factory=dict)
+    """A Harness session → the agent's own session id (the one `harness chat` prints), when its log has it."""
 
 
 def prompt_of(run: RunSummary) -> str:
@@ -122,7 +124,10 @@ def rows(runs_dir: Path, filters: Filters, *, runs: Iterable[RunSummary] | None 
     kept = [RunRow.of(run) for run in (matched if limit is None else matched[:limit])]
     providers = sorted({run.started.provider for run in every if run.started is not None})
     sessions = sorted({run.session for run in every if run.session is not None})
-    return Snapshot(kept, len(matched), len(every), sorted({run.status for run in every}), providers, sessions)
+    agents = {run.session: run.provider_session for run in reversed(every)
+              if run.session is not None and run.provider_session}
+    return Snapshot(kept, len(matched), len(every), sorted({run.status for run in every}), providers, sessions,
+                    agents)
 
 
 def _regular(path: Path) -> bool:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
-from harness_core import HarnessError
+from harness_core import HarnessError, InvalidSpecError
+from harness_core.store import resolve_runs_dir
 
 from harness_view.app import create_app
 from harness_view.settings import ViewerSettings
@@ -65,7 +66,12 @@ def serve(settings: ViewerSettings, *, port: int = 0, cwd: Path | None = None,
 
     Raises:
         HarnessError: the address cannot be listened on (the message says what to do).
+        InvalidSpecError: a runs directory asked for (not the default, which the first run makes) is not there.
     """
+    if not settings.runs_dir.exists() and settings.runs_dir != resolve_runs_dir():
+        raise InvalidSpecError(f"no runs directory {settings.runs_dir} (--runs-dir): check the path (`ls` it), or "
+                               f"leave --runs-dir out for the default one, {resolve_runs_dir()}; runs go to a "
+                               "directory `harness run --runs-dir DIR` made")
     sock = bind(settings.host, port)
     url = url_of(settings, sock)
 
