@@ -420,6 +420,57 @@ def test_the_cli_floors_check_counts_a_lazy_import_between_groups(tmp_path: Path
         "(harness_core.cli.chat)"]
 
 
+RUN_FLOORS: Floors = (
+    ("__init__",),
+    ("session",),
+    ("api", "replay", "signals"),
+    ("live",),
+    ("context",),
+    ("approvals",),
+    ("pipe", "started"),
+    ("changes", "run_files", "state", "probe", "tool_serving"),
+    ("wirelog", "budget", "channel", "held_deltas", "structured", "tool_policy"),
+)
+"""The runner's floors inside its block of CORE_FLOORS, top first (docs/import-rules.md), by module name inside
+`harness_core._run`: the owners of a `LiveRun` (a session over `api`, a replay) above the run object, its parts
+below, and the wire log's writer and reader at the bottom."""
+RUN_TABLE = "RUN_FLOORS and docs/import-rules.md"
+
+
+def run_floor_problems(graph: dict[str, set[str]]) -> list[str]:
+    """What `layer_violations` finds inside `harness_core._run` against RUN_FLOORS."""
+    return layer_violations(graph, package_floors("harness_core._run", RUN_FLOORS), "harness_core._run", RUN_TABLE)
+
+
+def test_the_runner_keeps_its_floors() -> None:
+    """Inside `_run`, the sub-folders are floors too: nothing below imports `replay/` or `session/`, and the wire
+    log (written by every live run) imports no part of the runner."""
+    problems = run_floor_problems(import_graph(CORE))
+    assert not problems, "imports against the runner's floors (docs/import-rules.md):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("edge", ["into replay", "up from wirelog"])
+def test_the_runner_floors_check_fails_on_an_added_back_edge(edge: str) -> None:
+    """The runner's contract can fail: on a graph with one added edge, the run files importing the replay (as
+    they once did for the wire writer), or the wire log importing the run object, is named."""
+    graph = import_graph(CORE)
+    source, target = {"into replay": ("harness_core._run.run_files", "harness_core._run.replay.run"),
+                      "up from wirelog": ("harness_core._run.wirelog", "harness_core._run.live")}[edge]
+    assert source in graph and target in graph and target not in graph[source]
+    graph[source] = graph[source] | {target}
+    expected = {"into replay": f"{source} imports {target}, a floor above it (harness_core._run.replay over "
+                               "harness_core._run.run_files)",
+                "up from wirelog": f"{source} imports {target}, a floor above it (harness_core._run.live over "
+                                   "harness_core._run.wirelog)"}[edge]
+    assert run_floor_problems(graph) == [expected]
+
+
+def test_the_runner_floors_are_documented() -> None:
+    documented = _documented_floors((ROOT / "docs" / "import-rules.md").read_text(), "## The runner's floors")
+    assert documented == {"harness_core._run": RUN_FLOORS}, \
+        "docs/import-rules.md's runner floors differ from RUN_FLOORS"
+
+
 def _map_blocks(text: str) -> list[str]:
     """The blocks the map's table (docs/architecture.md) names in its `harness_core/…` column, top first:
     `cli/` is harness_core.cli, `errors` harness_core.errors, `__init__.py` harness_core."""
@@ -592,10 +643,11 @@ def test_each_package_keeps_its_floors(root: Path) -> None:
     assert not problems, "imports against the package's floors (docs/import-rules.md):\n" + "\n".join(problems)
 
 
-def _documented_package_floors(text: str) -> dict[str, Floors]:
-    """The package floors table of docs/import-rules.md: package → its floors, top first, each a tuple of blocks."""
+def _documented_floors(text: str, heading: str = "## The floors of each package") -> dict[str, Floors]:
+    """The floors table under `heading` in docs/import-rules.md: package → its floors, top first, each a tuple of
+    blocks. The table ends at the next heading."""
     found: dict[str, Floors] = {}
-    for line in text.partition("## The floors of each package")[2].splitlines():
+    for line in text.partition(heading)[2].partition("\n## ")[0].splitlines():
         cells = [cell.strip() for cell in line.split("|")]
         if len(cells) == 4 and cells[1].startswith("`harness_"):
             found[cells[1].strip("`")] = tuple(tuple(block.strip().strip("`") for block in floor.split("/"))
@@ -604,7 +656,7 @@ def _documented_package_floors(text: str) -> dict[str, Floors]:
 
 
 def test_the_package_floors_are_documented() -> None:
-    documented = _documented_package_floors((ROOT / "docs" / "import-rules.md").read_text())
+    documented = _documented_floors((ROOT / "docs" / "import-rules.md").read_text())
     assert documented == PACKAGE_FLOORS, "docs/import-rules.md's package floors differ from PACKAGE_FLOORS: " + \
         ", ".join(sorted(p for p in {*documented, *PACKAGE_FLOORS} if documented.get(p) != PACKAGE_FLOORS.get(p)))
 
