@@ -19,8 +19,8 @@ MOVED: dict[str, str] = {
     "harness_core.offline.scenarios": "harness_core.scripted.scenarios",
     "harness_core.offline.inline": "harness_core.scripted.inline",
     "harness_core.offline.backends": "harness_core.scripted.backends",
-    "harness_core.batch.executor": "harness_core.executor",
-    "harness_core.batch.local": "harness_core.batch.attempt",
+    "harness_core.batch.executor": "harness_core.batch",  # the contract is harness_core.executor now
+    "harness_core.batch.local": "harness_core.batch",
     "harness_core._store_locks": "harness_core.store.locks",
     "harness_core._store_owner": "harness_core.store.owner",
     "harness_core._store_prune": "harness_core.store.prune",

@@ -84,6 +84,28 @@ def test_a_moved_module_imports_from_its_old_path_with_a_warning_naming_the_new(
     assert f"{old} moved to {MOVED[old]}" in warned, warned
 
 
+OLD_NAMES: dict[str, tuple[str, ...]] = {
+    "harness_core.batch.executor": ("Executor", "ExecutorOptions", "TaskAttempt", "WorkerLostError", "executor_named",
+                                    "executor_names"),
+    "harness_core.batch.local": ("LocalExecutor", "harness_register_executors", "play_attempt"),
+    "harness_core.offline.scenarios": ("SCENARIOS", "Scenario", "Say", "RunCommand", "LEAK_ENV", "apply_file_step"),
+    "harness_core.offline.inline": ("ScenarioSyntaxError", "scenario_from_json", "scenario_to_json"),
+    "harness_core.offline.backends": ("ChatCompletionsBackend", "GeminiBackend", "MessagesBackend", "ResponsesBackend",
+                                      "ScriptedBackend", "TOOL_STEPS", "split_chunks"),
+    "harness_core.jobs.process": ("is_harness_run", "process_argv", "process_state"),
+    "harness_core.toolbridge": ("main",),
+}
+"""Public modules that moved → names of their old `__all__` (from git history) a user may import from them."""
+
+
+def test_every_name_of_a_moved_public_module_still_imports_from_its_old_path() -> None:
+    code = "import warnings\nwarnings.simplefilter('ignore')\n" + "".join(
+        f"from {old} import {', '.join(names)}\n" for old, names in OLD_NAMES.items())
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert set(OLD_NAMES) <= set(MOVED)
+
+
 def test_the_migration_table_in_the_docs_names_every_moved_module() -> None:
     table = (Path(__file__).resolve().parents[1] / "docs" / "providers.md").read_text().split(
         "### Moved import paths", 1)[1].split("\n#", 1)[0]

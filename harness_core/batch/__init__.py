@@ -19,7 +19,7 @@ from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, load_tasks, parse_tasks
 from harness_core.batch.workspaces import WorktreePlan
 from harness_core.executor import AttemptPlayer, Executor, ExecutorOptions, TaskAttempt, WorkerLostError
-from harness_core.local_executor import LocalExecutor
+from harness_core.local_executor import LocalExecutor, harness_register_executors
 
 __all__ = [
     "AttemptPlayer",
@@ -40,6 +40,7 @@ __all__ = [
     "WorktreePlan",
     "executor_named",
     "executor_names",
+    "harness_register_executors",  # the local executor's hook (the old harness_core.batch.local had it)
     "load_tasks",
     "parse_tasks",
     "play_attempt",
