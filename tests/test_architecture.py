@@ -420,6 +420,57 @@ def test_the_cli_floors_check_counts_a_lazy_import_between_groups(tmp_path: Path
         "(harness_core.cli.chat)"]
 
 
+RUN_FLOORS: Floors = (
+    ("__init__",),
+    ("session",),
+    ("api", "replay", "signals"),
+    ("live",),
+    ("context",),
+    ("approvals",),
+    ("pipe", "started"),
+    ("changes", "run_files", "state", "probe", "tool_serving"),
+    ("wirelog", "budget", "channel", "held_deltas", "structured", "tool_policy"),
+)
+"""The runner's floors inside its block of CORE_FLOORS, top first (docs/import-rules.md), by module name inside
+`harness_core._run`: the owners of a `LiveRun` (a session over `api`, a replay) above the run object, its parts
+below, and the wire log's writer and reader at the bottom."""
+RUN_TABLE = "RUN_FLOORS and docs/import-rules.md"
+
+
+def run_floor_problems(graph: dict[str, set[str]]) -> list[str]:
+    """What `layer_violations` finds inside `harness_core._run` against RUN_FLOORS."""
+    return layer_violations(graph, package_floors("harness_core._run", RUN_FLOORS), "harness_core._run", RUN_TABLE)
+
+
+def test_the_runner_keeps_its_floors() -> None:
+    """Inside `_run`, the sub-folders are floors too: nothing below imports `replay/` or `session/`, and the wire
+    log (written by every live run) imports no part of the runner."""
+    problems = run_floor_problems(import_graph(CORE))
+    assert not problems, "imports against the runner's floors (docs/import-rules.md):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("edge", ["into replay", "up from wirelog"])
+def test_the_runner_floors_check_fails_on_an_added_back_edge(edge: str) -> None:
+    """The runner's contract can fail: on a graph with one added edge, the run files importing the replay (as
+    they once did for the wire writer), or the wire log importing the run object, is named."""
+    graph = import_graph(CORE)
+    source, target = {"into replay": ("harness_core._run.run_files", "harness_core._run.replay.run"),
+                      "up from wirelog": ("harness_core._run.wirelog", "harness_core._run.live")}[edge]
+    assert source in graph and target in graph and target not in graph[source]
+    graph[source] = graph[source] | {target}
+    expected = {"into replay": f"{source} imports {target}, a floor above it (harness_core._run.replay over "
+                               "harness_core._run.run_files)",
+                "up from wirelog": f"{source} imports {target}, a floor above it (harness_core._run.live over "
+                                   "harness_core._run.wirelog)"}[edge]
+    assert run_floor_problems(graph) == [expected]
+
+
+def test_the_runner_floors_are_documented() -> None:
+    documented = _documented_floors((ROOT / "docs" / "import-rules.md").read_text(), "## The runner's floors")
+    assert documented == {"harness_core._run": RUN_FLOORS}, \
+        "docs/import-rules.md's runner floors differ from RUN_FLOORS"
+
+
 def _map_blocks(text: str) -> list[str]:
     """The blocks the map's table (docs/architecture.md) names in its `harness_core/…` column, top first:
     `cli/` is harness_core.cli, `errors` harness_core.errors, `__init__.py` harness_core."""
@@ -592,10 +643,11 @@ def test_each_package_keeps_its_floors(root: Path) -> None:
     assert not problems, "imports against the package's floors (docs/import-rules.md):\n" + "\n".join(problems)
 
 
-def _documented_package_floors(text: str) -> dict[str, Floors]:
-    """The package floors table of docs/import-rules.md: package → its floors, top first, each a tuple of blocks."""
+def _documented_floors(text: str, heading: str = "## The floors of each package") -> dict[str, Floors]:
+    """The floors table under `heading` in docs/import-rules.md: package → its floors, top first, each a tuple of
+    blocks. The table ends at the next heading."""
     found: dict[str, Floors] = {}
-    for line in text.partition("## The floors of each package")[2].splitlines():
+    for line in text.partition(heading)[2].partition("\n## ")[0].splitlines():
         cells = [cell.strip() for cell in line.split("|")]
         if len(cells) == 4 and cells[1].startswith("`harness_"):
             found[cells[1].strip("`")] = tuple(tuple(block.strip().strip("`") for block in floor.split("/"))
@@ -604,7 +656,7 @@ def _documented_package_floors(text: str) -> dict[str, Floors]:
 
 
 def test_the_package_floors_are_documented() -> None:
-    documented = _documented_package_floors((ROOT / "docs" / "import-rules.md").read_text())
+    documented = _documented_floors((ROOT / "docs" / "import-rules.md").read_text())
     assert documented == PACKAGE_FLOORS, "docs/import-rules.md's package floors differ from PACKAGE_FLOORS: " + \
         ", ".join(sorted(p for p in {*documented, *PACKAGE_FLOORS} if documented.get(p) != PACKAGE_FLOORS.get(p)))
 
@@ -649,15 +701,36 @@ def test_the_package_floors_check_fails_on_an_added_back_edge(tmp_path: Path, wh
     assert any(p.startswith(expected) for p in problems), problems
 
 
+def _package_of(path: Path) -> str:
+    """The dotted package a module file is in (its folders up to the first without an `__init__.py`)."""
+    parts: list[str] = []
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
+
+
+def _from_modules(package: str, node: ast.ImportFrom) -> list[str]:
+    """What `from … import …` in `package` imports, relative ones resolved: `from m import n` is m, `from .m import
+    n` package.m, and `from . import n` (no module) package.n."""
+    if node.level == 0:
+        return [node.module] if node.module else []
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    if node.module:
+        return [".".join([*base, node.module])]
+    return [".".join([*base, alias.name]) for alias in node.names]
+
+
 def _register_hook_imports(path: Path) -> set[tuple[int, str]]:
     """The imports of its own package's modules inside a package `__init__`'s `harness_register_*` hooks."""
     if path.name != "__init__.py":
         return set()
     own = path.parent.name + "."
-    return {(node.lineno, node.module) for hook in ast.parse(path.read_text(), str(path)).body
+    return {(node.lineno, module) for hook in ast.parse(path.read_text(), str(path)).body
             if isinstance(hook, ast.FunctionDef) and hook.name.startswith("harness_register_")
-            for node in ast.walk(hook)
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(own)}
+            for node in ast.walk(hook) if isinstance(node, ast.ImportFrom)
+            for module in _from_modules(_package_of(path), node) if module.startswith(own)}
 
 
 def _lazy_imports(path: Path) -> list[tuple[int, str]]:
@@ -670,8 +743,8 @@ def _lazy_imports(path: Path) -> list[tuple[int, str]]:
             continue
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom):
+            found.extend((node.lineno, module) for module in _from_modules(_package_of(path), node))
     return found
 
 
@@ -707,6 +780,21 @@ def test_the_top_imports_check_fails_on_a_lazy_import_in_a_package(tmp_path: Pat
     init.write_text(init.read_text() + "    from harness_other.provider import Other\n")
     assert hidden_imports(root) == ["harness_toy/__init__.py:6: harness_other.provider",
                                     "harness_toy/turn.py:7: harness_toy"]
+
+
+def test_the_top_imports_check_counts_a_relative_lazy_import(tmp_path: Path) -> None:
+    """`from . import x` and `from .x import y` inside a function are lazy imports too, named as the module they
+    load (`pkg.x`)."""
+    root = tmp_path / "harness_toy"
+    for name, text in _TOY.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    turn = root / "turn.py"
+    lines = len(_TOY["turn.py"].splitlines())
+    turn.write_text(_TOY["turn.py"] + "\n\ndef _late() -> None:\n    from . import params\n"
+                    "    from .mapping import x\n")
+    assert hidden_imports(root) == [f"harness_toy/turn.py:{lines + 4}: harness_toy.params",
+                                    f"harness_toy/turn.py:{lines + 5}: harness_toy.mapping"]
 
 
 # --- the CLI: one lazy import per command -------------------------------------------------------------------------
@@ -756,8 +844,9 @@ _LIGHT_TOP = {"__future__", "click", "harness_core.__version__", "harness_core.a
 and the CLI's other start-up modules."""
 
 
-def _top_imports(tree: ast.Module) -> list[str]:
-    """The module-level imports that run (not those under `if TYPE_CHECKING:`), `from m import n` as m.n."""
+def _top_imports(tree: ast.Module, package: str) -> list[str]:
+    """The module-level imports that run (not those under `if TYPE_CHECKING:`), `from m import n` as m.n (and
+    `from . import n` as package.n)."""
     found: list[str] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.If) and "TYPE_CHECKING" in ast.unparse(stmt.test):
@@ -768,12 +857,16 @@ def _top_imports(tree: ast.Module) -> list[str]:
             if isinstance(node, ast.Import):
                 found.extend(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module:
-                found.extend(f"{node.module}.{alias.name}" for alias in node.names)
+                module = _from_modules(package, node)[0]
+                found.extend(f"{module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found.extend(_from_modules(package, node))
     return found
 
 
-def _function_imports(tree: ast.Module) -> dict[str, list[tuple[int, str]]]:
-    """Each top-level function and method → the imports inside it (its nested functions' counted with it)."""
+def _function_imports(tree: ast.Module, package: str) -> dict[str, list[tuple[int, str]]]:
+    """Each top-level function and method → the imports inside it (its nested functions' counted with it),
+    relative ones resolved in `package`."""
     outer = [(f"{stmt.name}.{f.name}", f) for stmt in tree.body if isinstance(stmt, ast.ClassDef)
              for f in stmt.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
     outer += [(stmt.name, stmt) for stmt in tree.body if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)]
@@ -782,8 +875,8 @@ def _function_imports(tree: ast.Module) -> dict[str, list[tuple[int, str]]]:
         for node in ast.walk(func):
             if isinstance(node, ast.Import):
                 found.setdefault(name, []).extend((node.lineno, alias.name) for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                found.setdefault(name, []).append((node.lineno, node.module))
+            elif isinstance(node, ast.ImportFrom):
+                found.setdefault(name, []).extend((node.lineno, module) for module in _from_modules(package, node))
     return found
 
 
@@ -797,6 +890,9 @@ def cli_import_problems(cli: Path) -> list[str]:
     trees = {name: ast.parse(path.read_text(), str(path)) for name, path in names.items()}
     cli_name = ".".join(cli.relative_to(base).parts)
 
+    def package_of(name: str) -> str:
+        return name if names[name].name == "__init__.py" else name.rpartition(".")[0]
+
     def module_of(target: str) -> str | None:
         while target and target not in names:
             target = target.rpartition(".")[0]
@@ -807,7 +903,7 @@ def cli_import_problems(cli: Path) -> list[str]:
     while changed:
         changed = False
         for name in sorted(light):
-            for target in _top_imports(trees[name]):
+            for target in _top_imports(trees[name], package_of(name)):
                 top = target.split(".")[0]
                 inside = module_of(target)
                 light_core = target in _LIGHT_TOP or target.rpartition(".")[0] in _LIGHT_TOP
@@ -819,7 +915,7 @@ def cli_import_problems(cli: Path) -> list[str]:
     problems = []
     for name, tree in sorted(trees.items()):
         where = str(names[name].relative_to(base))
-        for func, found in sorted(_function_imports(tree).items()):
+        for func, found in sorted(_function_imports(tree, package_of(name)).items()):
             modules = ", ".join(module for _, module in found)
             line = found[0][0]
             if name not in light:
@@ -850,3 +946,16 @@ def test_the_cli_import_check_fails_on_a_second_lazy_import(tmp_path: Path) -> N
     commands.write_text(source.replace(body, body + "    from harness_core.store import new_run_id\n", 1))
     assert cli_import_problems(CLI) == []
     assert any("run imports 2 modules inside it" in p and "harness_core.store" in p for p in cli_import_problems(copy))
+
+
+def test_the_cli_import_check_counts_a_relative_lazy_import(tmp_path: Path) -> None:
+    """A command body's second lazy import written `from . import x` is counted, as the module it loads."""
+    copy = tmp_path / "harness_core" / "cli"
+    shutil.copytree(CLI, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    commands = copy / "run" / "commands.py"
+    source = commands.read_text()
+    body = "    from harness_core.cli.run.invocation import run as implementation\n"
+    assert body in source
+    commands.write_text(source.replace(body, body + "    from .. import output\n", 1))
+    assert any("run imports 2 modules inside it" in p and "harness_core.cli.output" in p
+               for p in cli_import_problems(copy))

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from harness_core._run.replay.wirelog import WireWriter
+from harness_core._run.wirelog import WireWriter
 from harness_core.errors import InvalidSpecError
 from harness_core.files.private import make_private_dirs
 from harness_core.redaction import RunSecrets

@@ -38,7 +38,7 @@ from harness_core import (
     open_run,
 )
 from harness_core._run.replay.run import ReplayProcess
-from harness_core._run.replay.wirelog import ChildScript, ScriptItem
+from harness_core._run.wirelog import ChildScript, ScriptItem
 from harness_core.plugins import PluginHost
 from harness_core.provider import Capability, Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
 from harness_core.store import read_events, wire_path

@@ -30,7 +30,7 @@ from harness_core import (
     ToolKind,
     open_run,
 )
-from harness_core._run.replay.wirelog import RECORDS, WIRE_FORMAT
+from harness_core._run.wirelog import RECORDS, WIRE_FORMAT
 from harness_core.plugins import PluginHost
 from harness_core.provider import Capability, Provider, ProviderInfo, ProviderOptions, RunContext, hookimpl
 from harness_core.store import wire_path

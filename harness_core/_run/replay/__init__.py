@@ -1,5 +1,5 @@
-"""Replay: the wire log (`wirelog`: its format, writer and reader), a recorded child played back
-(`recorded_child`), and a recorded run fed through the provider's real `run` (`run`: `open_replay`, `replay`).
+"""Replay: a recorded child played back (`recorded_child`) and a recorded run fed through the provider's real `run`
+(`run`: `open_replay`, `replay`), both reading the wire log `_run.wirelog` owns.
 
 Imports nothing: importing one part does not import the others.
 """

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from harness_core._run.replay.wirelog import ChildScript, ScriptItem, method_and_id
+from harness_core._run.wirelog import ChildScript, ScriptItem, method_and_id
 from harness_core.errors import MessageTooLargeError, ProcessExitedError
 from harness_core.transport import ChildProcess
 from harness_core.transport.process import _describe_status

@@ -24,8 +24,8 @@ from harness_core._run.live import LiveRun
 from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, preflight
 from harness_core._run.replay.recorded_child import ReplayProcess
-from harness_core._run.replay.wirelog import ChildScript, WireLog, load_wire
 from harness_core._run.run_files import RunLogs
+from harness_core._run.wirelog import ChildScript, WireLog, load_wire
 from harness_core.errors import InvalidSpecError
 from harness_core.events import (
     ApprovalDecision,

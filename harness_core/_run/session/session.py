@@ -25,7 +25,7 @@ from harness_core._run.live import LiveRun, Steer
 from harness_core._run.pipe import EventCallback
 from harness_core._run.probe import ProbedProvider, prepare
 from harness_core._run.run_files import RunLogs
-from harness_core._run.session.process_context import SessionProcessContext
+from harness_core._run.session.provider_context import SessionProcessContext
 from harness_core._run.started import capabilities_of
 from harness_core._run.tool_serving import checked_tools, new_tool_server, served, tool_transport
 from harness_core.capabilities import Capability, missing_capabilities
