@@ -91,18 +91,20 @@ def _stat(pid: int) -> tuple[int, int, str] | None:
 
 
 def descendants(pid: int) -> list[Entry]:
-    """Every live (not zombie) descendant of `pid`, found by reading /proc once."""
-    children: dict[int, list[Entry]] = {}
+    """Every live (not zombie) descendant of `pid`, found by reading /proc once. The walk goes through zombies: a
+    process read before its parent died still names that parent, which may read as a zombie by then."""
+    children: dict[int, list[tuple[int, int, bool]]] = {}
     for name in os.listdir("/proc"):
         info = _stat(int(name)) if name.isdigit() else None
-        if info is not None and info[2] not in ("Z", "X"):
-            children.setdefault(info[0], []).append((int(name), info[1]))
+        if info is not None:
+            children.setdefault(info[0], []).append((int(name), info[1], info[2] not in ("Z", "X")))
     found: list[Entry] = []
     stack = [pid]
     while stack:
-        for entry in children.get(stack.pop(), ()):
-            found.append(entry)
-            stack.append(entry[0])
+        for child, started, live in children.get(stack.pop(), ()):
+            if live:
+                found.append((child, started))
+            stack.append(child)
     return found
 
 

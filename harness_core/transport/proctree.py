@@ -50,10 +50,11 @@ def alive(entries: Collection[ProcEntry]) -> list[ProcEntry]:
 
 
 def descendants(pid: int) -> list[ProcEntry]:
-    """Every live descendant of `pid` (not `pid` itself), found by walking /proc once."""
+    """Every live descendant of `pid` (not `pid` itself), found by walking /proc once, through zombies (a process
+    read before its parent died still names it)."""
     if not _PROC.is_dir():
         return []
-    children: dict[int, list[ProcEntry]] = {}
+    children: dict[int, list[tuple[int, int, bool]]] = {}
     try:
         names = os.listdir(_PROC)
     except OSError:
@@ -62,14 +63,15 @@ def descendants(pid: int) -> list[ProcEntry]:
         if not name.isdigit():
             continue
         info = _stat(int(name))
-        if info is not None and info[2] not in ("Z", "X"):
-            children.setdefault(info[0], []).append((int(name), info[1]))
+        if info is not None:
+            children.setdefault(info[0], []).append((int(name), info[1], info[2] not in ("Z", "X")))
     found: list[ProcEntry] = []
     stack = [pid]
     while stack:
-        for entry in children.get(stack.pop(), ()):
-            found.append(entry)
-            stack.append(entry[0])
+        for child, started, live in children.get(stack.pop(), ()):
+            if live:
+                found.append((child, started))
+            stack.append(child)
     return found
 
 
