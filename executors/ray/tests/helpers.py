@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,16 @@ async def play(tasks: list[BatchTask], executor: Any, runs_dir: Path, **options:
 
 def event_types(runs_dir: Path, run_id: str) -> list[str]:
     return [parse_event(line).type for line in log_path(runs_dir, run_id).read_bytes().splitlines()]
+
+
+def event_story(runs_dir: Path, run_id: str) -> tuple[list[str], Counter[str]]:
+    """A run's event types in order without usage reports, and how many of each type there were.
+
+    Where a usage report falls among tool events is the agent's timing, not Harness's: Codex reports token counts
+    when the model's response completes, while the tool the response asked for runs concurrently and may end first.
+    """
+    types = event_types(runs_dir, run_id)
+    return [t for t in types if t != "context_usage"], Counter(types)
 
 
 def last_event(runs_dir: Path, run_id: str) -> Any:

@@ -24,7 +24,7 @@ from harness_core.store import log_path
 
 from harness_ray import RayExecutor, RayOptions
 
-from .helpers import descendants, event_types, last_event, play, wait_gone, writing_tasks
+from .helpers import descendants, event_story, event_types, last_event, play, wait_gone, writing_tasks
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("ray_cluster")]
 
@@ -45,7 +45,7 @@ def test_twenty_tasks_give_the_results_and_logs_of_a_local_batch(tmp_path: Path)
         local = here[task_id]
         assert result.status == "success", (task_id, result.error)
         assert {f: getattr(result, f) for f in COMPARED} == {f: getattr(local, f) for f in COMPARED}, task_id
-        assert event_types(tmp_path / "ray", result.run_id) == event_types(tmp_path / "local", local.run_id)
+        assert event_story(tmp_path / "ray", result.run_id) == event_story(tmp_path / "local", local.run_id)
         assert executor.placements[result.run_id].node_ip == "127.0.0.1"
         assert executor.placements[result.run_id].pid != os.getpid()  # played in a Ray worker, not here
 
