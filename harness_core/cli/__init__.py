@@ -4,10 +4,10 @@
 Layer: CLI, the outermost. Knows the public run API, the plugin host and the run store; no concrete provider.
 """
 
-# The map, top first (the floors: docs/import-rules.md, `CLI_FLOORS` in tests/test_architecture.py). Each command
-# group's `commands.py` holds its click definitions (click and the standard library at the top, so `harness --help`
-# stays fast) and each command imports its body when it runs. No group imports another. Of the core, the CLI imports
-# public modules and only the documented-internal `_run.signals`, `_logging` (`CLI_INTERNAL`).
+# The map, top first (the floors: docs/import-rules.md, `CLI_FLOORS` in tests/architecture/test_core_floors.py).
+# Each command group's `commands.py` holds its click definitions (click and the standard library at the top, so
+# `harness --help` stays fast) and each command imports its body when it runs. No group imports another. Of the core,
+# the CLI imports public modules and only the documented-internal `_run.signals`, `_logging` (`CLI_INTERNAL`).
 #   run/ chat/ runs/ providers/ config/ batch/ view/   the command groups (run; chat; runs, show, attach, cancel,
 #                      approve, undo, replay; providers, doctor, schema, scenarios, demo; config; batch; view)
 #   foreground/        a run or session driven in this terminal: live view, terminal approvals, --offline, trust
