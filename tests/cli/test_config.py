@@ -314,6 +314,63 @@ def test_config_path_prints_both_files(tmp_path: Path) -> None:
     assert invoke("config", "--json", "path").exit_code == 2
 
 
+_SERVERS = """\
+    [mcp_servers.everything]
+    command = "mcp-server-everything"
+    args = ["stdio", "--api-key", "sk-flagvalue12345", "--seed=s3cret-env-value"]
+    env = { EVERYTHING_TOKEN = "s3cret-env-value", LEVEL = "debug" }
+
+    [mcp_servers.docs]
+    url = "https://me:pw-in-url@127.0.0.1:8000/mcp"
+    headers = { Authorization = "Bearer abcdefghijkl" }
+"""
+_SECRETS = ("sk-flagvalue12345", "s3cret-env-value", "debug", "pw-in-url", "abcdefghijkl")
+
+
+def test_config_lists_each_mcp_server_with_its_file_and_line_and_its_secrets_masked(tmp_path: Path) -> None:
+    user = user_file(tmp_path, _SERVERS)
+    project = write(tmp_path / "work" / ".harness.toml", '[mcp_servers.local]\ncommand = "./run-me.sh"\ncwd = "t"\n')
+    out = invoke("config")
+    assert out.exit_code == 0, out.output
+    shown = out.stdout.split("# MCP servers, as --mcp-server takes them")[1].splitlines()[1:]
+    assert [[part.strip() for part in line.split("   # ")] for line in shown if "   # " in line] == [
+        ["everything = mcp-server-everything stdio --api-key *** --seed=***", f"user {user}:1"],
+        ["docs = https://***@127.0.0.1:8000/mcp", f"user {user}:6"],
+        ["# local = ./run-me.sh", f"project {project}:1"],  # commented out: not applied
+    ]
+    assert "#   env: EVERYTHING_TOKEN=***, LEVEL=***" in shown and "#   headers: Authorization=***" in shown
+    assert f"#   cwd: {tmp_path / 'work' / 't'}" in shown
+    refused = next(line for line in shown if line.startswith("#   refused"))
+    assert refused.startswith("#   refused, and a run stops on it: an untrusted project file may not add MCP servers")
+    assert f'trusted_projects = ["{tmp_path / "work"}"]' in refused and "--mcp-server local=" in refused
+    assert "# not applied" not in out.stdout  # the server's refusal is shown with it, not twice
+    data = json.loads(invoke("config", "--json").stdout)
+    assert [(s["name"], s["source"], s["status"]) for s in data["mcp_servers"]] == [
+        ("everything", f"user {user}:1", "in_force"), ("docs", f"user {user}:6", "in_force"),
+        ("local", f"project {project}:1", "refused")]
+    everything, docs, local = data["mcp_servers"]
+    assert everything["env"] == {"EVERYTHING_TOKEN": "***", "LEVEL": "***"} and everything["transport"] == "stdio"
+    assert docs["headers"] == {"Authorization": "***"} and docs["url"] == "https://***@127.0.0.1:8000/mcp"
+    assert local["refused"].startswith("an untrusted project file may not add MCP servers")
+    for secret in _SECRETS:
+        assert secret not in out.stdout and secret not in json.dumps(data["mcp_servers"]), secret
+
+
+def test_config_shows_a_trusted_projects_server_in_force_over_the_users_of_that_name(tmp_path: Path) -> None:
+    user = user_file(tmp_path, f'trusted_projects = ["{tmp_path / "work"}"]\n' + textwrap.dedent(_SERVERS))
+    project = write(tmp_path / "work" / ".harness.toml", '[mcp_servers.docs]\nurl = "http://127.0.0.1:9/sse"\n'
+                                                         'transport = "sse"\n')
+    lines = invoke("config").stdout.splitlines()
+    assert [part.strip() for part in next(line for line in lines if line.startswith("docs = ")).split("   # ")] == [
+        "docs = sse+http://127.0.0.1:9/sse", f"project {project}:1 (trusted project)"]
+    replaced = lines.index(next(line for line in lines if line.startswith("# docs = ")))
+    assert lines[replaced].endswith(f"# user {user}:7")
+    assert lines[replaced + 2] == f"#   replaced by project {project}:1"
+    data = json.loads(invoke("config", "--json").stdout)
+    assert [(s["name"], s["status"], s.get("replaced_by")) for s in data["mcp_servers"]] == [
+        ("everything", "in_force", None), ("docs", "replaced", f"project {project}:1"), ("docs", "in_force", None)]
+
+
 # --- short flags as other agent CLIs have them ----------------------------------------------------------------
 
 def test_short_flags_c_s_a_reach_the_spec(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from harness_core.cli.settings.loader import (
     PROJECT_FILE,
     Config,
     ConfigError,
+    ConfiguredServer,
     Looked,
     Value,
     load_config,
@@ -29,6 +31,7 @@ from harness_core.cli.settings.loader import (
     user_config_path,
 )
 from harness_core.plugins import DEFAULT_PROVIDER, get_host
+from harness_core.redaction import REDACTED, redact, scrub
 from harness_core.store import resolve_runs_dir
 
 __all__ = ["config", "default_provider"]
@@ -48,7 +51,9 @@ def default_provider() -> str:
 def config(ctx: click.Context, cwd: Path | None, as_json: bool) -> None:
     """Show the settings `harness run` and `harness chat` use and where each came from: the command line >
     the environment ($HARNESS_PROVIDER, $HARNESS_RUNS_DIR) > the project's .harness.toml (the nearest one from
-    --cwd up) > the user's $XDG_CONFIG_HOME/harness/config.toml > the built-in default.
+    --cwd up) > the user's $XDG_CONFIG_HOME/harness/config.toml > the built-in default; then each file's
+    [mcp_servers.NAME] as --mcp-server takes it, with its file:line (env and header values masked), commented out
+    when no run takes it (an untrusted project's, saying how to trust it; one a project's replaces).
     `harness config path` prints where the files are (to edit them)."""
     if ctx.invoked_subcommand is None:
         _show(cwd, as_json)
@@ -118,11 +123,13 @@ def _as_json(found: Config, settings: dict[str, Value | None]) -> dict[str, Any]
         "providers": {name: {".".join(leaf): one(value) for leaf, value in table.items()}
                       for name, table in found.providers.items()},
         "refused": [{"key": ".".join(loc), "error": message} for loc, message in found.refused.items()],
+        "mcp_servers": [_server_json(found, table) for table in found.server_tables],
     }
 
 
 def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
-    """TOML (it can be pasted into a file), each value's source as a comment; files looked at first."""
+    """TOML (it can be pasted into a file), each value's source as a comment; files looked at first; the MCP
+    servers as `--mcp-server` takes them (`_servers_text`), not as TOML."""
 
     width = max(len(f.scope) for f in found.files) + len(" file:")
     def where(f: Looked) -> str:
@@ -140,14 +147,89 @@ def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
             rows.append((f"{key} = {_toml(value.value)}", f"# {value.source}{note}"))
     lines.append("")
     lines.extend(_aligned(rows))
-    if found.refused:
+    refused = [message for loc, message in found.refused.items() if loc[0] != "mcp_servers"]  # shown with them
+    if refused:
         lines += ["", "# not applied (a run fails on these unless its command line sets them itself):"]
-        lines += [f"# {message}" for message in found.refused.values()]
+        lines += [f"# {message}" for message in refused]
+    lines.extend(_servers_text(found))
     for name, table in found.providers.items():
         lines.extend(["", f"[providers.{_key(name)}]"])
         lines.extend(_aligned([(f"{'.'.join(_key(k) for k in leaf)} = {_toml(value.value)}", f"# {value.source}")
                                for leaf, value in table.items()]))
     return lines
+
+
+def _servers_text(found: Config) -> list[str]:
+    """Each `[mcp_servers.NAME]` of the files as `--mcp-server` takes it (`NAME = COMMAND ARGS…`, `NAME = URL`) with
+    its file:line; a table not applied (refused, or replaced by the project's) commented out, saying why."""
+
+    if not found.server_tables:
+        return []
+    rows: list[tuple[str, str]] = []
+    for table in found.server_tables:
+        fields = _masked(table)
+        if fields["command"] is not None:
+            target = " ".join(_quoted(a) for a in (fields["command"], *fields["args"]))
+        elif fields["url"] is not None:
+            target = f"{'sse+' if fields['transport'] == 'sse' else ''}{fields['url']}"
+        else:  # a refused table is not checked (nor run): it may have neither
+            target = "(no command, no url)"
+        status, why = _status(found, table)
+        prefix = "" if status == "in_force" else "# "
+        trusted = " (trusted project)" if status == "in_force" and table.found.source.startswith("project ") else ""
+        rows.append((f"{prefix}{table.name} = {target}", f"# {table.found.source}{trusted}"))
+        rows.extend((f"#   {key}: {', '.join(f'{k}={v}' for k, v in fields[key].items())}", "")
+                    for key in ("env", "headers") if fields[key])
+        if fields["cwd"] is not None:
+            rows.append((f"#   cwd: {fields['cwd']}", ""))
+        if status == "refused":
+            rows.append((f"#   refused, and a run stops on it: {why}", ""))
+        elif status == "replaced":
+            rows.append((f"#   replaced by {why}", ""))
+    return ["", "# MCP servers, as --mcp-server takes them (env and header values masked), given to every run and chat "
+                "but an --offline one:", *_aligned(rows)]
+
+
+def _quoted(arg: str) -> str:
+    """An argument as a shell takes it, a masked part (`***`, `--key=***`) left unquoted to read as masked."""
+    plain = arg.replace(REDACTED, "_")
+    return arg if shlex.quote(plain) == plain else shlex.quote(arg)
+
+
+def _server_json(found: Config, table: ConfiguredServer) -> dict[str, Any]:
+    fields = _masked(table)
+    status, why = _status(found, table)
+    return {**fields, "source": table.found.source, "status": status,
+            **({"refused": why} if status == "refused" else {"replaced_by": why} if status == "replaced" else {})}
+
+
+def _status(found: Config, table: ConfiguredServer) -> tuple[str, str | None]:
+    """`in_force`; `refused` and why (an untrusted project's table: the error, saying how to trust the project); or
+    `replaced` and by which table (the project's of the same name)."""
+
+    if table.refused is not None:
+        return "refused", table.refused.removeprefix(f"{table.found.place}: ")
+    winner = found.mcp_servers.get(table.name)
+    if winner is not None and winner.source != table.found.source:
+        return "replaced", winner.source
+    return "in_force", None
+
+
+def _masked(table: ConfiguredServer) -> dict[str, Any]:
+    """A server's fields, every one present (the transport as the fields imply it), `env` and `headers` values
+    masked, and the command line and url scrubbed of credentials (those values too, wherever they recur)."""
+
+    raw = table.found.value
+    found: list[str] = []
+    env = redact({"env": dict(raw.get("env") or {}), "headers": dict(raw.get("headers") or {})}, found=found)
+    known = tuple(found)
+    command = raw.get("command")
+    argv = [scrub(arg, known) for arg in redact([command, *(raw.get("args") or ())] if command is not None else [])]
+    url = raw.get("url")
+    transport = raw.get("transport") or ("http" if url is not None and command is None else "stdio")
+    return {"name": table.name, "transport": transport, "command": argv[0] if argv else None, "args": argv[1:],
+            "env": env["env"], "cwd": raw.get("cwd"), "url": None if url is None else scrub(url, known),
+            "headers": env["headers"]}
 
 
 def _aligned(rows: list[tuple[str, str]]) -> list[str]:

@@ -30,7 +30,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # not installed on 3.11+
 
-__all__ = ["PROJECT_FILE", "Config", "ConfigError", "Looked", "Value", "load_config", "user_config_path"]
+__all__ = ["PROJECT_FILE", "Config", "ConfigError", "ConfiguredServer", "Looked", "Value", "load_config",
+           "user_config_path"]
 
 PROJECT_FILE = ".harness.toml"
 ENV_PROVIDER = "HARNESS_PROVIDER"  # = harness_core.plugins.ENV_PROVIDER
@@ -138,6 +139,17 @@ class Value:
 
 
 @dataclass(frozen=True)
+class ConfiguredServer:
+    """One `[mcp_servers.NAME]` table as a file has it, applied or not (`harness config` lists each)."""
+
+    name: str
+    found: Value
+    """Its `McpServer` fields (`cwd` resolved against its file) and where it is (``user /u/config.toml:4``)."""
+    refused: str | None = None
+    """Why it is not applied, as `Config.refused` says it (an untrusted project file's), or None."""
+
+
+@dataclass(frozen=True)
 class Config:
     """The settings found in the environment and the configuration files (not the command line, not the built-in
     defaults: a key set nowhere is absent)."""
@@ -149,9 +161,12 @@ class Config:
     model, not an option) and value."""
     refused: Mapping[tuple[str, ...], str] = field(default_factory=dict)  # see `_check_project`
     trusted: tuple[Path, ...] = ()
+    """The user file's `trusted_projects`, resolved (`~` expanded, relative to the file)."""
     mcp_servers: Mapping[str, Value] = field(default_factory=dict)
     """Per server name, its `McpServer` fields (`cwd` resolved against its file); a project's over the user's."""
-    """The user file's `trusted_projects`, resolved (`~` expanded, relative to the file)."""
+    server_tables: tuple[ConfiguredServer, ...] = ()
+    """Every `[mcp_servers.NAME]` of the files read, in their order (the user's first), the refused ones too: a
+    table not in `mcp_servers` is refused, or replaced by the project's table of that name."""
     DEFAULTS: ClassVar[Mapping[str, str]] = {
         "sandbox": "workspace-write", "approval": "never", "idle_timeout": "inf",
     }
@@ -265,6 +280,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
     values: dict[str, Value] = {}
     providers: dict[str, dict[tuple[str, ...], Value]] = {}
     servers: dict[str, Value] = {}
+    tables: list[ConfiguredServer] = []
     for scope, path, data, lines in layers:
         where = f"{scope} {path}"
         for key in KEYS:
@@ -274,9 +290,12 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
                     value = _resolved(path, value)
                 values[key] = Value(value, f"{where}:{line_of(lines, (key,))}")
         for name, server in data.mcp_servers.items():
-            if scope != "project" or ("mcp_servers", name) not in refused:
-                servers[name] = Value(_server_fields(path, lines, name, server), f"{where}:"
-                                      f"{line_of(lines, ('mcp_servers', name))}")
+            why = refused.get(("mcp_servers", name)) if scope == "project" else None
+            found = Value(_server_fields(path, lines, name, server, check=why is None),
+                          f"{where}:{line_of(lines, ('mcp_servers', name))}")
+            tables.append(ConfiguredServer(name, found, why))
+            if why is None:
+                servers[name] = found
         for name, table in data.providers.items():
             for leaf, value in _leaves(table.as_dict(), ()):
                 if scope == "project" and ("providers", name, *leaf) in refused:
@@ -288,11 +307,13 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
     if environ.get(ENV_RUNS_DIR):
         values["runs_dir"] = Value(Path(environ[ENV_RUNS_DIR]).expanduser(), f"${ENV_RUNS_DIR}")
     return Config(files=tuple(looked), values=values, providers=providers, refused=refused, trusted=tuple(trusted),
-                  mcp_servers=servers)
+                  mcp_servers=servers, server_tables=tuple(tables))
 
 
-def _server_fields(path: Path, lines: dict[tuple[str, ...], int], name: str, table: McpServerTable) -> dict[str, Any]:
-    """An `[mcp_servers.NAME]` table as `McpServer` fields, checked as one (`cwd` taken from the file's directory).
+def _server_fields(path: Path, lines: dict[tuple[str, ...], int], name: str, table: McpServerTable, *,
+                   check: bool = True) -> dict[str, Any]:
+    """An `[mcp_servers.NAME]` table as `McpServer` fields, checked as one when `check` (a refused table is not: it
+    is only shown; `cwd` taken from the file's directory).
 
     Raises:
         ConfigError: it is not a server (both a command and a url, neither, a bad name...), naming the line.
@@ -301,6 +322,8 @@ def _server_fields(path: Path, lines: dict[tuple[str, ...], int], name: str, tab
     fields: dict[str, Any] = {"name": name, **table.model_dump(exclude_defaults=True)}
     if table.cwd is not None:
         fields["cwd"] = str(_resolved(path, table.cwd))
+    if not check:
+        return fields
     try:
         McpServer.model_validate(fields)
     except ValidationError as exc:
