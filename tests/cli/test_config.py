@@ -6,6 +6,7 @@ one, to tell providers apart)."""
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,11 @@ from harness_core.events import RunStarted
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import DEFAULT_PROVIDER, PluginHost, reset_host
 from harness_core.store import read_events
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -332,17 +338,18 @@ def test_config_lists_each_mcp_server_with_its_file_and_line_and_its_secrets_mas
     project = write(tmp_path / "work" / ".harness.toml", '[mcp_servers.local]\ncommand = "./run-me.sh"\ncwd = "t"\n')
     out = invoke("config")
     assert out.exit_code == 0, out.output
-    shown = out.stdout.split("# MCP servers, as --mcp-server takes them")[1].splitlines()[1:]
-    assert [[part.strip() for part in line.split("   # ")] for line in shown if "   # " in line] == [
-        ["everything = mcp-server-everything stdio --api-key *** --seed=***", f"user {user}:1"],
-        ["docs = https://***@127.0.0.1:8000/mcp", f"user {user}:6"],
-        ["# local = ./run-me.sh", f"project {project}:1"],  # commented out: not applied
-    ]
-    assert "#   env: EVERYTHING_TOKEN=***, LEVEL=***" in shown and "#   headers: Authorization=***" in shown
-    assert f"#   cwd: {tmp_path / 'work' / 't'}" in shown
-    refused = next(line for line in shown if line.startswith("#   refused"))
-    assert refused.startswith("#   refused, and a run stops on it: an untrusted project file may not add MCP servers")
+    shown = out.stdout.split("# MCP servers (env and header values masked)")[1].split("[providers.")[0]
+    assert [line.split("   # ") for line in shown.splitlines() if line.lstrip("# ").startswith("[")] == [
+        ["[mcp_servers.everything]", f"user {user}:1"], ["[mcp_servers.docs]", f"user {user}:6"],
+        ["# [mcp_servers.local]", f"project {project}:1"]]  # commented out: not applied
+    assert ('args = ["stdio", "--api-key", "***", "--seed=***"]\n'
+            'env = { EVERYTHING_TOKEN = "***", LEVEL = "***" }\n') in shown
+    assert 'url = "https://***@127.0.0.1:8000/mcp"\nheaders = { Authorization = "***" }\n' in shown
+    assert f'# cwd = "{tmp_path / "work" / "t"}"' in shown
+    refused = next(line for line in shown.splitlines() if line.startswith("# refused"))
+    assert refused.startswith("# refused, and a run stops on it: an untrusted project file may not add MCP servers")
     assert f'trusted_projects = ["{tmp_path / "work"}"]' in refused and "--mcp-server local=" in refused
+    assert tomllib.loads(out.stdout)["mcp_servers"].keys() == {"everything", "docs"}  # still TOML
     assert "# not applied" not in out.stdout  # the server's refusal is shown with it, not twice
     data = json.loads(invoke("config", "--json").stdout)
     assert [(s["name"], s["source"], s["status"]) for s in data["mcp_servers"]] == [
@@ -356,16 +363,28 @@ def test_config_lists_each_mcp_server_with_its_file_and_line_and_its_secrets_mas
         assert secret not in out.stdout and secret not in json.dumps(data["mcp_servers"]), secret
 
 
+def test_config_masks_the_secrets_of_provider_options(tmp_path: Path) -> None:
+    user_file(tmp_path, '[providers.codex-appserver]\nconfig.mcp_servers.x.env.API_TOKEN = "sekrit-value-123"\n'
+                        'config.model_provider = "scripted"\n')
+    out = invoke("config")
+    assert 'config.mcp_servers.x.env.API_TOKEN = "***"' in out.stdout
+    assert 'config.model_provider = "scripted"' in out.stdout
+    data = json.loads(invoke("config", "--json").stdout)["providers"]["codex-appserver"]
+    assert data["config.mcp_servers.x.env.API_TOKEN"]["value"] == "***"
+    assert "sekrit-value-123" not in out.stdout + json.dumps(data)
+
+
 def test_config_shows_a_trusted_projects_server_in_force_over_the_users_of_that_name(tmp_path: Path) -> None:
     user = user_file(tmp_path, f'trusted_projects = ["{tmp_path / "work"}"]\n' + textwrap.dedent(_SERVERS))
     project = write(tmp_path / "work" / ".harness.toml", '[mcp_servers.docs]\nurl = "http://127.0.0.1:9/sse"\n'
                                                          'transport = "sse"\n')
     lines = invoke("config").stdout.splitlines()
-    assert [part.strip() for part in next(line for line in lines if line.startswith("docs = ")).split("   # ")] == [
-        "docs = sse+http://127.0.0.1:9/sse", f"project {project}:1 (trusted project)"]
-    replaced = lines.index(next(line for line in lines if line.startswith("# docs = ")))
-    assert lines[replaced].endswith(f"# user {user}:7")
-    assert lines[replaced + 2] == f"#   replaced by project {project}:1"
+    assert f"[mcp_servers.docs]   # project {project}:1 (trusted project)" in lines
+    replaced = lines.index(f"# [mcp_servers.docs]   # user {user}:7")
+    assert lines[replaced + 1: replaced + 4] == ['# url = "https://***@127.0.0.1:8000/mcp"',
+                                                 '# headers = { Authorization = "***" }',
+                                                 f"# replaced by project {project}:1"]
+    assert 'url = "http://127.0.0.1:9/sse"' in lines and 'transport = "sse"' in lines
     data = json.loads(invoke("config", "--json").stdout)
     assert [(s["name"], s["status"], s.get("replaced_by")) for s in data["mcp_servers"]] == [
         ("everything", "in_force", None), ("docs", "replaced", f"project {project}:1"), ("docs", "in_force", None)]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from harness_core.cli.settings.loader import (
     user_config_path,
 )
 from harness_core.plugins import DEFAULT_PROVIDER, get_host
-from harness_core.redaction import REDACTED, redact, scrub
+from harness_core.redaction import redact, scrub
 from harness_core.store import resolve_runs_dir
 
 __all__ = ["config", "default_provider"]
@@ -120,7 +119,8 @@ def _as_json(found: Config, settings: dict[str, Value | None]) -> dict[str, Any]
                    **({"searched_from": str(f.path)} if f.scope == "project" and not f.found else {})}
                   for f in found.files],
         "settings": {key: one(value) for key, value in settings.items()},
-        "providers": {name: {".".join(leaf): one(value) for leaf, value in table.items()}
+        "providers": {name: {".".join(leaf): {**one(value), "value": _shown(leaf, one(value)["value"])}
+                             for leaf, value in table.items()}
                       for name, table in found.providers.items()},
         "refused": [{"key": ".".join(loc), "error": message} for loc, message in found.refused.items()],
         "mcp_servers": [_server_json(found, table) for table in found.server_tables],
@@ -128,8 +128,8 @@ def _as_json(found: Config, settings: dict[str, Value | None]) -> dict[str, Any]
 
 
 def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
-    """TOML (it can be pasted into a file), each value's source as a comment; files looked at first; the MCP
-    servers as `--mcp-server` takes them (`_servers_text`), not as TOML."""
+    """TOML (it can be pasted into a file; masked secrets read `***`), each value's source as a comment; files
+    looked at first."""
 
     width = max(len(f.scope) for f in found.files) + len(" file:")
     def where(f: Looked) -> str:
@@ -154,46 +154,48 @@ def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
     lines.extend(_servers_text(found))
     for name, table in found.providers.items():
         lines.extend(["", f"[providers.{_key(name)}]"])
-        lines.extend(_aligned([(f"{'.'.join(_key(k) for k in leaf)} = {_toml(value.value)}", f"# {value.source}")
+        lines.extend(_aligned([(f"{'.'.join(_key(k) for k in leaf)} = {_toml(_shown(leaf, value.value))}",
+                                 f"# {value.source}")
                                for leaf, value in table.items()]))
     return lines
 
 
 def _servers_text(found: Config) -> list[str]:
-    """Each `[mcp_servers.NAME]` of the files as `--mcp-server` takes it (`NAME = COMMAND ARGS…`, `NAME = URL`) with
-    its file:line; a table not applied (refused, or replaced by the project's) commented out, saying why."""
+    """Each `[mcp_servers.NAME]` of the files as a TOML table with its file:line, env and header values masked; a
+    table not applied (refused, or replaced by the project's) commented out, saying why."""
 
     if not found.server_tables:
         return []
-    rows: list[tuple[str, str]] = []
+    lines = ["", "# MCP servers (env and header values masked), given to every run and chat but an --offline one:"]
     for table in found.server_tables:
         fields = _masked(table)
-        if fields["command"] is not None:
-            target = " ".join(_quoted(a) for a in (fields["command"], *fields["args"]))
-        elif fields["url"] is not None:
-            target = f"{'sse+' if fields['transport'] == 'sse' else ''}{fields['url']}"
-        else:  # a refused table is not checked (nor run): it may have neither
-            target = "(no command, no url)"
+        raw = table.found.value
         status, why = _status(found, table)
-        prefix = "" if status == "in_force" else "# "
         trusted = " (trusted project)" if status == "in_force" and table.found.source.startswith("project ") else ""
-        rows.append((f"{prefix}{table.name} = {target}", f"# {table.found.source}{trusted}"))
-        rows.extend((f"#   {key}: {', '.join(f'{k}={v}' for k, v in fields[key].items())}", "")
-                    for key in ("env", "headers") if fields[key])
-        if fields["cwd"] is not None:
-            rows.append((f"#   cwd: {fields['cwd']}", ""))
+        body = [f"{key} = {_toml(fields[key])}" for key in ("transport", "command", "args", "env", "cwd", "url",
+                                                            "headers") if raw.get(key) is not None]
         if status == "refused":
-            rows.append((f"#   refused, and a run stops on it: {why}", ""))
+            body.append(f"# refused, and a run stops on it: {why}")
         elif status == "replaced":
-            rows.append((f"#   replaced by {why}", ""))
-    return ["", "# MCP servers, as --mcp-server takes them (env and header values masked), given to every run and chat "
-                "but an --offline one:", *_aligned(rows)]
+            body.append(f"# replaced by {why}")
+        prefix = "" if status == "in_force" else "# "
+        head = f"[mcp_servers.{_key(table.name)}]"
+        lines += ["", *_aligned([(f"{prefix}{head}", f"# {table.found.source}{trusted}")]),
+                  *(line if line.startswith("#") else prefix + line for line in body)]
+    return lines
 
 
-def _quoted(arg: str) -> str:
-    """An argument as a shell takes it, a masked part (`***`, `--key=***`) left unquoted to read as masked."""
-    plain = arg.replace(REDACTED, "_")
-    return arg if shlex.quote(plain) == plain else shlex.quote(arg)
+def _shown(leaf: tuple[str, ...], value: Any) -> Any:
+    """A provider option's value as the redaction policy shows it, its whole key path counted (an `env` table's
+    values, a `*_TOKEN` key's, a URL's user-info masked)."""
+
+    nested = value
+    for key in reversed(leaf):
+        nested = {key: nested}
+    shown = redact(nested)
+    for key in leaf:
+        shown = shown[key]
+    return shown
 
 
 def _server_json(found: Config, table: ConfiguredServer) -> dict[str, Any]:
