@@ -9,9 +9,10 @@ from harness_core.scripted.command import command_process
 
 
 def _sleeps_of_mine() -> list[tuple[int, int]]:
-    """(pid, session id) of each `sleep` this test process started."""
+    """(pid, session id) of each `sleep` this test process started (another process's name may hold spaces: `tmux:
+    server`)."""
     out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,sid=,comm="], capture_output=True, text=True, check=True).stdout
-    return [(int(pid), int(sid)) for pid, ppid, sid, comm in (line.split() for line in out.splitlines())
+    return [(int(pid), int(sid)) for pid, ppid, sid, comm in (line.split(None, 3) for line in out.splitlines())
             if comm == "sleep" and int(ppid) == os.getpid()]
 
 
