@@ -1,9 +1,8 @@
 """A run's MCP servers and MCP tool filters as codex 0.169.0's `mcp_servers` config table takes them.
 
-Layer: provider (pure), shared by codex-appserver and codex-exec. `inline`: secrets (a server's `env`, `headers`)
-in the table (app-server: it travels over stdin); else codex forwards private variables of its own environment
-(`HARNESS_MCP_{i}_ENV_{n}` by `env_vars`, a small shell giving each its real name to the server; headers by
-`env_http_headers`: exec, whose `-c` is on the command line). Knows nothing of processes or events.
+Layer: provider (pure), shared by codex-appserver and codex-exec. `inline`: secrets in the table (app-server: over
+stdin); else (exec: `-c` is on the command line) codex forwards private variables of its environment, a shell
+giving a server's `env` their real names (`_env_shim`). Knows nothing of processes or events.
 """
 
 from __future__ import annotations
