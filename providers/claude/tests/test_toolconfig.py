@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
+import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from harness_core import AgentRunSpec, Attachment, InvalidSpecError, McpServer, SandboxMode
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
+from harness_claude.mcpfile import mcp_config_file
 from harness_claude.options import ClaudeOptions
 from harness_claude.toolconfig import content_blocks, tool_config
 
@@ -22,29 +25,56 @@ def _flag(argv: list[str], flag: str) -> str:
     return argv[argv.index(flag) + 1]
 
 
-def test_servers_go_in_mcp_config_with_secrets_only_in_the_env(tmp_path: Path) -> None:
+def _config(spec: AgentRunSpec) -> dict[str, Any]:
+    text = tool_config(spec).mcp_config
+    assert text is not None
+    return dict(json.loads(text)["mcpServers"])
+
+
+_FILE = "/private/mcp.json"
+
+
+def test_servers_go_in_a_config_file_with_their_secrets_never_in_argv_or_env(tmp_path: Path) -> None:
+    """Claude Code's Bash inherits its environment: a server's `env`/`headers` value there (as a `${VAR}` the config
+    refers to) was readable by every command the agent ran. The values are in the `--mcp-config` file only."""
     servers = (McpServer(name="db", command="db-mcp", args=("--ro",), env={"DB_TOKEN": "tok-123456789"}),
                McpServer(name="api", url="http://127.0.0.1:9/mcp", headers={"Authorization": "Bearer sk-abcdef12"}),
                McpServer(name="old", transport="sse", url="http://127.0.0.1:9/sse"))
     spec = _spec(tmp_path, mcp_servers=servers)
-    argv = build_argv("claude", spec, ClaudeOptions(), is_root=False)
+    argv = build_argv("claude", spec, ClaudeOptions(), is_root=False, mcp_config_file=_FILE)
     env = build_env(spec, ClaudeOptions(), is_root=False, base={})
-    config = json.loads(_flag(argv, "--mcp-config"))["mcpServers"]
-    assert config["db"]["type"] == "stdio" and config["db"]["command"] == "db-mcp" and config["db"]["args"] == ["--ro"]
+    assert _flag(argv, "--mcp-config") == _FILE
+    config = _config(spec)
+    assert config["db"] == {"type": "stdio", "command": "db-mcp", "args": ["--ro"], "env": {"DB_TOKEN": "tok-123456789"}}
     assert config["api"]["type"] == "http" and config["old"]["type"] == "sse"
-    token_ref = config["db"]["env"]["DB_TOKEN"]
-    header_ref = config["api"]["headers"]["Authorization"]
-    assert env[token_ref[2:-1]] == "tok-123456789" and env[header_ref[2:-1]] == "Bearer sk-abcdef12"
-    assert "tok-123456789" not in " ".join(argv) and "sk-abcdef12" not in " ".join(argv)
+    assert config["api"]["headers"] == {"Authorization": "Bearer sk-abcdef12"}
+    for secret in ("tok-123456789", "sk-abcdef12"):
+        assert secret not in " ".join(argv) and not any(secret in value for value in env.values())
+    assert not any(name.startswith("HARNESS_MCP_") for name in env)
     assert "--strict-mcp-config" in argv
     assert {"mcp__db", "mcp__api", "mcp__old"} <= set(_flag(argv, "--allowedTools").split(","))
-    assert "tok-123456789" not in " ".join(redacted_argv(argv))
+
+
+def test_servers_without_their_config_file_are_a_mistake_not_a_run_without_them(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, mcp_servers=(McpServer(name="db", command="db-mcp"),))
+    with pytest.raises(ValueError, match="mcp_config_file"):
+        build_argv("claude", spec, ClaudeOptions(), is_root=False)
+
+
+def test_the_config_file_is_private_and_gone_when_the_block_ends() -> None:
+    with mcp_config_file('{"mcpServers":{}}') as path:
+        assert path is not None
+        file = Path(path)
+        assert file.read_text() == '{"mcpServers":{}}'
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600 and stat.S_IMODE(file.parent.stat().st_mode) == 0o700
+    assert not file.exists() and not file.parent.exists()
+    with mcp_config_file(None) as nothing:
+        assert nothing is None
 
 
 def test_a_server_with_a_cwd_is_started_there_through_a_shell(tmp_path: Path) -> None:
     spec = _spec(tmp_path, mcp_servers=(McpServer(name="s", command="srv", args=("a b",), cwd=tmp_path),))
-    entry = json.loads(_flag(build_argv("claude", spec, ClaudeOptions(), is_root=False), "--mcp-config"))
-    server = entry["mcpServers"]["s"]
+    server = _config(spec)["s"]
     assert server["command"] == "/bin/sh" and server["args"][3:] == [str(tmp_path), "srv", "a b"]
 
 
@@ -57,12 +87,12 @@ def test_filters_become_tools_and_disallowed_tools(tmp_path: Path) -> None:
     servers = (McpServer(name="a", command="a"), McpServer(name="b", command="b"))
     spec = _spec(tmp_path, mcp_servers=servers, allowed_tools=frozenset({"read", "edit", "mcp:a"}),
                  disallowed_tools=frozenset({"web", "mcp:a.drop"}))
-    argv = build_argv("claude", spec, ClaudeOptions(), is_root=False)
+    argv = build_argv("claude", spec, ClaudeOptions(), is_root=False, mcp_config_file=_FILE)
     tools = _flag(argv, "--tools").split(",")
     assert {"Read", "Edit"} <= set(tools) and "Bash" not in tools and "Write" not in tools
     denied = _flag(argv, "--disallowedTools").split(",")
     assert {"WebFetch", "WebSearch", "mcp__a__drop"} <= set(denied)
-    assert list(json.loads(_flag(argv, "--mcp-config"))["mcpServers"]) == ["a"]  # b is not allowed
+    assert list(_config(spec)) == ["a"]  # b is not allowed
 
 
 def test_an_allow_list_narrows_read_only_never_widens_it(tmp_path: Path) -> None:
@@ -73,9 +103,7 @@ def test_an_allow_list_narrows_read_only_never_widens_it(tmp_path: Path) -> None
 
 def test_disallowing_mcp_or_a_server_drops_it(tmp_path: Path) -> None:
     servers = (McpServer(name="a", command="a"), McpServer(name="b", command="b"))
-    one = build_argv("claude", _spec(tmp_path, mcp_servers=servers, disallowed_tools=frozenset({"mcp:a"})),
-                     ClaudeOptions(), is_root=False)
-    assert list(json.loads(_flag(one, "--mcp-config"))["mcpServers"]) == ["b"]
+    assert list(_config(_spec(tmp_path, mcp_servers=servers, disallowed_tools=frozenset({"mcp:a"})))) == ["b"]
     none = build_argv("claude", _spec(tmp_path, mcp_servers=servers, disallowed_tools=frozenset({"mcp"})),
                       ClaudeOptions(), is_root=False)
     assert "--mcp-config" not in none and "--strict-mcp-config" in none

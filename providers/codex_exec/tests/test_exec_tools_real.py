@@ -10,17 +10,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from exec_helpers import MISSING_CODEX, REPO, real_codex
 
 import harness_codex_exec
-from harness_core import AgentRunSpec, McpServer, RunStatus
+from harness_core import AgentRunSpec, RunStatus
 from harness_core.plugins import PluginHost
 from harness_core.scripted.inline import scenario_from_json
-from harness_core.testing.real_tools import RED_PNG, harness_run, json_events, play_offline
+from harness_core.testing.real_tools import RED_PNG, env_probe, harness_run, json_events, play_offline
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.skipif(real_codex() is None, reason=MISSING_CODEX)]
 
@@ -98,37 +97,15 @@ def test_a_variable_codex_forwards_to_a_server_is_not_in_the_agents_commands(tmp
     assert final.rstrip().endswith("Output:\n0"), final
 
 
-_ENV_SERVER = r'''
-import json, os, sys
-def send(msg): sys.stdout.write(json.dumps(msg) + "\n"); sys.stdout.flush()
-seen = f"{os.environ.get('PATH')}|{os.environ.get('OPENAI_API_KEY')}"
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method, result = msg.get("method"), {}
-    if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "envprobe", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "seen", "description": "The PATH and key this server runs with.",
-                             "inputSchema": {"type": "object", "properties": {}}}]}
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": seen}]}
-    send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-'''
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_servers_own_path_and_key_reach_it_and_leave_codex_and_the_agents_shell_alone(
         tmp_path: Path, anyio_backend: str) -> None:
-    """A stdio server whose `env` holds `PATH` and `OPENAI_API_KEY` (a tiny MCP server written here, started by
+    """A stdio server whose `env` holds `PATH` and `OPENAI_API_KEY` (`env_probe`, a tiny MCP server started by
     the real codex) sees those values, while the agent's own shell keeps codex's `PATH` (it was emptied when
     codex forwarded the server's variables under their own names and excluded them from the shell)."""
-    (tmp_path / "envprobe.py").write_text(_ENV_SERVER)
-    server = McpServer(name="envprobe", command=sys.executable, args=(str(tmp_path / "envprobe.py"),),
-                       env={"PATH": "/opt/srv/bin", "OPENAI_API_KEY": "sk-for-the-server-only"})
+    server = env_probe(tmp_path, {"PATH": "/opt/srv/bin", "OPENAI_API_KEY": "sk-for-the-server-only"},
+                       "PATH", "OPENAI_API_KEY")
     scenario = scenario_from_json({"steps": [{"run": "printenv PATH > agent-path.txt"},
                                              {"mcp": {"server": "envprobe", "tool": "seen"}},
                                              {"say": "{tool_result}"}]})
