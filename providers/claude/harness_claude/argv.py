@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import replace
 
-from harness_core import AgentRunSpec, InvalidSpecError, SandboxMode, SessionSpec
+from harness_core import AgentRunSpec, ApprovalPolicy, InvalidSpecError, SandboxMode, SessionSpec
 from harness_core.provider import redact_argv
 
 from harness_claude.options import ClaudeOptions
@@ -62,12 +62,14 @@ def build_argv(
     """
     read_only = READ_ONLY_TOOLS if spec.sandbox is SandboxMode.READ_ONLY else None
     tools = tool_config(spec, keep_user_servers=opts.keep_user_mcp_servers, read_only_tools=read_only)
+    consent = tools.servers if spec.approval is ApprovalPolicy.NEVER and not live else ()  # a live process asks:
+    # each turn's plan answers for its own policy (`permissions.auto_answer`)
     plan = plan_permissions(
         spec.sandbox,
         spec.approval,
         is_root=is_root,
         mode_override=opts.permission_mode,
-        allowed=(*opts.allowed_tools, *tools.allowed),
+        allowed=(*opts.allowed_tools, *tools.allowed, *consent),
         disallowed=(*opts.disallowed_tools, *tools.disallowed),
         live=live,
     )

@@ -73,8 +73,11 @@ class ClaudeSession(ProviderSession):
         self._turn: Turn | None = None
 
     def _plan(self, sandbox: Any, approval: Any) -> Any:
+        """A turn's plan; its MCP servers are allowed when it asks nobody (the process asks about the user's)."""
+        tools = tool_config(self.spec, keep_user_servers=self.opts.keep_user_mcp_servers)
         return plan_permissions(sandbox, approval, is_root=self.is_root, mode_override=self.opts.permission_mode,
-                                allowed=self.opts.allowed_tools, disallowed=self.opts.disallowed_tools, live=True)
+                                allowed=(*self.opts.allowed_tools, *tools.allowed, *tools.servers),
+                                disallowed=self.opts.disallowed_tools, live=True)
 
     # --- the reader, for the whole session ----------------------------------------------------------
 

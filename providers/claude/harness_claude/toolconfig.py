@@ -32,6 +32,7 @@ not single tools (refused by `tool_config`)."""
 _HOUSEKEEPING = ("ToolSearch", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
 """Tools kept under an allow-list: they act on nothing outside Claude Code's own state."""
 _DOCUMENT_TYPES = ("application/pdf",)
+_PYTHON_TOOLS = "harness"  # the MCP server Harness serves a run's Python tools as (docs/python-tools.md)
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,11 @@ class ToolConfig:
     """`--tools` from `allowed_tools` (None: no allow-list of built-in tools)."""
     disallowed: tuple[str, ...] = ()
     allowed: tuple[str, ...] = ()
-    """`--allowedTools` rules: the servers the run gives (passing a server is consent to its tools)."""
+    """`--allowedTools` rules allowed whatever the approval policy: Harness's own `harness` server (its tools ask
+    through Harness themselves, `requires_approval`)."""
+    servers: tuple[str, ...] = ()
+    """`mcp__NAME` rules of the user's other servers: their tools follow the run's approval policy (allowed under
+    `never`, asked about otherwise), as on the ACP agents."""
 
 
 def _kept(server: McpServer, spec: AgentRunSpec | SessionSpec) -> bool:
@@ -101,8 +106,9 @@ def tool_config(spec: AgentRunSpec | SessionSpec, *, keep_user_servers: bool = F
         wanted = [tool for kind in sorted(spec.allowed_tools) for tool in KIND_TOOLS.get(kind, ())]
         listed = tuple(dict.fromkeys([*wanted, *_HOUSEKEEPING]))
         tools = tuple(t for t in listed if t in read_only_tools) if read_only_tools is not None else listed
-    allowed = tuple(f"mcp__{name}" for name in servers)
-    return ToolConfig(tuple(argv), config, tools, tuple(dict.fromkeys(disallowed)), allowed)
+    ours = tuple(f"mcp__{name}" for name in servers if name == _PYTHON_TOOLS)
+    theirs = tuple(f"mcp__{name}" for name in servers if name != _PYTHON_TOOLS)
+    return ToolConfig(tuple(argv), config, tools, tuple(dict.fromkeys(disallowed)), ours, theirs)
 
 
 def _data(attachment: Attachment) -> bytes:

@@ -1,4 +1,5 @@
-"""A run's MCP servers, tool filters and attachments on Claude Code's command line, env and first message."""
+"""A run's MCP servers, tool filters and attachments on Claude Code's command line, env and first message; the
+user's MCP servers follow the approval policy, Harness's own is given."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ import base64
 import json
 import stat
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from harness_core import AgentRunSpec, Attachment, InvalidSpecError, McpServer, SandboxMode
+from harness_core import AgentRunSpec, ApprovalPolicy, Attachment, InvalidSpecError, McpServer, SandboxMode, SessionSpec
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
 from harness_claude.mcpfile import mcp_config_file
 from harness_claude.options import ClaudeOptions
+from harness_claude.permissions import auto_answer
+from harness_claude.session import ClaudeSession
 from harness_claude.toolconfig import content_blocks, tool_config
 
 
@@ -136,3 +140,37 @@ def test_a_binary_file_claude_cannot_read_is_refused(tmp_path: Path) -> None:
     blob = Attachment(data=b"\xff\xfe\x00binary", name="data.zip")
     with pytest.raises(InvalidSpecError, match="PDF and text files"):
         content_blocks("x", (blob,))
+
+
+def _allowed(argv: list[str]) -> set[str]:
+    return set(_flag(argv, "--allowedTools").split(",")) if "--allowedTools" in argv else set()
+
+
+@pytest.mark.parametrize("approval", [ApprovalPolicy.ON_REQUEST, ApprovalPolicy.UNTRUSTED])
+def test_a_users_server_follows_the_approval_policy_and_harnesss_own_is_given(tmp_path: Path,
+                                                                              approval: ApprovalPolicy) -> None:
+    """Under a policy that asks, the user's server's tools are asked about (not in `--allowedTools`: Claude Code
+    asks through the prompt tool), as the ACP agents ask; Harness's own `harness` server stays allowed (its tools
+    ask through Harness themselves). Under `never` both are allowed, or `--permission-prompts none` denies them."""
+    servers = (McpServer(name="db", command="db-mcp"), McpServer(name="harness", command="bridge"))
+    asking = build_argv("claude", _spec(tmp_path, mcp_servers=servers, approval=approval), ClaudeOptions(),
+                        is_root=False, mcp_config_file=_FILE)
+    assert "mcp__harness" in _allowed(asking) and "mcp__db" not in _allowed(asking)
+    assert _flag(asking, "--permission-prompt-tool") == "stdio"
+    never = build_argv("claude", _spec(tmp_path, mcp_servers=servers, approval=ApprovalPolicy.NEVER), ClaudeOptions(),
+                       is_root=False, mcp_config_file=_FILE)
+    assert {"mcp__harness", "mcp__db"} <= _allowed(never)
+
+
+def test_a_live_session_asks_about_a_users_server_and_a_never_turn_allows_it(tmp_path: Path) -> None:
+    """A live process lives across turns of different policies: it asks about the user's server, and a turn
+    that asks nobody allows that server's tools (`auto_answer`), as the one-shot `--allowedTools` would."""
+    servers = (McpServer(name="db", command="db-mcp"), McpServer(name="harness", command="bridge"))
+    spec = SessionSpec(cwd=tmp_path, mcp_servers=servers, approval=ApprovalPolicy.NEVER)
+    argv = build_argv("claude", spec, ClaudeOptions(), is_root=False, live=True, mcp_config_file=_FILE)
+    assert "mcp__harness" in _allowed(argv) and "mcp__db" not in _allowed(argv)
+    session = ClaudeSession(spec, ClaudeOptions(), SimpleNamespace(log=None), None, is_root=False)  # type: ignore[arg-type]
+    never = session._plan(SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.NEVER)
+    assert auto_answer(never, "mcp__db__query") and auto_answer(never, "mcp__harness__add")
+    assert not auto_answer(never, "mcp__other__query") and not auto_answer(never, "mcp__dbx__query")
+    assert session._plan(SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.ON_REQUEST).asks

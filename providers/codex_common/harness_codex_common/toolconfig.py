@@ -108,8 +108,9 @@ def _filtered(entry: dict[str, Any], server: McpServer, spec: AgentRunSpec | Ses
     if server.name == _PYTHON_TOOLS:
         entry["tool_timeout_sec"] = HARNESS_TOOL_TIMEOUT_SEC
     entry["required"] = True  # codex waits for it before the first model request, and fails the run if it cannot start
-    entry["default_tools_approval_mode"] = "approve"  # giving a server is consent to its tools (a Python tool that
-    # needs approval asks through Harness itself); codex would refuse every call under approval `never`
+    entry["default_tools_approval_mode"] = "approve"  # asks nobody: codex would refuse every call under approval
+    # `never`, and under another policy ask through `mcpServer/elicitation/request`, which Harness does not answer
+    # yet (codex-exec takes `never` only). A Python tool that needs approval asks through Harness itself.
     disabled = _tools(server, spec.disallowed_tools)
     if disabled:
         entry["disabled_tools"] = disabled
