@@ -11,7 +11,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from harness_core import AgentRunSpec, ApprovalPolicy, Attachment, InvalidSpecError, McpServer, SandboxMode, SessionSpec
+from harness_core import (AgentRunSpec, ApprovalPolicy, Attachment, InvalidSpecError, McpServer, SandboxMode,
+                          SessionSpec)
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
 from harness_claude.mcpfile import mcp_config_file
@@ -49,7 +50,8 @@ def test_servers_go_in_a_config_file_with_their_secrets_never_in_argv_or_env(tmp
     env = build_env(spec, ClaudeOptions(), is_root=False, base={})
     assert _flag(argv, "--mcp-config") == _FILE
     config = _config(spec)
-    assert config["db"] == {"type": "stdio", "command": "db-mcp", "args": ["--ro"], "env": {"DB_TOKEN": "tok-123456789"}}
+    assert config["db"] == {"type": "stdio", "command": "db-mcp", "args": ["--ro"],
+                            "env": {"DB_TOKEN": "tok-123456789"}}
     assert config["api"]["type"] == "http" and config["old"]["type"] == "sse"
     assert config["api"]["headers"] == {"Authorization": "Bearer sk-abcdef12"}
     for secret in ("tok-123456789", "sk-abcdef12"):
@@ -169,7 +171,8 @@ def test_a_live_session_asks_about_a_users_server_and_a_never_turn_allows_it(tmp
     spec = SessionSpec(cwd=tmp_path, mcp_servers=servers, approval=ApprovalPolicy.NEVER)
     argv = build_argv("claude", spec, ClaudeOptions(), is_root=False, live=True, mcp_config_file=_FILE)
     assert "mcp__harness" in _allowed(argv) and "mcp__db" not in _allowed(argv)
-    session = ClaudeSession(spec, ClaudeOptions(), SimpleNamespace(log=None), None, is_root=False)  # type: ignore[arg-type]
+    ctx = SimpleNamespace(log=None)
+    session = ClaudeSession(spec, ClaudeOptions(), ctx, None, is_root=False)  # type: ignore[arg-type]
     never = session._plan(SandboxMode.WORKSPACE_WRITE, ApprovalPolicy.NEVER)
     assert auto_answer(never, "mcp__db__query") and auto_answer(never, "mcp__harness__add")
     assert not auto_answer(never, "mcp__other__query") and not auto_answer(never, "mcp__dbx__query")
