@@ -38,6 +38,8 @@ from harness_core.agentcli.version import cli_output, cli_version, probe_cli, re
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import error_for_status, truncate
 from harness_core.events import fast_text_delta
+from harness_core.files.private import write_private
+from harness_core.files.scratch import Scratch
 from harness_core.hookspecs import hookimpl
 from harness_core.jsonrpc import JsonRpcError, JsonRpcPeer, NotificationHandler
 from harness_core.redaction import REDACTED, redact_argv, scrub
@@ -103,6 +105,9 @@ __all__ = [
     "redact_argv",
     "scrub",
     "truncate",
+    # private files (a secret handed to a CLI as a file: 0600, in a 0700 scratch directory)
+    "Scratch",
+    "write_private",
     # tool display
     "DELETING_FILE",
     "EDITING_FILE",

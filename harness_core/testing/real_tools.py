@@ -1,5 +1,5 @@
 """What the real-CLI tool tests of every provider share: the pinned tools' bin, a small valid PNG, `harness run
---offline` run as a user runs it (and its JSON events), and an offline run played in-process.
+--offline` as a user runs it (and its JSON events), an offline run played in-process, a server telling its env.
 
 Layer: testing (imported by the providers' `*tools_real.py` tests only). Knows the CLI's `run --json` output and the
 runner API; knows no provider: each test names its own.
@@ -18,11 +18,11 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_core import AgentRunSpec, HarnessEvent, HarnessResult, open_run
+from harness_core import AgentRunSpec, HarnessEvent, HarnessResult, McpServer, open_run
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 
-__all__ = ["RED_PNG", "harness_run", "json_events", "play_offline", "tools_bin"]
+__all__ = ["RED_PNG", "env_probe", "harness_run", "json_events", "play_offline", "tools_bin"]
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
@@ -70,3 +70,32 @@ async def play_offline(spec: AgentRunSpec, provider: str, scenario: str, host: P
                 events.append(event)
             result = await live.wait()
     return result, events
+
+
+_ENV_PROBE = r"""
+import json, os, sys
+seen = "|".join(os.environ.get(name, "") for name in sys.argv[1:])
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg.get("method"), {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "envprobe", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "seen", "description": "The variables this server was started with.",
+                             "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": seen}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+def env_probe(directory: Path, env: dict[str, str], *names: str) -> McpServer:
+    """A stdio MCP server `envprobe` (a Python script written to `directory`, started by absolute path) given `env`,
+    whose one tool `seen` answers the values of the variables `names` it runs with, joined by `|`."""
+    script = directory / "envprobe.py"
+    script.write_text(_ENV_PROBE)
+    return McpServer(name="envprobe", command=sys.executable, args=(str(script), *names), env=env)

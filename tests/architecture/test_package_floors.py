@@ -46,7 +46,7 @@ PACKAGE_FLOORS: dict[str, Floors] = {
         ("mapping", "argv"),
         ("results",),
         ("changes", "outcome"),
-        ("display", "_json", "auth", "options", "permissions", "toolconfig", "stdin"),
+        ("display", "_json", "auth", "options", "permissions", "toolconfig", "stdin", "mcpfile"),
     ),
     "harness_codex_appserver": (
         ("testing",),

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import replace
 
-from harness_core import AgentRunSpec, InvalidSpecError, SandboxMode, SessionSpec
+from harness_core import AgentRunSpec, ApprovalPolicy, InvalidSpecError, SandboxMode, SessionSpec
 from harness_core.provider import redact_argv
 
 from harness_claude.options import ClaudeOptions
@@ -49,28 +49,39 @@ SECRET_FLAGS = frozenset({"--settings", "--system-prompt", "--append-system-prom
 
 
 def build_argv(
-    binary: str, spec: AgentRunSpec | SessionSpec, opts: ClaudeOptions, *, is_root: bool, live: bool = False
+    binary: str, spec: AgentRunSpec | SessionSpec, opts: ClaudeOptions, *, is_root: bool, live: bool = False,
+    mcp_config_file: str | None = None,
 ) -> list[str]:
     """The command line of one turn of `spec`, or of a live session's process (its shape: providers/claude/README.md,
-    "Command line").
+    "Command line"). `mcp_config_file`: the private file holding `tool_config(spec).mcp_config`, needed when the
+    run has MCP servers (`mcpfile.mcp_config_file`).
 
     Raises:
         InvalidSpecError: `spec.effort` is not one of `EFFORTS`.
+        ValueError: the run has MCP servers and no `mcp_config_file`.
     """
     read_only = READ_ONLY_TOOLS if spec.sandbox is SandboxMode.READ_ONLY else None
     tools = tool_config(spec, keep_user_servers=opts.keep_user_mcp_servers, read_only_tools=read_only)
+    consent = tools.servers if spec.approval is ApprovalPolicy.NEVER and not live else ()  # a live process asks:
+    # each turn's plan answers for its own policy (`permissions.auto_answer`)
     plan = plan_permissions(
         spec.sandbox,
         spec.approval,
         is_root=is_root,
         mode_override=opts.permission_mode,
-        allowed=(*opts.allowed_tools, *tools.allowed),
+        allowed=(*opts.allowed_tools, *tools.allowed, *consent),
         disallowed=(*opts.disallowed_tools, *tools.disallowed),
         live=live,
     )
     if tools.tools is not None:
         plan = replace(plan, tools=tools.tools)
-    argv = [binary, *BASE_ARGS, *tools.argv]
+    argv = [binary, *BASE_ARGS]
+    if tools.mcp_config is not None:
+        if mcp_config_file is None:
+            raise ValueError("the run has MCP servers: write tool_config(spec).mcp_config to a private file "
+                             "(mcpfile.mcp_config_file) and pass its path")
+        argv += ["--mcp-config", mcp_config_file]
+    argv += tools.argv
     if opts.bare:
         argv.append("--bare")
     if opts.setting_sources is not None:
@@ -114,7 +125,7 @@ def build_env(
 ) -> dict[str, str]:
     """The child's environment: `base`, our defaults, `spec.env` (the caller's values beat our defaults, e.g.
     their own CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS), options the caller set explicitly, and what the permission
-    plan needs (IS_SANDBOX)."""
+    plan needs (IS_SANDBOX). No MCP server's secret: those are in the `--mcp-config` file only."""
     plan = plan_permissions(
         spec.sandbox, spec.approval, is_root=is_root, mode_override=opts.permission_mode, live=live
     )
@@ -122,5 +133,4 @@ def build_env(
     explicit = idle if "stream_idle_timeout_ms" in opts.model_fields_set else {}
     if opts.max_retries is not None:
         explicit = {**explicit, "CLAUDE_CODE_MAX_RETRIES": str(opts.max_retries)}
-    tools = tool_config(spec, keep_user_servers=opts.keep_user_mcp_servers)
-    return {**base, **idle, **spec.env, **explicit, **plan.env, **tools.env}
+    return {**base, **idle, **spec.env, **explicit, **plan.env}

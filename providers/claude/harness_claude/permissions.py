@@ -110,5 +110,9 @@ def auto_answer(plan: PermissionPlan, tool_name: str) -> bool:
     the one-shot run's `--permission-prompts none` would. What still asks under bypassPermissions
     (AskUserQuestion, ExitPlanMode) is denied. A tool-name match stands in for the one-shot plan's
     `--allowedTools Bash` rules: the name allows whatever call Claude Code asks about, while a rule could be
-    narrower (`Bash(git:*)`) — a remaining gap between a live `never` turn and a one-shot one."""
-    return tool_name in plan.auto_allowed
+    narrower (`Bash(git:*)`) — a remaining gap between a live `never` turn and a one-shot one. An `mcp__SERVER`
+    rule allows each of that server's tools (`mcp__SERVER__TOOL`), as Claude Code's own rule does."""
+    if tool_name in plan.auto_allowed:
+        return True
+    return tool_name.startswith("mcp__") and any(
+        rule.startswith("mcp__") and tool_name.startswith(rule + "__") for rule in plan.auto_allowed)

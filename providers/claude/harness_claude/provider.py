@@ -32,10 +32,11 @@ from harness_core.provider import (
 from harness_claude.argv import PROJECT_CONFIG, SECRET_FLAGS, build_argv, build_env, redacted_argv
 from harness_claude.auth import check_claude_auth
 from harness_claude.mapping import ClaudeMapper
+from harness_claude.mcpfile import mcp_config_file
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
 from harness_claude.session import claude_session
-from harness_claude.toolconfig import TOOL_FILTERS, content_blocks
+from harness_claude.toolconfig import TOOL_FILTERS, content_blocks, tool_config
 from harness_claude.turn import Turn
 
 if TYPE_CHECKING:
@@ -107,17 +108,19 @@ class ClaudeProvider(Provider[ClaudeOptions]):
     async def run(self, spec: AgentRunSpec, options: ClaudeOptions, ctx: RunContext) -> HarnessResult:
         binary = ctx.cli.path or (await self.probe(options)).path or "claude"
         is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-        argv = build_argv(binary, spec, options, is_root=is_root)
         env = build_env(spec, options, is_root=is_root, base=os.environ)
         content = content_blocks(spec.prompt, spec.attachments) if not spec.attachments else \
             await anyio.to_thread.run_sync(content_blocks, spec.prompt, spec.attachments)  # reads: off the loop;
         # an attachment Claude cannot take is refused here, before spawn
-        ctx.log.debug("claude_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
         limits = Limits(max_turns=spec.max_turns, max_cost_usd=spec.max_cost_usd)
         mapper = ClaudeMapper(str(spec.cwd), resumed=spec.resume_session is not None, limits=limits)
-        async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
-            turn = Turn(spec, options, ctx, child, mapper=mapper, content=content)
-            return await turn.play(json_batches(child.lines(), ctx.emit))
+        config = tool_config(spec, keep_user_servers=options.keep_user_mcp_servers).mcp_config
+        with mcp_config_file(config) as config_file:
+            argv = build_argv(binary, spec, options, is_root=is_root, mcp_config_file=config_file)
+            ctx.log.debug("claude_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
+            async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
+                turn = Turn(spec, options, ctx, child, mapper=mapper, content=content)
+                return await turn.play(json_batches(child.lines(), ctx.emit))
 
     @asynccontextmanager
     async def open_session(

@@ -19,9 +19,11 @@ from harness_core.provider import ChildProcess, ProviderSession, RunContext, Ses
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
 from harness_claude.mapping import ClaudeMapper
+from harness_claude.mcpfile import mcp_config_file
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
 from harness_claude.permissions import plan_permissions
+from harness_claude.toolconfig import tool_config
 from harness_claude.turn import Turn
 
 __all__ = ["ClaudeSession", "claude_session"]
@@ -34,18 +36,20 @@ async def claude_session(
     """Start the session's process and its reader; on exit close stdin and shut the process down (the
     transport's bounded close stdin → SIGTERM → SIGKILL)."""
     is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    argv = build_argv(binary, spec, opts, is_root=is_root, live=True)
     env = build_env(spec, opts, is_root=is_root, base=os.environ, live=True)
-    ctx.log.debug("claude_session_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
-    async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child, anyio.create_task_group() as tg:
-        session = ClaudeSession(spec, opts, ctx, child, is_root=is_root)
-        tg.start_soon(session.read)
-        try:
-            yield session
-        finally:
-            with anyio.CancelScope(shield=True):
-                await child.close_stdin()
-            tg.cancel_scope.cancel()
+    config = tool_config(spec, keep_user_servers=opts.keep_user_mcp_servers).mcp_config
+    with mcp_config_file(config) as config_file:  # for the process's life: it may start a server again later
+        argv = build_argv(binary, spec, opts, is_root=is_root, live=True, mcp_config_file=config_file)
+        ctx.log.debug("claude_session_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
+        async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child, anyio.create_task_group() as tg:
+            session = ClaudeSession(spec, opts, ctx, child, is_root=is_root)
+            tg.start_soon(session.read)
+            try:
+                yield session
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await child.close_stdin()
+                tg.cancel_scope.cancel()
 
 
 class ClaudeSession(ProviderSession):
@@ -69,8 +73,11 @@ class ClaudeSession(ProviderSession):
         self._turn: Turn | None = None
 
     def _plan(self, sandbox: Any, approval: Any) -> Any:
+        """A turn's plan; its MCP servers are allowed when it asks nobody (the process asks about the user's)."""
+        tools = tool_config(self.spec, keep_user_servers=self.opts.keep_user_mcp_servers)
         return plan_permissions(sandbox, approval, is_root=self.is_root, mode_override=self.opts.permission_mode,
-                                allowed=self.opts.allowed_tools, disallowed=self.opts.disallowed_tools, live=True)
+                                allowed=(*self.opts.allowed_tools, *tools.allowed, *tools.servers),
+                                disallowed=self.opts.disallowed_tools, live=True)
 
     # --- the reader, for the whole session ----------------------------------------------------------
 

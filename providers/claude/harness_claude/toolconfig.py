@@ -1,15 +1,15 @@
 """A run's MCP servers, tool filters and attachments as Claude Code 2.1.328 takes them.
 
-Layer: provider (pure). `--mcp-config` JSON (secrets as `${VAR}` references, their values in the child's env,
-never on the command line), `--strict-mcp-config`, `--tools`/`--disallowedTools` names, and the user message's
-image and document blocks. Knows nothing of processes or the stream-json protocol's flow.
+Layer: provider (pure). The `--mcp-config` JSON (secrets inline: a private file, `mcpfile`), `--strict-mcp-config`,
+`--tools`/`--disallowedTools` names, and the user message's image and document blocks. Knows nothing of processes
+or the stream-json protocol's flow.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness_core import AgentRunSpec, Attachment, InvalidSpecError, McpServer, SessionSpec
@@ -32,19 +32,25 @@ not single tools (refused by `tool_config`)."""
 _HOUSEKEEPING = ("ToolSearch", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
 """Tools kept under an allow-list: they act on nothing outside Claude Code's own state."""
 _DOCUMENT_TYPES = ("application/pdf",)
+_PYTHON_TOOLS = "harness"  # the MCP server Harness serves a run's Python tools as (docs/python-tools.md)
 
 
 @dataclass(frozen=True)
 class ToolConfig:
-    """What a run's tools add to Claude Code's command line and environment."""
+    """What a run's tools add to Claude Code's command line."""
 
     argv: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
+    mcp_config: str | None = None
+    """The `--mcp-config` JSON, the servers' secrets in it (None: no server): written to a private file."""
     tools: tuple[str, ...] | None = None
     """`--tools` from `allowed_tools` (None: no allow-list of built-in tools)."""
     disallowed: tuple[str, ...] = ()
     allowed: tuple[str, ...] = ()
-    """`--allowedTools` rules: the servers the run gives (passing a server is consent to its tools)."""
+    """`--allowedTools` rules allowed whatever the approval policy: Harness's own `harness` server (its tools ask
+    through Harness themselves, `requires_approval`)."""
+    servers: tuple[str, ...] = ()
+    """`mcp__NAME` rules of the user's other servers: their tools follow the run's approval policy (allowed under
+    `never`, asked about otherwise), as on the ACP agents."""
 
 
 def _kept(server: McpServer, spec: AgentRunSpec | SessionSpec) -> bool:
@@ -55,12 +61,7 @@ def _kept(server: McpServer, spec: AgentRunSpec | SessionSpec) -> bool:
     return allowed is None or "mcp" in allowed or name in allowed
 
 
-def _server_json(server: McpServer, index: int, env: dict[str, str]) -> dict[str, Any]:
-    def secret(kind: str, key: str, value: str) -> str:
-        var = f"HARNESS_MCP_{index}_{kind}_{len(env)}"
-        env[var] = value
-        return "${" + var + "}"
-
+def _server_json(server: McpServer) -> dict[str, Any]:
     if server.transport == "stdio":
         assert server.command is not None
         command, args = server.command, list(server.args)
@@ -68,28 +69,25 @@ def _server_json(server: McpServer, index: int, env: dict[str, str]) -> dict[str
             command, args = "/bin/sh", ["-c", 'cd "$1" && shift && exec "$@"', "sh", str(server.cwd), command, *args]
         entry: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
         if server.env:
-            entry["env"] = {key: secret("ENV", key, value) for key, value in server.env.items()}
+            entry["env"] = dict(server.env)
         return entry
     entry = {"type": server.transport, "url": server.url}
     if server.headers:
-        entry["headers"] = {key: secret("HEADER", key, value) for key, value in server.headers.items()}
+        entry["headers"] = dict(server.headers)
     return entry
 
 
 def tool_config(spec: AgentRunSpec | SessionSpec, *, keep_user_servers: bool = False,
                 read_only_tools: tuple[str, ...] | None = None) -> ToolConfig:
-    """The flags and environment for `spec.mcp_servers` and its filters. `read_only_tools` is the allow-list the
+    """The flags and `--mcp-config` JSON for `spec.mcp_servers` and its filters. `read_only_tools` is the allow-list the
     sandbox already sets (`--tools`), which an `allowed_tools` list can only narrow.
 
     Raises:
         InvalidSpecError: an allow-list naming one tool of a server (Claude Code allows MCP tools by server).
     """
-    env: dict[str, str] = {}
-    servers = {server.name: _server_json(server, index, env)
-               for index, server in enumerate(spec.mcp_servers) if _kept(server, spec)}
+    servers = {server.name: _server_json(server) for server in spec.mcp_servers if _kept(server, spec)}
+    config = json.dumps({"mcpServers": servers}, separators=(",", ":")) if servers else None
     argv: list[str] = []
-    if servers:
-        argv += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
     if not keep_user_servers:
         argv.append("--strict-mcp-config")
     disallowed: list[str] = []
@@ -108,8 +106,9 @@ def tool_config(spec: AgentRunSpec | SessionSpec, *, keep_user_servers: bool = F
         wanted = [tool for kind in sorted(spec.allowed_tools) for tool in KIND_TOOLS.get(kind, ())]
         listed = tuple(dict.fromkeys([*wanted, *_HOUSEKEEPING]))
         tools = tuple(t for t in listed if t in read_only_tools) if read_only_tools is not None else listed
-    allowed = tuple(f"mcp__{name}" for name in servers)
-    return ToolConfig(tuple(argv), env, tools, tuple(dict.fromkeys(disallowed)), allowed)
+    ours = tuple(f"mcp__{name}" for name in servers if name == _PYTHON_TOOLS)
+    theirs = tuple(f"mcp__{name}" for name in servers if name != _PYTHON_TOOLS)
+    return ToolConfig(tuple(argv), config, tools, tuple(dict.fromkeys(disallowed)), ours, theirs)
 
 
 def _data(attachment: Attachment) -> bytes:

@@ -2,18 +2,23 @@
 command line (`harness run --offline`, against the scripted Messages backend): the npm `server-everything` `echo`
 tool answers through `--mcp-server` (Claude Code defers MCP tools: the scripted model loads it with ToolSearch first,
 as a real model does), an image and a text file given with `-i`/`--attach` arrive exactly, and an
-allow-list naming one MCP tool is refused before anything is spawned.
+allow-list naming one MCP tool is refused before anything is spawned, and a server's secret reaches it and not the
+agent's shell.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 from claude_helpers import CLAUDE, needs_real_claude
-from harness_core.testing.real_tools import RED_PNG, harness_run, json_events
+from harness_core import AgentRunSpec, RunStatus
+from harness_core.plugins import PluginHost
+from harness_core.scripted.inline import scenario_from_json
+from harness_core.testing.real_tools import RED_PNG, env_probe, harness_run, json_events, play_offline
 
 pytestmark = [*needs_real_claude]
 
@@ -85,3 +90,28 @@ def test_a_python_tool_from_tools_is_called_and_its_result_reaches_the_model(tmp
     results = [e for e in events if e["type"] == "tool_result" and e["display"]["kind"] == "mcp"]  # type: ignore[index]
     assert [(r["display"]["title"], r["display"]["command"], r["display"]["status"]) for r in results] == [  # type: ignore[index]
         ("add", "add(a=2, b=3)", "completed")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_servers_secret_reaches_it_from_a_private_file_never_the_agents_shell(
+        tmp_path: Path, host: PluginHost, anyio_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's `env` value reaches the server (`env_probe`) through the `--mcp-config` file, and the agent's
+    Bash, which inherits Claude Code's environment, finds it nowhere there; the file's directory is gone after
+    the run."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    server = env_probe(tmp_path, {"PROBE_TOKEN": "tok-for-the-server-only"}, "PROBE_TOKEN")
+    scenario = scenario_from_json({"steps": [{"run": "env > agent-env.txt"},
+                                             {"mcp": {"server": "envprobe", "tool": "seen"}},
+                                             {"say": "{tool_result}"}]})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    spec = AgentRunSpec(prompt="go", cwd=ws, mcp_servers=[server], provider_options={"claude_bin": CLAUDE})
+    result, _events = await play_offline(spec, "claude", scenario, host)  # type: ignore[arg-type]
+    assert result.status is RunStatus.SUCCESS, result.error
+    assert "tok-for-the-server-only" in result.final_text, result.final_text
+    agent_env = (ws / "agent-env.txt").read_text()
+    assert "PATH=" in agent_env and "tok-for-the-server-only" not in agent_env
+    assert not list(scratch.glob("harness-claude-mcp-*")), list(scratch.iterdir())

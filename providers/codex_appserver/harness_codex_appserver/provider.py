@@ -73,7 +73,8 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         tool_filters=TOOL_FILTERS,
         tool_allow_lists=TOOL_ALLOW_LISTS,
         description="OpenAI Codex via its app-server: streaming, live sessions, steering, interrupt, approvals, "
-        "structured output, reasoning effort.",
+        "structured output, reasoning effort. Tools of the MCP servers you give run without asking, whatever the "
+        "approval policy.",
         cli_name="codex",
         min_cli_version=MIN_CODEX_VERSION,
         tested_cli_version=MIN_CODEX_VERSION,

@@ -1,13 +1,14 @@
 """A run's MCP servers and MCP tool filters as codex 0.169.0's `mcp_servers` config table takes them.
 
-Layer: provider (pure), shared by codex-appserver and codex-exec. `inline`: secrets (a server's `env`, `headers`)
-in the table (app-server: it travels over stdin); else codex forwards named variables of its own environment
-(`env_vars`, `env_http_headers`: exec, whose `-c` is on the command line). Knows nothing of processes or events.
+Layer: provider (pure), shared by codex-appserver and codex-exec. `inline`: secrets in the table (app-server: over
+stdin); else (exec: `-c` is on the command line) codex forwards private variables of its environment, a shell
+giving a server's `env` their real names (`_env_shim`). Knows nothing of processes or events.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,9 +34,10 @@ class McpConfig:
     env: dict[str, str] = field(default_factory=dict)
 
     def config(self) -> dict[str, Any]:
-        """The config overrides (`{"mcp_servers": {...}}`, or nothing). The variables codex forwards to the servers
-        (`env`) are also kept out of the agent's own commands (`shell_environment_policy.exclude`): codex's default
-        policy drops only names like *KEY*, *SECRET*, *TOKEN*, so `env` in a shell step would show the rest."""
+        """The config overrides (`{"mcp_servers": {...}}`, or nothing). The private variables codex forwards to
+        the servers (`env`) are also kept out of the agent's own commands (`shell_environment_policy.exclude`):
+        codex's default policy drops only names like *KEY*, *SECRET*, *TOKEN*, so `env` in a shell step would show
+        the rest. Only those names: the agent's `PATH` stays codex's even when a server has its own."""
         if not self.servers:
             return {}
         if not self.env:
@@ -46,6 +48,23 @@ class McpConfig:
 def _tools(server: McpServer, names: frozenset[str]) -> list[str]:
     prefix = f"mcp:{server.name}."
     return sorted(name[len(prefix):] for name in names if name.startswith(prefix))
+
+
+_SHELL = "/bin/sh"
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _env_shim(refs: dict[str, str], command: str | None, args: list[str]) -> list[str]:
+    """`/bin/sh`'s arguments that start `command args` with each of its variables under its real name, read from
+    the private name codex forwards (`refs`: real → private): a server's `PATH` or `OPENAI_API_KEY` never
+    replaces codex's own. The values stay in the environment, the script holds names only; the command is looked
+    up on the server's own `PATH` when it has one, as `env PATH=... CMD` would."""
+    for key in refs:
+        if not _ENV_NAME.fullmatch(key):
+            raise InvalidSpecError(f"MCP server variable {key!r} is not a shell variable name (letters, digits, "
+                                   "`_`, not starting with a digit); codex-exec starts the server through a shell")
+    exports = "".join(f'export {key}="${private}"; ' for key, private in refs.items())
+    return ["-c", exports + 'exec "$@"', "sh", str(command), *args]
 
 
 def _entry(server: McpServer, index: int, spec: AgentRunSpec | SessionSpec, env: dict[str, str] | None,
@@ -59,13 +78,11 @@ def _entry(server: McpServer, index: int, spec: AgentRunSpec | SessionSpec, env:
             if server.env:
                 entry["env"] = dict(server.env)
             return _filtered(entry, server, spec)
-        for key, value in server.env.items():
-            if env.get(key, value) != value:
-                raise InvalidSpecError(f"MCP servers give {key} two values; codex passes a server's variables from "
-                                       "its own environment, so give them different names")
-            env[key] = value
         if server.env:
-            entry["env_vars"] = sorted(server.env)
+            refs = {key: f"HARNESS_MCP_{index}_ENV_{n}" for n, key in enumerate(server.env)}
+            env.update({refs[key]: value for key, value in server.env.items()})
+            entry["command"], entry["args"] = _SHELL, _env_shim(refs, entry["command"], entry["args"])
+            entry["env_vars"] = sorted(refs.values())
     elif server.transport == "http":
         entry = {"url": server.url}
         if server.headers and env is None:
@@ -91,8 +108,9 @@ def _filtered(entry: dict[str, Any], server: McpServer, spec: AgentRunSpec | Ses
     if server.name == _PYTHON_TOOLS:
         entry["tool_timeout_sec"] = HARNESS_TOOL_TIMEOUT_SEC
     entry["required"] = True  # codex waits for it before the first model request, and fails the run if it cannot start
-    entry["default_tools_approval_mode"] = "approve"  # giving a server is consent to its tools (a Python tool that
-    # needs approval asks through Harness itself); codex would refuse every call under approval `never`
+    entry["default_tools_approval_mode"] = "approve"  # asks nobody: codex would refuse every call under approval
+    # `never`, and under another policy ask through `mcpServer/elicitation/request`, which Harness does not answer
+    # yet (codex-exec takes `never` only). A Python tool that needs approval asks through Harness itself.
     disabled = _tools(server, spec.disallowed_tools)
     if disabled:
         entry["disabled_tools"] = disabled
@@ -109,7 +127,8 @@ def mcp_config(spec: AgentRunSpec | SessionSpec, *, inline: bool) -> McpConfig:
     `disabled_tools`); `allowed_tools` never gets here (refused before spawn: `TOOL_ALLOW_LISTS`).
 
     Raises:
-        InvalidSpecError: an SSE server (codex has no SSE client), or two servers' variables that collide.
+        InvalidSpecError: an SSE server (codex has no SSE client), or (not `inline`) a server variable whose name
+            a shell cannot export.
     """
     env: dict[str, str] = {}
     servers = {server.name: _entry(server, index, spec, None if inline else env)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from harness_codex_exec.argv import build_argv, redacted_argv, toml_string
+from harness_codex_exec.argv import build_argv, build_env, redacted_argv, toml_string
 from harness_codex_exec.options import CodexExecOptions
-from harness_core import AgentRunSpec, SandboxMode
+from harness_core import AgentRunSpec, McpServer, SandboxMode
 from harness_core.provider import REDACTED
 
 
@@ -142,3 +142,16 @@ def test_doctor_checks_codex_login_in_the_runs_codex_home(tmp_path: pathlib.Path
     status = anyio.run(provider.check_auth, options, CliInfo(path=str(codex), version="0.169.0"))
     assert seen.read_text().strip() == f"login status {tmp_path / 'home'}"
     assert status is not None and not status.logged_in and "codex login" in (status.next_step or "")
+
+
+def test_a_servers_path_and_key_leave_codexs_own_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-codexs-own")
+    server = McpServer(name="srv", command="srv", env={"PATH": "/opt/srv/bin", "OPENAI_API_KEY": "sk-server-only"})
+    spec = AgentRunSpec(prompt="x", cwd=tmp_path, mcp_servers=[server])
+    env = build_env(spec, CodexExecOptions())
+    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin" and env["OPENAI_API_KEY"] == "sk-codexs-own"
+    assert {env["HARNESS_MCP_0_ENV_0"], env["HARNESS_MCP_0_ENV_1"]} == {"/opt/srv/bin", "sk-server-only"}
+    argv = " ".join(build_argv("codex", spec, CodexExecOptions()))
+    assert "sk-server-only" not in argv and "/opt/srv/bin" not in argv
+    assert 'shell_environment_policy.exclude=["HARNESS_MCP_0_ENV_0","HARNESS_MCP_0_ENV_1"]' in argv.replace(" ", "")

@@ -1,7 +1,8 @@
 """The real pinned codex (codex-exec) takes a run's MCP servers and images as a user gives them on the command line
 (`harness run --offline`, against the scripted Responses backend): the npm `server-everything` `echo` tool
 answers through `--mcp-server`, an image given with `-i` arrives exactly, a text file is named in the prompt
-with a notice (codex takes no files), and an SSE server is refused before anything is spawned.
+with a notice (codex takes no files), an SSE server is refused before anything is spawned, and a server's own
+`PATH` and key reach it without replacing codex's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from pathlib import Path
 import pytest
 from exec_helpers import MISSING_CODEX, REPO, real_codex
 
-from harness_core.testing.real_tools import RED_PNG, harness_run, json_events
+import harness_codex_exec
+from harness_core import AgentRunSpec, RunStatus
+from harness_core.plugins import PluginHost
+from harness_core.scripted.inline import scenario_from_json
+from harness_core.testing.real_tools import RED_PNG, env_probe, harness_run, json_events, play_offline
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.skipif(real_codex() is None, reason=MISSING_CODEX)]
 
@@ -90,3 +95,26 @@ def test_a_variable_codex_forwards_to_a_server_is_not_in_the_agents_commands(tmp
     assert out.returncode == 0, out.stderr[-3000:]
     final = json_events(out)[-1]["result"]["final_text"]  # type: ignore[index]
     assert final.rstrip().endswith("Output:\n0"), final
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_servers_own_path_and_key_reach_it_and_leave_codex_and_the_agents_shell_alone(
+        tmp_path: Path, anyio_backend: str) -> None:
+    """A stdio server whose `env` holds `PATH` and `OPENAI_API_KEY` (`env_probe`, a tiny MCP server started by
+    the real codex) sees those values, while the agent's own shell keeps codex's `PATH` (it was emptied when
+    codex forwarded the server's variables under their own names and excluded them from the shell)."""
+    server = env_probe(tmp_path, {"PATH": "/opt/srv/bin", "OPENAI_API_KEY": "sk-for-the-server-only"},
+                       "PATH", "OPENAI_API_KEY")
+    scenario = scenario_from_json({"steps": [{"run": "printenv PATH > agent-path.txt"},
+                                             {"mcp": {"server": "envprobe", "tool": "seen"}},
+                                             {"say": "{tool_result}"}]})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    spec = AgentRunSpec(prompt="go", cwd=ws, mcp_servers=[server], provider_options={"codex_bin": real_codex()})
+    host = PluginHost.create(entry_points=False, plugins=[("codex-exec", harness_codex_exec)])
+    result, _events = await play_offline(spec, "codex-exec", scenario, host)  # type: ignore[arg-type]
+    assert result.status is RunStatus.SUCCESS, result.error
+    assert "/opt/srv/bin|sk-for-the-server-only" in result.final_text, result.final_text
+    agent_path = (ws / "agent-path.txt").read_text().strip()
+    assert agent_path and "/opt/srv/bin" not in agent_path and "/usr/bin" in agent_path, agent_path
