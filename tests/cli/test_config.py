@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import ProviderInfo
+from harness_core.provider import ProviderOptions
 from harness_core.cli import cli
 from harness_core.events import RunStarted
 from harness_core.hookspecs import hookimpl
@@ -33,6 +34,22 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 class OtherProvider(scripted.ScriptedProvider):
     info: ClassVar[ProviderInfo] = scripted.ScriptedProvider.info.model_copy(update={"name": "other"})
+
+
+class _KeyedOptions(scripted.ScriptedOptions):
+    config: dict[str, Any] = {}
+    """A free-form table, as some providers' `config` (its secrets masked when shown)."""
+
+
+class KeyedProvider(scripted.ScriptedProvider):
+    info: ClassVar[ProviderInfo] = scripted.ScriptedProvider.info.model_copy(update={"name": "keyed"})
+    Options: ClassVar[type[ProviderOptions]] = _KeyedOptions
+
+
+class _KeyedPlugin:
+    @hookimpl
+    def harness_register_providers(self, register: Any) -> None:
+        register(KeyedProvider)
 
 
 class _OtherPlugin:
@@ -364,12 +381,13 @@ def test_config_lists_each_mcp_server_with_its_file_and_line_and_its_secrets_mas
 
 
 def test_config_masks_the_secrets_of_provider_options(tmp_path: Path) -> None:
-    user_file(tmp_path, '[providers.codex-appserver]\nconfig.mcp_servers.x.env.API_TOKEN = "sekrit-value-123"\n'
+    reset_host(PluginHost.create(entry_points=False, plugins=[("scripted", scripted), ("keyed", _KeyedPlugin())]))
+    user_file(tmp_path, '[providers.keyed]\nconfig.mcp_servers.x.env.API_TOKEN = "sekrit-value-123"\n'
                         'config.model_provider = "scripted"\n')
     out = invoke("config")
     assert 'config.mcp_servers.x.env.API_TOKEN = "***"' in out.stdout
     assert 'config.model_provider = "scripted"' in out.stdout
-    data = json.loads(invoke("config", "--json").stdout)["providers"]["codex-appserver"]
+    data = json.loads(invoke("config", "--json").stdout)["providers"]["keyed"]
     assert data["config.mcp_servers.x.env.API_TOKEN"]["value"] == "***"
     assert "sekrit-value-123" not in out.stdout + json.dumps(data)
 
