@@ -11,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import date
 from pathlib import Path
 
 import anyio
@@ -147,6 +148,34 @@ async def test_a_tool_that_requires_approval_asks_the_run(decision: ApprovalDeci
     else:
         assert result.is_error and text(result) == ("the call to delete_everything was not approved (deny); do not "
                                                     "retry it unchanged")
+
+
+received: list[dict[str, object]] = []
+
+
+@tool(requires_approval=True)
+def scale(n: int, factor: int = 2, on: date | None = None) -> str:
+    received.append({"n": n, "factor": factor, "on": on})
+    return str(n * factor)
+
+
+@pytest.mark.anyio
+async def test_a_call_needing_approval_is_checked_first_and_shows_what_the_function_gets() -> None:
+    """Converted and defaults filled before anyone is asked: the approval shows exactly what runs; a bad call is a
+    tool error with no prompt."""
+    received.clear()
+    server = ToolServer([scale])
+    server.host = host = Host()
+    async with server.serving(), bridged(server) as session:
+        with anyio.fail_after(20):
+            wrong = await session.call_tool("scale", {"n": "five"})
+            assert [wrong.is_error, len(host.asked)] == [True, 0]  # nobody asked to approve a call that cannot run
+            assert text(wrong).startswith("invalid arguments for scale: n: Input should be a valid integer")
+            result = await session.call_tool("scale", {"n": "5", "on": "2024-05-01"})
+    assert (text(result), result.is_error) == ("10", False)
+    assert [a.display.raw for a in host.asked] == [
+        {"server": "harness", "tool": "scale", "arguments": {"n": 5, "factor": 2, "on": "2024-05-01"}}]
+    assert received == [{"n": 5, "factor": 2, "on": date(2024, 5, 1)}]
 
 
 class Undecided(Host):
