@@ -84,11 +84,13 @@ def _not_importable(item: Tool, target: str) -> str | None:
     if "<" in qualname:
         return "it is a lambda or is defined inside a function"
     module = sys.modules.get(item.fn.__module__)
+    if module is None:
+        return f"its module {item.fn.__module__!r} is not imported in this process"
     found: object = module
     for part in qualname.split("."):
         found = getattr(found, part, None)
     if isinstance(found, Tool):
         found = found.fn
-    if module is None or found is not item.fn:
+    if found is not item.fn:
         return f"its module's {qualname} is another object (a bound method, or the name bound again since)"
     return None
