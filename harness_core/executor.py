@@ -1,8 +1,8 @@
 """The executor interface: what runs one attempt of a batch task somewhere (this process, a Ray cluster, ...).
 
 Layer: plugin contract (beside `hookspecs` and the provider interface), found like providers through
-`harness_register_executors`. Knows the spec, result and scenario models; knows no plugin host, no provider and
-no engine. What the driver keeps and what an executor owes it: docs/jobs-and-batches.md (executors).
+`harness_register_executors`. Knows the spec, result, scenario and tool-reference models; knows no plugin host,
+no provider and no engine. What the driver keeps and what an executor owes it: docs/jobs-and-batches.md (executors).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from harness_core.errors import HarnessError, InvalidSpecError
 from harness_core.events import HarnessResult
 from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
+from harness_core.tools.reference import ToolReference
 
 __all__ = ["AttemptPlayer", "Executor", "ExecutorOptions", "TaskAttempt", "WorkerLostError"]
 
@@ -48,9 +49,9 @@ class TaskAttempt:
     scenario: Scenario | None = None
     """Offline: what the scripted model plays (the executor starts the provider's backend where it plays)."""
     record_wire: bool = False
-    tools: tuple[str, ...] = ()
-    """The Python tools of the run, by reference (`module:function`, `PATH.py:function`): imported again where
-    the attempt plays (`harness_core.tools.loader.load_all`)."""
+    tools: tuple[ToolReference, ...] = ()
+    """The Python tools of the run, by reference (the function's `module:qualname` and the tool's options): made
+    again where the attempt plays (`harness_core.tools.reference.load_references`)."""
 
 
 AttemptPlayer = Callable[[TaskAttempt, anyio.Event], Awaitable[HarnessResult]]

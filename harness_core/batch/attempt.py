@@ -20,7 +20,7 @@ from harness_core.files.scratch import Scratch
 from harness_core.offline import offline_spec
 from harness_core.plugins import PluginHost
 from harness_core.spec import AgentRunSpec
-from harness_core.tools.loader import load_all
+from harness_core.tools.reference import load_references
 
 __all__ = ["play_attempt"]
 
@@ -54,7 +54,7 @@ def _played_spec(attempt: TaskAttempt, host: PluginHost | None) -> Iterator[Agen
 async def _play(spec: AgentRunSpec, attempt: TaskAttempt, interrupted: anyio.Event, *, host: PluginHost | None,
                 runs_dir: Path, on_line: Callable[[bytes], None] | None) -> HarnessResult:
     try:
-        tools = load_all(attempt.tools)  # imported again here, where the attempt plays (a Ray node too)
+        tools = load_references(attempt.tools)  # imported again here, where the attempt plays (a Ray node too)
         async with open_run(spec, attempt.provider, run_id=attempt.run_id, runs_dir=runs_dir, host=host,
                             record_wire=attempt.record_wire, tools=tools) as live:
             async with anyio.create_task_group() as tg:

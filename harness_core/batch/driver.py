@@ -40,7 +40,7 @@ from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
 from harness_core.scripted.scenarios import Scenario
 from harness_core.store import new_run_id, resolve_runs_dir
-from harness_core.tools.loader import references
+from harness_core.tools.reference import references
 from harness_core.tools.tool import Tool
 
 __all__ = ["Batch", "BatchStats", "BatchUpdate"]

@@ -42,7 +42,7 @@ from harness_core.store import (
     summarize,
     writer_pid,
 )
-from harness_core.tools.loader import references
+from harness_core.tools.reference import references
 from harness_core.tools.tool import Tool
 
 __all__ = ["Job", "JobNotRunningError", "get", "list_jobs", "start"]

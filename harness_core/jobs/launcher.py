@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from harness_core.errors import HarnessError, _all_subclasses
 from harness_core.spec import AgentRunSpec
 from harness_core.store import resolve_runs_dir
+from harness_core.tools.reference import ToolReference
 
 __all__ = ["WORKER_FLAG", "JobPlan", "Launched", "OfflinePlan", "error_line", "launch", "pid_line",
            "ready_line"]
@@ -53,8 +54,8 @@ class JobPlan(BaseModel):
     runs_dir: Path | None = None
     record_wire: bool = False
     offline: OfflinePlan | None = None
-    tools: tuple[str, ...] = ()
-    """Where the worker imports the run's Python tools from (`module:function`, `PATH.py:function`)."""
+    tools: tuple[ToolReference, ...] = ()
+    """The run's Python tools: where the worker imports each function from, and the options it applies again."""
 
 
 class Launched(BaseModel):

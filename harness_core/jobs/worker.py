@@ -32,7 +32,7 @@ from harness_core.plugins import get_host
 from harness_core.redaction import RunSecrets
 from harness_core.spec import AgentRunSpec
 from harness_core.store import WORKER_LOG_SUFFIX, open_run_file, resolve_runs_dir
-from harness_core.tools.loader import load_all
+from harness_core.tools.reference import load_references
 
 __all__ = ["serve"]
 
@@ -115,7 +115,7 @@ async def _play(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, start
 async def _drive(plan: JobPlan, spec: AgentRunSpec, workspace: Path | None, starter: _Starter, answers: AnswersFile,
                  directory: Path, *, stale_answers: bool) -> int:
     hard_stop = anyio.CancelScope()
-    tools = load_all(plan.tools)  # the same module the starter loaded, imported again here (raises before the run)
+    tools = load_references(plan.tools)  # the tools the starter gave, made again here (raises before the run)
     unstarted: LogWriteFailedError | None = None
     with hard_stop:
         async with open_run(spec, plan.provider, approver=_approver(answers, spec), runs_dir=directory,

@@ -18,7 +18,7 @@ from types import ModuleType
 from harness_core.errors import InvalidSpecError
 from harness_core.tools.tool import Tool
 
-__all__ = ["ToolsLoadError", "load_all", "load_tools", "references", "tools_of", "unique_tools"]
+__all__ = ["ToolsLoadError", "load_all", "load_tools", "resolve", "tools_of", "unique_tools"]
 
 
 class ToolsLoadError(InvalidSpecError):
@@ -34,19 +34,9 @@ def load_tools(reference: str) -> list[Tool]:
         ToolsLoadError: the file or module does not exist, importing it raised (its traceback's last line is
             shown), or it holds no tool (or not the one named).
     """
-    where, _, attribute = reference.strip().rpartition(":") if _has_attribute(reference) else (reference, "", "")
-    where = where.strip()
-    if not where:
-        raise ToolsLoadError(f"--tools {reference!r}: name a Python file (tools.py), a module (package.module) "
-                             "or one function (module:function)")
-    module = _import(where, reference)
+    where, attribute = _split(reference)
     if attribute:
-        found: object = module
-        for part in attribute.split("."):
-            found = getattr(found, part, None)
-        if found is None:
-            raise ToolsLoadError(f"--tools {reference!r}: {where} has no {attribute!r}; the tools it has: "
-                                 f"{', '.join(t.name for t in tools_of(module)) or 'none'}")
+        found = resolve(reference)
         if isinstance(found, Tool):
             return [found]
         if callable(found):
@@ -55,11 +45,31 @@ def load_tools(reference: str) -> list[Tool]:
             except (TypeError, ValueError) as exc:
                 raise ToolsLoadError(f"--tools {reference!r}: {exc}") from None
         raise ToolsLoadError(f"--tools {reference!r}: {attribute!r} is a {type(found).__name__}, not a function")
+    module = _import(where, reference)
     tools = tools_of(module)
     if not tools:
         raise ToolsLoadError(f"--tools {reference!r}: {where} defines no tool; decorate functions with "
                              "`@tool` (from harness_core import tool), or name one with module:function")
     return tools
+
+
+def resolve(reference: str) -> object:
+    """What `module:attribute` (or `PATH.py:attribute`, dotted for a class's attribute) names, imported.
+
+    Raises:
+        ToolsLoadError: as `load_tools`, or `reference` names no attribute.
+    """
+    where, attribute = _split(reference)
+    if not attribute:
+        raise ToolsLoadError(f"--tools {reference!r}: name one function (module:function)")
+    module = _import(where, reference)
+    found: object = module
+    for part in attribute.split("."):
+        found = getattr(found, part, None)
+    if found is None:
+        raise ToolsLoadError(f"--tools {reference!r}: {where} has no {attribute!r}; the tools it has: "
+                             f"{', '.join(t.name for t in tools_of(module)) or 'none'}")
+    return found
 
 
 def tools_of(module: ModuleType) -> list[Tool]:
@@ -90,23 +100,17 @@ def load_all(references: Sequence[str]) -> tuple[Tool, ...]:
     return unique_tools(t for reference in references for t in load_tools(reference))
 
 
-def references(tools: Iterable[Tool]) -> tuple[str, ...]:
-    """Where another process (a background worker, a Ray task) imports each of `tools` again (`load_tools`).
+def _split(reference: str) -> tuple[str, str]:
+    """`reference` as (file or module, attribute or "").
 
     Raises:
-        InvalidSpecError: a tool defined where no other process can import it (inside a function, in an
-            interactive session or `python -c`).
+        ToolsLoadError: it names no file or module.
     """
-    found: list[str] = []
-    for item in unique_tools(tools):
-        reference = item.reference
-        module, _, qualname = reference.rpartition(":")
-        if "<locals>" in qualname or module in ("__main__", "") or "<" in module:
-            raise InvalidSpecError(f"tool {item.name!r} ({reference}) cannot be imported by another process (a "
-                                   "background run, a batch worker): define it at the top level of a module or a "
-                                   ".py file, and pass that")
-        found.append(reference)
-    return tuple(found)
+    where, _, attribute = reference.strip().rpartition(":") if _has_attribute(reference) else (reference, "", "")
+    if not where.strip():
+        raise ToolsLoadError(f"--tools {reference!r}: name a Python file (tools.py), a module (package.module) "
+                             "or one function (module:function)")
+    return where.strip(), attribute
 
 
 def _has_attribute(reference: str) -> bool:

@@ -1,7 +1,8 @@
 """`ToolServer`: the MCP server `harness` (the official `mcp` SDK's low-level `Server`) serving a run's Python tools
 from the Harness process: on a private unix socket for the stdio bridge, or on loopback HTTP; each connection proves
-the per-run secret. A call runs here: arguments checked, approval asked if the tool requires it, under its deadline,
-cancelled by the run's interrupt; what it raises is a tool error. Knows `Tool` and approval events, not providers.
+the per-run secret. A call runs here: arguments checked, then approval asked (showing them) if the tool requires
+it, under its deadline, cancelled by the run's interrupt; what it raises is a tool error. Knows `Tool` and approval
+events, not providers.
 """
 
 from __future__ import annotations
@@ -240,12 +241,17 @@ class ToolServer:
         if tool is None:
             named = ", ".join(t.name for t in self.served) or "none"
             return _error(f"no tool named {params.name!r}; the tools are: {named}")
-        result = await self._cancellable(tool, dict(params.arguments or {}), self.host)
+        try:
+            arguments = tool.arguments(dict(params.arguments or {}))  # before any approval: what is shown is what runs
+        except ToolArgumentsError as exc:
+            return _error(str(exc))
+        result = await self._cancellable(tool, arguments, self.host)
         return with_object_result(result) if self._object_results else result
 
     async def _cancellable(self, tool: Tool, arguments: dict[str, Any], host: ToolHost | None) -> types.CallToolResult:
-        """The call, approval and function alike under one cancel scope: the run's interrupt, the end of its turn
-        or the server stopping cancels it in either phase, and the agent reads why."""
+        """The call with its checked `arguments`, approval and function alike under one cancel scope: the run's
+        interrupt, the end of its turn or the server stopping cancels it in either phase, and the agent reads
+        why."""
         interrupted = False
         ran = False
         outcome: types.CallToolResult | None = None
@@ -280,13 +286,15 @@ class ToolServer:
         return _error(f"{tool.name} was cancelled: {why}{left}")
 
     async def _approve(self, tool: Tool, arguments: dict[str, Any], host: ToolHost | None) -> str | None:
-        """None when the call may go ahead, else why not (the agent reads it)."""
+        """None when the call may go ahead, else why not (the agent reads it). The request shows the checked
+        `arguments` (converted, defaults filled): exactly what the function gets if approved."""
         if host is None:
             return f"{tool.name} needs approval and no run is being played to ask; call it during a turn"
+        shown = Tool.as_json(arguments)
         request = ApprovalRequested(
             request_id=f"harness-tool-{next(self._calls)}",
             display=HarnessToolDetails(kind=ToolKind.MCP, title=tool.name,
-                                       raw={"server": SERVER_NAME, "tool": tool.name, "arguments": arguments}),
+                                       raw={"server": SERVER_NAME, "tool": tool.name, "arguments": shown}),
             reason=f"the tool {tool.name} asks for approval before each call")
         decision = await host.request_tool_approval(request)
         if decision is ApprovalDecision.APPROVE:
@@ -295,12 +303,10 @@ class ToolServer:
 
 
 async def _attempt(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
-    """One call under its deadline: its result, or a tool error (raised, bad arguments, too slow)."""
+    """One call with its checked arguments, under its deadline: its result, or a tool error (raised, too slow)."""
     with anyio.move_on_after(tool.timeout):
         try:
-            return _text(Tool.result_text(await tool.call(arguments)))
-        except ToolArgumentsError as exc:
-            return _error(str(exc))
+            return _text(Tool.result_text(await tool.invoke(arguments)))
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the agent's to read, not a crashed run
             _log.info("tool raised", tool=tool.name, error=f"{type(exc).__name__}: {exc}")
             return _error(f"{tool.name} raised {type(exc).__name__}: {exc}")

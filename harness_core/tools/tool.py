@@ -114,14 +114,21 @@ class Tool:
         return {name: getattr(model, name) for name in type(model).model_fields}
 
     async def call(self, raw: dict[str, Any] | None) -> Any:
-        """Check `raw` and call the function: awaited when async, in a daemon thread of its own when not (the event
-        loop stays free). Cancelled, a sync call is abandoned: its thread runs on, its result is dropped, and it
-        never keeps the process from exiting.
+        """Check `raw` (`arguments`) and call the function with the result (`invoke`).
 
         Raises:
             ToolArgumentsError: as `arguments`; otherwise whatever the function raises.
         """
-        kwargs = self.arguments(raw)
+        return await self.invoke(self.arguments(raw))
+
+    async def invoke(self, kwargs: dict[str, Any]) -> Any:
+        """Call the function with `kwargs` as they are (checked by `arguments` first): awaited when async, in a
+        daemon thread of its own when not (the event loop stays free). Cancelled, a sync call is abandoned: its
+        thread runs on, its result is dropped, and it never keeps the process from exiting.
+
+        Raises:
+            whatever the function raises.
+        """
         if inspect.iscoroutinefunction(self.fn):
             result = await typing.cast(Callable[..., Awaitable[Any]], self.fn)(**kwargs)
         else:
@@ -141,7 +148,12 @@ class Tool:
         """What the agent reads of a return value: a `str` as it is, anything else as JSON (pydantic's)."""
         if isinstance(value, str):
             return value
-        return json.dumps(_ANY.dump_python(value, mode="json"), ensure_ascii=False)
+        return json.dumps(Tool.as_json(value), ensure_ascii=False)
+
+    @staticmethod
+    def as_json(value: Any) -> Any:
+        """`value` (checked arguments, a result) as plain JSON data: models, dates, enums as pydantic dumps them."""
+        return _ANY.dump_python(value, mode="json")
 
 
 @overload

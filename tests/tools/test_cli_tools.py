@@ -17,6 +17,7 @@ import pytest
 from harness_core import AgentRunSpec, InvalidSpecError, jobs, tool
 from harness_core.plugins import get_host
 from harness_core.store import log_path, read_events, summarize
+from harness_core.tools.loader import resolve
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tools.py"
 _DEADLINE = 90.0
@@ -80,6 +81,45 @@ async def test_jobs_start_refuses_a_tool_no_worker_can_import(runs_dir: Path) ->
     with pytest.raises(InvalidSpecError, match=r"cannot be imported by another process.*define it at the top level"):
         await jobs.start(AgentRunSpec(prompt="x"), "scripted", runs_dir=runs_dir, tools=[local])
     assert not await anyio.Path(runs_dir).exists()  # nothing started
+
+
+_PLAIN = """
+import anyio
+
+
+def deploy(service: str) -> str:
+    return f"{service} deployed"
+
+
+async def nap(seconds: float) -> str:
+    await anyio.sleep(seconds)
+    return "rested"
+"""
+
+
+@pytest.mark.anyio
+async def test_jobs_start_keeps_a_call_site_tools_approval_name_and_timeout(runs_dir: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain_tools.py"
+    plain.write_text(_PLAIN)
+    given = [tool(requires_approval=True, name="deploy_prod")(resolve(f"{plain}:deploy")),  # type: ignore[arg-type]
+             tool(name="short_nap", timeout=0.5)(resolve(f"{plain}:nap"))]  # type: ignore[arg-type]
+    steps = [{"mcp": {"server": "harness", "tool": "deploy_prod", "args": {"service": "web"}}},
+             {"mcp": {"server": "harness", "tool": "short_nap", "args": {"seconds": 30}}}, {"say": "done"}]
+    job = await jobs.start(AgentRunSpec(prompt="x", provider_options={"scenario": {"steps": steps}}), "scripted",
+                           runs_dir=runs_dir, tools=given)
+    asked, outputs = [], []
+    with anyio.fail_after(_DEADLINE):
+        async for event in job.events():
+            if event.type == "approval_requested":
+                asked.append(event.display.title)  # type: ignore[attr-defined]
+                job.approve(event.request_id, "deny")  # type: ignore[attr-defined]
+            if event.type == "tool_result":
+                outputs.append(event.output)  # type: ignore[attr-defined]
+        result = await job.wait()
+    assert result is not None and result.ok
+    assert asked == ["deploy_prod"]
+    assert outputs == ["the call to deploy_prod was not approved (deny); do not retry it unchanged",
+                       "short_nap did not finish within its timeout of 0.5 s and was cancelled"]
 
 
 def test_a_background_runs_tool_waits_for_harness_approve(harness: tuple[list[str], dict[str, str]],

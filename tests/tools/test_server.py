@@ -1,5 +1,5 @@
 """The MCP server `harness` through its stdio bridge and over loopback HTTP, driven by the official `mcp` client:
-results, tool errors, deadlines, interrupts, approvals, the secret; and the bridge never outlives its agent."""
+results, tool errors, deadlines, interrupts, approvals, the secret (the bridge itself: test_bridge.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import date
 from pathlib import Path
 
 import anyio
@@ -149,6 +150,34 @@ async def test_a_tool_that_requires_approval_asks_the_run(decision: ApprovalDeci
                                                     "retry it unchanged")
 
 
+received: list[dict[str, object]] = []
+
+
+@tool(requires_approval=True)
+def scale(n: int, factor: int = 2, on: date | None = None) -> str:
+    received.append({"n": n, "factor": factor, "on": on})
+    return str(n * factor)
+
+
+@pytest.mark.anyio
+async def test_a_call_needing_approval_is_checked_first_and_shows_what_the_function_gets() -> None:
+    """Converted and defaults filled before anyone is asked: the approval shows exactly what runs; a bad call is a
+    tool error with no prompt."""
+    received.clear()
+    server = ToolServer([scale])
+    server.host = host = Host()
+    async with server.serving(), bridged(server) as session:
+        with anyio.fail_after(20):
+            wrong = await session.call_tool("scale", {"n": "five"})
+            assert [wrong.is_error, len(host.asked)] == [True, 0]  # nobody asked to approve a call that cannot run
+            assert text(wrong).startswith("invalid arguments for scale: n: Input should be a valid integer")
+            result = await session.call_tool("scale", {"n": "5", "on": "2024-05-01"})
+    assert (text(result), result.is_error) == ("10", False)
+    assert [a.display.raw for a in host.asked] == [
+        {"server": "harness", "tool": "scale", "arguments": {"n": 5, "factor": 2, "on": "2024-05-01"}}]
+    assert received == [{"n": 5, "factor": 2, "on": date(2024, 5, 1)}]
+
+
 class Undecided(Host):
     """A run whose approvals never answer (a human away from the terminal): it records when its wait is cancelled."""
 
@@ -279,71 +308,6 @@ def test_the_socket_directory_of_a_killed_harness_is_swept_like_its_other_scratc
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _spawn_bridge(server: ToolServer) -> subprocess.Popen[bytes]:
-    command, args, env = server.bridge_command()
-    return subprocess.Popen([command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env={**os.environ, **env})
-
-
-@pytest.mark.anyio
-async def test_the_bridge_exits_when_the_harness_side_goes_away() -> None:
-    server = ToolServer([add])
-    async with server.serving():
-        bridge = _spawn_bridge(server)
-        try:
-            with anyio.fail_after(20):
-                assert bridge.stdin is not None and bridge.stdout is not None
-                bridge.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
-                bridge.stdin.flush()
-                assert b'"id":1' in await anyio.to_thread.run_sync(bridge.stdout.readline)  # connected
-        except BaseException:
-            bridge.kill()
-            raise
-    code = await anyio.to_thread.run_sync(lambda: bridge.wait(timeout=10))  # raises if it outlives the server
-    assert code == 0
-
-
-def test_the_bridge_exits_when_its_agent_is_killed() -> None:
-    async def main() -> None:
-        server = ToolServer([add])
-        async with server.serving():
-            command, args, env = server.bridge_command()
-            agent = await anyio.open_process([sys.executable, "-c", AGENT, command, *args], env={**os.environ, **env},
-                                             stdin=subprocess.DEVNULL, stderr=None)
-            try:
-                assert agent.stdout is not None
-                with anyio.fail_after(20):
-                    line = b""
-                    while not line.endswith(b"\n"):
-                        line += await agent.stdout.receive(64)
-                bridge = os.pidfd_open(int(line))  # not our child: its pidfd says when it is gone
-                try:
-                    agent.kill()  # SIGKILL: the agent cannot clean up
-                    with anyio.fail_after(10):
-                        await agent.wait()
-                    gone, _, _ = await anyio.to_thread.run_sync(select.select, [bridge], [], [], 10.0)
-                    assert gone, "the bridge outlived its agent by 10 s"
-                finally:
-                    os.close(bridge)
-            finally:
-                if agent.returncode is None:
-                    agent.kill()
-                await agent.aclose()
-
-    anyio.run(main)
-
-
-AGENT = (
-    "import subprocess, sys, time\n"
-    "b = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)\n"
-    "b.stdin.write(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\\n'); b.stdin.flush()\n"
-    "b.stdout.readline()\n"
-    "print(b.pid, flush=True)\n"
-    "time.sleep(600)\n"
-)
-"""An "agent": spawns the bridge with pipes it alone holds, pings through it, prints its pid, then waits."""
-
-
 @pytest.mark.anyio
 async def test_a_config_naming_the_bridge_by_its_old_module_still_relays() -> None:
     """`python -m harness_core.toolbridge` (the bridge's name before it moved into `tools/`) still relays, with a
@@ -353,14 +317,6 @@ async def test_a_config_naming_the_bridge_by_its_old_module_still_relays() -> No
         with anyio.fail_after(30):
             result = await session.call_tool("add", {"a": 2, "b": 3})
     assert (text(result), result.is_error) == ("5", False)
-
-
-def test_the_bridge_run_by_hand_says_it_is_not_a_command() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_TOOLS_")}
-    done = subprocess.run([sys.executable, "-m", "harness_core.tools.bridge"], env=env, capture_output=True,
-                          timeout=30, stdin=subprocess.DEVNULL)
-    assert done.returncode == 2
-    assert b"HARNESS_TOOLS_SOCKET and HARNESS_TOOLS_SECRET must be set" in done.stderr
 
 
 @pytest.mark.anyio

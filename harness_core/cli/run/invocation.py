@@ -30,7 +30,7 @@ from harness_core.jobs.launcher import JobPlan, OfflinePlan, launch
 from harness_core.jobs.worker import serve
 from harness_core.plugins import get_host
 from harness_core.store import new_run_id
-from harness_core.tools.loader import references
+from harness_core.tools.reference import references
 
 __all__ = ["check_online", "run", "start_background"]
 
