@@ -69,8 +69,10 @@ class Attachment(BaseModel):
         if not self.name:
             raise ValueError("an attachment given as `data` needs a `name` (its file name, e.g. `chart.png`)")
         if not self.mime_type:
-            raise ValueError(f"the type of attachment {self.name!r} is unknown from its name: give `mime_type` "
-                             "(e.g. `image/png`, `text/plain`)")
+            raise ValueError(f"the type of attachment {self.name!r} is unknown from its name: give its `mime_type` "
+                             "(`Attachment.of(path, mime_type=\"text/plain\")`; in a task line {\"path\": ..., "
+                             "\"mime_type\": \"text/plain\"}); `--attach FILE` on the command line takes it as "
+                             "text/plain when it is UTF-8 text, else application/octet-stream")
         if "/" not in self.mime_type:
             raise ValueError(f"attachment {self.name!r}: mime_type {self.mime_type!r} is not a media type "
                              "(`image/png`, `text/plain`, ...)")

@@ -114,7 +114,8 @@ def test_an_attachment_guesses_its_type_and_kind_from_its_name(tmp_path: Path) -
 
 
 def test_an_attachment_of_unknown_type_is_refused_unless_its_type_is_given(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="unknown from its name: give `mime_type`"):
+    with pytest.raises(ValidationError, match=r"unknown from its name: give its `mime_type`.*`--attach FILE` on the "
+                       r"command line takes it as text/plain"):
         Attachment.of(tmp_path / "blob.zzz9")
     assert Attachment.of(tmp_path / "blob.zzz9", mime_type="application/octet-stream").kind == "file"
 
