@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import mimetypes
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["MAX_ATTACHMENT_BYTES", "Attachment", "AttachmentKind", "check_attachment", "guess_mime_type"]
+__all__ = ["API_IMAGE_TYPES", "MAX_ATTACHMENT_BYTES", "Attachment", "AttachmentKind", "check_attachment",
+           "guess_mime_type", "media_type_matches"]
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 """The largest attachment a run takes (20 MiB: what the model APIs take for one image or document)."""
 AttachmentKind = Literal["image", "file"]
+API_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types the model APIs take (Anthropic's and OpenAI's): what a provider sending images declares in
+`ProviderInfo.attachment_types` (an SVG, BMP, TIFF or HEIC then goes in the prompt as its path)."""
 _TYPES = mimetypes.MimeTypes(filenames=())
 """Python's own table only (not the system's `/etc/mime.types`), so a name means the same type on every machine."""
 _EXTRA_TYPES = {".md": "text/markdown", ".webp": "image/webp", ".yaml": "application/yaml",
@@ -64,8 +69,10 @@ class Attachment(BaseModel):
         if not self.name:
             raise ValueError("an attachment given as `data` needs a `name` (its file name, e.g. `chart.png`)")
         if not self.mime_type:
-            raise ValueError(f"the type of attachment {self.name!r} is unknown from its name: give `mime_type` "
-                             "(e.g. `image/png`, `text/plain`)")
+            raise ValueError(f"the type of attachment {self.name!r} is unknown from its name: give its `mime_type` "
+                             "(`Attachment.of(path, mime_type=\"text/plain\")`; in a task line {\"path\": ..., "
+                             "\"mime_type\": \"text/plain\"}); `--attach FILE` on the command line takes it as "
+                             "text/plain when it is UTF-8 text, else application/octet-stream")
         if "/" not in self.mime_type:
             raise ValueError(f"attachment {self.name!r}: mime_type {self.mime_type!r} is not a media type "
                              "(`image/png`, `text/plain`, ...)")
@@ -106,6 +113,14 @@ def guess_mime_type(name: str) -> str:
         return _EXTRA_TYPES[suffix]
     guessed, _ = _TYPES.guess_type(name, strict=False)
     return guessed or ""
+
+
+def media_type_matches(mime_type: str, patterns: Iterable[str]) -> bool:
+    """Whether `mime_type` is one of `patterns`: a type (`image/png`), a top-level type (`text/*`) or `*/*`; the
+    comparison ignores case and parameters (`; charset=...`)."""
+    kind = mime_type.split(";", 1)[0].strip().lower()
+    top = kind.split("/", 1)[0]
+    return any(p in ("*/*", kind, f"{top}/*") for p in (pattern.lower() for pattern in patterns))
 
 
 def check_attachment(attachment: Attachment) -> str | None:

@@ -101,6 +101,24 @@ class ProviderInfo(BaseModel):
         "`allowed_tools` is then refused before anything is made (an allow-list is never half applied), naming the "
         "providers that take it; `harness providers NAME` says so.",
     )
+    tool_allow_mcp_tools: bool = Field(
+        default=True,
+        description="Its CLI's allow-list can name one tool of an MCP server (`mcp:SERVER.TOOL`). False for a CLI "
+        "that allows MCP tools by server only: such a name in `allowed_tools` is refused before spawn, naming the "
+        "providers that take it (Harness's own `harness` server excepted: the CLI allows it whole, and Harness serves "
+        "only the tools named).",
+    )
+    attachment_types: frozenset[str] = Field(
+        default=frozenset({"*/*"}),
+        description="The media types it sends the model natively (`image/png`, `text/*`, `*/*` for any), for the "
+        "kinds its capabilities take (`image_input`, `file_input`). An attachment of another type goes in the "
+        "prompt as its path with a notice (refused before spawn with `strict_attachments`).",
+    )
+    attachment_data: bool = Field(
+        default=True,
+        description="It takes an attachment given as bytes (`data`) natively. False for a CLI that takes files by "
+        "path only: bytes are refused before spawn (they have no path to put in the prompt either).",
+    )
     mcp_object_results: bool = Field(
         default=False,
         description="Its agent's MCP client reads a tool's JSON text result as structured content and refuses one "

@@ -12,14 +12,16 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-__all__ = ["HARNESS_SERVER", "TOOL_BRIDGE_ARGS", "TOOL_KINDS", "McpServer", "McpTransport", "check_tool_name",
-           "harness_server_is_ours", "server_of", "server_secrets", "tool_name_matches"]
+__all__ = ["HARNESS_SERVER", "TOOL_BRIDGE_ARGS", "TOOL_KINDS", "McpServer", "McpTransport", "check_server_name",
+           "check_tool_name", "harness_server_is_ours", "only_harness_servers", "server_of", "server_secrets",
+           "tool_name_matches"]
 
 McpTransport = Literal["stdio", "http", "sse"]
 HARNESS_SERVER = "harness"
-"""The name of the server that serves the run's Python tools (`tools=`): no server of the spec may take it."""
+"""The name of the server that serves the run's Python tools (`tools=`): reserved, no server a user gives may take it
+(`check_server_name`)."""
 TOOL_BRIDGE_ARGS = ("-m", "harness_core.tools.bridge")
 """The arguments of the stdio bridge Harness gives its agent for the `harness` server (after the Python to run)."""
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -47,6 +49,21 @@ class McpServer(BaseModel):
     url: str | None = Field(default=None, description="Where it listens (http, sse).")
     headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers to send it (http, sse); the "
                                     "values are secrets.")
+    _harness_own: bool = PrivateAttr(default=False)
+    """Set only on the entry Harness appends for its Python tools (`harness_own`); never serialized."""
+
+    @classmethod
+    def harness_own(cls, **fields: Any) -> McpServer:
+        """The `harness` entry Harness gives its agent for the run's Python tools, marked as Harness's own (the one
+        server a spec may have by that name; its filters are applied by Harness's tool server)."""
+        server = cls(name=HARNESS_SERVER, **fields)
+        server._harness_own = True
+        return server
+
+    @property
+    def is_harness_own(self) -> bool:
+        """Whether this is the entry Harness appended for its Python tools (`harness_own`)."""
+        return self._harness_own
 
     @model_validator(mode="before")
     @classmethod
@@ -113,18 +130,29 @@ def server_of(name: str) -> str | None:
     return found.group(1) if found is not None else None
 
 
+def check_server_name(server: McpServer) -> McpServer:
+    """`server`, unless it takes the reserved name `harness` without being Harness's own entry.
+
+    Raises:
+        ValueError: it does, saying to rename it.
+    """
+    if server.name == HARNESS_SERVER and not server.is_harness_own:
+        raise ValueError(f"the MCP server name {HARNESS_SERVER!r} is reserved for Harness's own Python tools "
+                         "(tools=, --tools): rename your server (e.g. my-harness)")
+    return server
+
+
 def harness_server_is_ours(servers: Iterable[McpServer]) -> bool:
     """Whether `mcp:harness` names Harness's own tool server among `servers`: none is named `harness` (Harness
-    serves its Python tools under that name, if any), or the one that is, is the entry Harness gave its agent (the
-    stdio bridge, or loopback HTTP with the per-run bearer). Harness applies that server's filters itself."""
-    for server in servers:
-        if server.name != HARNESS_SERVER:
-            continue
-        if server.transport == "stdio":
-            return server.args == TOOL_BRIDGE_ARGS
-        parts = urlsplit(server.url or "")
-        return parts.hostname == "127.0.0.1" and parts.path == "/mcp" and "Authorization" in server.headers
-    return True
+    serves its Python tools under that name, if any), or the one that is, is the entry Harness appended (marked:
+    `McpServer.harness_own`). Harness applies that server's filters itself."""
+    return all(server.is_harness_own for server in servers if server.name == HARNESS_SERVER)
+
+
+def only_harness_servers(servers: Iterable[McpServer]) -> bool:
+    """Whether every server of `servers` is Harness's own (none given counts): then `mcp` filters only that one,
+    which Harness applies itself."""
+    return all(server.is_harness_own for server in servers)
 
 
 def tool_name_matches(name: str, kind: str, server: str | None = None, tool: str | None = None) -> bool:

@@ -35,6 +35,7 @@ from harness_core._provider_interface import (
 from harness_core.agentcli.binary import locate_cli
 from harness_core.agentcli.cache import cached_probe, remember_probe
 from harness_core.agentcli.version import cli_output, cli_version, probe_cli, require_min_version
+from harness_core.attachment import API_IMAGE_TYPES
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import error_for_status, truncate
 from harness_core.events import fast_text_delta
@@ -74,6 +75,7 @@ __all__ = [
     "OptionsT",
     "Provider",
     "ProviderInfo",
+    "API_IMAGE_TYPES",
     "ProviderOptions",
     "ProviderSession",
     "RunContext",

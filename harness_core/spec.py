@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness_core.attachment import Attachment
 from harness_core.capabilities import Capability
-from harness_core.mcp import McpServer, check_tool_name
+from harness_core.mcp import McpServer, check_server_name, check_tool_name
 
 __all__ = ["AgentRunSpec", "ApprovalName", "ApprovalPolicy", "Capability", "SandboxMode", "SandboxName", "SessionSpec",
            "schema_problem"]
@@ -125,6 +125,8 @@ class _SpecFields(BaseModel):
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise ValueError(f"MCP server names must be unique; given twice: {', '.join(twice)}")
+        for server in value:
+            check_server_name(server)
         return value
 
     @field_validator("allowed_tools", "disallowed_tools")
@@ -238,7 +240,7 @@ class SessionSpec(_SpecFields):
         Raises:
             pydantic.ValidationError: the prompt is empty or an override does not validate.
         """
-        fields = self.model_dump(exclude_unset=False)
+        fields = {name: getattr(self, name) for name in type(self).model_fields}  # as is: keeps `harness_own` marks
         fields.update({k: v for k, v in overrides.items() if v is not None})
         return AgentRunSpec(prompt=prompt, **fields)
 

@@ -77,7 +77,7 @@ def check_tools(spec: AgentRunSpec | SessionSpec, name: str, capabilities: froze
     info = host.get(name).cls.info
     others = [host.get(other).cls.info for other in host.names()]
     check_tool_filters(spec, name, info, capabilities, others)
-    check_attachments(spec, capabilities)
+    check_attachments(spec, name, info, capabilities, others)
 
 
 def check_capabilities(spec: AgentRunSpec | SessionSpec, name: str, declared: frozenset[Capability],

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from harness_core.attachment import Attachment, check_attachment
+from harness_core.attachment import Attachment, check_attachment, media_type_matches
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.errors import InvalidSpecError, UnsupportedFeatureError
 from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, ToolKind
-from harness_core.mcp import HARNESS_SERVER, harness_server_is_ours, server_of, tool_name_matches
+from harness_core.mcp import HARNESS_SERVER, harness_server_is_ours, only_harness_servers, server_of, tool_name_matches
 from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
 
-__all__ = ["SESSION_NOTICES", "ToolPolicy", "check_attachments", "check_tool_filters", "native_allow", "native_filter",
-           "tool_forbidden", "tool_policy"]
+__all__ = ["SESSION_NOTICES", "ToolPolicy", "check_attachments", "check_tool_filters", "native_allow",
+           "native_attachment", "native_filter", "tool_forbidden", "tool_policy"]
 
 
 def native_filter(name: str, info: ProviderInfo) -> bool:
@@ -45,6 +45,12 @@ def _ours(name: str, spec: AgentRunSpec | SessionSpec) -> bool:
     return server_of(name) == HARNESS_SERVER and harness_server_is_ours(spec.mcp_servers)
 
 
+def _ours_denied(name: str, spec: AgentRunSpec | SessionSpec) -> bool:
+    """Whether `disallowed_tools` `name` filters only Harness's own server: `mcp:harness[.TOOL]`, or `mcp` when
+    the spec has no other server (`mcp` in an allow-list still asks the CLI to turn off every other tool)."""
+    return _ours(name, spec) or (name == "mcp" and only_harness_servers(spec.mcp_servers))
+
+
 def _enforceable(name: str, info: ProviderInfo, capabilities: frozenset[Capability]) -> bool:
     return Capability.APPROVALS in capabilities and name in info.approval_kinds
 
@@ -60,7 +66,7 @@ def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: Pr
     """
     enforced: set[str] = set()
     for name in sorted(spec.disallowed_tools):
-        if native_filter(name, info) or _ours(name, spec):
+        if native_filter(name, info) or _ours_denied(name, spec):
             continue
         if not _enforceable(name, info, capabilities):
             raise _refused(provider, f"disallowed_tools {name!r}", name, others,
@@ -69,7 +75,10 @@ def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: Pr
     for name in sorted(spec.allowed_tools or ()):
         ours = _ours(name, spec)  # the CLI allows the whole server; Harness serves only the tools the list names
         if not native_allow(f"mcp:{HARNESS_SERVER}" if ours else name, info):
-            why = ("its CLI takes only a deny-list: it cannot turn off every tool an allow-list leaves out; name "
+            server = server_of(name)
+            why = (f"its CLI allows MCP tools by server only: allow the server (mcp:{server}) and name its tools to "
+                   "leave out in disallowed_tools" if info.tool_allow_lists and native_filter(name, info)
+                   else "its CLI takes only a deny-list: it cannot turn off every tool an allow-list leaves out; name "
                    "what to forbid in disallowed_tools instead" if native_filter(name, info)
                    else "its CLI takes no allow-list: it cannot turn off every tool the list leaves out (Harness "
                    "filters only its own `harness` server); name what to forbid in disallowed_tools instead" if ours
@@ -80,8 +89,9 @@ def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: Pr
 
 def native_allow(name: str, info: ProviderInfo) -> bool:
     """Whether the provider's CLI honours tool name `name` in an allow-list, turning off every tool not named
-    (`ProviderInfo.tool_allow_lists`)."""
-    return info.tool_allow_lists and native_filter(name, info)
+    (`ProviderInfo.tool_allow_lists`; a single MCP tool `mcp:SERVER.TOOL` only with `tool_allow_mcp_tools`)."""
+    one_tool = server_of(name) is not None and "." in name
+    return info.tool_allow_lists and native_filter(name, info) and (info.tool_allow_mcp_tools or not one_tool)
 
 
 def _refused(provider: str, feature: str, name: str, others: Iterable[ProviderInfo],
@@ -139,12 +149,12 @@ def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[
     `never`, and the filters of Harness's own `harness` server left to it (a name the CLI cannot take dropped, an
     allow-list's `mcp:harness.TOOL` given to the CLI as the whole server); a warning when every Python tool given
     (`tools`, their names) is forbidden. Assumes `check_tool_filters` and `check_attachments` passed."""
-    enforced = frozenset(n for n in spec.disallowed_tools
-                         if not native_filter(n, info) and _enforceable(n, info, capabilities))
+    enforced = frozenset(n for n in spec.disallowed_tools if not native_filter(n, info)
+                         and not _ours_denied(n, spec) and _enforceable(n, info, capabilities))
     kept: list[Attachment] = []
     degraded: list[Attachment] = []
     for attachment in spec.attachments:
-        (kept if ATTACHMENT_CAPABILITIES[attachment.kind] in capabilities else degraded).append(attachment)
+        (kept if native_attachment(attachment, info, capabilities) else degraded).append(attachment)
     update: dict[str, object] = {}
     notices: list[Notice] = []
     if degraded:
@@ -152,8 +162,8 @@ def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[
         update["prompt"] = f"{spec.prompt}\n\nAttached files (read them from disk):\n{named}"
         update["attachments"] = tuple(kept)
         notices += [Notice(level="warning", code="attachment_degraded",
-                           message=f"{info.name} cannot take the {a.kind} {a.name} natively: its path is in the prompt "
-                                   "instead (--strict-attachments refuses the run instead)",
+                           message=f"{info.name} cannot take the {a.kind} {a.name} ({a.mime_type}) natively: its path "
+                                   "is in the prompt instead (--strict-attachments refuses the run instead)",
                            details={"path": str(a.path), "mime_type": a.mime_type}) for a in degraded]
     if harness_server_is_ours(spec.mcp_servers):
         update |= _harness_filters_played(spec, info)
@@ -177,8 +187,8 @@ def _harness_filters_played(spec: AgentRunSpec, info: ProviderInfo) -> dict[str,
     the CLI cannot take left out (the server applies them), an allow-list's `mcp:harness.TOOL` widened to
     `mcp:harness` (a CLI allows MCP tools by server; the server serves only the named ones)."""
     update: dict[str, object] = {}
-    dropped = {name for name in spec.disallowed_tools
-               if server_of(name) == HARNESS_SERVER and not native_filter(name, info)}
+    dropped = {name for name in spec.disallowed_tools if not native_filter(name, info)
+               and (server_of(name) == HARNESS_SERVER or _ours_denied(name, spec))}
     if dropped:
         update["disallowed_tools"] = spec.disallowed_tools - dropped
     if spec.allowed_tools is not None:
@@ -189,18 +199,39 @@ def _harness_filters_played(spec: AgentRunSpec, info: ProviderInfo) -> dict[str,
     return update
 
 
-def check_attachments(spec: AgentRunSpec | SessionSpec, capabilities: frozenset[Capability]) -> None:
-    """Refuse before spawn an attachment that cannot be sent: missing, unreadable, too big; or given as bytes to a
-    provider that cannot take its kind (it has no path to put in the prompt).
+def native_attachment(attachment: Attachment, info: ProviderInfo, capabilities: frozenset[Capability]) -> bool:
+    """Whether the provider sends `attachment` to the model itself: it has its kind's capability (`image_input`,
+    `file_input`), takes its media type (`ProviderInfo.attachment_types`) and, for bytes, `attachment_data`."""
+    return (ATTACHMENT_CAPABILITIES[attachment.kind] in capabilities
+            and media_type_matches(attachment.mime_type, info.attachment_types)
+            and (attachment.path is not None or info.attachment_data))
+
+
+def check_attachments(spec: AgentRunSpec | SessionSpec, provider: str, info: ProviderInfo,
+                      capabilities: frozenset[Capability], others: Iterable[ProviderInfo]) -> None:
+    """Refuse before spawn an attachment that cannot be sent: missing, unreadable, too big; given as bytes to a
+    provider that cannot take them natively (it has no path to put in the prompt); or, with `strict_attachments`,
+    one the provider would degrade (its type, or its kind: `check_capabilities` refuses that first).
 
     Raises:
-        InvalidSpecError: saying which and what to do.
+        InvalidSpecError: a file that cannot be read, or bytes that cannot be sent, saying which and what to do.
+        UnsupportedFeatureError: strict, and the provider does not take its type, naming the providers that do.
     """
     for attachment in spec.attachments:
         problem = check_attachment(attachment)
         if problem is not None:
             raise InvalidSpecError(f"{problem}. Nothing was started.")
-        if attachment.path is None and ATTACHMENT_CAPABILITIES[attachment.kind] not in capabilities:
-            raise InvalidSpecError(f"attachment {attachment.name!r} is given as bytes, and this provider cannot take "
-                                   f"{attachment.kind}s natively: save it to a file and attach the path (its path then "
-                                   "goes in the prompt). Nothing was started.")
+        if native_attachment(attachment, info, capabilities):
+            continue
+        takers = sorted(other.name for other in others
+                        if other.name != provider and native_attachment(attachment, other, other.capabilities))
+        if attachment.path is None:
+            can = f"; providers that take it as bytes: {', '.join(takers)}" if takers else ""
+            raise InvalidSpecError(f"attachment {attachment.name!r} is given as bytes, and {provider} cannot take "
+                                   f"this {attachment.kind} ({attachment.mime_type}) natively as bytes: save it to a "
+                                   f"file and attach the path (its path goes in the prompt if need be){can}. Nothing "
+                                   "was started.")
+        if spec.strict_attachments:
+            raise UnsupportedFeatureError(provider, f"{attachment.kind} attachments of type {attachment.mime_type}",
+                                          takers, f"attachment {attachment.name!r} would go in the prompt as its "
+                                          "path: strict_attachments is on")

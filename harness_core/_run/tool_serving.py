@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from harness_core._run.tool_policy import tool_forbidden
 from harness_core.capabilities import Capability
 from harness_core.errors import InvalidSpecError, UnsupportedFeatureError
-from harness_core.mcp import HARNESS_SERVER, McpServer
+from harness_core.mcp import McpServer, check_server_name
 from harness_core.spec import AgentRunSpec, SessionSpec
 from harness_core.tools.loader import unique_tools
 from harness_core.tools.tool import Tool
@@ -33,13 +33,15 @@ def checked_tools(tools: Iterable[Tool] | None, spec: AgentRunSpec | SessionSpec
     """`tools` without repeats, checked against `spec` (raises before anything starts).
 
     Raises:
-        InvalidSpecError: not tools, two tools with one name, or the spec has its own server named `harness`.
+        InvalidSpecError: not tools, two tools with one name, or the spec has its own server named `harness` (the
+            spec's validation refuses one; this catches a `model_copy` that skipped it).
     """
-    checked = unique_tools(tools or ())
-    if checked and any(server.name == HARNESS_SERVER for server in spec.mcp_servers):
-        raise InvalidSpecError(f"the MCP server name {HARNESS_SERVER!r} is the Python tools' own (tools=, --tools); "
-                               "rename the spec's server")
-    return checked
+    for server in spec.mcp_servers:
+        try:
+            check_server_name(server)
+        except ValueError as exc:
+            raise InvalidSpecError(f"{exc}. Nothing was started.") from None
+    return unique_tools(tools or ())
 
 
 def check_tools_for(provider: str, capabilities: frozenset[Capability], tools: Sequence[Tool],
@@ -110,8 +112,8 @@ async def served(server: ToolServer | None, spec: SpecT, transport: ToolTranspor
         return
     async with server.serving(http=transport == "http"):
         if transport == "http":
-            entry = McpServer(name=HARNESS_SERVER, url=server.url, headers=server.headers)
+            entry = McpServer.harness_own(url=server.url, headers=server.headers)
         else:
             command, args, env = server.bridge_command()
-            entry = McpServer(name=HARNESS_SERVER, command=command, args=tuple(args), env=env)
+            entry = McpServer.harness_own(command=command, args=tuple(args), env=env)
         yield spec.model_copy(update={"mcp_servers": (*spec.mcp_servers, entry)})

@@ -32,6 +32,8 @@ def test_mcp_server_takes_a_command_a_url_or_an_sse_url() -> None:
         parse_mcp_server("just-a-name")
     with pytest.raises(ValueError, match="letters, digits"):
         parse_mcp_server("bad name=cmd")
+    with pytest.raises(ValueError, match="'harness' is reserved for Harness's own Python tools.*rename your server"):
+        parse_mcp_server("harness=mcp-server-everything")
 
 
 def test_run_gives_the_agent_the_server(runs_dir: Path) -> None:
@@ -59,6 +61,18 @@ def test_image_and_attach_reach_the_agent(runs_dir: Path, tmp_path: Path) -> Non
     assert "image/png 100 bytes\ntext/plain 6 bytes" in result.stdout
     result = invoke("run", "look", "-i", str(notes))
     assert result.exit_code == 2 and "is not an image by its name; attach other files with --attach" in result.output
+
+
+def test_attach_takes_a_file_of_any_name_as_text_or_bytes(runs_dir: Path, tmp_path: Path) -> None:
+    """`--attach` of a name with no known type: UTF-8 text is `text/plain`, anything else
+    `application/octet-stream` (an agent that cannot take it gets its path), never a refusal the CLI cannot fix."""
+    makefile, blob = tmp_path / "Makefile", tmp_path / "data.parquet"
+    makefile.write_text("all:\n\ttrue\n")
+    blob.write_bytes(b"PAR1\xff\xfe\x00")
+    report = json.dumps({"steps": [{"report_attachments": True}]})
+    result = invoke("run", "look", "-o", f"scenario={report}", "--attach", str(makefile), "--attach", str(blob))
+    assert result.exit_code == 0, result.output
+    assert "text/plain 11 bytes\napplication/octet-stream 7 bytes" in result.stdout
 
 
 def test_disallowed_tools_reach_the_run(runs_dir: Path) -> None:

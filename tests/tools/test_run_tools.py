@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import anyio
 import pytest
+from pydantic import ValidationError
 
 from harness_core import (
     AgentRunSpec,
@@ -267,9 +268,8 @@ async def test_a_session_serves_the_tools_to_every_turn(host: PluginHost, runs_d
 
 @pytest.mark.anyio
 async def test_tools_cannot_take_a_servers_name_nor_be_anything_else(host: PluginHost, runs_dir: Path) -> None:
-    taken = spec({}, mcp_servers=[McpServer(name="harness", command="true")])
-    with pytest.raises(InvalidSpecError, match="'harness' is the Python tools' own"):
-        await run(taken, "scripted", runs_dir=runs_dir, tools=[add])
+    with pytest.raises(ValidationError, match="'harness' is reserved for Harness's own Python tools"):
+        spec({}, mcp_servers=[McpServer(name="harness", command="true")])
     with pytest.raises(InvalidSpecError, match="tools= takes functions decorated with @tool"):
         await run(spec({}), "scripted", runs_dir=runs_dir, tools=[len])  # type: ignore[list-item]
 
@@ -389,14 +389,16 @@ async def test_an_allow_list_naming_one_python_tool_serves_only_that_one(filter_
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("denied", ["mcp:harness", "mcp"])
 async def test_a_disallowed_harness_server_is_not_served_and_the_run_says_its_tools_are_unused(
-        filter_host: PluginHost, runs_dir: Path) -> None:
-    """`disallowed_tools mcp:harness` forbids every Python tool: no `harness` server is started or given to the
-    agent, and a warning says the tools given are unused (the filter wins: it is the safe side)."""
+        denied: str, filter_host: PluginHost, runs_dir: Path) -> None:
+    """`disallowed_tools mcp:harness` (or `mcp`, with no other server) forbids every Python tool: no `harness`
+    server is started or given to the agent, and a warning says the tools given are unused (the filter wins: it is
+    the safe side). Taken by an agent whose CLI filters no MCP tool."""
     events: list[Any] = []
     with anyio.fail_after(60):
         result = await run(spec(scenario(call("add", a=2, b=3), {"say": "{tool_result}"}),
-                                disallowed_tools={"mcp:harness"}),
+                                disallowed_tools={denied}),
                            "no-mcp-filter", runs_dir=runs_dir, tools=[add], host=filter_host, on_event=events.append)
     assert result.status.value == "success", result.error
     assert [s["name"] for s in events[0].spec["mcp_servers"]] == []
@@ -405,7 +407,7 @@ async def test_a_disallowed_harness_server_is_not_served_and_the_run_says_its_to
     assert len(warned) == 1 and warned[0].level == "warning"
     assert warned[0].message == (
         "every Python tool given (tools=, --tools: add) is forbidden by this run's tool filters (disallowed_tools "
-        "'mcp:harness'), so Harness serves no `harness` MCP server: drop the filter or the tools")
+        f"'{denied}'), so Harness serves no `harness` MCP server: drop the filter or the tools")
 
 
 @pytest.mark.anyio
@@ -427,10 +429,12 @@ async def test_a_session_says_its_tools_are_unused_once_not_on_every_turn(filter
 
 
 @pytest.mark.anyio
-async def test_a_harness_filter_is_still_refused_for_a_server_of_that_name_harness_does_not_serve(
+async def test_a_server_named_harness_is_refused_before_spawn_even_without_tools(
         filter_host: PluginHost, runs_dir: Path) -> None:
-    """Without tools, a spec's own server may be named `harness`: Harness cannot filter that one, so the agent's
-    CLI must, and one that cannot is refused before spawn as for any other server."""
-    theirs = spec({}, mcp_servers=[McpServer(name="harness", command="true")], disallowed_tools={"mcp:harness.x"})
-    with pytest.raises(UnsupportedFeatureError, match=r"disallowed_tools 'mcp:harness\.x'"):
+    """`harness` is reserved, tools or not: a spec that slipped one past validation (`model_copy`) is refused
+    before anything starts, so no user server is mistaken for Harness's own and its filters dropped."""
+    theirs = spec({}, disallowed_tools={"mcp:harness.x"}).model_copy(
+        update={"mcp_servers": (McpServer(name="harness", command="true"),)})
+    with pytest.raises(InvalidSpecError, match="'harness' is reserved.*rename your server.*Nothing was started"):
         await run(theirs, "no-mcp-filter", runs_dir=runs_dir, host=filter_host)
+    assert not runs_dir.exists()  # noqa: ASYNC240 - a one-off check

@@ -205,7 +205,7 @@ async def test_an_attachment_the_provider_cannot_take_is_degraded_with_a_notice(
     spec = spec_for({"steps": [{"report_attachments": True}]}, attachments=[Attachment.of(image)])
     events, live = await collect(spec, seeing, runs_dir, "plain")
     notice = next(e for e in events if isinstance(e, Notice) and e.code == "attachment_degraded")
-    assert "cannot take the image dot.png natively" in notice.message and notice.details["path"] == str(image)
+    assert "cannot take the image dot.png (image/png) natively" in notice.message and notice.details["path"] == str(image)
     assert str(image) in seen[0] and seen[0].startswith("do the task")
     assert live.result.final_text == "no attachments"
 
@@ -224,7 +224,8 @@ async def test_an_attachment_that_cannot_be_read_is_refused_before_spawn(host: P
     with pytest.raises(InvalidSpecError, match=r"gone\.png' does not exist: check the path\. Nothing was started"):
         await run(AgentRunSpec(prompt="x", attachments=[Attachment.of(tmp_path / "gone.png")]), "scripted",
                   host=host, runs_dir=runs_dir)
-    with pytest.raises(InvalidSpecError, match="given as bytes, and this provider cannot take images"):
+    with pytest.raises(InvalidSpecError, match=r"given as bytes, and plain cannot take this image \(image/png\) "
+                       r"natively as bytes: save it to a file.*providers that take it as bytes: scripted"):
         await run(AgentRunSpec(prompt="x", attachments=[Attachment(data=PNG, name="a.png")]), "plain",
                   host=host, runs_dir=runs_dir)
     assert not runs_dir.exists()  # noqa: ASYNC240 - a one-off check

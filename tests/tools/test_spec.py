@@ -10,10 +10,17 @@ from pydantic import ValidationError
 
 from harness_core import AgentRunSpec, Attachment, Capability, McpServer, ProviderInfo, SessionSpec
 from harness_core._run.started import redacted_spec
-from harness_core._run.tool_policy import check_tool_filters
-from harness_core.attachment import MAX_ATTACHMENT_BYTES, check_attachment
-from harness_core.errors import UnsupportedFeatureError
-from harness_core.mcp import check_tool_name, server_secrets, tool_name_matches
+from harness_core._run.tool_policy import check_attachments, check_tool_filters, native_attachment, tool_policy
+from harness_core.attachment import API_IMAGE_TYPES, MAX_ATTACHMENT_BYTES, check_attachment, media_type_matches
+from harness_core.errors import InvalidSpecError, UnsupportedFeatureError
+from harness_core.mcp import (
+    HARNESS_SERVER,
+    check_tool_name,
+    harness_server_is_ours,
+    only_harness_servers,
+    server_secrets,
+    tool_name_matches,
+)
 from harness_core.redaction import REDACTED, RunSecrets
 
 # --- MCP servers ------------------------------------------------------------------------------------------
@@ -107,7 +114,8 @@ def test_an_attachment_guesses_its_type_and_kind_from_its_name(tmp_path: Path) -
 
 
 def test_an_attachment_of_unknown_type_is_refused_unless_its_type_is_given(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="unknown from its name: give `mime_type`"):
+    with pytest.raises(ValidationError, match=r"unknown from its name: give its `mime_type`.*`--attach FILE` on the "
+                       r"command line takes it as text/plain"):
         Attachment.of(tmp_path / "blob.zzz9")
     assert Attachment.of(tmp_path / "blob.zzz9", mime_type="application/octet-stream").kind == "file"
 
@@ -136,6 +144,47 @@ def test_strict_attachments_need_the_kinds_input_capability(tmp_path: Path) -> N
     assert Capability.IMAGE_INPUT not in AgentRunSpec(prompt="hi", attachments=attachments).needed_capabilities()
     strict = AgentRunSpec(prompt="hi", attachments=attachments, strict_attachments=True)
     assert {Capability.IMAGE_INPUT, Capability.FILE_INPUT} <= strict.needed_capabilities()
+
+
+def test_a_provider_takes_natively_only_the_media_types_it_declares(tmp_path: Path) -> None:
+    """`ProviderInfo.attachment_types` (exact, `type/*`, `*/*`) with the kind's capability; bytes only with
+    `attachment_data`."""
+    assert media_type_matches("image/PNG", API_IMAGE_TYPES) and media_type_matches("text/x-python", {"text/*"})
+    assert media_type_matches("application/zip", {"*/*"}) and not media_type_matches("image/svg+xml", API_IMAGE_TYPES)
+    assert media_type_matches("text/plain; charset=utf-8", {"text/plain"})
+    both = frozenset({Capability.IMAGE_INPUT, Capability.FILE_INPUT})
+    info = ProviderInfo(name="p", version="1", capabilities=both,
+                        attachment_types=API_IMAGE_TYPES | {"application/pdf", "text/*"}, attachment_data=False)
+    png, svg, pdf, zipped = (Attachment.of(tmp_path / n) for n in ("a.png", "a.svg", "a.pdf", "a.zip"))
+    assert [native_attachment(a, info, both) for a in (png, svg, pdf, zipped)] == [True, False, True, False]
+    assert not native_attachment(png, info, frozenset({Capability.FILE_INPUT}))  # the kind's capability still gates
+    assert not native_attachment(Attachment(data=b"x", name="a.png"), info, both)  # by path only
+    assert native_attachment(zipped, ProviderInfo(name="q", version="1"), both)  # default: any type
+
+
+def test_a_type_the_provider_does_not_take_is_degraded_or_refused_when_strict(tmp_path: Path) -> None:
+    """A file of a type the provider does not declare goes in the prompt with a notice (as a kind it lacks does), or
+    is refused before spawn with `strict_attachments`, naming the providers that take it; bytes a provider takes by
+    path only are refused before spawn, never sent."""
+    files = frozenset({Capability.FILE_INPUT, Capability.IMAGE_INPUT})
+    picky = ProviderInfo(name="picky", version="1", capabilities=files, attachment_types=frozenset({"text/*"}),
+                         attachment_data=False)
+    anything = ProviderInfo(name="anything", version="1", capabilities=files)
+    archive, notes = tmp_path / "a.zip", tmp_path / "n.txt"
+    archive.write_bytes(b"PK\x03\x04")
+    notes.write_text("hi")
+    spec = AgentRunSpec(prompt="look", attachments=[Attachment.of(archive), Attachment.of(notes)])
+    check_attachments(spec, "picky", picky, files, [picky, anything])
+    policy = tool_policy(spec, picky, files)
+    assert [a.name for a in policy.played.attachments] == ["n.txt"] and str(archive) in policy.played.prompt
+    assert [n.code for n in policy.notices] == ["attachment_degraded"] and "application/zip" in policy.notices[0].message
+    strict = spec.model_copy(update={"strict_attachments": True})
+    with pytest.raises(UnsupportedFeatureError, match=r"application/zip.*strict_attachments is on") as refused:
+        check_attachments(strict, "picky", picky, files, [picky, anything])
+    assert refused.value.details["providers_with_it"] == ["anything"]
+    data = AgentRunSpec(prompt="look", attachments=[Attachment(data=b"hi", name="n.txt")])
+    with pytest.raises(InvalidSpecError, match=r"as bytes.*save it to a file.*take it as bytes: anything"):
+        check_attachments(data, "picky", picky, files, [picky, anything])
 
 
 # --- tool filters -----------------------------------------------------------------------------------------
@@ -202,3 +251,55 @@ def test_an_allow_list_is_refused_on_a_deny_list_cli_and_only_allow_list_takers_
     assert check_tool_filters(deny, "denies", denies, frozenset(), everyone) == frozenset()  # deny-lists still native
     assert check_tool_filters(AgentRunSpec(prompt="x", allowed_tools={"mcp:ev"}), "allows", allows, frozenset(),
                               everyone) == frozenset()
+
+
+def test_an_allow_list_by_server_refuses_one_mcp_tool_and_sends_no_one_there() -> None:
+    """A CLI whose allow-list names MCP servers only (`tool_allow_mcp_tools=False`) takes `mcp:SERVER` but refuses
+    `mcp:SERVER.TOOL` before spawn (the `harness` server's stays: Harness serves only the named tools), and another
+    provider's refusal of that name never lists it as one that has it."""
+    by_server = ProviderInfo(name="by-server", version="1", tool_filters=frozenset({"read", "mcp", "mcp:*"}),
+                             tool_allow_mcp_tools=False)
+    by_tool = ProviderInfo(name="by-tool", version="1", tool_filters=frozenset({"read", "mcp", "mcp:*"}))
+    neither = ProviderInfo(name="neither", version="1")
+    everyone = [by_server, by_tool, neither]
+    one_tool = AgentRunSpec(prompt="x", allowed_tools={"read", "mcp:ev.echo"})
+    with pytest.raises(UnsupportedFeatureError, match=r"allows MCP tools by server only: allow the server \(mcp:ev\)"
+                       ) as refused:
+        check_tool_filters(one_tool, "by-server", by_server, frozenset(), everyone)
+    assert refused.value.details["providers_with_it"] == ["by-tool"]
+    with pytest.raises(UnsupportedFeatureError) as elsewhere:
+        check_tool_filters(one_tool, "neither", neither, frozenset(), everyone)
+    assert elsewhere.value.details["providers_with_it"] == ["by-tool"]
+    for allowed in ({"mcp:ev"}, {"mcp:harness.add"}):
+        assert check_tool_filters(AgentRunSpec(prompt="x", allowed_tools=allowed), "by-server", by_server,
+                                  frozenset(), everyone) == frozenset()
+
+
+def test_harness_is_reserved_and_only_the_entry_harness_appends_is_its_own() -> None:
+    """A user's server named `harness` is refused wherever a spec is made (with what to do); the entry Harness
+    appends is marked (not guessed from its URL or arguments) and stays marked through a session's turns."""
+    with pytest.raises(ValidationError, match="'harness' is reserved.*rename your server"):
+        AgentRunSpec(prompt="x", mcp_servers=[McpServer(name=HARNESS_SERVER, command="python",
+                                                        args=("-m", "harness_core.tools.bridge"))])
+    lookalike = McpServer(name=HARNESS_SERVER, url="http://127.0.0.1:8000/mcp", headers={"Authorization": "Bearer x"})
+    assert not harness_server_is_ours([lookalike])
+    ours = McpServer.harness_own(command="python", args=("-m", "harness_core.tools.bridge"))
+    assert ours.is_harness_own and harness_server_is_ours([ours]) and "_harness_own" not in ours.model_dump()
+    session = SessionSpec().model_copy(update={"mcp_servers": (ours,)})
+    assert session.turn("hi").mcp_servers[0].is_harness_own
+    assert only_harness_servers([]) and only_harness_servers([ours])
+    assert not only_harness_servers([ours, McpServer(name="ev", command="x")])
+
+
+def test_a_deny_list_of_mcp_is_harnesss_own_when_it_is_the_only_server() -> None:
+    """`disallowed_tools mcp` with no server but Harness's own is taken on a provider whose CLI filters no MCP
+    tool (Harness's server applies it), and left out of what the CLI gets; with a server of the user's it is the
+    CLI's to filter, and refused where it cannot."""
+    none = ProviderInfo(name="none", version="1", capabilities=frozenset({Capability.MCP_STDIO}))
+    deny = AgentRunSpec(prompt="x", disallowed_tools={"mcp"})
+    assert check_tool_filters(deny, "none", none, none.capabilities, [none]) == frozenset()
+    served = deny.model_copy(update={"mcp_servers": (McpServer.harness_own(command="python"),)})
+    assert tool_policy(served, none, none.capabilities).played.disallowed_tools == frozenset()
+    theirs = deny.model_copy(update={"mcp_servers": (McpServer(name="ev", command="x"),)})
+    with pytest.raises(UnsupportedFeatureError, match="disallowed_tools 'mcp'"):
+        check_tool_filters(theirs, "none", none, none.capabilities, [none])

@@ -8,16 +8,17 @@ Layer: CLI, loaded when a flag is checked or a command runs; knows the MCP model
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from harness_core import Tool
-from harness_core.attachment import guess_mime_type
-from harness_core.mcp import McpServer, check_tool_name
+from harness_core.attachment import MAX_ATTACHMENT_BYTES, guess_mime_type
+from harness_core.mcp import McpServer, check_server_name, check_tool_name
 from harness_core.tools.loader import load_all
 
-__all__ = ["guess_mime_type", "load_cli_tools", "parse_mcp_server", "parse_tool_names"]
+__all__ = ["attach_mime_type", "guess_mime_type", "load_cli_tools", "parse_mcp_server", "parse_tool_names"]
 
 
 def load_cli_tools(refs: tuple[str, ...]) -> tuple[Tool, ...]:
@@ -57,10 +58,26 @@ def parse_mcp_server(value: str) -> dict[str, Any]:
             raise ValueError(f"--mcp-server {name}: {exc} in {rest!r}") from None
         fields = {"name": name, "command": argv[0], "args": argv[1:]}
     try:
-        McpServer.model_validate(fields)
+        check_server_name(McpServer.model_validate(fields))
     except ValidationError as exc:
         raise ValueError("; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())) from None
     return fields
+
+
+def attach_mime_type(path: Path) -> str:
+    """The media type `--attach` gives the file at `path`: guessed from its name, else `text/plain` when it is
+    UTF-8 text (a `Makefile`, a `LICENSE`), else `application/octet-stream` (an agent that cannot take it gets its
+    path). Reads at most `MAX_ATTACHMENT_BYTES` (a bigger file is refused before spawn anyway)."""
+    guessed = guess_mime_type(path.name)
+    if guessed:
+        return guessed
+    try:
+        with path.open("rb") as file:
+            head = file.read(MAX_ATTACHMENT_BYTES + 1)
+        head.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return "application/octet-stream"
+    return "text/plain"
 
 
 def parse_tool_names(value: str) -> frozenset[str]:

@@ -60,6 +60,12 @@ def _images(ctx: click.Context, param: click.Parameter, values: tuple[Path, ...]
     return values
 
 
+def _attached(ctx: click.Context, param: click.Parameter, values: tuple[Path, ...]) -> list[dict[str, Any]]:
+    from harness_core.cli.flags import tool_checks
+
+    return [{"path": path, "mime_type": tool_checks.attach_mime_type(path)} for path in values]
+
+
 _FILE = click.Path(exists=True, dir_okay=False, readable=True, path_type=Path)
 _OPTIONS = (
     click.option("--mcp-server", "mcp_servers", multiple=True, metavar="NAME=COMMAND|URL", callback=_servers,
@@ -67,8 +73,9 @@ _OPTIONS = (
                       "reaches it (streamable HTTP), NAME=sse+URL over SSE."),
     click.option("-i", "--image", "images", multiple=True, type=_FILE, metavar="FILE", callback=_images,
                  help="Send an image with the prompt (repeatable); an agent that cannot take images gets its path."),
-    click.option("--attach", "attach", multiple=True, type=_FILE, metavar="FILE",
-                 help="Send a file with the prompt (repeatable); an agent that cannot take it gets its path."),
+    click.option("--attach", "attach", multiple=True, type=_FILE, metavar="FILE", callback=_attached,
+                 help="Send a file with the prompt (repeatable); an agent that cannot take it gets its path. Its type "
+                      "comes from its name, else text/plain for UTF-8 text, else application/octet-stream."),
     click.option("--strict-attachments", is_flag=True, default=None,
                  help="Refuse the run when an attachment cannot be sent natively (instead of naming its path)."),
     click.option("--allowed-tools", metavar="A,B", callback=_names,
@@ -88,7 +95,7 @@ def tool_flag_options(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         given = {name: kwargs.pop(name) for name in _FLAGS}
         fields: dict[str, Any] = dict(kwargs.pop("spec_fields", {}))
-        attachments = [{"path": path} for path in (*given.pop("images"), *given.pop("attach"))]
+        attachments = [*({"path": path} for path in given.pop("images")), *given.pop("attach")]
         if attachments:
             fields["attachments"] = attachments
         fields.update({k: v for k, v in given.items() if v is not None})

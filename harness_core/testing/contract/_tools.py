@@ -1,5 +1,5 @@
 """The contract's tool tests: an MCP stdio server (npm `server-everything`), an attachment arriving or degrading,
-`disallowed_tools` honoured or refused, a Python tool called, raising, interrupted, and asking approval.
+tool filters honoured or refused, a Python tool called, raising, interrupted, and asking approval.
 
 Layer: testing (a `ProviderContract` mixin). Knows the runner API, the spec's tool fields and the scenarios; knows
 no provider: each test is gated on its declaration, and what it does not declare is proved refused instead.
@@ -136,10 +136,15 @@ class ToolTests(ContractBase):
     async def test_an_allow_list_the_cli_cannot_honour_is_refused(self, play: Play) -> None:
         """`allowed_tools` means "only these": a provider whose CLI cannot turn off every tool it leaves out
         (`ProviderInfo.tool_allow_lists` off), or has no MCP filter at all, refuses `allowed_tools={"mcp"}` before
-        anything starts, rather than leave its shell and edits on."""
-        if native_allow("mcp", self._provider().cls.info):
+        anything starts, rather than leave its shell and edits on; one whose allow-list names MCP servers only
+        (`tool_allow_mcp_tools` off) refuses one tool of a server, `mcp:everything.echo`, before anything starts."""
+        info = self._provider().cls.info
+        if not native_allow("mcp", info):
+            await self._assert_refused(play, allowed_tools={"mcp"})
+        elif not native_allow("mcp:everything.echo", info):
+            await self._assert_refused(play, allowed_tools={"mcp:everything.echo"})
+        else:
             pytest.skip(f"{self.provider_name} takes an allow-list natively (its own tests show its CLI's flags)")
-        await self._assert_refused(play, allowed_tools={"mcp"})
 
     @pytest.mark.anyio
     async def test_python_tool_is_called_with_the_scenarios_arguments(self, play: Play) -> None:

@@ -23,6 +23,7 @@ from harness_core import (
     SpawnFailedError,
 )
 from harness_core.provider import (
+    API_IMAGE_TYPES,
     Capability,
     ChildProcess,
     CliInfo,
@@ -98,6 +99,7 @@ class GenericAcpProvider(AcpProvider):
         description="Any agent that speaks the Agent Client Protocol on stdio: -o command=\"my-agent --acp\"; "
         "what it can do is learned from its initialize answer.",
         session_overrides=frozenset({"approval", "sandbox", "model", "effort"}),
+        attachment_types=API_IMAGE_TYPES,
     )
 
     offline_setup = Provider.offline_setup  # none: an unknown agent's model API is unknown

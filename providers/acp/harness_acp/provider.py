@@ -27,6 +27,7 @@ from harness_core import (
     UnsupportedFeatureError,
 )
 from harness_core.provider import (
+    API_IMAGE_TYPES,
     CliInfo,
     OfflineSetup,
     Provider,
@@ -273,6 +274,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         project_config=profile.project_config,
         tool_filters=profile.tool_filters,
         tool_allow_lists=False,  # `session_meta` passes a deny-list only (`check_filters`)
+        attachment_types=API_IMAGE_TYPES,  # images per `promptCapabilities` (files go by path: no `file_input`)
         approval_kinds=profile.approval_kinds,
         mcp_object_results=profile.mcp_object_results,
     )

@@ -36,7 +36,7 @@ from harness_claude.mcpfile import mcp_config_file
 from harness_claude.options import ClaudeOptions
 from harness_claude.outcome import Limits
 from harness_claude.session import claude_session
-from harness_claude.toolconfig import TOOL_FILTERS, content_blocks, tool_config
+from harness_claude.toolconfig import ATTACHMENT_TYPES, TOOL_FILTERS, content_blocks, tool_config
 from harness_claude.turn import Turn
 
 if TYPE_CHECKING:
@@ -73,6 +73,8 @@ class ClaudeProvider(Provider[ClaudeOptions]):
             }
         ),
         tool_filters=TOOL_FILTERS,
+        tool_allow_mcp_tools=False,  # `--allowedTools mcp__SERVER`: by server only
+        attachment_types=ATTACHMENT_TYPES,
         session_overrides=frozenset({"model", "approval"}),
         description="Claude Code (claude -p) over bidirectional stream-json",
         cli_name="claude",

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_core import AgentRunSpec, Attachment, InvalidSpecError, McpServer, SessionSpec
+from harness_core.provider import API_IMAGE_TYPES
 
-__all__ = ["KIND_TOOLS", "TOOL_FILTERS", "ToolConfig", "content_blocks", "tool_config"]
+__all__ = ["ATTACHMENT_TYPES", "KIND_TOOLS", "TOOL_FILTERS", "ToolConfig", "content_blocks", "tool_config"]
 
 KIND_TOOLS: dict[str, tuple[str, ...]] = {
     "shell": ("Bash", "Monitor", "BashOutput", "KillShell"),
@@ -28,11 +29,15 @@ KIND_TOOLS: dict[str, tuple[str, ...]] = {
 """Claude Code's built-in tools of each provider-neutral kind (`--tools` / `--disallowedTools` names)."""
 TOOL_FILTERS = frozenset({*KIND_TOOLS, "mcp", "mcp:*"})
 """The neutral names Claude Code filters itself (`ProviderInfo.tool_filters`); an allow-list names MCP servers,
-not single tools (refused by `tool_config`)."""
+not single tools (`ProviderInfo.tool_allow_mcp_tools` off: the runner refuses one before spawn)."""
 _HOUSEKEEPING = ("ToolSearch", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
 """Tools kept under an allow-list: they act on nothing outside Claude Code's own state."""
 _DOCUMENT_TYPES = ("application/pdf",)
 _PYTHON_TOOLS = "harness"  # the MCP server Harness serves a run's Python tools as (docs/python-tools.md)
+ATTACHMENT_TYPES = frozenset({*API_IMAGE_TYPES, *_DOCUMENT_TYPES, "text/*", "application/json", "application/jsonl",
+                              "application/yaml", "application/toml", "application/xml", "application/x-sh"})
+"""What Claude takes natively (`ProviderInfo.attachment_types`): the API's image types as image blocks, a PDF as a
+document, text as a plain-text document; the runner names any other file in the prompt by its path."""
 
 
 @dataclass(frozen=True)

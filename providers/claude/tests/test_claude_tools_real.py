@@ -1,9 +1,9 @@
 """The real pinned Claude Code takes a run's MCP servers, filters and attachments, as a user gives them on the
 command line (`harness run --offline`, against the scripted Messages backend): the npm `server-everything` `echo`
 tool answers through `--mcp-server` (Claude Code defers MCP tools: the scripted model loads it with ToolSearch first,
-as a real model does), an image and a text file given with `-i`/`--attach` arrive exactly, and an
-allow-list naming one MCP tool is refused before anything is spawned, and a server's secret reaches it and not the
-agent's shell.
+as a real model does), an image and a text file given with `-i`/`--attach` arrive exactly, a file Claude takes no
+block for goes in the prompt by its path (refused before spawn when strict), an allow-list naming one MCP tool is
+refused before anything is spawned, and a server's secret reaches it and not the agent's shell.
 """
 
 from __future__ import annotations
@@ -61,12 +61,29 @@ def test_an_image_and_a_text_file_arrive_exactly(tmp_path: Path) -> None:
     assert final == f"image/png {len(RED_PNG)} bytes\ntext/plain 14 bytes"
 
 
+def test_a_file_claude_takes_no_block_for_is_degraded_or_refused_when_strict(tmp_path: Path) -> None:
+    """A zip (no image, PDF or text block for it) and an SVG (not an image type the API takes) go in the prompt by
+    their paths, each with a notice, and the run succeeds; with `--strict-attachments` nothing starts."""
+    (tmp_path / "a.zip").write_bytes(b"PK\x03\x04not really")
+    (tmp_path / "x.svg").write_text("<svg/>")
+    args = ("--attach", "a.zip", "-i", "x.svg", "--scenario", "attachments", "what is this")
+    out = _harness(tmp_path, *args)
+    assert out.returncode == 0, out.stderr[-3000:]
+    events = json_events(out)
+    notices = [e for e in events if e["type"] == "notice" and e["code"] == "attachment_degraded"]
+    assert [n["details"]["mime_type"] for n in notices] == ["image/svg+xml", "application/zip"]  # type: ignore[index]
+    assert events[-1]["result"]["final_text"] == "no attachments"  # type: ignore[index]
+    strict = _harness(tmp_path, "--strict-attachments", *args)
+    assert strict.returncode == 2 and "strict_attachments is on" in strict.stderr, strict.stderr[-2000:]
+    assert "Nothing was started" in strict.stderr and not json_events(strict)
+
+
 def test_an_allow_list_of_one_mcp_tool_is_refused_before_spawn(tmp_path: Path) -> None:
     out = _harness(tmp_path, "--mcp-server", "everything=mcp-server-everything stdio", "--allowed-tools",
                    "mcp:everything.echo", "--scenario", "tools_echo", "go")
     assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
-    assert "allow the server (mcp:everything)" in out.stdout + out.stderr
-    assert not any(e.get("type") == "session_started" for e in json_events(out))
+    assert "allow the server (mcp:everything)" in out.stderr and "Nothing was started" in out.stderr
+    assert not json_events(out) and not (tmp_path / "runs").exists()
 
 
 def test_an_allow_list_of_one_python_tool_is_taken_and_served_by_harness(tmp_path: Path) -> None:

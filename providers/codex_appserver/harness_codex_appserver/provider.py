@@ -25,6 +25,7 @@ from harness_codex_common import (
 from harness_codex_common.auth import check_codex_auth
 from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted
 from harness_core.provider import (
+    API_IMAGE_TYPES,
     AuthStatus,
     Capability,
     CliInfo,
@@ -72,6 +73,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         ),
         tool_filters=TOOL_FILTERS,
         tool_allow_lists=TOOL_ALLOW_LISTS,
+        attachment_types=API_IMAGE_TYPES,
         description="OpenAI Codex via its app-server: streaming, live sessions, steering, interrupt, approvals, "
         "structured output, reasoning effort. Tools of the MCP servers you give run without asking, whatever the "
         "approval policy.",

@@ -15,7 +15,7 @@ from harness_codex_common.toolconfig import HARNESS_TOOL_TIMEOUT_SEC, mcp_config
 
 def test_the_harness_server_waits_as_long_as_harness_does_and_another_keeps_codexs_default(tmp_path: Path) -> None:
     spec = AgentRunSpec(prompt="x", cwd=tmp_path, mcp_servers=[
-        McpServer(name="harness", command="python", args=("-m", "bridge")),
+        McpServer.harness_own(command="python", args=("-m", "bridge")),
         McpServer(name="docs", url="http://127.0.0.1:9/mcp")])
     for inline in (True, False):
         servers = mcp_config(spec, inline=inline).servers

@@ -37,6 +37,7 @@ from harness_codex_exec.options import CodexExecOptions
 from harness_codex_exec.sessions import codex_home, read_previous_total, read_turn_records
 from harness_core import AgentRunSpec, HarnessError, HarnessResult, InterruptedRunError, RunStatus, Usage
 from harness_core.provider import (
+    API_IMAGE_TYPES,
     AuthStatus,
     Capability,
     ChildProcess,
@@ -68,6 +69,8 @@ class CodexExecProvider(Provider[CodexExecOptions]):
                                 Capability.MCP_HTTP, Capability.IMAGE_INPUT}),
         tool_filters=TOOL_FILTERS,
         tool_allow_lists=TOOL_ALLOW_LISTS,
+        attachment_types=API_IMAGE_TYPES,
+        attachment_data=False,  # `-i FILE`: images by path only
         description="OpenAI Codex through the one-shot `codex exec --json` (no streaming, interrupt or "
         "approvals; use codex-appserver for those).",
         cli_name="codex",

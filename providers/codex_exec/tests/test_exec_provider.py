@@ -12,6 +12,7 @@ import pytest
 from harness_codex_exec.testing import write_fake_codex
 from harness_core import (
     AgentRunSpec,
+    Attachment,
     ApprovalPolicy,
     Capability,
     CliNotFoundError,
@@ -185,3 +186,20 @@ async def test_the_prompt_goes_on_stdin_and_the_fake_reads_it_as_codex_does(
     assert result.status is RunStatus.SUCCESS
     rollout = "".join(p.read_text() for p in (tmp_path / "home").rglob("rollout-*.jsonl"))
     assert '"text": "-looks like a flag\\nsecond line \\u2713"' in rollout  # all of stdin, as the real one keeps it
+
+
+async def test_an_image_given_as_bytes_is_refused_before_spawn(host: PluginHost, fake_codex: Path,
+                                                               tmp_path: Path) -> None:
+    """`codex exec -i` takes images by path only (`attachment_data` off): bytes are refused before the CLI starts,
+    not after `run_started`; an SVG (no API image type) by path is degraded, not sent."""
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+    spec = _spec(tmp_path, fake_codex, "say", attachments=[Attachment(data=png, name="dot.png")])
+    with pytest.raises(InvalidSpecError, match=r"given as bytes.*save it to a file.*Nothing was started"):
+        await _run(host, spec)
+    assert not (tmp_path / "home" / "sessions").exists()
+    svg = tmp_path / "x.svg"
+    svg.write_text("<svg/>")
+    result, events = await _run(host, _spec(tmp_path, fake_codex, "say", attachments=[Attachment.of(svg)]))
+    assert result.status is RunStatus.SUCCESS, result.error
+    degraded = [e for e in events if e.type == "notice" and e.code == "attachment_degraded"]
+    assert [e.details["mime_type"] for e in degraded] == ["image/svg+xml"]
