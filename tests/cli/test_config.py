@@ -14,14 +14,15 @@ from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner, Result
+from pydantic import Field
 
 import harness_core.testing.scripted as scripted
 from harness_core.capabilities import ProviderInfo
-from harness_core.provider import ProviderOptions
 from harness_core.cli import cli
 from harness_core.events import RunStarted
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import DEFAULT_PROVIDER, PluginHost, reset_host
+from harness_core.provider import ProviderOptions
 from harness_core.store import read_events
 
 if sys.version_info >= (3, 11):
@@ -37,7 +38,7 @@ class OtherProvider(scripted.ScriptedProvider):
 
 
 class _KeyedOptions(scripted.ScriptedOptions):
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = Field(default_factory=dict)
     """A free-form table, as some providers' `config` (its secrets masked when shown)."""
 
 

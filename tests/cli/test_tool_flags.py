@@ -32,7 +32,7 @@ def test_mcp_server_takes_a_command_a_url_or_an_sse_url() -> None:
         parse_mcp_server("just-a-name")
     with pytest.raises(ValueError, match="letters, digits"):
         parse_mcp_server("bad name=cmd")
-    with pytest.raises(ValueError, match="'harness' is reserved for Harness's own Python tools.*rename your server"):
+    with pytest.raises(ValueError, match=r"'harness' is reserved for Harness's own Python tools.*rename your server"):
         parse_mcp_server("harness=mcp-server-everything")
 
 

@@ -435,6 +435,6 @@ async def test_a_server_named_harness_is_refused_before_spawn_even_without_tools
     before anything starts, so no user server is mistaken for Harness's own and its filters dropped."""
     theirs = spec({}, disallowed_tools={"mcp:harness.x"}).model_copy(
         update={"mcp_servers": (McpServer(name="harness", command="true"),)})
-    with pytest.raises(InvalidSpecError, match="'harness' is reserved.*rename your server.*Nothing was started"):
+    with pytest.raises(InvalidSpecError, match=r"'harness' is reserved.*rename your server.*Nothing was started"):
         await run(theirs, "no-mcp-filter", runs_dir=runs_dir, host=filter_host)
     assert not runs_dir.exists()  # noqa: ASYNC240 - a one-off check

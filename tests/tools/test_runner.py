@@ -205,7 +205,8 @@ async def test_an_attachment_the_provider_cannot_take_is_degraded_with_a_notice(
     spec = spec_for({"steps": [{"report_attachments": True}]}, attachments=[Attachment.of(image)])
     events, live = await collect(spec, seeing, runs_dir, "plain")
     notice = next(e for e in events if isinstance(e, Notice) and e.code == "attachment_degraded")
-    assert "cannot take the image dot.png (image/png) natively" in notice.message and notice.details["path"] == str(image)
+    assert "cannot take the image dot.png (image/png) natively" in notice.message
+    assert notice.details["path"] == str(image)
     assert str(image) in seen[0] and seen[0].startswith("do the task")
     assert live.result.final_text == "no attachments"
 

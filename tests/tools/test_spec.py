@@ -177,7 +177,8 @@ def test_a_type_the_provider_does_not_take_is_degraded_or_refused_when_strict(tm
     check_attachments(spec, "picky", picky, files, [picky, anything])
     policy = tool_policy(spec, picky, files)
     assert [a.name for a in policy.played.attachments] == ["n.txt"] and str(archive) in policy.played.prompt
-    assert [n.code for n in policy.notices] == ["attachment_degraded"] and "application/zip" in policy.notices[0].message
+    assert [n.code for n in policy.notices] == ["attachment_degraded"]
+    assert "application/zip" in policy.notices[0].message
     strict = spec.model_copy(update={"strict_attachments": True})
     with pytest.raises(UnsupportedFeatureError, match=r"application/zip.*strict_attachments is on") as refused:
         check_attachments(strict, "picky", picky, files, [picky, anything])
@@ -278,7 +279,7 @@ def test_an_allow_list_by_server_refuses_one_mcp_tool_and_sends_no_one_there() -
 def test_harness_is_reserved_and_only_the_entry_harness_appends_is_its_own() -> None:
     """A user's server named `harness` is refused wherever a spec is made (with what to do); the entry Harness
     appends is marked (not guessed from its URL or arguments) and stays marked through a session's turns."""
-    with pytest.raises(ValidationError, match="'harness' is reserved.*rename your server"):
+    with pytest.raises(ValidationError, match=r"'harness' is reserved.*rename your server"):
         AgentRunSpec(prompt="x", mcp_servers=[McpServer(name=HARNESS_SERVER, command="python",
                                                         args=("-m", "harness_core.tools.bridge"))])
     lookalike = McpServer(name=HARNESS_SERVER, url="http://127.0.0.1:8000/mcp", headers={"Authorization": "Bearer x"})

@@ -11,10 +11,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from harness_core import (AgentRunSpec, ApprovalPolicy, Attachment, InvalidSpecError, McpServer, SandboxMode,
-                          SessionSpec)
+from harness_core import AgentRunSpec, ApprovalPolicy, Attachment, InvalidSpecError, McpServer, SandboxMode, SessionSpec
 
-from harness_claude.argv import build_argv, build_env, redacted_argv
+from harness_claude.argv import build_argv, build_env
 from harness_claude.mcpfile import mcp_config_file
 from harness_claude.options import ClaudeOptions
 from harness_claude.permissions import auto_answer

@@ -12,8 +12,8 @@ import pytest
 from harness_codex_exec.testing import write_fake_codex
 from harness_core import (
     AgentRunSpec,
-    Attachment,
     ApprovalPolicy,
+    Attachment,
     Capability,
     CliNotFoundError,
     CliVersionUnsupportedError,
