@@ -100,8 +100,8 @@ def prune(ctx: click.Context, older_than: int, statuses: tuple[str, ...], dry_ru
     a Harness run log is skipped (and named). Nothing is removed otherwise: runs are kept until pruned.
 
     Also removed, whatever their age: the temporary directories of Harness processes that were killed (an
-    offline workspace, an agent's state, a batch's workspaces, a tool server's socket; never a kept one, never
-    one still in use).
+    offline workspace, an agent's state or temporary directory, a batch's workspaces, a tool server's socket;
+    never a kept one, never one still in use).
 
     Exit status: 0; 1 when some run could not be removed (each is named).
     """

@@ -34,6 +34,7 @@ from harness_core.provider import (
     ProviderInfo,
     ProviderSession,
     RunContext,
+    Scratch,
     SessionContext,
     cli_version,
     locate_cli,
@@ -55,6 +56,12 @@ if TYPE_CHECKING:
 __all__ = ["AcpProvider", "named_provider", "package_version"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
+
+TMPDIR_PREFIX = "harness-agent-tmp-"
+"""The agent's own temporary directory (`TMPDIR`), a 0700 scratch directory made before it starts and removed with
+its contents when it is done: Gemini CLI 0.61.0 writes a report of each failed model request to Node's
+`os.tmpdir()` (`gemini-client-error-*.json`, mode 0644, the whole conversation), which in /tmp anyone could read
+and nothing would remove."""
 
 
 def package_version(path: Path, package: str) -> str | None:
@@ -138,11 +145,15 @@ class AcpProvider(Provider[AcpOptions]):
         entry = profile.entry(Path(found)) if profile.entry is not None else None
         return [*(entry or [found]), *profile.args, *options.args, *launch]
 
-    def child_env(self, options: AcpOptions, spec: AgentRunSpec | SessionSpec) -> dict[str, str]:
-        """The agent's environment: ours, `-o public_env`, the spec's, what the profile sets for spec fields, what
-        keeps it from loading an untrusted project's own configuration (then its fix for a known quirk)."""
+    def child_env(self, options: AcpOptions, spec: AgentRunSpec | SessionSpec,
+                  tmpdir: Path | None = None) -> dict[str, str]:
+        """The agent's environment: ours, `TMPDIR` naming `tmpdir` (its private one: `TMPDIR_PREFIX`), `-o
+        public_env`, the spec's, what the profile sets for spec fields, what keeps it from loading an untrusted
+        project's own configuration (then its fix for a known quirk). A `TMPDIR` given in the spec or `-o
+        public_env` wins."""
         launch = self.profile.launch_env(spec) if self.profile.launch_env is not None else {}
-        env = {**os.environ, **options.public_env, **spec.env, **launch}
+        private = {"TMPDIR": str(tmpdir)} if tmpdir is not None else {}
+        env = {**os.environ, **private, **options.public_env, **spec.env, **launch}
         if not spec.trust_project and self.profile.untrusted_env is not None and not self._trusted_for_mcp(spec):
             env.update(self.profile.untrusted_env(env))
         return self.profile.fix_env(env) if self.profile.fix_env is not None else env
@@ -194,7 +205,12 @@ class AcpProvider(Provider[AcpOptions]):
         self.check_filters(spec)
         argv = self.argv(options, ctx.cli, spec)
         ctx.log.debug("acp_spawn", argv=redact_argv(argv, tuple(spec.env.values())))
-        env = self.child_env(options, spec)
+        with Scratch(TMPDIR_PREFIX) as tmpdir:
+            return await self._run(argv, self.child_env(options, spec, tmpdir), spec, options, ctx)
+
+    async def _run(self, argv: list[str], env: dict[str, str], spec: AgentRunSpec, options: AcpOptions,
+                   ctx: RunContext) -> HarnessResult:
+        """One prompt turn on a new agent process and session."""
         async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
             conn = self.connection(child, options, ctx.log)
             conn.path = env.get("PATH")
@@ -223,17 +239,18 @@ class AcpProvider(Provider[AcpOptions]):
         transport's bounded steps) when the session closes."""
         self.check_filters(spec)
         argv = self.argv(options, ctx.cli, spec)
-        env = self.child_env(options, spec)
-        async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
-            conn = self.connection(child, options, ctx.log)
-            conn.path = env.get("PATH")
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(conn.read)
-                try:
-                    await conn.open(spec)
-                    yield AcpSession(conn, resumed=spec.resume_session is not None)
-                finally:
-                    tg.cancel_scope.cancel()
+        with Scratch(TMPDIR_PREFIX) as tmpdir:
+            env = self.child_env(options, spec, tmpdir)
+            async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
+                conn = self.connection(child, options, ctx.log)
+                conn.path = env.get("PATH")
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(conn.read)
+                    try:
+                        await conn.open(spec)
+                        yield AcpSession(conn, resumed=spec.resume_session is not None)
+                    finally:
+                        tg.cancel_scope.cancel()
 
 
 def _no_args_offline(agent: str) -> Callable[[Mapping[str, Any]], str | None]:
