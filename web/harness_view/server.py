@@ -82,9 +82,9 @@ def serve(settings: ViewerSettings, *, port: int = 0, cwd: Path | None = None,
     config = uvicorn.Config(create_app(settings, cwd=cwd, stopping=stopping), log_config=None, access_log=False,
                             lifespan="off", timeout_graceful_shutdown=_GRACE, server_header=False)
     server = uvicorn.Server(config)
-    if on_ready is not None:
-        on_ready(url)
     try:
+        if on_ready is not None:  # in the try: a Ctrl-C right after the URL is printed stops the viewer as cleanly
+            on_ready(url)
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass  # uvicorn raises the Ctrl-C it caught again once it has stopped: stopping is what it asked for
