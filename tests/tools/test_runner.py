@@ -123,7 +123,7 @@ async def test_a_filter_neither_native_nor_enforceable_is_refused_before_spawn(h
         await run(AgentRunSpec(prompt="x", disallowed_tools={"shell"}), "plain", host=host, runs_dir=runs_dir)
     assert "disallowed_tools 'shell'" in str(caught.value) and "neither its CLI nor its approvals filter it" in str(
         caught.value)
-    with pytest.raises(UnsupportedFeatureError, match="Providers that take the run.s filters: asking, scripted"):
+    with pytest.raises(UnsupportedFeatureError, match=r"Providers that take the run's filters: asking, scripted"):
         await run(AgentRunSpec(prompt="x", disallowed_tools={"shell"}), "silent", host=host, runs_dir=runs_dir)
     with pytest.raises(UnsupportedFeatureError) as caught:
         await run(AgentRunSpec(prompt="x", disallowed_tools={"mcp:ev"}), "asking", host=host, runs_dir=runs_dir)
