@@ -12,8 +12,8 @@ __all__ = ["in_flags"]
 
 _FLAGS = {"allowed_tools": "--allowed-tools", "disallowed_tools": "--disallowed-tools",
           "strict_attachments": "--strict-attachments", "mcp_servers": "--mcp-server"}
-"""Spec fields a refusal names, as the flags that set them."""
-_FIELD = re.compile(r"(?<![\w:.\-'\"])(" + "|".join(_FLAGS) + r")(?![\w'\"])")
+"""Spec fields a refusal names, as the flags that set them (not a quoted name, a TOML key, a table's name)."""
+_FIELD = re.compile(r"(?<![\w:.\-'\"\[])(" + "|".join(_FLAGS) + r")(?![\w'\"]|\.\w)")
 _BOTH = re.compile(r"\((?:[^()]|\([^()]*\))*?; on the command line ([^()]*)\)")
 """``(PYTHON; on the command line FLAG)``: the Python argument, then the flag."""
 _TOOLS = "(tools=, --tools"

@@ -147,6 +147,7 @@ def test_an_untrusted_projects_servers_are_refused_unless_the_command_line_names
     result = invoke("run", "go", "-C", str(project), "-o", f"scenario={ECHO}")
     assert result.exit_code == 2, result.output
     assert "may not add MCP servers" in result.output and "trusted_projects" in result.output
+    assert "mcp_servers.ev" in result.output, result.output  # a file's key, not the flag: said as the file has it
     result = invoke("run", "go", "-C", str(project), "-o", f"scenario={ECHO}", "--mcp-server", "ev=mine")
     assert result.exit_code == 0, result.output
     assert json.loads(only_log(runs_dir).read_text().splitlines()[0])["spec"]["mcp_servers"][0]["command"] == "mine"
@@ -209,5 +210,5 @@ def test_a_refusal_on_the_command_line_names_the_flags_not_the_spec_fields() -> 
     assert in_flags("(provider=NAME; on the command line -p/--provider NAME)") == "(-p/--provider NAME)"
     assert in_flags("as its path, and strict_attachments is on. Use disallowed_tools.") == \
         "as its path, and --strict-attachments is on. Use --disallowed-tools."
-    assert in_flags("a file 'allowed_tools.txt', server mcp:mcp_servers.x") == \
-        "a file 'allowed_tools.txt', server mcp:mcp_servers.x"
+    kept = "a file 'allowed_tools.txt', server mcp:mcp_servers.x, table [mcp_servers.ev], key mcp_servers.ev"
+    assert in_flags(kept) == kept
