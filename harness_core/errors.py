@@ -91,6 +91,10 @@ def _all_subclasses(cls: type[HarnessError]) -> list[type[HarnessError]]:
     return found
 
 
+_PICK_PROVIDER = "provider=NAME; on the command line -p/--provider NAME"
+"""How a refusal says to pick another provider: the Python argument, then the flag (the CLI keeps the flag)."""
+
+
 class HarnessError(Exception):
     """Root of every error Harness raises on purpose."""
 
@@ -98,6 +102,9 @@ class HarnessError(Exception):
     exit_status: ClassVar[int] = EXIT_FAILED
     retryable: bool = False
     """Whether trying the same run again may succeed (a class default; an instance may say otherwise)."""
+    names_fields: ClassVar[bool] = False
+    """Its message names the fields of a file the user wrote (a batch's task lines): the command line says it as
+    is, not in its flags' words."""
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -121,13 +128,13 @@ class ProviderNotFoundError(HarnessError):
                        f"its distribution (`harness doctor` shows details). Working providers: {have}.")
         elif claimed_by:
             message = (f"{name!r} is another name of more than one provider ({', '.join(claimed_by)}), so it names "
-                       f"none of them: pick one by its own name (provider=NAME; on the command line --provider NAME)")
+                       f"none of them: pick one by its own name ({_PICK_PROVIDER})")
         elif close := difflib.get_close_matches(name, known, n=1, cutoff=0.6):
             message = (f"no provider named {name!r}; did you mean {close[0]!r}? Installed providers: {have}.")
         else:
-            message = (f"no provider named {name!r}; installed providers: {have}. Pick one of those (provider=NAME; "
-                       "on the command line --provider NAME), or install the distribution that provides it (its "
-                       "documentation names it).")
+            message = (f"no provider named {name!r}; installed providers: {have}. Pick one of those "
+                       f"({_PICK_PROVIDER}), or install the distribution that provides it (its documentation names "
+                       "it).")
         super().__init__(message, provider=name, installed=installed, broken=broken)
 
 
@@ -135,16 +142,17 @@ class UnsupportedFeatureError(HarnessError):
     code = "unsupported_feature"
     exit_status = EXIT_USAGE
 
-    def __init__(self, provider: str, feature: str, providers_with_it: list[str], why: str = "") -> None:
-        alt = (
-            f"providers that have it: {', '.join(providers_with_it)} (provider=NAME; on the command line "
-            "--provider NAME)"
-            if providers_with_it
-            else "no installed provider has it"
-        )
-        reason = f" ({why})" if why else ""
+    def __init__(self, provider: str, feature: str, providers_with_it: list[str], why: str = "", *,
+                 have: str = "have it", none: str = "has it") -> None:
+        """`feature`: a capability's name (quoted) or a phrase naming what is refused; `why`: a clause saying
+        why; `have`/`none`: what the providers named do (``Providers that have it: ...``, ``No installed
+        provider has it``)."""
+        named = repr(feature) if " " not in feature else feature
+        reason = f": {why}" if why else ""
+        alt = (f"Providers that {have}: {', '.join(providers_with_it)} ({_PICK_PROVIDER})" if providers_with_it
+               else f"No installed provider {none}")
         super().__init__(
-            f"provider {provider!r} does not support {feature!r}{reason}; {alt}. Nothing was started.",
+            f"provider {provider!r} does not support {named}{reason}. {alt}. Nothing was started.",
             provider=provider,
             feature=feature,
             providers_with_it=providers_with_it,

@@ -100,8 +100,8 @@ def check_capabilities(spec: AgentRunSpec | SessionSpec, name: str, declared: fr
             why = f"MCP server {', '.join(repr(n) for n in names)} is {_TRANSPORT_OF[cap]}"
         elif cap in _KIND_OF:
             names = [a.name for a in spec.attachments if a.kind == _KIND_OF[cap]]
-            why = (f"attachment {', '.join(repr(n) for n in names)} ({_KIND_OF[cap]}) cannot go in the prompt as "
-                   "its path: strict_attachments is on")
+            why = (f"attachment {', '.join(repr(n) for n in names)} ({_KIND_OF[cap]}) would go in the prompt as its "
+                   "path, and strict_attachments is on")
         others = host.providers_with(cap)
         if learned:  # the provider may have it with another agent: it is this agent that lacks it
             why += "; this agent does not offer it (it said so when the provider probed it)"

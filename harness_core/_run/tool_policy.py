@@ -61,30 +61,55 @@ def check_tool_filters(spec: AgentRunSpec | SessionSpec, provider: str, info: Pr
     Harness's own `harness` server, which applies them itself on every provider).
 
     Raises:
-        UnsupportedFeatureError: a filter the provider can neither take nor have enforced, naming the installed
-            providers that take it natively.
+        UnsupportedFeatureError: the filters the provider can neither take nor have enforced, every one in one
+            message, naming the installed providers that take the run's filters whole.
     """
-    enforced: set[str] = set()
-    for name in sorted(spec.disallowed_tools):
-        if native_filter(name, info) or _ours_denied(name, spec):
-            continue
-        if not _enforceable(name, info, capabilities):
-            raise _refused(provider, f"disallowed_tools {name!r}", name, others,
-                           "neither its CLI nor its approvals filter it")
-        enforced.add(name)
-    for name in sorted(spec.allowed_tools or ()):
-        ours = _ours(name, spec)  # the CLI allows the whole server; Harness serves only the tools the list names
-        if not native_allow(f"mcp:{HARNESS_SERVER}" if ours else name, info):
-            server = server_of(name)
-            why = (f"its CLI allows MCP tools by server only: allow the server (mcp:{server}) and name its tools to "
-                   "leave out in disallowed_tools" if info.tool_allow_lists and native_filter(name, info)
-                   else "its CLI takes only a deny-list: it cannot turn off every tool an allow-list leaves out; name "
-                   "what to forbid in disallowed_tools instead" if native_filter(name, info)
-                   else "its CLI takes no allow-list: it cannot turn off every tool the list leaves out (Harness "
-                   "filters only its own `harness` server); name what to forbid in disallowed_tools instead" if ours
-                   else "its CLI does not filter by it; use disallowed_tools")
-            raise _refused(provider, f"allowed_tools {name!r}", name, others, why, allow=True)
-    return frozenset(enforced)
+    problems = _filter_problems(spec, info, capabilities)
+    if problems:
+        takers = sorted(other.name for other in others if other.name != provider
+                        and not _filter_problems(spec, other, other.capabilities))
+        raise UnsupportedFeatureError(provider, " and ".join(feature for feature, _ in problems), takers,
+                                      "; ".join(why for _, why in problems), have="take the run's filters",
+                                      none="takes the run's filters")
+    return frozenset(n for n in spec.disallowed_tools if not native_filter(n, info)
+                     and not _ours_denied(n, spec) and _enforceable(n, info, capabilities))
+
+
+def _filter_problems(spec: AgentRunSpec | SessionSpec, info: ProviderInfo,
+                     capabilities: frozenset[Capability]) -> list[tuple[str, str]]:
+    """What of the spec's filters `info`'s provider refuses, as (feature, why) pairs: the deny-list's names it can
+    neither take nor enforce; the allow-list refused whole (the CLI takes none), or its names the CLI cannot take."""
+    denied = [name for name in sorted(spec.disallowed_tools) if not native_filter(name, info)
+              and not _ours_denied(name, spec) and not _enforceable(name, info, capabilities)]
+    problems = [(f"disallowed_tools {_names(denied)}",
+                 f"neither its CLI nor its approvals filter {'it' if len(denied) == 1 else 'them'}")] if denied else []
+    allowed = _allow_problem(spec, info)
+    return problems + ([allowed] if allowed else [])
+
+
+def _allow_problem(spec: AgentRunSpec | SessionSpec, info: ProviderInfo) -> tuple[str, str] | None:
+    if spec.allowed_tools is None:
+        return None
+    if not info.tool_allow_lists:
+        return ("an allow-list (allowed_tools)", f"{info.name} takes no allow-list, whatever it names (its CLI cannot "
+                "turn off every tool one leaves out); name what to forbid in disallowed_tools instead")
+    # the CLI allows Harness's own server whole; Harness serves only the tools the list names
+    refused = [name for name in sorted(spec.allowed_tools)
+               if not native_allow(f"mcp:{HARNESS_SERVER}" if _ours(name, spec) else name, info)]
+    if not refused:
+        return None
+    by_server = [name for name in refused if native_filter(name, info)]  # mcp:SERVER.TOOL on a by-server CLI
+    servers = ", ".join(dict.fromkeys(f"mcp:{server_of(name)}" for name in by_server))
+    why = "; ".join(part for part in (
+        f"its CLI allows MCP tools by server only; allow the server ({servers}) and name its tools to leave out in "
+        "disallowed_tools" if by_server else "",
+        f"its CLI does not filter by {_names([n for n in refused if n not in by_server])}; use disallowed_tools"
+        if len(by_server) < len(refused) else "") if part)
+    return f"allowed_tools {_names(refused)}", why
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(repr(name) for name in names)
 
 
 def native_allow(name: str, info: ProviderInfo) -> bool:
@@ -92,19 +117,6 @@ def native_allow(name: str, info: ProviderInfo) -> bool:
     (`ProviderInfo.tool_allow_lists`; a single MCP tool `mcp:SERVER.TOOL` only with `tool_allow_mcp_tools`)."""
     one_tool = server_of(name) is not None and "." in name
     return info.tool_allow_lists and native_filter(name, info) and (info.tool_allow_mcp_tools or not one_tool)
-
-
-def _refused(provider: str, feature: str, name: str, others: Iterable[ProviderInfo],
-             why: str, *, allow: bool = False) -> UnsupportedFeatureError:
-    """The refusal of filter `name`, naming the other providers that take it: natively in an allow-list
-    (`allow`), else natively or enforced through approvals in a deny-list."""
-    def takes(info: ProviderInfo) -> bool:
-        if allow:
-            return native_allow(name, info)
-        return native_filter(name, info) or (Capability.APPROVALS in info.capabilities
-                                             and name in info.approval_kinds)
-    takers = sorted(info.name for info in others if info.name != provider and takes(info))
-    return UnsupportedFeatureError(provider, feature, takers, why)
 
 
 @dataclass(frozen=True)
@@ -234,4 +246,4 @@ def check_attachments(spec: AgentRunSpec | SessionSpec, provider: str, info: Pro
         if spec.strict_attachments:
             raise UnsupportedFeatureError(provider, f"{attachment.kind} attachments of type {attachment.mime_type}",
                                           takers, f"attachment {attachment.name!r} would go in the prompt as its "
-                                          "path: strict_attachments is on")
+                                          "path, and strict_attachments is on")

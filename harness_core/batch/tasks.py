@@ -71,6 +71,8 @@ TaskLike = BatchTask | tuple[str, AgentRunSpec] | tuple[str, AgentRunSpec, str |
 class TaskFileError(InvalidSpecError):
     """Tasks that do not validate: every problem, each with its line number."""
 
+    names_fields = True
+
     def __init__(self, source: str, problems: list[tuple[int | None, str]],
                  tasks: list[BatchTask] | None = None) -> None:
         self.source = source

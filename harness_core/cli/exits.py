@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
 import click
 
+from harness_core.cli.flag_words import in_flags
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -78,11 +80,12 @@ def harness_command(func: Callable[P, R]) -> Callable[P, R]:
 
 
 def _said(exc: BaseException) -> tuple[str, int] | None:
-    """A `HarnessError` or an invalid spec as its one line and exit status, else None. Their classes are looked up
-    where they are loaded (an instance means its module is), not imported: start-up stays light."""
+    """A `HarnessError` (in the flags' words: `in_flags`) or an invalid spec as its one line and exit status, else
+    None. Their classes are looked up where they are loaded (an instance means its module is), not imported:
+    start-up stays light."""
     errors = sys.modules.get("harness_core.errors")
     if errors is not None and isinstance(exc, errors.HarnessError):
-        return exc.message, exc.exit_status  # a HarnessError
+        return (exc.message if exc.names_fields else in_flags(exc.message)), exc.exit_status  # a HarnessError
     pydantic_core = sys.modules.get("pydantic_core")
     if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
         return spec_problems(exc), EXIT_USAGE  # a pydantic ValidationError

@@ -33,7 +33,7 @@ CLI_FLOORS: Floors = (
     ("harness_core.cli.complete",),
     ("harness_core.cli.records", "harness_core.cli.settings"),
     ("harness_core.cli.exits", "harness_core.cli.output", "harness_core.cli.event_loop"),
-    ("harness_core.cli.stderr_log", "harness_core.cli.render"),
+    ("harness_core.cli.stderr_log", "harness_core.cli.render", "harness_core.cli.flag_words"),
 )
 """The CLI's floors inside its block of CORE_FLOORS, top first (docs/import-rules.md): the entry (`cli/__init__`,
 which registers every command), the command groups (sibling blocks: no group imports another; what two groups

@@ -128,7 +128,7 @@ def test_missing_capability_exits_2_names_providers_with_it_and_starts_nothing(
     result = invoke("run", "--provider", "missing", "--require", "interrupt", "x")
     assert result.exit_code == 2
     assert "does not support 'interrupt'" in result.stderr
-    assert "providers that have it: scripted" in result.stderr
+    assert "Providers that have it: scripted" in result.stderr
     assert MissingCliProvider.probed == 0 and not runs_dir.exists()
     asked = invoke("run", "--provider", "missing", "--require", "approvals", "x")  # asked for, not implied
     assert "the run requires it (--require" in asked.stderr and "approval policy" not in asked.stderr

@@ -267,7 +267,8 @@ def test_prune_removes_what_a_killed_offline_run_left_and_never_a_kept_workspace
 def test_offline_leaves_out_the_configured_mcp_servers_naming_them(tmp_path: Path, temp: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A server of the user's config.toml is not named for this run: an offline run neither starts it (a stdio
-    one talks to whatever it likes) nor is refused over it (a remote one); one notice names each and its line."""
+    one talks to whatever it likes) nor is refused over it (a remote one). A notice names each the scenario
+    calls a tool of, with its line; a scenario that calls none of them gets no notice."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     config = tmp_path / "xdg" / "harness" / "config.toml"
     config.parent.mkdir(parents=True)
@@ -275,19 +276,23 @@ def test_offline_leaves_out_the_configured_mcp_servers_naming_them(tmp_path: Pat
                       '[mcp_servers.docs]\nurl = "https://mcp.example.com/mcp"\n')
     result = invoke("run", "--offline", "--scenario", "say", "--mcp-server", "mine=my-server")
     assert result.exit_code == 0, result.output
-    assert f"harness: --offline leaves out the MCP servers of your configuration: github (user {config}:1), docs " \
-           f"(user {config}:5); give a server to this run with --mcp-server" in result.stderr
+    assert "leaves out the MCP servers" not in result.stderr, result.stderr
     started = json.loads(logs(tmp_path)[0].read_text().splitlines()[0])
     assert [server["name"] for server in started["spec"]["mcp_servers"]] == ["mine"]
     assert "tok-4242" not in logs(tmp_path)[0].read_text()
+    calls = json.dumps({"steps": [{"mcp": {"server": "docs", "tool": "find", "output": "found"}}, {"say": "ok"}]})
+    result = invoke("run", "--offline", "--scenario", calls, "go")
+    assert f"harness: --offline leaves out the MCP servers of your configuration: docs (user {config}:5); give a " \
+           "server to this run with --mcp-server" in result.stderr, result.stderr
+    assert "github" not in result.stderr, result.stderr
 
 
 def test_offline_chat_leaves_out_a_projects_servers_instead_of_refusing_them(tmp_path: Path, temp: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    (project / ".harness.toml").write_text('[mcp_servers.ev]\ncommand = "./run-me.sh"\n')
-    result = invoke("chat", "--offline", "--scenario", "say", "-C", str(project), "--force", input="hi\n")
-    assert result.exit_code == 0, result.output
-    assert f"leaves out the MCP servers of your configuration: ev ({project / '.harness.toml'}:1)" in result.stderr
+    (project / ".harness.toml").write_text('[mcp_servers.everything]\ncommand = "./run-me.sh"\n')
+    result = invoke("chat", "--offline", "--scenario", "tools_echo", "-C", str(project), "--force", input="hi\n")
+    assert "leaves out the MCP servers of your configuration: everything " \
+           f"({project / '.harness.toml'}:1)" in result.stderr, result.output
     started = json.loads(logs(tmp_path)[0].read_text().splitlines()[0])
     assert started["spec"]["mcp_servers"] == []

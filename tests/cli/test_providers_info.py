@@ -200,6 +200,20 @@ def test_providers_name_says_when_allow_lists_are_refused() -> None:
     """The scripted provider filters `mcp` and `web` in `disallowed_tools` but cannot turn off its shell or edits,
     so `allowed_tools` is refused: `harness providers scripted` says so (text and JSON)."""
     text = " ".join(line.strip() for line in invoke("providers", "scripted").output.splitlines())  # wrapped
-    assert "tool filters: mcp, mcp:*, web native; edit, read, shell, write enforced through approvals; allow-lists " \
-           "refused (docs/tools.md)" in text
+    assert "enforced through approvals; agent, search refused; allow-lists refused (docs/tools.md)" in text
     assert json.loads(invoke("providers", "scripted", "--json").output)["tool_allow_lists"] is False
+
+
+def test_providers_name_says_what_it_does_with_tools_as_docs_tools_md_does() -> None:
+    """`harness providers NAME` says which filters are native, enforced and refused (the kinds too), that Python
+    tools are served on every provider with their `mcp:harness` filters applied by Harness, and the attachments
+    it takes natively (text and JSON)."""
+    text = " ".join(line.strip() for line in invoke("providers", "scripted").output.splitlines())  # wrapped
+    assert "tool filters: mcp, mcp:*, web native; edit, read, shell, write enforced through approvals; agent, " \
+           "search refused; allow-lists refused (docs/tools.md)" in text
+    assert "Python tools (--tools): served as the MCP server `harness`, as on every provider; its filters " \
+           "(mcp:harness, mcp:harness.TOOL, and mcp when no other server is given) are applied by Harness" in text
+    assert "attachments: images and files natively, of any type" in text
+    shown = json.loads(invoke("providers", "scripted", "--json").output)
+    assert shown["tool_kinds_refused"] == ["agent", "search"] and shown["python_tools"] is True
+    assert shown["attachment_kinds"] == ["image", "file"] and shown["attachment_types"] == ["*/*"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness_core.cli.flag_words import in_flags
 from harness_core.cli.flags.tool_checks import parse_mcp_server
 from tests.cli.test_cli import invoke, only_log, scripted_host
 
@@ -146,6 +147,7 @@ def test_an_untrusted_projects_servers_are_refused_unless_the_command_line_names
     result = invoke("run", "go", "-C", str(project), "-o", f"scenario={ECHO}")
     assert result.exit_code == 2, result.output
     assert "may not add MCP servers" in result.output and "trusted_projects" in result.output
+    assert "mcp_servers.ev" in result.output, result.output  # a file's key, not the flag: said as the file has it
     result = invoke("run", "go", "-C", str(project), "-o", f"scenario={ECHO}", "--mcp-server", "ev=mine")
     assert result.exit_code == 0, result.output
     assert json.loads(only_log(runs_dir).read_text().splitlines()[0])["spec"]["mcp_servers"][0]["command"] == "mine"
@@ -194,3 +196,19 @@ def test_a_denied_tool_call_does_not_recommend_the_approval_already_in_use(tmp_p
     assert result.exit_code == 0, result.output
     assert "guarded — denied by default (no approver decided" in result.stderr
     assert ("--approval never" in result.stderr) is recommends_never
+
+
+def test_a_refusal_on_the_command_line_names_the_flags_not_the_spec_fields() -> None:
+    """A refusal the library words for Python (`allowed_tools`, `provider=NAME`) names what the user typed on the
+    command line: `--allowed-tools`, `--disallowed-tools`, `-p/--provider NAME`."""
+    result = invoke("run", "go", "--allowed-tools", "read,search,mcp:docs", "--disallowed-tools", "agent,search")
+    said = result.stderr
+    assert result.exit_code == 2, result.output
+    assert "does not support --disallowed-tools 'agent', 'search' and an allow-list (--allowed-tools)" in said, said
+    assert "name what to forbid in --disallowed-tools instead" in said and "mcp:docs" not in said, said
+    assert "allowed_tools" not in said and "provider=NAME" not in said, said
+    assert in_flags("(provider=NAME; on the command line -p/--provider NAME)") == "(-p/--provider NAME)"
+    assert in_flags("as its path, and strict_attachments is on. Use disallowed_tools.") == \
+        "as its path, and --strict-attachments is on. Use --disallowed-tools."
+    kept = "a file 'allowed_tools.txt', server mcp:mcp_servers.x, table [mcp_servers.ev], key mcp_servers.ev"
+    assert in_flags(kept) == kept

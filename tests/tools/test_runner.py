@@ -93,7 +93,7 @@ async def test_a_server_the_provider_cannot_take_is_refused_before_spawn_naming_
         await run(AgentRunSpec(prompt="x", mcp_servers=[server]), "plain", host=host, runs_dir=runs_dir)
     message = str(caught.value)
     assert f"does not support {feature!r}" in message and f"MCP server {server.name!r}" in message
-    assert "providers that have it: " in message and "scripted" in message and "Nothing was started" in message
+    assert "Providers that have it: " in message and "scripted" in message and "Nothing was started" in message
     if feature == "mcp_stdio":
         assert "asking" in message
     assert _Plain.spawned == 0 and not runs_dir.exists()  # noqa: ASYNC240 - a one-off check
@@ -123,12 +123,12 @@ async def test_a_filter_neither_native_nor_enforceable_is_refused_before_spawn(h
         await run(AgentRunSpec(prompt="x", disallowed_tools={"shell"}), "plain", host=host, runs_dir=runs_dir)
     assert "disallowed_tools 'shell'" in str(caught.value) and "neither its CLI nor its approvals filter it" in str(
         caught.value)
-    with pytest.raises(UnsupportedFeatureError, match="providers that have it: asking, scripted"):
+    with pytest.raises(UnsupportedFeatureError, match=r"Providers that take the run's filters: asking, scripted"):
         await run(AgentRunSpec(prompt="x", disallowed_tools={"shell"}), "silent", host=host, runs_dir=runs_dir)
     with pytest.raises(UnsupportedFeatureError) as caught:
         await run(AgentRunSpec(prompt="x", disallowed_tools={"mcp:ev"}), "asking", host=host, runs_dir=runs_dir)
-    assert "providers that have it: scripted" in str(caught.value)
-    with pytest.raises(UnsupportedFeatureError, match="its CLI does not filter by it; use disallowed_tools"):
+    assert "Providers that take the run's filters: scripted" in str(caught.value)
+    with pytest.raises(UnsupportedFeatureError, match="its CLI does not filter by 'read'; use disallowed_tools"):
         await run(AgentRunSpec(prompt="x", allowed_tools={"read"}), "asking", host=host, runs_dir=runs_dir)
     assert _Plain.spawned == 0
 

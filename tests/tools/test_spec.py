@@ -239,7 +239,7 @@ def test_an_allow_list_is_refused_on_a_deny_list_cli_and_only_allow_list_takers_
                            approval_kinds=frozenset({"edit"}))
     everyone = [allows, denies, neither]
     spec = AgentRunSpec(prompt="x", allowed_tools={"read"})
-    with pytest.raises(UnsupportedFeatureError, match="takes only a deny-list") as refused:
+    with pytest.raises(UnsupportedFeatureError, match="denies takes no allow-list") as refused:
         check_tool_filters(spec, "denies", denies, frozenset(), everyone)
     assert refused.value.details["providers_with_it"] == ["allows"]
     with pytest.raises(UnsupportedFeatureError) as elsewhere:
@@ -264,7 +264,7 @@ def test_an_allow_list_by_server_refuses_one_mcp_tool_and_sends_no_one_there() -
     neither = ProviderInfo(name="neither", version="1")
     everyone = [by_server, by_tool, neither]
     one_tool = AgentRunSpec(prompt="x", allowed_tools={"read", "mcp:ev.echo"})
-    with pytest.raises(UnsupportedFeatureError, match=r"allows MCP tools by server only: allow the server \(mcp:ev\)"
+    with pytest.raises(UnsupportedFeatureError, match=r"allows MCP tools by server only; allow the server \(mcp:ev\)"
                        ) as refused:
         check_tool_filters(one_tool, "by-server", by_server, frozenset(), everyone)
     assert refused.value.details["providers_with_it"] == ["by-tool"]
@@ -304,3 +304,29 @@ def test_a_deny_list_of_mcp_is_harnesss_own_when_it_is_the_only_server() -> None
     theirs = deny.model_copy(update={"mcp_servers": (McpServer(name="ev", command="x"),)})
     with pytest.raises(UnsupportedFeatureError, match="disallowed_tools 'mcp'"):
         check_tool_filters(theirs, "none", none, none.capabilities, [none])
+
+
+def test_a_filter_refusal_names_every_name_refused_and_only_providers_that_take_them_all() -> None:
+    """Every name a deny-list cannot have honoured is in one refusal, whose providers take the run's filters
+    whole (not one name of them); an allow-list on a CLI that takes none is refused as a whole, not by one entry."""
+    denies = ProviderInfo(name="denies", version="1", tool_filters=frozenset({"mcp", "mcp:*"}), tool_allow_lists=False)
+    asks = ProviderInfo(name="asks", version="1", capabilities=frozenset({Capability.APPROVALS}),
+                        approval_kinds=frozenset({"edit", "write"}))
+    kinds = ProviderInfo(name="kinds", version="1", tool_filters=frozenset({"shell", "read", "search", "edit", "web",
+                                                                             "mcp", "mcp:*"}))
+    everyone = [denies, asks, kinds]
+    deny = AgentRunSpec(prompt="x", disallowed_tools={"web", "shell", "edit"})
+    with pytest.raises(UnsupportedFeatureError) as refused:
+        check_tool_filters(deny, "denies", denies, denies.capabilities, everyone)
+    said = str(refused.value)
+    assert "disallowed_tools 'edit', 'shell', 'web': neither its CLI nor its approvals filter them" in said, said
+    assert refused.value.details["providers_with_it"] == ["kinds"]  # asks enforces edit, not shell nor web
+    assert "Providers that take the run's filters: kinds (provider=NAME" in said, said
+    allow = AgentRunSpec(prompt="x", allowed_tools={"read", "search", "mcp:docs"})
+    with pytest.raises(UnsupportedFeatureError) as whole:
+        check_tool_filters(allow, "denies", denies, denies.capabilities, everyone)
+    said = str(whole.value)
+    assert "an allow-list (allowed_tools): denies takes no allow-list, whatever it names" in said, said
+    assert "mcp:docs" not in said and whole.value.details["providers_with_it"] == ["kinds"]
+    with pytest.raises(UnsupportedFeatureError, match="No installed provider takes the run's filters"):
+        check_tool_filters(deny, "asks", asks, asks.capabilities, [denies, asks])

@@ -50,6 +50,7 @@ from harness_core.cli.chat.budget_advice import BudgetAdvice
 from harness_core.cli.chat.help_text import HELP
 from harness_core.cli.chat.keys import Keys, Signalled, line_typed, multiline_editing, read_line
 from harness_core.cli.event_loop import ENV_BACKEND
+from harness_core.cli.flag_words import in_flags
 from harness_core.cli.foreground.live import JsonLines, exit_status_for, tick
 from harness_core.cli.foreground.terminal_approvals import abandon_questions, terminal_approver
 from harness_core.cli.records.undo_lines import done_lines
@@ -354,7 +355,7 @@ class _Chat:
         if isinstance(exc, SessionClosedError) and self._carry_on():  # its process went away between two turns
             _say("(the prompt was not sent: send it again)")
             return
-        message = exc.message
+        message = in_flags(exc.message)
         if isinstance(exc, BudgetExceededError):
             message = self.budget.info(exc.to_info(), self.session.provider_session_id, before_turn=True).message
         _say(f"error: {message}")

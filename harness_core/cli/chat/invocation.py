@@ -60,7 +60,8 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
     fields: dict[str, Any] = {"prompt": _PLACEHOLDER, "model": model, "sandbox": sandbox, "approval": approval,
                               "resume_session": resume_session, "provider_options": provider_options,
                               **spec_fields}
-    configured_fields(click.get_current_context(), config, provider, fields, offline=offline)
+    configured_fields(click.get_current_context(), config, provider, fields, offline=offline,
+                      scenario=scenario if offline else None)
     if cwd is not None:
         fields["cwd"] = cwd
     project = cwd if cwd is not None else None if offline else Path.cwd()  # offline, no --cwd: a new workspace

@@ -77,7 +77,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         "approval": approval, "resume_session": resume_session, "requires": frozenset(requires),
         "idle_timeout": idle_timeout, "provider_options": provider_options, **spec_fields,
     }
-    configured_fields(click.get_current_context(), config, provider, fields, offline=offline)
+    configured_fields(click.get_current_context(), config, provider, fields, offline=offline,
+                      scenario=scenario if offline else None)
     approval = fields["approval"]
     if cwd is not None:
         fields["cwd"] = cwd

@@ -13,17 +13,20 @@ import click
 
 from harness_core.cli.settings.checks import check_config
 from harness_core.cli.settings.loader import SPEC_KEYS, Config, ConfigError
+from harness_core.errors import InvalidSpecError
+from harness_core.offline import scenario_named
 from harness_core.plugins import get_host
+from harness_core.scripted.scenarios import CallMcpTool
 
 __all__ = ["configured_fields"]
 
 
 def configured_fields(ctx: click.Context, config: Config, provider: str | None, fields: dict[str, Any], *,
-                      offline: bool = False) -> None:
+                      offline: bool = False, scenario: str | None = None) -> None:
     """Lay `config` under the spec `fields` of a run (or chat) of `provider` (None: the default one): each setting
     the command line did not give, and the `[providers.NAME]` options under `fields["provider_options"]` (the
     `-o` options) key by key. Changes `fields`. `offline`: the files' `[mcp_servers]` are left out (one notice
-    names them): an offline run takes only the servers given for it (`--mcp-server`)."""
+    names those `scenario` calls a tool of): an offline run takes only the servers given for it (`--mcp-server`)."""
 
     given = set()
     for key in SPEC_KEYS:
@@ -50,8 +53,10 @@ def configured_fields(ctx: click.Context, config: Config, provider: str | None, 
     _refuse_unless_given(ctx, config, name, given | {f"mcp_servers.{n}" for n in {*named, *left_out}},
                          fields.get("provider_options") or {}, resolve)
     fields.update(config.spec_fields(name, given))
-    if left_out:
-        listed = ", ".join(f"{server} ({source})" for server, source in left_out.items())
+    called = _servers_called(scenario)
+    missed = {server: source for server, source in left_out.items() if called is None or server in called}
+    if missed:
+        listed = ", ".join(f"{server} ({source})" for server, source in missed.items())
         click.echo(f"harness: --offline leaves out the MCP servers of your configuration: {listed}; give a server "
                    "to this run with --mcp-server", err=True)
     configured = [found.value for server, found in config.mcp_servers.items()
@@ -59,6 +64,17 @@ def configured_fields(ctx: click.Context, config: Config, provider: str | None, 
     if configured:
         fields["mcp_servers"] = [*configured, *(fields.get("mcp_servers") or ())]
     fields["provider_options"] = config.provider_options(name, fields.get("provider_options") or {})
+
+
+def _servers_called(scenario: str | None) -> frozenset[str] | None:
+    """The MCP servers whose tools offline `scenario` (a name or inline JSON) calls; None when it is not known."""
+    if scenario is None:
+        return None
+    try:
+        steps = scenario_named(scenario).steps
+    except InvalidSpecError:
+        return None
+    return frozenset(step.server for step in steps if isinstance(step, CallMcpTool))
 
 
 def _refuse_unless_given(ctx: click.Context, config: Config, provider: str, given: set[str],

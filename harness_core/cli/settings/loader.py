@@ -44,6 +44,7 @@ class ConfigError(HarnessError):
 
     code = "invalid_config"
     exit_status = EXIT_USAGE
+    names_fields = True  # the file's keys are the spec's fields
 
 
 class ProviderTable(BaseModel):

@@ -231,7 +231,7 @@ async def test_claude_acp_refuses_an_allow_list_before_anything_is_made_and_says
     refuses `allowed_tools` before a run log (or an agent) exists, and `harness providers claude-acp` says so."""
     runs = tmp_path / "runs"
     spec = AgentRunSpec(prompt="hi", cwd=tmp_path, allowed_tools={"read"})
-    with anyio.fail_after(60), pytest.raises(UnsupportedFeatureError, match="takes only a deny-list"):
+    with anyio.fail_after(60), pytest.raises(UnsupportedFeatureError, match="claude-acp takes no allow-list"):
         await run(spec, "claude-acp", host=host, runs_dir=runs)
     assert not runs.exists() or not list(runs.rglob("*.jsonl")), "refused before a run was logged"
     info = host.get("claude-acp").cls.info

@@ -74,7 +74,7 @@ def test_a_file_claude_takes_no_block_for_is_degraded_or_refused_when_strict(tmp
     assert [n["details"]["mime_type"] for n in notices] == ["image/svg+xml", "application/zip"]  # type: ignore[index]
     assert events[-1]["result"]["final_text"] == "no attachments"  # type: ignore[index]
     strict = _harness(tmp_path, "--strict-attachments", *args)
-    assert strict.returncode == 2 and "strict_attachments is on" in strict.stderr, strict.stderr[-2000:]
+    assert strict.returncode == 2 and "--strict-attachments is on" in strict.stderr, strict.stderr[-2000:]
     assert "Nothing was started" in strict.stderr and not json_events(strict)
 
 
