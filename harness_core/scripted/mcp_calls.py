@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness_core.errors import SCRIPTED_REFUSAL
 from harness_core.scripted.scenarios import CallMcpTool
 
 __all__ = ["McpCall", "attachment_lines", "base64_size", "data_url_type", "find_mcp_tool", "texts_in"]
@@ -57,9 +58,10 @@ def find_mcp_tool(names: Iterable[str], server: str, tool: str) -> str:
     listed = ", ".join(offered) if offered else "none"
     given = (f"`--tools` with a module that has a @tool named {tool!r}" if server == "harness"
              else f"`--mcp-server {server}=COMMAND`")
-    raise LookupError(f"the request offers no MCP tool {tool!r} of server {server!r} (its tools: {listed}); give the "
-                      f"agent the tool with {given}; if given, the agent did not list it (the server did not "
-                      "start, or it defers MCP tools)")
+    raise LookupError(f"{SCRIPTED_REFUSAL}the request offers no MCP tool {tool!r} of server {server!r}; give the "
+                      f"agent the tool with {given}, unless a tool filter (--allowed-tools, --disallowed-tools) "
+                      "leaves it out; if given, the agent did not list it (the server did not start, or it defers "
+                      f"MCP tools); the request's tools: {listed}")
 
 
 def attachment_lines(found: Iterable[tuple[str, int]]) -> str:

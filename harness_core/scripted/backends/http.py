@@ -273,7 +273,10 @@ class ScriptedBackend:
                 name = find_mcp_tool(self.tool_names_in(body), step.server, step.tool)
             except LookupError as exc:
                 found = self._deferred(body, step, exc)
-                if isinstance(found, Fail):
+                if isinstance(found, Fail):  # deterministic: an agent that sends the request again fails again,
+                    with self._lock:       # rather than getting the next step (claude's retry said "(no tool result)")
+                        self._cursor -= 1
+                        self._after_mcp_call = False
                     return dataclasses.replace(turn, step=found)
                 name, search = found
                 if search is not None:  # load the tool first, then play this step again: the call itself
