@@ -498,7 +498,7 @@ async def test_unremembered_escaped_descendants_survive_close() -> None:
 
 def test_error_for_status_gives_the_scripted_models_refusal_whole_without_retry_advice() -> None:
     """Offline, a tool the request does not offer fails every run the same way: the scripted model's own advice
-    whole, not "retry later" after 500 characters (trial 27, problem 8). Codex quotes it as a JSON body."""
+    whole, not "retry later" after 500 characters (trial 27, problem 8). Here quoted as a JSON body."""
     advice = "no tool 'echo'; give the agent the tool with `--mcp-server everything=COMMAND`; tools: " + "t, " * 300
     detail = json.dumps({"error": {"message": SCRIPTED_REFUSAL + advice.rstrip(", ")}})
     error = error_for_status(None, detail, failure_hint="retry later, or check the provider status")

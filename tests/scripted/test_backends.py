@@ -564,8 +564,8 @@ def test_an_error_to_be_retried_says_when_as_the_real_apis_do(status: int) -> No
 
 
 def test_a_tool_the_request_does_not_offer_fails_every_retry_of_it() -> None:
-    """Claude Code sends a failed request again: the retry must fail the same way, not play the next step (trial
-    27, problem 9: claude "succeeded" with "The server said (no tool result)")."""
+    """An agent that sends a failed request again must fail the same way, not play the next step (trial 27,
+    problem 9: a run "succeeded" with "The server said (no tool result)")."""
     with MessagesBackend(SCENARIOS["tools_echo"]) as backend:
         body = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "go"}], "max_tokens": 50,
                 "tools": TOOLS}

@@ -282,7 +282,7 @@ class ScriptedBackend:
             except LookupError as exc:
                 found = self._deferred(body, step, exc)
                 if isinstance(found, Fail):  # deterministic: an agent that sends the request again fails again,
-                    with self._lock:       # rather than getting the next step (claude's retry said "(no tool result)")
+                    with self._lock:       # rather than getting the next step (and "(no tool result)" as success)
                         self._cursor -= 1
                         self._after_mcp_call = False
                     return dataclasses.replace(turn, step=found)
