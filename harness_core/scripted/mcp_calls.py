@@ -64,8 +64,8 @@ def find_mcp_tool(names: Iterable[str], server: str, tool: str, *, left_out: str
     given = (f"`--tools` with a module that has a @tool named {tool!r}" if server == "harness"
              else f"`--mcp-server {server}=COMMAND`")
     raise LookupError(f"{SCRIPTED_REFUSAL}the request offers no MCP tool {tool!r} of server {server!r}; give the "
-                      f"agent the tool with {given}; if given, the agent did not list it (the server did not start, or it defers "
-                      f"MCP tools); the request's tools: {listed}")
+                      f"agent the tool with {given}; if given, the agent did not list it (the server did not start, "
+                      f"or it defers MCP tools); the request's tools: {listed}")
 
 
 def attachment_lines(found: Iterable[tuple[str, int]]) -> str:
