@@ -143,7 +143,7 @@ def mcp_servers_failed(stderr: str, servers: Iterable[McpServer] = ()) -> Invali
         return None
     said = found.group(1).strip()
     named = [server for server in servers if re.search(rf"(?:^|, ){re.escape(server.name)}: ", said)]
-    steps = dict.fromkeys(failed_server_next_step(server) for server in named or [None])
+    steps = dict.fromkeys([failed_server_next_step(server) for server in named] or [failed_server_next_step(None)])
     return InvalidSpecError(
         f"Codex could not start the run's MCP servers ({truncate(said)}); {'; '.join(steps)}; or leave it out",
         servers_failed=said,
