@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -30,6 +31,7 @@ __all__ = [
     "ProviderCrashedError",
     "ProviderNotFoundError",
     "RateLimitedError",
+    "SCRIPTED_REFUSAL",
     "SessionNotFoundError",
     "SpawnFailedError",
     "UnsupportedFeatureError",
@@ -345,6 +347,13 @@ class UndoRefusedError(HarnessError):
     code = "undo_refused"
 
 
+SCRIPTED_REFUSAL = "scripted model refuses: "
+"""How the offline scripted model starts the message of a request it fails for a reason of the run itself (a tool
+the request does not offer): no retry changes it, so `error_for_status` gives it whole, without the provider's
+"retry later"."""
+_SCRIPTED = re.compile(re.escape(SCRIPTED_REFUSAL) + r"([^\"\\]+)")  # ends at a quote of the JSON quoting it
+
+
 def error_for_status(
     status: int | None,
     detail: str,
@@ -357,10 +366,15 @@ def error_for_status(
     """The error an HTTP status from a model API stands for, as every provider classifies it: 401/403 →
     `AuthFailedError`, 429 → `RateLimitedError` (retryable), anything else (or no status) → `ModelError`
     (retryable for 5xx). The message names the status and `detail` and ends with the matching hint, which a
-    provider sets to its own next step (an env var, a login command, an option).
+    provider sets to its own next step (an env var, a login command, an option); the offline scripted model's
+    refusal (`SCRIPTED_REFUSAL`) is given whole with its own advice instead.
     """
-    text = truncate(detail.strip()) or "no message"
     where = f"HTTP {status}" if status is not None else "no HTTP status"
+    scripted = _SCRIPTED.search(detail)
+    if scripted is not None:  # offline: the same request fails the same way on every run, whatever the agent
+        return ModelError(f"the scripted model refused the request ({where}): {scripted.group(1).rstrip(' .')}",
+                          status=status, **details)
+    text = truncate(detail.strip()) or "no message"
     if status in (401, 403):
         return AuthFailedError(f"the model API refused the credentials ({where}: {text}); {auth_hint}",
                                status=status, **details)

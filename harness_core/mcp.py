@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 __all__ = ["HARNESS_SERVER", "TOOL_BRIDGE_ARGS", "TOOL_KINDS", "McpServer", "McpTransport", "check_server_name",
+           "failed_server_next_step", "shown_url",
            "check_tool_name", "harness_server_is_ours", "only_harness_servers", "server_of", "server_secrets",
            "tool_name_matches"]
 
@@ -105,6 +106,23 @@ class McpServer(BaseModel):
                 raise ValueError(f"MCP server {self.name!r} is {self.transport}: `args`, `env` and `cwd` are for "
                                  "stdio servers (a command)")
         return self
+
+
+def shown_url(url: str) -> str:
+    """`url` as a message may show it: a user and password in it, and its query, masked (`http://***@host/p?***`)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    netloc = f"***@{host}" if "@" in parts.netloc else host
+    return parts._replace(netloc=netloc, query="***" if parts.query else "", fragment="").geturl()
+
+
+def failed_server_next_step(server: McpServer | None) -> str:
+    """What to do about an MCP server of the run that the agent could not start or reach: run its command
+    yourself, or (a server given by URL) check that it answers there."""
+    if server is not None and server.url is not None:
+        return (f"could not reach {shown_url(server.url)}: check that the server listens there and answers MCP "
+                "(`--mcp-server NAME=URL`; its headers, if it needs credentials)")
+    return "check that its command runs (`--mcp-server NAME=COMMAND`: run COMMAND yourself to see why)"
 
 
 def server_secrets(servers: Iterable[McpServer]) -> list[str]:

@@ -43,6 +43,7 @@ from harness_core.files.private import write_private
 from harness_core.files.scratch import Scratch
 from harness_core.hookspecs import hookimpl
 from harness_core.jsonrpc import JsonRpcError, JsonRpcPeer, NotificationHandler
+from harness_core.mcp import failed_server_next_step
 from harness_core.redaction import REDACTED, redact_argv, scrub
 from harness_core.tooldisplay import (
     DELETING_FILE,
@@ -103,6 +104,7 @@ __all__ = [
     # errors, secrets, logs
     "REDACTED",
     "error_for_status",
+    "failed_server_next_step",
     "get_logger",
     "redact_argv",
     "scrub",

@@ -35,6 +35,7 @@ from harness_core import (
     hookimpl,
     open_run,
 )
+from harness_core.errors import SCRIPTED_REFUSAL
 from harness_core.plugins import PluginHost
 from harness_core.provider import (
     NON_JSON_METHOD,
@@ -493,3 +494,13 @@ async def test_unremembered_escaped_descendants_survive_close() -> None:
     finally:
         for entry in started:
             _kill(entry)
+
+
+def test_error_for_status_gives_the_scripted_models_refusal_whole_without_retry_advice() -> None:
+    """Offline, a tool the request does not offer fails every run the same way: the scripted model's own advice
+    whole, not "retry later" after 500 characters (trial 27, problem 8). Here quoted as a JSON body."""
+    advice = "no tool 'echo'; give the agent the tool with `--mcp-server everything=COMMAND`; tools: " + "t, " * 300
+    detail = json.dumps({"error": {"message": SCRIPTED_REFUSAL + advice.rstrip(", ")}})
+    error = error_for_status(None, detail, failure_hint="retry later, or check the provider status")
+    assert type(error) is ModelError and error.retryable is False
+    assert error.message == f"the scripted model refused the request (no HTTP status): {advice.rstrip(', ')}"

@@ -92,9 +92,15 @@ class RunLogs:
             writer.flush()
 
     def close(self) -> None:
-        """Flush and close both files, releasing the writer's lock (idempotent)."""
+        """Flush and close both files, releasing the writer's lock (idempotent). An event log no line was given to
+        (the run was stopped, Ctrl-C say, before its `run_started`) is removed with its wire log: an empty file
+        would list as a lost run of no provider."""
+        unstarted = self.events is not None and not self.events.used
         for writer in self._writers():
-            writer.close()
+            if unstarted:
+                writer.discard()
+            else:
+                writer.close()
 
 
 def check_writable(runs_dir: str | Path | None) -> Path:

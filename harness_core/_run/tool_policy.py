@@ -27,15 +27,15 @@ def native_filter(name: str, info: ProviderInfo) -> bool:
     return name in info.tool_filters or (name.startswith("mcp:") and "mcp:*" in info.tool_filters)
 
 
-def tool_forbidden(spec: AgentRunSpec | SessionSpec, tool: str) -> str | None:
-    """Why the run's filters forbid its Python tool `tool` (`mcp:harness.TOOL` to them), or None: a
-    `disallowed_tools` name covering it (`mcp`, `mcp:harness`, `mcp:harness.TOOL`), or an `allowed_tools` naming
-    none of those ("only these")."""
+def tool_forbidden(spec: AgentRunSpec | SessionSpec, tool: str, server: str = HARNESS_SERVER) -> str | None:
+    """Why the run's filters forbid MCP tool `tool` of `server` (by default its Python tool, `mcp:harness.TOOL` to
+    them), or None: a `disallowed_tools` name covering it (`mcp`, `mcp:SERVER`, `mcp:SERVER.TOOL`), or an
+    `allowed_tools` naming none of those ("only these")."""
     for name in sorted(spec.disallowed_tools):
-        if tool_name_matches(name, "mcp", HARNESS_SERVER, tool):
+        if tool_name_matches(name, "mcp", server, tool):
             return f"disallowed_tools {name!r}"
     allowed = spec.allowed_tools
-    if allowed is not None and not any(tool_name_matches(name, "mcp", HARNESS_SERVER, tool) for name in allowed):
+    if allowed is not None and not any(tool_name_matches(name, "mcp", server, tool) for name in allowed):
         return "allowed_tools leaves it out"
     return None
 

@@ -30,6 +30,7 @@ from harness_core.cli.batch import commands as batch_commands
 from harness_core.cli.chat import commands as chat_commands
 from harness_core.cli.complete import completion
 from harness_core.cli.config import commands as config_commands
+from harness_core.cli.exits import InterruptibleGroup
 from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
 from harness_core.cli.providers import commands as providers_commands
 from harness_core.cli.run import commands as run_commands
@@ -39,7 +40,8 @@ from harness_core.cli.view import commands as view_commands
 __all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group(cls=InterruptibleGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, "--version", prog_name="harness")
 def cli() -> None:
     """Run coding-agent CLIs behind one typed event stream.

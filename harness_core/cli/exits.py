@@ -11,7 +11,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -20,7 +20,8 @@ from harness_core.cli.flag_words import in_flags
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "fail", "harness_command", "spec_problems"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "InterruptibleGroup", "fail", "harness_command",
+           "spec_problems"]
 
 
 # = harness_core.errors.EXIT_FAILED / EXIT_USAGE / EXIT_INTERRUPTED: not imported here, that would pull in pydantic
@@ -77,6 +78,23 @@ def harness_command(func: Callable[P, R]) -> Callable[P, R]:
             _quiet_exit()  # `harness … | head`: the reader left; as other commands do, no traceback
 
     return wrapper
+
+
+class InterruptibleGroup(click.Group):
+    """A click group on which Ctrl-C while the command line is parsed (an option's callback loading a module) ends
+    as in a command's body, ``harness: error: interrupted`` and 130, not click's ``Aborted!`` and 1."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:
+            fail("interrupted", EXIT_INTERRUPTED)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)  # parses the subcommand's arguments, then runs it
+        except KeyboardInterrupt:
+            fail("interrupted", EXIT_INTERRUPTED)
 
 
 def _said(exc: BaseException) -> tuple[str, int] | None:

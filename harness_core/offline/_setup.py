@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from harness_core._provider_interface import Provider
 from harness_core._run.probe import preflight
+from harness_core._run.tool_policy import tool_forbidden
 from harness_core.errors import InvalidSpecError
 from harness_core.files.scratch import Scratch
 from harness_core.offline._pins import merge_offline
@@ -132,6 +134,10 @@ def workspace_conflict(scenario: Scenario, workspace: Path) -> str | None:
             f"there ({writes})")
 
 
+def _left_out(spec: AgentRunSpec | SessionSpec, server: str, tool: str) -> str | None:
+    return tool_forbidden(spec, tool, server)
+
+
 def _cannot_run_offline(name: str, host: PluginHost) -> InvalidSpecError:
     able = [n for n, p in host.providers.items() if can_run_offline(p.cls)]
     return InvalidSpecError(
@@ -200,6 +206,7 @@ def prepared_offline(spec: SpecT, provider: str | None, scenario: Scenario | str
         merged = spec.model_copy(update={"provider_options": options, "env": {**env, OFFLINE_ENV: "1"},
                                          "trust_project": False})  # a project's config could name another API
         backend.replay_each_prompt = True  # one conversation per backend: each turn plays the scenario
+        backend.left_out = partial(_left_out, spec)  # a refused call says the filter hid the tool, if it did
         yield backend, merged
     finally:
         if backend is not None:

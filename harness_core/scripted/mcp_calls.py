@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness_core.errors import SCRIPTED_REFUSAL
 from harness_core.scripted.scenarios import CallMcpTool
 
 __all__ = ["McpCall", "attachment_lines", "base64_size", "data_url_type", "find_mcp_tool", "texts_in"]
@@ -30,13 +31,14 @@ class McpCall:
     """A call of the agent's own tool search that loads the tool (the step plays after it), not the tool."""
 
 
-def find_mcp_tool(names: Iterable[str], server: str, tool: str) -> str:
+def find_mcp_tool(names: Iterable[str], server: str, tool: str, *, left_out: str | None = None) -> str:
     """The one name in `names` that is tool `tool` of MCP server `server`, however the agent spells it: the server
     (after `mcp`, maybe) before the tool with separators (`mcp__harness__add`, `harness__add`, `mcp_harness_add`,
     `harness.add`), or the bare tool name (`add`) when no name carries the server.
 
     Raises:
-        LookupError: no such name, or more than one (listing them, and the tools the request has).
+        LookupError: no such name, or more than one (listing them, and the tools the request has); `left_out`, why
+            the run's tool filter leaves the tool out, replaces the advice to give the agent the tool.
     """
     offered = list(dict.fromkeys(names))
     prefixed: list[str] = []
@@ -55,11 +57,15 @@ def find_mcp_tool(names: Iterable[str], server: str, tool: str) -> str:
         raise LookupError(f"MCP tool {tool!r} of server {server!r} is ambiguous in the request's tools: "
                           f"{', '.join(found)}; rename the server or the tool so that one name matches")
     listed = ", ".join(offered) if offered else "none"
+    if left_out is not None:
+        raise LookupError(f"{SCRIPTED_REFUSAL}the request offers no MCP tool {tool!r} of server {server!r}: the run's "
+                          f"tool filter leaves it out ({left_out}), and the scenario calls it; drop it from the "
+                          f"filter or play another scenario; the request's tools: {listed}")
     given = (f"`--tools` with a module that has a @tool named {tool!r}" if server == "harness"
              else f"`--mcp-server {server}=COMMAND`")
-    raise LookupError(f"the request offers no MCP tool {tool!r} of server {server!r} (its tools: {listed}); give the "
-                      f"agent the tool with {given}; if given, the agent did not list it (the server did not "
-                      "start, or it defers MCP tools)")
+    raise LookupError(f"{SCRIPTED_REFUSAL}the request offers no MCP tool {tool!r} of server {server!r}; give the "
+                      f"agent the tool with {given}; if given, the agent did not list it (the server did not start, "
+                      f"or it defers MCP tools); the request's tools: {listed}")
 
 
 def attachment_lines(found: Iterable[tuple[str, int]]) -> str:

@@ -66,6 +66,7 @@ class LogWriter:
         self._flush_bytes = flush_bytes
         self._size = 0  # bytes of complete lines in the file
         self._dropping = False
+        self._used = False  # a line was given (written, buffered or dropped)
         self.failure: OSError | None = None
         """The first write that failed (None while every write succeeded)."""
         self.on_failure: Callable[[LogWriter, OSError], None] | None = None
@@ -79,6 +80,7 @@ class LogWriter:
     def write_line(self, data: bytes) -> None:
         """Queue `data` plus a newline; written at the next `flush` (or at once past `flush_bytes`). Dropped after
         a failed write until `resume()`."""
+        self._used = True
         if self._dropping:
             return
         buffer = self._buffer
@@ -118,6 +120,20 @@ class LogWriter:
             self.failure = exc
         if first and self.on_failure is not None:
             self.on_failure(self, exc)
+
+    @property
+    def used(self) -> bool:
+        """Whether a line was ever given to `write_line` (a log without one is an empty file)."""
+        return self._used
+
+    def discard(self) -> None:
+        """Remove the file and close it (a run stopped before its first event: an empty log would read as a lost
+        run). Idempotent; after `close` the file stays."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # still locked: no reader saw it unlocked, hence "lost"
+            self._buffer.clear()
+            self.close()
 
     def close(self) -> None:
         if self._fd is not None:

@@ -121,3 +121,19 @@ def test_process_exited_names_the_next_step_before_the_stderr_tail() -> None:
     assert rest == ["--- last stderr lines ---", "boom"]
     quiet = ProcessExitedError("x: exited (exit 1)", exit_code=1)
     assert quiet.message == f"x: exited (exit 1); {PROCESS_EXITED_NEXT_STEP}"
+
+
+# --- Ctrl-C while the command line is parsed ------------------------------------------------------------
+
+def test_ctrl_c_while_the_options_are_parsed_exits_130_not_clicks_aborted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--scenario NAME` loads the scenarios in its callback (pydantic: a second or more): Ctrl-C there is the same
+    `interrupted` and 130 as in the command's body (trial 27, problem 4: click printed `Aborted!`, status 1)."""
+    import harness_core.cli.flags.scenarios as scenarios
+
+    def interrupted(*_args: Any) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scenarios, "checked_scenario", interrupted)
+    result = invoke("run", "--offline", "--scenario", "say")
+    assert result.exit_code == 130, result.output
+    assert "harness: error: interrupted" in result.output and "Aborted!" not in result.output

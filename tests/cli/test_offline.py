@@ -14,7 +14,9 @@ import pytest
 from click.testing import Result
 
 import harness_core.testing.scripted as scripted
+from harness_core import AgentRunSpec, InvalidSpecError, McpServer, tool
 from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.cli.foreground.offline import check_scenario_tools
 from harness_core.hookspecs import hookimpl
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import OfflineSetup
@@ -77,6 +79,10 @@ def logs(tmp_path: Path) -> list[Path]:
     (["-o", "colour=blue"], "invalid options for provider 'offline-scripted'"),
     (["--scenario", "tool"], "no offline scenario named 'tool'"),
     (["--provider", "scripted"], "provider 'scripted' cannot run offline"),
+    # trial 27, problem 8: a scenario calling a tool the run does not have spawned, then failed after 10 s
+    (["--scenario", "tools_echo"], "calls the MCP tool 'echo' of server 'everything', which this run does not have; "
+                                   "give the agent the tool with --mcp-server everything=COMMAND"),
+    (["--scenario", "tools_mcp"], "give the agent the tool with --tools with a module that has a @tool named 'add'"),
 ])
 def test_a_bad_provider_option_or_scenario_creates_nothing(tmp_path: Path, temp: Path, args: list[str],
                                                            said: str) -> None:
@@ -296,3 +302,20 @@ def test_offline_chat_leaves_out_a_projects_servers_instead_of_refusing_them(tmp
            f"({project / '.harness.toml'}:1)" in result.stderr, result.output
     started = json.loads(logs(tmp_path)[0].read_text().splitlines()[0])
     assert started["spec"]["mcp_servers"] == []
+
+
+def test_a_scenario_whose_tool_is_given_or_only_filtered_out_is_played() -> None:
+    """Only a tool the run does not have at all is refused: one its filter leaves out is played, so that the run
+    shows the filter at work."""
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    hidden = AgentRunSpec(prompt="x", disallowed_tools=frozenset({"mcp:harness.add"}))
+    check_scenario_tools(SCENARIOS["tools_mcp"], hidden, (add,))
+    everything = McpServer(name="everything", command="mcp-server-everything")
+    check_scenario_tools(SCENARIOS["tools_echo"], AgentRunSpec(prompt="x", mcp_servers=[everything]), ())
+    with pytest.raises(InvalidSpecError, match="@tool named 'add'"):
+        check_scenario_tools(SCENARIOS["tools_mcp"], AgentRunSpec(prompt="x"), ())

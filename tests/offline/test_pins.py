@@ -22,6 +22,7 @@ from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.hookspecs import hookimpl
 from harness_core.offline import offline_spec, offline_workspace
 from harness_core.offline._pins import LOOPBACK_ONLY, deep_merge
+from harness_core.offline._setup import prepared_offline
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import OfflineSetup
 from harness_core.scripted.backends import MessagesBackend
@@ -143,6 +144,14 @@ def test_every_offline_run_bypasses_proxies_for_loopback(host: PluginHost) -> No
     with (pytest.raises(InvalidSpecError, match="NO_PROXY is not taken: it keeps the calls to the loopback backend"),
           offline_spec(AgentRunSpec(prompt="x", env={"NO_PROXY": "*"}), "pinned", "say", host=host)):
         pytest.fail("must not be entered")
+
+
+def test_the_backend_knows_which_tools_the_runs_filter_leaves_out(host: PluginHost) -> None:
+    """So that its refusal of a call says the filter hid the tool (trial 27, problem 8)."""
+    spec = AgentRunSpec(prompt="x", disallowed_tools=frozenset({"mcp:harness.add"}))
+    with prepared_offline(spec, "pinned", "say", host=host) as (backend, _merged):
+        assert backend.left_out("harness", "add") == "disallowed_tools 'mcp:harness.add'"
+        assert backend.left_out("harness", "count_lines") is None and backend.left_out("ev", "add") is None
 
 
 def test_deep_merge_merges_tables_joins_lists_and_lets_the_rest_win() -> None:

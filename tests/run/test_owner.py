@@ -3,6 +3,8 @@ turn), and the owner's side of a run: `drive` once, `aclose` when the consumer i
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -10,7 +12,8 @@ import anyio
 import pytest
 
 import harness_core.testing.scripted as scripted
-from harness_core import AgentRunSpec, Done, LiveRun, RunStarted, RunStatus
+from harness_core import AgentRunSpec, Done, LiveRun, RunStarted, RunStatus, open_run
+from harness_core._run import api
 from harness_core._run.api import prepare
 from harness_core._run.run_files import RunLogs
 from harness_core.hookspecs import hookimpl
@@ -88,3 +91,31 @@ async def test_an_owner_closing_a_run_early_interrupts_it_and_completes_its_log(
     assert error is not None and error.code == "interrupted" and error.details["stopped_by"] == "provider"
     logged = list(read_events(live.log_path))  # type: ignore[arg-type]
     assert isinstance(logged[-1], Done) and [e.seq for e in logged] == list(range(len(logged)))
+
+
+@pytest.mark.parametrize("record_wire", [False, True])
+async def test_a_run_stopped_before_its_first_event_leaves_no_log(host: PluginHost, runs_dir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 record_wire: bool) -> None:
+    """Ctrl-C while the Python tools' server starts (seconds, after the log was created): no empty log listed
+    as a lost run of provider `?` (trial 27, problem 4), nor an empty wire log."""
+
+    @asynccontextmanager
+    async def starting_forever(server: Any, spec: AgentRunSpec, transport: Any) -> AsyncIterator[AgentRunSpec]:
+        await anyio.sleep_forever()
+        yield spec
+
+    monkeypatch.setattr(api, "served", starting_forever)
+    with anyio.move_on_after(0.2) as scope:
+        async with open_run(_spec("say"), "scripted", host=host, runs_dir=runs_dir, record_wire=record_wire):
+            pytest.fail("the run should not have started")
+    assert scope.cancelled_caught
+    assert sorted(p.name for p in runs_dir.iterdir()) == []  # noqa: ASYNC240 - a one-off check
+
+
+async def test_a_log_given_a_line_is_kept_even_if_the_run_never_ends_it(runs_dir: Path) -> None:
+    logs = RunLogs.open(runs_dir, "begun")
+    assert logs.events is not None
+    logs.events.write_line(b'{"type": "run_started"}')
+    logs.close()
+    assert (runs_dir / "begun.jsonl").read_bytes() == b'{"type": "run_started"}\n'

@@ -561,3 +561,17 @@ def test_an_error_to_be_retried_says_when_as_the_real_apis_do(status: int) -> No
         retried = {k: headers.get(k) for k in ("retry-after", "retry-after-ms")}
         assert retried == ({"retry-after": "1", "retry-after-ms": "50"} if status != 401 else
                            {"retry-after": None, "retry-after-ms": None}), (type(backend).__name__, headers)
+
+
+def test_a_tool_the_request_does_not_offer_fails_every_retry_of_it() -> None:
+    """An agent that sends a failed request again must fail the same way, not play the next step (trial 27,
+    problem 9: a run "succeeded" with "The server said (no tool result)")."""
+    with MessagesBackend(SCENARIOS["tools_echo"]) as backend:
+        body = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "go"}], "max_tokens": 50,
+                "tools": TOOLS}
+        for _ in range(3):
+            status, _, raw = post(f"{backend.url}/v1/messages", body)
+            message = json.loads(raw)["error"]["message"]
+            assert status == 400 and "offers no MCP tool 'echo' of server 'everything'" in message
+            assert "--mcp-server everything=COMMAND" in message and message.endswith("tools: bash")
+        assert backend.remaining == 2  # the call and the answer after it: nothing was played

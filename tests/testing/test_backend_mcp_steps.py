@@ -57,7 +57,7 @@ def test_the_tool_is_found_whatever_the_agent_prefixes_it_with(names: list[str],
 
 
 def test_a_missing_or_ambiguous_tool_is_a_clear_error() -> None:
-    with pytest.raises(LookupError, match=r"no MCP tool 'add' of server 'harness' \(its tools: Bash, Read\)"):
+    with pytest.raises(LookupError, match=r"no MCP tool 'add' of server 'harness'; .*the request.s tools: Bash, Read$"):
         find_mcp_tool(["Bash", "Read"], "harness", "add")
     with pytest.raises(LookupError, match=r"ambiguous in the request.s tools: mcp__harness__add, harness\.add"):
         find_mcp_tool(["mcp__harness__add", "harness.add"], "harness", "add")
@@ -74,6 +74,16 @@ def test_a_missing_tool_names_the_flag_that_gives_it_and_what_else_hides_it() ->
     with pytest.raises(LookupError, match=r"with `--mcp-server ev=COMMAND`; if given") as other:
         find_mcp_tool(["Bash"], "ev", "echo")
     assert "--tools" not in str(other.value)
+
+
+def test_a_tool_the_filter_left_out_says_so_rather_than_to_give_it() -> None:
+    """Trial 27, problem 8: with `--disallowed-tools mcp:harness.add` the refusal said "give the agent the tool
+    with `--tools`", which the user had done."""
+    with pytest.raises(LookupError) as hidden:
+        find_mcp_tool(["Bash"], "harness", "add", left_out="disallowed_tools 'mcp:harness.add'")
+    said = str(hidden.value)
+    assert "the run's tool filter leaves it out (disallowed_tools 'mcp:harness.add')" in said
+    assert "give the agent" not in said and said.endswith("the request's tools: Bash")
 
 
 # --- every API ----------------------------------------------------------------------------------------------

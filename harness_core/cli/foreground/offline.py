@@ -18,12 +18,15 @@ import click
 from harness_core import AgentRunSpec, SessionSpec, Tool, check_run
 from harness_core.cli.event_loop import run_async
 from harness_core.cli.output import say
+from harness_core.errors import InvalidSpecError
+from harness_core.mcp import HARNESS_SERVER
 from harness_core.offline import check_offline, offline_workspace as played_offline, workspace_conflict
 from harness_core.plugins import get_host
+from harness_core.scripted.scenarios import CallMcpTool, Scenario
 
 SpecT = TypeVar("SpecT", AgentRunSpec, SessionSpec)
 
-__all__ = ["check_offline_flags", "offline_workspace"]
+__all__ = ["check_offline_flags", "check_scenario_tools", "offline_workspace"]
 
 
 @contextmanager
@@ -59,6 +62,7 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
 
     host = get_host()
     played = check_offline(spec, provider, scenario, host=host, pins=background)
+    check_scenario_tools(played, spec, tools)
     run_async(partial(check_run, spec, provider, runs_dir=runs_dir, host=host, tools=tools))  # raises what `run` would
     if explicit_cwd:
         if keep:
@@ -69,3 +73,27 @@ def check_offline_flags(spec: AgentRunSpec, provider: str | None, scenario: str,
                                    "--cwd for a temporary workspace, or pass --force to play it there anyway")
     elif force:
         raise click.UsageError("--force is for --offline --cwd DIR (a temporary workspace is always empty)")
+
+
+def check_scenario_tools(scenario: Scenario, spec: AgentRunSpec, tools: tuple[Tool, ...]) -> None:
+    """Refuse, before anything is created, a scenario that calls an MCP tool the run does not give at all (a Python
+    tool not among `--tools`, a server not among `--mcp-server`): it could only fail, after the agent started. A
+    tool the run's filters leave out is played, so that the run shows the filter at work.
+
+    Raises:
+        InvalidSpecError: naming the tool and how to give it.
+    """
+    servers = {server.name for server in spec.mcp_servers}
+    names = {tool.name for tool in tools}
+    for step in scenario.steps:
+        if not isinstance(step, CallMcpTool):
+            continue
+        if step.server == HARNESS_SERVER and step.tool not in names:
+            given = f"--tools with a module that has a @tool named {step.tool!r}"
+        elif step.server != HARNESS_SERVER and step.server not in servers:
+            given = f"--mcp-server {step.server}=COMMAND"
+        else:
+            continue
+        raise InvalidSpecError(f"the offline scenario {scenario.name!r} calls the MCP tool {step.tool!r} of server "
+                               f"{step.server!r}, which this run does not have; give the agent the tool with {given}, "
+                               "or play another scenario")

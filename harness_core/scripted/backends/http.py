@@ -76,6 +76,10 @@ class Exchange:
     """Whether it played a scenario step (a model turn) or was a side request answered on the side."""
 
 
+def _nothing_left_out(server: str, tool: str) -> None:
+    """`ScriptedBackend.left_out` of a backend that knows no run: no filter."""
+
+
 def split_chunks(text: str, chunks: int) -> list[str]:
     """Split `text` into at most `chunks` non-empty consecutive pieces (at least one, even for "")."""
     n = max(1, min(chunks, len(text)))
@@ -127,6 +131,9 @@ class ScriptedBackend:
         """Every request received (turns and side requests), in order."""
         self.tool_results: list[str] = []
         """The text of the tool result each turn request after an MCP tool call carried, in order."""
+        self.left_out: Callable[[str, str], str | None] = _nothing_left_out
+        """Why the run's tool filter leaves out tool T of MCP server S (`left_out(S, T)`), or None: what the refusal
+        of a call of a tool the request does not offer says (the offline setup sets it from the run's spec)."""
         self._after_mcp_call = False
         self._searched: set[str] = set()
         self._lookups: dict[tuple[str, str], int] = {}
@@ -270,10 +277,14 @@ class ScriptedBackend:
         step = turn.step
         if isinstance(step, CallMcpTool):
             try:
-                name = find_mcp_tool(self.tool_names_in(body), step.server, step.tool)
+                name = find_mcp_tool(self.tool_names_in(body), step.server, step.tool,
+                                     left_out=self.left_out(step.server, step.tool))
             except LookupError as exc:
                 found = self._deferred(body, step, exc)
-                if isinstance(found, Fail):
+                if isinstance(found, Fail):  # deterministic: an agent that sends the request again fails again,
+                    with self._lock:       # rather than getting the next step (and "(no tool result)" as success)
+                        self._cursor -= 1
+                        self._after_mcp_call = False
                     return dataclasses.replace(turn, step=found)
                 name, search = found
                 if search is not None:  # load the tool first, then play this step again: the call itself

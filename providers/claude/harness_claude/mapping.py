@@ -7,6 +7,7 @@ Knows nothing of processes, stdin, the runner or time. Tested against recorded r
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from harness_core import (
     HarnessError,
     HarnessEvent,
     HarnessResult,
+    McpServer,
     Notice,
     ProviderRaw,
     ReasoningDelta,
@@ -28,7 +30,7 @@ from harness_core import (
     ToolUse,
     Usage,
 )
-from harness_core.provider import fast_text_delta
+from harness_core.provider import failed_server_next_step, fast_text_delta
 
 from harness_claude._json import count, obj, string, timestamp
 from harness_claude.changes import file_display
@@ -42,10 +44,8 @@ _IGNORED_SYSTEM = frozenset({"status", "thinking_tokens", "hook_started", "hook_
 _IGNORED_STREAM = frozenset({"message_stop", "content_block_stop"})
 _FAILED_SERVER = {"failed": "did not start", "needs-auth": "needs authentication"}
 """The `mcp_servers` statuses of Claude Code's init line (2.1.328) that leave a server's tools out of the run."""
-_SERVER_NEXT_STEP = {
-    "failed": "check that its command runs (`--mcp-server NAME=COMMAND`: run COMMAND yourself to see why)",
-    "needs-auth": "give it its credentials (the server's `env` or `headers`) or sign in to it in Claude Code",
-}
+_SERVER_NEXT_STEP = {"needs-auth": "give it its credentials (the server's `env` or `headers`) or sign in to it in "
+                     "Claude Code"}  # "failed": `failed_server_next_step`, which knows a command from a URL
 _SILENT = frozenset(
     {"control_request", "control_response", "control_cancel_request", "keep_alive", "command_lifecycle"}
 )
@@ -86,9 +86,11 @@ class ClaudeMapper:
     """
 
     def __init__(
-        self, cwd: str | None = None, *, resumed: bool = False, limits: Limits | None = None, cost_before: float = 0.0
+        self, cwd: str | None = None, *, resumed: bool = False, limits: Limits | None = None, cost_before: float = 0.0,
+        servers: Iterable[McpServer] = (),
     ) -> None:
         self.cwd = cwd
+        self.servers = {server.name: server for server in servers}  # the run's own: what a failed one's advice says
         self.resumed = resumed
         self.limits = limits
         self.cost_before = cost_before
@@ -244,9 +246,9 @@ class ClaudeMapper:
             if not isinstance(name, str) or status not in _FAILED_SERVER or name in self._servers_failed:
                 continue
             self._servers_failed.add(name)
-            notices.append(Notice(code="mcp_server_failed", message=(
-                f"MCP server {name!r} {_FAILED_SERVER[status]}, so the agent runs without its tools; "
-                f"{_SERVER_NEXT_STEP[status]}"), details={"server": name, "status": status}))
+            step = _SERVER_NEXT_STEP.get(status) or failed_server_next_step(self.servers.get(name))
+            said = f"MCP server {name!r} {_FAILED_SERVER[status]}, so the agent runs without its tools; {step}"
+            notices.append(Notice(code="mcp_server_failed", message=said, details={"server": name, "status": status}))
         return notices
 
     def _declined(self, tool_id: str, name: Any, message: str) -> ToolResult:

@@ -115,7 +115,8 @@ class ClaudeProvider(Provider[ClaudeOptions]):
             await anyio.to_thread.run_sync(content_blocks, spec.prompt, spec.attachments)  # reads: off the loop;
         # an attachment Claude cannot take is refused here, before spawn
         limits = Limits(max_turns=spec.max_turns, max_cost_usd=spec.max_cost_usd)
-        mapper = ClaudeMapper(str(spec.cwd), resumed=spec.resume_session is not None, limits=limits)
+        mapper = ClaudeMapper(str(spec.cwd), resumed=spec.resume_session is not None, limits=limits,
+                              servers=spec.mcp_servers)
         config = tool_config(spec, keep_user_servers=options.keep_user_mcp_servers).mcp_config
         with mcp_config_file(config) as config_file:
             argv = build_argv(binary, spec, options, is_root=is_root, mcp_config_file=config_file)

@@ -119,7 +119,8 @@ class ClaudeSession(ProviderSession):
             prelude.append({"subtype": "set_permission_mode", "mode": plan.mode})
         limits = Limits(max_turns=spec.max_turns, max_cost_usd=spec.max_cost_usd, scope="session")
         resumed = self.turns > 0 or spec.resume_session is not None
-        mapper = ClaudeMapper(str(spec.cwd), resumed=resumed, limits=limits, cost_before=self.cost)
+        mapper = ClaudeMapper(str(spec.cwd), resumed=resumed, limits=limits, cost_before=self.cost,
+                              servers=spec.mcp_servers)
         turn = Turn(spec, self.opts, ctx, self.child, mapper=mapper, plan=plan, one_shot=False)
         send, receive = anyio.create_memory_object_stream[list[dict[str, Any]]](0)
         self._inbox, self._turn = send, turn

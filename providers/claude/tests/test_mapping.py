@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_core import HarnessError, RunStatus, ToolKind, ToolStatus
+from harness_core import HarnessError, McpServer, RunStatus, ToolKind, ToolStatus
 
 from harness_claude.display import tool_display
 from harness_claude.mapping import ClaudeMapper, approval_request
@@ -235,6 +235,19 @@ def test_an_mcp_server_that_did_not_start_is_a_warning_once() -> None:
     assert "MCP server 'everything' did not start" in notice.message  # type: ignore[union-attr]
     assert "--mcp-server NAME=COMMAND" in notice.message  # type: ignore[union-attr]
     assert mapper.feed(init) == []  # the next turn's init line repeats it: said once
+
+
+def test_an_mcp_server_given_by_url_that_failed_gets_advice_for_a_url() -> None:
+    """Trial 27, problem 11: `--mcp-server docs=http://…` that is not there was told to run its COMMAND; it gets
+    the URL it could not reach, its password and query masked."""
+    docs = McpServer(name="docs", url="http://alice:hunter2pass@127.0.0.1:9/mcp?token=abc")
+    mapper = ClaudeMapper("/ws", servers=[docs, McpServer(name="ev", command="mcp-server-everything")])
+    init = {"type": "system", "subtype": "init", "session_id": "s", "model": "m",
+            "mcp_servers": [{"name": "docs", "status": "failed"}, {"name": "ev", "status": "failed"}]}
+    docs_notice, ev_notice = (e.message for e in mapper.feed(init)[1:])  # type: ignore[union-attr]
+    assert "could not reach http://***@127.0.0.1:9/mcp?***" in docs_notice and "COMMAND" not in docs_notice
+    assert "hunter2pass" not in docs_notice and "abc" not in docs_notice
+    assert "run COMMAND yourself" in ev_notice
 
 
 def _tool_turn(name: str, error: str) -> list[Any]:

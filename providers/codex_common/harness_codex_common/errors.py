@@ -8,17 +8,19 @@ key or a model; knows nothing of where a provider found the error (a JSONL line,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple
 
 from harness_core import (
     AuthFailedError,
     HarnessError,
     InvalidSpecError,
+    McpServer,
     RateLimitedError,
     SessionNotFoundError,
     truncate,
 )
-from harness_core.provider import error_for_status
+from harness_core.provider import error_for_status, failed_server_next_step
 
 __all__ = [
     "MAX_PROMPT_CHARS",
@@ -132,16 +134,19 @@ _MCP_FAILED = re.compile(r"required MCP servers failed to initialize: (.+?)(?: \
 when RUST_BACKTRACE is set): the servers and why, e.g. `everything: No such file or directory (os error 2)`."""
 
 
-def mcp_servers_failed(stderr: str) -> InvalidSpecError | None:
+def mcp_servers_failed(stderr: str, servers: Iterable[McpServer] = ()) -> InvalidSpecError | None:
     """The error for a run Codex could not start because an MCP server of it did not start, found in what Codex
-    wrote (its stderr), else None: Codex's own words, without its backtrace, and what to do next."""
+    wrote (its stderr), else None: Codex's own words, without its backtrace, and what to do next (for a server of
+    `servers` given by URL, the URL it could not reach)."""
     found = _MCP_FAILED.search(stderr)
     if found is None:
         return None
+    said = found.group(1).strip()
+    named = [server for server in servers if re.search(rf"(?:^|, ){re.escape(server.name)}: ", said)]
+    steps = dict.fromkeys([failed_server_next_step(server) for server in named] or [failed_server_next_step(None)])
     return InvalidSpecError(
-        f"Codex could not start the run's MCP servers ({truncate(found.group(1).strip())}); check that the "
-        "server's command runs (`--mcp-server NAME=COMMAND`: run COMMAND yourself to see why), or leave it out",
-        servers_failed=found.group(1).strip(),
+        f"Codex could not start the run's MCP servers ({truncate(said)}); {'; '.join(steps)}; or leave it out",
+        servers_failed=said,
     )
 
 

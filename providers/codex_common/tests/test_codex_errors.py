@@ -4,6 +4,7 @@ line is logged (harness_codex_common.argv)."""
 from __future__ import annotations
 
 import pytest
+from harness_core import McpServer
 from harness_core.provider import REDACTED
 
 from harness_codex_common import (
@@ -107,3 +108,12 @@ def test_a_server_that_did_not_start_is_codexs_words_without_the_backtrace_and_a
     assert "run COMMAND yourself to see why" in error.message
     assert "backtrace" not in error.message.lower() and "<unknown>" not in error.message
     assert mcp_servers_failed("Error: stream disconnected before completion") is None
+
+
+def test_a_server_given_by_url_that_did_not_start_gets_advice_for_a_url() -> None:
+    """Trial 27, problem 11: not "run COMMAND yourself" for `--mcp-server docs=URL`; its password masked."""
+    docs = McpServer(name="docs", url="http://alice:hunter2pass@127.0.0.1:9/mcp")
+    stderr = "Error: required MCP servers failed to initialize: docs: connection refused"
+    error = mcp_servers_failed(stderr, [docs, McpServer(name="ev", command="x")])
+    assert error is not None and "could not reach http://***@127.0.0.1:9/mcp" in error.message
+    assert "COMMAND" not in error.message and "hunter2pass" not in error.message

@@ -156,7 +156,7 @@ def _early_exit(child: ChildProcess, spec: AgentRunSpec) -> HarnessError:
         missing = session_not_found(spec.resume_session, child.stderr_tail())
         if missing is not None:
             return missing
-    if spec.mcp_servers and (servers := mcp_servers_failed(child.stderr_tail())) is not None:
+    if spec.mcp_servers and (servers := mcp_servers_failed(child.stderr_tail(), spec.mcp_servers)) is not None:
         return servers
     return child.exit_error(
         "codex exec ended before its turn finished"  # the error adds where its stderr is and what to do next
