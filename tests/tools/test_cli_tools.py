@@ -136,7 +136,7 @@ def test_a_background_runs_tool_waits_for_harness_approve(harness: tuple[list[st
     status = _wait_status(path, "waiting for approval", "success", "failed")
     assert status == "waiting for approval"
     listed = _harness(harness, "approve", run_id)
-    assert listed.returncode == 0 and "count_lines" in listed.stdout, listed.stdout + listed.stderr
+    assert listed.returncode == 0 and f"count_lines(path='{counted}')" in listed.stdout, listed.stdout + listed.stderr
     answered = _harness(harness, "approve", run_id, listed.stdout.split()[0], "allow")
     assert answered.returncode == 0, answered.stderr
     assert _wait_status(path, "success", "failed") == "success"
