@@ -90,10 +90,14 @@ class ToolBook:
 
     def resolved(self, event: ApprovalResolved) -> tuple[HarnessToolDetails | None, bool]:
         """Record a decision: the display of the request it settles (None for a request not seen), and whether its
-        line is shown (False when the action's own line says it all: a request settled for nobody)."""
+        line is shown (False when the action's own line says it all: a request settled for nobody; or when the
+        runner approved it, a question nobody wanted asked: the agent's under `never` raised to enforce a filter,
+        or its own before a Python tool that asks itself)."""
         request = self._open.pop(event.request_id, None)
         if request is None:
             return None, True
+        if event.decided_by == "runner" and event.decision is ApprovalDecision.APPROVE:
+            return request.display, False
         tool = request.tool_id
         if tool is None or event.decision is ApprovalDecision.APPROVE:
             return request.display, True
