@@ -161,6 +161,17 @@ def test_a_foreground_run_on_a_terminal_asks_about_a_tool_under_the_default_poli
     assert "approved by you" in view and "lines: 3" in view
 
 
+def test_ctrl_c_at_a_tools_question_reads_as_the_users_interrupt(harness: tuple[list[str], dict[str, str]],
+                                                                 tmp_path: Path) -> None:
+    steps = [{"mcp": {"server": "harness", "tool": "count_lines", "args": {"path": str(EXAMPLE)}}}, {"say": "done"}]
+    played = play(harness, ["-o", "scenario=" + json.dumps({"steps": steps}), "--tools", str(EXAMPLE), "x"],
+                  stdout_tty=True, stderr_tty=True, keys=[(_ASKED, b"\x03")])
+    view = played.terminal.decode().replace("\r\n", "\n")
+    assert played.status == 130, view
+    assert "\u2298 count_lines (not run: interrupted)" in view, view
+    assert "by runner" not in view and "cut short" not in view
+
+
 def test_off_a_terminal_the_denial_says_first_what_a_command_line_user_can_do(
         harness: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
     steps = [{"mcp": {"server": "harness", "tool": "count_lines", "args": {"path": str(EXAMPLE)}}}, {"say": "done"}]

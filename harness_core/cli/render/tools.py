@@ -15,6 +15,7 @@ from harness_core import (
     ApprovalResolved,
     HarnessToolDetails,
     ToolResult,
+    ToolKind as _Kind,
     ToolStatus as _Status,
 )
 from harness_core.cli.render.format import one_line, tool_label
@@ -36,10 +37,14 @@ def decided_by_you(event: ApprovalResolved) -> bool:
     return event.decided_by == "callback" and reason.startswith(_BY_YOU)
 
 
-def approval_text(event: ApprovalResolved, what: str, dash: str, reasons_shown: set[str]) -> str:
+def approval_text(event: ApprovalResolved, what: str, dash: str, reasons_shown: set[str],
+                  interrupted: bool = False) -> str:
     """``[approval] Running command rm -rf build — denied by you``: the decision, who took it, and why when that
     says something (a denial's reason, given once: later ones say "same reason as above"; where a person answered
-    from, ``(with harness approve)``, each time)."""
+    from, ``(with harness approve)``, each time). A question the runner settled for nobody was withdrawn:
+    ``— withdrawn: interrupted`` once an interrupt was asked for (Ctrl-C at the question)."""
+    if event.decided_by == "runner" and event.decision is ApprovalDecision.ABORT and interrupted:
+        return f"[approval] {what} {dash} withdrawn: interrupted"
     approved = event.decision is ApprovalDecision.APPROVE
     by = "you" if decided_by_you(event) else event.decided_by
     reason = ""
@@ -86,7 +91,23 @@ class ToolBook:
         return "waiting for model"
 
     def asked(self, event: ApprovalRequested) -> None:
+        if event.tool_id is None and (tool := self._asking_tool(event.display)) is not None:
+            event = event.model_copy(update={"tool_id": tool})  # a Python tool's own question: its call's
         self._open[event.request_id] = event
+
+    def _asking_tool(self, display: HarnessToolDetails) -> str | None:
+        """The MCP call in progress a request without a tool id is about (the `harness` server asks about a call
+        of its Python tools, not knowing the agent's id for it): the latest one of that server and tool not asked
+        about already."""
+        server = (display.raw or {}).get("server")
+        if display.kind is not _Kind.MCP or server is None:
+            return None
+        asked = {r.tool_id for r in self._open.values()}
+        for tool_id, (shown, _, _) in reversed(self.pending.items()):
+            if (shown.kind is _Kind.MCP and shown.title == display.title and tool_id not in asked
+                    and (shown.raw or {}).get("server") == server):
+                return tool_id
+        return None
 
     def resolved(self, event: ApprovalResolved) -> tuple[HarnessToolDetails | None, bool]:
         """Record a decision: the display of the request it settles (None for a request not seen), and whether its
