@@ -541,6 +541,25 @@ def test_a_question_withdrawn_by_an_interrupt_with_no_action_says_so() -> None:
     assert out.getvalue() == "interrupting…\n[approval] count_lines(path='/etc/passwd') \u2014 withdrawn: interrupted\n"
 
 
+def test_a_denied_action_whose_start_line_was_printed_gets_its_end() -> None:
+    """A slow agent (Gemini CLI) asks after the tool's start line was printed (`… `): denied, the line is closed by
+    the action's own end, not left dangling after the approval line."""
+    declined = _CALL.model_copy(update={"status": ToolStatus.DECLINED})
+    out = io.StringIO()
+    now = [0.0]
+    renderer = Renderer(out, clock=lambda: now[0])
+    renderer.feed(ToolUse(tool_id="t", name="mcp_harness_count_lines", display=_CALL))
+    now[0] = 10.0
+    renderer.tick()  # a slow tool: its start line
+    renderer.feed(ApprovalRequested(request_id="a", tool_id="t", display=_CALL))
+    renderer.feed(ApprovalResolved(request_id="a", decision=ApprovalDecision.DENY, reason="answered on the terminal"))
+    renderer.feed(ToolResult(tool_id="t", name="mcp_harness_count_lines", display=declined, is_error=True))
+    lines = out.getvalue().splitlines()
+    assert lines == ["[tool] count_lines(path='/etc/passwd') \u2026",
+                     "[approval] count_lines(path='/etc/passwd') \u2014 denied by you",
+                     "[tool] \u2298 count_lines(path='/etc/passwd') (declined)"], lines
+
+
 def test_an_approved_action_that_fails_is_still_a_failure() -> None:
     failed = _SHELL.model_copy(update={"status": ToolStatus.FAILED, "exit_code": 1})
     text = _render([ToolUse(tool_id="t", name="shell", display=_SHELL),

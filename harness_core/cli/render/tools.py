@@ -73,6 +73,7 @@ class ToolBook:
         self._not_run: set[str] = set()  # tools shown as not run while their approval was still open
         self.interrupted = False
         """Set by the renderer once an interrupt was asked for: a tool cut short at its question says so."""
+        self._start_printed = False  # whether the tool `finished` last had its start line printed
 
     @property
     def waiting_approval(self) -> bool:
@@ -131,15 +132,17 @@ class ToolBook:
         return request.display, True
 
     def shown(self, event: ToolResult, not_run: str | None) -> bool:
-        """Whether a finished tool gets its line: not when an approval line already said it would not run."""
+        """Whether a finished tool gets its line: not when an approval line already said it would not run, unless
+        its start line was printed (`finished` says), which then gets its end."""
         if event.tool_id not in self._said:
             return True
         self._said.discard(event.tool_id)
-        return not_run is None and event.display.status not in (_Status.DECLINED, _Status.INTERRUPTED)
+        started = self._start_printed
+        return started or (not_run is None and event.display.status not in (_Status.DECLINED, _Status.INTERRUPTED))
 
     def finished(self, event: ToolResult) -> str | None:
         """Forget a finished tool; why it never ran ("" when that is not known; None when it may have run)."""
-        self.pending.pop(event.tool_id, None)
+        self._start_printed = bool(self.pending.pop(event.tool_id, (None, 0.0, False))[2])
         refused = self._refused.pop(event.tool_id, None)
         cut = event.display.status is _Status.INTERRUPTED  # the run's interrupt came before its result
         if any(r.tool_id == event.tool_id for r in self._open.values()):  # still asking: it cannot have run
