@@ -542,7 +542,7 @@ def test_a_question_withdrawn_by_an_interrupt_with_no_action_says_so() -> None:
 
 
 def test_a_denied_action_whose_start_line_was_printed_gets_its_end() -> None:
-    """A slow agent (Gemini CLI) asks after the tool's start line was printed (`… `): denied, the line is closed by
+    """A slow agent asks after the tool's start line was printed (`… `): denied, the line is closed by
     the action's own end, not left dangling after the approval line."""
     declined = _CALL.model_copy(update={"status": ToolStatus.DECLINED})
     out = io.StringIO()

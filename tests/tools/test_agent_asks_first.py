@@ -1,4 +1,4 @@
-"""An agent that asks its own approval before it calls an MCP tool (Gemini CLI, the ACP agents) and a Python tool
+"""An agent that asks its own approval before it calls an MCP tool (some do) and a Python tool
 with `requires_approval`: one question per call, the tool's own with the checked arguments; the agent's question is
 approved by the runner, and the live view does not show it. Another server's tool is asked about as before."""
 
@@ -38,7 +38,7 @@ def add(a: int, b: int) -> int:
 
 
 class _AsksFirst(ScriptedProvider):
-    """A scripted agent whose CLI asks before each MCP call, as Gemini CLI does: the request's display is the MCP
+    """A scripted agent whose CLI asks before each MCP call, as some do: the request's display is the MCP
     action's (its `raw` names the server and the tool); refused, the tool is not called."""
 
     info: ClassVar[ProviderInfo] = ProviderInfo(
