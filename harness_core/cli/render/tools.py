@@ -14,8 +14,8 @@ from harness_core import (
     ApprovalRequested,
     ApprovalResolved,
     HarnessToolDetails,
-    ToolResult,
     ToolKind as _Kind,
+    ToolResult,
     ToolStatus as _Status,
 )
 from harness_core.cli.render.format import one_line, tool_label
