@@ -197,15 +197,17 @@ MCP_ARGUMENT_CHARS = 60
 """Longest value of one argument in `mcp_call_text` (the whole call is cut to a line by the renderer)."""
 
 
-def mcp_call_text(tool: str, arguments: Mapping[str, object] | None) -> str:
+def mcp_call_text(tool: str, arguments: Mapping[str, object] | None,
+                  argument_chars: int | None = MCP_ARGUMENT_CHARS) -> str:
     """An MCP tool call as the line every provider shows: `add(a=2, b=3)`, `echo(message='hi')` — the tool's
-    name and its arguments in order, each value as JSON (strings quoted), a long one cut with `…`.
+    name and its arguments in order, each value as JSON (strings quoted), one longer than `argument_chars` cut
+    with `…` (None: none cut, as an approval question shows what it asks about).
 
     An MCP tool's display is `kind=mcp`, `title` the tool's name, `command` this text, `summary` its result."""
     parts: list[str] = []
     for name, value in (arguments or {}).items():
         text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        if len(text) > MCP_ARGUMENT_CHARS:
-            text = text[: MCP_ARGUMENT_CHARS - 1] + "…"
+        if argument_chars is not None and len(text) > argument_chars:
+            text = text[: argument_chars - 1] + "…"
         parts.append(f"{name}={text}")
     return f"{tool}({', '.join(parts)})"

@@ -33,18 +33,18 @@ Approver = Callable[
 DecidedBy = Literal["callback", "hook", "default", "runner"]
 
 _NO_APPROVER = (
-    "no approver decided: pass approver= to run(), answer interactively with `harness run --approval "
-    "on-request` on a terminal, {plugin}"
+    "no one could answer: run it on a terminal to be asked, or start it with `harness run --background` and "
+    "answer with `harness approve`, or install a harness_approve plugin{never}; from Python, pass approver= to run()"
 )
 _SETTLE_DEADLINE = 5.0
 
 
-def _no_approver(policy: ApprovalPolicy) -> str:
-    """Why a request nobody decided is denied, and what to do: `--approval never` (the agent asks nothing itself)
-    only when it is not the policy already (a `requires_approval` tool asks under every policy)."""
-    if policy is ApprovalPolicy.NEVER:
-        return _NO_APPROVER.format(plugin="or install a harness_approve plugin")
-    return _NO_APPROVER.format(plugin="install a harness_approve plugin, or use --approval never")
+def _no_approver(policy: ApprovalPolicy, harness_own: bool) -> str:
+    """Why a request nobody decided is denied, and what a command-line user can do (Python's `approver=` last);
+    `--approval never` only for the agent's own requests under another policy (a `requires_approval` tool asks
+    under every policy)."""
+    never = "" if harness_own or policy is ApprovalPolicy.NEVER else ", or use --approval never"
+    return _NO_APPROVER.format(never=never)
 
 
 class ApprovalBroker:
@@ -159,4 +159,4 @@ class ApprovalBroker:
         except Exception as exc:  # noqa: BLE001 - a broken policy plugin denies; it is not the provider's fault
             self._log.exception("harness_approve plugin failed; denying", request_id=request.request_id)
             return ApprovalDecision.DENY, "hook", f"a harness_approve plugin failed: {type(exc).__name__}: {exc}"
-        return ApprovalDecision.DENY, "default", _no_approver(self._spec.approval)
+        return ApprovalDecision.DENY, "default", _no_approver(self._spec.approval, harness_own)

@@ -105,8 +105,9 @@ class LiveRun:
         self._pipe = EventPipe(run_id=run_id, channel=self._channel, logs=self._logs, state=self._state, host=host,
                                on_event=on_event, log=self._log, tracks_idle=spec.idle_timeout is not None,
                                files=self._files)
+        given = tools.tools if tools is not None else ()
         self._tools = tool_policy(spec, provider.registered.cls.info, capabilities_of(provider),
-                                  tuple(t.name for t in tools.tools) if tools is not None else ())
+                                  tuple(t.name for t in given), (t.name for t in given if t.requires_approval))
         broker = ApprovalBroker(spec=spec, host=host, approver=approver, pipe=self._pipe, state=self._state,
                                 log=self._log, runner_decides=self._tools.decide)
         self._interrupt = anyio.Event()

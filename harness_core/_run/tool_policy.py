@@ -17,7 +17,7 @@ from harness_core.events import ApprovalDecision, ApprovalRequested, Notice, Too
 from harness_core.mcp import HARNESS_SERVER, harness_server_is_ours, only_harness_servers, server_of, tool_name_matches
 from harness_core.spec import ATTACHMENT_CAPABILITIES, AgentRunSpec, ApprovalPolicy, SessionSpec
 
-__all__ = ["SESSION_NOTICES", "ToolPolicy", "check_attachments", "check_tool_filters", "native_allow",
+__all__ = ["SELF_ASKING", "SESSION_NOTICES", "ToolPolicy", "check_attachments", "check_tool_filters", "native_allow",
            "native_attachment", "native_filter", "tool_forbidden", "tool_policy"]
 
 
@@ -130,6 +130,9 @@ class ToolPolicy:
     auto_approve: bool = False
     """The user's policy is `never`, raised to `untrusted` so the agent asks: every other request is approved."""
     degraded: tuple[Attachment, ...] = field(default=())
+    asks_itself: frozenset[str] = frozenset()
+    """The run's Python tools with `requires_approval`: the agent's own question before calling one is approved
+    (the `harness` server then asks, showing the checked arguments: one question per call)."""
 
     def denial(self, request: ApprovalRequested) -> str | None:
         """Why Harness denies `request` itself (a kind an enforced filter forbids), or None."""
@@ -144,9 +147,24 @@ class ToolPolicy:
         why = self.denial(request)
         if why is not None:
             return ApprovalDecision.DENY, why
+        if _harness_tool(request) in self.asks_itself:  # never Harness's own request: the broker asks that one
+            return ApprovalDecision.APPROVE, SELF_ASKING
         if self.auto_approve:
             return ApprovalDecision.APPROVE, "approval policy never (Harness asks only to enforce disallowed_tools)"
         return None
+
+
+SELF_ASKING = "the tool asks for approval itself when called, showing its checked arguments"
+"""The reason the runner approves an agent's question about a Python tool with `requires_approval`."""
+
+
+def _harness_tool(request: ApprovalRequested) -> str | None:
+    """The Python tool an agent's request is about (an MCP action whose display's `raw` names the server `harness`
+    and the tool, as every provider's does), or None."""
+    raw = request.display.raw or {}
+    tool = raw.get("tool")
+    ours = request.display.kind is ToolKind.MCP and raw.get("server") == HARNESS_SERVER
+    return tool if ours and isinstance(tool, str) else None
 
 
 SESSION_NOTICES = frozenset({"tools_unserved"})
@@ -155,12 +173,13 @@ on its first turn only."""
 
 
 def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[Capability],
-                tools: Sequence[str] = ()) -> ToolPolicy:
+                tools: Sequence[str] = (), asking: Iterable[str] = ()) -> ToolPolicy:
     """How `spec` is played on a provider with `capabilities`: attachments it cannot take named in the prompt by
     their path (a notice each), the approval policy raised to `untrusted` when Harness enforces a filter under
     `never`, and the filters of Harness's own `harness` server left to it (a name the CLI cannot take dropped, an
     allow-list's `mcp:harness.TOOL` given to the CLI as the whole server); a warning when every Python tool given
-    (`tools`, their names) is forbidden. Assumes `check_tool_filters` and `check_attachments` passed."""
+    (`tools`, their names) is forbidden; the agent's questions about the tools that ask themselves (`asking`)
+    approved. Assumes `check_tool_filters` and `check_attachments` passed."""
     enforced = frozenset(n for n in spec.disallowed_tools if not native_filter(n, info)
                          and not _ours_denied(n, spec) and _enforceable(n, info, capabilities))
     kept: list[Attachment] = []
@@ -191,7 +210,8 @@ def tool_policy(spec: AgentRunSpec, info: ProviderInfo, capabilities: frozenset[
     if auto:
         update["approval"] = ApprovalPolicy.UNTRUSTED
     played = spec.model_copy(update=update) if update else spec
-    return ToolPolicy(played, tuple(notices), enforced, auto, tuple(degraded))
+    asks_itself = frozenset(asking) if harness_server_is_ours(spec.mcp_servers) else frozenset()
+    return ToolPolicy(played, tuple(notices), enforced, auto, tuple(degraded), asks_itself)
 
 
 def _harness_filters_played(spec: AgentRunSpec, info: ProviderInfo) -> dict[str, object]:

@@ -27,6 +27,7 @@ from harness_core._logging import get_logger
 from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessToolDetails, ToolKind
 from harness_core.files.scratch import Scratch
 from harness_core.mcp import TOOL_BRIDGE_ARGS
+from harness_core.tooldisplay import mcp_call_text
 from harness_core.tools.compat import with_object_result
 from harness_core.tools.http import require_asyncio, serve_loopback
 from harness_core.tools.tool import Tool, ToolArgumentsError
@@ -294,8 +295,9 @@ class ToolServer:
         request = ApprovalRequested(
             request_id=f"harness-tool-{next(self._calls)}",
             display=HarnessToolDetails(kind=ToolKind.MCP, title=tool.name,
+                                       command=mcp_call_text(tool.name, shown, argument_chars=None),  # all of them
                                        raw={"server": SERVER_NAME, "tool": tool.name, "arguments": shown}),
-            reason=f"the tool {tool.name} asks for approval before each call")
+            reason="the tool asks for approval before each call")
         decision = await host.request_tool_approval(request)
         if decision is ApprovalDecision.APPROVE:
             return None

@@ -262,7 +262,8 @@ async def test_interactive_approvals(runs_dir: Path, monkeypatch: pytest.MonkeyP
 def test_off_a_terminal_approvals_are_denied_with_a_reason() -> None:
     result = invoke("run", "x", "--approval", "untrusted", "-o", "scenario=tools")
     assert result.exit_code == 0
-    assert "denied by default (no approver decided" in result.stderr
+    assert "denied by default (no one could answer" in result.stderr
+    assert "or use --approval never;" in result.stderr  # the agent's own requests: its policy made them
 
 
 # --- runs, show, schema --------------------------------------------------------------------------------

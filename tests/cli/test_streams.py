@@ -506,6 +506,60 @@ def test_one_line_per_approval_outcome(resolved_first: bool) -> None:
         "interrupting…\n[tool] \u2298 Running command rm -rf build (not run: interrupted)\n")
 
 
+_CALL = HarnessToolDetails(kind=ToolKind.MCP, title="count_lines", command="count_lines(path='/etc/passwd')",
+                           raw={"server": "harness", "tool": "count_lines"})
+
+
+@pytest.mark.parametrize("tool_first", [True, False])
+def test_ctrl_c_at_a_python_tools_own_question_is_the_users_interrupt(tool_first: bool) -> None:
+    """The `harness` server's question has no tool id (it does not know the agent's): it is linked to the MCP call
+    in progress, so Ctrl-C at it reads as at any question: one `not run: interrupted` line, no "aborted by runner",
+    no "cut short"."""
+    cut = _CALL.model_copy(update={"status": ToolStatus.INTERRUPTED})
+    settled = ApprovalResolved(request_id="a", decision=ApprovalDecision.ABORT, decided_by="runner",
+                               reason="the run ended before a decision")
+    closed = ToolResult(tool_id="t", name="mcp__harness__count_lines", display=cut, is_error=True)
+    out = io.StringIO()
+    renderer = Renderer(out)
+    renderer.feed(ToolUse(tool_id="t", name="mcp__harness__count_lines", display=_CALL))
+    renderer.feed(ApprovalRequested(request_id="a", display=_CALL.model_copy(update={"raw": {
+        "server": "harness", "tool": "count_lines", "arguments": {"path": "/etc/passwd"}}})))
+    renderer.note("interrupting…", interrupt=True)
+    for event in ([closed, settled] if tool_first else [settled, closed]):
+        renderer.feed(event)
+    assert out.getvalue() == "interrupting…\n[tool] \u2298 count_lines(path='/etc/passwd') (not run: interrupted)\n"
+
+
+def test_a_question_withdrawn_by_an_interrupt_with_no_action_says_so() -> None:
+    settled = ApprovalResolved(request_id="a", decision=ApprovalDecision.ABORT, decided_by="runner",
+                               reason="the run ended before a decision")
+    out = io.StringIO()
+    renderer = Renderer(out)
+    renderer.feed(ApprovalRequested(request_id="a", display=_CALL))
+    renderer.note("interrupting…", interrupt=True)
+    renderer.feed(settled)
+    assert out.getvalue() == "interrupting…\n[approval] count_lines(path='/etc/passwd') \u2014 withdrawn: interrupted\n"
+
+
+def test_a_denied_action_whose_start_line_was_printed_gets_its_end() -> None:
+    """A slow agent asks after the tool's start line was printed (`… `): denied, the line is closed by
+    the action's own end, not left dangling after the approval line."""
+    declined = _CALL.model_copy(update={"status": ToolStatus.DECLINED})
+    out = io.StringIO()
+    now = [0.0]
+    renderer = Renderer(out, clock=lambda: now[0])
+    renderer.feed(ToolUse(tool_id="t", name="mcp_harness_count_lines", display=_CALL))
+    now[0] = 10.0
+    renderer.tick()  # a slow tool: its start line
+    renderer.feed(ApprovalRequested(request_id="a", tool_id="t", display=_CALL))
+    renderer.feed(ApprovalResolved(request_id="a", decision=ApprovalDecision.DENY, reason="answered on the terminal"))
+    renderer.feed(ToolResult(tool_id="t", name="mcp_harness_count_lines", display=declined, is_error=True))
+    lines = out.getvalue().splitlines()
+    assert lines == ["[tool] count_lines(path='/etc/passwd') \u2026",
+                     "[approval] count_lines(path='/etc/passwd') \u2014 denied by you",
+                     "[tool] \u2298 count_lines(path='/etc/passwd') (declined)"], lines
+
+
 def test_an_approved_action_that_fails_is_still_a_failure() -> None:
     failed = _SHELL.model_copy(update={"status": ToolStatus.FAILED, "exit_code": 1})
     text = _render([ToolUse(tool_id="t", name="shell", display=_SHELL),

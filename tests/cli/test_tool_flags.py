@@ -186,16 +186,16 @@ GUARDED = json.dumps({"steps": [{"mcp": {"server": "harness", "tool": "guarded",
                                 {"say": "it said {tool_result}"}]})
 
 
-@pytest.mark.parametrize(("approval", "recommends_never"), [("never", False), ("untrusted", True)])
-def test_a_denied_tool_call_does_not_recommend_the_approval_already_in_use(tmp_path: Path, approval: str,
-                                                                           recommends_never: bool) -> None:
+@pytest.mark.parametrize("approval", ["never", "untrusted"])
+def test_a_denied_tool_call_never_recommends_approval_never(tmp_path: Path, approval: str) -> None:
+    """A `requires_approval` tool asks under every policy: `--approval never` would not spare the question."""
     module = tmp_path / "guarded_tools.py"
     module.write_text("from harness_core import tool\n\n\n@tool(requires_approval=True)\n"
                       "def guarded(what: str) -> str:\n    \"\"\"Needs a yes.\"\"\"\n    return what\n")
     result = invoke("run", "go", "-o", f"scenario={GUARDED}", "--tools", str(module), "--approval", approval)
     assert result.exit_code == 0, result.output
-    assert "guarded — denied by default (no approver decided" in result.stderr
-    assert ("--approval never" in result.stderr) is recommends_never
+    assert "[approval] guarded(what='x') — denied by default (no one could answer" in result.stderr
+    assert "--approval never" not in result.stderr
 
 
 def test_a_refusal_on_the_command_line_names_the_flags_not_the_spec_fields() -> None:

@@ -243,7 +243,7 @@ async def test_concurrent_children_get_distinct_indexes_on_every_record(rec_host
 @pytest.mark.anyio
 @pytest.mark.parametrize(("approver", "decision", "decided_by", "reason"), [
     (lambda _request: ApprovalDecision.APPROVE, "approve", "callback", None),
-    (None, "deny", "default", "no approver decided"),
+    (None, "deny", "default", "no one could answer"),
 ])
 async def test_an_approval_record_says_who_decided_and_why(rec_host: PluginHost, runs_dir: Path, approver: Any,
                                                            decision: str, decided_by: str,

@@ -18,6 +18,7 @@ from harness_core import AgentRunSpec, InvalidSpecError, jobs, tool
 from harness_core.plugins import get_host
 from harness_core.store import log_path, read_events, summarize
 from harness_core.tools.loader import resolve
+from tests.cli.test_streams import _ASKED, play
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tools.py"
 _DEADLINE = 90.0
@@ -136,11 +137,50 @@ def test_a_background_runs_tool_waits_for_harness_approve(harness: tuple[list[st
     status = _wait_status(path, "waiting for approval", "success", "failed")
     assert status == "waiting for approval"
     listed = _harness(harness, "approve", run_id)
-    assert listed.returncode == 0 and "count_lines" in listed.stdout, listed.stdout + listed.stderr
+    assert listed.returncode == 0 and f"count_lines(path='{counted}')" in listed.stdout, listed.stdout + listed.stderr
     answered = _harness(harness, "approve", run_id, listed.stdout.split()[0], "allow")
     assert answered.returncode == 0, answered.stderr
     assert _wait_status(path, "success", "failed") == "success"
     assert list(read_events(path))[-1].result.final_text == "lines: 3"  # type: ignore[attr-defined]
+
+
+def test_a_foreground_run_on_a_terminal_asks_about_a_tool_under_the_default_policy(
+        harness: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
+    """`requires_approval` asks under every policy: `harness run` on a terminal asks it there, as chat does, with
+    the call's arguments, though the default `approval=never` asks nothing of the agent's own actions."""
+    counted = tmp_path / "three.txt"
+    counted.write_text("a\nb\nc\n")
+    steps = [{"mcp": {"server": "harness", "tool": "count_lines", "args": {"path": str(counted)}}},
+             {"say": "lines: {tool_result}"}]
+    played = play(harness, ["-o", "scenario=" + json.dumps({"steps": steps}), "--tools", str(EXAMPLE), "x"],
+                  stdout_tty=True, stderr_tty=True, keys=[(_ASKED, b"y\n")])
+    view = played.terminal.decode().replace("\r\n", "\n")
+    assert played.status == 0, view
+    assert f"[approval] count_lines(path='{counted}') (the tool asks for approval before each call) \u2014 " \
+           f"{_ASKED.decode()}y\n" in view
+    assert "approved by you" in view and "lines: 3" in view
+
+
+def test_ctrl_c_at_a_tools_question_reads_as_the_users_interrupt(harness: tuple[list[str], dict[str, str]],
+                                                                 tmp_path: Path) -> None:
+    steps = [{"mcp": {"server": "harness", "tool": "count_lines", "args": {"path": str(EXAMPLE)}}}, {"say": "done"}]
+    played = play(harness, ["-o", "scenario=" + json.dumps({"steps": steps}), "--tools", str(EXAMPLE), "x"],
+                  stdout_tty=True, stderr_tty=True, keys=[(_ASKED, b"\x03")])
+    view = played.terminal.decode().replace("\r\n", "\n")
+    assert played.status == 130, view
+    assert "\u2298 count_lines (not run: interrupted)" in view, view
+    assert "by runner" not in view and "cut short" not in view
+
+
+def test_off_a_terminal_the_denial_says_first_what_a_command_line_user_can_do(
+        harness: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
+    steps = [{"mcp": {"server": "harness", "tool": "count_lines", "args": {"path": str(EXAMPLE)}}}, {"say": "done"}]
+    done = _harness(harness, "run", "-o", "scenario=" + json.dumps({"steps": steps}), "--tools", str(EXAMPLE), "x")
+    said = done.stderr.replace("\n", " ")
+    assert "denied by default (no one could answer: run it on a terminal to be asked, or start it with `harness run " \
+           "--background` and answer with `harness approve`" in said, done.stderr
+    assert said.index("harness_approve plugin") < said.index("from Python, pass approver= to run()")
+    assert "--approval never" not in said  # it asks under every policy
 
 
 def _wait_status(path: Path, *wanted: str) -> str:

@@ -143,6 +143,7 @@ async def test_a_tool_that_requires_approval_asks_the_run(decision: ApprovalDeci
     asked = host.asked[0]
     assert (asked.display.kind.value, asked.display.title) == ("mcp", "delete_everything")
     assert asked.display.raw == {"server": "harness", "tool": "delete_everything", "arguments": {"path": "/tmp/x"}}
+    assert asked.display.command == "delete_everything(path='/tmp/x')"  # the question shows the call, as tool lines do
     if decision is ApprovalDecision.APPROVE:
         assert (text(result), result.is_error) == ("deleted /tmp/x", False)
     else:
@@ -175,6 +176,7 @@ async def test_a_call_needing_approval_is_checked_first_and_shows_what_the_funct
     assert (text(result), result.is_error) == ("10", False)
     assert [a.display.raw for a in host.asked] == [
         {"server": "harness", "tool": "scale", "arguments": {"n": 5, "factor": 2, "on": "2024-05-01"}}]
+    assert [a.display.command for a in host.asked] == ["scale(n=5, factor=2, on='2024-05-01')"]
     assert received == [{"n": 5, "factor": 2, "on": date(2024, 5, 1)}]
 
 

@@ -228,7 +228,8 @@ class Renderer:
         if shown:
             what = label_for(display, event.request_id, self._marks, self._cwd)
             colour = term.GREEN if event.decision is ApprovalDecision.APPROVE else term.YELLOW
-            self._line(approval_text(event, what, self._marks["dash"], self._reasons_shown), colour, tag=True)
+            self._line(approval_text(event, what, self._marks["dash"], self._reasons_shown, self._tools.interrupted),
+                       colour, tag=True)
         self._phase = self._tools.phase()
 
     def _context_usage(self, event: ContextUsage) -> None:

@@ -14,6 +14,7 @@ from harness_core import (
     ApprovalRequested,
     ApprovalResolved,
     HarnessToolDetails,
+    ToolKind as _Kind,
     ToolResult,
     ToolStatus as _Status,
 )
@@ -36,10 +37,14 @@ def decided_by_you(event: ApprovalResolved) -> bool:
     return event.decided_by == "callback" and reason.startswith(_BY_YOU)
 
 
-def approval_text(event: ApprovalResolved, what: str, dash: str, reasons_shown: set[str]) -> str:
+def approval_text(event: ApprovalResolved, what: str, dash: str, reasons_shown: set[str],
+                  interrupted: bool = False) -> str:
     """``[approval] Running command rm -rf build — denied by you``: the decision, who took it, and why when that
     says something (a denial's reason, given once: later ones say "same reason as above"; where a person answered
-    from, ``(with harness approve)``, each time)."""
+    from, ``(with harness approve)``, each time). A question the runner settled for nobody was withdrawn:
+    ``— withdrawn: interrupted`` once an interrupt was asked for (Ctrl-C at the question)."""
+    if event.decided_by == "runner" and event.decision is ApprovalDecision.ABORT and interrupted:
+        return f"[approval] {what} {dash} withdrawn: interrupted"
     approved = event.decision is ApprovalDecision.APPROVE
     by = "you" if decided_by_you(event) else event.decided_by
     reason = ""
@@ -68,6 +73,7 @@ class ToolBook:
         self._not_run: set[str] = set()  # tools shown as not run while their approval was still open
         self.interrupted = False
         """Set by the renderer once an interrupt was asked for: a tool cut short at its question says so."""
+        self._start_printed = False  # whether the tool `finished` last had its start line printed
 
     @property
     def waiting_approval(self) -> bool:
@@ -86,14 +92,34 @@ class ToolBook:
         return "waiting for model"
 
     def asked(self, event: ApprovalRequested) -> None:
+        if event.tool_id is None and (tool := self._asking_tool(event.display)) is not None:
+            event = event.model_copy(update={"tool_id": tool})  # a Python tool's own question: its call's
         self._open[event.request_id] = event
+
+    def _asking_tool(self, display: HarnessToolDetails) -> str | None:
+        """The MCP call in progress a request without a tool id is about (the `harness` server asks about a call
+        of its Python tools, not knowing the agent's id for it): the latest one of that server and tool not asked
+        about already."""
+        server = (display.raw or {}).get("server")
+        if display.kind is not _Kind.MCP or server is None:
+            return None
+        asked = {r.tool_id for r in self._open.values()}
+        for tool_id, (shown, _, _) in reversed(self.pending.items()):
+            if (shown.kind is _Kind.MCP and shown.title == display.title and tool_id not in asked
+                    and (shown.raw or {}).get("server") == server):
+                return tool_id
+        return None
 
     def resolved(self, event: ApprovalResolved) -> tuple[HarnessToolDetails | None, bool]:
         """Record a decision: the display of the request it settles (None for a request not seen), and whether its
-        line is shown (False when the action's own line says it all: a request settled for nobody)."""
+        line is shown (False when the action's own line says it all: a request settled for nobody; or when the
+        runner approved it, a question nobody wanted asked: the agent's under `never` raised to enforce a filter,
+        or its own before a Python tool that asks itself)."""
         request = self._open.pop(event.request_id, None)
         if request is None:
             return None, True
+        if event.decided_by == "runner" and event.decision is ApprovalDecision.APPROVE:
+            return request.display, False
         tool = request.tool_id
         if tool is None or event.decision is ApprovalDecision.APPROVE:
             return request.display, True
@@ -106,15 +132,17 @@ class ToolBook:
         return request.display, True
 
     def shown(self, event: ToolResult, not_run: str | None) -> bool:
-        """Whether a finished tool gets its line: not when an approval line already said it would not run."""
+        """Whether a finished tool gets its line: not when an approval line already said it would not run, unless
+        its start line was printed (`finished` says), which then gets its end."""
         if event.tool_id not in self._said:
             return True
         self._said.discard(event.tool_id)
-        return not_run is None and event.display.status not in (_Status.DECLINED, _Status.INTERRUPTED)
+        started = self._start_printed
+        return started or (not_run is None and event.display.status not in (_Status.DECLINED, _Status.INTERRUPTED))
 
     def finished(self, event: ToolResult) -> str | None:
         """Forget a finished tool; why it never ran ("" when that is not known; None when it may have run)."""
-        self.pending.pop(event.tool_id, None)
+        self._start_printed = bool(self.pending.pop(event.tool_id, (None, 0.0, False))[2])
         refused = self._refused.pop(event.tool_id, None)
         cut = event.display.status is _Status.INTERRUPTED  # the run's interrupt came before its result
         if any(r.tool_id == event.tool_id for r in self._open.values()):  # still asking: it cannot have run

@@ -86,7 +86,7 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
     fields["trust_project"] = not offline and project is not None and config.trusts(project)  # offline: never
     spec = AgentRunSpec(**fields)
     tools = load_cli_tools(tool_refs)  # runs the user's module: only for what they typed, after the spec checks
-    interactive = approval != "never" and sys.stdin.isatty() and sys.stderr.isatty()
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()  # a `requires_approval` tool asks under every policy
 
     def request_for(to_run: AgentRunSpec) -> RunRequest:
         return RunRequest(spec=to_run, provider=provider, runs_dir=runs_dir, record_wire=record_wire,
@@ -151,7 +151,7 @@ def start_background(spec: AgentRunSpec, provider: str | None, *, runs_dir: Path
     if record_wire:
         say(f"wire log {started.log.with_name(f'{rid}.wire.jsonl')}", f"(`harness replay {rid}` plays it back",
             "once the run is over)")
-    if spec.approval.value != "never":
+    if spec.approval.value != "never" or any(t.requires_approval for t in tools):
         say("it asks before acting:", f"answer in `harness attach {rid}` on a terminal,",
             f"or with `harness approve {rid} REQUEST_ID allow|deny`;", "`harness runs` shows it waiting")
     return 0

@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_core import AgentRunSpec, Attachment, McpServer, RunStatus, ToolResult, tool
+from harness_core import (
+    AgentRunSpec,
+    ApprovalDecision,
+    ApprovalRequested,
+    ApprovalResolved,
+    Attachment,
+    McpServer,
+    RunStatus,
+    ToolResult,
+    tool,
+)
 from harness_core.plugins import PluginHost
 from harness_core.testing.real_tools import RED_PNG, play_offline, tools_bin
 
@@ -31,10 +41,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@tool
-def add(a: int, b: int) -> int:
+def _add(a: int, b: int) -> int:
     """Add two integers and return their sum."""
     return a + b
+
+
+add = tool(_add)
 
 
 def _mark(agent: str, case: str) -> Any:
@@ -90,3 +102,23 @@ async def test_an_image_reaches_the_model_api(tmp_path: Path, host: PluginHost, 
     result, _events = await play_offline(spec, agent, "attachments", host)
     assert result.status is RunStatus.SUCCESS, result.error
     assert result.final_text == f"image/png {len(RED_PNG)} bytes"
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+async def test_a_python_tool_that_asks_itself_is_asked_about_once(tmp_path: Path, host: PluginHost,
+                                                                  agent: str) -> None:
+    """The agent asks its own approval before an MCP call (`on-request`); for a tool with `requires_approval` the
+    runner approves that question, and the one question the approver gets is the tool's, with its arguments."""
+    asked: list[str | None] = []
+
+    def approver(request: ApprovalRequested) -> ApprovalDecision:
+        asked.append(request.display.command)
+        return ApprovalDecision.APPROVE
+
+    guarded = tool(requires_approval=True, name="add")(_add)
+    result, events = await play_offline(_spec(agent, tmp_path, approval="on-request"), agent, "tools_mcp", host,
+                                        tools=[guarded], approver=approver)
+    assert result.status is RunStatus.SUCCESS, result.error
+    assert asked == ["add(a=2, b=3)"]
+    resolved = [(e.decided_by, e.decision.value) for e in events if isinstance(e, ApprovalResolved)]
+    assert resolved == [("runner", "approve"), ("callback", "approve")]  # the agent's question, then the tool's
