@@ -300,8 +300,9 @@ def test_offline_chat_leaves_out_a_projects_servers_instead_of_refusing_them(tmp
     result = invoke("chat", "--offline", "--scenario", "tools_echo", "-C", str(project), "--force", input="hi\n")
     assert "leaves out the MCP servers of your configuration: everything " \
            f"({project / '.harness.toml'}:1)" in result.stderr, result.output
-    started = json.loads(logs(tmp_path)[0].read_text().splitlines()[0])
-    assert started["spec"]["mcp_servers"] == []
+    # the scenario calls the left-out server's tool: refused before anything is made, saying what to give
+    assert result.exit_code == 2 and "--mcp-server everything=" in result.stderr, result.output
+    assert "may not add MCP servers" not in result.stderr and logs(tmp_path) == [], result.output
 
 
 def test_a_scenario_whose_tool_is_given_or_only_filtered_out_is_played() -> None:
