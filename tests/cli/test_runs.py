@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,8 @@ def runs_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     reset_host(host)
     directory = tmp_path / "runs"
     monkeypatch.setenv("HARNESS_RUNS_DIR", str(directory))
+    (tmp_path / "tmp").mkdir()  # `runs prune` also sweeps what killed runs left in the temporary directory: this
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # test's, not the machine's (other runs')
     yield directory
     reset_host(None)
 

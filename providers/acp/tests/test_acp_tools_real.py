@@ -46,7 +46,7 @@ def _add(a: int, b: int) -> int:
     return a + b
 
 
-add = tool(_add)
+add = tool(name="add")(_add)
 
 
 def _mark(agent: str, case: str) -> Any:
