@@ -153,7 +153,7 @@ def test_a_users_server_follows_the_approval_policy_and_harnesss_own_is_given(tm
     """Under a policy that asks, the user's server's tools are asked about (not in `--allowedTools`: Claude Code
     asks through the prompt tool), as the ACP agents ask; Harness's own `harness` server stays allowed (its tools
     ask through Harness themselves). Under `never` both are allowed, or `--permission-prompts none` denies them."""
-    servers = (McpServer(name="db", command="db-mcp"), McpServer(name="harness", command="bridge"))
+    servers = (McpServer(name="db", command="db-mcp"), McpServer.harness_own(command="bridge"))
     asking = build_argv("claude", _spec(tmp_path, mcp_servers=servers, approval=approval), ClaudeOptions(),
                         is_root=False, mcp_config_file=_FILE)
     assert "mcp__harness" in _allowed(asking) and "mcp__db" not in _allowed(asking)
@@ -166,7 +166,7 @@ def test_a_users_server_follows_the_approval_policy_and_harnesss_own_is_given(tm
 def test_a_live_session_asks_about_a_users_server_and_a_never_turn_allows_it(tmp_path: Path) -> None:
     """A live process lives across turns of different policies: it asks about the user's server, and a turn
     that asks nobody allows that server's tools (`auto_answer`), as the one-shot `--allowedTools` would."""
-    servers = (McpServer(name="db", command="db-mcp"), McpServer(name="harness", command="bridge"))
+    servers = (McpServer(name="db", command="db-mcp"), McpServer.harness_own(command="bridge"))
     spec = SessionSpec(cwd=tmp_path, mcp_servers=servers, approval=ApprovalPolicy.NEVER)
     argv = build_argv("claude", spec, ClaudeOptions(), is_root=False, live=True, mcp_config_file=_FILE)
     assert "mcp__harness" in _allowed(argv) and "mcp__db" not in _allowed(argv)
