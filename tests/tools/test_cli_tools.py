@@ -134,13 +134,17 @@ def test_a_background_runs_tool_waits_for_harness_approve(harness: tuple[list[st
     assert started.returncode == 0, started.stderr
     run_id = started.stdout.strip()
     path = log_path(runs_dir, run_id)
-    status = _wait_status(path, "waiting for approval", "success", "failed")
-    assert status == "waiting for approval"
-    listed = _harness(harness, "approve", run_id)
-    assert listed.returncode == 0 and f"count_lines(path='{counted}')" in listed.stdout, listed.stdout + listed.stderr
-    answered = _harness(harness, "approve", run_id, listed.stdout.split()[0], "allow")
-    assert answered.returncode == 0, answered.stderr
-    assert _wait_status(path, "success", "failed") == "success"
+    try:
+        status = _wait_status(path, "waiting for approval", "success", "failed")
+        assert status == "waiting for approval"
+        listed = _harness(harness, "approve", run_id)
+        assert listed.returncode == 0 and f"count_lines(path='{counted}')" in listed.stdout, \
+            listed.stdout + listed.stderr
+        answered = _harness(harness, "approve", run_id, listed.stdout.split()[0], "allow")
+        assert answered.returncode == 0, answered.stderr
+        assert _wait_status(path, "success", "failed") == "success"
+    finally:  # a failed check must not leave the run waiting for an answer forever
+        _harness(harness, "cancel", run_id)
     assert list(read_events(path))[-1].result.final_text == "lines: 3"  # type: ignore[attr-defined]
 
 
