@@ -25,7 +25,7 @@ def config(ctx: click.Context, cwd: Path | None, as_json: bool) -> None:
     """Show the settings `harness run` and `harness chat` use and where each came from: the command line >
     the environment ($HARNESS_PROVIDER, $HARNESS_RUNS_DIR) > the project's .harness.toml (the nearest one from
     --cwd up) > the user's $XDG_CONFIG_HOME/harness/config.toml > the built-in default; then each file's
-    [mcp_servers.NAME] as --mcp-server takes it, with its file:line (env and header values masked), commented out
+    [mcp_servers.NAME] as a TOML table, with its file:line (env and header values masked), commented out
     when no run takes it (an untrusted project's, saying how to trust it; one a project's replaces).
     `harness config path` prints where the files are (to edit them)."""
     from harness_core.cli.config.effective import config as implementation
