@@ -14,7 +14,7 @@ from typing import Any
 from harness_core.batch.attempt import play_attempt
 from harness_core.batch.driver import Batch, BatchStats, BatchUpdate
 from harness_core.batch.engines import executor_named, executor_names
-from harness_core.batch.results import ResultsFile, TaskResult
+from harness_core.batch.results import PASS_REWARD, ResultsFile, TaskResult, Verification
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, load_tasks, parse_tasks
 from harness_core.batch.workspaces import WorktreePlan
@@ -30,12 +30,14 @@ __all__ = [
     "Executor",
     "ExecutorOptions",
     "LocalExecutor",
+    "PASS_REWARD",
     "ResultsFile",
     "RetryPolicy",
     "TaskAttempt",
     "TaskFileError",
     "TaskLike",
     "TaskResult",
+    "Verification",
     "WorkerLostError",
     "WorktreePlan",
     "executor_named",

@@ -22,15 +22,36 @@ from harness_core.events import HarnessResult, RunStatus, Usage
 from harness_core.files.inputs import InputFileError, read_input
 from harness_core.files.private import append_private
 
-__all__ = ["FINISHED", "ResultsFile", "TaskResult", "TaskStatus"]
+__all__ = ["FINISHED", "PASS_REWARD", "ResultsFile", "TaskResult", "TaskStatus", "Verification"]
 
 TaskStatus = Literal["success", "failed", "interrupted"]
 FINISHED: frozenset[str] = frozenset({"success", "failed"})
 """Statuses a re-run skips; an interrupted task runs again."""
 
 
+PASS_REWARD = 1.0
+"""A verified cell passed when its reward is at least this (full marks; pass rates and pass@k count these)."""
+
+
+class Verification(BaseModel):
+    """How a cell's verifier went: the command the task's `verify` ran in its workspace after the agent."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    ran: bool = Field(description="False: not run (the agent's run failed, or the batch was stopped); `reason`.")
+    exit_code: int | None = Field(default=None, description="The verifier's exit status (None: killed or not run).")
+    duration_ms: int = 0
+    output_tail: str = Field(default="", description="The end of its output (stdout and stderr), secrets hidden.")
+    output: str | None = Field(default=None, description="The file holding its whole output, beside the run log.")
+    reason: str | None = Field(default=None, description="Why it gave no verdict or failed (timed out, crashed, "
+                                                         "an unreadable reward file, the run failed), with the "
+                                                         "next step.")
+
+
 class TaskResult(BaseModel):
-    """What became of one task: its last attempt's outcome, and what every attempt cost together."""
+    """What became of one cell of a batch (a task, played by one provider and model, one of its attempts): its
+    last try's outcome (retries of transient failures are tries of the same cell), what every try cost together,
+    and its verification."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -41,7 +62,7 @@ class TaskResult(BaseModel):
     error_code: str | None = None
     error: str | None = Field(default=None, description="The last attempt's error message.")
     retryable: bool = False
-    attempts: int = 1
+    attempts: int = Field(default=1, description="Tries of this cell: 1 + the retries of transient failures.")
     run_ids: tuple[str, ...] = Field(default=(), description="Every attempt's run, in order.")
     usage: Usage = Field(default_factory=Usage, description="Summed over the attempts.")
     cost_usd: float | None = Field(default=None, description="Summed over the attempts that reported one.")
@@ -49,6 +70,22 @@ class TaskResult(BaseModel):
     files_changed: tuple[str, ...] = ()
     final_text: str = ""
     patch: str | None = Field(default=None, description="The task's patch file (with --patches).")
+    attempt: int = Field(default=1, description="Which of the batch's `--attempts` this cell is (1-based).")
+    model: str | None = Field(default=None, description="The model the cell asked for (None: the provider's "
+                                                        "default).")
+    verified: bool | None = Field(default=None, description="None: the task has no verifier. True: the verifier "
+                                                            "ran and its reward is at least PASS_REWARD.")
+    reward: float | None = Field(default=None, description="The verifier's reward: reward.txt, reward.json's "
+                                                           "`reward` (else the mean of its numbers), else 1.0 for "
+                                                           "exit status 0 and 0.0 otherwise; 0.0 when the run "
+                                                           "failed or the verifier gave no verdict.")
+    rewards: dict[str, float] | None = Field(default=None, description="reward.json's named numbers.")
+    verification: Verification | None = None
+
+    @property
+    def cell(self) -> tuple[str, str, str, int]:
+        """What a re-run of the batch matches results by: task id, provider, model ('' for the default), attempt."""
+        return self.id, self.provider, self.model or "", self.attempt
 
     @property
     def ok(self) -> bool:

@@ -47,6 +47,13 @@ class BatchTask:
     """With worktrees: the commit, branch or tag its checkout starts from (None: the batch's)."""
     line: int | None = None
     """Where it was read (1-based), for messages; None for a task made in Python."""
+    verify: str | None = None
+    """A shell command run in the task's workspace after the agent ends, judging its work (None: the batch's
+    `--verify`, else no verifier)."""
+    verify_timeout: float | None = None
+    """Seconds the verifier may take (None: the batch's, 600 by default)."""
+    verify_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Variables the verifier gets on top of Harness's environment (and `HARNESS_VERIFIER_DIR`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not ID_PATTERN.fullmatch(self.id):
