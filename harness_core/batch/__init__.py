@@ -53,10 +53,13 @@ __all__ = [
 async def run_batch(tasks: Iterable[TaskLike], *, concurrency: int = 4, executor: Executor | str = "local",
                     results: str | Path | None = None, **options: Any) -> AsyncIterator[TaskResult]:
     """Play `tasks` (`BatchTask`s or `(id, spec[, provider])` tuples) at most `concurrency` at once on `executor`
-    (`"local"`, `"ray"` with harness-ray, or an `Executor`), yielding each task's result as it ends. With
-    `results`, each result is also appended to that JSONL file, and tasks it holds as finished are skipped.
-    Other keyword arguments are `Batch`'s: `provider`, `runs_dir`, `retry`, `retry_backoff`, `offline`,
-    `scenario`, `worktrees`, `patches`, `keep`, `max_cost_usd`, `executor_options`, `host`, `on_update`.
+    (`"local"`, `"ray"` with harness-ray, or an `Executor`), yielding each cell's result as it ends: a cell is a
+    task played by each of `providers` and `models` (unless the task pins its own), each of `attempts` times. With
+    `results`, each result is also appended to that JSONL file, and cells it holds as finished are skipped.
+    `verify` (a shell command; a task's own `verify` wins) judges each cell whose run succeeded, within
+    `verify_timeout` seconds (default 600). Other keyword arguments are `Batch`'s: `provider`, `runs_dir`,
+    `retry`, `retry_backoff`, `offline`, `scenario`, `worktrees`, `patches`, `keep`, `max_cost_usd`,
+    `executor_options`, `host`, `on_update`.
 
     Raises (before any task starts): TaskFileError (every task that cannot run, and why), InvalidSpecError.
     """

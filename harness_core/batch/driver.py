@@ -23,11 +23,13 @@ import anyio.to_thread
 from harness_core._run.probe import preflight, prepare
 from harness_core._run.run_files import check_writable
 from harness_core.batch.attempt import play_attempt
+from harness_core.batch.cells import Cell, cells_of, model_name
 from harness_core.batch.engines import executor_named
 from harness_core.batch.patches import Patches
 from harness_core.batch.results import ResultsFile, TaskResult
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, as_tasks
+from harness_core.batch.verifier import DEFAULT_VERIFY_TIMEOUT, Verdict, not_verified, output_path, run_verifier
 from harness_core.batch.workspaces import Workspace, Workspaces, WorktreePlan
 from harness_core.errors import HarnessError, LogWriteFailedError
 from harness_core.events import ErrorInfo, HarnessResult, RunStatus
@@ -39,6 +41,7 @@ from harness_core.offline._setup import _cannot_run_offline, can_run_offline, wo
 from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
 from harness_core.scripted.scenarios import Scenario
+from harness_core.spec import AgentRunSpec
 from harness_core.store import new_run_id, resolve_runs_dir
 from harness_core.tools.reference import references
 from harness_core.tools.tool import Tool
@@ -48,9 +51,11 @@ __all__ = ["Batch", "BatchStats", "BatchUpdate"]
 
 @dataclass
 class BatchStats:
-    """Counts of a batch as it plays (read by progress displays; only the driver writes them)."""
+    """Counts of a batch's cells as it plays (read by progress displays; only the driver writes them). A cell is a
+    task played by one provider and model, one of its attempts; a batch without a matrix has a cell per task."""
 
     total: int = 0
+    tasks: int = 0
     skipped: int = 0
     """Finished in the results file by an earlier run of the batch: not run again."""
     queued: int = 0
@@ -63,6 +68,16 @@ class BatchStats:
     failed_earlier: int = 0
     """Of the skipped: those whose result in the file is `failed` (`--rerun-failed` plays them again)."""
     retries: int = 0
+    verifying: int = 0
+    """Cells whose verifier runs now."""
+    passed: int = 0
+    """Cells played now whose verifier's reward reached PASS_REWARD."""
+    not_passed: int = 0
+    """Cells played now whose verification failed (or whose run failed, with a verifier to pass)."""
+    passed_earlier: int = 0
+    """Of the skipped: those that passed their verification."""
+    verifiers: bool = False
+    """Some cell has a verifier (the counts above mean something)."""
     cost_usd: float = 0.0
     peak_running: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -77,20 +92,25 @@ class BatchStats:
 class BatchUpdate:
     """Something that happened to a task, for `on_update`."""
 
-    kind: Literal["started", "retrying", "finished"]
+    kind: Literal["started", "retrying", "verifying", "finished"]
     task_id: str
     attempt: int
+    """The try of the cell (1 + retries so far); the cell's place among `--attempts` is in `label` and `result`."""
     run_id: str = ""
     result: TaskResult | None = None
     error: ErrorInfo | None = None
     delay: float = 0.0
+    label: str = ""
+    """How to name the cell in messages: the task id, or `id [provider, model, attempt N]`."""
 
 
 class Batch:
     """A batch of tasks to play. `results()` plays it (once); `interrupt()` stops it cleanly from anywhere in
     the same event loop (live runs are interrupted and recorded as such; queued tasks are not started)."""
 
-    def __init__(self, tasks: Iterable[TaskLike], *, provider: str | None = None, concurrency: int = 4,
+    def __init__(self, tasks: Iterable[TaskLike], *, provider: str | None = None,
+                 providers: Sequence[str] | None = None, models: Sequence[str] = (), attempts: int = 1,
+                 verify: str | None = None, verify_timeout: float | None = None, concurrency: int = 4,
                  executor: Executor | str = "local", executor_options: dict[str, Any] | None = None,
                  runs_dir: str | Path | None = None, results: str | Path | None = None, retry: int = 0,
                  retry_backoff: float = 2.0, offline: bool = False, scenario: Scenario | str = DEFAULT_SCENARIO,
@@ -105,10 +125,25 @@ class Batch:
                              f"{max_cost_usd}")
         if patches is not None and worktrees is None:
             raise ValueError("patches need worktrees: a task's patch is the diff of its own worktree")
+        if provider is not None and providers:
+            raise ValueError("pass `provider` or `providers`, not both")
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1, not {attempts}")
+        if verify_timeout is not None and not (math.isfinite(verify_timeout) and verify_timeout > 0):
+            raise ValueError(f"verify_timeout must be a finite number of seconds more than 0, not {verify_timeout}")
+        if verify is not None and not verify.strip():
+            raise ValueError("verify must be a shell command (None: no verifier but the tasks' own)")
         self.host = host or get_host()
         self.tool_refs = references(tools or ())  # every attempt imports them again where it plays
         self.tasks = as_tasks(tasks)
         self.provider = provider
+        self.providers: list[str | None] = [*providers] if providers else [provider]
+        self.models = [*models]
+        self.attempts = attempts
+        self.verify = verify
+        self.verify_timeout = verify_timeout
+        self.cells: list[Cell] = []
+        """Every cell of the batch, in order (made by `check`)."""
         self.concurrency = concurrency
         self.executor = executor if isinstance(executor, Executor) else executor_named(
             executor, executor_options, host=self.host)
@@ -124,7 +159,7 @@ class Batch:
         self.record_wire = record_wire
         self.rerun_failed = rerun_failed
         self.on_update = on_update
-        self.stats = BatchStats(total=len(self.tasks))
+        self.stats = BatchStats(total=len(self.tasks), tasks=len(self.tasks))
         self._interrupted = anyio.Event()
         self.swept: list[Leftover] = []
         """The temporary directories killed Harness processes had left (this batch's, killed before it resumed;
@@ -132,14 +167,15 @@ class Batch:
         self._checked = False
         self._budget_reached = False
         self._write_failure: LogWriteFailedError | None = None
-        self._run_ids: dict[str, list[str]] = {}  # task id → the runs of its attempts so far
+        self._run_ids: dict[tuple[str, str, str, int], list[str]] = {}  # cell → the runs of its tries so far
 
     # --- before anything starts ------------------------------------------------------------------------------
 
     async def check(self, earlier: Sequence[tuple[int | None, str]] = (), source: str = "tasks") -> None:
-        """Everything that can be checked before a task starts, every problem of every task: its provider, options
-        and capabilities, that it can run offline (with `offline`), its `cwd` (it must exist: it is never made),
-        the refs of its worktree, the CLIs (probed once per provider), the runs directory. Creates nothing but
+        """Everything that can be checked before a task starts, every problem of every task: its providers, options
+        and capabilities (with each model of its cells), that it can run offline (with `offline`), its `cwd` (it
+        must exist: it is never made), the refs of its worktree, the CLIs (probed once per provider), the runs
+        directory; makes the batch's cells (`cells`). Creates nothing but
         the runs directory, and that only when all is well. `earlier`: problems found before, reading the tasks
         (`TaskFileError.problems`, the batch made of its `tasks`): said with these, in line order.
 
@@ -151,30 +187,46 @@ class Batch:
         found: dict[str, list[BatchTask]] = {}  # problem → the tasks that have it, in order
         probed: dict[str, str | None] = {}  # provider name → problem of its probe (None: fine)
         ref_problems = self.workspaces.open(self.tasks, self._key())
+        self.cells, unknown = cells_of(self.tasks, providers=self.providers, models=self.models,
+                                       attempts=self.attempts, resolve=lambda name: self.host.get(name).name)
+        played: dict[str, list[Cell]] = {}  # task id → one cell of each provider and model
+        for cell in self.cells:
+            if cell.attempt == 1:
+                played.setdefault(cell.task.id, []).append(cell)
         for task in self.tasks:
-            for problem in await self._problems(task, probed, ref_problems):
-                found.setdefault(problem, []).append(task)
+            said = [unknown[task.id]] if task.id in unknown else []
+            for cell in played.get(task.id, []):
+                said += await self._provider_problems(cell, probed)
+            for problem in [*said, *self._problems(task, ref_problems)]:
+                if task not in found.setdefault(problem, []):
+                    found[problem].append(task)
         problems = [*earlier, *(_shared(tasks, problem) for problem, tasks in found.items())]
         if problems:
             raise TaskFileError(source, sorted(problems, key=lambda item: (item[0] is None, item[0] or 0)))
         check_writable(self.runs_dir)
+        self.stats.total = len(self.cells)
+        self.stats.verifiers = any(self._verifier(cell) for cell in self.cells)
         self._checked = True
 
-    async def _problems(self, task: BatchTask, probed: dict[str, str | None],
-                        ref_problems: dict[str, str]) -> list[str]:
-        """Every problem of one task (`probed`: each provider's probe outcome, filled as providers are met)."""
-        problems: list[str] = []
+    async def _provider_problems(self, cell: Cell, probed: dict[str, str | None]) -> list[str]:
+        """The problems of a task with one provider and model (`probed`: each provider's probe outcome, filled as
+        providers are met: each is probed once)."""
         try:
-            registered = self.host.get(task.provider or self.provider)
+            registered = self.host.get(cell.provider)
             if self.offline and not can_run_offline(registered.cls):
                 raise _cannot_run_offline(registered.name, self.host)
-            preflight(task.spec, registered.name, self.host)
+            preflight(cell.spec, registered.name, self.host)
             if registered.name not in probed:
-                probed[registered.name] = await _probe_problem(task, registered.name, self.host)
+                probed[registered.name] = await _probe_problem(cell.spec, registered.name, self.host)
             if probed[registered.name] is not None:
-                problems.append(str(probed[registered.name]))
+                return [str(probed[registered.name])]
         except HarnessError as exc:
-            problems.append(exc.message)
+            return [exc.message]
+        return []
+
+    def _problems(self, task: BatchTask, ref_problems: dict[str, str]) -> list[str]:
+        """The problems of one task whoever plays it: its worktree's ref, its `cwd`."""
+        problems: list[str] = []
         own_cwd = "cwd" in task.spec.model_fields_set
         if task.id in ref_problems:
             problems.append(ref_problems[task.id])
@@ -214,7 +266,7 @@ class Batch:
         return self._budget_reached
 
     async def results(self) -> AsyncIterator[TaskResult]:
-        """Play the batch, yielding each task's result as it ends (in the order they end). Tasks the results
+        """Play the batch, yielding each cell's result as it ends (in the order they end). Cells the results
         file holds as finished are skipped (`stats.skipped`). Leave early with `contextlib.aclosing`."""
         if not self._checked:
             await self.check()
@@ -222,10 +274,12 @@ class Batch:
         patches = Patches(self.patches_dir) if self.patches_dir is not None else None
         finished = results_file.finished() if results_file is not None else {}
         if self.rerun_failed:
-            finished = {tid: r for tid, r in finished.items() if r.ok}
-        pending = [t for t in self.tasks if t.id not in finished]
-        self.stats.skipped = len(self.tasks) - len(pending)
-        self.stats.failed_earlier = sum(1 for t in self.tasks if t.id in finished and not finished[t.id].ok)
+            finished = {key: r for key, r in finished.items() if r.ok}
+        earlier = {cell.key: found for cell in self.cells if (found := _earlier(cell, finished)) is not None}
+        pending = [cell for cell in self.cells if cell.key not in earlier]
+        self.stats.skipped = len(earlier)
+        self.stats.failed_earlier = sum(1 for r in earlier.values() if not r.ok)
+        self.stats.passed_earlier = sum(1 for r in earlier.values() if r.verified)
         self.stats.queued = len(pending)
         send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
         self.swept = await anyio.to_thread.run_sync(sweep_scratch)  # what a killed run of this batch left
@@ -245,37 +299,37 @@ class Batch:
                 results_file.close()
             self.workspaces.close()
 
-    async def _feed(self, pending: list[BatchTask], send: Any, results_file: ResultsFile | None,
+    async def _feed(self, pending: list[Cell], send: Any, results_file: ResultsFile | None,
                     patches: Patches | None) -> None:
         limiter = anyio.Semaphore(self.concurrency)
         try:
             async with send, anyio.create_task_group() as tg:
-                for task in pending:
+                for cell in pending:
                     await limiter.acquire()
                     if self._interrupted.is_set() or self._budget_reached:
                         limiter.release()
                         break
                     self.stats.queued -= 1
-                    tg.start_soon(self._task, task, limiter, send.clone(), results_file, patches)
+                    tg.start_soon(self._task, cell, limiter, send.clone(), results_file, patches)
         finally:  # also when stopped at once (a second Ctrl-C): what was never started is said
             self.stats.not_started = self.stats.queued
 
-    async def _task(self, task: BatchTask, limiter: anyio.Semaphore, send: Any,
+    async def _task(self, cell: Cell, limiter: anyio.Semaphore, send: Any,
                     results_file: ResultsFile | None, patches: Patches | None) -> None:
         self.stats.running += 1
         self.stats.peak_running = max(self.stats.peak_running, self.stats.running)
         began = time.monotonic()
-        secrets = self._secrets(task)
+        secrets = self._secrets(cell)
         try:
             async with send:
                 try:
-                    result = await self._play_task(task, patches, secrets)
+                    result = await self._play_cell(cell, patches, secrets)
                 except anyio.get_cancelled_exc_class():  # stopped at once: still recorded, as its run log is
                     with anyio.CancelScope(shield=True):
-                        await self._record_stopped(task, results_file, time.monotonic() - began)
+                        await self._record_stopped(cell, results_file, time.monotonic() - began)
                     raise
                 except Exception as exc:  # noqa: BLE001 - one task's trouble must not end the others
-                    result = _broken(task, exc)
+                    result = _broken(cell, exc, verified=self._verifier(cell) is not None)
                 result = _scrubbed(result.model_copy(update={"duration_ms": int((time.monotonic() - began) * 1000)}),
                                    secrets)
                 if results_file is not None:
@@ -285,53 +339,56 @@ class Batch:
                         self._write_failure = self._write_failure or exc
                         self.interrupt()
                 self._count(result, time.monotonic() - began)
-                self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
+                self._update(BatchUpdate("finished", cell.task.id, result.attempts, result.run_id, result=result,
+                                         label=cell.label))
                 await send.send(result)
         finally:
             self.stats.running -= 1
             limiter.release()
 
-    async def _record_stopped(self, task: BatchTask, results_file: ResultsFile | None, seconds: float) -> None:
-        """A task whose live run was stopped without waiting for it (the batch's task group cancelled): its
+    async def _record_stopped(self, cell: Cell, results_file: ResultsFile | None, seconds: float) -> None:
+        """A cell whose live run was stopped without waiting for it (the batch's task group cancelled): its
         `interrupted` line in the results file (a re-run plays it again) and its count."""
-        run_ids = tuple(self._run_ids.get(task.id, ()))
-        result = TaskResult(id=task.id, run_id=run_ids[-1] if run_ids else "", status="interrupted",
-                            provider=task.provider or self.provider or "", error_code="interrupted",
+        run_ids = tuple(self._run_ids.get(cell.key, ()))
+        result = TaskResult(id=cell.task.id, run_id=run_ids[-1] if run_ids else "", status="interrupted",
+                            provider=cell.provider, model=cell.model, attempt=cell.attempt, error_code="interrupted",
                             error="stopped at once (a second interrupt); run the batch again to play it",
                             attempts=len(run_ids), run_ids=run_ids, duration_ms=int(seconds * 1000))
         if results_file is not None:
             with contextlib.suppress(LogWriteFailedError):  # a full disk: the run log still says interrupted
                 await anyio.to_thread.run_sync(results_file.write, result)
         self._count(result, seconds)
-        self._update(BatchUpdate("finished", task.id, result.attempts, result.run_id, result=result))
+        self._update(BatchUpdate("finished", cell.task.id, result.attempts, result.run_id, result=result,
+                                 label=cell.label))
 
-    def _secrets(self, task: BatchTask) -> RunSecrets:
+    def _secrets(self, cell: Cell) -> RunSecrets:
         """The secrets of the task's runs (its `env`, its secret-bearing options, the secret-looking variables of
         this process's environment), hidden in its result and its patch as in its run log."""
+        task = cell.task
         try:
-            info = self.host.get(task.provider or self.provider).cls.info
+            info = self.host.get(cell.provider).cls.info
         except HarnessError:  # checked before the batch started: only a host changed since gets here
             return RunSecrets.of_run(task.spec.env, task.spec.provider_options).with_values(
                 server_secrets(task.spec.mcp_servers))
         return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=info.secret_flags,
                                  public_env=info.public_env).with_values(server_secrets(task.spec.mcp_servers))
 
-    async def _play_task(self, task: BatchTask, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
-        provider = task.provider or self.provider
+    async def _play_cell(self, cell: Cell, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
+        task = cell.task
         scenarios = self._scenarios(task) if self.offline else ()
-        workspace = await self.workspaces.prepare(task, scenarios)
+        workspace = await self.workspaces.prepare(task, scenarios, cell.name)
         try:
             outcomes: list[HarnessResult] = []
             cut_short = False
             for number in range(1, self.retry.retries + 2):
                 if number > 1:  # a retry starts from the task's base again, not from what the failed one left
-                    workspace = await self.workspaces.reset(task, scenarios, workspace)
-                spec = task.spec.model_copy(update={"cwd": workspace.path})
-                attempt = TaskAttempt(task.id, number, new_run_id(), spec, provider, self.runs_dir,
+                    workspace = await self.workspaces.reset(task, scenarios, workspace, cell.name)
+                spec = cell.spec.model_copy(update={"cwd": workspace.path})
+                attempt = TaskAttempt(task.id, number, new_run_id(), spec, cell.provider, self.runs_dir,
                                       task.scenario_for(number, self.scenario) if self.offline else None,
                                       self.record_wire, self.tool_refs)
-                self._run_ids.setdefault(task.id, []).append(attempt.run_id)
-                self._update(BatchUpdate("started", task.id, number, attempt.run_id))
+                self._run_ids.setdefault(cell.key, []).append(attempt.run_id)
+                self._update(BatchUpdate("started", task.id, number, attempt.run_id, label=cell.label))
                 outcome = await self._attempt(attempt)
                 outcomes.append(outcome)
                 self._spend(outcome)
@@ -343,16 +400,17 @@ class Batch:
                 delay = self.retry.delay(number)
                 self.stats.retries += 1
                 self._update(BatchUpdate("retrying", task.id, number, attempt.run_id, error=outcome.error,
-                                         delay=delay))
+                                         delay=delay, label=cell.label))
                 with anyio.move_on_after(delay):
                     await self._interrupted.wait()
                 if self._interrupted.is_set():
                     cut_short = True
                     break
-            result = await self._finish(task, outcomes, workspace, patches, secrets)
-            if cut_short:
-                result = result.model_copy(update={"status": "interrupted"})
-            return result
+            result = TaskResult.of(task.id, outcomes, duration_ms=0).model_copy(update={
+                "provider": cell.provider, "model": cell.model, "attempt": cell.attempt,
+                **({"status": "interrupted"} if cut_short else {})})
+            result = await self._patch(cell, result, workspace, patches, secrets)
+            return await self._verified(cell, result, workspace, secrets)
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_DEADLINE):
                 await self.workspaces.release(workspace)  # also under a hard stop: no worktree left behind
@@ -364,17 +422,41 @@ class Batch:
             return HarnessResult(status=RunStatus.FAILED, run_id=attempt.run_id, provider=attempt.provider or "",
                                  error=exc.to_info())
 
-    async def _finish(self, task: BatchTask, outcomes: list[HarnessResult], workspace: Workspace,
-                      patches: Patches | None, secrets: RunSecrets) -> TaskResult:
-        result = TaskResult.of(task.id, outcomes, duration_ms=0)
+    async def _patch(self, cell: Cell, result: TaskResult, workspace: Workspace, patches: Patches | None,
+                     secrets: RunSecrets) -> TaskResult:
+        """With `patches`: the cell's patch written (before its verifier runs: that is the agent's change)."""
         if patches is None or not result.finished:
             return result
         patch = secrets.text(await self.workspaces.patch(workspace) or "")  # a file the agent wrote may hold one
-        model = task.spec.model or ""
-        provider = result.provider or task.provider or self.provider or "default"
-        name = f"harness/{provider}" + (f"/{model}" if model else "")
-        path = await anyio.to_thread.run_sync(patches.write, task.id, patch, name)
+        name = model_name(cell.provider, cell.model, cell.attempt, cell.attempts)
+        path = await anyio.to_thread.run_sync(patches.write, cell.name, patch, name, cell.task.id)
         return result.model_copy(update={"patch": str(path)})
+
+    def _verifier(self, cell: Cell) -> str | None:
+        return cell.task.verify or self.verify
+
+    async def _verified(self, cell: Cell, result: TaskResult, workspace: Workspace,
+                        secrets: RunSecrets) -> TaskResult:
+        """`result` with its cell's verification: the verifier run in its workspace when its run succeeded."""
+        command = self._verifier(cell)
+        if command is None:
+            return result
+        if result.status == "failed":
+            verdict = not_verified(f"not verified: the agent's run failed ({result.error_code or 'failed'})")
+        elif result.status == "interrupted":
+            verdict = not_verified("not verified: the run was interrupted; a re-run plays the cell again",
+                                   reward=None)
+        else:
+            timeout = cell.task.verify_timeout or self.verify_timeout or DEFAULT_VERIFY_TIMEOUT
+            self.stats.verifying += 1
+            self._update(BatchUpdate("verifying", cell.task.id, result.attempts, result.run_id, label=cell.label))
+            try:
+                verdict = await run_verifier(command, workspace.path, seconds=timeout, env=cell.task.verify_env,
+                                             output=output_path(self.runs_dir, result.run_id), secrets=secrets,
+                                             stop=self._interrupted)
+            finally:
+                self.stats.verifying -= 1
+        return _with_verdict(result, verdict)
 
     def _spend(self, outcome: HarnessResult) -> None:
         if outcome.usage.cost_usd is not None:
@@ -383,6 +465,11 @@ class Batch:
             self._budget_reached = True
 
     def _count(self, result: TaskResult, seconds: float) -> None:
+        if result.verified is not None and result.finished:
+            if result.verified:
+                self.stats.passed += 1
+            else:
+                self.stats.not_passed += 1
         if result.status == "success":
             self.stats.succeeded += 1
         elif result.status == "failed":
@@ -416,19 +503,38 @@ def _scrubbed(result: TaskResult, secrets: RunSecrets) -> TaskResult:
     return result if scrubbed is line else TaskResult.model_validate_json(scrubbed)
 
 
-def _broken(task: BatchTask, exc: Exception) -> TaskResult:
-    """A task the driver could not play (its workspace, its patch, an executor's own failure): a failed result
-    naming what went wrong, so the other tasks go on."""
+def _broken(cell: Cell, exc: Exception, *, verified: bool) -> TaskResult:
+    """A cell the driver could not play (its workspace, its patch, an executor's own failure): a failed result
+    naming what went wrong, so the other cells go on."""
     code = exc.code if isinstance(exc, HarnessError) else "batch_internal"
     message = exc.message if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
-    return TaskResult(id=task.id, run_id="", status="failed", provider=task.provider or "", error_code=code,
-                      error=f"{message} (the task did not run to its end; fix the cause and run the batch again "
-                            "with --rerun-failed)", attempts=0)
+    result = TaskResult(id=cell.task.id, run_id="", status="failed", provider=cell.provider, model=cell.model,
+                        attempt=cell.attempt, error_code=code, attempts=0,
+                        error=f"{message} (the task did not run to its end; fix the cause and run the batch again "
+                              "with --rerun-failed)")
+    return _with_verdict(result, not_verified("not verified: the cell did not run")) if verified else result
 
 
-async def _probe_problem(task: BatchTask, provider: str, host: PluginHost) -> str | None:
+def _with_verdict(result: TaskResult, verdict: Verdict) -> TaskResult:
+    status = "interrupted" if verdict.stopped else result.status
+    return result.model_copy(update={"verification": verdict.verification, "reward": verdict.reward,
+                                     "rewards": verdict.rewards, "verified": verdict.verified, "status": status})
+
+
+def _earlier(cell: Cell, finished: dict[tuple[str, str, str, int], TaskResult]) -> TaskResult | None:
+    """The result the results file holds for `cell`: its own line; else one with no provider (a task that broke
+    before it had one); else, for a cell of attempt 1, a line written before batches had cells (no `attempt`)."""
+    task_id, provider, model, attempt = cell.key
+    found = finished.get(cell.key) or finished.get((task_id, "", model, attempt))
+    if found is None and attempt == 1:
+        found = next((r for key, r in finished.items() if key[0] == task_id and key[1] in ("", provider)
+                      and "attempt" not in r.model_fields_set), None)
+    return found
+
+
+async def _probe_problem(spec: AgentRunSpec, provider: str, host: PluginHost) -> str | None:
     try:
-        await prepare(task.spec, provider, host)
+        await prepare(spec, provider, host)
     except HarnessError as exc:
         return f"provider {provider!r}: {exc.message}"
     return None

@@ -125,8 +125,8 @@ class ResultsFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self.earlier: dict[str, TaskResult] = {}
-        """The last result of each task already in the file (finished or interrupted)."""
+        self.earlier: dict[tuple[str, str, str, int], TaskResult] = {}
+        """The last result of each cell already in the file (finished or interrupted), by `TaskResult.cell`."""
         try:
             # unbuffered: a failed write leaves nothing behind
             self._handle = os.fdopen(append_private(path), "ab", buffering=0)
@@ -141,9 +141,9 @@ class ResultsFile:
                                    "another --results") from None
         self._read()
 
-    def finished(self) -> dict[str, TaskResult]:
-        """Tasks a re-run skips: their last result in the file is `success` or `failed`."""
-        return {tid: r for tid, r in self.earlier.items() if r.finished}
+    def finished(self) -> dict[tuple[str, str, str, int], TaskResult]:
+        """Cells a re-run skips, by `TaskResult.cell`: their last result in the file is `success` or `failed`."""
+        return {cell: r for cell, r in self.earlier.items() if r.finished}
 
     def write(self, result: TaskResult) -> None:
         """Append `result` (one line, synced to disk).
@@ -190,7 +190,7 @@ class ResultsFile:
                 raise InvalidSpecError(
                     f"{self.path} line {number} is not a task result; is it a batch's results file? Pass another "
                     "--results path (or remove the line)") from None
-            self.earlier[result.id] = result
+            self.earlier[result.cell] = result
         if torn.strip():  # truncate it, so the next line written starts on a line of its own
             with self.path.open("r+b") as handle:
                 handle.truncate(len(data) - len(torn))

@@ -28,7 +28,7 @@ from harness_core.spec import AgentRunSpec
 __all__ = ["BatchTask", "ProviderCheck", "TaskFileError", "TaskLike", "as_tasks", "load_tasks", "parse_tasks"]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_OWN_FIELDS = ("id", "provider", "scenario", "ref")
+_OWN_FIELDS = ("id", "provider", "scenario", "ref", "verify", "verify_timeout", "verify_env")
 _FIELDS = (*_OWN_FIELDS, *AgentRunSpec.model_fields)
 _SHOWN = 20  # problems listed in the message (all are in `problems`)
 
@@ -221,6 +221,7 @@ def _task(text: str, *, offline: bool, check_provider: ProviderCheck | None
                 scenarios = _scenarios(own["scenario"])
             except _Problem as problem:
                 said.append(str(problem))
+    verify = _verify_fields(own, said)
     if offline and "prompt" not in data:
         data["prompt"] = f"(offline batch task {task_id or 'without an id'!r})"
     try:
@@ -230,7 +231,42 @@ def _task(text: str, *, offline: bool, check_provider: ProviderCheck | None
         return None, task_id, said
     if task_id is None or said:
         return None, task_id, said
-    return BatchTask(task_id, spec, provider, scenarios, own.get("ref")), task_id, said
+    return BatchTask(task_id, spec, provider, scenarios, own.get("ref"), **verify), task_id, said
+
+
+MAX_VERIFY_TIMEOUT = 7 * 86400.0
+"""The longest `verify_timeout` (seconds) a task may give."""
+
+
+def _verify_fields(own: Mapping[str, Any], said: list[str]) -> dict[str, Any]:
+    """A line's `verify`, `verify_timeout` and `verify_env` (as BatchTask's keywords); each problem to `said`."""
+    found: dict[str, Any] = {}
+    if "verify" in own:
+        if isinstance(own["verify"], str) and own["verify"].strip() and "\0" not in own["verify"]:
+            found["verify"] = own["verify"]
+        else:
+            said.append("`verify` is a shell command (a non-empty string), run in the task's workspace after its agent")
+    if "verify_timeout" in own:
+        value = own["verify_timeout"]
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_VERIFY_TIMEOUT:
+            found["verify_timeout"] = float(value)
+        else:
+            said.append(f"`verify_timeout` is a number of seconds more than 0 and at most {MAX_VERIFY_TIMEOUT:g}, "
+                        f"not {json.dumps(value)[:40]}")
+    if "verify_env" in own:
+        env = own["verify_env"]
+        if not isinstance(env, dict):
+            said.append('`verify_env` is an object of variables: {"NAME": "value", ...}')
+        elif bad := [k for k, v in env.items()
+                     if not (_ENV_NAME.fullmatch(k) and isinstance(v, str) and "\0" not in v)]:
+            said.append(f"`verify_env`: {', '.join(map(repr, bad[:5]))}: a variable is a name (letters, digits, "
+                        "'_') with a string value")
+        else:
+            found["verify_env"] = dict(env)
+    return found
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def with_tool_fields(task: BatchTask, fields: Mapping[str, Any]) -> BatchTask:
@@ -267,7 +303,7 @@ def _said(error: Mapping[str, Any]) -> str:
     if error.get("type") == "extra_forbidden":
         close = difflib.get_close_matches(where, _FIELDS, n=1, cutoff=0.6)
         message = f"not a field of a task; did you mean {close[0]!r}?" if close else \
-            f"not a field of a task (a task has id, provider, ref, scenario and a spec's fields: " \
+            f"not a field of a task (a task has {', '.join(_OWN_FIELDS)} and a spec's fields: " \
             f"{', '.join(AgentRunSpec.model_fields)})"
     return f"{where}: {message}"
 

@@ -82,20 +82,22 @@ class Workspaces:
             return None
         return self._commits.get(task.ref or self.plan.ref)
 
-    async def prepare(self, task: BatchTask, scenarios: tuple[Scenario, ...]) -> Workspace:
-        """The task's workspace, made and seeded with the files its offline scenarios expect."""
+    async def prepare(self, task: BatchTask, scenarios: tuple[Scenario, ...], name: str | None = None) -> Workspace:
+        """A fresh workspace for a cell of the task (`name`: the cell's, default the task id), made and seeded with
+        the files its offline scenarios expect; the task's own `cwd` when it has one (shared by its cells)."""
+        name = name or task.id
         if self.worktrees is not None:
             worktrees = self.worktrees
             commit = self.commit_of(task)
             assert commit is not None
-            path = await anyio.to_thread.run_sync(worktrees.create, task.id, commit)
+            path = await anyio.to_thread.run_sync(worktrees.create, name, commit)
             _seed(path, scenarios)
             base = await anyio.to_thread.run_sync(worktrees.snapshot, path)
             return Workspace(path, base, owned=True, worktree=True)
         if self.offline and "cwd" not in task.spec.model_fields_set:
             if self._temp_root is None:
                 self._temp_root = Scratch("harness-batch-")  # a killed batch's: swept when it resumes
-            path = self._temp_root.path / task.id
+            path = self._temp_root.path / name
             if path.exists():
                 shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True)
@@ -109,13 +111,14 @@ class Workspaces:
             _seed(path, scenarios)
         return Workspace(path)
 
-    async def reset(self, task: BatchTask, scenarios: tuple[Scenario, ...], workspace: Workspace) -> Workspace:
+    async def reset(self, task: BatchTask, scenarios: tuple[Scenario, ...], workspace: Workspace,
+                    name: str | None = None) -> Workspace:
         """The task's workspace as it was before its first attempt (for a retry: what a failed attempt left is
         not the next one's, nor its patch's). A spec's own `cwd` cannot be reset: it is played as it is."""
         if not workspace.owned:
             return workspace
         await self.release_now(workspace)
-        return await self.prepare(task, scenarios)
+        return await self.prepare(task, scenarios, name)
 
     async def patch(self, workspace: Workspace) -> str | None:
         if self.worktrees is None or workspace.base is None:

@@ -32,7 +32,7 @@ GIT_TIMEOUT = 60.0
 SLOW_GIT_TIMEOUT = 600.0
 """Seconds the calls whose time grows with the size of the tree (worktree add/remove, add -A) may take."""
 
-_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,254}")  # a task id, or a cell's name (`id+provider+a2`)
 _REAP_TIMEOUT = 5.0
 # Variables that would point git at another repository or index than the one we name with -C.
 _REPO_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",

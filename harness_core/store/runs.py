@@ -53,6 +53,7 @@ __all__ = [
     "check_runs_dir",
     "open_run_file",
     "WAITING_FOR_APPROVAL",
+    "VERIFY_LOG_SUFFIX",
     "WORKER_LOG_SUFFIX",
     "find_run",
     "follow_events",
@@ -83,7 +84,9 @@ ANSWERS_SUFFIX = ".answers"
 WORKER_LOG_SUFFIX = ".worker.log"
 """`<run_id>.worker.log`: a background worker's stderr once its run started (warnings, a crash), scrubbed of the
 run's secrets; removed when empty."""
-RUN_FILE_SUFFIXES = (".jsonl", ".wire.jsonl", ANSWERS_SUFFIX, WORKER_LOG_SUFFIX)
+VERIFY_LOG_SUFFIX = ".verify.log"
+"""`<run_id>.verify.log`: the output of the verifier a batch ran after the run (`harness batch --verify`)."""
+RUN_FILE_SUFFIXES = (".jsonl", ".wire.jsonl", ANSWERS_SUFFIX, WORKER_LOG_SUFFIX, VERIFY_LOG_SUFFIX)
 """Every file a run has in the runs directory, named `<run_id><suffix>`: its log, its wire log, its approval
 answers, its background worker's output. The one registry of them: `harness runs prune` removes these names
 exactly and nothing else, so a new kind of run file is added here. (A suffix ending in `.jsonl` would name a run
