@@ -23,10 +23,24 @@ __all__ = ["batch"]
 @click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--concurrency", "-j", type=Number(low=1, high=10_000, example="4"), default=4, show_default=True,
               help="Tasks live at once, at most.")
-@click.option("--provider", "-p", metavar="NAME", shell_complete=complete_provider,
-              help="Provider of the tasks that name none (default: $HARNESS_PROVIDER, else the default provider).")
+@click.option("--provider", "-p", "providers", metavar="NAME", multiple=True, shell_complete=complete_provider,
+              help="Provider of the tasks that name none (default: $HARNESS_PROVIDER, else the default provider). "
+                   "Repeat it to play each such task with each provider (a cell per provider).")
+@click.option("--model", "-m", "models", metavar="M", multiple=True,
+              help="Model of the tasks that name none (default: the provider's). Repeat it to play each such task "
+                   "with each model (a cell per model).")
+@click.option("--attempts", type=Number(low=1, high=1000, example="3"), default=1, show_default=True, metavar="K",
+              help="Play each task K times, each attempt in a fresh workspace with its own run and result line "
+                   "(`attempt`), for pass@k.")
+@click.option("--verify", metavar="CMD",
+              help="Run CMD (/bin/sh -c) in each cell's workspace after its agent succeeded, to judge the work: "
+                   "reward.txt or reward.json written in $HARNESS_VERIFIER_DIR, else exit status 0, is the reward "
+                   "(1.0 passes). A task's own `verify` wins.")
+@click.option("--verify-timeout", type=Number(real=True, low=0, low_open=True, high=7 * 86400, unit="seconds"),
+              metavar="SECONDS", help="Seconds a verifier may take before its processes are killed and the cell "
+                                      "fails verification (default 600; a task's own `verify_timeout` wins).")
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Results file (JSONL, one line per task as it ends). Tasks it holds as finished (success or "
+              help="Results file (JSONL, one line per cell as it ends). Cells it holds as finished (success or "
                    "failed) are not run again. Default: TASKS.results.jsonl beside the tasks file.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where each run's log goes (default: as `harness run`).")
@@ -51,39 +65,45 @@ __all__ = ["batch"]
               help="With --worktrees: where the worktrees are made (default: under ~/.cache/harness/worktrees).")
 @click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree (or offline workspace) afterwards.")
 @click.option("--patches", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="With --worktrees: write each task's diff as DIR/ID.patch, and DIR/predictions.jsonl "
-                   "(instance_id, model_patch, model_name_or_path) as SWE-bench-style evaluators read.")
+              help="With --worktrees: write each task's diff as DIR/ID.patch (a task of several cells: "
+                   "DIR/ID+PROVIDER+MODEL+aN.patch, what varies), and DIR/predictions.jsonl (instance_id, "
+                   "model_patch, model_name_or_path) as SWE-bench-style evaluators read.")
 @click.option("--engine", default="local", show_default=True, metavar="NAME",
               help="Where tasks run: `local` (this process) or an installed executor such as `ray` (harness-ray).")
 @click.option("--address", metavar="ADDR", help="With --engine ray: the cluster to join (default: start a local one).")
 @click.option("-E", "--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="An option of the engine (repeatable).")
 @click.option("--rerun-failed", is_flag=True,
-              help="Play again the tasks whose result in the results file is `failed` (only successes are skipped).")
+              help="Play again the cells whose result in the results file is `failed` (only successes are skipped).")
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
 @click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
 @TOOLS_OPTION
 @tool_flag_options
 @harness_command
-def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
+def batch(tasks: str, concurrency: int, providers: tuple[str, ...], models: tuple[str, ...], attempts: int,
+          verify: str | None, verify_timeout: float | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
           as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
           tool_refs: tuple[str, ...] = ()) -> None:
     """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
-    unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
+    unique `id`, and optionally `provider`, `ref` (with --worktrees), `scenario` (with --offline), and `verify`,
+    `verify_timeout`, `verify_env` (the task's verifier).
 
-    Every line is checked before anything starts. Each task's run is logged as `harness run`'s are; its result
-    goes to the results file as it ends, so running the same command again finishes only what is left. Ctrl-C
-    (or SIGTERM) interrupts the live runs cleanly and records them as interrupted.
+    Each task is played once per cell: by each --provider and --model (unless its line names its own), each of
+    --attempts. Every line is checked before anything starts. Each cell's run is logged as `harness run`'s are;
+    its result goes to the results file as it ends, so running the same command again finishes only what is left.
+    Ctrl-C (or SIGTERM) interrupts the live runs (and verifiers) cleanly and records them as interrupted.
 
-    Exit status: 0 every task succeeded, 1 a task failed (or was not started), 2 usage error, 130 interrupted.
+    Exit status: 0 every cell's run succeeded, 1 a cell's run failed (or was not started), 2 usage error, 130
+    interrupted. A verifier's verdict is data (`verified`, `reward` in the results), not the exit status.
     """
     from harness_core.cli.batch.invocation import batch as implementation
 
-    implementation(tasks=tasks, concurrency=concurrency, provider=provider, results=results, runs_dir=runs_dir,
+    implementation(tasks=tasks, concurrency=concurrency, providers=providers, models=models, attempts=attempts,
+                   verify=verify, verify_timeout=verify_timeout, results=results, runs_dir=runs_dir,
                    offline=offline, scenario=scenario, retry=retry, retry_backoff=retry_backoff,
                    max_cost_usd=max_cost_usd, repo=repo, ref=ref, worktrees_dir=worktrees_dir,
                    keep_worktrees=keep_worktrees, patches=patches, engine=engine, address=address,

@@ -39,21 +39,14 @@ def default_results(tasks: str) -> Path | None:
     return path.with_name(f"{stem}.results.jsonl")
 
 
-def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
+def batch(tasks: str, concurrency: int, providers: tuple[str, ...], models: tuple[str, ...], attempts: int,
+          verify: str | None, verify_timeout: float | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
           as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
           tool_refs: tuple[str, ...] = ()) -> None:
-    """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
-    unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
-
-    Every line is checked before anything starts. Each task's run is logged as `harness run`'s are; its result
-    goes to the results file as it ends, so running the same command again finishes only what is left. Ctrl-C
-    (or SIGTERM) interrupts the live runs cleanly and records them as interrupted.
-
-    Exit status: 0 every task succeeded, 1 a task failed (or was not started), 2 usage error, 130 interrupted.
-    """
+    """`harness batch` (its help: `commands.batch`)."""
 
     if patches is not None and repo is None:
         raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
@@ -62,6 +55,8 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
     scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT
     if scenario_given and not offline:
         raise click.UsageError("--scenario applies with --offline")
+    if verify is not None and not verify.strip():
+        raise click.BadParameter("give a shell command (for example --verify 'pytest -q')", param_hint="--verify")
     try:
         options: dict[str, Any] = parse_option_pairs(engine_options)
     except OptionSyntaxError as exc:
@@ -82,7 +77,8 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
 
         loaded = [with_tool_fields(task, spec_fields) for task in loaded]
     plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
-    job = Batch(loaded, host=host, provider=provider, concurrency=concurrency, executor=engine,
+    job = Batch(loaded, host=host, providers=providers, models=models, attempts=attempts, verify=verify,
+                verify_timeout=verify_timeout, concurrency=concurrency, executor=engine,
                 executor_options=options, runs_dir=runs_dir, results=results, retry=retry,
                 retry_backoff=retry_backoff, offline=offline, scenario=scenario, worktrees=plan, patches=patches,
                 keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed,
@@ -168,12 +164,18 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
         failed = f", {s.failed_earlier} of them failed: --rerun-failed plays those again" if s.failed_earlier else ""
         parts.append(f"{s.skipped} skipped (finished earlier{failed})")
     cost = f", ${s.cost_usd:.4f}" if s.cost_usd else ""
+    what = "task(s)" if s.total == s.tasks else f"cells ({s.tasks} task(s) x providers, models, attempts)"
     if s.skipped == s.total:
         failed = f", {s.failed_earlier} of them failed (--rerun-failed plays those again)" if s.failed_earlier else ""
-        view.say(f"batch: nothing to run: all {s.total} task(s) finished earlier{failed}; results in {results}")
+        view.say(f"batch: nothing to run: all {s.total} {what} finished earlier{failed}; results in {results}")
         return
-    view.say(f"batch: {', '.join(parts)} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
+    of = "" if s.total == s.tasks else f" of {s.total} {what}"
+    view.say(f"batch: {', '.join(parts)}{of} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
              f"{s.peak_running} live at once{cost}); results in {results}")
+    if s.verifiers:
+        earlier = f" (and {s.passed_earlier} that passed earlier)" if s.passed_earlier else ""
+        view.say(f"verified: {s.passed} of {s.passed + s.not_passed} cell(s) passed{earlier}; `harness report "
+                 f"{results}` compares them")
     if patches is not None:
         view.say(f"patches in {patches} (predictions.jsonl for evaluators)")
     if job.budget_reached:

@@ -27,16 +27,23 @@ def clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def outcome_line(result: TaskResult) -> str:
-    """One line for a finished task: id, status, error, attempts, run id (for `harness show`)."""
+def outcome_line(result: TaskResult, label: str | None = None) -> str:
+    """One line for a finished cell: its label (the task id, or `id [provider, model, attempt N]`), status, error,
+    tries, its verifier's verdict, run id (for `harness show`)."""
     said: str = result.status
     if result.error_code and result.error_code != result.status:  # not "interrupted (interrupted)"
         said += f" ({result.error_code})"
     if result.attempts > 1:
         said += f" after {result.attempts} attempts"
     changed = f", {len(result.files_changed)} file(s) changed" if result.files_changed else ""
-    why = f": {_one_line(result.error)}" if result.error and not result.ok else ""
-    return f"{result.id}: {said}{changed} [run {result.run_id}]{why}"
+    verdict = ""
+    if result.ok and result.verified is not None:
+        reward = f"reward {result.reward:g}" if result.reward is not None else "no reward"
+        verdict = f", {'passed' if result.verified else 'not passed'} ({reward})"
+    why = _one_line(result.error) if result.error and not result.ok else \
+        _one_line(result.verification.reason) if result.ok and result.verification and result.verification.reason \
+        else ""
+    return f"{label or result.id}: {said}{changed}{verdict} [run {result.run_id}]" + (f": {why}" if why else "")
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -97,15 +104,18 @@ class BatchView:
             print(f"harness: {text}", file=self.stream, flush=True)
 
     def update(self, update: BatchUpdate) -> None:
+        name = update.label or update.task_id
         if update.kind == "finished" and update.result is not None:
             result = update.result
-            if not result.ok or not self.live or self.verbose:
-                self.say(outcome_line(result))
+            if not result.ok or result.verified is False or not self.live or self.verbose:
+                self.say(outcome_line(result, name))
         elif update.kind == "retrying" and update.error is not None:
-            self.say(f"{update.task_id}: attempt {update.attempt} failed ({update.error.code}); retrying in "
+            self.say(f"{name}: try {update.attempt} failed ({update.error.code}); retrying in "
                      f"{update.delay:.1f} s [run {update.run_id}]")
         elif update.kind == "started" and self.verbose and not self.live:
-            self.say(f"{update.task_id}: started attempt {update.attempt} [run {update.run_id}]")
+            self.say(f"{name}: started try {update.attempt} [run {update.run_id}]")
+        elif update.kind == "verifying" and self.verbose and not self.live:
+            self.say(f"{name}: verifying [run {update.run_id}]")
         self.refresh()
 
     def counts(self) -> str:
@@ -113,7 +123,11 @@ class BatchView:
         parts = [f"{s.succeeded} ok", f"{s.failed} failed"]
         if s.interrupted:
             parts.append(f"{s.interrupted} interrupted")
+        if s.verifiers:
+            parts.append(f"{s.passed} passed of {s.passed + s.not_passed} verified")
         parts += [f"{s.running} running", f"{s.queued} queued"]
+        if s.verifying:
+            parts.append(f"{s.verifying} verifying")
         if s.retries:
             parts.append(f"{s.retries} retries")
         if s.cost_usd:
