@@ -61,6 +61,7 @@ def test_old_runs_lose_exactly_the_files_the_store_knows_and_nothing_of_their_ne
     (runs_dir / "abc.wire.jsonl").write_bytes(b"x" * 100)
     (runs_dir / "abc.answers").write_bytes(b"y" * 10)
     (runs_dir / "abc.worker.log").write_bytes(b"v" * 5)
+    (runs_dir / "abc.verify.log").write_bytes(b"u" * 3)
     (runs_dir / "abc.notes").write_text("the user's, beside a run")  # an unknown sibling: not the store's
     (runs_dir / "abc.work").mkdir()
     (runs_dir / "abc.work" / "state").write_bytes(b"z" * 7)
@@ -69,7 +70,8 @@ def test_old_runs_lose_exactly_the_files_the_store_knows_and_nothing_of_their_ne
     _log(runs_dir, "abc.1", ended=NOW - 1 * DAY)  # a run id with a dot: its files are not `abc`'s
     (runs_dir / "abc.1.wire.jsonl").write_bytes(b"w")
     (runs_dir / "notes.txt").write_text("not a run's")
-    known = [runs_dir / f"abc{suffix}" for suffix in (".wire.jsonl", ".answers", ".worker.log", ".jsonl")]
+    known = [runs_dir / f"abc{suffix}" for suffix in (".wire.jsonl", ".answers", ".worker.log", ".verify.log",
+                                                              ".jsonl")]
     assert {p.name for p in known} == {f"abc{suffix}" for suffix in RUN_FILE_SUFFIXES}
     sizes = tuple(p.stat().st_size for p in known)
 
