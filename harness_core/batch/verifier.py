@@ -86,15 +86,15 @@ async def run_verifier(command: str, workspace: Path, *, seconds: float, env: Ma
         except HarnessError as exc:  # it could not be started (no /bin/sh, the workspace is gone)
             return Verdict(Verification(ran=False, reason=f"the verifier could not be started: {exc.message}"), 0.0)
         text = secrets.text(kept.text())
-        ran = {"ran": True, "exit_code": code, "duration_ms": int((time.monotonic() - began) * 1000),
-               "output_tail": text[-TAIL_CHARS:], "output": _write_output(output, text)}
+        ran = Verification(ran=True, exit_code=code, duration_ms=int((time.monotonic() - began) * 1000),
+                           output_tail=text[-TAIL_CHARS:], output=_write_output(output, text))
         if timed_out:
             reason = (f"timed out after {seconds:g} s (verify_timeout): its processes were killed; make it faster "
                       "or give it more time (`verify_timeout` on the task's line, --verify-timeout)")
-            return Verdict(Verification(**ran, reason=reason), 0.0)  # type: ignore[arg-type]
+            return Verdict(_said(ran, reason), 0.0)
         if code is None:
             reason = "stopped: the batch was interrupted while the verifier ran; a re-run plays the cell again"
-            return Verdict(Verification(**ran, reason=reason), None, stopped=True)  # type: ignore[arg-type]
+            return Verdict(_said(ran, reason), None, stopped=True)
         return _judged(verifier_dir, code, ran)
 
 
@@ -119,21 +119,25 @@ async def _watch(child: ChildProcess, kept: _Output, seconds: float, stop: anyio
     return code, deadline.cancelled_caught and code is None
 
 
-def _judged(verifier_dir: Path, code: int, ran: dict[str, object]) -> Verdict:
+def _said(ran: Verification, reason: str | None) -> Verification:
+    return ran.model_copy(update={"reason": reason}) if reason else ran
+
+
+def _judged(verifier_dir: Path, code: int, ran: Verification) -> Verdict:
     """The reward: reward.txt, else reward.json, else the exit status (0: 1.0)."""
     exited = "" if code == 0 else f"the verifier exited with status {code}" if code > 0 else \
         f"the verifier was killed by signal {-code}"
     text_file, json_file = verifier_dir / "reward.txt", verifier_dir / "reward.json"
     try:
         if text_file.exists():
-            return Verdict(Verification(**ran, reason=exited or None), _reward_txt(text_file))  # type: ignore[arg-type]
+            return Verdict(_said(ran, exited or None), _reward_txt(text_file))
         if json_file.exists():
             reward, rewards = _reward_json(json_file)
-            return Verdict(Verification(**ran, reason=exited or None), reward, rewards)  # type: ignore[arg-type]
+            return Verdict(_said(ran, exited or None), reward, rewards)
     except _Unreadable as exc:
         reason = f"no verdict: {exc}" + (f" ({exited})" if exited else "")
-        return Verdict(Verification(**ran, reason=reason), 0.0)  # type: ignore[arg-type]
-    return Verdict(Verification(**ran, reason=exited or None), 1.0 if code == 0 else 0.0)  # type: ignore[arg-type]
+        return Verdict(_said(ran, reason), 0.0)
+    return Verdict(_said(ran, exited or None), 1.0 if code == 0 else 0.0)
 
 
 class _Unreadable(Exception):
