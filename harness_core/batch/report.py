@@ -216,6 +216,10 @@ def _group(cells: list[TaskResult], notes: list[str]) -> GroupReport:
                            else "mixed")
     passed = sum(c.verified is True for c in scored)
     low, high = wilson_interval(passed, len(scored)) if scored else (None, None)
+    no_verdict = sum(_has_verifier(c) and c.verified is None for c in finished)
+    if no_verdict:
+        notes.append(f"{label}: {no_verdict} finished run(s) have a verifier but no verdict (their "
+                     "`verification.reason` says why): left out of the pass rate")
     pass_at, attempts, pass_note = _pass_at_k(cells, scored, label)
     if pass_note:
         notes.append(pass_note)
@@ -230,7 +234,7 @@ def _group(cells: list[TaskResult], notes: list[str]) -> GroupReport:
         label=label, provider=first.provider, model=first.model, tasks=len({c.id for c in cells}), runs=len(cells),
         succeeded=sum(c.status == "success" for c in cells), failed=sum(c.status == "failed" for c in cells),
         interrupted=len(cells) - len(finished), solved_by=solved_by, solved=solved, verified_runs=len(scored),
-        passed=passed, no_verdict=sum(_has_verifier(c) and c.verified is None for c in finished),
+        passed=passed, no_verdict=no_verdict,
         pass_rate=passed / len(scored) if scored else None, pass_rate_low=low, pass_rate_high=high,
         attempts=attempts, pass_at_k=pass_at, pass_at_k_note=pass_note,
         mean_reward=math.fsum(rewards) / len(rewards) if rewards else None, cost_usd=cost,

@@ -115,6 +115,15 @@ def test_the_last_line_of_a_cell_counts_and_an_interrupted_one_is_said(tmp_path:
     assert [(c.solved, c.cells, c.interrupted) for row in found.tasks for c in row.groups] == [(1, 2, 0), (1, 2, 1)]
 
 
+def test_a_verifier_without_a_verdict_is_said_and_left_out_of_the_rate(tmp_path: Path) -> None:
+    stopped = cell("a", 2).model_copy(update={"verification": Verification(ran=False, reason="the batch stopped")})
+    found = report(write(tmp_path / "r.jsonl", [cell("a", 1, verified=True, reward=1.0), stopped]))
+    group = found.groups[0]
+    assert (group.verified_runs, group.no_verdict, group.pass_rate, group.solved, group.solved_by) == (
+        1, 1, 1.0, 1, "verifier")
+    assert "scripted: 1 finished run(s) have a verifier but no verdict" in found.notes[0]
+
+
 def test_an_old_batch_without_attempts_models_or_verdicts_still_reports(tmp_path: Path) -> None:
     old = [{"id": f"t{n}", "run_id": f"r{n}", "status": "success" if n < 3 else "failed", "provider": "scripted",
             "error_code": None if n < 3 else "process_exited", "attempts": 1, "run_ids": [f"r{n}"],
@@ -169,6 +178,15 @@ def test_a_missing_file_or_a_directory_is_a_usage_error_with_the_next_step(tmp_p
     assert "cannot read the results file" in result.stderr and "TASKS.results.jsonl" in result.stderr
     result = invoke("report")
     assert result.exit_code == 2 and "Missing argument 'RESULTS.jsonl...'" in result.stderr
+
+
+def test_text_from_the_file_sends_no_control_character_to_the_terminal(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", [cell("evil\x1b]0;owned\x07", 1, provider="made\x1b[2J-up", status="failed",
+                                             code="bad\ncode\x1b[31m")])
+    for args in ([], ["--markdown"]):
+        out = invoke("report", str(path), *args).stdout
+        assert "\x1b" not in out and "\x07" not in out and "bad code[31m 1" in out, out
+    assert report(path).tasks[0].id == "evil\x1b]0;owned\x07"  # the model keeps the data as it is (--json escapes it)
 
 
 def test_an_empty_results_file_says_there_is_nothing_yet(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import click
 
 from harness_core.batch.report import GroupReport, Report, TaskRow, report as build
 from harness_core.cli.output import dumps
+from harness_core.cli.render import terminal as term
 from harness_core.cli.render.format import format_cost, format_duration
 from harness_core.cli.render.layout import Column, fit_parts, fit_table, fit_text, output_width, table
 
@@ -32,6 +33,12 @@ def report(files: Sequence[str], as_json: bool, markdown: bool) -> None:
         click.echo(markdown_report(found))
     else:
         click.echo(format_report(found, output_width(sys.stdout)))
+
+
+def _plain(text: str) -> str:
+    """Text of a results file (a task id, a provider, an error code: anyone may have written it) on one line, none
+    of its control characters sent raw to the terminal."""
+    return text.translate(term.UNSAFE).replace("\n", " ").replace("\t", " ")
 
 
 def _percent(value: float | None) -> str:
@@ -81,7 +88,7 @@ def _columns(groups: Sequence[GroupReport]) -> tuple[list[Column], list[list[str
             _duration(group.duration_p50_ms), _duration(group.duration_p95_ms),
             ", ".join(f"{code} {count}" for code, count in group.errors.items()) or NONE,
         ])
-    return columns, rows
+    return columns, [[_plain(text) for text in row] for row in rows]
 
 
 _SOLVED_BY = {"verifier": "verified by the task's verifier", "status": "the run succeeded (no verifier)",
@@ -93,7 +100,7 @@ def _legend(groups: Sequence[GroupReport]) -> list[str]:
     by: dict[str, list[str]] = {}
     for group in groups:
         by.setdefault(group.solved_by, []).append(group.label)
-    solved = "; ".join(f"{_SOLVED_BY[how]} ({', '.join(labels)})" for how, labels in by.items())
+    solved = "; ".join(f"{_SOLVED_BY[how]} ({_plain(', '.join(labels))})" for how, labels in by.items())
     return [f"solved: {solved}.",
             "OK: runs that succeeded; INT: interrupted (not counted in rates, rewards or times); PASS: verified runs "
             "that passed, with the Wilson 95% CI; PASS@k: unbiased, averaged over tasks; $/SOLVED: cost per solved "
@@ -119,10 +126,10 @@ def _blocks(groups: Sequence[GroupReport], width: int) -> list[str]:
             ("cost", [f"{cost} total{per}"]),
             ("tokens", [f"{group.input_tokens:,} in", f"{group.output_tokens:,} out"]),
             ("time", [f"p50 {_duration(group.duration_p50_ms)}", f"p95 {_duration(group.duration_p95_ms)}"]),
-            ("failures", [f"{code} {count}" for code, count in group.errors.items()] or [NONE]),
+            ("failures", [f"{_plain(code)} {count}" for code, count in group.errors.items()] or [NONE]),
         ]
-        lines += fit_text(f"{group.label}: {group.tasks} tasks, {group.runs} runs: {group.succeeded} succeeded, "
-                          f"{group.failed} failed, {group.interrupted} interrupted", width)
+        lines += fit_text(f"{_plain(group.label)}: {group.tasks} tasks, {group.runs} runs: {group.succeeded} "
+                          f"succeeded, {group.failed} failed, {group.interrupted} interrupted", width)
         for name, parts in figures:
             lines += fit_parts([f"  {name:<9} {parts[0]}", *parts[1:]], width, sep=", ", indent=" " * 12)
     return lines
@@ -140,10 +147,17 @@ def _cell(row: TaskRow, label: str) -> str:
     return "-"
 
 
+def _grid(found: Report) -> tuple[list[str], list[list[str]]]:
+    """The per-task grid: the groups' labels (its columns), and a row per task of `solved/cells` per group."""
+    labels = [group.label for group in found.groups]
+    grid = [[_plain(row.id), *(_cell(row, label) for label in labels)] for row in found.tasks]
+    return [_plain(label) for label in labels], grid
+
+
 def format_report(found: Report, width: int | None) -> str:
     """The report as text: the groups' table and what its columns count (a block per group when it does not fit
     `width`), the per-task grid (solved runs / runs of each task in each group), then the notes. None: whole lines."""
-    files = ", ".join(found.files)
+    files = _plain(", ".join(found.files))
     if not found.groups:
         return "\n".join(fit_text(f"no results in {files} yet (a batch writes a line as each task ends)", width))
     lines = fit_text(f"{files}: {found.cells} runs of {len(found.tasks)} tasks in {len(found.groups)} "
@@ -156,36 +170,35 @@ def format_report(found: Report, width: int | None) -> str:
             lines += fit_text(line, width)
     else:
         lines += ["", *_blocks(found.groups, width)]
-    labels = [group.label for group in found.groups]
-    grid = [[row.id, *(_cell(row, label) for label in labels)] for row in found.tasks]
+    labels, grid = _grid(found)
     lines += ["", *fit_text("solved runs per task:", width),
               *fit_table([Column("TASK", title=True), *(Column(label) for label in labels)], grid, width)]
     if found.notes:
         lines.append("")
         for note in found.notes:
-            lines += fit_text(f"note: {note}", width)
+            lines += fit_text(f"note: {_plain(note)}", width)
     return "\n".join(lines)
 
 
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
+        return "| " + " | ".join(_plain(cell).replace("|", "\\|") for cell in cells) + " |"
 
     return [line(header), "|" + "|".join("---" for _ in header) + "|", *(line(row) for row in rows)]
 
 
 def markdown_report(found: Report) -> str:
     """The report as Markdown: the groups' table, what SOLVED counts, the per-task grid, the notes as a list."""
+    files = _plain(", ".join(found.files))
     if not found.groups:
-        return f"No results in {', '.join(found.files)} yet."
+        return f"No results in {files} yet."
     columns, rows = _columns(found.groups)
-    lines = [f"**{', '.join(found.files)}**: {found.cells} runs of {len(found.tasks)} tasks", "",
+    lines = [f"**{files}**: {found.cells} runs of {len(found.tasks)} tasks", "",
              *_markdown_table([column.name for column in columns], rows), ""]
     for line in _legend(found.groups):
         lines += [line, ""]
-    labels = [group.label for group in found.groups]
-    grid = [[row.id, *(_cell(row, label) for label in labels)] for row in found.tasks]
+    labels, grid = _grid(found)
     lines += ["Solved runs per task:", "", *_markdown_table(["task", *labels], grid)]
     if found.notes:
-        lines += ["", *(f"- {note}" for note in found.notes)]
+        lines += ["", *(f"- {_plain(note)}" for note in found.notes)]
     return "\n".join(lines)
