@@ -124,6 +124,8 @@ def read_results(path: str | Path, notes: list[str] | None = None) -> list[TaskR
     try:
         data = read_input(path, what="the results file", limit=RESULTS_LIMIT)
     except InputFileError as exc:
+        if Path(path).exists():
+            raise
         raise InputFileError(f"{exc.message}; give the results file of a batch (`harness batch TASKS.jsonl` writes "
                              "TASKS.results.jsonl beside the tasks file, or where --results says)",
                              path=str(path)) from None
