@@ -14,6 +14,7 @@ from typing import Any
 from harness_core.batch.attempt import play_attempt
 from harness_core.batch.driver import Batch, BatchStats, BatchUpdate
 from harness_core.batch.engines import executor_named, executor_names
+from harness_core.batch.report import GroupReport, Report, build_report, report
 from harness_core.batch.results import PASS_REWARD, ResultsFile, TaskResult, Verification
 from harness_core.batch.retry import RetryPolicy
 from harness_core.batch.tasks import BatchTask, TaskFileError, TaskLike, load_tasks, parse_tasks
@@ -29,8 +30,10 @@ __all__ = [
     "BatchUpdate",
     "Executor",
     "ExecutorOptions",
+    "GroupReport",
     "LocalExecutor",
     "PASS_REWARD",
+    "Report",
     "ResultsFile",
     "RetryPolicy",
     "TaskAttempt",
@@ -40,12 +43,14 @@ __all__ = [
     "Verification",
     "WorkerLostError",
     "WorktreePlan",
+    "build_report",
     "executor_named",
     "executor_names",
     "harness_register_executors",  # the local executor's hook (the old harness_core.batch.local had it)
     "load_tasks",
     "parse_tasks",
     "play_attempt",
+    "report",
     "run_batch",
 ]
 

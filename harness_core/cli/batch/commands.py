@@ -1,4 +1,5 @@
-"""`harness batch`'s click definition: its arguments, options and help; the body is `batch.invocation`.
+"""The click definitions of `harness batch` (body: `batch.invocation`) and `harness report` (body: `batch.report`):
+arguments, options and help.
 
 Layer: CLI start-up (click and the standard library at the top; each command imports its body when it runs).
 """
@@ -13,10 +14,11 @@ import click
 from harness_core.cli.complete import complete_provider, complete_scenario
 from harness_core.cli.exits import harness_command
 from harness_core.cli.flags.numbers import Number
+from harness_core.cli.flags.output_flags import JSON_OPTION
 from harness_core.cli.flags.scenario_flag import scenario_callback
 from harness_core.cli.flags.tool_flags import TOOLS_OPTION, tool_flag_options
 
-__all__ = ["batch"]
+__all__ = ["batch", "report"]
 
 
 @click.command()
@@ -109,3 +111,25 @@ def batch(tasks: str, concurrency: int, providers: tuple[str, ...], models: tupl
                    keep_worktrees=keep_worktrees, patches=patches, engine=engine, address=address,
                    engine_options=engine_options, rerun_failed=rerun_failed, record_wire=record_wire, as_json=as_json,
                    verbose=verbose, spec_fields=spec_fields, tool_refs=tool_refs)
+
+
+@click.command()
+@click.argument("files", metavar="RESULTS.jsonl...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@JSON_OPTION
+@click.option("--markdown", is_flag=True, help="Print Markdown tables (for a pull request or a notebook).")
+@harness_command
+def report(files: tuple[str, ...], as_json: bool, markdown: bool) -> None:
+    """Report on what batches came to, from their results files (`harness batch` writes TASKS.results.jsonl): per
+    provider and model, the tasks and runs, the runs that succeeded, the verified pass rate with its 95% confidence
+    interval, pass@1 and pass@k (the unbiased estimator, when every task has k attempts), the mean reward, the cost
+    (total and per solved run), tokens, the median and p95 time and the failures by error code; then, per task, how
+    many of its runs were solved in each group.
+
+    The last line of each cell (task, provider, model, attempt) counts: a resumed batch appends. A batch still
+    running reports what it has so far. Several files make one report. Formulas: docs/evaluate.md.
+
+    Exit status: 0 reported; 2 a file is missing or is not a results file.
+    """
+    from harness_core.cli.batch.report import report as implementation
+
+    implementation(files=files, as_json=as_json, markdown=markdown)
