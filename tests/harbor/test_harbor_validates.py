@@ -33,8 +33,7 @@ def _valid(document: dict[str, object], where: Path | None = None) -> None:
 def test_every_provider_has_recorded_runs_of_text_reasoning_tools_errors_and_usage() -> None:
     kinds: dict[str, set[str]] = {}
     for run in RECORDED:
-        seen = {e.type for e in run.events}
-        kinds.setdefault(run.provider, set()).update(seen)
+        kinds.setdefault(run.provider, set()).update(str(e.type) for e in run.events)
     assert len(kinds) >= 7, sorted(kinds)
     for provider, seen in kinds.items():
         assert {"text_delta", "reasoning_delta", "tool_use"} <= seen, (provider, seen)
@@ -73,13 +72,14 @@ def test_a_scripted_offline_run_validates(scenario: str, host: PluginHost, runs_
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.anyio
 async def test_a_sessions_turns_validate_as_one_trajectory(host: PluginHost, runs_dir: Path) -> None:
-    logs = []
+    logs: list[Path] = []
     async with open_session(SessionSpec(provider_options={"scenario": "tools"}), "scripted", host=host,
                             runs_dir=runs_dir) as session:
         for prompt in ("first", "second"):
             await anyio.Path("notes.txt").write_text("alpha\n")
             async with session.turn(prompt) as live:
                 _ = [event async for event in live]
+            assert live.log_path is not None
             logs.append(live.log_path)
     document = json.loads(trajectory_text(export_atif(logs)))
     _valid(document)

@@ -140,13 +140,14 @@ def test_an_error_is_a_system_step_with_the_harness_error(host: PluginHost, runs
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 def test_a_sessions_two_turns_are_one_trajectory(host: PluginHost, runs_dir: Path, anyio_backend: str) -> None:
     async def two_turns() -> list[HarnessEvent]:
-        logs = []
+        logs: list[Path] = []
         async with open_session(SessionSpec(provider_options={"scenario": "say"}), "scripted", host=host,
                                 runs_dir=runs_dir) as session:
             for prompt in ("first", "second"):
                 with anyio.fail_after(30):
                     async with session.turn(prompt) as live:
                         _ = [event async for event in live]
+                assert live.log_path is not None
                 logs.append(live.log_path)
         return [*read_events(logs[1]), *read_events(logs[0])]
 
