@@ -107,6 +107,8 @@ _EXPORTS: dict[str, str] = {
     "tool": "harness_core.tools.tool",
     "load_tools": "harness_core.tools.loader",
     "ToolsLoadError": "harness_core.tools.loader",
+    "export_atif": "harness_core.trajectory",
+    "export_messages": "harness_core.trajectory",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -232,6 +234,7 @@ if TYPE_CHECKING:
     )
     from harness_core.tools.loader import ToolsLoadError as ToolsLoadError, load_tools as load_tools
     from harness_core.tools.tool import Tool as Tool, tool as tool
+    from harness_core.trajectory import export_atif as export_atif, export_messages as export_messages
 
 
 

@@ -9,7 +9,7 @@ Layer: CLI, the outermost. Knows the public run API, the plugin host and the run
 # `harness --help` stays fast) and each command imports its body when it runs. No group imports another. Of the core,
 # the CLI imports public modules and only the documented-internal `_run.signals`, `_logging` (`CLI_INTERNAL`).
 #   run/ chat/ runs/ providers/ config/ batch/ view/   the command groups (run; chat; runs, show, attach, cancel,
-#                      approve, undo, replay; providers, doctor, schema, scenarios, demo; config; batch, report; view)
+#                      approve, undo, replay, export; providers, doctor, schema, scenarios, demo; config; batch, report; view)
 #   foreground/        a run or session driven in this terminal: live view, terminal approvals, --offline, trust
 #   flags/             the options several commands share and their checks (spec, tools, scenario, -o, --runs-dir)
 #   complete/          harness completion and the shell-completion callbacks
@@ -55,7 +55,7 @@ for _command in (run_commands.run, chat_commands.chat, batch_commands.batch, bat
                  providers_commands.providers, providers_commands.scenarios, providers_commands.doctor,
                  runs_commands.runs, runs_commands.show, runs_commands.attach, runs_commands.cancel,
                  runs_commands.approve, runs_commands.undo, config_commands.config, providers_commands.schema,
-                 runs_commands.replay, view_commands.view, completion):
+                 runs_commands.replay, runs_commands.export, view_commands.view, completion):
     cli.add_command(_command)
 
 

@@ -45,7 +45,7 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core.testing",),
     ("harness_core", "harness_core.provider"),
     ("harness_core.batch", "harness_core.jobs"),
-    ("harness_core.offline",),
+    ("harness_core.offline", "harness_core.trajectory"),
     ("harness_core._run",),
     ("harness_core.plugins",),
     ("harness_core.local_executor",),

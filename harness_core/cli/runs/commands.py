@@ -1,5 +1,5 @@
 """The click definitions of the commands on recorded runs (`runs`, `runs prune`, `show`, `attach`, `cancel`,
-`approve`, `undo`, `replay`): arguments, options and help; each body is in the module named after it.
+`approve`, `undo`, `replay`, `export`): arguments, options and help; each body is in the module named after it.
 
 Layer: CLI start-up (click and the standard library at the top; each command imports its body when it runs).
 """
@@ -23,13 +23,14 @@ from harness_core.cli.flags.numbers import Number
 from harness_core.cli.flags.output_flags import JSON_OPTION
 from harness_core.cli.flags.runs_dir import RUNS_DIR_OPTION
 
-__all__ = ["approve", "attach", "cancel", "parse_age", "replay", "runs", "show", "undo"]
+__all__ = ["approve", "attach", "cancel", "export", "parse_age", "replay", "runs", "show", "undo"]
 
 _ENDED = ("success", "failed", "interrupted", "lost", "truncated", "unreadable")
 _STATUSES = ("running", "waiting for approval", *_ENDED)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE = re.compile(r"(\d+)([smhdw])")
 _DECISIONS = ("allow", "approve", "deny", "abort")  # = runs.approve.DECISIONS' keys
+_FORMATS = ("atif", "openai-messages")  # = harness_core.trajectory.FORMATS (not imported: start-up time)
 _DEFAULT_DEADLINE = 120.0  # = harness_core._run.replay.run.DEFAULT_DEADLINE (not imported: start-up time)
 
 
@@ -240,3 +241,30 @@ def replay(run: str, provider: str | None, options: tuple[str, ...], live: bool,
 
     implementation(run=run, provider=provider, options=options, live=live, timeout=timeout, runs_dir=runs_dir,
                    as_json=as_json, verbose=verbose)
+
+
+@click.command()
+@click.argument("run", default="last", metavar="[RUN]", shell_complete=complete_run_id)
+@click.option("--format", "-f", "format_", type=click.Choice(_FORMATS), default="atif", show_default=True,
+              help="atif: Harbor's Agent Trajectory Interchange Format (v1.7); openai-messages: the "
+                   '{"messages": [...]} chat list fine-tuning tools read, on one line.')
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="Write it to FILE (private: 0600) instead of stdout.")
+@click.option("--session", "whole_session", is_flag=True,
+              help="When RUN is a turn of a session, export every turn of that session as one trajectory.")
+@click.option("--reasoning", is_flag=True,
+              help="openai-messages: add the agent's reasoning to its messages (`reasoning_content`).")
+@RUNS_DIR_OPTION
+@harness_command
+def export(run: str, format_: str, output: Path | None, whole_session: bool, reasoning: bool,
+           runs_dir: Path | None) -> None:
+    """Export a run as a trajectory (RUN: a run id, a unique prefix of one, `last` (the default), the path of a
+    run log, or a session id: all its turns): the prompt, the agent's messages, reasoning, tool calls and their
+    results, errors, and token and cost figures per step and in total. Secrets stay hidden as in the run log.
+
+    Exit status: 0 written; 2 no such run or an unreadable log.
+    """
+    from harness_core.cli.runs.export import export as implementation
+
+    implementation(run=run, format_=format_, output=output, whole_session=whole_session, reasoning=reasoning,
+                   runs_dir=runs_dir)
