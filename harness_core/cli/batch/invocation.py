@@ -17,6 +17,7 @@ import anyio
 import click
 
 from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
+from harness_core.batch.harbor import harbor_tasks
 from harness_core.batch.tasks import with_tool_fields
 from harness_core.cli.batch.progress import BatchView, clock
 from harness_core.cli.event_loop import run_async
@@ -39,12 +40,12 @@ def default_results(tasks: str) -> Path | None:
     return path.with_name(f"{stem}.results.jsonl")
 
 
-def batch(tasks: str, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
+def batch(tasks: str | None, concurrency: int, provider: str | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
           as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
-          tool_refs: tuple[str, ...] = ()) -> None:
+          tool_refs: tuple[str, ...] = (), harbor: Path | None = None) -> None:
     """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
     unique `id`, and optionally `provider`, `ref` (with --worktrees) and `scenario` (with --offline).
 
@@ -55,6 +56,10 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
     Exit status: 0 every task succeeded, 1 a task failed (or was not started), 2 usage error, 130 interrupted.
     """
 
+    # --harbor TASKS_DIR (ev-harbor): Harbor task directories instead of a tasks file
+    if (tasks is None) == (harbor is None):
+        raise click.UsageError("give TASKS.jsonl or --harbor TASKS_DIR (one of them)")
+    tasks = tasks if tasks is not None else str(Path(harbor).resolve())
     if patches is not None and repo is None:
         raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
     if repo is None and (worktrees_dir is not None or ref != "HEAD"):
@@ -72,10 +77,14 @@ def batch(tasks: str, concurrency: int, provider: str | None, results: Path | No
     if results is None:
         raise click.UsageError("with tasks from stdin (`-`), pass --results FILE: it is what lets a re-run resume")
     host = get_host()
+    early: list[tuple[int | None, str]] = []
     try:
         check = functools.partial(_provider_problem, host)
-        loaded, early = load_tasks(tasks, offline=offline, check_provider=check), []
+        loaded = harbor_tasks(harbor) if harbor is not None else load_tasks(tasks, offline=offline,
+                                                                            check_provider=check)
     except TaskFileError as exc:  # checked further with the good lines: every problem is said in one go
+        if harbor is not None:  # a Harbor directory's problems are said at once, with their own advice
+            raise
         loaded, early = exc.tasks, exc.problems
     tools = load_cli_tools(tool_refs)  # runs the user's module here once; each attempt imports it again
     if spec_fields:  # the tool flags: for every task, under what its own line sets
