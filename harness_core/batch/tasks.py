@@ -54,6 +54,12 @@ class BatchTask:
     """Seconds the verifier may take (None: the batch's, 600 by default)."""
     verify_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Variables the verifier gets on top of Harness's environment (and `HARNESS_VERIFIER_DIR`)."""
+    workspace_files: tuple[tuple[Path, str], ...] | None = None
+    """A fresh workspace per attempt holding copies of these (a file or a directory's contents, to a path
+    relative to the workspace; a Harbor task's COPYs), made as offline batches make theirs (None: the batch's
+    usual workspace)."""
+    agent_timeout: float | None = None
+    """Seconds an attempt's agent may play (Harbor's `[agent] timeout_sec`); None: no limit."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not ID_PATTERN.fullmatch(self.id):
@@ -81,7 +87,7 @@ class TaskFileError(InvalidSpecError):
     names_fields = True
 
     def __init__(self, source: str, problems: list[tuple[int | None, str]],
-                 tasks: list[BatchTask] | None = None) -> None:
+                 tasks: list[BatchTask] | None = None, *, advice: str | None = None) -> None:
         self.source = source
         self.problems = problems
         self.tasks = tasks or []
@@ -89,8 +95,9 @@ class TaskFileError(InvalidSpecError):
         shown = [f"  {'line ' + str(n) if n is not None else 'task'}: {text}" for n, text in problems[:_SHOWN]]
         more = [f"  ... and {len(problems) - _SHOWN} more"] if len(problems) > _SHOWN else []
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-        super().__init__(f"{source}: {count}, nothing was run:\n" + "\n".join(shown + more) + "\nFix the lines and run "
-                         "the batch again (a line is a JSON object: a spec's fields plus \"id\").")
+        advice = advice or ("Fix the lines and run the batch again (a line is a JSON object: a spec's fields plus "
+                            "\"id\").")
+        super().__init__(f"{source}: {count}, nothing was run:\n" + "\n".join(shown + more) + "\n" + advice)
 
 
 ProviderCheck = Callable[[str], "str | None"]

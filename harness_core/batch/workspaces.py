@@ -92,9 +92,10 @@ class Workspaces:
             assert commit is not None
             path = await anyio.to_thread.run_sync(worktrees.create, name, commit)
             _seed(path, scenarios)
+            await anyio.to_thread.run_sync(_copy_files, path, task.workspace_files)
             base = await anyio.to_thread.run_sync(worktrees.snapshot, path)
             return Workspace(path, base, owned=True, worktree=True)
-        if self.offline and "cwd" not in task.spec.model_fields_set:
+        if (self.offline or task.workspace_files is not None) and "cwd" not in task.spec.model_fields_set:
             if self._temp_root is None:
                 self._temp_root = Scratch("harness-batch-")  # a killed batch's: swept when it resumes
             path = self._temp_root.path / name
@@ -102,6 +103,7 @@ class Workspaces:
                 shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True)
             _seed(path, scenarios)
+            await anyio.to_thread.run_sync(_copy_files, path, task.workspace_files)
             return Workspace(path, owned=True)
         path = task.spec.cwd
         if not path.is_dir():  # it was there when the batch was checked: never made here (a typo would be)
@@ -155,3 +157,14 @@ class Workspaces:
 def _seed(path: Path, scenarios: tuple[Scenario, ...]) -> None:
     for scenario in scenarios:
         seed_workspace(scenario, path)
+
+
+def _copy_files(path: Path, files: tuple[tuple[Path, str], ...] | None) -> None:
+    """A task's `workspace_files` into its workspace: a directory's contents, or a file, at its relative place."""
+    for source, where in files or ():
+        target = path / where
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)

@@ -22,7 +22,11 @@ __all__ = ["batch", "report"]
 
 
 @click.command()
-@click.argument("tasks", metavar="TASKS.jsonl", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("tasks", metavar="TASKS.jsonl", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--harbor", type=click.Path(file_okay=False, path_type=Path), metavar="TASKS_DIR",
+              help="Instead of TASKS.jsonl: the Harbor task directories in TASKS_DIR (or the one it is): "
+                   "instruction.md the prompt, tests/test.sh the verifier (run under bubblewrap), each played in a "
+                   "copy of what its Dockerfile puts in WORKDIR. A task that needs a container is refused.")
 @click.option("--concurrency", "-j", type=Number(low=1, high=10_000, example="4"), default=4, show_default=True,
               help="Tasks live at once, at most.")
 @click.option("--provider", "-p", "providers", metavar="NAME", multiple=True, shell_complete=complete_provider,
@@ -83,13 +87,13 @@ __all__ = ["batch", "report"]
 @TOOLS_OPTION
 @tool_flag_options
 @harness_command
-def batch(tasks: str, concurrency: int, providers: tuple[str, ...], models: tuple[str, ...], attempts: int,
+def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], models: tuple[str, ...], attempts: int,
           verify: str | None, verify_timeout: float | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
           as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
-          tool_refs: tuple[str, ...] = ()) -> None:
+          tool_refs: tuple[str, ...] = (), harbor: Path | None = None) -> None:
     """Run the tasks of TASKS.jsonl (`-`: stdin), one JSON object per line: an `AgentRunSpec`'s fields plus a
     unique `id`, and optionally `provider`, `ref` (with --worktrees), `scenario` (with --offline), and `verify`,
     `verify_timeout`, `verify_env` (the task's verifier).
@@ -110,7 +114,7 @@ def batch(tasks: str, concurrency: int, providers: tuple[str, ...], models: tupl
                    max_cost_usd=max_cost_usd, repo=repo, ref=ref, worktrees_dir=worktrees_dir,
                    keep_worktrees=keep_worktrees, patches=patches, engine=engine, address=address,
                    engine_options=engine_options, rerun_failed=rerun_failed, record_wire=record_wire, as_json=as_json,
-                   verbose=verbose, spec_fields=spec_fields, tool_refs=tool_refs)
+                   verbose=verbose, spec_fields=spec_fields, harbor=harbor, tool_refs=tool_refs)
 
 
 @click.command()

@@ -17,6 +17,7 @@ import anyio
 import click
 
 from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
+from harness_core.batch.harbor import harbor_tasks
 from harness_core.batch.tasks import with_tool_fields
 from harness_core.cli.batch.progress import BatchView, clock
 from harness_core.cli.event_loop import run_async
@@ -39,15 +40,18 @@ def default_results(tasks: str) -> Path | None:
     return path.with_name(f"{stem}.results.jsonl")
 
 
-def batch(tasks: str, concurrency: int, providers: tuple[str, ...], models: tuple[str, ...], attempts: int,
+def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], models: tuple[str, ...], attempts: int,
           verify: str | None, verify_timeout: float | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
           as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
-          tool_refs: tuple[str, ...] = ()) -> None:
+          tool_refs: tuple[str, ...] = (), harbor: Path | None = None) -> None:
     """`harness batch` (its help: `commands.batch`)."""
-
+    # --harbor TASKS_DIR (ev-harbor): Harbor task directories instead of a tasks file
+    if (tasks is None) == (harbor is None):
+        raise click.UsageError("give TASKS.jsonl or --harbor TASKS_DIR (one of them)")
+    tasks = tasks if tasks is not None else str(Path(harbor).resolve())
     if patches is not None and repo is None:
         raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
     if repo is None and (worktrees_dir is not None or ref != "HEAD"):
@@ -67,14 +71,17 @@ def batch(tasks: str, concurrency: int, providers: tuple[str, ...], models: tupl
     if results is None:
         raise click.UsageError("with tasks from stdin (`-`), pass --results FILE: it is what lets a re-run resume")
     host = get_host()
+    early: list[tuple[int | None, str]] = []
     try:
         check = functools.partial(_provider_problem, host)
-        loaded, early = load_tasks(tasks, offline=offline, check_provider=check), []
+        loaded = harbor_tasks(harbor) if harbor is not None else load_tasks(tasks, offline=offline,
+                                                                            check_provider=check)
     except TaskFileError as exc:  # checked further with the good lines: every problem is said in one go
+        if harbor is not None:  # a Harbor directory's problems are said at once, with their own advice
+            raise
         loaded, early = exc.tasks, exc.problems
     tools = load_cli_tools(tool_refs)  # runs the user's module here once; each attempt imports it again
     if spec_fields:  # the tool flags: for every task, under what its own line sets
-
         loaded = [with_tool_fields(task, spec_fields) for task in loaded]
     plan = WorktreePlan(repo.absolute(), ref, worktrees_dir) if repo is not None else None
     job = Batch(loaded, host=host, providers=providers, models=models, attempts=attempts, verify=verify,
