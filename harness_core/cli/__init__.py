@@ -9,7 +9,8 @@ Layer: CLI, the outermost. Knows the public run API, the plugin host and the run
 # `harness --help` stays fast) and each command imports its body when it runs. No group imports another. Of the core,
 # the CLI imports public modules and only the documented-internal `_run.signals`, `_logging` (`CLI_INTERNAL`).
 #   run/ chat/ runs/ providers/ config/ batch/ view/   the command groups (run; chat; runs, show, attach, cancel,
-#                      approve, undo, replay, export; providers, doctor, schema, scenarios, demo; config; batch, report; view)
+#                      approve, undo, replay, export; providers, doctor, schema, scenarios, demo; config; batch,
+#                      report; view)
 #   foreground/        a run or session driven in this terminal: live view, terminal approvals, --offline, trust
 #   flags/             the options several commands share and their checks (spec, tools, scenario, -o, --runs-dir)
 #   complete/          harness completion and the shell-completion callbacks
