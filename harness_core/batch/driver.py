@@ -20,6 +20,7 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
+from harness_core._logging import get_logger
 from harness_core._run.probe import preflight, prepare
 from harness_core._run.run_files import check_writable
 from harness_core.batch.attempt import play_attempt
@@ -42,11 +43,14 @@ from harness_core.plugins import PluginHost, get_host
 from harness_core.redaction import RunSecrets
 from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
-from harness_core.store import new_run_id, resolve_runs_dir
+from harness_core.store import log_path, new_run_id, resolve_runs_dir
 from harness_core.tools.reference import references
 from harness_core.tools.tool import Tool
+from harness_core.trajectory import write_trajectory
 
 __all__ = ["Batch", "BatchStats", "BatchUpdate"]
+
+_log = get_logger(__name__)
 
 
 @dataclass
@@ -116,7 +120,7 @@ class Batch:
                  retry_backoff: float = 2.0, offline: bool = False, scenario: Scenario | str = DEFAULT_SCENARIO,
                  worktrees: WorktreePlan | None = None, patches: str | Path | None = None, keep: bool = False,
                  max_cost_usd: float | None = None, record_wire: bool = False, rerun_failed: bool = False,
-                 host: PluginHost | None = None,
+                 trajectories: str | Path | None = None, host: PluginHost | None = None,
                  on_update: Callable[[BatchUpdate], None] | None = None, tools: Iterable[Tool] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
@@ -155,6 +159,7 @@ class Batch:
         self.scenario = scenario_named(scenario) if isinstance(scenario, str) else scenario
         self.workspaces = Workspaces(worktrees, offline=offline, keep=keep)
         self.patches_dir = Path(patches) if patches is not None else None
+        self.trajectories_dir = Path(trajectories) if trajectories is not None else None
         self.max_cost_usd = max_cost_usd
         self.record_wire = record_wire
         self.rerun_failed = rerun_failed
@@ -389,7 +394,7 @@ class Batch:
                                       self.record_wire, self.tool_refs)
                 self._run_ids.setdefault(cell.key, []).append(attempt.run_id)
                 self._update(BatchUpdate("started", task.id, number, attempt.run_id, label=cell.label))
-                outcome = await self._attempt(attempt)
+                outcome = await self._attempt(attempt, task.agent_timeout)
                 outcomes.append(outcome)
                 self._spend(outcome)
                 if not self.retry.should_retry(outcome, number):
@@ -410,17 +415,55 @@ class Batch:
                 "provider": cell.provider, "model": cell.model, "attempt": cell.attempt,
                 **({"status": "interrupted"} if cut_short else {})})
             result = await self._patch(cell, result, workspace, patches, secrets)
-            return await self._verified(cell, result, workspace, secrets)
+            result = await self._verified(cell, result, workspace, secrets)
+            await self._trajectory(cell, result)
+            return result
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_DEADLINE):
                 await self.workspaces.release(workspace)  # also under a hard stop: no worktree left behind
 
-    async def _attempt(self, attempt: TaskAttempt) -> HarnessResult:
+    async def _attempt(self, attempt: TaskAttempt, limit: float | None) -> HarnessResult:
+        """One try, interrupted by the batch's interrupt or, past the task's agent timeout (`limit` seconds), by
+        that (then a failed try: `agent_timeout`)."""
+        stop = self._interrupted if limit is None else anyio.Event()
+        timed_out = False
+
+        async def watch() -> None:
+            nonlocal timed_out
+            with anyio.move_on_after(limit):
+                await self._interrupted.wait()
+            timed_out = not self._interrupted.is_set()
+            stop.set()
+
         try:
-            return await self.executor.play(attempt, self._interrupted)
+            async with anyio.create_task_group() as tg:
+                if limit is not None:
+                    tg.start_soon(watch)
+                outcome = await self.executor.play(attempt, stop)
+                tg.cancel_scope.cancel()
         except WorkerLostError as exc:
             return HarnessResult(status=RunStatus.FAILED, run_id=attempt.run_id, provider=attempt.provider or "",
                                  error=exc.to_info())
+        if timed_out and outcome.status is not RunStatus.SUCCESS:
+            message = (f"the agent did not finish within the task's agent timeout ({limit:g} s) and was "
+                       "interrupted; raise the timeout (task.toml's [agent] timeout_sec) or make the task smaller")
+            outcome = outcome.model_copy(update={"status": RunStatus.FAILED, "error": ErrorInfo(
+                code="agent_timeout", message=message, retryable=False)})
+        return outcome
+
+    async def _trajectory(self, cell: Cell, result: TaskResult) -> None:
+        """With `trajectories`: the cell's run written there as an ATIF trajectory (`CELL.json`)."""
+        if self.trajectories_dir is None or not result.run_id:
+            return
+        log = log_path(self.runs_dir, result.run_id)
+        if not log.exists():
+            return
+        try:
+            await anyio.to_thread.run_sync(functools.partial(
+                write_trajectory, log, self.trajectories_dir / f"{cell.name}.json", "atif"))
+        except (HarnessError, OSError) as exc:  # the cell's result stands; its trajectory is said missing
+            _log.warning("trajectory not written; `harness export RUN --format atif` writes it from the log",
+                         run_id=result.run_id, error=str(exc))
 
     async def _patch(self, cell: Cell, result: TaskResult, workspace: Workspace, patches: Patches | None,
                      secrets: RunSecrets) -> TaskResult:

@@ -4,6 +4,7 @@ provider x model x attempt matrix, resume by cell, and a `harness batch` SIGKILL
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -275,3 +276,35 @@ def test_the_help_documents_the_evaluate_flags() -> None:
                          timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
     for flag in ("--provider", "--model", "--attempts", "--verify CMD", "--verify-timeout SECONDS"):
         assert flag in out
+
+
+def test_a_task_past_its_agent_timeout_fails_and_is_not_verified(tmp_path: Path, host: PluginHost) -> None:
+    """A task's agent timeout (a Harbor task's [agent] timeout_sec) interrupts its run: a failed cell,
+    `agent_timeout`, not verified; a task within its timeout is untouched."""
+    (stalled,) = tasks_of([{"id": "stalls", "scenario": "stall", "verify": "true"}])
+    (quick,) = tasks_of([{"id": "quick", "scenario": RIGHT, "verify": CHECK}])
+    tasks = [dataclasses.replace(stalled, agent_timeout=1.0), dataclasses.replace(quick, agent_timeout=60.0)]
+    began = time.monotonic()
+    results = {r.id: r for r in play(Batch(tasks, offline=True, host=host), deadline=60)}
+
+    assert time.monotonic() - began < 50
+    late = results["stalls"]
+    assert (late.status, late.error_code, late.verified, late.reward) == ("failed", "agent_timeout", False, 0.0)
+    assert "agent timeout (1 s)" in (late.error or "")
+    assert results["quick"].ok and results["quick"].verified
+
+
+def test_trajectories_are_written_per_cell(tmp_path: Path, host: PluginHost) -> None:
+    """`trajectories=DIR` (`--trajectories`): one ATIF file per cell, named as its patch would be, 0600."""
+    tasks = tasks_of([{"id": "right", "scenario": RIGHT}])
+    out = tmp_path / "trajectories"
+    results = play(Batch(tasks, offline=True, attempts=2, trajectories=out, host=host))
+
+    files = sorted(p.name for p in out.iterdir())
+    assert len(results) == 2 and len(files) == 2 and all(name.startswith("right+") for name in files)
+    for path in out.iterdir():
+        document = json.loads(path.read_text())
+        assert document["schema_version"].startswith("ATIF-v")
+        assert document["session_id"] in {r.run_id for r in results}
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert any("the answer is 42" in (step.get("message") or "") for step in document["steps"])

@@ -276,3 +276,29 @@ def test_copy_forms_are_read_as_docker_reads_them(tmp_path: Path) -> None:
     assert environment.files == (
         (root / "src", "lib"), (root / "a.py", "py/a.py"), (root / "b.py", "py/b.py"),
         (root / "README", "both/README"), (root / "a.py", "both/a.py"), (root / "README", "sub/readme.txt"))
+
+
+EDITED_SH = """\
+#!/bin/bash
+# the offline scripted agent (scenario `tools`) edits notes.txt: alpha -> beta
+if grep -qx '{word}' /app/notes.txt; then reward=1; else reward=0; fi
+echo $reward > /logs/verifier/reward.txt
+"""
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap cannot run here (apt-get install bubblewrap)")
+def test_cli_harbor_tasks_play_and_are_verified_end_to_end(tmp_path: Path) -> None:
+    """Harbor tasks played offline and judged by their own tests/test.sh (run under bubblewrap at /tests, the
+    reward at /logs/verifier): the one whose test wants the agent's edit passes, the other does not."""
+    for name, word in (("wants-beta", "beta"), ("wants-gamma", "gamma")):
+        task = write_task(tmp_path / "tasks", name, test_sh=EDITED_SH.format(word=word),
+                          toml='version = "1.0"\n\n[verifier]\ntimeout_sec = 60.0\n',
+                          dockerfile="FROM ubuntu:24.04\nWORKDIR /app\nCOPY notes.txt .\n")
+        (task / "environment" / "notes.txt").write_text("alpha\n")
+    code, _, err = finish(batch_process(tmp_path, "--harbor", "tasks", "--offline", "--attempts", "2"))
+    assert code == 0, err
+    results = read_results(tmp_path / "tasks.results.jsonl")
+    assert sorted((r["id"], r["attempt"], r["reward"], r["verified"]) for r in results) == [
+        ("wants-beta", 1, 1.0, True), ("wants-beta", 2, 1.0, True),
+        ("wants-gamma", 1, 0.0, False), ("wants-gamma", 2, 0.0, False)], err
+    assert "verified: 2 of 4 cell(s) passed" in err

@@ -70,6 +70,9 @@ __all__ = ["batch", "report"]
 @click.option("--worktrees-dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="With --worktrees: where the worktrees are made (default: under ~/.cache/harness/worktrees).")
 @click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree (or offline workspace) afterwards.")
+@click.option("--trajectories", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write each cell's run there as an ATIF trajectory (CELL.json, as `harness export RUN --format "
+                   "atif` writes it).")
 @click.option("--patches", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="With --worktrees: write each task's diff as DIR/ID.patch (a task of several cells: "
                    "DIR/ID+PROVIDER+MODEL+aN.patch, what varies), and DIR/predictions.jsonl (instance_id, "
@@ -91,6 +94,7 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
           verify: str | None, verify_timeout: float | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
+          trajectories: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
           as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
           tool_refs: tuple[str, ...] = (), harbor: Path | None = None) -> None:
@@ -112,7 +116,8 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
                    verify=verify, verify_timeout=verify_timeout, results=results, runs_dir=runs_dir,
                    offline=offline, scenario=scenario, retry=retry, retry_backoff=retry_backoff,
                    max_cost_usd=max_cost_usd, repo=repo, ref=ref, worktrees_dir=worktrees_dir,
-                   keep_worktrees=keep_worktrees, patches=patches, engine=engine, address=address,
+                   keep_worktrees=keep_worktrees, patches=patches, trajectories=trajectories, engine=engine,
+                   address=address,
                    engine_options=engine_options, rerun_failed=rerun_failed, record_wire=record_wire, as_json=as_json,
                    verbose=verbose, spec_fields=spec_fields, harbor=harbor, tool_refs=tool_refs)
 

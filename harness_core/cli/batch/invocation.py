@@ -44,6 +44,7 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
           verify: str | None, verify_timeout: float | None, results: Path | None, runs_dir: Path | None,
           offline: bool, scenario: str, retry: int, retry_backoff: float, max_cost_usd: float | None,
           repo: Path | None, ref: str, worktrees_dir: Path | None, keep_worktrees: bool, patches: Path | None,
+          trajectories: Path | None,
           engine: str, address: str | None, engine_options: tuple[str, ...], rerun_failed: bool, record_wire: bool,
           as_json: bool, verbose: bool, spec_fields: dict[str, Any] | None = None,
           tool_refs: tuple[str, ...] = (), harbor: Path | None = None) -> None:
@@ -51,7 +52,7 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
     # --harbor TASKS_DIR (ev-harbor): Harbor task directories instead of a tasks file
     if (tasks is None) == (harbor is None):
         raise click.UsageError("give TASKS.jsonl or --harbor TASKS_DIR (one of them)")
-    tasks = tasks if tasks is not None else str(Path(harbor).resolve())
+    source_path = tasks if tasks is not None else str(harbor.resolve()) if harbor is not None else "-"
     if patches is not None and repo is None:
         raise click.UsageError("--patches needs --worktrees REPO: a task's patch is the diff of its own worktree")
     if repo is None and (worktrees_dir is not None or ref != "HEAD"):
@@ -67,14 +68,14 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
         raise click.BadParameter(str(exc), param_hint="-E/--engine-option") from None
     if address is not None:
         options["address"] = address
-    results = results or default_results(tasks)
+    results = results or default_results(source_path)
     if results is None:
         raise click.UsageError("with tasks from stdin (`-`), pass --results FILE: it is what lets a re-run resume")
     host = get_host()
     early: list[tuple[int | None, str]] = []
     try:
         check = functools.partial(_provider_problem, host)
-        loaded = harbor_tasks(harbor) if harbor is not None else load_tasks(tasks, offline=offline,
+        loaded = harbor_tasks(harbor) if harbor is not None else load_tasks(source_path, offline=offline,
                                                                             check_provider=check)
     except TaskFileError as exc:  # checked further with the good lines: every problem is said in one go
         if harbor is not None:  # a Harbor directory's problems are said at once, with their own advice
@@ -88,9 +89,10 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
                 verify_timeout=verify_timeout, concurrency=concurrency, executor=engine,
                 executor_options=options, runs_dir=runs_dir, results=results, retry=retry,
                 retry_backoff=retry_backoff, offline=offline, scenario=scenario, worktrees=plan, patches=patches,
+                trajectories=trajectories,
                 keep=keep_worktrees, max_cost_usd=max_cost_usd, record_wire=record_wire, rerun_failed=rerun_failed,
                 tools=tools)
-    source = "<stdin>" if tasks == "-" else tasks
+    source = "<stdin>" if source_path == "-" else source_path
     sys.exit(run_async(_play, job, results, patches, as_json, verbose, source, early))
 
 
@@ -185,6 +187,8 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
                  f"{results}` compares them")
     if patches is not None:
         view.say(f"patches in {patches} (predictions.jsonl for evaluators)")
+    if job.trajectories_dir is not None:
+        view.say(f"trajectories (ATIF) in {job.trajectories_dir}")
     if job.budget_reached:
         view.say(f"the batch reached --max-cost-usd (${s.cost_usd:.4f}): {s.not_started} task(s) not started; run "
                  "again with a higher limit to play them")
