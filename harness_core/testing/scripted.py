@@ -72,7 +72,6 @@ from harness_core.scripted.scenarios import (
     apply_file_step,
     command_sleep,
 )
-from harness_core.testing.mcp_client import McpCallFailed, call_mcp_tool
 
 __all__ = ["ScriptedOptions", "ScriptedProvider", "harness_register_providers", "tool_details"]
 
@@ -255,6 +254,8 @@ class ScriptedProvider(Provider[ScriptedOptions]):
         output = error or step.output
         if error is None and step.server == _PYTHON_TOOLS:
             server = next(s for s in spec.mcp_servers if s.name == step.server)
+            from harness_core.testing.mcp_client import McpCallFailed, call_mcp_tool  # the mcp SDK: see LAZY_ALLOWED
+
             try:
                 output, failed = await call_mcp_tool(server, step.tool, step.args, cwd=str(spec.cwd))
             except McpCallFailed as exc:

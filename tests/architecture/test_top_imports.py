@@ -31,6 +31,9 @@ LAZY_ALLOWED = {
     "ray": "an optional extra of harness-ray: imported where a cluster is used, so the package loads without it",
     "harness_ray.worker": "imports ray",
     "harness_core.tools.server": "the mcp SDK and uvicorn: only a run given Python tools pays for them",
+    "harness_core.testing.mcp_client": "the mcp SDK (2 s of CPU building its pydantic models, measured): only a "
+                                       "scenario calling a Python tool pays, not every process loading the "
+                                       "scripted provider (every test's `harness` subprocess)",
     "harness_core.scripted.backends": "uvicorn, starlette, httpx2 (60-260 ms after the plugin host is up, measured "
                                       "with 8 providers): only an offline run pays for them, not every host",
     "harness_claude.offline": "imports the scripted backends",
