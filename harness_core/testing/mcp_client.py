@@ -7,6 +7,7 @@ Layer: testing. Knows the `McpServer` model and the `mcp` client; nothing of run
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -62,7 +63,10 @@ async def _session(server: McpServer, cwd: str | None) -> AsyncIterator[ClientSe
         params = StdioServerParameters(command=server.command, args=list(server.args),
                                        env={**os.environ, **server.env},
                                        cwd=str(server.cwd) if server.cwd is not None else cwd)
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        # the server's stderr: this process's own (the SDK's default is bound to sys.stderr when it is imported,
+        # which in a test's CliRunner is a stream without a file descriptor)
+        errlog = sys.__stderr__ if sys.__stderr__ is not None else sys.stderr
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             yield session
         return
     if server.transport != "http" or server.url is None:
