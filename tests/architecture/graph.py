@@ -15,6 +15,7 @@ PACKAGES = sorted(
 )
 VIEWER = ROOT / "web" / "harness_view"
 EXECUTORS = sorted(p for p in ROOT.glob("executors/*/harness_*") if p.is_dir())
+OBSERVERS = sorted(p for p in ROOT.glob("observers/*/harness_*") if p.is_dir())
 
 
 def _modules(*roots: Path) -> list[Path]:
