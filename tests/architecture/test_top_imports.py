@@ -39,7 +39,8 @@ LAZY_ALLOWED = {
     "harness_mini_agent.offline": "imports the scripted backends",
     "harness_mini_agent.agent": "imports httpx (140-230 ms, measured), which only a mini-agent run needs",
     "harness_mini_agent.client": "imports httpx",
-    "opentelemetry.exporter.otlp.proto.grpc.trace_exporter": "grpcio: only OTEL_EXPORTER_OTLP_PROTOCOL=grpc pays for it",
+    "opentelemetry.exporter.otlp.proto.grpc.trace_exporter": "grpcio: only OTEL_EXPORTER_OTLP_PROTOCOL=grpc pays for "
+                                                              "it",
     "opentelemetry.exporter.otlp.proto.grpc.metric_exporter": "grpcio: only OTEL_EXPORTER_OTLP_PROTOCOL=grpc pays for "
                                                                "it",
 }

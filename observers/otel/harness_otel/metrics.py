@@ -7,10 +7,9 @@ Layer: observer plugin, its metrics. Knows the OpenTelemetry metrics API and the
 
 from __future__ import annotations
 
+from harness_core.spans import APPROVAL_SPAN, Span
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.util.types import AttributeValue
-
-from harness_core.spans import APPROVAL_SPAN, Span
 
 __all__ = ["Instruments"]
 

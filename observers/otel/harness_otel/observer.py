@@ -7,21 +7,21 @@ the OpenTelemetry API; knows no provider. Every time is an event's: docs/observe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
+from harness_core import AgentRunSpec, HarnessEvent, SessionSpec, hookimpl
+from harness_core.redaction import RunSecrets
+from harness_core.spans import RunSpans, Span, session_span
+from opentelemetry import context as otel_context, trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode, TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from harness_core import AgentRunSpec, HarnessEvent, SessionSpec, hookimpl
-from harness_core.redaction import RunSecrets
-from harness_core.spans import RunSpans, Span, session_span
 from harness_otel.metrics import Instruments
 from harness_otel.sdk import Providers, providers_from_environment
 from harness_otel.settings import capture_content
@@ -141,10 +141,8 @@ class OtelObserver:
     def harness_run_starting(self, run_id: str, spec: AgentRunSpec, provider: str, session_id: str | None) -> None:
         with self._lock:
             session = self._sessions.get(session_id) if session_id is not None else None
-        if session is not None:
-            parent = trace.set_span_in_context(session.span)
-        else:
-            parent = self._parent(spec.trace_context)
+        parent = (trace.set_span_in_context(session.span) if session is not None
+                  else self._parent(spec.trace_context))
         secrets = RunSecrets.of_run(spec.env, spec.provider_options, environ=self._environ)
         secrets = secrets.with_values(value for server in spec.mcp_servers
                                       for value in (*server.env.values(), *server.headers.values()))
@@ -196,10 +194,8 @@ class OtelObserver:
         elif record.status == "ok":
             span.set_status(Status(StatusCode.OK))
         span.end(end_time=_ns(record.end if record.end is not None else record.start))
-        try:
+        with contextlib.suppress(Exception):  # a metric must not cost the trace
             self._instruments.record(record)
-        except Exception:  # noqa: BLE001 - a metric must not cost the trace
-            pass
         if record.key == "run":
             self._run_ended(run, record)
 

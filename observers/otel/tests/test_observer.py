@@ -11,14 +11,6 @@ from typing import Any, ClassVar
 
 import anyio
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
-
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
@@ -34,11 +26,19 @@ from harness_core import (
     open_session,
     run,
 )
-from harness_core.store import read_events
 from harness_core.plugins import PluginHost
 from harness_core.provider import NoOptions, Provider, ProviderInfo, RunContext, hookimpl
 from harness_core.spans import run_spans
+from harness_core.store import read_events
 from harness_core.testing import scripted
+from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
 from harness_otel.observer import OtelObserver
 
 SECRET = "sk-test-abcdefghijklmnopqrstuvwxyz0123456789"
