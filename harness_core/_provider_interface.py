@@ -40,6 +40,7 @@ __all__ = [
     "ProviderSession",
     "RunContext",
     "SessionContext",
+    "trace_env",
 ]
 
 
@@ -169,6 +170,15 @@ class RunContext(Protocol):
         command a provider runs itself is not agent protocol — start it with `ChildProcess` directly."""
         ...
 
+    def trace_context(self) -> dict[str, str]:
+        """The W3C trace context of this run (its span; in a session, this turn's), as a carrier:
+        `{"traceparent": "00-<trace id>-<span id>-<flags>", "tracestate": ...}` (`tracestate` only when there is
+        one), or `{}` when no observer traces the run. Ask for it each time it is handed on — when spawning the
+        agent (`TRACEPARENT`/`TRACESTATE` in its environment: `trace_env`), on each request that starts a turn (a
+        protocol's own field for it) — never keep one from an earlier run or turn. Cheap: no call at all without
+        an observer."""
+        ...
+
     def record_wire(self, direction: str, line: bytes | str) -> None:
         """Record one raw exchange that does not go through a spawned child (an HTTP request a provider makes
         itself, say); `direction` is "in" or "out". A no-op unless the operation asked for a wire log."""
@@ -221,6 +231,12 @@ class SessionContext(Protocol):
         """The session's agent process, kept across its turns (not started: the provider enters it as `async
         with` in `open_session`, so it is shut down when the session closes). Defaults as `RunContext.spawn`;
         no wire recording (a session's turns record none)."""
+        ...
+
+    def trace_context(self) -> dict[str, str]:
+        """The W3C trace context of the session (its span, the parent of every turn's), as a carrier (see
+        `RunContext.trace_context`): for the process spawned once for all turns. Each turn's own context is its
+        `RunContext.trace_context()`."""
         ...
 
 
@@ -332,3 +348,10 @@ class Provider(abc.ABC, Generic[OptionsT]):
         runner does. Raise a `HarnessError` subclass for a classified failure; anything else is reported as a
         provider crash. When cancelled, shut the child down (the transport does this under a shielded scope).
         """
+
+
+def trace_env(carrier: Mapping[str, str]) -> dict[str, str]:
+    """A trace-context carrier (`RunContext.trace_context()`) as the environment variables an agent CLI reads it
+    from (`TRACEPARENT`, `TRACESTATE`: the OpenTelemetry convention for processes): `{}` for an empty carrier."""
+    names = {"traceparent": "TRACEPARENT", "tracestate": "TRACESTATE"}
+    return {names[key]: value for key, value in carrier.items() if key in names and value}

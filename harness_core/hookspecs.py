@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from harness_core._provider_interface import Provider
     from harness_core.events import ApprovalDecision, ApprovalRequested, HarnessEvent
     from harness_core.executor import Executor
-    from harness_core.spec import AgentRunSpec
+    from harness_core.spec import AgentRunSpec, SessionSpec
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
 
@@ -57,4 +57,55 @@ def harness_on_event(event: HarnessEvent) -> None:
     an exception here is logged and ignored.
 
     :param event: the stamped event.
+    """
+
+
+@hookspec
+def harness_run_starting(run_id: str, spec: AgentRunSpec, provider: str, session_id: str | None) -> None:
+    """A run is about to start: called once per run, before its `run_started` is published and before the provider
+    spawns anything, so an observer can open what the run's events will fill (a trace span) and answer
+    `harness_trace_context` for it from the agent's first spawn on. Must be quick and must not raise; an exception
+    here is logged and ignored.
+
+    :param run_id: the run's id (every event of the run carries it).
+    :param spec: the spec as played, secrets in it (hold what you need; never write it anywhere as it is).
+        `spec.trace_context` is the W3C trace context the starter had, when it was carried here (background runs,
+        batches, Ray workers).
+    :param provider: the name of the provider playing the run.
+    :param session_id: the Harness session the run is a turn of (`harness_session_opened` came first), or None.
+    """
+
+
+@hookspec
+def harness_session_opened(session_id: str, spec: SessionSpec, provider: str, ts: float) -> None:
+    """A session opened (`open_session`): called before its live process, if any, is spawned; its turns are runs
+    whose `harness_run_starting` names it. Must be quick and must not raise.
+
+    :param session_id: the Harness session's id.
+    :param spec: the session's settings as played, secrets in them (as for `harness_run_starting`).
+    :param provider: the name of the provider playing the session.
+    :param ts: when it opened (seconds since the epoch, as an event's `ts`).
+    """
+
+
+@hookspec
+def harness_session_closed(session_id: str, reason: str, ts: float) -> None:
+    """A session closed: its last turn has ended and its process, if any, is gone. Must be quick, must not raise.
+
+    :param session_id: the Harness session's id.
+    :param reason: why, for a person ("closed by its owner", "its agent process exited (or was killed)", ...).
+    :param ts: when it closed (seconds since the epoch).
+    """
+
+
+@hookspec(firstresult=True)
+def harness_trace_context(run_id: str | None) -> dict[str, str] | None:
+    """The W3C trace context to hand on, as a carrier: ``{"traceparent": ..., "tracestate": ...}`` (tracestate
+    only when there is one). First non-None result wins. Providers ask for it through `RunContext.trace_context()`
+    (and `SessionContext.trace_context()`) each time they spawn an agent or start a turn; launchers ask with None to
+    carry the starter's context to where a run plays (`AgentRunSpec.trace_context`).
+
+    :param run_id: a run's id: the context of that run's span (a turn's, in a session); a session's id: the
+        session's span; None: the caller's current context (what a run started now would be a child of).
+    :return: the carrier, or None when the plugin has no context for it.
     """

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -21,6 +21,7 @@ from harness_core._provider_interface import Provider
 from harness_core.capabilities import Capability
 from harness_core.errors import ProviderNotFoundError
 from harness_core.executor import Executor
+from harness_core.spec import AgentRunSpec, SessionSpec
 
 __all__ = [
     "DEFAULT_PROVIDER",
@@ -38,6 +39,7 @@ DEFAULT_PROVIDER = "codex-appserver"
 ENV_PROVIDER = "HARNESS_PROVIDER"
 ENV_LOAD = "HARNESS_LOAD_PLUGINS"
 ENV_DISABLE = "HARNESS_DISABLE_PLUGINS"
+_SpecT = TypeVar("_SpecT", AgentRunSpec, SessionSpec)
 DEFAULT_PLUGINS = {"local": "harness_core.local_executor"}
 """Plugins every host loads (name → module), before the entry points: Harness's own, below this floor (the floors
 test counts these as imports)."""
@@ -222,6 +224,38 @@ class PluginHost:
     def observes_events(self) -> bool:
         """Whether any plugin implements `harness_on_event` (lets the runner skip the call per event)."""
         return bool(self.pm.hook.harness_on_event.get_hookimpls())
+
+    @property
+    def observes_runs(self) -> bool:
+        """Whether any plugin implements `harness_run_starting` or the session hooks (lets the runner skip them)."""
+        hook = self.pm.hook
+        return bool(hook.harness_run_starting.get_hookimpls() or hook.harness_session_opened.get_hookimpls()
+                    or hook.harness_session_closed.get_hookimpls())
+
+    def trace_context(self, run_id: str | None = None) -> dict[str, str]:
+        """The W3C trace-context carrier the observers give for `run_id` (a run's or a session's id), or for the
+        caller's current context (None): `{"traceparent": ..., "tracestate": ...}`, or `{}` when no plugin has one
+        (at once, without a hook call, when none implements `harness_trace_context`). Never raises: a plugin that
+        fails gives `{}`."""
+        hook = self.pm.hook.harness_trace_context
+        if not hook.get_hookimpls():
+            return {}
+        try:
+            found = hook(run_id=run_id)
+        except Exception:  # noqa: BLE001 - an observer must not break a run
+            return {}
+        if not isinstance(found, dict):
+            return {}
+        return {str(k): str(v) for k, v in found.items() if isinstance(v, str) and v}
+
+    def with_trace_context(self, spec: _SpecT) -> _SpecT:
+        """`spec` carrying the caller's current trace context (`AgentRunSpec.trace_context`), for a run that plays
+        elsewhere (a background worker, a batch task, a Ray worker): unchanged when it already carries one or no
+        observer gives one."""
+        if spec.trace_context:
+            return spec
+        carrier = self.trace_context(None)
+        return spec.model_copy(update={"trace_context": carrier}) if carrier else spec
 
 
 def _declared_aliases(info: Any) -> frozenset[str]:

@@ -31,6 +31,7 @@ from harness_core._provider_interface import (
     ProviderSession,
     RunContext,
     SessionContext,
+    trace_env,
 )
 from harness_core.agentcli.binary import locate_cli
 from harness_core.agentcli.cache import cached_probe, remember_probe
@@ -82,6 +83,7 @@ __all__ = [
     "RunContext",
     "SessionContext",
     "hookimpl",
+    "trace_env",
     # child processes and wire protocols
     "ChildProcess",
     "JsonRpcError",

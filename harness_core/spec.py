@@ -117,6 +117,12 @@ class _SpecFields(BaseModel):
     disallowed_tools: frozenset[str] = Field(
         default_factory=frozenset, description="Tools the agent may not use, by provider-neutral name."
     )
+    trace_context: dict[str, str] = Field(
+        default_factory=dict, description="The W3C trace context the run continues (`traceparent`, optional "
+        "`tracestate`): set by whoever starts a run that plays elsewhere (a background worker, a batch task, a Ray "
+        "worker) from its own current context (`PluginHost.with_trace_context`), read by the observers where the "
+        "run plays. Empty: the run's observers take the context current where it plays."
+    )
 
     @field_validator("mcp_servers")
     @classmethod
@@ -203,7 +209,7 @@ class AgentRunSpec(_SpecFields):
             provider_options: Mapping[str, Any] = ..., trust_project: bool = False,
             mcp_servers: Iterable[McpServer] = (), attachments: Iterable[Attachment] = (),
             strict_attachments: bool = False, allowed_tools: AbstractSet[str] | None = None,
-            disallowed_tools: AbstractSet[str] = ...,
+            disallowed_tools: AbstractSet[str] = ..., trace_context: Mapping[str, str] = ...,
         ) -> None: ...
 
     @field_validator("prompt", mode="before")  # before `min_length`, so "" gets this message too
@@ -230,7 +236,7 @@ class SessionSpec(_SpecFields):
             provider_options: Mapping[str, Any] = ..., trust_project: bool = False,
             mcp_servers: Iterable[McpServer] = (), attachments: Iterable[Attachment] = (),
             strict_attachments: bool = False, allowed_tools: AbstractSet[str] | None = None,
-            disallowed_tools: AbstractSet[str] = ...,
+            disallowed_tools: AbstractSet[str] = ..., trace_context: Mapping[str, str] = ...,
         ) -> None: ...
 
     def turn(self, prompt: str, **overrides: Any) -> AgentRunSpec:

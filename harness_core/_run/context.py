@@ -44,8 +44,10 @@ class ProviderContext:
     """The runner's `RunContext` implementation (see `harness_core.provider.RunContext` for the contract)."""
 
     def __init__(self, *, run_id: str, spec: AgentRunSpec, cli: CliInfo, pipe: EventPipe, broker: ApprovalBroker,
-                 logs: RunLogs, interrupt: anyio.Event, log: BoundLogger, provider: str = "") -> None:
+                 logs: RunLogs, interrupt: anyio.Event, log: BoundLogger, provider: str = "",
+                 trace_context: Callable[[], dict[str, str]] | None = None) -> None:
         self._run_id = run_id
+        self._trace_context = trace_context
         self._provider = provider
         self._returned = False
         self._spec = spec
@@ -176,6 +178,9 @@ class ProviderContext:
             return ChildProcess(argv, env=env, cwd=cwd, **options)
         recorder = self._wire.child()
         return ChildProcess(argv, env=env, cwd=cwd, on_line=recorder.line, on_record=recorder.record, **options)
+
+    def trace_context(self) -> dict[str, str]:
+        return self._trace_context() if self._trace_context is not None else {}
 
     def record_wire(self, direction: str, line: bytes | str) -> None:
         if self._wire is None:

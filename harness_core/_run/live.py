@@ -115,7 +115,8 @@ class LiveRun:
         self._hard_stopped: str | None = None  # why the runner stopped the provider: "grace_expired" or "stop"
         self._ctx = ProviderContext(run_id=run_id, spec=self._tools.played, cli=provider.cli, pipe=self._pipe,
                                     broker=broker, logs=self._logs, interrupt=self._interrupt, log=self._log,
-                                    provider=provider.name)
+                                    provider=provider.name,
+                                    trace_context=lambda: host.trace_context(run_id))
         self._files.recorder = self._ctx.record_file_read  # its reads go into the wire log, if any
         self._hard_stop = anyio.CancelScope()  # entered by `drive`; cancelling it first still takes effect
         self._driven = False
@@ -277,6 +278,7 @@ class LiveRun:
         error: ErrorInfo | None = None
         idle_fired = False
         try:
+            self._starting()
             await self._pipe.publish(self._run_started())
             for notice in self._tools.notices:
                 if notice.code in SESSION_NOTICES and self._session_turn is not None and self._session_turn.index:
@@ -319,6 +321,19 @@ class LiveRun:
                 await self._finish(provider_result, error, idle_fired, started)
 
     # --- inside the run ------------------------------------------------------------------------------------
+
+    def _starting(self) -> None:
+        """`harness_run_starting`, once, before `run_started` (skipped when no plugin implements it)."""
+        host = self._host
+        if not host.observes_runs:
+            return
+        turn = self._session_turn
+        try:
+            host.pm.hook.harness_run_starting(run_id=self._run_id, spec=self._tools.played,
+                                              provider=self._provider_name,
+                                              session_id=turn.session if turn is not None else None)
+        except Exception:  # noqa: BLE001 - observers must not break runs
+            self._log.exception("harness_run_starting plugin raised; ignored")
 
     def _run_started(self) -> RunStarted:
         """The run's first event (a replay overrides it: the options as recorded)."""

@@ -56,5 +56,7 @@ def redacted_spec(spec: AgentRunSpec, info: ProviderInfo | None = None) -> dict[
         {**attachment, "data": f"<{len(given.data)} bytes>" if given.data is not None else None}
         for attachment, given in zip(data.get("attachments", []), spec.attachments, strict=True)
     ]
+    if not spec.trace_context:  # shown only when the run continues a trace it was given
+        data.pop("trace_context", None)
     data["harness_version"] = __version__
     return data

@@ -8,9 +8,9 @@ Layer: CLI, the outermost. Knows the public run API, the plugin host and the run
 # Each command group's `commands.py` holds its click definitions (click and the standard library at the top, so
 # `harness --help` stays fast) and each command imports its body when it runs. No group imports another. Of the core,
 # the CLI imports public modules and only the documented-internal `_run.signals`, `_logging` (`CLI_INTERNAL`).
-#   run/ chat/ runs/ providers/ config/ batch/ view/   the command groups (run; chat; runs, show, attach, cancel,
-#                      approve, undo, replay, export; providers, doctor, schema, scenarios, demo; config; batch,
-#                      report; view)
+#   run/ chat/ runs/ providers/ config/ batch/ trace/ view/   the command groups (run; chat; runs, show, attach,
+#                      cancel, approve, undo, replay, export; providers, doctor, schema, scenarios, demo;
+#                      config; batch, report; trace; view)
 #   foreground/        a run or session driven in this terminal: live view, terminal approvals, --offline, trust
 #   flags/             the options several commands share and their checks (spec, tools, scenario, -o, --runs-dir)
 #   complete/          harness completion and the shell-completion callbacks
@@ -36,6 +36,7 @@ from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_
 from harness_core.cli.providers import commands as providers_commands
 from harness_core.cli.run import commands as run_commands
 from harness_core.cli.runs import commands as runs_commands
+from harness_core.cli.trace import commands as trace_commands
 from harness_core.cli.view import commands as view_commands
 
 __all__ = ["OptionSyntaxError", "cli", "main", "parse_option_pairs"]
@@ -56,7 +57,8 @@ for _command in (run_commands.run, chat_commands.chat, batch_commands.batch, bat
                  providers_commands.providers, providers_commands.scenarios, providers_commands.doctor,
                  runs_commands.runs, runs_commands.show, runs_commands.attach, runs_commands.cancel,
                  runs_commands.approve, runs_commands.undo, config_commands.config, providers_commands.schema,
-                 runs_commands.replay, runs_commands.export, view_commands.view, completion):
+                 runs_commands.replay, runs_commands.export, trace_commands.trace, view_commands.view,
+                 completion):
     cli.add_command(_command)
 
 

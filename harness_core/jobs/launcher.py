@@ -1,8 +1,8 @@
 """Background runs: what a detached worker is asked to run (`JobPlan`), and starting one (`launch`).
 
-Layer: core runtime (the owner side of a background run). Knows the spec model, the error hierarchy and the
-worker's command line (`python -m harness_core run --background-worker`: a `harness run` process, so `harness
-cancel` may signal it); knows nothing of providers, rendering or click. The handshake: docs/jobs-and-batches.md.
+Layer: core runtime (the owner side of a background run). Knows the spec model (carrying the starter's trace context,
+from the plugin host), the error hierarchy and the worker's command line (`python -m harness_core run
+--background-worker`); knows nothing of providers, rendering or click. The handshake: docs/jobs-and-batches.md.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict
 
 from harness_core.errors import HarnessError, _all_subclasses
+from harness_core.plugins import get_host
 from harness_core.spec import AgentRunSpec
 from harness_core.store import resolve_runs_dir
 from harness_core.tools.reference import ToolReference
@@ -77,8 +78,9 @@ def launch(plan: JobPlan, *, python: str | None = None, deadline: float = _READY
             foreground run would raise: a missing CLI, a clashing run id, ...).
         OSError: the worker could not be started.
     """
+    spec = get_host().with_trace_context(plan.spec)  # the starter's trace context, for the worker's observers
     plan = plan.model_copy(update={"runs_dir": resolve_runs_dir(plan.runs_dir).absolute(),
-                                   "spec": plan.spec.model_copy(update={"cwd": plan.spec.cwd.absolute()})})
+                                   "spec": spec.model_copy(update={"cwd": spec.cwd.absolute()})})
     document = plan.model_dump_json().encode()  # before anything starts: a plan that cannot be sent starts nothing
     argv = [python or sys.executable, "-m", "harness_core", "run", WORKER_FLAG]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -15,6 +15,7 @@ PACKAGES = sorted(
 )
 VIEWER = ROOT / "web" / "harness_view"
 EXECUTORS = sorted(p for p in ROOT.glob("executors/*/harness_*") if p.is_dir())
+OBSERVERS = sorted(p for p in ROOT.glob("observers/*/harness_*") if p.is_dir())
 
 
 def _modules(*roots: Path) -> list[Path]:
@@ -54,7 +55,7 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness_core._provider_interface", "harness_core.tools"),
     ("harness_core.transport", "harness_core.jsonrpc", "harness_core.store", "harness_core.scripted"),
     ("harness_core._jsonlines", "harness_core.files", "harness_core._logging"),
-    ("harness_core.errors", "harness_core.tooldisplay", "harness_core.spec"),
+    ("harness_core.errors", "harness_core.tooldisplay", "harness_core.spec", "harness_core.spans"),
     ("harness_core.events", "harness_core.redaction"),
     ("harness_core.capabilities", "harness_core.mcp", "harness_core.attachment"),
     ("harness_core._version", "harness_core._facade", "harness_core._moved"),

@@ -27,7 +27,7 @@ CLI_FLOORS: Floors = (
     ("harness_core.cli.__main__",),
     ("harness_core.cli",),
     ("harness_core.cli.run", "harness_core.cli.chat", "harness_core.cli.runs", "harness_core.cli.providers",
-     "harness_core.cli.config", "harness_core.cli.batch", "harness_core.cli.view"),
+     "harness_core.cli.config", "harness_core.cli.batch", "harness_core.cli.trace", "harness_core.cli.view"),
     ("harness_core.cli.foreground",),
     ("harness_core.cli.flags",),
     ("harness_core.cli.complete",),

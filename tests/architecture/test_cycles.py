@@ -7,9 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.architecture.graph import CORE, EXECUTORS, PACKAGES, ROOT, VIEWER, import_cycles, import_graph
+from tests.architecture.graph import CORE, EXECUTORS, OBSERVERS, PACKAGES, ROOT, VIEWER, import_cycles, import_graph
 
-SHIPPED = [CORE, *PACKAGES, *EXECUTORS, VIEWER]
+SHIPPED = [CORE, *PACKAGES, *EXECUTORS, *OBSERVERS, VIEWER]
 
 
 def test_no_import_cycle_in_shipped_code() -> None:

@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.architecture.graph import CORE, EXECUTORS, PACKAGES, VIEWER, _imports, _is_test_code, _modules, _rel
+from tests.architecture.graph import (
+    CORE,
+    EXECUTORS,
+    OBSERVERS,
+    PACKAGES,
+    VIEWER,
+    _imports,
+    _is_test_code,
+    _modules,
+    _rel,
+)
 
 VIEWER_API = {"harness_core", "harness_core.store", "harness_core.jobs", "harness_core.batch"}
 """What the viewer may import of the core: the run API's façade, the run store, background jobs, batches."""
@@ -27,6 +37,9 @@ FACADES = {
 EXECUTOR_FACADES = {"harness_core", "harness_core.batch", "harness_core.store"}
 """What an executor package imports of Harness: the run API's façade, the batch API (its `Executor` contract and
 `play_attempt`) and the run store (where an attempt's log goes)."""
+OBSERVER_FACADES = {"harness_core", "harness_core.provider", "harness_core.spans", "harness_core.redaction"}
+"""What an observer package imports of Harness: the façades (the hooks' types, `hookimpl`), a run's span records
+(`spans`, which `harness trace` prints too) and the redaction policy (a run's secrets, to scrub what it exports)."""
 
 
 def test_nothing_but_the_view_command_imports_the_viewer() -> None:
@@ -36,7 +49,7 @@ def test_nothing_but_the_view_command_imports_the_viewer() -> None:
     serving = CORE / "cli" / "view" / "serving.py"
     offending = [
         f"{_rel(path)}:{line}: {module}"
-        for path in _modules(CORE, *PACKAGES, *EXECUTORS)
+        for path in _modules(CORE, *PACKAGES, *EXECUTORS, *OBSERVERS)
         for line, module in _imports(path)
         if (module.split(".")[0] == "harness_view" and path != serving)
         or (module == "harness_core.cli.view.serving" and path != CORE / "cli" / "view" / "commands.py")
@@ -82,6 +95,23 @@ def test_executors_import_harness_only_through_their_facades(package: Path) -> N
                  and not (_is_test_code(path) and module.startswith("harness_core.testing"))]
     assert not offending, (f"imports past the executor façades ({', '.join(sorted(EXECUTOR_FACADES))}):\n"
                            + "\n".join(offending))
+
+
+@pytest.mark.parametrize("package", OBSERVERS, ids=lambda p: _rel(p))
+def test_observers_import_harness_only_through_their_facades(package: Path) -> None:
+    offending = [f"{_rel(path)}:{line}: {module}" for path in _modules(package) for line, module in _imports(path)
+                 if module.startswith("harness_core") and module not in OBSERVER_FACADES]
+    assert not offending, (f"imports past the observer façades ({', '.join(sorted(OBSERVER_FACADES))}):\n"
+                           + "\n".join(offending))
+
+
+def test_nothing_imports_an_observer() -> None:
+    """An observer is found through its entry point only: the core, the providers, the executors and the viewer never
+    import it (the CLI's `--otel` sets the variable it reads)."""
+    names = {p.name for p in OBSERVERS}
+    offending = [f"{_rel(path)}:{line}: {module}" for path in _modules(CORE, *PACKAGES, *EXECUTORS, VIEWER)
+                 for line, module in _imports(path) if module.split(".")[0] in names]
+    assert not offending, "modules importing an observer package:\n" + "\n".join(offending)
 
 
 def test_the_viewer_uses_the_public_api_and_says_what_it_is_in_five_lines() -> None:

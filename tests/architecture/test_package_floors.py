@@ -12,6 +12,7 @@ from tests.architecture.graph import (
     _TOY,
     _TOY_FLOORS,
     EXECUTORS,
+    OBSERVERS,
     PACKAGES,
     ROOT,
     VIEWER,
@@ -73,6 +74,12 @@ PACKAGE_FLOORS: dict[str, Floors] = {
         ("mapping", "options"),
         ("_version",),
     ),
+    "harness_otel": (
+        ("__init__",),
+        ("observer",),
+        ("metrics", "sdk"),
+        ("settings",),
+    ),
     "harness_mini_agent": (
         ("__init__",),
         ("provider",),
@@ -100,7 +107,7 @@ PACKAGE_FLOORS: dict[str, Floors] = {
 package (`__init__` the package itself, `testing` its fakes): the rule of CORE_FLOORS, checked by the same
 `layer_violations`. A package imports other distributions (the core's façades, harness_codex_common) from below
 every floor."""
-FLOORED_PACKAGES = [*PACKAGES, *EXECUTORS, VIEWER]
+FLOORED_PACKAGES = [*PACKAGES, *EXECUTORS, *OBSERVERS, VIEWER]
 
 
 def package_floor_problems(root: Path, floors: Floors) -> list[str]:

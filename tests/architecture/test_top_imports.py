@@ -13,6 +13,7 @@ from tests.architecture.graph import (
     _TOY,
     CORE,
     EXECUTORS,
+    OBSERVERS,
     PACKAGES,
     ROOT,
     VIEWER,
@@ -41,11 +42,15 @@ LAZY_ALLOWED = {
     "harness_mini_agent.offline": "imports the scripted backends",
     "harness_mini_agent.agent": "imports httpx (140-230 ms, measured), which only a mini-agent run needs",
     "harness_mini_agent.client": "imports httpx",
+    "opentelemetry.exporter.otlp.proto.grpc.trace_exporter": "grpcio: only OTEL_EXPORTER_OTLP_PROTOCOL=grpc pays for "
+                                                              "it",
+    "opentelemetry.exporter.otlp.proto.grpc.metric_exporter": "grpcio: only OTEL_EXPORTER_OTLP_PROTOCOL=grpc pays for "
+                                                               "it",
 }
 """What may be imported in a function outside the CLI (whose commands import their own modules lazily)."""
 
 
-TOP_IMPORTS = [CORE, *PACKAGES, *EXECUTORS, VIEWER]
+TOP_IMPORTS = [CORE, *PACKAGES, *EXECUTORS, *OBSERVERS, VIEWER]
 """Where imports are at the top: everywhere but the CLI's commands, LAZY_ALLOWED, and a package `__init__`'s register
 hook (`harness_register_*`), which imports its own provider modules so that finding the plugin stays cheap."""
 

@@ -89,11 +89,19 @@ class ReplayRun(LiveRun):
 
 
 class _ReplayHost(PluginHost):
-    """The plugin host of a replay: its providers and approval hooks, without `harness_on_event` observers."""
+    """The plugin host of a replay: its providers and approval hooks, without observers (of events, of runs) and
+    without trace context."""
 
     @property
     def observes_events(self) -> bool:
         return False
+
+    @property
+    def observes_runs(self) -> bool:
+        return False
+
+    def trace_context(self, run_id: str | None = None) -> dict[str, str]:
+        return {}
 
 
 class _ReplayContext(ProviderContext):

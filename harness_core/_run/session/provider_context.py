@@ -7,7 +7,7 @@ turns, runs or any concrete provider. No wire recording: a live session's turns 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ __all__ = ["SessionProcessContext"]
 class SessionProcessContext:
     """The runner's `SessionContext` implementation (see `harness_core.provider.SessionContext`)."""
 
-    def __init__(self, session_id: str, cli: CliInfo, spec: SessionSpec, log: BoundLogger) -> None:
+    def __init__(self, session_id: str, cli: CliInfo, spec: SessionSpec, log: BoundLogger,
+                 trace_context: Callable[[], dict[str, str]] | None = None) -> None:
         self._session_id = session_id
+        self._trace_context = trace_context
         self._cli = cli
         self._spec = spec
         self._log = log
@@ -47,6 +49,9 @@ class SessionProcessContext:
             return self._child.pid if self._child is not None else None
         except RuntimeError:  # not started yet
             return None
+
+    def trace_context(self) -> dict[str, str]:
+        return self._trace_context() if self._trace_context is not None else {}
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
               **options: Any) -> ChildProcess:

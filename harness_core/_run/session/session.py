@@ -7,6 +7,7 @@ sessions, one turn at a time, budgets: docs/sessions.md.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -100,8 +101,12 @@ async def open_session(
         session = Session(served_settings, probed, host=host, session_id=session_id or new_run_id(),
                           approver=approver, on_event=on_event, runs_dir=runs_dir, run_log=run_log, buffer=buffer,
                           interrupt_grace=interrupt_grace, tools=tool_server)
-        async with _held(session) as held:
-            yield held
+        session._observe_opened()
+        try:
+            async with _held(session) as held:
+                yield held
+        finally:
+            session._observe_closed()  # once (a process that never started is closed here too)
 
 
 @asynccontextmanager
@@ -164,7 +169,9 @@ class Session:
         if tools is not None:
             self._secrets = self._secrets.with_values([tools.secret])
         self._log = get_logger("harness.session").bind(session_id=self.session_id, provider=probed.name)
-        self._context = SessionProcessContext(self.session_id, probed.cli, spec, self._log)
+        self._context = SessionProcessContext(self.session_id, probed.cli, spec, self._log,
+                                              trace_context=lambda: host.trace_context(self._session_id))
+        self._observed = False  # `harness_session_opened` was called: `harness_session_closed` is owed
         self._provider_session: ProviderSession | None = None
         self._live_turn: LiveRun | None = None
         self._closing = anyio.Event()
@@ -397,15 +404,40 @@ class Session:
             if self.closed is None:
                 self._closed = "closed by its owner"
             self._closing.set()
-            if not self.live:
-                return
-            with anyio.move_on_after(_CLOSE_DEADLINE):
-                await self._host_done.wait()
-            if not self._host_done.is_set():
-                self._log.error("session_close_overran", deadline=_CLOSE_DEADLINE)
-                self._host_scope.cancel()
+            if self.live:
                 with anyio.move_on_after(_CLOSE_DEADLINE):
                     await self._host_done.wait()
+                if not self._host_done.is_set():
+                    self._log.error("session_close_overran", deadline=_CLOSE_DEADLINE)
+                    self._host_scope.cancel()
+                    with anyio.move_on_after(_CLOSE_DEADLINE):
+                        await self._host_done.wait()
+            self._observe_closed()
+
+    # --- observers -----------------------------------------------------------------------------------------
+
+    def _observe_opened(self) -> None:
+        """`harness_session_opened`, before the live process is spawned (skipped when no plugin observes runs)."""
+        host = self._host_plugins
+        if not host.observes_runs:
+            return
+        self._observed = True
+        try:
+            host.pm.hook.harness_session_opened(session_id=self.session_id, spec=self._spec, provider=self.provider,
+                                                ts=time.time())
+        except Exception:  # noqa: BLE001 - observers must not break sessions
+            self._log.exception("harness_session_opened plugin raised; ignored")
+
+    def _observe_closed(self) -> None:
+        """`harness_session_closed`, once, for a session `harness_session_opened` was called for."""
+        if not self._observed:
+            return
+        self._observed = False
+        try:
+            self._host_plugins.pm.hook.harness_session_closed(session_id=self.session_id,
+                                                              reason=self.closed or "closed", ts=time.time())
+        except Exception:  # noqa: BLE001
+            self._log.exception("harness_session_closed plugin raised; ignored")
 
 
 def _value(value: Any) -> Any:

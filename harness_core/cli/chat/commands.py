@@ -12,6 +12,7 @@ import click
 
 from harness_core.cli.complete import complete_option_key, complete_provider, complete_scenario
 from harness_core.cli.exits import harness_command
+from harness_core.cli.flags.otel_flag import OTEL_OPTION
 from harness_core.cli.flags.runs_dir import RUN_RUNS_DIR_OPTION
 from harness_core.cli.flags.scenario_flag import scenario_callback
 from harness_core.cli.flags.spec_flags import (
@@ -44,6 +45,7 @@ _DEFAULT_SCENARIO = "say"
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", shell_complete=complete_option_key,
               help="Provider option (repeatable; dotted keys nest, a repeated key makes a list).")
 @RUN_RUNS_DIR_OPTION
+@OTEL_OPTION
 @click.option("--offline", is_flag=True,
               help="Chat with the real agent CLI against the embedded scripted model backend on 127.0.0.1 (no "
                    "credentials, no network): every turn plays --scenario, whatever is typed.")

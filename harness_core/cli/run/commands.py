@@ -13,6 +13,7 @@ import click
 from harness_core.cli.complete import complete_option_key, complete_provider, complete_scenario
 from harness_core.cli.exits import harness_command
 from harness_core.cli.flags.numbers import Number
+from harness_core.cli.flags.otel_flag import OTEL_OPTION
 from harness_core.cli.flags.output_flags import check_answer_file
 from harness_core.cli.flags.runs_dir import RUN_RUNS_DIR_OPTION
 from harness_core.cli.flags.scenario_flag import DEFAULT_SCENARIO, scenario_callback
@@ -56,6 +57,7 @@ _SECONDS = Number(real=True, low=0, low_open=True, high=604_800, unit="seconds",
                    "`inf` says so explicitly.")
 @RUN_RUNS_DIR_OPTION
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from the agent CLI.")
+@OTEL_OPTION
 @click.option("--offline", is_flag=True,
               help="Run the real agent CLI against the embedded scripted model backend on 127.0.0.1 "
                    "(no credentials, no network); the model plays --scenario instead of reading PROMPT.")

@@ -1,0 +1,59 @@
+"""`harness_core.spans`: a run's span tree from its events alone (pure: no OpenTelemetry), for logs cut short and
+agents that report a tool only once it is over."""
+
+from __future__ import annotations
+
+from harness_core.events import (
+    ApprovalRequested,
+    Done,
+    HarnessEvent,
+    HarnessResult,
+    HarnessToolDetails,
+    RunStarted,
+    RunStatus,
+    ToolKind,
+    ToolResult,
+    ToolStatus,
+    ToolUse,
+    Usage,
+)
+from harness_core.spans import RunSpans, run_spans
+
+
+def _at(event: HarnessEvent, ts: float) -> HarnessEvent:
+    event.__dict__.update(run_id="r1", ts=ts)
+    return event
+
+
+def _started() -> HarnessEvent:
+    return _at(RunStarted(provider="p", provider_version="1", spec={"prompt": "hi", "model": "m"}), 100.0)
+
+
+def test_a_log_cut_before_done_ends_its_open_spans_at_the_last_event() -> None:
+    shell = HarnessToolDetails(kind=ToolKind.SHELL, title="Running command", command="make test")
+    events = [_started(), _at(ToolUse(tool_id="t", name="Bash", display=shell), 101.0),
+              _at(ApprovalRequested(request_id="a", tool_id="t", display=shell), 102.0)]
+    root = run_spans(events)
+    assert root is not None and root.end == 102.0
+    assert root.attributes["harness.status"] == "unfinished"
+    (tool,) = root.children
+    (approval,) = tool.children
+    assert (tool.name, tool.end, tool.attributes["harness.status"]) == ("execute_tool Bash", 102.0, "unfinished")
+    assert (approval.name, approval.start, approval.parent) == ("harness.approval", 102.0, "tool:t")
+
+
+def test_a_tool_reported_only_by_its_result_starts_its_duration_earlier() -> None:
+    done = HarnessToolDetails(kind=ToolKind.READ, title="Reading file", path="a.txt", status=ToolStatus.COMPLETED,
+                              duration_ms=500)
+    spans = RunSpans()
+    spans.feed(_started())
+    opened, closed = spans.feed(_at(ToolResult(tool_id="t", name="Read", display=done), 103.0))
+    assert opened == closed and opened[0].start == 102.5 and opened[0].end == 103.0
+    result = HarnessResult(status=RunStatus.FAILED, usage=Usage(input_tokens=5, output_tokens=2))
+    _, closed = spans.feed(_at(Done(result=result), 104.0))
+    assert [s.key for s in closed] == ["run"]
+    root = spans.root
+    assert root is not None and root.status == "error" and root.attributes["error.type"] == "failed"
+    assert root.attributes["gen_ai.usage.input_tokens"] == 5 and root.attributes["gen_ai.request.model"] == "m"
+    assert "gen_ai.input.messages" not in root.attributes
+    assert spans.feed(_at(ToolUse(tool_id="late", name="Bash", display=done), 105.0)) == ([], [])
