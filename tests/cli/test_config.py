@@ -477,7 +477,7 @@ def test_an_untrusted_project_file_may_not_widen_or_redirect(user: str, project:
 def test_every_setting_has_a_trust_rule() -> None:
     from harness_core.cli.settings import loader as _config
 
-    ruled = {*_config._UNTRUSTED, *_config._NEEDS_TRUST, *_config._WIDER}
+    ruled = {*_config._UNTRUSTED, *_config._NEEDS_TRUST, *_config._WIDER, *_config._TURNS_ON}
     assert ruled == set(_config.KEYS)
 
 
@@ -551,3 +551,70 @@ def test_a_table_for_a_provider_not_installed_is_a_warning(tmp_path: Path) -> No
     assert result.stderr.startswith(f"harness: warning: {path}:2: [providers.gone-agent] is not used: no "
                                     "provider named 'gone-agent' is installed")
     assert invoke("config").exit_code == 0
+
+
+# --- otel = true: --otel from the files ---------------------------------------------------------------------
+
+class _EntryPoint:
+    name = "otel"
+
+
+@pytest.fixture
+def otel_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """harness-otel as if installed (its entry point listed; the host here loads no entry point), `HARNESS_OTEL`
+    unset (restored after the test, which a run may set)."""
+    monkeypatch.setattr("harness_core.cli.flags.otel_flag.metadata.entry_points", lambda group: [_EntryPoint()])
+    monkeypatch.setenv("HARNESS_OTEL", "")
+
+
+@pytest.mark.usefixtures("otel_installed")
+def test_otel_true_in_a_file_turns_tracing_on_as_the_flag_does(tmp_path: Path) -> None:
+    import os
+
+    user = user_file(tmp_path, "otel = true\n")
+    shown = [line.split() for line in invoke("config").stdout.splitlines() if line.startswith("otel = ")]
+    assert shown == [["otel", "=", "true", "#", "user", f"{user}:1"]]
+    run_ok("-p", "scripted", runs=default_runs(tmp_path))
+    assert os.environ["HARNESS_OTEL"] == "1"  # what the observer reads when the plugin host loads it
+    assert json.loads(invoke("config", "--json").stdout)["settings"]["otel"] == {"value": True,
+                                                                                 "source": "$HARNESS_OTEL"}
+
+
+@pytest.mark.usefixtures("otel_installed")
+def test_the_environment_wins_over_otel_in_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    user_file(tmp_path, "otel = true\n")
+    monkeypatch.setenv("HARNESS_OTEL", "0")
+    assert "otel = false" in invoke("config").stdout and "# $HARNESS_OTEL" in invoke("config").stdout
+    run_ok("-p", "scripted", runs=default_runs(tmp_path))
+    assert os.environ["HARNESS_OTEL"] == "0"
+
+
+def test_otel_is_off_by_default_and_a_file_without_the_plugin_only_warns(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setattr("harness_core.cli.flags.otel_flag.metadata.entry_points", lambda group: [])
+    monkeypatch.setenv("HARNESS_OTEL", "")
+    assert "otel = false" in invoke("config").stdout
+    user = user_file(tmp_path, "otel = true\n")
+    result = invoke("run", "-p", "scripted", "x")
+    assert result.exit_code == 0, result.output
+    assert f"harness: warning: {user}:1: otel = true, but the harness-otel plugin is not installed" in result.stderr
+    assert os.environ["HARNESS_OTEL"] == ""
+
+
+@pytest.mark.usefixtures("otel_installed")
+def test_an_untrusted_project_file_may_turn_otel_off_not_on(tmp_path: Path) -> None:
+    import os
+
+    user_file(tmp_path, 'provider = "scripted"\n')
+    path = write(tmp_path / "work" / ".harness.toml", "otel = false\n")
+    assert invoke("run", "x").exit_code == 0 and os.environ["HARNESS_OTEL"] == ""
+    write(path, "otel = true\n")
+    result = invoke("run", "x")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"harness: error: {path}:1: an untrusted project file may not turn on otel (it "
+                                    "sends every run's trace to the OTLP endpoint): pass --otel, or to let")
+    assert os.environ["HARNESS_OTEL"] == ""

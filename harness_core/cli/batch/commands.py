@@ -14,6 +14,7 @@ import click
 from harness_core.cli.complete import complete_provider, complete_scenario
 from harness_core.cli.exits import harness_command
 from harness_core.cli.flags.numbers import Number
+from harness_core.cli.flags.otel_flag import OTEL_OPTION
 from harness_core.cli.flags.output_flags import JSON_OPTION
 from harness_core.cli.flags.scenario_flag import scenario_callback
 from harness_core.cli.flags.tool_flags import TOOLS_OPTION, tool_flag_options
@@ -87,6 +88,7 @@ __all__ = ["batch", "report"]
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
 @click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
+@OTEL_OPTION
 @TOOLS_OPTION
 @tool_flag_options
 @harness_command

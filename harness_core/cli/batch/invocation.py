@@ -22,6 +22,7 @@ from harness_core.batch.tasks import with_tool_fields
 from harness_core.cli.batch.progress import BatchView, clock
 from harness_core.cli.event_loop import run_async
 from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.flags.otel_flag import otel_from_config
 from harness_core.cli.flags.tool_checks import load_cli_tools
 from harness_core.errors import HarnessError
 from harness_core.plugins import PluginHost, get_host
@@ -71,6 +72,7 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
     results = results or default_results(source_path)
     if results is None:
         raise click.UsageError("with tasks from stdin (`-`), pass --results FILE: it is what lets a re-run resume")
+    _configured_otel()
     host = get_host()
     early: list[tuple[int | None, str]] = []
     try:
@@ -97,6 +99,19 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
 
 
 _DEFAULT = click.core.ParameterSource.DEFAULT
+
+
+def _configured_otel() -> None:
+    """Config `otel = true` turns tracing on as `--otel` does (before the plugin host loads). A batch reads no other
+    setting of the files: one that does not load is not this command's to report."""
+    from harness_core.cli.settings.loader import ConfigError, load_config
+
+    try:
+        found = load_config(warn=lambda _: None).values.get("otel")
+    except ConfigError:
+        return
+    if found is not None:
+        otel_from_config(found.value, found.source)
 
 
 def _provider_problem(host: PluginHost, name: str) -> str | None:

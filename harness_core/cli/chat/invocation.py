@@ -18,6 +18,7 @@ from harness_core import AgentRunSpec, SessionSpec
 from harness_core.cli.chat.conversation import ChatRequest, converse
 from harness_core.cli.flags.continuation import resolve_continue
 from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.flags.otel_flag import otel_from_config
 from harness_core.cli.flags.tool_checks import load_cli_tools
 from harness_core.cli.foreground.offline import check_offline_flags, offline_workspace
 from harness_core.cli.foreground.trust import say_untrusted
@@ -48,6 +49,8 @@ def chat(provider: str | None, model: str | None, cwd: Path | None, sandbox: str
         set_level(level_for(verbose))
 
     config = load_config(cwd)
+    if (otel := config.values.get("otel")) is not None:
+        otel_from_config(otel.value, otel.source)  # before the plugin host loads: the observer reads it then
     try:
         provider_options = parse_option_pairs(options)
     except OptionSyntaxError as exc:

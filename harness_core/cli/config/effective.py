@@ -95,7 +95,7 @@ def _show(cwd: Path | None, as_json: bool) -> None:
         click.echo(f"harness: warning: {warning}", err=True)
     if problems.errors:
         raise ConfigError(problems.errors[0])
-    defaults = {**found.DEFAULTS, "provider": default_provider(),
+    defaults = {**found.DEFAULTS, "provider": default_provider(), "otel": False,
                 "runs_dir": resolve_runs_dir(None, {k: v for k, v in os.environ.items() if k != "HARNESS_RUNS_DIR"})}
     settings: dict[str, Value | None] = {}
     for key in KEYS:

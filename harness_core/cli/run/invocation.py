@@ -17,6 +17,7 @@ from harness_core import AgentRunSpec, Tool, check_run
 from harness_core.cli.event_loop import run_async
 from harness_core.cli.flags.continuation import resolve_continue
 from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
+from harness_core.cli.flags.otel_flag import otel_from_config
 from harness_core.cli.flags.output_flags import check_output_flags
 from harness_core.cli.flags.tool_checks import load_cli_tools
 from harness_core.cli.foreground.live import RunRequest, execute
@@ -57,6 +58,8 @@ def run(prompt: str | None, provider: str | None, model: str | None, cwd: Path |
         set_level(level_for(verbose))
 
     config = load_config(cwd)  # a bad file stops everything, before stdin is read
+    if (otel := config.values.get("otel")) is not None:
+        otel_from_config(otel.value, otel.source)  # before the plugin host loads: the observer reads it then
     if prompt is None and offline:
         prompt = f"(offline scenario {scenario!r})"
     if prompt is None:

@@ -36,6 +36,8 @@ __all__ = ["PROJECT_FILE", "Config", "ConfigError", "ConfiguredServer", "Looked"
 PROJECT_FILE = ".harness.toml"
 ENV_PROVIDER = "HARNESS_PROVIDER"  # = harness_core.plugins.ENV_PROVIDER
 ENV_RUNS_DIR = "HARNESS_RUNS_DIR"  # = harness_core.store.ENV_RUNS_DIR
+ENV_OTEL = "HARNESS_OTEL"  # = harness_core.cli.flags.otel_flag.ENV_OTEL
+_TRUE = frozenset({"1", "true", "yes", "on"})
 Scope = Literal["user", "project"]
 
 
@@ -89,6 +91,8 @@ class ConfigFile(BaseModel):
     max_turns: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_output_tokens: int | None = Field(default=None, ge=1)
+    otel: bool | None = None
+    """Trace runs with the OpenTelemetry observer (harness-otel), as `--otel` does."""
     trusted_projects: list[str] | None = None
     providers: dict[str, ProviderTable] = Field(default_factory=dict)
     mcp_servers: dict[str, McpServerTable] = Field(default_factory=dict)
@@ -307,6 +311,8 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
         values["provider"] = Value(environ[ENV_PROVIDER], f"${ENV_PROVIDER}")
     if environ.get(ENV_RUNS_DIR):
         values["runs_dir"] = Value(Path(environ[ENV_RUNS_DIR]).expanduser(), f"${ENV_RUNS_DIR}")
+    if environ.get(ENV_OTEL, "").strip():
+        values["otel"] = Value(environ[ENV_OTEL].strip().lower() in _TRUE, f"${ENV_OTEL}")
     return Config(files=tuple(looked), values=values, providers=providers, refused=refused, trusted=tuple(trusted),
                   mcp_servers=servers, server_tables=tuple(tables))
 
@@ -406,6 +412,8 @@ _WIDER = {"sandbox": ("read-only", "workspace-write", "danger-full-access"),
 _NEEDS_TRUST = {"provider": ("-p NAME", "it chooses which agent CLI runs"),
                 "runs_dir": ("--runs-dir DIR", "it chooses where run logs are written"),
                 "max_cost_usd": ("--max-cost-usd USD", "it can raise your spending limit")}
+_TURNS_ON = {"otel": ("--otel", "it sends every run's trace to the OTLP endpoint")}
+"""Switches an untrusted project file may turn off (`false`), not on."""
 
 
 def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], int], user: Path,
@@ -435,6 +443,9 @@ def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], in
             origin = f"your {user}" if own else "the default"
             refuse((key,), f"an untrusted project file may not choose {key} = \"{value}\", wider than "
                            f"{base!r} ({origin}): pass {'-s' if key == 'sandbox' else '-a'} {value}, or {trust}")
+    for key, (flag, why) in _TURNS_ON.items():
+        if getattr(data, key) is True:
+            refuse((key,), f"an untrusted project file may not turn on {key} ({why}): pass {flag}, or {trust}")
     for name in data.mcp_servers:
         refuse(("mcp_servers", name), f"an untrusted project file may not add MCP servers (they run programs, or "
                                       f"send your prompts somewhere): mcp_servers.{name}; pass --mcp-server "
