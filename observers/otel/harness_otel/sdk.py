@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from harness_core.redaction import scrub
 from opentelemetry import metrics, trace
@@ -48,27 +48,50 @@ kept off stderr while the observer's own exporters are in use (their failure is 
 _ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")\]]+)")
 
 
-class ExportFailures(logging.Filter):
-    """A filter on the exporters' loggers: drops their warnings and errors (retries, failures), keeping the first
-    failure's reason to say once (`said`)."""
+Signal = Literal["spans", "metrics"]
+
+
+def _signal(record: logging.LogRecord, message: str) -> Signal:
+    return "metrics" if "metric" in record.name or "metrics" in message else "spans"
+
+
+class ExportFailures:
+    """What the exporters of one `Providers` logged: each signal's first failure, said once at exit."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[Signal, str] = {}
+        self.give_up: Callable[[Signal], None] | None = None
+        """Set while the providers shut down: a signal's failure then gives its exporter up at once, the deadline
+        unwaited."""
+
+    def note(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        signal = _signal(record, message)
+        if signal not in self.reasons and ("rror" in message or "ailed" in message or "xception" in message):
+            found = _ERRNO.search(message)
+            self.reasons[signal] = found.group(1).strip().lower() if found else scrub(message.splitlines()[0])[:160]
+        give_up = self.give_up
+        if signal in self.reasons and give_up is not None:  # not from inside the exporter's call: a thread
+            threading.Thread(target=give_up, args=(signal,), daemon=True).start()
+
+
+class _Quiet(logging.Filter):
+    """The filter on the exporters' loggers, installed once the observer makes its own exporters: drops their
+    warnings and errors (retries, failures: said once at exit instead), each noted by the live `ExportFailures`."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.reason: str | None = None
-        self.stopping: threading.Event | None = None
-        """Set while the providers shut down: a failure then gives up at once (`give_up`), the deadline unwaited."""
-        self.give_up: Callable[[], None] | None = None
+        self.live: list[ExportFailures] = []
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno < logging.WARNING:
             return True
-        message = record.getMessage()
-        if self.reason is None and ("rror" in message or "ailed" in message or "xception" in message):
-            found = _ERRNO.search(message)
-            self.reason = found.group(1).strip().lower() if found else scrub(message.splitlines()[0])[:160]
-        if self.reason is not None and self.stopping is not None and self.stopping.is_set() and self.give_up:
-            threading.Thread(target=self.give_up, daemon=True).start()  # not from inside the exporter's call
+        for failures in list(self.live):
+            failures.note(record)
         return False
+
+
+_QUIET = _Quiet()
 
 
 @dataclass
@@ -78,17 +101,17 @@ class Providers:
     tracer_provider: trace.TracerProvider
     meter_provider: metrics.MeterProvider
     owned: list[Any] = field(default_factory=list)
-    exporters: list[Any] = field(default_factory=list)
+    exporters: dict[Signal, Any] = field(default_factory=dict)
     """The exporters of the owned providers (stopped at the deadline: their retries end at once)."""
     deadline: float = DEFAULT_DEADLINE
-    endpoint: str = ""
+    endpoints: dict[Signal, str] = field(default_factory=dict)
     failures: ExportFailures | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def shutdown(self, stderr: TextIO | None = None) -> None:
         """Flush and stop the providers the observer made (the application's are its own to stop), within the
         deadline: past it the exporters are stopped, their retries given up. A failure to export (an unreachable
-        endpoint) is said once on `stderr` (default: sys.stderr), not raised."""
+        endpoint, one that does not take metrics) is said once on `stderr` (default: sys.stderr), not raised."""
         if not self.owned:
             return
         timer = threading.Timer(self.deadline, self._give_up)
@@ -96,37 +119,47 @@ class Providers:
         timer.start()
         if self.failures is not None:
             self.failures.give_up = self._give_up
-            self.failures.stopping = threading.Event()
-            self.failures.stopping.set()
         try:
-            for provider in self.owned:
+            for provider in self.owned:  # the tracer's first: its spans are what matters most
                 try:
                     if isinstance(provider, MeterProvider):
                         provider.shutdown(timeout_millis=self.deadline * 1000)
                     else:
                         provider.shutdown()
                 except Exception as exc:  # noqa: BLE001 - exiting: say it, do not raise it
-                    if self.failures is not None and self.failures.reason is None:
-                        self.failures.reason = f"{type(exc).__name__}: {exc}"
+                    if self.failures is not None:
+                        signal: Signal = "metrics" if isinstance(provider, MeterProvider) else "spans"
+                        self.failures.reasons.setdefault(signal, f"{type(exc).__name__}: {exc}")
         finally:
             timer.cancel()
             self.owned.clear()
+            if self.failures in _QUIET.live:
+                _QUIET.live.remove(self.failures)
         self._say(stderr or sys.stderr)
 
-    def _give_up(self) -> None:
+    def _give_up(self, signal: Signal | None = None) -> None:
+        """Stop the exporter of `signal` (None: every one): a retry waiting out its backoff gives up."""
         with self._lock:
-            exporters, self.exporters = self.exporters, []
-        for exporter in exporters:
+            stopping = [self.exporters.pop(s) for s in list(self.exporters) if signal in (None, s)]
+        for exporter in stopping:
             with contextlib.suppress(Exception):  # already stopped, or stopping: nothing more to do
-                exporter.shutdown()  # wakes a retry waiting out its backoff: it gives up
+                exporter.shutdown()
 
     def _say(self, stderr: TextIO) -> None:
-        if self.failures is None or self.failures.reason is None:
+        reasons = self.failures.reasons if self.failures is not None else {}
+        if not reasons:
             return
+        where = {scrub(self.endpoints.get(signal, "")) for signal in reasons}
+        same = len(set(reasons.values())) == 1 and len(where) == 1
+        what = " and ".join(sorted(reasons, reverse=True))  # "spans and metrics"
+        why = (f"{next(iter(where))} ({next(iter(reasons.values()))})" if same else
+               "; ".join(f"{signal} to {scrub(self.endpoints.get(signal, ''))} ({reason})"
+                         for signal, reason in sorted(reasons.items(), reverse=True)))
+        tip = ("; `harness trace last` shows the last run's spans from its log" if "spans" in reasons else
+               " (a receiver of traces only? OTEL_METRICS_EXPORTER=none leaves metrics out)")
         try:
-            stderr.write(f"harness: warning: spans and metrics could not be exported to {scrub(self.endpoint)} "
-                         f"({self.failures.reason}); `harness trace last` shows the last run's spans from its "
-                         "log\n")
+            stderr.write(f"harness: warning: {what} could not be exported to {why}{tip}\n" if same else
+                         f"harness: warning: {what} could not be exported: {why}{tip}\n")
             stderr.flush()
         except (OSError, ValueError):  # stderr closed at exit
             pass
@@ -147,9 +180,14 @@ def _timeout(environ: Mapping[str, str], signal: str) -> float | None:
     return value if value is not None and value > 0 else None
 
 
-def _endpoint(environ: Mapping[str, str]) -> str:
-    return (environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-            or ("http://localhost:4317" if _protocol(environ, "TRACES") == "grpc" else "http://localhost:4318"))
+def _endpoint(environ: Mapping[str, str], signal: str) -> str:
+    return (environ.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+            or ("http://localhost:4317" if _protocol(environ, signal) == "grpc" else "http://localhost:4318"))
+
+
+def _exporting(environ: Mapping[str, str], signal: str) -> bool:
+    """Whether `OTEL_{signal}_EXPORTER` leaves the signal on (`otlp`, the default; `none` turns it off)."""
+    return environ.get(f"OTEL_{signal}_EXPORTER", "otlp").strip().lower() != "none"
 
 
 def _span_exporter(environ: Mapping[str, str], timeout: float | None) -> Any:
@@ -175,29 +213,33 @@ def providers_from_environment(environ: Mapping[str, str]) -> Providers:
     SDK providers with a batch span processor and a periodic metric reader on OTLP exporters (protocol from
     `OTEL_EXPORTER_OTLP[_TRACES|_METRICS]_PROTOCOL`: `http/protobuf`, the default, or `grpc`; the exporters read
     the endpoint and headers themselves), shut down (flushed) when the process exits, within `DEFAULT_DEADLINE`
-    seconds unless `OTEL_EXPORTER_OTLP_TIMEOUT` gives more; their failures said once then (`Providers.shutdown`)."""
+    seconds unless `OTEL_EXPORTER_OTLP_TIMEOUT` gives more; their failures said once then (`Providers.shutdown`).
+    `OTEL_TRACES_EXPORTER=none` / `OTEL_METRICS_EXPORTER=none` export no spans / no metrics (a receiver of traces
+    only, such as Phoenix, refuses metrics)."""
     resource = Resource.create({} if service_name_set(environ) else {"service.name": _DEFAULT_SERVICE})
     given = [t for t in (_timeout(environ, "TRACES"), _timeout(environ, "METRICS")) if t is not None]
-    deadline = max([DEFAULT_DEADLINE, *given])
-    made = Providers(trace.get_tracer_provider(), metrics.get_meter_provider(), deadline=deadline,
-                     endpoint=_endpoint(environ))
+    made = Providers(trace.get_tracer_provider(), metrics.get_meter_provider(), deadline=max([DEFAULT_DEADLINE,
+                                                                                               *given]))
     if isinstance(made.tracer_provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
-        span_exporter = _span_exporter(environ, DEFAULT_DEADLINE)
         tracer_provider = TracerProvider(resource=resource)
-        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+        if _exporting(environ, "TRACES"):
+            made.exporters["spans"] = _span_exporter(environ, DEFAULT_DEADLINE)
+            made.endpoints["spans"] = _endpoint(environ, "TRACES")
+            tracer_provider.add_span_processor(BatchSpanProcessor(made.exporters["spans"]))
         made.tracer_provider = tracer_provider
         made.owned.append(tracer_provider)
-        made.exporters.append(span_exporter)
     if isinstance(made.meter_provider, (_ProxyMeterProvider, metrics.NoOpMeterProvider)):
-        metric_exporter = _metric_exporter(environ, DEFAULT_DEADLINE)
-        meter_provider = MeterProvider(resource=resource,
-                                       metric_readers=[PeriodicExportingMetricReader(metric_exporter)])
-        made.meter_provider = meter_provider
-        made.owned.append(meter_provider)
-        made.exporters.append(metric_exporter)
+        readers = []
+        if _exporting(environ, "METRICS"):
+            made.exporters["metrics"] = _metric_exporter(environ, DEFAULT_DEADLINE)
+            made.endpoints["metrics"] = _endpoint(environ, "METRICS")
+            readers.append(PeriodicExportingMetricReader(made.exporters["metrics"]))
+        made.meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+        made.owned.append(made.meter_provider)
     if made.owned:
         made.failures = ExportFailures()
+        _QUIET.live.append(made.failures)
         for name in _EXPORTER_LOGGERS:
-            logging.getLogger(name).addFilter(made.failures)
+            logging.getLogger(name).addFilter(_QUIET)  # once: a filter already there is not added again
         atexit.register(made.shutdown)
     return made

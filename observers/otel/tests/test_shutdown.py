@@ -33,6 +33,18 @@ def test_shutdown_gives_up_on_an_unreachable_endpoint_at_once_and_says_so_once()
     assert said.getvalue().splitlines() == lines
 
 
+def test_otel_metrics_exporter_none_exports_no_metrics() -> None:
+    providers = providers_from_environment({"OTEL_EXPORTER_OTLP_ENDPOINT": UNREACHABLE,
+                                            "OTEL_METRICS_EXPORTER": "none"})
+    atexit.unregister(providers.shutdown)
+    assert set(providers.exporters) == {"spans"}
+    providers.tracer_provider.get_tracer("test").start_span("work").end()
+    said = io.StringIO()
+    providers.shutdown(stderr=said)
+    assert said.getvalue().startswith(f"harness: warning: spans could not be exported to {UNREACHABLE} (connection "
+                                      "refused)")
+
+
 def test_the_users_exporter_timeout_raises_the_deadline() -> None:
     providers = providers_from_environment({"OTEL_EXPORTER_OTLP_ENDPOINT": UNREACHABLE,
                                             "OTEL_EXPORTER_OTLP_TIMEOUT": "7"})
