@@ -98,6 +98,35 @@ def harness_session_closed(session_id: str, reason: str, ts: float) -> None:
     """
 
 
+@hookspec
+def harness_batch_started(batch_id: str, name: str, cells: int, ts: float) -> None:
+    """A batch starts playing (`Batch.results()`): called once, before any of its cells' runs starts, so an observer
+    can open what the runs will be children of (a trace's `invoke_workflow` span) and answer
+    `harness_trace_context(batch_id)` for it: the batch driver puts that context on each cell's spec
+    (`AgentRunSpec.trace_context`), which carries it to where the cell plays (this process, a Ray worker). Not
+    called when no plugin implements it. Must be quick and must not raise; an exception is logged and ignored.
+
+    :param batch_id: the batch's id for this play (`Batch.batch_id`; a resumed batch gets a new one).
+    :param name: the batch's name: its results file's (``tasks`` for ``tasks.results.jsonl``), else ``batch``.
+    :param cells: how many cells it plays now (those the results file holds as finished are not counted).
+    :param ts: when it started (seconds since the epoch, as an event's `ts`).
+    """
+
+
+@hookspec
+def harness_batch_ended(batch_id: str, status: str, counts: dict[str, float], ts: float) -> None:
+    """A batch `harness_batch_started` was called for has ended (every cell played, or the batch interrupted or
+    stopped). Must be quick and must not raise.
+
+    :param batch_id: the batch's id.
+    :param status: ``success`` (every cell played succeeded), ``failed`` (one failed, or was not started: the cost
+        limit), ``interrupted``.
+    :param counts: the batch's figures: ``cells``, ``succeeded``, ``failed``, ``interrupted``, ``not_started``,
+        ``skipped``, ``retries``, ``passed``, ``not_passed`` (verified cells), ``cost_usd``.
+    :param ts: when it ended (seconds since the epoch).
+    """
+
+
 @hookspec(firstresult=True)
 def harness_trace_context(run_id: str | None) -> dict[str, str] | None:
     """The W3C trace context to hand on, as a carrier: ``{"traceparent": ..., "tracestate": ...}`` (tracestate
@@ -106,6 +135,7 @@ def harness_trace_context(run_id: str | None) -> dict[str, str] | None:
     carry the starter's context to where a run plays (`AgentRunSpec.trace_context`).
 
     :param run_id: a run's id: the context of that run's span (a turn's, in a session); a session's id: the
-        session's span; None: the caller's current context (what a run started now would be a child of).
+        session's span; a batch's id: the batch's span; None: the caller's current context (what a run started
+        now would be a child of).
     :return: the carrier, or None when the plugin has no context for it.
     """

@@ -232,6 +232,13 @@ class PluginHost:
         return bool(hook.harness_run_starting.get_hookimpls() or hook.harness_session_opened.get_hookimpls()
                     or hook.harness_session_closed.get_hookimpls())
 
+    @property
+    def observes_batches(self) -> bool:
+        """Whether any plugin implements `harness_batch_started` or `harness_batch_ended` (lets the batch driver
+        skip them, and the trace context of its cells)."""
+        hook = self.pm.hook
+        return bool(hook.harness_batch_started.get_hookimpls() or hook.harness_batch_ended.get_hookimpls())
+
     def trace_context(self, run_id: str | None = None) -> dict[str, str]:
         """The W3C trace-context carrier the observers give for `run_id` (a run's or a session's id), or for the
         caller's current context (None): `{"traceparent": ..., "tracestate": ...}`, or `{}` when no plugin has one
@@ -248,13 +255,13 @@ class PluginHost:
             return {}
         return {str(k): str(v) for k, v in found.items() if isinstance(v, str) and v}
 
-    def with_trace_context(self, spec: _SpecT) -> _SpecT:
+    def with_trace_context(self, spec: _SpecT, of: str | None = None) -> _SpecT:
         """`spec` carrying the caller's current trace context (`AgentRunSpec.trace_context`), for a run that plays
-        elsewhere (a background worker, a batch task, a Ray worker): unchanged when it already carries one or no
-        observer gives one."""
+        elsewhere (a background worker, a batch task, a Ray worker), or that of `of` (a batch's id: its cells' runs
+        are children of the batch's span): unchanged when it already carries one or no observer gives one."""
         if spec.trace_context:
             return spec
-        carrier = self.trace_context(None)
+        carrier = self.trace_context(of)
         return spec.model_copy(update={"trace_context": carrier}) if carrier else spec
 
 

@@ -29,7 +29,8 @@ from harness_core.events import (
 )
 from harness_core.redaction import scrub
 
-__all__ = ["APPROVAL_SPAN", "AttributeValue", "RunSpans", "Span", "SpanEvent", "run_spans", "session_span"]
+__all__ = ["APPROVAL_SPAN", "AttributeValue", "RunSpans", "Span", "SpanEvent", "batch_ended", "batch_span", "run_spans",
+           "session_span"]
 
 AttributeValue = str | bool | int | float
 APPROVAL_SPAN = "harness.approval"
@@ -324,6 +325,38 @@ def session_span(session_id: str, provider: str, spec: Mapping[str, Any], ts: fl
     _put(attributes, "gen_ai.request.model", spec.get("model"))
     _put(attributes, "gen_ai.conversation.id", spec.get("resume_session"))
     return Span(f"session:{session_id}", f"invoke_agent {provider}", "client", ts, attributes=attributes)
+
+
+def batch_span(batch_id: str, name: str, cells: int, ts: float) -> Span:
+    """The span of a batch, the parent of its cells' runs (`harness_batch_started`): the GenAI conventions'
+    `invoke_workflow`, the workflow named as the batch is."""
+    attributes: dict[str, AttributeValue] = {
+        "gen_ai.operation.name": "invoke_workflow",
+        "gen_ai.workflow.name": name,
+        "harness.batch.id": batch_id,
+        "harness.batch.cells": cells,
+    }
+    return Span(f"batch:{batch_id}", f"invoke_workflow {name}", "internal", ts, attributes=attributes)
+
+
+def batch_ended(span: Span, status: str, counts: Mapping[str, float], ts: float) -> Span:
+    """`span` (a `batch_span`) closed as its batch ended (`harness_batch_ended`): its status and figures
+    (`harness.batch.succeeded`, `.failed`, ..., `harness.usage.cost_usd`); an error (`error.type` `batch_failed`,
+    `interrupted`) unless every cell succeeded."""
+    span.end = max(ts, span.start)
+    span.attributes["harness.status"] = status
+    for key, value in counts.items():
+        if key == "cost_usd":
+            if value:
+                span.attributes["harness.usage.cost_usd"] = float(value)
+        elif key != "cells" and isinstance(value, (int, float)):
+            span.attributes[f"harness.batch.{key}"] = int(value)
+    if status == "success":
+        span.status = "ok"
+    else:
+        span.status, span.error_type = "error", "interrupted" if status == "interrupted" else "batch_failed"
+        span.attributes["error.type"] = span.error_type
+    return span
 
 
 def _put(attributes: dict[str, AttributeValue], key: str, value: Any) -> None:

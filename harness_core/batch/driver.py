@@ -173,6 +173,10 @@ class Batch:
         self._budget_reached = False
         self._write_failure: LogWriteFailedError | None = None
         self._run_ids: dict[tuple[str, str, str, int], list[str]] = {}  # cell → the runs of its tries so far
+        self.batch_id = ""
+        """This play's id (`batch-<run id>`), set when `results()` starts: what the batch hooks and the batch's
+        trace context name."""
+        self._observed = False  # `harness_batch_started` was called: `harness_batch_ended` is owed
 
     # --- before anything starts ------------------------------------------------------------------------------
 
@@ -288,7 +292,9 @@ class Batch:
         self.stats.queued = len(pending)
         send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
         self.swept = await anyio.to_thread.run_sync(sweep_scratch)  # what a killed run of this batch left
+        self.batch_id = f"batch-{new_run_id()}"
         try:
+            self._observe_started(len(pending))
             await self.executor.start()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._feed, pending, send, results_file, patches)
@@ -303,6 +309,50 @@ class Batch:
             if results_file is not None:
                 results_file.close()
             self.workspaces.close()
+            self._observe_ended()
+
+    # --- observers ---------------------------------------------------------------------------------------------
+
+    def _name(self) -> str:
+        """The batch's name for observers: its results file's (``tasks`` for ``tasks.results.jsonl``), else
+        ``batch``."""
+        if self.results_path is None:
+            return "batch"
+        name = self.results_path.name
+        for suffix in (".results.jsonl", ".jsonl"):
+            if name.endswith(suffix) and len(name) > len(suffix):
+                return name[: -len(suffix)]
+        return name
+
+    def _observe_started(self, cells: int) -> None:
+        """`harness_batch_started` (skipped, with the cells' trace context, when no plugin observes batches)."""
+        if not self.host.observes_batches:
+            return
+        self._observed = True
+        try:
+            self.host.pm.hook.harness_batch_started(batch_id=self.batch_id, name=self._name(), cells=cells,
+                                                    ts=time.time())
+        except Exception:  # noqa: BLE001 - observers must not break a batch
+            _log.exception("harness_batch_started plugin raised; ignored")
+
+    def _observe_ended(self) -> None:
+        """`harness_batch_ended`, once, for a batch `harness_batch_started` was called for."""
+        if not self._observed:
+            return
+        self._observed = False
+        s = self.stats
+        status = ("interrupted" if self.interrupted or s.interrupted else
+                  "failed" if s.failed or s.not_started else "success")
+        counts: dict[str, float] = {
+            "cells": s.total, "succeeded": s.succeeded, "failed": s.failed, "interrupted": s.interrupted,
+            "not_started": s.not_started, "skipped": s.skipped, "retries": s.retries, "passed": s.passed,
+            "not_passed": s.not_passed, "cost_usd": s.cost_usd,
+        }
+        try:
+            self.host.pm.hook.harness_batch_ended(batch_id=self.batch_id, status=status, counts=counts,
+                                                  ts=time.time())
+        except Exception:  # noqa: BLE001
+            _log.exception("harness_batch_ended plugin raised; ignored")
 
     async def _feed(self, pending: list[Cell], send: Any, results_file: ResultsFile | None,
                     patches: Patches | None) -> None:
@@ -389,6 +439,8 @@ class Batch:
                 if number > 1:  # a retry starts from the task's base again, not from what the failed one left
                     workspace = await self.workspaces.reset(task, scenarios, workspace, cell.name)
                 spec = cell.spec.model_copy(update={"cwd": workspace.path})
+                if self._observed:  # the batch's trace context, carried to where the cell plays
+                    spec = self.host.with_trace_context(spec, self.batch_id)
                 attempt = TaskAttempt(task.id, number, new_run_id(), spec, cell.provider, self.runs_dir,
                                       task.scenario_for(number, self.scenario) if self.offline else None,
                                       self.record_wire, self.tool_refs)

@@ -16,7 +16,7 @@ from importlib import metadata
 
 from harness_core import AgentRunSpec, HarnessEvent, SessionSpec, hookimpl
 from harness_core.redaction import RunSecrets
-from harness_core.spans import RunSpans, Span, session_span
+from harness_core.spans import RunSpans, Span, batch_ended, batch_span, session_span
 from opentelemetry import context as otel_context, trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode, TracerProvider
@@ -80,6 +80,7 @@ class OtelObserver:
         self._providers = providers
         self._runs: dict[str, _Run] = {}
         self._sessions: dict[str, _Session] = {}
+        self._batches: dict[str, tuple[trace.Span, Span]] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -138,6 +139,29 @@ class OtelObserver:
         session.span.end(end_time=_ns(max(ts, session.record.start)))
 
     @hookimpl
+    def harness_batch_started(self, batch_id: str, name: str, cells: int, ts: float) -> None:
+        record = batch_span(batch_id, name, cells, ts)
+        span = self._tracer.start_span(record.name, context=self._ambient(), kind=_KINDS[record.kind],
+                                       attributes=record.attributes, start_time=_ns(ts))
+        with self._lock:
+            self._batches[batch_id] = (span, record)
+
+    @hookimpl
+    def harness_batch_ended(self, batch_id: str, status: str, counts: dict[str, float], ts: float) -> None:
+        with self._lock:
+            found = self._batches.pop(batch_id, None)
+        if found is None:
+            return
+        span, record = found
+        batch_ended(record, status, counts, ts)
+        span.set_attributes(record.attributes)
+        if record.status == "error":
+            span.set_status(Status(StatusCode.ERROR, record.error_type))
+        else:
+            span.set_status(Status(StatusCode.OK))
+        span.end(end_time=_ns(record.end if record.end is not None else ts))
+
+    @hookimpl
     def harness_run_starting(self, run_id: str, spec: AgentRunSpec, provider: str, session_id: str | None) -> None:
         with self._lock:
             session = self._sessions.get(session_id) if session_id is not None else None
@@ -172,6 +196,9 @@ class OtelObserver:
         session = self._sessions.get(run_id)
         if session is not None:
             return _carrier(trace.set_span_in_context(session.span))
+        batch = self._batches.get(run_id)
+        if batch is not None:
+            return _carrier(trace.set_span_in_context(batch[0]))
         return None
 
     # --- records to SDK spans ------------------------------------------------------------------------------
