@@ -47,7 +47,7 @@ def _free_port() -> int:
 
 
 def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - a loopback URL the test made
+    with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read())
 
 
@@ -74,7 +74,7 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if server.poll() is not None:
                 pytest.fail(f"phoenix exited ({server.returncode}):\n{(work / 'server.log').read_text()[-3000:]}")
             try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:  # noqa: S310
+                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
                     if response.status == 200:
                         break
             except (urllib.error.URLError, OSError):
@@ -190,7 +190,7 @@ def test_a_two_turn_chat_arrives_as_one_session_span_over_its_turns(phoenix: str
     assert [t["attributes"]["harness.run_id"] for t in turns] == [r["run_id"] for r in results]
     conversation = {s["attributes"]["gen_ai.conversation.id"] for s in [session, *turns]}
     assert conversation == {results[0]["session_id"]}
-    for turn, result in zip(turns, results):
+    for turn, result in zip(turns, results, strict=True):
         _usage_matches(turn, result)
         assert len(_children(spans, turn)) == 4
         assert turn["context"]["trace_id"] == session["context"]["trace_id"]
