@@ -191,21 +191,21 @@ def _exporting(environ: Mapping[str, str], signal: str) -> bool:
 
 
 def _span_exporter(environ: Mapping[str, str], timeout: float | None) -> Any:
-    given = {} if _timeout(environ, "TRACES") is not None or timeout is None else {"timeout": timeout}
+    given = None if _timeout(environ, "TRACES") is not None else timeout  # None: the exporter reads the variables
     if _protocol(environ, "TRACES") == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc  # grpcio
 
-        return Grpc(**given)
-    return OTLPSpanExporter(**given)
+        return Grpc(timeout=given)
+    return OTLPSpanExporter(timeout=given)
 
 
 def _metric_exporter(environ: Mapping[str, str], timeout: float | None) -> Any:
-    given = {} if _timeout(environ, "METRICS") is not None or timeout is None else {"timeout": timeout}
+    given = None if _timeout(environ, "METRICS") is not None else timeout  # None: the exporter reads the variables
     if _protocol(environ, "METRICS") == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Grpc
 
-        return Grpc(**given)
-    return OTLPMetricExporter(**given)
+        return Grpc(timeout=given)
+    return OTLPMetricExporter(timeout=given)
 
 
 def providers_from_environment(environ: Mapping[str, str]) -> Providers:
