@@ -24,6 +24,7 @@ from harness_core.cli.event_loop import run_async
 from harness_core.cli.flags.option_pairs import OptionSyntaxError, parse_option_pairs
 from harness_core.cli.flags.otel_flag import otel_from_config
 from harness_core.cli.flags.tool_checks import load_cli_tools
+from harness_core.cli.settings.loader import ConfigError, load_config
 from harness_core.errors import HarnessError
 from harness_core.plugins import PluginHost, get_host
 
@@ -104,8 +105,6 @@ _DEFAULT = click.core.ParameterSource.DEFAULT
 def _configured_otel() -> None:
     """Config `otel = true` turns tracing on as `--otel` does (before the plugin host loads). A batch reads no other
     setting of the files: one that does not load is not this command's to report."""
-    from harness_core.cli.settings.loader import ConfigError, load_config
-
     try:
         found = load_config(warn=lambda _: None).values.get("otel")
     except ConfigError:

@@ -1,8 +1,6 @@
 """The tracer and meter providers the observer uses: the application's when it set them, else its own SDK ones
-exporting over OTLP, configured by the standard OTEL_* variables (endpoint, protocol, headers, resource), shut down
-within a deadline when the process exits: an unreachable endpoint costs a couple of seconds and one line on
-stderr, not the exporters' retries and their log lines.
-
+exporting over OTLP (the standard OTEL_* variables), shut down within a deadline at exit: an unreachable endpoint
+costs a couple of seconds and one line on stderr, not the exporters' retries and logs.
 Layer: observer plugin, its OpenTelemetry SDK set-up. Knows the SDK and the OTLP exporters; knows no run.
 """
 
