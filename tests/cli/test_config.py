@@ -618,3 +618,14 @@ def test_an_untrusted_project_file_may_turn_otel_off_not_on(tmp_path: Path) -> N
     assert result.stderr.startswith(f"harness: error: {path}:1: an untrusted project file may not turn on otel (it "
                                     "sends every run's trace to the OTLP endpoint): pass --otel, or to let")
     assert os.environ["HARNESS_OTEL"] == ""
+
+
+@pytest.mark.usefixtures("otel_installed")
+def test_otel_true_in_a_file_turns_tracing_on_for_a_batch_too(tmp_path: Path) -> None:
+    import os
+
+    user_file(tmp_path, "otel = true\n")
+    tasks = write(tmp_path / "work" / "tasks.jsonl", '{"id": "a", "prompt": "x"}\n')
+    result = invoke("batch", str(tasks), "-p", "scripted")
+    assert result.exit_code == 0, result.output
+    assert os.environ["HARNESS_OTEL"] == "1"
