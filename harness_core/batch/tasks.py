@@ -252,7 +252,8 @@ def _verify_fields(own: Mapping[str, Any], said: list[str]) -> dict[str, Any]:
         if isinstance(own["verify"], str) and own["verify"].strip() and "\0" not in own["verify"]:
             found["verify"] = own["verify"]
         else:
-            said.append("`verify` is a shell command (a non-empty string), run in the task's workspace after its agent")
+            said.append("`verify` is a shell command (a non-empty string), run in the task's workspace after its agent "
+                        "succeeded")
     if "verify_timeout" in own:
         value = own["verify_timeout"]
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_VERIFY_TIMEOUT:
