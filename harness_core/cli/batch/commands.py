@@ -134,8 +134,10 @@ def report(files: tuple[str, ...], as_json: bool, markdown: bool) -> None:
     (total and per solved run), tokens, the median and p95 time and the failures by error code; then, per task, how
     many of its runs were solved in each group.
 
-    The last line of each cell (task, provider, model, attempt) counts: a resumed batch appends. A batch still
-    running reports what it has so far. Several files make one report. Formulas: docs/evaluate.md.
+    The last line of each cell (task, provider, model, attempt) of a file counts: a resumed batch appends. A batch
+    still running reports what it has so far. Several files make one report, each file a batch of its own: a
+    provider/model in several files is a group per file (FILE-STEM: provider[/model]), so two batches of the same
+    tasks (two prompts, say) compare side by side. Formulas: docs/evaluate.md.
 
     Exit status: 0 reported; 2 a file is missing or is not a results file.
     """
