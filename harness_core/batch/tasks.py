@@ -60,6 +60,9 @@ class BatchTask:
     usual workspace)."""
     agent_timeout: float | None = None
     """Seconds an attempt's agent may play (Harbor's `[agent] timeout_sec`); None: no limit."""
+    verify_needs_reward: bool = False
+    """Only a reward file its `verify` writes decides (a Harbor task's test.sh, as in Harbor); without one there is
+    no verdict. False: without a reward file, the exit status decides."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not ID_PATTERN.fullmatch(self.id):
