@@ -250,6 +250,14 @@ def _has_verifier(result: TaskResult) -> bool:
     return result.verified is not None or result.verification is not None
 
 
+def _no_verdict(result: TaskResult) -> bool:
+    """Its verifier ran and decided nothing (timed out, could not start, an unreadable or ambiguous reward): out
+    of the pass rate. A run that failed was not verified: a fail (reward 0), as the results say."""
+    verification = result.verification
+    return _has_verifier(result) and (result.verified is None or (
+        verification is not None and verification.ran and not verification.verdict))
+
+
 def _solved(result: TaskResult) -> bool:
     """Verified True; or, for a cell without a verifier, the run succeeded."""
     return result.verified is True if _has_verifier(result) else result.status == "success"
@@ -268,13 +276,13 @@ def _group(cells: list[TaskResult], notes: list[str], file: str | None = None,
     if stem is not None:
         label = f"{stem}: {label}"
     finished = [c for c in cells if c.status != "interrupted"]
-    scored = [c for c in finished if _has_verifier(c) and c.verified is not None]
+    scored = [c for c in finished if _has_verifier(c) and c.verified is not None and not _no_verdict(c)]
     with_verifier = sum(_has_verifier(c) for c in cells)
     solved_by: SolvedBy = ("verifier" if with_verifier == len(cells) else "status" if not with_verifier
                            else "mixed")
     passed = sum(c.verified is True for c in scored)
     low, high = wilson_interval(passed, len(scored)) if scored else (None, None)
-    no_verdict = sum(_has_verifier(c) and c.verified is None for c in finished)
+    no_verdict = sum(_has_verifier(c) and _no_verdict(c) for c in finished)
     if no_verdict:
         notes.append(f"{label}: {no_verdict} finished run(s) have a verifier but no verdict (their "
                      "`verification.reason` says why): left out of the pass rate")

@@ -92,8 +92,8 @@ async def run_verifier(command: str, workspace: Path, *, seconds: float, env: Ma
                            output_tail=text[-TAIL_CHARS:], output=_write_output(output, text))
         if timed_out:
             reason = (f"timed out after {seconds:g} s (verify_timeout): its processes were killed; make it faster "
-                      "or give it more time (`verify_timeout` on the task's line, --verify-timeout), then run the "
-                      "batch again with --rerun-failed")
+                      "or give it more time (a task's own `verify_timeout`, or task.toml's [verifier] timeout_sec, "
+                      "wins over --verify-timeout), then run the batch again with --rerun-failed")
             return Verdict(_said(ran, reason), 0.0)
         if code is None:
             reason = "stopped: the batch was interrupted while the verifier ran; a re-run plays the cell again"

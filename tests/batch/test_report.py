@@ -33,7 +33,7 @@ _DEADLINE = 60
 def cell(task: str, attempt: int, *, provider: str = "scripted", model: str | None = None, status: str = "success",
          verified: bool | None = None, reward: float | None = None, cost: float | None = None, ms: int = 1000,
          tokens: tuple[int, int] = (0, 0), code: str | None = None) -> TaskResult:
-    verification = None if verified is None else Verification(ran=True, exit_code=0 if verified else 1)
+    verification = None if verified is None else Verification(ran=True, exit_code=0 if verified else 1, verdict=True)
     return TaskResult(id=task, run_id=f"run-{task}-{provider}-{model}-{attempt}", status=status,
                       provider=provider, model=model, attempt=attempt, verified=verified, reward=reward,
                       verification=verification, cost_usd=cost, duration_ms=ms, error_code=code,
@@ -307,3 +307,16 @@ def test_on_a_wide_terminal_a_table_and_on_a_narrow_one_a_block_per_group(tmp_pa
     assert "  cost      $1.5000 total, $0.3750 per solved run" in lines
     assert "  pass      2/5 40.0% (95% CI 11.8–76.9%), pass@1 40.0%, pass@5 100.0%" in lines
     assert "  failures  rate_limited 1" in lines
+
+
+def test_a_verifier_that_decided_nothing_is_left_out_and_a_failed_run_counts_as_a_fail(tmp_path: Path) -> None:
+    """A verifier that timed out (ran, no verdict: reward 0, verified False) is out of the pass rate; a run that
+    failed (its verifier not run: reward 0) is a fail."""
+    timed_out = cell("a", 2).model_copy(update={"verified": False, "reward": 0.0, "verification": Verification(
+        ran=True, reason="timed out after 1 s (verify_timeout)", verdict=False)})
+    failed = cell("a", 3, status="failed", code="model_error").model_copy(update={
+        "verified": False, "reward": 0.0, "verification": Verification(ran=False, reason="the run failed")})
+    found = report(write(tmp_path / "r.jsonl", [cell("a", 1, verified=True, reward=1.0), timed_out, failed]))
+    group = found.groups[0]
+    assert (group.verified_runs, group.passed, group.no_verdict, group.pass_rate) == (2, 1, 1, 0.5)
+    assert group.mean_reward == 0.5

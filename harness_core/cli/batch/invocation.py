@@ -60,6 +60,9 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
     scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT
     if scenario_given and not offline:
         raise click.UsageError("--scenario applies with --offline")
+    if verify is not None and harbor is not None:
+        raise click.UsageError("each Harbor task has its own verifier (its tests/test.sh): --verify does not apply "
+                               "with --harbor")
     if verify is not None and not verify.strip():
         raise click.BadParameter("give a shell command (for example --verify 'pytest -q')", param_hint="--verify")
     try:
@@ -182,7 +185,7 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
     of = "" if s.total == s.tasks else f" of {s.total} {what}"
     view.say(f"batch: {', '.join(parts)}{of} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
              f"{s.peak_running} live at once{cost}); results in {results}")
-    if s.verifiers:
+    if s.verifiers and (s.passed or s.not_passed or s.passed_earlier):
         earlier = f" (and {s.passed_earlier} that passed earlier)" if s.passed_earlier else ""
         view.say(f"verified: {s.passed} of {s.passed + s.not_passed} cell(s) passed{earlier}; `harness report "
                  f"{results}` compares them")

@@ -128,7 +128,7 @@ class BatchView:
             parts.append(f"{s.interrupted} interrupted")
         if s.verifiers:
             parts.append(f"{s.passed} passed of {s.passed + s.not_passed} verified")
-        parts += [f"{s.running} running", f"{s.queued} queued"]
+        parts += [f"{s.running - s.verifying} running", f"{s.queued} queued"]  # a cell verifying is not running
         if s.verifying:
             parts.append(f"{s.verifying} verifying")
         if s.retries:
