@@ -248,6 +248,11 @@ class Batch:
             problems.append(f"`cwd` is one directory, and this task has {cells} cells (providers x models x "
                             "attempts): each needs a fresh workspace. Use --worktrees REPO (a worktree per cell), "
                             f"or leave `cwd` out{instead} (a temporary workspace per cell)")
+        elif (not own_cwd and not self.offline and self.workspaces.plan is None and cells > 1
+              and task.workspace_files is None):
+            problems.append(f"this task has {cells} cells (providers x models x attempts) and no workspace of its "
+                            f"own: they would all play in {task.spec.cwd} at once. Use --worktrees REPO (a "
+                            "worktree per cell)")
         if self.workspaces.plan is not None and own_cwd:
             problems.append("with --worktrees a task plays in its own worktree; remove its `cwd`")
         elif own_cwd and not task.spec.cwd.is_dir():

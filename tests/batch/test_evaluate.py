@@ -363,6 +363,10 @@ def test_a_task_with_its_own_cwd_and_several_cells_is_refused(tmp_path: Path, ho
                                   "REPO (a worktree per cell), or leave `cwd` out (a temporary workspace per cell)")
     (result,) = play(Batch(tasks[:1], offline=True, host=host))  # one cell: its own directory
     assert result.ok and result.verified
+    live = Batch(tasks[2:], attempts=2, host=host)  # not offline, no worktrees: all in this directory at once
+    with pytest.raises(TaskFileError) as caught:
+        anyio.run(live.check)
+    assert "no workspace of its own: they would all play in" in str(caught.value)
 
 
 def test_rerun_failed_replays_a_verification_without_a_verdict(tmp_path: Path, host: PluginHost) -> None:
