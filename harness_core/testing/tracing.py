@@ -1,19 +1,26 @@
-"""A tracing observer for tests, with no OpenTelemetry: it answers `harness_trace_context` with a carrier made from
-the run's (or session's) id, so a provider's test can check what its agent received on every spawn and every turn.
+"""Tracing for tests, with no OpenTelemetry: `TraceCarriers`, an observer answering `harness_trace_context` with a
+carrier made from the run's (or session's) id, so a provider's test can check what its agent received on every spawn
+and every turn; `SpanCollector`, an OTLP/HTTP receiver on 127.0.0.1 for an agent's own spans (JSON encoding), so a
+test against a real CLI can check that they nest under the run's.
 
-Layer: testing. Register it as a plugin of the test's host:
+Layer: testing. Register the observer as a plugin of the test's host:
 `PluginHost.create(entry_points=False, plugins=[("provider", module), ("tracing", TraceCarriers())], env={})`.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
+import threading
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
 from typing import Any
 
 from harness_core.hookspecs import hookimpl
 
-__all__ = ["TraceCarriers", "carrier_for"]
+__all__ = ["Span", "SpanCollector", "TraceCarriers", "carrier_for", "span_id_of"]
 
 
 def carrier_for(span_of: str) -> dict[str, str]:
@@ -21,6 +28,12 @@ def carrier_for(span_of: str) -> dict[str, str]:
     ids are made from the id (one per id, the same every time), and a `tracestate` naming it."""
     digest = hashlib.sha256(span_of.encode()).hexdigest()
     return {"traceparent": f"00-{digest[:32]}-{digest[32:48]}-01", "tracestate": f"harness={digest[48:56]}"}
+
+
+def span_id_of(carrier: dict[str, str]) -> tuple[str, str]:
+    """The trace id and the (parent) span id of a carrier's `traceparent`."""
+    _, trace_id, span_id, _ = carrier["traceparent"].split("-")
+    return trace_id, span_id
 
 
 @dataclass(eq=False)  # a plugin: hashable, by identity
@@ -49,3 +62,80 @@ class TraceCarriers:
     def run_ids(self) -> list[str]:
         """The runs that started, in order (a session's turns among them)."""
         return list(self.runs)
+
+
+@dataclass(frozen=True)
+class Span:
+    """One span an agent exported: its name, trace id, span id and parent span id ("" for a root)."""
+
+    name: str
+    trace_id: str
+    span_id: str
+    parent: str
+    attributes: dict[str, Any]
+
+
+class SpanCollector:
+    """An OTLP/HTTP trace receiver on 127.0.0.1 (a free port), for the JSON encoding (`http/json`; gzip or not):
+    every span POSTed to `/v1/traces` lands in `spans`. Use as a context manager; `endpoint` is the base URL for
+    `OTEL_EXPORTER_OTLP_ENDPOINT`, `traces_url` the full one."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+        self.lock = threading.Lock()
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if self.headers.get("content-encoding") == "gzip":
+                    body = gzip.decompress(body)
+                try:
+                    collector.take(json.loads(body))
+                except ValueError:
+                    self.send_response(400)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the http.server API
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def traces_url(self) -> str:
+        return f"{self.endpoint}/v1/traces"
+
+    def take(self, export: dict[str, Any]) -> None:
+        found = [
+            Span(str(span.get("name")), str(span.get("traceId")), str(span.get("spanId")),
+                 str(span.get("parentSpanId") or ""),
+                 {a.get("key"): next(iter((a.get("value") or {}).values()), None) for a in span.get("attributes") or []})
+            for resource in export.get("resourceSpans") or []
+            for scope in resource.get("scopeSpans") or []
+            for span in scope.get("spans") or []
+        ]
+        with self.lock:
+            self.spans.extend(found)
+
+    def named(self, name: str) -> list[Span]:
+        with self.lock:
+            return [span for span in self.spans if span.name == name]
+
+    def __enter__(self) -> SpanCollector:
+        self.thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.server.shutdown()
+        self.server.server_close()
