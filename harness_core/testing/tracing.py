@@ -1,10 +1,8 @@
-"""Tracing for tests, with no OpenTelemetry: `TraceCarriers`, an observer answering `harness_trace_context` with a
-carrier made from the run's (or session's) id, so a provider's test can check what its agent received on every spawn
-and every turn; `SpanCollector`, an OTLP/HTTP receiver on 127.0.0.1 for an agent's own spans (JSON encoding), so a
-test against a real CLI can check that they nest under the run's.
+"""Tracing for tests, no OpenTelemetry: `TraceCarriers`, an observer plugin answering `harness_trace_context` with a
+carrier made from the run's (or session's) id, to check what an agent received on every spawn and turn;
+`SpanCollector`, an OTLP/HTTP JSON receiver on 127.0.0.1 for a real CLI's own spans, to check they nest under the run's.
 
-Layer: testing. Register the observer as a plugin of the test's host:
-`PluginHost.create(entry_points=False, plugins=[("provider", module), ("tracing", TraceCarriers())], env={})`.
+Layer: testing. Register the observer on the test's host: `PluginHost.create(plugins=[..., ("tracing", tracer)])`.
 """
 
 from __future__ import annotations
@@ -86,7 +84,7 @@ class SpanCollector:
         collector = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 if self.headers.get("content-encoding") == "gzip":
                     body = gzip.decompress(body)
@@ -101,7 +99,7 @@ class SpanCollector:
                 self.end_headers()
                 self.wfile.write(b"{}")
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the http.server API
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -119,7 +117,8 @@ class SpanCollector:
         found = [
             Span(str(span.get("name")), str(span.get("traceId")), str(span.get("spanId")),
                  str(span.get("parentSpanId") or ""),
-                 {a.get("key"): next(iter((a.get("value") or {}).values()), None) for a in span.get("attributes") or []})
+                 {a.get("key"): next(iter((a.get("value") or {}).values()), None)
+                  for a in span.get("attributes") or []})
             for resource in export.get("resourceSpans") or []
             for scope in resource.get("scopeSpans") or []
             for span in scope.get("spans") or []

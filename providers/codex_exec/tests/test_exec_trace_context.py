@@ -10,12 +10,12 @@ from typing import Any
 
 import anyio
 import pytest
-from harness_core import AgentRunSpec, open_run
-from harness_core.plugins import PluginHost
-from harness_core.testing.tracing import TraceCarriers, carrier_for
 
 import harness_codex_exec
 from harness_codex_exec.testing.fake import ENV_FILE
+from harness_core import AgentRunSpec, open_run
+from harness_core.plugins import PluginHost
+from harness_core.testing.tracing import TraceCarriers, carrier_for
 
 pytestmark = pytest.mark.anyio
 

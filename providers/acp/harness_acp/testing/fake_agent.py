@@ -142,8 +142,9 @@ class Agent:
 
     def handle(self, msg: dict[str, Any]) -> None:
         method, params, rid = msg["method"], msg.get("params") or {}, msg["id"]
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        found = {key: meta[key] for key in ("traceparent", "tracestate") if key in meta}
+        meta = params.get("_meta")
+        found = {key: meta[key] for key in ("traceparent", "tracestate") if key in meta} if isinstance(meta, dict) \
+            else {}
         self._trace({"method": method, "meta": found or None})
         try:
             result = self.dispatch(method, params)

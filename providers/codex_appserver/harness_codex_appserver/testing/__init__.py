@@ -2,7 +2,7 @@
 
 Layer: testing (imitates the CLI this provider drives; knows nothing of Harness providers or events).
 `write_fake_codex(directory, *, version=, crash=, scenario=)` writes a `codex` for `-o codex_bin=PATH`; `steps_env`,
-`turns_asked`, `traces_seen` and the modules (`wrapper`, `fake`, `server`, `player`, `shapes`): providers/codex_appserver/README.md.
+`turns_asked`, `traces_seen`, the modules (`wrapper`, `fake`, `server`, `player`, `shapes`): its README.md.
 """
 
 from __future__ import annotations
