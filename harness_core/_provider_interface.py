@@ -41,6 +41,7 @@ __all__ = [
     "RunContext",
     "SessionContext",
     "trace_env",
+    "traced_env",
 ]
 
 
@@ -353,5 +354,17 @@ class Provider(abc.ABC, Generic[OptionsT]):
 def trace_env(carrier: Mapping[str, str]) -> dict[str, str]:
     """A trace-context carrier (`RunContext.trace_context()`) as the environment variables an agent CLI reads it
     from (`TRACEPARENT`, `TRACESTATE`: the OpenTelemetry convention for processes): `{}` for an empty carrier."""
-    names = {"traceparent": "TRACEPARENT", "tracestate": "TRACESTATE"}
-    return {names[key]: value for key, value in carrier.items() if key in names and value}
+    return {_TRACE_VARS[key]: value for key, value in carrier.items() if key in _TRACE_VARS and value}
+
+
+def traced_env(env: Mapping[str, str], carrier: Mapping[str, str]) -> dict[str, str]:
+    """`env` (an agent's environment) carrying `carrier` (`trace_env`) in place of any `TRACEPARENT`/`TRACESTATE`
+    it had, so a `TRACESTATE` inherited from the caller never pairs with the run's `TRACEPARENT`; `env` as it is
+    for an empty carrier (nothing traces the run: what the caller's environment says stays)."""
+    extra = trace_env(carrier)
+    if not extra:
+        return dict(env)
+    return {**{k: v for k, v in env.items() if k not in _TRACE_VARS.values()}, **extra}
+
+
+_TRACE_VARS = {"traceparent": "TRACEPARENT", "tracestate": "TRACESTATE"}

@@ -32,6 +32,7 @@ from harness_core._provider_interface import (
     RunContext,
     SessionContext,
     trace_env,
+    traced_env,
 )
 from harness_core.agentcli.binary import locate_cli
 from harness_core.agentcli.cache import cached_probe, remember_probe
@@ -84,6 +85,7 @@ __all__ = [
     "SessionContext",
     "hookimpl",
     "trace_env",
+    "traced_env",
     # child processes and wire protocols
     "ChildProcess",
     "JsonRpcError",

@@ -131,3 +131,16 @@ def test_tox_ini_states_each_rule() -> None:
     header = (Path(__file__).resolve().parents[1] / "tox.ini").read_text().split("[tox]")[0]
     assert "version_sensitive" in header
     assert [name for name in EXERCISES if f"{name} (" not in header] == [], "tox.ini's header states every rule"
+
+
+def test_py312_and_py313_share_the_312_selection(pytester: pytest.Pytester) -> None:
+    """Each `version_sensitive_312` test is in exactly one of `share_312`/`share_313`, and nothing else is."""
+    pytester.makeconftest(_CONFTEST)
+    pytester.makepyfile(test_planted=_MODULE)
+
+    def selected(marker: str) -> set[str]:
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--collect-only", "-m", marker)
+        return {line.split("::", 1)[1] for line in result.outlines if line.startswith("test_planted.py::")}
+
+    whole, first, second = selected("version_sensitive_312"), selected("share_312"), selected("share_313")
+    assert whole and first | second == whole and not first & second

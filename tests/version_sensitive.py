@@ -10,6 +10,7 @@ import io
 import re
 import tokenize
 import types
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -132,3 +133,11 @@ def mark_version_sensitive(items: Iterable[pytest.Item], root: Path = TESTS_DIR)
             item.add_marker(pytest.mark.version_sensitive)
         if (by_hand or touched - UP_TO_311) and item.get_closest_marker("version_sensitive_312") is None:
             item.add_marker(pytest.mark.version_sensitive_312)
+        if item.get_closest_marker("version_sensitive_312") is not None:
+            item.add_marker(SHARES[zlib.crc32(item.nodeid.encode()) % len(SHARES)])
+
+
+SHARES = (pytest.mark.share_312, pytest.mark.share_313)
+"""`version_sensitive_312` split in two by each test's id (stable, about half each): 3.12 runs one half, 3.13 the
+other. What parts at 3.12 (rmtree's onexc, ...) 3.13 takes too, so each such test runs on 3.10, 3.11 and one of
+3.12/3.13; the whole selection on one of them is `-m version_sensitive_312`."""

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import math
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,7 @@ from harness_core.mcp import server_secrets
 from harness_core.offline import DEFAULT_SCENARIO, scenario_named
 from harness_core.offline._setup import _cannot_run_offline, can_run_offline, workspace_conflict
 from harness_core.plugins import PluginHost, get_host
-from harness_core.redaction import RunSecrets
+from harness_core.redaction import RunSecrets, public_env_value
 from harness_core.scripted.scenarios import Scenario
 from harness_core.spec import AgentRunSpec
 from harness_core.store import log_path, new_run_id, resolve_runs_dir
@@ -80,6 +81,11 @@ class BatchStats:
     """Cells played now whose verification failed (or whose run failed, with a verifier to pass)."""
     passed_earlier: int = 0
     """Of the skipped: those that passed their verification."""
+    no_verdict_earlier: int = 0
+    """Of the skipped: runs that succeeded but whose verifier gave no verdict (`--rerun-failed` plays them again)."""
+    unjudged_earlier: int = 0
+    """Of the skipped: cells that now have a verifier but finished before one was given (never judged: a new
+    results file judges them)."""
     verifiers: bool = False
     """Some cell has a verifier (the counts above mean something)."""
     cost_usd: float = 0.0
@@ -199,6 +205,7 @@ class Batch:
         self.cells, unknown = cells_of(self.tasks, providers=self.providers, models=self.models,
                                        attempts=self.attempts, resolve=lambda name: self.host.get(name).name)
         played: dict[str, list[Cell]] = {}  # task id → one cell of each provider and model
+        counts = Counter(cell.task.id for cell in self.cells)
         for cell in self.cells:
             if cell.attempt == 1:
                 played.setdefault(cell.task.id, []).append(cell)
@@ -206,7 +213,7 @@ class Batch:
             said = [unknown[task.id]] if task.id in unknown else []
             for cell in played.get(task.id, []):
                 said += await self._provider_problems(cell, probed)
-            for problem in [*said, *self._problems(task, ref_problems)]:
+            for problem in [*said, *self._problems(task, ref_problems, counts[task.id])]:
                 if task not in found.setdefault(problem, []):
                     found[problem].append(task)
         problems = [*earlier, *(_shared(tasks, problem) for problem, tasks in found.items())]
@@ -233,12 +240,23 @@ class Batch:
             return [exc.message]
         return []
 
-    def _problems(self, task: BatchTask, ref_problems: dict[str, str]) -> list[str]:
-        """The problems of one task whoever plays it: its worktree's ref, its `cwd`."""
+    def _problems(self, task: BatchTask, ref_problems: dict[str, str], cells: int = 1) -> list[str]:
+        """The problems of one task whoever plays it: its worktree's ref, its `cwd` (`cells`: how many cells it
+        has; a `cwd` is one directory, which they would share)."""
         problems: list[str] = []
         own_cwd = "cwd" in task.spec.model_fields_set
         if task.id in ref_problems:
             problems.append(ref_problems[task.id])
+        if own_cwd and self.workspaces.plan is None and cells > 1:
+            instead = "" if self.offline else " with --offline"
+            problems.append(f"`cwd` is one directory, and this task has {cells} cells (providers x models x "
+                            "attempts): each needs a fresh workspace. Use --worktrees REPO (a worktree per cell), "
+                            f"or leave `cwd` out{instead} (a temporary workspace per cell)")
+        elif (not own_cwd and not self.offline and self.workspaces.plan is None and cells > 1
+              and task.workspace_files is None):
+            problems.append(f"this task has {cells} cells (providers x models x attempts) and no workspace of its "
+                            f"own: they would all play in {task.spec.cwd} at once. Use --worktrees REPO (a "
+                            "worktree per cell)")
         if self.workspaces.plan is not None and own_cwd:
             problems.append("with --worktrees a task plays in its own worktree; remove its `cwd`")
         elif own_cwd and not task.spec.cwd.is_dir():
@@ -282,13 +300,16 @@ class Batch:
         results_file = ResultsFile(self.results_path) if self.results_path is not None else None
         patches = Patches(self.patches_dir) if self.patches_dir is not None else None
         finished = results_file.finished() if results_file is not None else {}
-        if self.rerun_failed:
-            finished = {key: r for key, r in finished.items() if r.ok}
+        if self.rerun_failed:  # also a finished run whose verifier gave no verdict
+            finished = {key: r for key, r in finished.items() if r.ok and not _no_verdict(r)}
         earlier = {cell.key: found for cell in self.cells if (found := _earlier(cell, finished)) is not None}
         pending = [cell for cell in self.cells if cell.key not in earlier]
         self.stats.skipped = len(earlier)
         self.stats.failed_earlier = sum(1 for r in earlier.values() if not r.ok)
         self.stats.passed_earlier = sum(1 for r in earlier.values() if r.verified)
+        self.stats.no_verdict_earlier = sum(1 for r in earlier.values() if r.ok and _no_verdict(r))
+        self.stats.unjudged_earlier = sum(1 for cell in self.cells if cell.key in earlier and
+                                          earlier[cell.key].verification is None and self._verifier(cell))
         self.stats.queued = len(pending)
         send, receive = anyio.create_memory_object_stream[TaskResult](len(pending) or 1)
         self.swept = await anyio.to_thread.run_sync(sweep_scratch)  # what a killed run of this batch left
@@ -417,16 +438,21 @@ class Batch:
                                  label=cell.label))
 
     def _secrets(self, cell: Cell) -> RunSecrets:
-        """The secrets of the task's runs (its `env`, its secret-bearing options, the secret-looking variables of
-        this process's environment), hidden in its result and its patch as in its run log."""
+        """The secrets of the task's runs (its `env` and `verify_env` but their public values, its secret-bearing
+        options, the secret-looking variables of this process's environment), hidden in its result, its patch and
+        its verifier's output as in its run log."""
         task = cell.task
         try:
             info = self.host.get(cell.provider).cls.info
         except HarnessError:  # checked before the batch started: only a host changed since gets here
-            return RunSecrets.of_run(task.spec.env, task.spec.provider_options).with_values(
-                server_secrets(task.spec.mcp_servers))
-        return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=info.secret_flags,
-                                 public_env=info.public_env).with_values(server_secrets(task.spec.mcp_servers))
+            secret_flags, public_env = frozenset[str](), frozenset[str]()
+        else:
+            secret_flags, public_env = frozenset(info.secret_flags), frozenset(info.public_env)
+        verify_env = [value for name, value in task.verify_env.items()
+                      if not public_env_value(name, value, public_env)]
+        return RunSecrets.of_run(task.spec.env, task.spec.provider_options, secret_flags=secret_flags,
+                                 public_env=public_env).with_values(
+            [*server_secrets(task.spec.mcp_servers), *verify_env])
 
     async def _play_cell(self, cell: Cell, patches: Patches | None, secrets: RunSecrets) -> TaskResult:
         task = cell.task
@@ -532,11 +558,13 @@ class Batch:
 
     async def _verified(self, cell: Cell, result: TaskResult, workspace: Workspace,
                         secrets: RunSecrets) -> TaskResult:
-        """`result` with its cell's verification: the verifier run in its workspace when its run succeeded."""
+        """`result` with its cell's verification: the verifier run in its workspace when its run succeeded, or
+        ended past the task's agent timeout (judged on the workspace as it was left, as Harbor does; the cell
+        stays failed, `agent_timeout`)."""
         command = self._verifier(cell)
         if command is None:
             return result
-        if result.status == "failed":
+        if result.status == "failed" and result.error_code != "agent_timeout":  # past it: judged as left (Harbor)
             verdict = not_verified(f"not verified: the agent's run failed ({result.error_code or 'failed'})")
         elif result.status == "interrupted":
             verdict = not_verified("not verified: the run was interrupted; a re-run plays the cell again",
@@ -548,7 +576,8 @@ class Batch:
             try:
                 verdict = await run_verifier(command, workspace.path, seconds=timeout, env=cell.task.verify_env,
                                              output=output_path(self.runs_dir, result.run_id), secrets=secrets,
-                                             stop=self._interrupted)
+                                             stop=self._interrupted,
+                                             needs_reward=cell.task.verify_needs_reward and bool(cell.task.verify))
             finally:
                 self.stats.verifying -= 1
         return _with_verdict(result, verdict)
@@ -614,6 +643,12 @@ def _with_verdict(result: TaskResult, verdict: Verdict) -> TaskResult:
     status = "interrupted" if verdict.stopped else result.status
     return result.model_copy(update={"verification": verdict.verification, "reward": verdict.reward,
                                      "rewards": verdict.rewards, "verified": verdict.verified, "status": status})
+
+
+def _no_verdict(result: TaskResult) -> bool:
+    """A cell whose verifier ran, or should have, and decided no reward (it timed out, could not start, wrote an
+    unreadable reward)."""
+    return result.verification is not None and not result.verification.verdict
 
 
 def _earlier(cell: Cell, finished: dict[tuple[str, str, str, int], TaskResult]) -> TaskResult | None:

@@ -117,15 +117,25 @@ def _task(directory: Path) -> tuple[BatchTask | None, list[str]]:
                                 ("[verifier] env", verifier.get("env", {})))
     agent_env, _ = _variables([], ("", env_table.get("env", {})))  # the Dockerfile's ENV speaks of the container
     try:
-        spec = AgentRunSpec(prompt=prompt, env=agent_env)
+        spec = AgentRunSpec(prompt=_with_workdir(prompt, workspace.workdir), env=agent_env)
     except ValidationError as exc:
         return None, [f"{error.get('msg')}" for error in exc.errors()]
     if said:
         return None, said
-    command = verifier_command(tests.resolve(), workspace.workdir, from_host)
+    command = verifier_command(tests.resolve(), workspace.workdir, from_host, env_names=env)
     return BatchTask(directory.name, spec, verify=command, verify_timeout=verifier.get("timeout_sec"),
-                     verify_env=env, workspace_files=workspace.files,
-                     agent_timeout=agent.get("timeout_sec")), said
+                     verify_env=env, workspace_files=workspace.files, agent_timeout=agent.get("timeout_sec"),
+                     verify_needs_reward=True), said
+
+
+def _with_workdir(prompt: str, workdir: str) -> str:
+    """The instruction, and when it names the container's WORKDIR (`/app`, `/app/out.txt`), one sentence saying
+    that it is the agent's working directory here: the agent plays in a copy of the workspace on the host, where
+    there is no `/app` (only the verifier sees the workspace there)."""
+    if not re.search(re.escape(workdir) + r"(?![\w-]|\.\w)", prompt):
+        return prompt
+    return (f"{prompt.rstrip()}\n\n(Here, {workdir} is your current working directory: {workdir}/NAME is ./NAME. "
+            f"Use paths relative to it, not paths starting with {workdir}.)\n")
 
 
 def _text(path: Path, said: list[str], what: str) -> str | None:

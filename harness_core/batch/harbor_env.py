@@ -11,7 +11,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,13 +118,17 @@ def read_dockerfile(env_dir: Path) -> tuple[Environment | None, list[str]]:
     return Environment(workdir, tuple(files), env), []
 
 
-def verifier_command(tests_dir: Path, workdir: str, from_host: Mapping[str, tuple[str, str | None]]) -> str:
+def verifier_command(tests_dir: Path, workdir: str, from_host: Mapping[str, tuple[str, str | None]],
+                     env_names: Collection[str] = ()) -> str:
     """The shell command (run in the task's workspace, with `$HARNESS_VERIFIER_DIR` set) that plays Harbor's
-    verifier on the host: `bash /tests/test.sh` under bubblewrap, the host's top directories bound as they are,
-    the workspace at `workdir`, `tests_dir` read-only at /tests, `$HARNESS_VERIFIER_DIR` at /logs/verifier, a
-    fresh /tmp. Exit 0 when the test wrote a reward (Harbor reads only the reward), else the test's status (1 for
-    0). `from_host`: variables Harbor resolves from the host (`${NAME}`, `${NAME:-default}`) when the verifier
-    starts: {variable: (host variable, default or None)}."""
+    verifier on the host: `bash /tests/test.sh` under bubblewrap, the host's top directories bound read-only, a
+    fresh empty `$HOME` (a tmpfs), the workspace at `workdir`, `tests_dir` read-only at /tests,
+    `$HARNESS_VERIFIER_DIR` at /logs/verifier, a fresh /tmp: the test can write nothing of the host but the
+    workspace and the verifier directory. Its environment is cleared, then holds only PATH, HOME, LANG, the task's
+    variables (`env_names` and `from_host`, when set) and the process supervisor's `HARNESS_PROC_*` mark: none of
+    Harness's secrets. Exit 0 when the test wrote a reward (Harbor reads only the reward), else the test's status
+    (1 for 0). `from_host`: variables Harbor resolves from the host (`${NAME}`, `${NAME:-default}`) when the
+    verifier starts: {variable: (host variable, default or None)}."""
     top = workdir.split("/")[1]
     lines = [': "${HARNESS_VERIFIER_DIR:?is not set: the batch sets it for each verifier}"',
              "command -v bwrap >/dev/null 2>&1 || { echo 'harness: a Harbor task is verified under bubblewrap "
@@ -134,18 +138,33 @@ def verifier_command(tests_dir: Path, workdir: str, from_host: Mapping[str, tupl
             f"{{ echo {shlex.quote(f'harness: the verifier needs {name} (task.toml: {key} = ${{{name}}})')} >&2; "
             "exit 2; }")
         lines.append(f'if [ -n "${{{name}+x}}" ]; then {key}="${name}"; else {fallback}; fi; export {key}')
-    mapped = " ".join(["proc", "dev", "tmp", "tests", "logs", shlex.quote(top)])
+    mapped = "|".join(["proc", "dev", "tmp", "tests", "logs", shlex.quote(top)])
+    passed = sorted({"PATH", "LANG", *env_names, *from_host} - {"HOME"})
     lines += [
         "set --",
         "for e in /*; do",
-        f'  case "${{e#/}}" in {mapped.replace(" ", "|")}) ;;',
+        f'  case "${{e#/}}" in {mapped}) ;;',
         '  *) if [ -L "$e" ]; then set -- "$@" --symlink "$(readlink "$e")" "$e"; '
-        'else set -- "$@" --bind "$e" "$e"; fi ;;',
+        'else set -- "$@" --ro-bind "$e" "$e"; fi ;;',
         "  esac",
         "done",
-        f'bwrap --die-with-parent --unshare-pid "$@" --proc /proc --dev /dev --tmpfs /tmp '
-        f'--ro-bind {shlex.quote(str(tests_dir))} /tests --bind "$HARNESS_VERIFIER_DIR" /logs/verifier '
-        f'--bind "$PWD" {shlex.quote(workdir)} --chdir {shlex.quote(workdir)} bash /tests/test.sh',
+        # a throwaway $HOME where the test may install (uv, pip --user): the host's path when it is a directory
+        # the sandbox can cover, else /tmp/harness-home
+        'home=${HOME:-}; home_top=${home#/}; home_top=${home_top%%/*}',
+        'case "$home" in /?*) ;; *) home= ;; esac',
+        f'case "$home_top" in proc|dev|tests|logs|{shlex.quote(top)}) home= ;; esac',
+        'if [ -n "$home" ] && [ ! -d "$home" ] && [ "$home_top" != tmp ]; then home=; fi',
+        '[ -n "$home" ] || home=/tmp/harness-home',
+        'set -- "$@" --setenv HOME "$home"',
+        *(f'if [ -n "${{{name}+x}}" ]; then set -- "$@" --setenv {name} "${name}"; fi' for name in passed),
+        # the supervisor's mark, so whatever the test leaves running is still found and killed
+        "for name in $(env | sed -n 's/^\\(HARNESS_PROC_[A-Za-z0-9_]*\\)=.*/\\1/p'); do",
+        '  set -- "$@" --setenv "$name" "$(printenv "$name")"',
+        "done",
+        f'bwrap --die-with-parent --unshare-pid --clearenv "$@" --proc /proc --dev /dev --tmpfs /tmp '
+        f'--tmpfs "$home" --ro-bind {shlex.quote(str(tests_dir))} /tests '
+        f'--bind "$HARNESS_VERIFIER_DIR" /logs/verifier --bind "$PWD" {shlex.quote(workdir)} '
+        f'--chdir {shlex.quote(workdir)} bash /tests/test.sh',
         "status=$?",
         'if [ -e "$HARNESS_VERIFIER_DIR/reward.txt" ] || [ -e "$HARNESS_VERIFIER_DIR/reward.json" ]; then exit 0; fi',
         'echo "harness: tests/test.sh ended (exit status $status) without writing /logs/verifier/reward.txt or '

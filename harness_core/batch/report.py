@@ -1,5 +1,6 @@
-"""What a batch came to (`harness report`, `report(...)`): its results files read back, the last line of each cell
-kept, and per provider/model the pass rate, pass@k, reward, cost, tokens, times and failures; per task its cells.
+"""What batches came to (`harness report`, `report(...)`): their results files read back, the last line of each cell
+of a file kept, and per provider/model (per file too, where files share one) the pass rate, pass@k, reward, cost,
+tokens, times and failures; per task its cells.
 
 Layer: batch (reads results files; the statistics are `batch.scores`). Knows no provider, executor or terminal.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -30,9 +31,12 @@ class GroupReport(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    label: str = Field(description="`provider` or `provider/model` (the columns of the per-task grid).")
+    label: str = Field(description="`provider` or `provider/model` (the columns of the per-task grid); "
+                                   "`FILE-STEM: provider[/model]` when several results files have this group.")
     provider: str
     model: str | None = Field(description="None: the provider's default model.")
+    file: str | None = Field(default=None, description="The results file its cells are from (a group is never "
+                                                       "merged across files); None: results in hand.")
     tasks: int = Field(description="Distinct task ids.")
     runs: int = Field(description="Cells: task x attempt (the last line of each).")
     succeeded: int = Field(description="Cells whose run ended `success` (verified or not).")
@@ -91,27 +95,33 @@ class Report(BaseModel):
 
     files: list[str] = Field(default_factory=list, description="The results files read, in order.")
     lines: int = Field(default=0, description="Result lines read.")
-    cells: int = Field(default=0, description="Distinct cells (task, provider, model, attempt) kept.")
+    cells: int = Field(default=0, description="Cells kept: distinct (task, provider, model, attempt) in each file.")
     groups: list[GroupReport] = Field(default_factory=list)
     tasks: list[TaskRow] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="What the reader should know: lines replaced, "
-                                                               "a torn last line left out, pass@k undefined.")
+                                                               "a torn last line left out, pass@k undefined, "
+                                                               "groups kept apart by file.")
 
 
 def report(*paths: str | Path) -> Report:
-    """The report of one or more results files (`harness batch`'s JSONL): the last line of each cell counts (a
-    resumed batch appends), across files too (a later file's line wins).
+    """The report of one or more results files (`harness batch`'s JSONL). Within a file the last line of each cell
+    counts (a resumed batch appends). Each file is a batch of its own: its cells are kept whatever another file
+    holds, and a provider/model that several files have is a group per file (`FILE-STEM: provider[/model]`), so two
+    batches of the same tasks (two prompts, say) compare side by side. A file given twice is read once.
 
     Raises:
         InvalidSpecError: a file cannot be read, or a line of it is not a task result (file:line and what to do).
     """
     if not paths:
         raise InvalidSpecError("no results file to report on; give one or more, such as tasks.results.jsonl")
-    results: list[TaskResult] = []
     notes: list[str] = []
+    batches: dict[str, list[TaskResult]] = {}
     for path in paths:
-        results += read_results(path, notes)
-    return build_report(results, files=[str(p) for p in paths], notes=notes)
+        if str(path) in batches:
+            notes.append(f"{path} is given more than once: read once")
+            continue
+        batches[str(path)] = read_results(path, notes)
+    return build_report(batches, notes=notes)
 
 
 def read_results(path: str | Path, notes: list[str] | None = None) -> list[TaskResult]:
@@ -165,37 +175,87 @@ def _result(path: str | Path, number: int, line: bytes) -> TaskResult:
                                "batch's results file, or fix or remove the line") from None
 
 
-def build_report(results: Iterable[TaskResult], *, files: Sequence[str] = (), notes: Sequence[str] = ()) -> Report:
-    """The report of `results` in the order written (`run_batch`'s, or read back): the last result of each cell
-    (`TaskResult.cell`) counts."""
-    every = list(results)
-    kept: dict[tuple[str, str, str, int], TaskResult] = {}
-    for result in every:
-        kept[result.cell] = result
+def build_report(results: Iterable[TaskResult] | Mapping[str, Iterable[TaskResult]], *, files: Sequence[str] = (),
+                 notes: Sequence[str] = ()) -> Report:
+    """The report of `results` in the order written: one batch's (`run_batch`'s, or read back), or a mapping of
+    results file -> its results, each file a batch of its own (as `report` reads several). Within a batch the last
+    result of each cell (`TaskResult.cell`) counts; a provider/model that several files have is a group per file.
+    `files`: the files read, when `results` is one batch read from them."""
+    batches: list[tuple[str | None, list[TaskResult]]]
+    if isinstance(results, Mapping):
+        batches = [(str(name), list(found)) for name, found in results.items()]
+        files = [str(name) for name in results]
+    else:
+        batches = [(files[0] if len(files) == 1 else None, list(results))]
     said = list(notes)
-    if len(every) > len(kept):
-        said.append(f"{len(every) - len(kept)} earlier line(s) replaced by a later line of the same cell (a resumed "
-                    "or re-run batch): the last counts")
-    by_group: dict[tuple[str, str], list[TaskResult]] = {}
-    for result in kept.values():
-        by_group.setdefault((result.provider, result.model or ""), []).append(result)
-    groups = [_group(cells, said) for cells in by_group.values()]
-    task_ids = list(dict.fromkeys(result.id for result in kept.values()))
+    lines = 0
+    kept: list[tuple[str | None, TaskResult]] = []
+    for name, every in batches:
+        cells: dict[tuple[str, str, str, int], TaskResult] = {}
+        for result in every:
+            cells[result.cell] = result
+        lines += len(every)
+        kept += [(name, result) for result in cells.values()]
+        if len(every) > len(cells):
+            where = f"{name}: " if len(batches) > 1 else ""
+            said.append(f"{where}{len(every) - len(cells)} earlier line(s) replaced by a later line of the same "
+                        "cell (a resumed or re-run batch): the last counts")
+    files_of: dict[tuple[str, str], set[str | None]] = {}
+    for name, result in kept:
+        files_of.setdefault((result.provider, result.model or ""), set()).add(name)
+    shared = [key for key, names in files_of.items() if len(names) > 1]
+    stems = _stems([name for name, _ in batches if name is not None])
+    by_group: dict[tuple[str | None, str, str], list[TaskResult]] = {}
+    file_of: dict[tuple[str | None, str, str], str | None] = {}
+    for name, result in kept:
+        key = (result.provider, result.model or "")
+        group_key = (name if key in shared else None, *key)
+        by_group.setdefault(group_key, []).append(result)
+        file_of[group_key] = name
+    if shared:
+        labels = ", ".join(_label(provider, model or None) for provider, model in shared)
+        said.append(f"{len(batches)} results files, each a batch of its own (a cell's lines replace each other only "
+                    f"within its file); {labels}: in several of them, so a group per file "
+                    "(`FILE-STEM: provider[/model]`)")
+    groups = [_group(cells, said, file_of[key], None if key[0] is None else stems.get(key[0]))
+              for key, cells in by_group.items()]
+    task_ids = list(dict.fromkeys(result.id for _, result in kept))
     rows = []
     for task_id in task_ids:
-        cells = []
+        row = []
         for group, members in zip(groups, by_group.values(), strict=True):
             mine = sorted((r for r in members if r.id == task_id), key=lambda r: r.attempt)
             if mine:
-                cells.append(TaskCells(group=group.label, cells=len(mine), solved=sum(_solved(r) for r in mine),
-                                       interrupted=sum(r.status == "interrupted" for r in mine),
-                                       run_ids=[r.run_id for r in mine]))
-        rows.append(TaskRow(id=task_id, groups=cells))
-    return Report(files=list(files), lines=len(every), cells=len(kept), groups=groups, tasks=rows, notes=said)
+                row.append(TaskCells(group=group.label, cells=len(mine), solved=sum(_solved(r) for r in mine),
+                                     interrupted=sum(r.status == "interrupted" for r in mine),
+                                     run_ids=[r.run_id for r in mine]))
+        rows.append(TaskRow(id=task_id, groups=row))
+    return Report(files=list(files), lines=lines, cells=len(kept), groups=groups, tasks=rows, notes=said)
+
+
+def _stems(names: Sequence[str]) -> dict[str, str]:
+    """Each results file's short name for a group label: its name without `.jsonl` and `.results` (`a` for
+    `a.results.jsonl`); the path as given where two files would share one."""
+    def stem(name: str) -> str:
+        short = Path(name).name
+        for suffix in (".jsonl", ".results"):
+            short = short.removesuffix(suffix)
+        return short or name
+
+    counts = Counter(stem(name) for name in names)
+    return {name: stem(name) if counts[stem(name)] == 1 else name for name in names}
 
 
 def _has_verifier(result: TaskResult) -> bool:
     return result.verified is not None or result.verification is not None
+
+
+def _no_verdict(result: TaskResult) -> bool:
+    """Its verifier ran and decided nothing (timed out, could not start, an unreadable or ambiguous reward): out
+    of the pass rate. A run that failed was not verified: a fail (reward 0), as the results say."""
+    verification = result.verification
+    return _has_verifier(result) and (result.verified is None or (
+        verification is not None and verification.ran and not verification.verdict))
 
 
 def _solved(result: TaskResult) -> bool:
@@ -208,17 +268,21 @@ def _label(provider: str, model: str | None) -> str:
     return f"{name}/{model}" if model else name
 
 
-def _group(cells: list[TaskResult], notes: list[str]) -> GroupReport:
+def _group(cells: list[TaskResult], notes: list[str], file: str | None = None,
+           stem: str | None = None) -> GroupReport:
+    """One group's figures; `stem` (the file's short name) starts its label when the group is one file's of several."""
     first = cells[0]
     label = _label(first.provider, first.model)
+    if stem is not None:
+        label = f"{stem}: {label}"
     finished = [c for c in cells if c.status != "interrupted"]
-    scored = [c for c in finished if _has_verifier(c) and c.verified is not None]
+    scored = [c for c in finished if _has_verifier(c) and c.verified is not None and not _no_verdict(c)]
     with_verifier = sum(_has_verifier(c) for c in cells)
     solved_by: SolvedBy = ("verifier" if with_verifier == len(cells) else "status" if not with_verifier
                            else "mixed")
     passed = sum(c.verified is True for c in scored)
     low, high = wilson_interval(passed, len(scored)) if scored else (None, None)
-    no_verdict = sum(_has_verifier(c) and c.verified is None for c in finished)
+    no_verdict = sum(_has_verifier(c) and _no_verdict(c) for c in finished)
     if no_verdict:
         notes.append(f"{label}: {no_verdict} finished run(s) have a verifier but no verdict (their "
                      "`verification.reason` says why): left out of the pass rate")
@@ -233,7 +297,8 @@ def _group(cells: list[TaskResult], notes: list[str]) -> GroupReport:
     p50, p95 = percentile(times, 50), percentile(times, 95)
     errors = Counter(c.error_code or "unknown" for c in cells if c.status == "failed")
     return GroupReport(
-        label=label, provider=first.provider, model=first.model, tasks=len({c.id for c in cells}), runs=len(cells),
+        label=label, provider=first.provider, model=first.model, file=file, tasks=len({c.id for c in cells}),
+        runs=len(cells),
         succeeded=sum(c.status == "success" for c in cells), failed=sum(c.status == "failed" for c in cells),
         interrupted=len(cells) - len(finished), solved_by=solved_by, solved=solved, verified_runs=len(scored),
         passed=passed, no_verdict=no_verdict,

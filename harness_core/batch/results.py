@@ -46,6 +46,11 @@ class Verification(BaseModel):
     reason: str | None = Field(default=None, description="Why it gave no verdict or failed (timed out, crashed, "
                                                          "an unreadable reward file, the run failed), with the "
                                                          "next step.")
+    verdict: bool = Field(default=False, description="True: the verifier decided a reward (the reward file it "
+                                                     "wrote, else its exit status). False: no verdict (not run, "
+                                                     "could not start, timed out, an unreadable or ambiguous "
+                                                     "reward, no reward file where one is needed): `reason` says "
+                                                     "why; `--rerun-failed` plays the cell again.")
 
 
 class TaskResult(BaseModel):
@@ -75,10 +80,12 @@ class TaskResult(BaseModel):
                                                         "default).")
     verified: bool | None = Field(default=None, description="None: the task has no verifier. True: the verifier "
                                                             "ran and its reward is at least PASS_REWARD.")
-    reward: float | None = Field(default=None, description="The verifier's reward: reward.txt, reward.json's "
-                                                           "`reward` (else the mean of its numbers), else 1.0 for "
-                                                           "exit status 0 and 0.0 otherwise; 0.0 when the run "
-                                                           "failed or the verifier gave no verdict.")
+    reward: float | None = Field(default=None, description="The verifier's reward: reward.json's `reward` (else "
+                                                           "its only number; several and no `reward`: no verdict), "
+                                                           "else reward.txt, else 1.0 for exit status 0 and 0.0 "
+                                                           "otherwise; 0.0 when the run failed (but for an agent "
+                                                           "timeout, which is verified) or the verifier gave no "
+                                                           "verdict (`verification.verdict`).")
     rewards: dict[str, float] | None = Field(default=None, description="reward.json's named numbers.")
     verification: Verification | None = None
 

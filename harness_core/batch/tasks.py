@@ -60,6 +60,9 @@ class BatchTask:
     usual workspace)."""
     agent_timeout: float | None = None
     """Seconds an attempt's agent may play (Harbor's `[agent] timeout_sec`); None: no limit."""
+    verify_needs_reward: bool = False
+    """Only a reward file its `verify` writes decides (a Harbor task's test.sh, as in Harbor); without one there is
+    no verdict. False: without a reward file, the exit status decides."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not ID_PATTERN.fullmatch(self.id):
@@ -252,7 +255,8 @@ def _verify_fields(own: Mapping[str, Any], said: list[str]) -> dict[str, Any]:
         if isinstance(own["verify"], str) and own["verify"].strip() and "\0" not in own["verify"]:
             found["verify"] = own["verify"]
         else:
-            said.append("`verify` is a shell command (a non-empty string), run in the task's workspace after its agent")
+            said.append("`verify` is a shell command (a non-empty string), run in the task's workspace after its agent "
+                        "succeeded")
     if "verify_timeout" in own:
         value = own["verify_timeout"]
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_VERIFY_TIMEOUT:

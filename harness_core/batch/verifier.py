@@ -1,5 +1,5 @@
 """A cell's verifier: the task's `verify` command run with /bin/sh in the cell's workspace after its agent, under the
-process supervisor and a deadline, its output kept (0600, secrets hidden), its reward read from reward.txt/json.
+process supervisor and a deadline, its output kept (0600, secrets hidden), its reward read from reward.json/txt.
 
 Layer: batch. Knows the transport's `ChildProcess` (process ownership), the store's file naming and the results
 model; knows no provider or engine. The contract (reward files, timeouts, output): docs/jobs-and-batches.md.
@@ -68,11 +68,12 @@ def not_verified(reason: str, *, reward: float | None = 0.0) -> Verdict:
 
 
 async def run_verifier(command: str, workspace: Path, *, seconds: float, env: Mapping[str, str], output: Path,
-                       secrets: RunSecrets, stop: anyio.Event | None = None) -> Verdict:
+                       secrets: RunSecrets, stop: anyio.Event | None = None, needs_reward: bool = False) -> Verdict:
     """Run `command` (`/bin/sh -c`) in `workspace` with Harness's environment, `env` and `HARNESS_VERIFIER_DIR`,
     at most `seconds` (then its whole tree is killed: SIGTERM, SIGKILL after `KILL_GRACE`); `stop` being set
     stops it the same way. Its output (stdout and stderr merged, bounded, scrubbed with `secrets`) goes to the
-    0600 file `output`. Never raises for what the verifier does; the verdict says it."""
+    0600 file `output`. `needs_reward`: only a reward file decides (a Harbor task's test.sh), its exit status
+    never does. Never raises for what the verifier does; the verdict says it."""
     began = time.monotonic()
     kept = _Output()
     with Scratch("harness-verifier-") as verifier_dir:
@@ -84,18 +85,20 @@ async def run_verifier(command: str, workspace: Path, *, seconds: float, env: Ma
                 code, timed_out = await _watch(child, kept, seconds, stop)
             # leaving ChildProcess stopped and reaped whatever of the verifier was left (its group, its escapees)
         except HarnessError as exc:  # it could not be started (no /bin/sh, the workspace is gone)
-            return Verdict(Verification(ran=False, reason=f"the verifier could not be started: {exc.message}"), 0.0)
+            reason = f"the verifier could not be started: {exc.message}; --rerun-failed plays the cell again"
+            return Verdict(Verification(ran=False, reason=reason), 0.0)
         text = secrets.text(kept.text())
         ran = Verification(ran=True, exit_code=code, duration_ms=int((time.monotonic() - began) * 1000),
                            output_tail=text[-TAIL_CHARS:], output=_write_output(output, text))
         if timed_out:
             reason = (f"timed out after {seconds:g} s (verify_timeout): its processes were killed; make it faster "
-                      "or give it more time (`verify_timeout` on the task's line, --verify-timeout)")
+                      "or give it more time (a task's own `verify_timeout`, or task.toml's [verifier] timeout_sec, "
+                      "wins over --verify-timeout), then run the batch again with --rerun-failed")
             return Verdict(_said(ran, reason), 0.0)
         if code is None:
             reason = "stopped: the batch was interrupted while the verifier ran; a re-run plays the cell again"
             return Verdict(_said(ran, reason), None, stopped=True)
-        return _judged(verifier_dir, code, ran)
+        return _judged(verifier_dir, code, ran, needs_reward=needs_reward)
 
 
 async def _watch(child: ChildProcess, kept: _Output, seconds: float, stop: anyio.Event | None
@@ -119,25 +122,38 @@ async def _watch(child: ChildProcess, kept: _Output, seconds: float, stop: anyio
     return code, deadline.cancelled_caught and code is None
 
 
-def _said(ran: Verification, reason: str | None) -> Verification:
-    return ran.model_copy(update={"reason": reason}) if reason else ran
+def _said(ran: Verification, reason: str | None, *, verdict: bool = False) -> Verification:
+    update: dict[str, object] = {"verdict": verdict}
+    if reason:
+        update["reason"] = reason
+    return ran.model_copy(update=update)
 
 
-def _judged(verifier_dir: Path, code: int, ran: Verification) -> Verdict:
-    """The reward: reward.txt, else reward.json, else the exit status (0: 1.0)."""
+def _judged(verifier_dir: Path, code: int, ran: Verification, *, needs_reward: bool = False) -> Verdict:
+    """The reward, as Harbor reads it: reward.json, else reward.txt; else (unless `needs_reward`) the exit status
+    (0: 1.0). No verdict (reward 0, `verdict` False, the reason) when the file cannot be read or does not say which
+    number decides."""
     exited = "" if code == 0 else f"the verifier exited with status {code}" if code > 0 else \
         f"the verifier was killed by signal {-code}"
+    also = f" ({exited})" if exited else ""
     text_file, json_file = verifier_dir / "reward.txt", verifier_dir / "reward.json"
+    rewards: dict[str, float] | None = None
     try:
-        if text_file.exists():
-            return Verdict(_said(ran, exited or None), _reward_txt(text_file))
         if json_file.exists():
-            reward, rewards = _reward_json(json_file)
-            return Verdict(_said(ran, exited or None), reward, rewards)
+            rewards = _reward_json(json_file)
+            if "reward" in rewards:
+                return Verdict(_said(ran, exited or None, verdict=True), rewards["reward"], rewards)
+            if len(rewards) == 1:
+                return Verdict(_said(ran, exited or None, verdict=True), next(iter(rewards.values())), rewards)
+            raise _Unreadable("reward.json has several numbers and no `reward`: write the one that decides as "
+                              "`reward`")
+        if text_file.exists():
+            return Verdict(_said(ran, exited or None, verdict=True), _reward_txt(text_file))
     except _Unreadable as exc:
-        reason = f"no verdict: {exc}" + (f" ({exited})" if exited else "")
-        return Verdict(_said(ran, reason), 0.0)
-    return Verdict(_said(ran, exited or None), 1.0 if code == 0 else 0.0)
+        return Verdict(_said(ran, f"no verdict: {exc}{also}"), 0.0, rewards)
+    if needs_reward:
+        return Verdict(_said(ran, f"no verdict: the verifier wrote neither reward.txt nor reward.json{also}"), 0.0)
+    return Verdict(_said(ran, exited or None, verdict=True), 1.0 if code == 0 else 0.0)
 
 
 class _Unreadable(Exception):
@@ -178,16 +194,14 @@ def _reward_txt(path: Path) -> float:
     return number
 
 
-def _reward_json(path: Path) -> tuple[float, dict[str, float]]:
+def _reward_json(path: Path) -> dict[str, float]:
     try:
         data = json.loads(_read(path))
     except ValueError as exc:
         raise _Unreadable(f"reward.json is not JSON ({exc})") from None
     if not isinstance(data, dict) or not data:
         raise _Unreadable('reward.json is not an object of named numbers ({"reward": 1.0} or {"tests": 0.5, ...})')
-    rewards = {str(name): _number(value, f"reward.json's {name!r}") for name, value in data.items()}
-    reward = rewards["reward"] if "reward" in rewards else sum(rewards.values()) / len(rewards)
-    return reward, rewards
+    return {str(name): _number(value, f"reward.json's {name!r}") for name, value in data.items()}
 
 
 async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:

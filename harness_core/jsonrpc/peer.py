@@ -8,7 +8,7 @@ and errors: docs/providers.md (line protocols, `JsonRpcPeer`).
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -39,6 +39,7 @@ RequestHandler = Callable[[str, Any, dict[str, Any]], Awaitable[Any]]
 ErrorHandler = Callable[[HarnessError], Awaitable[None]]
 
 _ABANDONED_KEEP = 1024  # timed-out ids remembered so their late responses are not reported as unknown
+_RESERVED = frozenset({"jsonrpc", "id", "method", "params"})  # what `request(fields=...)` may not set
 
 
 class _Waiter:
@@ -94,14 +95,19 @@ class JsonRpcPeer:
         params: Any = None,
         *,
         timeout: float | None = 30.0,  # noqa: ASYNC109 - a per-request deadline is the documented API
+        fields: Mapping[str, Any] | None = None,
     ) -> Any:
-        """Send a request and wait for its result.
+        """Send a request and wait for its result. `fields` are members of the request beside `params`, at its
+        top level (a protocol's own extension there, such as a trace-context carrier); never `jsonrpc`, `id`,
+        `method` or `params`.
 
         Raises:
             JsonRpcError: the other side answered with an error.
             TimeoutError: no response within `timeout` seconds (the message names the method).
             HarnessError: the connection closed first (whatever `closed_error()` builds).
         """
+        if fields and not _RESERVED.isdisjoint(fields):
+            raise ValueError(f"JSON-RPC request fields may not set {sorted(_RESERVED.intersection(fields))}")
         if self._closed:
             raise self._closed_error()
         rid = self._next_id
@@ -109,6 +115,8 @@ class JsonRpcPeer:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = params
+        if fields:
+            msg.update(fields)
         waiter = _Waiter()
         self._pending[rid] = waiter
         try:

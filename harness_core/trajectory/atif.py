@@ -24,13 +24,14 @@ from harness_core.events import (
     RunStarted,
     SessionStarted,
     TextDelta,
+    ToolKind,
     ToolResult,
     ToolSummary,
     ToolUse,
     Usage,
 )
 
-__all__ = ["ATIF_VERSION", "atif_trajectory", "iso_timestamp"]
+__all__ = ["ATIF_VERSION", "REBUILT", "atif_trajectory", "iso_timestamp"]
 
 ATIF_VERSION = "ATIF-v1.7"
 """The `schema_version` Harness writes."""
@@ -143,8 +144,31 @@ class _Step:
         return out
 
 
+REBUILT = "display"
+"""A tool call's `extra.arguments_from` when its `arguments` are not the agent's input but rebuilt by Harness from
+what it showed of the call (`command`, `path`, `cwd`), or by a provider's mapping (an edit as `{"path", "kind"}`)."""
+
+_EDIT_KINDS = (ToolKind.EDIT, ToolKind.WRITE)
+_NAMING_KEYS = frozenset({"path", "kind"})
+"""An edit's input with only these keys names the file and the kind of change, not the content: a provider's
+rebuilding (the item named the file; the agent sent a patch), never what an edit tool takes."""
+
+
+def _agent_input(event: ToolUse | ToolResult) -> dict[str, Any] | None:
+    """The agent's own input to the call, when the event has it (not one rebuilt from what was shown)."""
+    if not isinstance(event, ToolUse) or event.input is None:
+        return None
+    if event.display.kind in _EDIT_KINDS and set(event.input) <= _NAMING_KEYS:
+        return None
+    return dict(event.input)
+
+
 def _arguments(event: ToolUse | ToolResult) -> dict[str, Any]:
-    """A tool call's `arguments` (a JSON object): the agent's input, else what Harness's display of it knows."""
+    """A tool call's `arguments` (a JSON object): the agent's input, else what Harness rebuilt of it (the provider's
+    mapping, or Harness's display: `command`, `path`, `cwd`)."""
+    given = _agent_input(event)
+    if given is not None:
+        return given
     if isinstance(event, ToolUse) and event.input is not None:
         return dict(event.input)
     shown = event.display
@@ -153,8 +177,11 @@ def _arguments(event: ToolUse | ToolResult) -> dict[str, Any]:
 
 
 def _call(event: ToolUse | ToolResult) -> dict[str, Any]:
-    """A tool call; its `extra` has Harness's display of it (kind, title, the file changes it announced)."""
+    """A tool call; its `extra` has Harness's display of it (kind, title, the file changes it announced), and
+    `arguments_from: "display"` when `arguments` are rebuilt, not the agent's input."""
     extra: dict[str, Any] = {"kind": event.display.kind.value, "title": event.display.title}
+    if _agent_input(event) is None:
+        extra["arguments_from"] = REBUILT
     if event.display.changes:
         extra["changes"] = [change.model_dump(mode="json", exclude_none=True) for change in event.display.changes]
     return {"tool_call_id": event.tool_id, "function_name": event.name, "arguments": _arguments(event),
@@ -252,7 +279,11 @@ class _Builder:
             elif isinstance(event, ToolUse):
                 if event.tool_id in by_tool:  # the same call again (an update): newer arguments win
                     known = by_tool[event.tool_id][1]
-                    if event.input:
+                    given = _agent_input(event)
+                    if given:
+                        known["arguments"] = given
+                        known["extra"].pop("arguments_from", None)
+                    elif event.input and known["extra"].get("arguments_from") == REBUILT:
                         known["arguments"] = dict(event.input)
                     continue
                 if current is None:
@@ -269,6 +300,9 @@ class _Builder:
                     by_tool[event.tool_id] = (current, call)
                 step, call = by_tool[event.tool_id]
                 step.results[event.tool_id] = _result(event)
+                if event.display.changes and "changes" not in call["extra"]:  # announced only when it was done
+                    call["extra"]["changes"] = [change.model_dump(mode="json", exclude_none=True)
+                                                for change in event.display.changes]
             elif isinstance(event, ToolSummary):
                 if event.kind in _SUMMARY_KINDS:
                     if current is None:

@@ -109,10 +109,10 @@ def _scrubbed(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def export(run: RunRef, format: Format = "atif", *, runs_dir: str | Path | None = None,
-           session: bool = False, reasoning: bool = False) -> dict[str, Any]:
+           session: bool = False, reasoning: bool = False, drop_reconstructed: bool = True) -> dict[str, Any]:
     """The trajectory of `run` in `format`: `atif` (Harbor's ATIF v1.7) or `openai-messages` (`{"messages":
-    [...]}`, with `reasoning_content` when `reasoning`). With `session`, a session's turn stands for the whole
-    session (a session id does anyway).
+    [...]}`, with `reasoning_content` when `reasoning`; `drop_reconstructed`: see `messages_from_trajectory`).
+    With `session`, a session's turn stands for the whole session (a session id does anyway).
 
     Raises:
         InvalidSpecError: no such run, an unreadable log, or an unknown format.
@@ -122,7 +122,8 @@ def export(run: RunRef, format: Format = "atif", *, runs_dir: str | Path | None 
     if format not in FORMATS:
         raise InvalidSpecError(f"unknown trajectory format {format!r}: use {' or '.join(FORMATS)}")
     trajectory = atif_trajectory(read_runs(resolve_logs(run, runs_dir=runs_dir, session=session)))
-    document = trajectory if format == "atif" else messages_from_trajectory(trajectory, reasoning=reasoning)
+    document = trajectory if format == "atif" else messages_from_trajectory(
+        trajectory, reasoning=reasoning, drop_reconstructed=drop_reconstructed)
     return _scrubbed(document)
 
 
@@ -134,9 +135,10 @@ def export_atif(run: RunRef, *, runs_dir: str | Path | None = None,
 
 
 def export_messages(run: RunRef, *, runs_dir: str | Path | None = None, session: bool = False,
-                    reasoning: bool = False) -> dict[str, Any]:
+                    reasoning: bool = False, drop_reconstructed: bool = True) -> dict[str, Any]:
     """The `{"messages": [...]}` chat list of a run (as `export_atif` names it), as fine-tuning tools read it."""
-    return export(run, "openai-messages", runs_dir=runs_dir, session=session, reasoning=reasoning)
+    return export(run, "openai-messages", runs_dir=runs_dir, session=session, reasoning=reasoning,
+                  drop_reconstructed=drop_reconstructed)
 
 
 def trajectory_text(document: dict[str, Any], format: Format = "atif") -> str:

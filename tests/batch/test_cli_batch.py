@@ -455,3 +455,42 @@ def test_a_batch_killed_on_a_terminal_leaves_the_cursor_and_its_resume_removes_w
     assert resumed.returncode == 0, resumed.stderr
     assert "harness: removed 3 temporary directories a killed Harness left" in resumed.stderr
     assert list(temp.iterdir()) == []  # theirs, and its own
+
+
+def test_json_lines_go_to_stdout_while_the_bar_shows_on_the_terminal(tmp_path: Path) -> None:
+    """`harness batch --json > FILE` on a terminal: the bar on the terminal, every result line in the file."""
+    import fcntl
+    import os
+    import select
+    import struct
+    import sys
+    import termios
+
+    task_lines(tmp_path / "tasks.jsonl", [{"id": f"t{n}", "scenario": "say"} for n in range(3)])
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": "scripted-offline", "HARNESS_PROVIDER": "scripted-offline",
+           "HARNESS_RUNS_DIR": str(tmp_path / "runs"), "TERM": "xterm-256color"}
+    controller, terminal = os.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    with (tmp_path / "out.jsonl").open("w") as out:
+        child = subprocess.Popen([sys.executable, "-m", "harness_core", "batch", "tasks.jsonl", "--offline", "--json"],
+                                 cwd=tmp_path, env=env, stdin=terminal, stdout=out, stderr=terminal,
+                                 start_new_session=True)
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + _DEADLINE
+    try:
+        while child.poll() is None:
+            assert time.monotonic() < deadline, seen
+            if select.select([controller], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(controller, 65536)
+                except OSError:
+                    break
+        assert child.wait(timeout=_DEADLINE) == 0, seen
+    finally:
+        if child.poll() is None:
+            child.kill()
+        os.close(controller)
+    lines = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["id"] for line in lines) == ["t0", "t1", "t2"], seen
+    assert b'"run_id"' not in seen

@@ -5,6 +5,7 @@ provider x model x attempt matrix, resume by cell, and a `harness batch` SIGKILL
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import stat
@@ -18,9 +19,12 @@ import anyio
 import pytest
 
 from harness_core.batch import Batch, BatchTask, BatchUpdate, TaskFileError, TaskResult, WorktreePlan, parse_tasks
+from harness_core.batch.results import Verification
+from harness_core.batch.verifier import Verdict, run_verifier
 from harness_core.capabilities import Capability, ProviderInfo
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import hookimpl
+from harness_core.redaction import RunSecrets
 from harness_core.transport.process import ChildProcess
 from harness_core.transport.proctree import marked_with
 from tests.batch.conftest import PROVIDER, batch_process, finish, offline_plugin, read_results, run_logs, task_lines
@@ -29,8 +33,9 @@ OTHER = "scripted-offline-b"
 RIGHT = {"steps": [{"write": "answer.txt", "content": "42\n"}, {"say": "the answer is 42"}]}
 WRONG = {"steps": [{"write": "answer.txt", "content": "41\n"}, {"say": "the answer is 41"}]}
 CHECK = "grep -qx 42 answer.txt"
-GRADE = ('if grep -qx 42 answer.txt; then t=1; else t=0; fi; '
-         'printf \'{"tests": %s, "style": 0.5}\' "$t" > "$HARNESS_VERIFIER_DIR/reward.json"; echo graded')
+GRADE = ('if grep -qx 42 answer.txt; then t=1 r=0.75; else t=0 r=0.25; fi; '
+         'printf \'{"reward": %s, "tests": %s, "style": 0.5}\' "$r" "$t" > "$HARNESS_VERIFIER_DIR/reward.json"; '
+         'echo graded')
 
 
 class _OtherProvider(offline_plugin.OfflineScriptedProvider):  # type: ignore[name-defined,misc]
@@ -78,6 +83,12 @@ def test_verifiers_judge_right_and_wrong_answers(tmp_path: Path, host: PluginHos
          "verify": 'echo \'{"reward": 1, "tests": 0.5}\' > "$HARNESS_VERIFIER_DIR/reward.json"'},
         {"id": "txt", "scenario": WRONG, "verify": 'echo 0.25 > "$HARNESS_VERIFIER_DIR/reward.txt"; exit 3'},
         {"id": "nan", "scenario": RIGHT, "verify": 'echo nan > "$HARNESS_VERIFIER_DIR/reward.txt"'},
+        {"id": "json-one", "scenario": RIGHT, "verify": 'echo \'{"score": 1}\' > "$HARNESS_VERIFIER_DIR/reward.json"'},
+        {"id": "json-several", "scenario": RIGHT,  # counts are not rewards: no verdict, never a mean
+         "verify": 'echo \'{"ok": 1, "count": 3}\' > "$HARNESS_VERIFIER_DIR/reward.json"'},
+        {"id": "json-first", "scenario": RIGHT,  # as Harbor: reward.json before reward.txt
+         "verify": 'echo 1 > "$HARNESS_VERIFIER_DIR/reward.txt"; '
+                   'echo \'{"reward": 0.5}\' > "$HARNESS_VERIFIER_DIR/reward.json"'},
         {"id": "leaky", "scenario": RIGHT, "env": {"TOKEN": secret}, "verify_env": {"LEAK": secret},
          "verify": 'echo "to stdout $LEAK"; echo "to stderr" >&2'},
         {"id": "plain", "scenario": RIGHT},  # the batch's verifier
@@ -87,12 +98,17 @@ def test_verifiers_judge_right_and_wrong_answers(tmp_path: Path, host: PluginHos
     results = {r.id: r for r in play(batch)}
 
     expected = {"exit-right": (1.0, True, None), "exit-wrong": (0.0, False, None),
-                "json-right": (0.75, False, {"tests": 1.0, "style": 0.5}),
-                "json-wrong": (0.25, False, {"tests": 0.0, "style": 0.5}),
+                "json-right": (0.75, False, {"reward": 0.75, "tests": 1.0, "style": 0.5}),
+                "json-wrong": (0.25, False, {"reward": 0.25, "tests": 0.0, "style": 0.5}),
                 "json-reward": (1.0, True, {"reward": 1.0, "tests": 0.5}), "txt": (0.25, False, None),
-                "nan": (0.0, False, None), "leaky": (1.0, True, None), "plain": (1.0, True, None)}
+                "nan": (0.0, False, None), "json-one": (1.0, True, {"score": 1.0}),
+                "json-several": (0.0, False, {"ok": 1.0, "count": 3.0}), "json-first": (0.5, False, {"reward": 0.5}),
+                "leaky": (1.0, True, None), "plain": (1.0, True, None)}
     assert {i: (r.reward, r.verified, r.rewards) for i, r in results.items()} == expected
     assert all(r.ok and r.verification is not None and r.verification.ran for r in results.values())
+    assert {i for i, r in results.items() if not r.verification.verdict} == {"nan", "json-several"}  # type: ignore[union-attr]
+    assert results["json-several"].verification.reason == (  # type: ignore[union-attr]
+        "no verdict: reward.json has several numbers and no `reward`: write the one that decides as `reward`")
     assert results["exit-wrong"].verification.exit_code == 1  # type: ignore[union-attr]
     assert results["exit-wrong"].verification.reason == "the verifier exited with status 1"  # type: ignore[union-attr]
     assert results["txt"].verification.exit_code == 3  # type: ignore[union-attr]
@@ -105,7 +121,7 @@ def test_verifiers_judge_right_and_wrong_answers(tmp_path: Path, host: PluginHos
     assert output == tmp_path / "runs" / f"{results['leaky'].run_id}.verify.log"
     assert stat.S_IMODE(output.stat().st_mode) == 0o600 and secret not in output.read_text()
     assert "to stdout" in output.read_text()
-    assert batch.stats.passed == 4 and batch.stats.not_passed == 5 and batch.stats.verifiers
+    assert batch.stats.passed == 5 and batch.stats.not_passed == 7 and batch.stats.verifiers
     assert secret not in (tmp_path / "r.jsonl").read_text()
     assert {r["id"]: r["reward"] for r in read_results(tmp_path / "r.jsonl")} == {i: e[0] for i, e in expected.items()}
 
@@ -278,20 +294,24 @@ def test_the_help_documents_the_evaluate_flags() -> None:
         assert flag in out
 
 
-def test_a_task_past_its_agent_timeout_fails_and_is_not_verified(tmp_path: Path, host: PluginHost) -> None:
+def test_a_task_past_its_agent_timeout_fails_and_is_verified_as_left(tmp_path: Path, host: PluginHost) -> None:
     """A task's agent timeout (a Harbor task's [agent] timeout_sec) interrupts its run: a failed cell,
-    `agent_timeout`, not verified; a task within its timeout is untouched."""
-    (stalled,) = tasks_of([{"id": "stalls", "scenario": "stall", "verify": "true"}])
+    `agent_timeout`, yet verified on the workspace as the agent left it (as Harbor does); a task within its
+    timeout is untouched."""
+    (stalled,) = tasks_of([{"id": "stalls", "scenario": "stall", "verify": "test ! -e answer.txt"}])
     (quick,) = tasks_of([{"id": "quick", "scenario": RIGHT, "verify": CHECK}])
     tasks = [dataclasses.replace(stalled, agent_timeout=1.0), dataclasses.replace(quick, agent_timeout=60.0)]
     began = time.monotonic()
-    results = {r.id: r for r in play(Batch(tasks, offline=True, host=host), deadline=60)}
+    batch = Batch(tasks, offline=True, host=host)
+    results = {r.id: r for r in play(batch, deadline=60)}
 
     assert time.monotonic() - began < 50
     late = results["stalls"]
-    assert (late.status, late.error_code, late.verified, late.reward) == ("failed", "agent_timeout", False, 0.0)
+    assert (late.status, late.error_code, late.verified, late.reward) == ("failed", "agent_timeout", True, 1.0)
+    assert late.verification is not None and late.verification.ran and late.verification.verdict
     assert "agent timeout (1 s)" in (late.error or "")
     assert results["quick"].ok and results["quick"].verified
+    assert batch.stats.passed == 2 and batch.stats.failed == 1
 
 
 def test_trajectories_are_written_per_cell(tmp_path: Path, host: PluginHost) -> None:
@@ -308,3 +328,99 @@ def test_trajectories_are_written_per_cell(tmp_path: Path, host: PluginHost) -> 
         assert document["session_id"] in {r.run_id for r in results}
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert any("the answer is 42" in (step.get("message") or "") for step in document["steps"])
+
+
+def test_verify_env_values_are_hidden_in_the_verify_log_and_the_results(tmp_path: Path, host: PluginHost) -> None:
+    """`verify_env` is where a verifier's password or token goes: its values are the cell's secrets, as `env`'s are
+    (a public value such as LANG stays readable)."""
+    password, token = "hunter2hunter2xyz", "tok-abcdefabcdef123456"
+    lines = [{"id": "a", "scenario": RIGHT, "verify": 'echo "pw=$DB_PASSWORD tok=$MY_TOKEN lang=$LANG"',
+              "verify_env": {"DB_PASSWORD": password, "MY_TOKEN": token, "LANG": "en_US.UTF-8"}}]
+    (result,) = play(Batch(tasks_of(lines), offline=True, results=tmp_path / "r.jsonl", host=host))
+    assert result.verification is not None and result.verified
+    log = Path(result.verification.output or "").read_text()
+    for text in (log, result.verification.output_tail, (tmp_path / "r.jsonl").read_text()):
+        assert "pw=" in text and password not in text and token not in text, text
+    assert "lang=en_US.UTF-8" in log
+
+
+def test_a_task_with_its_own_cwd_and_several_cells_is_refused(tmp_path: Path, host: PluginHost) -> None:
+    """A `cwd` is one directory: cells sharing it would play in each other's work. Refused before anything runs,
+    every such task at once; one cell is fine."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    lines = [{"id": "c", "prompt": "x", "cwd": str(shared), "verify": "true"},
+             {"id": "d", "prompt": "x", "cwd": str(shared)}, {"id": "free", "prompt": "x"}]
+    tasks = parse_tasks([json.dumps(line) for line in lines])
+    for options in ({"attempts": 2}, {"providers": [PROVIDER, OTHER]}, {"models": ["m1", "m2"]}):
+        batch = Batch(tasks, offline=True, host=host, **options)
+        with pytest.raises(TaskFileError) as caught:
+            anyio.run(batch.check)
+        said = [text for _, text in caught.value.problems]
+        assert [line for line, _ in caught.value.problems] == [1], said
+        assert said[0].startswith("c (also d on line 2): `cwd` is one directory, and this task has 2 cells "
+                                  "(providers x models x attempts): each needs a fresh workspace. Use --worktrees "
+                                  "REPO (a worktree per cell), or leave `cwd` out (a temporary workspace per cell)")
+    (result,) = play(Batch(tasks[:1], offline=True, host=host))  # one cell: its own directory
+    assert result.ok and result.verified
+    live = Batch(tasks[2:], attempts=2, host=host)  # not offline, no worktrees: all in this directory at once
+    with pytest.raises(TaskFileError) as caught:
+        anyio.run(live.check)
+    assert "no workspace of its own: they would all play in" in str(caught.value)
+
+
+def test_rerun_failed_replays_a_verification_without_a_verdict(tmp_path: Path, host: PluginHost) -> None:
+    """A run that succeeded but whose verifier gave no verdict (it timed out, say) is played again by
+    `--rerun-failed`; one judged earlier is not; one finished before the batch had a verifier is counted as such."""
+    results = tmp_path / "r.jsonl"
+    timed_out = Verification(ran=True, reason="timed out after 1 s (verify_timeout)")
+    judged = Verification(ran=True, exit_code=1, verdict=True, reason="the verifier exited with status 1")
+    earlier = [TaskResult(id="slow", run_id="r1", status="success", provider=PROVIDER, verification=timed_out,
+                          verified=False, reward=0.0),
+               TaskResult(id="judged", run_id="r2", status="success", provider=PROVIDER, verification=judged,
+                          verified=False, reward=0.0),
+               TaskResult(id="before", run_id="r3", status="success", provider=PROVIDER)]
+    results.write_text("".join(r.model_dump_json() + "\n" for r in earlier))
+    lines = [{"id": name, "scenario": RIGHT} for name in ("slow", "judged", "before")]
+
+    def again(**options: Any) -> tuple[list[TaskResult], Batch]:
+        batch = Batch(tasks_of(lines), offline=True, verify=CHECK, results=results, host=host, **options)
+        return play(batch), batch
+
+    played, batch = again()
+    assert played == [] and batch.stats.no_verdict_earlier == 1 and batch.stats.unjudged_earlier == 1
+    played, batch = again(rerun_failed=True)
+    assert [(r.id, r.verified) for r in played] == [("slow", True)]
+    assert played[0].verification is not None and played[0].verification.verdict
+    assert batch.stats.unjudged_earlier == 1 and batch.stats.no_verdict_earlier == 0
+
+
+def test_the_summary_says_which_cells_finished_before_the_batch_had_a_verifier(tmp_path: Path) -> None:
+    task_lines(tmp_path / "tasks.jsonl", [{"id": "t1", "scenario": RIGHT}])
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline"))
+    assert code == 0, err
+    code, _, err = finish(batch_process(tmp_path, "tasks.jsonl", "--offline", "--verify", CHECK))
+    assert code == 0, err
+    assert ("1 cell(s) finished earlier without a verifier: not judged (use a new --results to judge them)"
+            in err), err
+    out = subprocess.run([os.sys.executable, "-m", "harness_core", "batch", "--help"], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "whose verifier gave no verdict" in " ".join(out.split("--rerun-failed", 1)[1].split())
+
+
+def test_a_verifier_that_must_write_a_reward_and_writes_none_gives_no_verdict(tmp_path: Path) -> None:
+    """`needs_reward` (a Harbor task's test.sh): its exit status never decides; without a reward file there is no
+    verdict (replayable), with one the file decides."""
+    secrets = RunSecrets([])
+
+    def judge(command: str, **options: Any) -> Verdict:
+        return anyio.run(functools.partial(run_verifier, command, tmp_path, seconds=30, env={},
+                                           output=tmp_path / "v.log", secrets=secrets, **options))
+
+    silent = judge("exit 0", needs_reward=True)
+    assert (silent.reward, silent.verified, silent.verification.verdict) == (0.0, False, False)
+    assert silent.verification.reason == "no verdict: the verifier wrote neither reward.txt nor reward.json"
+    written = judge('echo 1 > "$HARNESS_VERIFIER_DIR/reward.txt"; exit 1', needs_reward=True)
+    assert (written.reward, written.verified, written.verification.verdict) == (1.0, True, True)
+    plain = judge("exit 0")
+    assert (plain.reward, plain.verified, plain.verification.verdict) == (1.0, True, True)

@@ -302,3 +302,59 @@ def test_cli_harbor_tasks_play_and_are_verified_end_to_end(tmp_path: Path) -> No
         ("wants-beta", 1, 1.0, True), ("wants-beta", 2, 1.0, True),
         ("wants-gamma", 1, 0.0, False), ("wants-gamma", 2, 0.0, False)], err
     assert "verified: 2 of 4 cell(s) passed" in err
+
+
+ESCAPE_SH = """\
+#!/bin/bash
+for target in "$1" "$HOME/harness-probe.txt" /app/written.txt; do
+  if echo x > "$target" 2>/dev/null; then echo "wrote $target"; else echo "refused $target"; fi
+done
+env > /logs/verifier/env.txt
+echo 1 > /logs/verifier/reward.txt
+"""
+
+
+@needs_bwrap
+def test_the_verifier_can_write_only_the_workspace_and_its_own_directory(tmp_path: Path) -> None:
+    """test.sh runs with the host read-only, a throwaway $HOME, and an environment of its own: a path outside
+    the workspace and $HOME stay untouched, Harness's secrets are not there, the reward is still written."""
+    outside = Path(__file__).parent / f".probe-{os.getpid()}-{tmp_path.name}"  # on the host, outside /tmp
+    probe = outside / "written.txt"
+    outside.mkdir()
+    try:
+        task_dir = write_task(tmp_path, "escape", test_sh=ESCAPE_SH.replace('"$1"', str(probe)))
+        [task] = harbor_tasks(task_dir)
+        assert task.verify is not None and task.verify_needs_reward
+        workspace, verifier_dir, home = tmp_path / "workspace", tmp_path / "verifier", tmp_path / "home"
+        for directory in (workspace, verifier_dir, home):
+            directory.mkdir()
+        done = _verify(task.verify, workspace, verifier_dir, **task.verify_env, HARBOR_TEST_TOKEN="t0k",
+                       HOME=str(home), OPENAI_API_KEY="sk-test-abcdef0123456789", HARNESS_PROC_feedbeef="1")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split("\n")[:3] == [f"refused {probe}", f"wrote {home}/harness-probe.txt",
+                                                "wrote /app/written.txt"], done.stdout
+        assert not probe.exists() and list(home.iterdir()) == []  # the host is as it was
+        assert (workspace / "written.txt").read_text() == "x\n"
+        assert (verifier_dir / "reward.txt").read_text() == "1\n"
+        seen = dict(line.split("=", 1) for line in (verifier_dir / "env.txt").read_text().splitlines() if "=" in line)
+        assert "OPENAI_API_KEY" not in seen and "sk-test-abcdef0123456789" not in (verifier_dir / "env.txt").read_text()
+        assert seen["HARNESS_PROC_feedbeef"] == "1"  # the supervisor still finds what the test leaves running
+        assert seen["HOME"] == str(home) and seen["MODE"] == "strict" and seen["TOKEN"] == "t0k"
+        assert set(seen) - {"PWD", "SHLVL", "_", "OLDPWD"} == {"PATH", "HOME", "LANG", "MODE", "SHARED", "TOKEN",
+                                                               "LEVEL", "HARNESS_PROC_feedbeef"}, seen
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+def test_an_instruction_naming_the_workdir_says_where_that_is(tmp_path: Path) -> None:
+    """The agent plays in a copy of the workspace, not at WORKDIR: an instruction naming /app/... gets one
+    sentence mapping it to the working directory; one that does not is left as it is."""
+    write_task(tmp_path / "tasks", "names-app", instruction="Write the answer to /app/hello.txt.\n")
+    write_task(tmp_path / "tasks", "names-apple", instruction="Read /apple/x and the /app.\n")
+    write_task(tmp_path / "tasks", "plain", instruction="Write hello.txt (not /application).\n")
+    tasks = {task.id: task.spec.prompt for task in harbor_tasks(tmp_path / "tasks", check_sandbox=False)}
+    sentence = ("(Here, /app is your current working directory: /app/NAME is ./NAME. Use paths relative to it, "
+                "not paths starting with /app.)\n")
+    assert tasks["names-app"] == f"Write the answer to /app/hello.txt.\n\n{sentence}"
+    assert tasks["names-apple"].endswith(sentence)  # "the /app." names it
+    assert tasks["plain"] == "Write hello.txt (not /application).\n"

@@ -33,7 +33,7 @@ _DEADLINE = 60
 def cell(task: str, attempt: int, *, provider: str = "scripted", model: str | None = None, status: str = "success",
          verified: bool | None = None, reward: float | None = None, cost: float | None = None, ms: int = 1000,
          tokens: tuple[int, int] = (0, 0), code: str | None = None) -> TaskResult:
-    verification = None if verified is None else Verification(ran=True, exit_code=0 if verified else 1)
+    verification = None if verified is None else Verification(ran=True, exit_code=0 if verified else 1, verdict=True)
     return TaskResult(id=task, run_id=f"run-{task}-{provider}-{model}-{attempt}", status=status,
                       provider=provider, model=model, attempt=attempt, verified=verified, reward=reward,
                       verification=verification, cost_usd=cost, duration_ms=ms, error_code=code,
@@ -140,13 +140,51 @@ def test_an_old_batch_without_attempts_models_or_verdicts_still_reports(tmp_path
     assert row.split()[6:10] == ["—", "—", "—", "—"]  # PASS, 95% CI, PASS@1, REWARD: no verifier
 
 
-def test_several_files_make_one_report_the_later_line_winning(tmp_path: Path) -> None:
+def test_several_files_are_batches_of_their_own_a_shared_group_split_by_file(tmp_path: Path) -> None:
     first = write(tmp_path / "one.jsonl", [cell("a", 1, verified=False, reward=0.0)])
     second = write(tmp_path / "two.jsonl", [cell("a", 1, verified=True, reward=1.0),
                                              cell("a", 1, provider="made-up", verified=False, reward=0.0)])
     found = report(first, second)
     assert found.files == [str(first), str(second)]
-    assert [(g.label, g.passed, g.runs) for g in found.groups] == [("scripted", 1, 1), ("made-up", 0, 1)]
+    assert (found.lines, found.cells) == (3, 3)  # one file's line replaces no line of another
+    assert [(g.label, g.file, g.passed, g.runs) for g in found.groups] == [
+        ("one: scripted", str(first), 0, 1), ("two: scripted", str(second), 1, 1), ("made-up", str(second), 0, 1)]
+    assert "scripted: in several of them, so a group per file" in found.notes[-1]
+    assert not any("replaced" in note for note in found.notes)
+    assert report(first, first).cells == 1 and "given more than once" in report(first, first).notes[0]
+
+
+def test_two_prompts_of_the_same_tasks_and_provider_compare_side_by_side(tmp_path: Path) -> None:
+    """A comparison of prompts: two tasks files with the same ids, played by one provider, 3 attempts each."""
+    def batch(path: Path, passes: dict[str, int]) -> Path:
+        return write(path, [cell(task, attempt, verified=attempt <= passed, reward=float(attempt <= passed),
+                                 cost=0.5, ms=100 * attempt)
+                            for task, passed in passes.items() for attempt in (1, 2, 3)])
+
+    terse = batch(tmp_path / "terse.results.jsonl", {"fix": 1, "docs": 0})
+    detailed = batch(tmp_path / "detailed.results.jsonl", {"fix": 3, "docs": 2})
+    found = report(terse, detailed)
+    a, b = found.groups
+    assert (a.label, a.provider, a.file, a.passed, a.verified_runs, a.pass_rate) == (
+        "terse: scripted", "scripted", str(terse), 1, 6, 1 / 6)
+    assert (b.label, b.provider, b.file, b.passed, b.verified_runs, b.pass_rate) == (
+        "detailed: scripted", "scripted", str(detailed), 5, 6, 5 / 6)
+    assert a.pass_at_k == {1: 1 / 6, 2: 1 / 3, 3: 0.5} and b.pass_at_k[3] == 1.0  # fix 1/3, 2/3, 1; docs 0
+    assert (a.cost_usd, a.cost_per_solved_usd, b.cost_per_solved_usd) == (3.0, 3.0, 0.6)
+    assert [[(c.group, c.solved, c.cells) for c in row.groups] for row in found.tasks] == [
+        [("terse: scripted", 1, 3), ("detailed: scripted", 3, 3)],
+        [("terse: scripted", 0, 3), ("detailed: scripted", 2, 3)]]
+    text = invoke("report", str(terse), str(detailed)).stdout
+    assert "group(s) (provider/model, per file where files share one)" in text
+    grid = text[text.index("solved runs per task:"):].splitlines()
+    assert grid[1].split() == ["TASK", "terse:", "scripted", "detailed:", "scripted"]
+    assert grid[2].split() == ["fix", "1/3", "3/3"] and grid[3].split() == ["docs", "0/3", "2/3"]
+    result = invoke("report", str(terse), str(detailed), "--json")
+    assert Report.model_validate_json(result.stdout) == found
+    assert [g["file"] for g in json.loads(result.stdout)["groups"]] == [str(terse), str(detailed)]
+    (tmp_path / "again").mkdir()  # the same stem in another directory: the label is the path as given
+    same_stem = batch(tmp_path / "again" / "terse.results.jsonl", {"fix": 2, "docs": 2})
+    assert [g.label for g in report(terse, same_stem).groups] == [f"{terse}: scripted", f"{same_stem}: scripted"]
 
 
 def test_a_torn_last_line_is_left_out_and_said_a_whole_one_counts(tmp_path: Path) -> None:
@@ -269,3 +307,16 @@ def test_on_a_wide_terminal_a_table_and_on_a_narrow_one_a_block_per_group(tmp_pa
     assert "  cost      $1.5000 total, $0.3750 per solved run" in lines
     assert "  pass      2/5 40.0% (95% CI 11.8–76.9%), pass@1 40.0%, pass@5 100.0%" in lines
     assert "  failures  rate_limited 1" in lines
+
+
+def test_a_verifier_that_decided_nothing_is_left_out_and_a_failed_run_counts_as_a_fail(tmp_path: Path) -> None:
+    """A verifier that timed out (ran, no verdict: reward 0, verified False) is out of the pass rate; a run that
+    failed (its verifier not run: reward 0) is a fail."""
+    timed_out = cell("a", 2).model_copy(update={"verified": False, "reward": 0.0, "verification": Verification(
+        ran=True, reason="timed out after 1 s (verify_timeout)", verdict=False)})
+    failed = cell("a", 3, status="failed", code="model_error").model_copy(update={
+        "verified": False, "reward": 0.0, "verification": Verification(ran=False, reason="the run failed")})
+    found = report(write(tmp_path / "r.jsonl", [cell("a", 1, verified=True, reward=1.0), timed_out, failed]))
+    group = found.groups[0]
+    assert (group.verified_runs, group.passed, group.no_verdict, group.pass_rate) == (2, 1, 1, 0.5)
+    assert group.mean_reward == 0.5

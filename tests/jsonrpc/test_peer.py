@@ -87,6 +87,24 @@ async def test_request_roundtrip_and_wire_format() -> None:
     assert results == [{"userAgent": "x"}, None]
 
 
+async def test_request_fields_go_at_the_top_level() -> None:
+    """`fields`: a protocol's own members beside `params` (a trace-context carrier, say); never the envelope's."""
+    async with connected() as (peer, wire), anyio.create_task_group() as tg:
+        results: list[Any] = []
+        carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+
+        async def call() -> None:
+            results.append(await peer.request("turn", {"x": 1}, fields={"trace": carrier}))
+
+        tg.start_soon(call)
+        assert await wire.sent() == {"jsonrpc": "2.0", "id": 1, "method": "turn", "params": {"x": 1},
+                                     "trace": carrier}
+        await wire.feed({"id": 1, "result": "ok"})
+        with pytest.raises(ValueError, match="may not set"):
+            await peer.request("turn", fields={"id": 7})
+    assert results == ["ok"]
+
+
 async def test_out_of_order_responses_and_error_response() -> None:
     async with connected() as (peer, wire), anyio.create_task_group() as tg:
         got: dict[str, Any] = {}

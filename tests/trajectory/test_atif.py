@@ -20,6 +20,7 @@ from harness_core.events import (
     ContextUsage,
     Done,
     ErrorInfo,
+    FileChange,
     HarnessEvent,
     HarnessResult,
     HarnessToolDetails,
@@ -111,6 +112,7 @@ def test_tool_calls_and_their_results_are_one_step_and_the_answer_another(host: 
     assert [c["function_name"] for c in calls] == ["shell", "read", "edit", "write"]
     assert calls[0]["arguments"] == {"command": "echo harness-ok"}
     assert calls[0]["extra"]["kind"] == "shell"
+    assert {c["extra"]["arguments_from"] for c in calls} == {"display"}  # the scripted agent gives no input
     assert calls[2]["extra"]["changes"][0]["path"] == "notes.txt"
     results = calls_step["observation"]["results"]
     assert [r["source_call_id"] for r in results] == [c["tool_call_id"] for c in calls]
@@ -123,6 +125,8 @@ def test_tool_calls_and_their_results_are_one_step_and_the_answer_another(host: 
     call = messages[1]["tool_calls"][0]
     assert call["type"] == "function" and json.loads(call["function"]["arguments"]) == {"command": "echo harness-ok"}
     assert messages[2] == {"role": "tool", "tool_call_id": call["id"], "content": "harness-ok\n"}
+    edit = json.loads(messages[1]["tool_calls"][2]["function"]["arguments"])
+    assert edit["path"] == "notes.txt" and edit["changes"][0]["diff"].startswith("--- a/notes.txt")
 
 
 def test_an_error_is_a_system_step_with_the_harness_error(host: PluginHost, runs_dir: Path) -> None:
@@ -230,13 +234,67 @@ def test_approvals_results_without_calls_and_a_results_own_error() -> None:
     assert first["arguments"] == {"command": "ls"}
     assert first["extra"]["approval"] == {"decision": "deny", "decided_by": "hook", "reason": "no"}
     assert second == {"tool_call_id": "t2", "function_name": "read", "arguments": {"path": "a.txt"},
-                      "extra": {"kind": "read", "title": "Reading file"}}
+                      "extra": {"kind": "read", "title": "Reading file", "arguments_from": "display"}}
     declined, read = step["observation"]["results"]
     assert declined["extra"]["status"] == "declined" and declined["extra"]["is_error"] is True
     assert read["content"] == "3 lines"
     assert trajectory["steps"][-1]["extra"]["error"]["code"] == "process_exited"
     tool_messages = [m for m in messages_from_trajectory(trajectory)["messages"] if m["role"] == "tool"]
     assert [m["content"] for m in tool_messages] == ["", "3 lines"]
+
+
+def test_rebuilt_arguments_are_marked_and_a_training_set_gets_no_patch_call_without_its_patch() -> None:
+    """A provider that names an edit `{"path", "kind"}` (its mapping's, not the agent's patch), or gives no input:
+    marked; a diff the call announced goes into the chat arguments, an edit without one is left out unless kept; an
+    agent's own input is as it is."""
+    diff = "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    edit = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path="a.py",
+                              changes=(FileChange(path="a.py", kind="modify", diff=diff),))
+    blind = HarnessToolDetails(kind=ToolKind.EDIT, title="Editing file", path="b.py",
+                               changes=(FileChange(path="b.py", kind="modify"),))  # the item had no diff
+    write = HarnessToolDetails(kind=ToolKind.WRITE, title="Writing file", path="c.py")
+    done = {"status": ToolStatus.COMPLETED}
+    trajectory = atif_trajectory(_stamped(
+        _started(),
+        ToolUse(tool_id="p1", name="apply_patch", display=edit, input={"path": "a.py", "kind": "update"}),
+        ToolResult(tool_id="p1", name="apply_patch", display=edit.model_copy(update=done), output="ok"),
+        ToolUse(tool_id="s1", name="shell", display=_SHELL),
+        ToolUse(tool_id="s1", name="shell", display=_SHELL, input={"command": ["bash", "-lc", "ls"]}),
+        ToolResult(tool_id="s1", name="shell", display=_SHELL.model_copy(update=done), output="a.py\n"),
+        TextDelta(text="now b"),
+        ToolUse(tool_id="p2", name="apply_patch", display=blind, input={"path": "b.py", "kind": "update"}),
+        ToolResult(tool_id="p2", name="apply_patch", display=blind.model_copy(update=done), output="ok"),
+        ReasoningDelta(text="and c"),
+        ToolUse(tool_id="w1", name="Write", display=write, input={"file_path": "c.py", "content": "y = 1\n"}),
+        ToolUse(tool_id="w2", name="write", display=write),
+        ToolResult(tool_id="w1", name="Write", display=write.model_copy(update=done), output="written"),
+        ToolResult(tool_id="w2", name="write", display=write.model_copy(update=done), output="written"),
+        Done(result=HarnessResult(status=RunStatus.SUCCESS)),
+    ))
+    _check_shape(trajectory)
+    calls = {c["tool_call_id"]: c for step in trajectory["steps"] for c in step.get("tool_calls", [])}
+    assert calls["p1"]["arguments"] == {"path": "a.py", "kind": "update"}
+    assert calls["p1"]["extra"]["arguments_from"] == "display" and calls["p1"]["extra"]["changes"][0]["diff"] == diff
+    assert calls["s1"]["arguments"] == {"command": ["bash", "-lc", "ls"]}  # the agent's input came: no longer marked
+    assert "arguments_from" not in calls["s1"]["extra"] and "arguments_from" not in calls["w1"]["extra"]
+    assert calls["p2"]["extra"]["arguments_from"] == "display" and calls["w2"]["arguments"] == {"path": "c.py"}
+
+    def chat(**options: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        messages = messages_from_trajectory(trajectory, **options)["messages"]
+        found = {c["id"]: json.loads(c["function"]["arguments"]) for m in messages for c in m.get("tool_calls", [])}
+        return found, messages
+
+    found, messages = chat()
+    assert found == {"p1": {"path": "a.py", "kind": "update",
+                            "changes": [{"path": "a.py", "kind": "modify", "diff": diff}]},
+                     "s1": {"command": ["bash", "-lc", "ls"]},
+                     "w1": {"file_path": "c.py", "content": "y = 1\n"}}
+    assert [m.get("tool_call_id") for m in messages if m["role"] == "tool"] == ["p1", "s1", "w1"]
+    assert [m["content"] for m in messages if m["role"] == "assistant"] == [None, "now b", None]
+    assert "tool_calls" not in messages[-3]  # "now b": its only call, a patch without its patch, is left out
+    found, messages = chat(drop_reconstructed=False, reasoning=True)
+    assert found["p2"] == {"path": "b.py", "kind": "update"} and found["w2"] == {"path": "c.py"}
+    assert [m.get("tool_call_id") for m in messages if m["role"] == "tool"] == ["p1", "s1", "p2", "w1", "w2"]
 
 
 def test_a_log_with_no_events_is_refused_and_one_without_output_still_has_a_step() -> None:

@@ -56,6 +56,7 @@ def test_export_prints_the_last_runs_atif_and_writes_a_private_file(host: Plugin
     line = invoke("export", "last", "--format", "openai-messages", "--reasoning").stdout
     assert line.count("\n") == 1 and json.loads(line)["messages"][-1] == {
         "role": "assistant", "content": "Thought it through.", "reasoning_content": "Let me consider the question."}
+    assert invoke("export", "last", "-f", "openai-messages", "--reasoning", "--keep-reconstructed").stdout == line
     missing = invoke("export", "nope")
     assert missing.exit_code == 2 and "no run 'nope'" in missing.stderr
 

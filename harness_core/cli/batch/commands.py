@@ -41,8 +41,8 @@ __all__ = ["batch", "report"]
                    "(`attempt`), for pass@k.")
 @click.option("--verify", metavar="CMD",
               help="Run CMD (/bin/sh -c) in each cell's workspace after its agent succeeded, to judge the work: "
-                   "reward.txt or reward.json written in $HARNESS_VERIFIER_DIR, else exit status 0, is the reward "
-                   "(1.0 passes). A task's own `verify` wins.")
+                   "reward.json (its `reward`) or reward.txt written in $HARNESS_VERIFIER_DIR, else exit status 0, "
+                   "is the reward (1.0 passes). A task's own `verify` wins.")
 @click.option("--verify-timeout", type=Number(real=True, low=0, low_open=True, high=7 * 86400, unit="seconds"),
               metavar="SECONDS", help="Seconds a verifier may take before its processes are killed and the cell "
                                       "fails verification (default 600; a task's own `verify_timeout` wins).")
@@ -84,7 +84,8 @@ __all__ = ["batch", "report"]
 @click.option("-E", "--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="An option of the engine (repeatable).")
 @click.option("--rerun-failed", is_flag=True,
-              help="Play again the cells whose result in the results file is `failed` (only successes are skipped).")
+              help="Play again the cells whose result in the results file is `failed`, and those whose verifier gave "
+                   "no verdict (timed out, could not start, an unreadable reward); only the rest are skipped.")
 @click.option("--record-wire", is_flag=True, help="Also log every line to and from each agent CLI.")
 @click.option("--json", "as_json", is_flag=True, help="Print each task's result as a JSON line on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="A line for every task (also those that succeeded).")
@@ -136,8 +137,10 @@ def report(files: tuple[str, ...], as_json: bool, markdown: bool) -> None:
     (total and per solved run), tokens, the median and p95 time and the failures by error code; then, per task, how
     many of its runs were solved in each group.
 
-    The last line of each cell (task, provider, model, attempt) counts: a resumed batch appends. A batch still
-    running reports what it has so far. Several files make one report. Formulas: docs/evaluate.md.
+    The last line of each cell (task, provider, model, attempt) of a file counts: a resumed batch appends. A batch
+    still running reports what it has so far. Several files make one report, each file a batch of its own: a
+    provider/model in several files is a group per file (FILE-STEM: provider[/model]), so two batches of the same
+    tasks (two prompts, say) compare side by side. Formulas: docs/evaluate.md.
 
     Exit status: 0 reported; 2 a file is missing or is not a results file.
     """

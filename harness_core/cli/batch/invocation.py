@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import click
 
-from harness_core.batch import Batch, TaskFileError, WorktreePlan, load_tasks
+from harness_core.batch import Batch, BatchStats, TaskFileError, WorktreePlan, load_tasks
 from harness_core.batch.harbor import harbor_tasks
 from harness_core.batch.tasks import with_tool_fields
 from harness_core.cli.batch.progress import BatchView, clock
@@ -62,6 +62,9 @@ def batch(tasks: str | None, concurrency: int, providers: tuple[str, ...], model
     scenario_given = click.get_current_context().get_parameter_source("scenario") is not _DEFAULT
     if scenario_given and not offline:
         raise click.UsageError("--scenario applies with --offline")
+    if verify is not None and harbor is not None:
+        raise click.UsageError("each Harbor task has its own verifier (its tests/test.sh): --verify does not apply "
+                               "with --harbor")
     if verify is not None and not verify.strip():
         raise click.BadParameter("give a shell command (for example --verify 'pytest -q')", param_hint="--verify")
     try:
@@ -191,14 +194,16 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
     if s.skipped == s.total:
         failed = f", {s.failed_earlier} of them failed (--rerun-failed plays those again)" if s.failed_earlier else ""
         view.say(f"batch: nothing to run: all {s.total} {what} finished earlier{failed}; results in {results}")
+        _earlier_verdicts(view, s)
         return
     of = "" if s.total == s.tasks else f" of {s.total} {what}"
     view.say(f"batch: {', '.join(parts)}{of} in {clock(time.monotonic() - s.started)} on {view.engine} (at most "
              f"{s.peak_running} live at once{cost}); results in {results}")
-    if s.verifiers:
+    if s.verifiers and (s.passed or s.not_passed or s.passed_earlier):
         earlier = f" (and {s.passed_earlier} that passed earlier)" if s.passed_earlier else ""
         view.say(f"verified: {s.passed} of {s.passed + s.not_passed} cell(s) passed{earlier}; `harness report "
                  f"{results}` compares them")
+        _earlier_verdicts(view, s)
     if patches is not None:
         view.say(f"patches in {patches} (predictions.jsonl for evaluators)")
     if job.trajectories_dir is not None:
@@ -211,3 +216,13 @@ def _summary(job: Batch, view: BatchView, results: Path, patches: Path | None) -
     kept = job.workspaces.kept_where if job.workspaces.keep else None
     if kept is not None:
         view.say(f"kept the workspaces in {kept}")
+
+
+def _earlier_verdicts(view: BatchView, s: BatchStats) -> None:
+    """What the skipped cells lack: a verdict (their verifier gave none), or any verification at all."""
+    if s.no_verdict_earlier:
+        view.say(f"{s.no_verdict_earlier} cell(s) finished earlier with no verdict from their verifier: "
+                 "--rerun-failed plays them again")
+    if s.unjudged_earlier:
+        view.say(f"{s.unjudged_earlier} cell(s) finished earlier without a verifier: not judged (use a new "
+                 "--results to judge them)")

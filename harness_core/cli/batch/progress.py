@@ -82,6 +82,9 @@ class BatchView:
                 SpinnerColumn(), TextColumn("[bold]batch[/]"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[counts]}"), TextColumn("{task.fields[clock]}"),
                 console=console, transient=True, refresh_per_second=4,  # the summary, said last, replaces it
+                # --json lines printed while the bar shows: above it on the terminal, but to the file or pipe
+                # stdout is when it is one (rich would take them to the bar's stream)
+                redirect_stdout=sys.stdout.isatty(),
             )
             self._progress.__enter__()
             self._bar = self._progress.add_task("batch", total=self._todo(), counts="", clock="")
@@ -125,7 +128,7 @@ class BatchView:
             parts.append(f"{s.interrupted} interrupted")
         if s.verifiers:
             parts.append(f"{s.passed} passed of {s.passed + s.not_passed} verified")
-        parts += [f"{s.running} running", f"{s.queued} queued"]
+        parts += [f"{s.running - s.verifying} running", f"{s.queued} queued"]  # a cell verifying is not running
         if s.verifying:
             parts.append(f"{s.verifying} verifying")
         if s.retries:

@@ -154,6 +154,12 @@ def _grid(found: Report) -> tuple[list[str], list[list[str]]]:
     return [_plain(label) for label in labels], grid
 
 
+def _grouped_by(groups: Sequence[GroupReport]) -> str:
+    """What a group is: a provider/model, or one file's where several results files have that provider/model."""
+    per_file = len({(group.provider, group.model) for group in groups}) < len(groups)
+    return "provider/model, per file where files share one" if per_file else "provider/model"
+
+
 def format_report(found: Report, width: int | None) -> str:
     """The report as text: the groups' table and what its columns count (a block per group when it does not fit
     `width`), the per-task grid (solved runs / runs of each task in each group), then the notes. None: whole lines."""
@@ -161,7 +167,7 @@ def format_report(found: Report, width: int | None) -> str:
     if not found.groups:
         return "\n".join(fit_text(f"no results in {files} yet (a batch writes a line as each task ends)", width))
     lines = fit_text(f"{files}: {found.cells} runs of {len(found.tasks)} tasks in {len(found.groups)} "
-                     f"group(s) (provider/model)", width)
+                     f"group(s) ({_grouped_by(found.groups)})", width)
     columns, rows = _columns(found.groups)
     wide = table([[column.name for column in columns], *rows])
     if width is None or max(len(line) for line in wide) <= width:

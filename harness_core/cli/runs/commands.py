@@ -254,10 +254,13 @@ def replay(run: str, provider: str | None, options: tuple[str, ...], live: bool,
               help="When RUN is a turn of a session, export every turn of that session as one trajectory.")
 @click.option("--reasoning", is_flag=True,
               help="openai-messages: add the agent's reasoning to its messages (`reasoning_content`).")
+@click.option("--keep-reconstructed", is_flag=True,
+              help="openai-messages: keep the tool calls whose arguments Harness rebuilt and that change files "
+                   "without their content (left out by default: a patch call without its patch).")
 @RUNS_DIR_OPTION
 @harness_command
 def export(run: str, format_: str, output: Path | None, whole_session: bool, reasoning: bool,
-           runs_dir: Path | None) -> None:
+           keep_reconstructed: bool, runs_dir: Path | None) -> None:
     """Export a run as a trajectory (RUN: a run id, a unique prefix of one, `last` (the default), the path of a
     run log, or a session id: all its turns): the prompt, the agent's messages, reasoning, tool calls and their
     results, errors, and token and cost figures per step and in total. Secrets stay hidden as in the run log.
@@ -267,4 +270,4 @@ def export(run: str, format_: str, output: Path | None, whole_session: bool, rea
     from harness_core.cli.runs.export import export as implementation
 
     implementation(run=run, format_=format_, output=output, whole_session=whole_session, reasoning=reasoning,
-                   runs_dir=runs_dir)
+                   keep_reconstructed=keep_reconstructed, runs_dir=runs_dir)

@@ -17,10 +17,11 @@ __all__ = ["export"]
 
 
 def export(run: str, format_: str, output: Path | None, whole_session: bool, reasoning: bool,
-           runs_dir: Path | None) -> None:
+           runs_dir: Path | None, keep_reconstructed: bool = False) -> None:
     """Print (or with `output`, write 0600) the trajectory of `run` in `format_` (see the command's help)."""
     fmt = next(f for f in FORMATS if f == format_)
-    document = export_run(run, fmt, runs_dir=runs_dir, session=whole_session, reasoning=reasoning)
+    document = export_run(run, fmt, runs_dir=runs_dir, session=whole_session, reasoning=reasoning,
+                          drop_reconstructed=not keep_reconstructed)
     text = trajectory_text(document, fmt)
     if output is None:
         click.echo(text, nl=False)

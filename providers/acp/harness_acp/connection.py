@@ -8,7 +8,7 @@ turn being played (`turn.PromptTurn`). Knows nothing of rendering, run logs or h
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness_core import (
@@ -30,7 +30,7 @@ from harness_acp.errors import prompt_error
 from harness_acp.mcp_servers import session_servers
 from harness_acp.options import AcpOptions
 from harness_acp.profiles import ModeKey
-from harness_acp.turn import PromptTurn
+from harness_acp.turn import PromptTurn, trace_meta
 
 __all__ = ["PROTOCOL_VERSION", "READ_ONLY_MODE_IDS", "AcpConnection", "client_initialize"]
 
@@ -143,9 +143,9 @@ class AcpConnection:
         self.init = result
         return result
 
-    async def open(self, spec: AgentRunSpec | SessionSpec) -> None:
-        """`initialize`, then a new session or the session `spec.resume_session` names, then its mode, model and
-        reasoning effort.
+    async def open(self, spec: AgentRunSpec | SessionSpec, trace: Mapping[str, str] | None = None) -> None:
+        """`initialize`, then a new session or the session `spec.resume_session` names (its `_meta` carrying
+        `trace`, a W3C carrier), then its mode, model and reasoning effort.
 
         Raises:
             AuthFailedError: the agent wants a login first.
@@ -158,7 +158,7 @@ class AcpConnection:
         cwd = str(spec.cwd)
         servers = session_servers(spec.mcp_servers, self.capabilities, agent=self.agent, path=self.path)
         params: dict[str, Any] = {"cwd": cwd, "mcpServers": servers}
-        meta = self.session_meta(spec) if self.session_meta is not None else None
+        meta = {**(self.session_meta(spec) if self.session_meta is not None else {}), **trace_meta(trace)}
         if meta:
             params["_meta"] = meta
         self.opened = spec

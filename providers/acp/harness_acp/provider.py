@@ -40,6 +40,7 @@ from harness_core.provider import (
     locate_cli,
     redact_argv,
     require_min_version,
+    traced_env,
 )
 
 from harness_acp._version import __version__
@@ -206,7 +207,8 @@ class AcpProvider(Provider[AcpOptions]):
         argv = self.argv(options, ctx.cli, spec)
         ctx.log.debug("acp_spawn", argv=redact_argv(argv, tuple(spec.env.values())))
         with Scratch(TMPDIR_PREFIX) as tmpdir:
-            return await self._run(argv, self.child_env(options, spec, tmpdir), spec, options, ctx)
+            env = traced_env(self.child_env(options, spec, tmpdir), ctx.trace_context())
+            return await self._run(argv, env, spec, options, ctx)
 
     async def _run(self, argv: list[str], env: dict[str, str], spec: AgentRunSpec, options: AcpOptions,
                    ctx: RunContext) -> HarnessResult:
@@ -221,7 +223,7 @@ class AcpProvider(Provider[AcpOptions]):
                     with anyio.CancelScope() as startup:
                         watcher = _InterruptDuringStartup(ctx, startup)
                         tg.start_soon(watcher.watch)
-                        await conn.open(spec)
+                        await conn.open(spec, ctx.trace_context())
                         watcher.done = True
                     if startup.cancelled_caught:
                         return HarnessResult(status="interrupted", session_id=conn.session_id)
@@ -240,14 +242,15 @@ class AcpProvider(Provider[AcpOptions]):
         self.check_filters(spec)
         argv = self.argv(options, ctx.cli, spec)
         with Scratch(TMPDIR_PREFIX) as tmpdir:
-            env = self.child_env(options, spec, tmpdir)
+            # the session's trace context for the process and session/new|load; each session/prompt its turn's
+            env = traced_env(self.child_env(options, spec, tmpdir), ctx.trace_context())
             async with ctx.spawn(argv, env=env, cwd=spec.cwd, **self.spawn_options()) as child:
                 conn = self.connection(child, options, ctx.log)
                 conn.path = env.get("PATH")
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(conn.read)
                     try:
-                        await conn.open(spec)
+                        await conn.open(spec, ctx.trace_context())
                         yield AcpSession(conn, resumed=spec.resume_session is not None)
                     finally:
                         tg.cancel_scope.cancel()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -139,7 +140,9 @@ class PromptTurn:
         own_system = "system_prompt" not in conn.handles
         blocks = prompt_blocks(self.spec, system_prompt=own_system) if not self.spec.attachments else \
             await anyio.to_thread.run_sync(lambda: prompt_blocks(self.spec, system_prompt=own_system))  # file reads
-        params = {"sessionId": conn.session_id, "prompt": blocks}
+        params: dict[str, Any] = {"sessionId": conn.session_id, "prompt": blocks}
+        if meta := trace_meta(self.ctx.trace_context()):  # this turn's, asked now: ACP's `_meta` trace keys
+            params["_meta"] = meta
         answer: Any = None
         with self.prompt_scope:
             try:
@@ -276,3 +279,11 @@ class PromptTurn:
         if decision is ApprovalDecision.ABORT:
             self.stopping.set()
         return outcome_of_decision(options, decision).to_wire()
+
+
+def trace_meta(carrier: Mapping[str, str] | None) -> dict[str, str]:
+    """A W3C carrier (`ctx.trace_context()`) as ACP's `_meta` trace-context keys (root keys `traceparent`,
+    `tracestate`, reserved for it by the protocol's extensibility rules); `{}` for none."""
+    if not carrier or not carrier.get("traceparent"):
+        return {}
+    return {key: carrier[key] for key in ("traceparent", "tracestate") if carrier.get(key)}

@@ -27,6 +27,7 @@ from harness_core.provider import (
     SessionContext,
     json_batches,
     probe_cli,
+    traced_env,
 )
 
 from harness_claude.argv import PROJECT_CONFIG, SECRET_FLAGS, build_argv, build_env, redacted_argv
@@ -110,7 +111,7 @@ class ClaudeProvider(Provider[ClaudeOptions]):
     async def run(self, spec: AgentRunSpec, options: ClaudeOptions, ctx: RunContext) -> HarnessResult:
         binary = ctx.cli.path or (await self.probe(options)).path or "claude"
         is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-        env = build_env(spec, options, is_root=is_root, base=os.environ)
+        env = traced_env(build_env(spec, options, is_root=is_root, base=os.environ), ctx.trace_context())
         content = content_blocks(spec.prompt, spec.attachments) if not spec.attachments else \
             await anyio.to_thread.run_sync(content_blocks, spec.prompt, spec.attachments)  # reads: off the loop;
         # an attachment Claude cannot take is refused here, before spawn

@@ -15,7 +15,14 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 from harness_core import AgentRunSpec, HarnessEvent, HarnessResult, SessionSpec
-from harness_core.provider import ChildProcess, ProviderSession, RunContext, SessionContext, json_batches
+from harness_core.provider import (
+    ChildProcess,
+    ProviderSession,
+    RunContext,
+    SessionContext,
+    json_batches,
+    traced_env,
+)
 
 from harness_claude.argv import build_argv, build_env, redacted_argv
 from harness_claude.mapping import ClaudeMapper
@@ -36,7 +43,9 @@ async def claude_session(
     """Start the session's process and its reader; on exit close stdin and shut the process down (the
     transport's bounded close stdin → SIGTERM → SIGKILL)."""
     is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    env = build_env(spec, opts, is_root=is_root, base=os.environ, live=True)
+    # the session's trace context: the process is spawned once, and Claude Code reads TRACEPARENT at start only
+    # (no per-turn carrier on a stream-json user message outside its remote mode): docs/observe.md
+    env = traced_env(build_env(spec, opts, is_root=is_root, base=os.environ, live=True), ctx.trace_context())
     config = tool_config(spec, keep_user_servers=opts.keep_user_mcp_servers).mcp_config
     with mcp_config_file(config) as config_file:  # for the process's life: it may start a server again later
         argv = build_argv(binary, spec, opts, is_root=is_root, live=True, mcp_config_file=config_file)

@@ -35,6 +35,7 @@ from harness_core.provider import (
     ProviderSession,
     RunContext,
     SessionContext,
+    traced_env,
 )
 
 from harness_codex_appserver._version import __version__
@@ -101,11 +102,12 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         if (too_long := prompt_too_long(spec.prompt)) is not None:
             raise too_long
         argv = self._argv(spec.env, options, ctx.cli, ctx.log)
-        async with ctx.spawn(argv, env=build_env(spec.env, options), cwd=spec.cwd) as child:
+        env = traced_env(build_env(spec.env, options), ctx.trace_context())
+        async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
             thread = AppThread(options, child, ctx.log)
 
             async def start() -> None:  # inside the turn's interruptible start-up
-                await thread.open(spec)
+                await thread.open(spec, ctx.trace_context())
                 await ctx.emit(
                     SessionStarted(session_id=str(thread.thread_id), resumed=spec.resume_session is not None,
                                    model=thread.sticky.model_for(spec))
@@ -127,12 +129,14 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         for every turn of the session; the process is shut down (stdin closed, then TERM, then KILL: the
         transport's bounded steps) when the session closes."""
         argv = self._argv(spec.env, options, ctx.cli, ctx.log)
-        async with ctx.spawn(argv, env=build_env(spec.env, options), cwd=spec.cwd) as child:
+        # the session's trace context for the process and its thread; each turn/start carries its turn's
+        env = traced_env(build_env(spec.env, options), ctx.trace_context())
+        async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
             thread = AppThread(options, child, ctx.log)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(thread.read)  # for the whole session: it notices the process dying between turns
                 try:
-                    await thread.open(spec)
+                    await thread.open(spec, ctx.trace_context())
                     yield AppServerSession(thread, resumed=spec.resume_session is not None)
                 finally:
                     tg.cancel_scope.cancel()

@@ -7,7 +7,7 @@ Knows nothing of rendering, run logs or how approvals are decided. Routing: prov
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +75,12 @@ class AppThread:
                 self.turn.stop.set()
                 self.turn.ready.set()
 
-    async def request(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:  # noqa: ASYNC109
+    async def request(self, method: str, params: dict[str, Any], timeout: float,  # noqa: ASYNC109
+                      trace: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """`method`, its result; `trace` (a W3C carrier, `ctx.trace_context()`) goes in the request's top-level
+        `trace` member, where the app-server takes the parent of its own spans for the request."""
         try:
-            result = await self.peer.request(method, params, timeout=timeout)
+            result = await self.peer.request(method, params, timeout=timeout, fields=trace_field(trace))
         except JsonRpcError as exc:
             raise ProtocolError(
                 f"codex app-server refused {method}: {exc.message}", method=method, rpc_code=exc.code
@@ -93,8 +96,8 @@ class AppThread:
             raise ProtocolError(f"unexpected result for {method}", line=str(result))
         return result
 
-    async def open(self, spec: AgentRunSpec | SessionSpec) -> None:
-        """`initialize`, then `thread/start` (or `thread/resume` of `spec.resume_session`).
+    async def open(self, spec: AgentRunSpec | SessionSpec, trace: Mapping[str, str] | None = None) -> None:
+        """`initialize`, then `thread/start` (or `thread/resume` of `spec.resume_session`), carrying `trace`.
 
         Raises:
             SessionNotFoundError: the thread to resume is not in this CODEX_HOME.
@@ -114,7 +117,7 @@ class AppThread:
         if spec.resume_session is not None:
             params.update(threadId=spec.resume_session, excludeTurns=True)
             try:
-                result = await self.request("thread/resume", params, timeout)
+                result = await self.request("thread/resume", params, timeout, trace)
             except ProtocolError as exc:
                 missing = session_not_found(spec.resume_session, exc.message)
                 if missing is not None:
@@ -124,7 +127,7 @@ class AppThread:
                     "session_started) and that both runs use the same CODEX_HOME"
                 ) from None
         else:
-            result = await self.request("thread/start", params, timeout)
+            result = await self.request("thread/start", params, timeout, trace)
         thread = result.get("thread") or {}
         self.thread_id = str(thread.get("id"))
         self.rollout = Path(thread["path"]) if isinstance(thread.get("path"), str) else None
@@ -197,7 +200,8 @@ class AppThread:
             "expectedTurnId": turn_id,
         }
         try:
-            await self.peer.request("turn/steer", params, timeout=self.opts.request_timeout)
+            await self.peer.request("turn/steer", params, timeout=self.opts.request_timeout,
+                                    fields=trace_field(turn.ctx.trace_context()))
         except JsonRpcError as exc:
             if any(part in exc.message for part in _NO_TURN):
                 return False
@@ -254,3 +258,12 @@ class AppThread:
             self.log.warning("codex_protocol_error_between_turns", error=str(err))
             return
         await turn.on_error(err)
+
+
+def trace_field(carrier: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """The app-server's top-level `trace` member for a W3C carrier (`{"traceparent", "tracestate"}`, as its
+    `W3cTraceContext`), None for no carrier: the request goes without one (the app-server then falls back to its
+    own environment's `TRACEPARENT`)."""
+    if not carrier or not carrier.get("traceparent"):
+        return None
+    return {"trace": {key: carrier[key] for key in ("traceparent", "tracestate") if carrier.get(key)}}

@@ -7,7 +7,7 @@ decisions, and the rollout side input for patches Codex refused without an item.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,7 +62,8 @@ class Thread(Protocol):
     broken: str | None
     last_turn_id: str | None
 
-    async def request(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]: ...  # noqa: ASYNC109
+    async def request(self, method: str, params: dict[str, Any], timeout: float,  # noqa: ASYNC109
+                      trace: Mapping[str, str] | None = None) -> dict[str, Any]: ...
 
     async def params_for(self, spec: AgentRunSpec, ctx: RunContext, *, live: bool) -> dict[str, Any]: ...
 
@@ -116,7 +117,7 @@ class Turn:
                 )
             params = await thread.params_for(self.spec, self.ctx, live=self.live)
             self.starting = True
-            turn = await thread.request("turn/start", params, thread.opts.request_timeout)
+            turn = await thread.request("turn/start", params, thread.opts.request_timeout, self.ctx.trace_context())
             mapper.start_turn(self._new_turn_id(turn))
             self.ready.set()
         if self.startup.cancelled_caught:  # interrupted before the turn began

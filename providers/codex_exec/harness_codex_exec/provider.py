@@ -47,6 +47,7 @@ from harness_core.provider import (
     ProviderInfo,
     RunContext,
     json_messages,
+    traced_env,
 )
 
 if TYPE_CHECKING:
@@ -119,7 +120,9 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         )
         ctx.log.debug("codex_exec_spawn", argv=redacted_argv(argv, tuple(spec.env.values())))
         interrupted = False
-        async with ctx.spawn(argv, env=build_env(spec, options), cwd=spec.cwd, stdin_close_timeout=0.1) as child:
+        # codex exec continues the trace in TRACEPARENT/TRACESTATE (its root span's parent): the run's, asked now
+        env = traced_env(build_env(spec, options), ctx.trace_context())
+        async with ctx.spawn(argv, env=env, cwd=spec.cwd, stdin_close_timeout=0.1) as child:
             await _give_prompt(child, spec.prompt)
             with anyio.CancelScope() as reading:
                 async with anyio.create_task_group() as tg:

@@ -1,8 +1,8 @@
 """A fake ACP agent for tests, and the ACP JSON Schema checker.
 
-Layer: testing (ships with harness-acp, so an application's own tests can drive an ACP provider without Node, a
-model or credentials). `write_fake_agent(tmp_path, name="my-agent", scenario="tools")` writes an executable for
-`-o command=<it>` (`fake_agent`, its turn in `fake_player`); `schema.WireChecker` checks messages (`jsonschema`).
+Layer: testing (ships with harness-acp: an app's tests drive an ACP provider with no Node, model or credentials).
+`write_fake_agent(tmp_path, name="my-agent", scenario="tools")` writes an executable for `-o command=<it>`
+(`fake_agent`, its turn `fake_player`; `traces_seen(home)` its trace context); `schema.WireChecker` checks messages.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from harness_core.testing.fake_cli import write_fake_cli
 
-from harness_acp.testing.fake_agent import FAKE_VERSION, HOME_ENV, VALIDATE_ENV
+from harness_acp.testing.fake_agent import FAKE_VERSION, HOME_ENV, VALIDATE_ENV, traces_seen
 
-__all__ = ["FAKE_VERSION", "HOME_ENV", "VALIDATE_ENV", "write_fake_agent"]
+__all__ = ["FAKE_VERSION", "HOME_ENV", "VALIDATE_ENV", "traces_seen", "write_fake_agent"]
 
 
 def write_fake_agent(directory: str | os.PathLike[str], *, name: str = "fake-acp-agent", version: str | None = None,

@@ -24,6 +24,18 @@ from harness_acp.testing.fake_player import MODES, FakeTurn, modes_state, scenar
 
 VALIDATE_ENV = "HARNESS_ACP_VALIDATE"
 HOME_ENV = "HARNESS_ACP_FAKE_HOME"
+TRACES_FILE = "traces.jsonl"
+"""Under the fake's home: the trace context it was given: one line when it starts (`env`: its `TRACEPARENT` and
+`TRACESTATE`, null when unset), then one per client request (`method`, and `meta`: the W3C keys of its
+`params._meta` — `traceparent`, `tracestate` — null without any)."""
+
+
+def traces_seen(home: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """What the fake agent with this home was given as trace context, in order (see `TRACES_FILE`): for tests."""
+    path = Path(home) / TRACES_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 FAKE_VERSION = "1.4.2"
 
 
@@ -109,6 +121,12 @@ class Agent:
         self.home = Path(args.home or os.environ.get(HOME_ENV) or tempfile.mkdtemp(prefix="fake-acp-"))
         (self.home / "sessions").mkdir(parents=True, exist_ok=True)
         self.sessions: dict[str, dict[str, Any]] = {}
+        self.trace_lock = threading.Lock()  # prompts are handled in threads of their own
+        self._trace({"env": {name: os.environ.get(name) for name in ("TRACEPARENT", "TRACESTATE")}})
+
+    def _trace(self, entry: dict[str, Any]) -> None:
+        with self.trace_lock, (self.home / TRACES_FILE).open("a") as out:
+            out.write(json.dumps(entry) + "\n")
 
     def _path(self, sid: str) -> Path:
         return self.home / "sessions" / f"{sid}.json"
@@ -124,6 +142,10 @@ class Agent:
 
     def handle(self, msg: dict[str, Any]) -> None:
         method, params, rid = msg["method"], msg.get("params") or {}, msg["id"]
+        meta = params.get("_meta")
+        found = {key: meta[key] for key in ("traceparent", "tracestate") if key in meta} if isinstance(meta, dict) \
+            else {}
+        self._trace({"method": method, "meta": found or None})
         try:
             result = self.dispatch(method, params)
         except LookupError as exc:

@@ -22,9 +22,12 @@ from harness_claude.testing.control import Wire
 from harness_claude.testing.player import Flags, Player
 from harness_claude.testing.writer import CRASH_ENV, SCENARIO_ENV, VERSION_ENV
 
-__all__ = ["IGNORE_ENV", "LOG_ENV", "main", "prompt_text", "scenario_for"]
+__all__ = ["ENV_LOG_ENV", "IGNORE_ENV", "LOG_ENV", "main", "prompt_text", "scenario_for"]
 
 LOG_ENV = "HARNESS_FAKE_CLAUDE_STDIN_LOG"
+ENV_LOG_ENV = "HARNESS_FAKE_CLAUDE_ENV_LOG"
+"""A file the fake appends, once per process, the trace context its environment gave it (`TRACEPARENT`,
+`TRACESTATE`, each null when unset): what the real CLI reads for its own telemetry."""
 IGNORE_ENV = "HARNESS_FAKE_CLAUDE_IGNORE"
 
 
@@ -81,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--version" in args:
         print(f"{os.environ.get(VERSION_ENV) or shapes.VERSION} (Claude Code)")
         return 0
+    _log_env()
     ignore = frozenset(s.strip() for s in os.environ.get(IGNORE_ENV, "").split(",") if s.strip())
     wire = Wire(ignore=ignore)
     wire.start()
@@ -121,6 +125,13 @@ def _control(player: Player, request: dict[str, Any]) -> dict[str, Any] | None:
         player.flags = replace(player.flags, mode=str(request.get("mode")))
         return {"mode": player.flags.mode}
     return None
+
+
+def _log_env() -> None:
+    path = os.environ.get(ENV_LOG_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({name: os.environ.get(name) for name in ("TRACEPARENT", "TRACESTATE")}) + "\n")
 
 
 def _log(msg: dict[str, Any]) -> None:

@@ -20,7 +20,12 @@ from harness_codex_appserver.testing import shapes
 from harness_codex_appserver.testing.player import Interrupted, TurnPlayer
 from harness_codex_appserver.testing.shapes import FAKE_VERSION
 
-__all__ = ["TURNS_FILE", "FakeAppServer", "turns_asked"]
+__all__ = ["TRACES_FILE", "TURNS_FILE", "FakeAppServer", "traces_seen", "turns_asked"]
+
+TRACES_FILE = "fake-traces.jsonl"
+"""Under `$CODEX_HOME`: the trace context the fake was given: one line when the process starts (`env`: its
+`TRACEPARENT` and `TRACESTATE`, null when unset), then one per client request (`method`, and `trace`: the request's
+top-level W3C carrier as sent, null without one)."""
 
 TURNS_FILE = "fake-turns.jsonl"
 """Under `$CODEX_HOME`: one line per `turn/start` (`method`, `turnId`, `text`, and the `model`, `effort`,
@@ -38,6 +43,22 @@ def turns_asked(codex_home: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def traces_seen(codex_home: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """What the fake was given as trace context, in order (see `TRACES_FILE`): for tests."""
+    path = Path(codex_home) / TRACES_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _bad_trace(trace: Any) -> bool:
+    """Not a `W3cTraceContext` (an object of optional strings `traceparent`, `tracestate`), nor null."""
+    if trace is None:
+        return False
+    return not isinstance(trace, dict) or any(
+        value is not None and not isinstance(value, str) for value in trace.values())
 
 
 def _text(params: dict[str, Any]) -> str:
@@ -141,6 +162,11 @@ class FakeAppServer:
         method, params, rid = msg["method"], msg.get("params") or {}, msg.get("id")
         if rid is None:
             return  # notifications: `initialized`
+        self._trace_log({"method": method, "trace": msg.get("trace")})
+        if _bad_trace(msg.get("trace")):
+            self.send({"error": {"code": -32600, "message": "Invalid request: invalid type for `trace`, expected "
+                                 "struct W3cTraceContext"}, "id": rid})
+            return
         if method == "turn/start":
             for answer in self.late:
                 self.send(answer)
@@ -251,6 +277,11 @@ class FakeAppServer:
         with (self.home / TURNS_FILE).open("a") as out:
             out.write(json.dumps(entry) + "\n")
 
+    def _trace_log(self, entry: dict[str, Any]) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        with (self.home / TRACES_FILE).open("a") as out:
+            out.write(json.dumps(entry) + "\n")
+
     def _response(self) -> dict[str, Any]:
         assert self.thread is not None
         return shapes.thread_response(self.thread, self.settings)
@@ -258,6 +289,7 @@ class FakeAppServer:
     # -- main loop -----------------------------------------------------------------------------------------
 
     def serve(self) -> int:
+        self._trace_log({"env": {name: os.environ.get(name) for name in ("TRACEPARENT", "TRACESTATE")}})
         for raw in sys.stdin:
             line = raw.strip()
             if not line:

@@ -19,7 +19,7 @@ from harness_codex_exec.testing.player import emit, play
 from harness_codex_exec.testing.wrapper import DEFAULT_VERSION
 from harness_core.scripted.scenarios import SCENARIOS, Think
 
-__all__ = ["main"]
+__all__ = ["ENV_FILE", "main"]
 
 _CRASH_MESSAGE = "fake codex: simulated crash in the middle of a turn"
 _VALUE_FLAGS = {
@@ -107,6 +107,11 @@ def _save(home: Path | None, thread_id: str, record: dict[str, Any]) -> None:
         f.write(json.dumps(record) + "\n")
 
 
+ENV_FILE = "fake-env.jsonl"
+"""Under `$CODEX_HOME`: one line per `codex exec` the fake played, the trace context its environment gave it
+(`TRACEPARENT`, `TRACESTATE`, null when unset), which the real one continues its own spans from."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] in (["--version"], ["-V"]):
@@ -118,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: os._exit(1))  # the real CLI exits 1 on SIGINT, no final line
     opts = _parse(args[1:])
     home = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else None
+    if home is not None:  # what the real one continues its trace from (ENV_FILE)
+        home.mkdir(parents=True, exist_ok=True)
+        with (home / ENV_FILE).open("a") as out:
+            out.write(json.dumps({name: os.environ.get(name) for name in ("TRACEPARENT", "TRACESTATE")}) + "\n")
     prompt = opts["positionals"][-1] if opts["positionals"] else "-"
     if prompt == "-":  # as 0.169.0: the prompt is all of stdin, and there must be one
         prompt = "" if sys.stdin.isatty() else sys.stdin.read()
