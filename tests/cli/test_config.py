@@ -617,6 +617,7 @@ def test_an_untrusted_project_file_may_turn_otel_off_not_on(tmp_path: Path) -> N
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"harness: error: {path}:1: an untrusted project file may not turn on otel (it "
                                     "sends every run's trace to the OTLP endpoint): pass --otel, or to let")
+    assert "or run with HARNESS_OTEL=0 to keep it off" in result.stderr
     assert os.environ["HARNESS_OTEL"] == ""
 
 

@@ -412,7 +412,8 @@ _WIDER = {"sandbox": ("read-only", "workspace-write", "danger-full-access"),
 _NEEDS_TRUST = {"provider": ("-p NAME", "it chooses which agent CLI runs"),
                 "runs_dir": ("--runs-dir DIR", "it chooses where run logs are written"),
                 "max_cost_usd": ("--max-cost-usd USD", "it can raise your spending limit")}
-_TURNS_ON = {"otel": ("--otel", "it sends every run's trace to the OTLP endpoint")}
+_TURNS_ON = {"otel": ("--otel", "it sends every run's trace to the OTLP endpoint",
+                      "; or run with HARNESS_OTEL=0 to keep it off")}
 """Switches an untrusted project file may turn off (`false`), not on."""
 
 
@@ -443,9 +444,9 @@ def _check_project(path: Path, data: ConfigFile, lines: dict[tuple[str, ...], in
             origin = f"your {user}" if own else "the default"
             refuse((key,), f"an untrusted project file may not choose {key} = \"{value}\", wider than "
                            f"{base!r} ({origin}): pass {'-s' if key == 'sandbox' else '-a'} {value}, or {trust}")
-    for key, (flag, why) in _TURNS_ON.items():
+    for key, (flag, why, off) in _TURNS_ON.items():
         if getattr(data, key) is True:
-            refuse((key,), f"an untrusted project file may not turn on {key} ({why}): pass {flag}, or {trust}")
+            refuse((key,), f"an untrusted project file may not turn on {key} ({why}): pass {flag}, or {trust}{off}")
     for name in data.mcp_servers:
         refuse(("mcp_servers", name), f"an untrusted project file may not add MCP servers (they run programs, or "
                                       f"send your prompts somewhere): mcp_servers.{name}; pass --mcp-server "
