@@ -267,7 +267,8 @@ SCENARIOS: dict[str, Scenario] = {
             Expected(final_text=f"The token is {LEAK_SHAPED}."),
             files={"token.txt": _LEAKED + "\n"},
             description="Runs `cat token.txt` (fake secrets) and repeats one: the logs mask the key-shaped one, and "
-                        "the others when HARNESS_PROBE_VALUE / HARNESS_PROBE_TOKEN hold them (-e, environment).",
+                        "the others when HARNESS_PROBE_VALUE / HARNESS_PROBE_TOKEN hold them (a task's `env`, or "
+                        "Harness's environment).",
         ),
         Scenario(
             "slow_text",
