@@ -175,7 +175,9 @@ class RunContext(Protocol):
         """The W3C trace context of this run (its span; in a session, this turn's), as a carrier:
         `{"traceparent": "00-<trace id>-<span id>-<flags>", "tracestate": ...}` (`tracestate` only when there is
         one), or `{}` when no observer traces the run. Ask for it each time it is handed on — when spawning the
-        agent (`TRACEPARENT`/`TRACESTATE` in its environment: `trace_env`), on each request that starts a turn (a
+        agent (`TRACEPARENT`/`TRACESTATE` in its environment:
+        `env=traced_env({**os.environ, **spec.env}, ctx.trace_context())`, which also drops an inherited
+        `TRACESTATE` that would pair with the run's `TRACEPARENT`), on each request that starts a turn (a
         protocol's own field for it) — never keep one from an earlier run or turn. Cheap: no call at all without
         an observer."""
         ...

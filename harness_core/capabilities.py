@@ -62,6 +62,12 @@ class ProviderInfo(BaseModel):
     cli_name: str | None = Field(
         default=None, description="The agent CLI it drives, if any (its executable name, e.g. `my-agent`)."
     )
+    genai_provider: str | None = Field(
+        default=None,
+        description="The OpenTelemetry GenAI conventions' `gen_ai.provider.name` of the model behind the agent: a "
+        "well-known value where one applies (`anthropic`, `openai`, `gcp.gemini`, ...), which the conventions "
+        "require then; None: traces use the provider's `name` (a custom value).",
+    )
     min_cli_version: str | None = Field(default=None, description="Oldest supported CLI version.")
     tested_cli_version: str | None = Field(default=None, description="The CLI version its tests pin.")
     session_overrides: frozenset[str] = Field(

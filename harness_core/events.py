@@ -264,6 +264,9 @@ class RunStarted(_Event):
     type: Literal["run_started"] = "run_started"
     provider: str
     provider_version: str
+    genai_provider: str | None = Field(
+        default=None, description="The OpenTelemetry `gen_ai.provider.name` of the agent's model (`ProviderInfo`'s)."
+    )
     cli_version: str | None = None
     capabilities: list[Capability] = Field(default_factory=list)
     spec: dict[str, Any] = Field(default_factory=dict, description="The spec, secrets redacted.")

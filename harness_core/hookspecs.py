@@ -61,7 +61,8 @@ def harness_on_event(event: HarnessEvent) -> None:
 
 
 @hookspec
-def harness_run_starting(run_id: str, spec: AgentRunSpec, provider: str, session_id: str | None) -> None:
+def harness_run_starting(run_id: str, spec: AgentRunSpec, provider: str, session_id: str | None,
+                         secrets: tuple[str, ...]) -> None:
     """A run is about to start: called once per run, before its `run_started` is published and before the provider
     spawns anything, so an observer can open what the run's events will fill (a trace span) and answer
     `harness_trace_context` for it from the agent's first spawn on. Must be quick and must not raise; an exception
@@ -73,11 +74,16 @@ def harness_run_starting(run_id: str, spec: AgentRunSpec, provider: str, session
         batches, Ray workers).
     :param provider: the name of the provider playing the run.
     :param session_id: the Harness session the run is a turn of (`harness_session_opened` came first), or None.
+    :param secrets: the run's secret values, the very set its log is scrubbed with (the spec's env values but the
+        provider's public ones, secret-bearing options and flag values, MCP servers' env and headers, the process's
+        credentials): scrub with it whatever of the run you export (`harness_core.redaction.scrub`). Events handed
+        to `harness_on_event` are not scrubbed.
     """
 
 
 @hookspec
-def harness_session_opened(session_id: str, spec: SessionSpec, provider: str, ts: float) -> None:
+def harness_session_opened(session_id: str, spec: SessionSpec, provider: str, ts: float, secrets: tuple[str, ...],
+                           genai_provider: str | None) -> None:
     """A session opened (`open_session`): called before its live process, if any, is spawned; its turns are runs
     whose `harness_run_starting` names it. Must be quick and must not raise.
 
@@ -85,6 +91,8 @@ def harness_session_opened(session_id: str, spec: SessionSpec, provider: str, ts
     :param spec: the session's settings as played, secrets in them (as for `harness_run_starting`).
     :param provider: the name of the provider playing the session.
     :param ts: when it opened (seconds since the epoch, as an event's `ts`).
+    :param secrets: the session's secret values, as its turns' logs are scrubbed with (see `harness_run_starting`).
+    :param genai_provider: the provider's `ProviderInfo.genai_provider` (`gen_ai.provider.name`), or None.
     """
 
 

@@ -124,13 +124,14 @@ class RunSpans:
             return [], self._done(event)  # type: ignore[arg-type]
         return [], []
 
-    def finish(self, ts: float) -> list[Span]:
-        """End every span still open at `ts` (a log that stops before its `done`: a killed or running run); the run's
-        span gets `harness.status` `unfinished`. Returns what it closed, innermost first."""
+    def finish(self, ts: float, status: str = "unfinished") -> list[Span]:
+        """End every span still open at `ts` (a log that stops before its `done`: a killed or running run); each
+        gets `harness.status` `status` (`unfinished`; `running` for a run still playing). Returns what it closed,
+        innermost first."""
         if self.root is None or self.root.end is not None:
             return []
-        self.root.attributes.setdefault("harness.status", "unfinished")
-        return self._close_open(ts, include_root=True)
+        self.root.attributes.setdefault("harness.status", status)
+        return self._close_open(ts, include_root=True, status=status)
 
     # --- the run ----------------------------------------------------------------------------------------------
 
@@ -138,7 +139,7 @@ class RunSpans:
         spec = event.spec
         attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.provider.name": event.provider,
+            "gen_ai.provider.name": event.genai_provider or event.provider,
             "gen_ai.agent.name": event.provider,
             "harness.run_id": event.run_id,
             "harness.provider": event.provider,
@@ -193,7 +194,7 @@ class RunSpans:
             attributes["error.type"] = root.error_type
         return self._close_open(event.ts, include_root=True)
 
-    def _close_open(self, ts: float, *, include_root: bool) -> list[Span]:
+    def _close_open(self, ts: float, *, include_root: bool, status: str = "unfinished") -> list[Span]:
         """End what is still open under the run (an approval nobody answered, a tool without its result), innermost
         first, then the run's span itself."""
         closed: list[Span] = []
@@ -202,7 +203,7 @@ class RunSpans:
             if span is self.root and not include_root:
                 continue
             if span is not self.root:
-                span.attributes.setdefault("harness.status", "unfinished")
+                span.attributes.setdefault("harness.status", status)
             span.end = max(ts, span.start)
             closed.append(span)
             del self._open[key]
@@ -256,7 +257,7 @@ class RunSpans:
         attributes: dict[str, AttributeValue] = {
             "harness.tool.kind": _name(display.kind),
             "harness.tool.status": _name(display.status),
-            "harness.tool.title": display.title,
+            "harness.tool.title": scrub(display.title, self.secrets),
         }
         if display.path:
             attributes["harness.tool.path"] = scrub(display.path, self.secrets)
@@ -299,25 +300,29 @@ class RunSpans:
 
 
 def run_spans(events: Iterable[HarnessEvent], *, content: bool = False, secrets: tuple[str, ...] = (),
-              end: float | None = None) -> Span | None:
+              end: float | None = None, running: bool = False) -> Span | None:
     """The span tree of a run's events (its log read back): the run's span with its children, or None without a
-    `run_started`. A run that has no `done` yet is ended at `end` (default: its last event's time)."""
+    `run_started`. A run that has no `done` is ended at `end` (default: its last event's time), its open spans
+    `unfinished` (a killed run), or `running` when `running` (one still playing, ended at `end`: now)."""
     spans = RunSpans(content=content, secrets=secrets)
     last: float | None = None
     for event in events:
         spans.feed(event)
         last = event.ts
     if spans.root is not None and spans.root.end is None:
-        spans.finish(end if end is not None else (last or spans.root.start))
+        spans.finish(end if end is not None else (last or spans.root.start),
+                     "running" if running else "unfinished")
     return spans.root
 
 
-def session_span(session_id: str, provider: str, spec: Mapping[str, Any], ts: float) -> Span:
+def session_span(session_id: str, provider: str, spec: Mapping[str, Any], ts: float, *,
+                 genai_provider: str | None = None) -> Span:
     """The span of a session, the parent of its turns' runs (`harness_session_opened`): `invoke_agent` over the
-    whole conversation, which `gen_ai.conversation.id` names once a turn reports the agent's session id."""
+    whole conversation, which `gen_ai.conversation.id` names once a turn reports the agent's session id.
+    `genai_provider`: the provider's `gen_ai.provider.name` (`ProviderInfo.genai_provider`; default: `provider`)."""
     attributes: dict[str, AttributeValue] = {
         "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.provider.name": provider,
+        "gen_ai.provider.name": genai_provider or provider,
         "gen_ai.agent.name": provider,
         "harness.session.id": session_id,
         "harness.provider": provider,

@@ -17,7 +17,7 @@ from harness_core.events import (
     ToolUse,
     Usage,
 )
-from harness_core.spans import RunSpans, run_spans
+from harness_core.spans import RunSpans, run_spans, session_span
 
 
 def _at(event: HarnessEvent, ts: float) -> HarnessEvent:
@@ -57,3 +57,32 @@ def test_a_tool_reported_only_by_its_result_starts_its_duration_earlier() -> Non
     assert root.attributes["gen_ai.usage.input_tokens"] == 5 and root.attributes["gen_ai.request.model"] == "m"
     assert "gen_ai.input.messages" not in root.attributes
     assert spans.feed(_at(ToolUse(tool_id="late", name="Bash", display=done), 105.0)) == ([], [])
+
+
+def test_titles_are_scrubbed_and_the_provider_name_is_the_declared_one() -> None:
+    """`harness.tool.title` may be an agent's free text (a command): scrubbed like `path` and `command`, on the tool
+    and on the approval. `gen_ai.provider.name` is `run_started`'s `genai_provider` when the provider declares one,
+    else its own name; `gen_ai.agent.name` and `harness.provider` keep Harness's name."""
+    secret = "hunter2hunter2"
+    titled = HarnessToolDetails(kind=ToolKind.UNKNOWN, title=f"curl -H 'Bearer {secret}'", command=f"curl {secret}")
+    started = _at(RunStarted(provider="p", provider_version="1", genai_provider="openai", spec={"prompt": "hi"}),
+                  100.0)
+    spans = RunSpans(secrets=(secret,))
+    spans.feed(started)
+    (tool,), _ = spans.feed(_at(ToolUse(tool_id="t", name="curl", display=titled), 101.0))
+    (approval,), _ = spans.feed(_at(ApprovalRequested(request_id="a", tool_id="t", display=titled), 101.5))
+    for span in (tool, approval):
+        assert span.attributes["harness.tool.title"] == "curl -H 'Bearer ***'"
+        assert secret not in str(span.attributes)
+    root = spans.root
+    assert root is not None and root.attributes["gen_ai.provider.name"] == "openai"
+    assert root.attributes["gen_ai.agent.name"] == root.attributes["harness.provider"] == "p"
+    own = run_spans([_started()])
+    assert own is not None and own.attributes["gen_ai.provider.name"] == "p"
+    assert session_span("s", "p", {}, 1.0, genai_provider="anthropic").attributes["gen_ai.provider.name"] == "anthropic"
+    assert session_span("s", "p", {}, 1.0).attributes["gen_ai.provider.name"] == "p"
+
+
+def test_a_run_still_playing_is_running_not_unfinished() -> None:
+    root = run_spans([_started()], end=150.0, running=True)
+    assert root is not None and root.end == 150.0 and root.attributes["harness.status"] == "running"

@@ -331,7 +331,8 @@ class LiveRun:
         try:
             host.pm.hook.harness_run_starting(run_id=self._run_id, spec=self._tools.played,
                                               provider=self._provider_name,
-                                              session_id=turn.session if turn is not None else None)
+                                              session_id=turn.session if turn is not None else None,
+                                              secrets=self._logs.secrets.known)
         except Exception:  # noqa: BLE001 - observers must not break runs
             self._log.exception("harness_run_starting plugin raised; ignored")
 

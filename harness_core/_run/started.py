@@ -33,6 +33,7 @@ def run_started_event(spec: AgentRunSpec, probed: ProbedProvider, session_turn: 
     return RunStarted(
         provider=registered.name,
         provider_version=registered.distribution_version or registered.cls.info.version,
+        genai_provider=registered.cls.info.genai_provider,
         cli_version=probed.cli.version,
         capabilities=sorted(capabilities_of(probed), key=lambda c: c.value),
         spec=redacted_spec(spec, registered.cls.info),

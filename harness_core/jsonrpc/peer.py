@@ -39,7 +39,8 @@ RequestHandler = Callable[[str, Any, dict[str, Any]], Awaitable[Any]]
 ErrorHandler = Callable[[HarnessError], Awaitable[None]]
 
 _ABANDONED_KEEP = 1024  # timed-out ids remembered so their late responses are not reported as unknown
-_RESERVED = frozenset({"jsonrpc", "id", "method", "params"})  # what `request(fields=...)` may not set
+_RESERVED = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
+"""What `request(fields=...)` may not set: the envelope, and the members that make a message a response."""
 
 
 class _Waiter:
@@ -99,7 +100,7 @@ class JsonRpcPeer:
     ) -> Any:
         """Send a request and wait for its result. `fields` are members of the request beside `params`, at its
         top level (a protocol's own extension there, such as a trace-context carrier); never `jsonrpc`, `id`,
-        `method` or `params`.
+        `method` or `params`, nor `result` or `error` (a response's, which some peers classify a message by).
 
         Raises:
             JsonRpcError: the other side answered with an error.

@@ -6,7 +6,7 @@ nothing of providers, runs or rendering. This package's modules are internal; im
 
 from __future__ import annotations
 
-from harness_core.store.locks import writer_pid
+from harness_core.store.locks import locked, writer_pid
 from harness_core.store.owner import UnsafeRunsDirError, check_runs_dir, open_run_file
 from harness_core.store.prune import PrunedRun, PruneReport, SkippedLog, prune_runs
 from harness_core.store.read import (
@@ -64,6 +64,7 @@ __all__ = [
     "follow_events",
     "follow_events_async",
     "list_runs",
+    "locked",
     "log_path",
     "new_run_id",
     "open_approvals",

@@ -102,6 +102,9 @@ async def test_request_fields_go_at_the_top_level() -> None:
         await wire.feed({"id": 1, "result": "ok"})
         with pytest.raises(ValueError, match="may not set"):
             await peer.request("turn", fields={"id": 7})
+        for member in ("result", "error"):  # a response's members: a request carrying one is ambiguous on the wire
+            with pytest.raises(ValueError, match=f"may not set \\['{member}'\\]"):
+                await peer.request("turn", fields={"trace": carrier, member: None})
     assert results == ["ok"]
 
 

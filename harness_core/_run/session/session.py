@@ -424,7 +424,8 @@ class Session:
         self._observed = True
         try:
             host.pm.hook.harness_session_opened(session_id=self.session_id, spec=self._spec, provider=self.provider,
-                                                ts=time.time())
+                                                ts=time.time(), secrets=self._secrets.known,
+                                                genai_provider=self._probed.registered.cls.info.genai_provider)
         except Exception:  # noqa: BLE001 - observers must not break sessions
             self._log.exception("harness_session_opened plugin raised; ignored")
 

@@ -1,8 +1,8 @@
-"""`--otel`: trace the run with the installed OpenTelemetry observer (the `otel` plugin, harness-otel), which reads
-`HARNESS_OTEL`; the flag sets it, so a background worker (which inherits the environment) traces its run too; config
-`otel = true` does the same (`otel_from_config`, called before the plugin host loads).
+"""`--otel`: trace the run with the installed observer (the `otel` plugin, harness-otel), which reads `HARNESS_OTEL`;
+the flag sets it (a background worker inherits it); config `otel = true` does too (`otel_from_config`, before the
+plugin host loads). Refused, or warned, when the host's or the SDK's variables keep the observer off.
 
-Layer: CLI base (flags; start-up: click and the standard library). Knows the variable and the entry point's name only.
+Layer: CLI base (flags; start-up: click and the standard library). Knows those variables and the entry point's name.
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ __all__ = ["ENV_OTEL", "OTEL_OPTION", "otel_from_config"]
 
 ENV_OTEL = "HARNESS_OTEL"
 _PLUGIN = "otel"
+_ENV_LOAD = "HARNESS_LOAD_PLUGINS"  # the plugin host's (harness_core.plugins), read by name here
+_ENV_DISABLE = "HARNESS_DISABLE_PLUGINS"
+_ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
+_TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 def _installed() -> bool:
@@ -37,12 +41,28 @@ def otel_from_config(value: object, source: str) -> None:
     os.environ[ENV_OTEL] = "1"
 
 
+def _names(variable: str) -> set[str] | None:
+    """The plugin names a `HARNESS_*_PLUGINS` variable lists (as the plugin host splits them), None when unset."""
+    value = os.environ.get(variable)
+    return None if value is None else {part.strip() for part in value.split(",") if part.strip()}
+
+
 def _turn_on(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     if not _installed():
         raise click.UsageError("--otel needs the harness-otel plugin, which is not installed: `pip install "
                                "harness-otel` (from a checkout: `.venv/bin/pip install -e observers/otel`)")
+    if _PLUGIN in (_names(_ENV_DISABLE) or set()):
+        raise click.UsageError(f"--otel needs the harness-otel plugin, which {_ENV_DISABLE} turns off (it names "
+                               f"`{_PLUGIN}`): take `{_PLUGIN}` out of {_ENV_DISABLE}, or drop --otel")
+    allowed = _names(_ENV_LOAD)
+    if allowed is not None and _PLUGIN not in allowed:
+        raise click.UsageError(f"--otel needs the harness-otel plugin, which {_ENV_LOAD} leaves out (it loads only "
+                               f"the plugins it lists): add `{_PLUGIN}` to {_ENV_LOAD}, or drop --otel")
+    if os.environ.get(_ENV_SDK_DISABLED, "").strip().lower() in _TRUE:
+        click.echo(f"harness: warning: --otel: {_ENV_SDK_DISABLED}={os.environ[_ENV_SDK_DISABLED].strip()} turns "
+                   f"OpenTelemetry off, so this run is not traced (unset {_ENV_SDK_DISABLED} to trace it)", err=True)
     os.environ[ENV_OTEL] = "1"  # before the plugin host loads the plugins: the observer reads it when it loads
 
 

@@ -15,7 +15,7 @@ import click
 from harness_core.cli.exits import EXIT_FAILED, fail
 from harness_core.cli.output import dumps
 from harness_core.spans import Span, run_spans
-from harness_core.store import find_run, log_path, read_events, resolve_runs_dir
+from harness_core.store import find_run, locked, log_path, read_events, resolve_runs_dir
 
 __all__ = ["format_tree", "trace"]
 
@@ -34,7 +34,9 @@ _COMMAND_CHARS = 60
 def trace(*, run_id: str, runs_dir: Path | None, as_json: bool) -> None:
     directory = resolve_runs_dir(runs_dir)
     found = find_run(directory, run_id)
-    root = run_spans(read_events(log_path(directory, found)), end=time.time())
+    path = log_path(directory, found)
+    live = locked(path)  # a writer still holds the log: the run plays now; else it ends at its last event
+    root = run_spans(read_events(path), end=time.time() if live else None, running=live)
     if root is None:
         fail(f"run {found} has no `run_started` in its log: no span to show (`harness show {found}` says what the "
              "log holds)", EXIT_FAILED)

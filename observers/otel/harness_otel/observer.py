@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 from harness_core import AgentRunSpec, HarnessEvent, SessionSpec, hookimpl
-from harness_core.redaction import RunSecrets
 from harness_core.spans import RunSpans, Span, batch_ended, batch_span, session_span
 from opentelemetry import context as otel_context, trace
 from opentelemetry.metrics import MeterProvider
@@ -119,9 +118,10 @@ class OtelObserver:
     # --- hooks ---------------------------------------------------------------------------------------------
 
     @hookimpl
-    def harness_session_opened(self, session_id: str, spec: SessionSpec, provider: str, ts: float) -> None:
+    def harness_session_opened(self, session_id: str, spec: SessionSpec, provider: str, ts: float,
+                               genai_provider: str | None) -> None:
         record = session_span(session_id, provider, {"model": spec.model, "resume_session": spec.resume_session},
-                              ts)
+                              ts, genai_provider=genai_provider)
         span = self._tracer.start_span(record.name, context=self._parent(spec.trace_context),
                                        kind=_KINDS[record.kind], attributes=record.attributes, start_time=_ns(ts))
         with self._lock:
@@ -155,22 +155,18 @@ class OtelObserver:
         span, record = found
         batch_ended(record, status, counts, ts)
         span.set_attributes(record.attributes)
-        if record.status == "error":
+        if record.status == "error":  # success leaves the status unset, as instrumentations should
             span.set_status(Status(StatusCode.ERROR, record.error_type))
-        else:
-            span.set_status(Status(StatusCode.OK))
         span.end(end_time=_ns(record.end if record.end is not None else ts))
 
     @hookimpl
-    def harness_run_starting(self, run_id: str, spec: AgentRunSpec, provider: str, session_id: str | None) -> None:
+    def harness_run_starting(self, run_id: str, spec: AgentRunSpec, provider: str, session_id: str | None,
+                             secrets: tuple[str, ...]) -> None:
         with self._lock:
             session = self._sessions.get(session_id) if session_id is not None else None
         parent = (trace.set_span_in_context(session.span) if session is not None
                   else self._parent(spec.trace_context))
-        secrets = RunSecrets.of_run(spec.env, spec.provider_options, environ=self._environ)
-        secrets = secrets.with_values(value for server in spec.mcp_servers
-                                      for value in (*server.env.values(), *server.headers.values()))
-        run = _Run(RunSpans(content=self._content, secrets=secrets.known), parent, session_id)
+        run = _Run(RunSpans(content=self._content, secrets=secrets), parent, session_id)
         with self._lock:
             self._runs[run_id] = run
 
@@ -216,10 +212,8 @@ class OtelObserver:
         span.set_attributes(record.attributes)
         for event in record.events:
             span.add_event(event.name, event.attributes, timestamp=_ns(event.ts))
-        if record.status == "error":
+        if record.status == "error":  # success leaves the status unset, as instrumentations should
             span.set_status(Status(StatusCode.ERROR, record.error_type))
-        elif record.status == "ok":
-            span.set_status(Status(StatusCode.OK))
         span.end(end_time=_ns(record.end if record.end is not None else record.start))
         with contextlib.suppress(Exception):  # a metric must not cost the trace
             self._instruments.record(record)

@@ -68,7 +68,7 @@ def test_a_batch_is_an_invoke_workflow_span_over_its_cells_runs(tmp_path: Path) 
     spans = telemetry.finished()
     (workflow,) = telemetry.named("invoke_workflow")
     assert workflow.name == "invoke_workflow nightly" and workflow.kind is SpanKind.INTERNAL
-    assert workflow.parent is None and workflow.status.status_code is StatusCode.OK
+    assert workflow.parent is None and workflow.status.status_code is StatusCode.UNSET
     attributes = dict(workflow.attributes or {})
     assert attributes["gen_ai.operation.name"] == "invoke_workflow"
     assert attributes["gen_ai.workflow.name"] == "nightly"

@@ -14,6 +14,8 @@ import pytest
 from harness_core import (
     AgentRunSpec,
     ApprovalDecision,
+    ApprovalRequested,
+    Capability,
     HarnessResult,
     HarnessToolDetails,
     RunStatus,
@@ -91,10 +93,33 @@ class TracedProvider(Provider[NoOptions]):
         return HarnessResult(status=RunStatus.SUCCESS, final_text="ok", usage=Usage(input_tokens=7, output_tokens=3))
 
 
+TOKEN = "hunter2hunter2"
+"""A secret only the run's own set knows (a `spec.env` value: no credential shape for the scrubber to find)."""
+
+
+class TitledProvider(Provider[NoOptions]):
+    """Titles its tool and its approval with the command it runs, a secret in it (as Gemini and an ACP agent's
+    unknown tool do), under a path from a variable it declares public; says its model is OpenAI's."""
+
+    info: ClassVar[ProviderInfo] = ProviderInfo(name="titled", version="1.0", capabilities=frozenset(
+        {Capability.APPROVALS}), description="test provider whose titles carry a secret", genai_provider="openai",
+        public_env=frozenset({"TITLED_HOME"}))
+
+    async def run(self, spec: AgentRunSpec, options: NoOptions, ctx: RunContext) -> HarnessResult:
+        display = HarnessToolDetails(kind=ToolKind.SHELL, title=f"curl -H 'Authorization: Bearer {TOKEN}' x",
+                                     command="curl x", path=f"{spec.env['TITLED_HOME']}/notes.txt")
+        await ctx.emit(ToolUse(tool_id="t1", name="Bash", display=display))
+        await ctx.request_approval(ApprovalRequested(request_id="a1", tool_id="t1", display=display))
+        done = display.model_copy(update={"status": ToolStatus.COMPLETED, "exit_code": 0})
+        await ctx.emit(ToolResult(tool_id="t1", name="Bash", display=done))
+        return HarnessResult(status=RunStatus.SUCCESS, usage=Usage(input_tokens=7, output_tokens=3))
+
+
 class _TracedPlugin:
     @hookimpl
     def harness_register_providers(self, register: Any) -> None:
         register(TracedProvider)
+        register(TitledProvider)
 
 
 @pytest.fixture
@@ -145,13 +170,14 @@ def test_a_run_is_one_invoke_agent_span_with_an_execute_tool_child_per_tool_acti
     assert attributes["gen_ai.usage.input_tokens"] == result.usage.input_tokens == 100
     assert attributes["gen_ai.usage.output_tokens"] == result.usage.output_tokens
     assert attributes["gen_ai.usage.cache_read.input_tokens"] == result.usage.cached_input_tokens
-    assert agent.status.status_code is StatusCode.OK
+    assert agent.status.status_code is StatusCode.UNSET  # success leaves it unset: only ERROR is set
     tools = _children(spans, agent)
     assert [s.name for s in tools] == ["execute_tool shell", "execute_tool read", "execute_tool edit",
                                        "execute_tool write"]
     assert len(spans) == 5
     for tool in tools:
         assert tool.kind is SpanKind.INTERNAL
+        assert tool.status.status_code is StatusCode.UNSET
         tool_attributes = dict(tool.attributes or {})
         assert tool_attributes["gen_ai.operation.name"] == "execute_tool"
         assert tool_attributes["gen_ai.tool.name"] == tool.name.split(" ", 1)[1]
@@ -280,6 +306,8 @@ def test_a_sessions_turns_are_children_of_one_session_span(telemetry: Telemetry,
     conversation = {dict(s.attributes or {})["gen_ai.conversation.id"] for s in spans}
     assert conversation == {results[0].session_id}
     assert dict(session.attributes or {})["harness.session.closed"] == "closed by its owner"
+    assert dict(session.attributes or {})["gen_ai.provider.name"] == "scripted"  # it declares none: its own name
+    assert session.status.status_code is StatusCode.UNSET
 
 
 def test_content_is_captured_only_when_asked_and_scrubbed(tmp_path: Path) -> None:
@@ -297,11 +325,39 @@ def test_content_is_captured_only_when_asked_and_scrubbed(tmp_path: Path) -> Non
 
 
 def test_no_secret_in_any_span_without_content(telemetry: Telemetry, tmp_path: Path) -> None:
+    """Nor in a tool's or an approval's title (`titled` puts a `spec.env` secret there, as Gemini titles a command
+    with its text): `***` on both spans, scrubbed with the run's own set (`harness_run_starting`'s `secrets`),
+    which keeps the provider's public `TITLED_HOME` readable."""
     _run(AgentRunSpec(prompt=f"use {SECRET}", cwd=tmp_path), "traced", _host(telemetry), tmp_path / "runs")
     (tool,) = telemetry.named("execute_tool")
     assert SECRET not in str(dict(tool.attributes or {})["harness.tool.command"])
+    telemetry.spans.clear()
+    home = str(tmp_path / "titled-home")
+    _run(AgentRunSpec(prompt=f"use {SECRET}", cwd=tmp_path, approval="on-request",
+                      env={"MY_TOKEN": TOKEN, "TITLED_HOME": home}),
+         "titled", _host(telemetry), tmp_path / "runs", approver=lambda request: ApprovalDecision.APPROVE)
+    (tool,) = telemetry.named("execute_tool")
+    (approval,) = telemetry.named("harness.approval")
+    for span in (tool, approval):
+        attributes = dict(span.attributes or {})
+        assert attributes["harness.tool.title"] == "curl -H 'Authorization: Bearer ***' x", span.name
+        assert attributes["harness.tool.path"] == f"{home}/notes.txt", span.name
     for span in telemetry.finished():
-        assert SECRET not in json.dumps({k: str(v) for k, v in (span.attributes or {}).items()})
+        text = json.dumps({k: str(v) for k, v in (span.attributes or {}).items()})
+        assert SECRET not in text and TOKEN not in text, span.name
+
+
+def test_gen_ai_provider_name_is_the_value_the_provider_declares(telemetry: Telemetry, tmp_path: Path) -> None:
+    _run(AgentRunSpec(prompt="x", cwd=tmp_path, approval="on-request",
+                      env={"MY_TOKEN": TOKEN, "TITLED_HOME": str(tmp_path)}),
+         "titled", _host(telemetry), tmp_path / "runs", approver=lambda request: ApprovalDecision.APPROVE)
+    (agent,) = telemetry.named("invoke_agent")
+    attributes = dict(agent.attributes or {})
+    assert attributes["gen_ai.provider.name"] == "openai"  # the conventions' well-known value, ProviderInfo's
+    assert attributes["gen_ai.agent.name"] == attributes["harness.provider"] == "titled"  # Harness's own name
+    points = telemetry.metric_points()
+    assert {p.attributes["gen_ai.provider.name"] for p in points["gen_ai.client.token.usage"]} == {"openai"}
+    assert {p.attributes["harness.provider"] for p in points["harness.runs"]} == {"titled"}
 
 
 def test_the_observer_uses_the_applications_tracer_provider(monkeypatch: pytest.MonkeyPatch) -> None:

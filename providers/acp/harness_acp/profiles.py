@@ -52,6 +52,8 @@ class AgentProfile:
     min_version: str
     capabilities: frozenset[Capability]
     description: str
+    genai_provider: str | None = None
+    """`gen_ai.provider.name` of the model behind it (`ProviderInfo.genai_provider`): `anthropic`, `openai`, ..."""
     offline: str | None = None
     """`module:function` of its `offline_setup(scenario, workspace, state_dir)`, imported only when used."""
     modes: Mapping[ModeKey, str] = field(default_factory=dict)
@@ -228,6 +230,7 @@ PROFILES: dict[str, AgentProfile] = {
     for p in (
         AgentProfile(
             name="codex-acp",
+            genai_provider="openai",
             title="Codex (ACP adapter)",
             cli="codex-acp",
             args=(),
@@ -255,6 +258,7 @@ PROFILES: dict[str, AgentProfile] = {
         ),
         AgentProfile(
             name="gemini",
+            genai_provider="gcp.gemini",
             title="Gemini CLI",
             cli="gemini",
             args=("--acp",),
@@ -284,6 +288,7 @@ PROFILES: dict[str, AgentProfile] = {
         ),
         AgentProfile(
             name="claude-acp",
+            genai_provider="anthropic",
             title="Claude Code (ACP adapter)",
             cli="claude-agent-acp",
             args=(),

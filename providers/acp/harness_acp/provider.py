@@ -287,6 +287,7 @@ def named_provider(profile: AgentProfile) -> type[AcpProvider]:
         version=__version__,
         capabilities=profile.capabilities,
         description=profile.description,
+        genai_provider=profile.genai_provider,
         cli_name=profile.cli,
         min_cli_version=profile.min_version,
         tested_cli_version=profile.tested_version,

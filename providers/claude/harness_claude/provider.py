@@ -53,6 +53,7 @@ NATIVE_GLOBS = ("@anthropic-ai/claude-code/bin/claude.exe",)
 class ClaudeProvider(Provider[ClaudeOptions]):
     info = ProviderInfo(
         name="claude",
+        genai_provider="anthropic",
         version="0.1.0",
         capabilities=frozenset(
             {

@@ -55,6 +55,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
 
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="codex-appserver",
+        genai_provider="openai",
         aliases=frozenset({"codex"}),
         version=__version__,
         capabilities=frozenset(

@@ -65,6 +65,7 @@ class CodexExecProvider(Provider[CodexExecOptions]):
 
     info: ClassVar[ProviderInfo] = ProviderInfo(
         name="codex-exec",
+        genai_provider="openai",
         version=__version__,
         capabilities=frozenset({Capability.SESSION, Capability.STRUCTURED_OUTPUT, Capability.MCP_STDIO,
                                 Capability.MCP_HTTP, Capability.IMAGE_INPUT}),
