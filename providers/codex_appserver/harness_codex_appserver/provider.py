@@ -23,6 +23,7 @@ from harness_codex_common import (
     prompt_too_long,
 )
 from harness_codex_common.auth import check_codex_auth
+from harness_codex_common.tmpdir import spawn_with_private_tmpdir
 from harness_core import AgentRunSpec, HarnessResult, SessionSpec, SessionStarted
 from harness_core.provider import (
     API_IMAGE_TYPES,
@@ -104,7 +105,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
             raise too_long
         argv = self._argv(spec.env, options, ctx.cli, ctx.log)
         env = traced_env(build_env(spec.env, options), ctx.trace_context())
-        async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
+        async with spawn_with_private_tmpdir(ctx, argv, env=env, spec_env=spec.env, cwd=spec.cwd) as child:
             thread = AppThread(options, child, ctx.log)
 
             async def start() -> None:  # inside the turn's interruptible start-up
@@ -132,7 +133,7 @@ class CodexAppServerProvider(Provider[CodexAppServerOptions]):
         argv = self._argv(spec.env, options, ctx.cli, ctx.log)
         # the session's trace context for the process and its thread; each turn/start carries its turn's
         env = traced_env(build_env(spec.env, options), ctx.trace_context())
-        async with ctx.spawn(argv, env=env, cwd=spec.cwd) as child:
+        async with spawn_with_private_tmpdir(ctx, argv, env=env, spec_env=spec.env, cwd=spec.cwd) as child:
             thread = AppThread(options, child, ctx.log)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(thread.read)  # for the whole session: it notices the process dying between turns

@@ -29,6 +29,7 @@ from harness_codex_common import (
     session_not_found,
 )
 from harness_codex_common.auth import check_codex_auth
+from harness_codex_common.tmpdir import spawn_with_private_tmpdir
 
 from harness_codex_exec._version import __version__
 from harness_codex_exec.argv import build_argv, build_env, redacted_argv
@@ -123,7 +124,8 @@ class CodexExecProvider(Provider[CodexExecOptions]):
         interrupted = False
         # codex exec continues the trace in TRACEPARENT/TRACESTATE (its root span's parent): the run's, asked now
         env = traced_env(build_env(spec, options), ctx.trace_context())
-        async with ctx.spawn(argv, env=env, cwd=spec.cwd, stdin_close_timeout=0.1) as child:
+        async with spawn_with_private_tmpdir(ctx, argv, env=env, spec_env=spec.env, cwd=spec.cwd,
+                                             stdin_close_timeout=0.1) as child:
             await _give_prompt(child, spec.prompt)
             with anyio.CancelScope() as reading:
                 async with anyio.create_task_group() as tg:
