@@ -63,7 +63,7 @@ PACKAGE_FLOORS: dict[str, Floors] = {
     "harness_codex_common": (
         ("__init__",),
         ("offline", "retries"),
-        ("cli", "dialect", "errors", "argv", "auth", "rollout", "toolconfig"),
+        ("cli", "dialect", "errors", "argv", "auth", "rollout", "toolconfig", "tmpdir"),
     ),
     "harness_codex_exec": (
         ("testing",),

@@ -1,8 +1,6 @@
-"""The codex CLI's own temporary directory: a private 0700 scratch directory named by `TMPDIR`, made before the CLI
-starts and removed after it. With bubblewrap on the host, codex's Linux sandbox mounts a fresh directory over its
-`TMPDIR`, so a workspace under the `TMPDIR` Harness inherited (a batch's or an offline run's) would vanish from
-under it and its edits fail. A `TMPDIR` the spec gives wins.
-
+"""The codex CLI's own temporary directory: a private 0700 scratch directory named by `TMPDIR` for the CLI's life.
+With bubblewrap on the host, codex's sandbox mounts a fresh directory over its `TMPDIR`, hiding a workspace made
+under the inherited one (its edits failed). A `TMPDIR` the spec gives wins.
 Layer: provider support. Knows the façade's `Scratch` and `RunContext.spawn`; knows nothing of either protocol.
 """
 
