@@ -513,15 +513,21 @@ class Batch:
             timed_out = not self._interrupted.is_set()
             stop.set()
 
-        try:
-            async with anyio.create_task_group() as tg:
-                if limit is not None:
-                    tg.start_soon(watch)
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tg:  # what play raises is caught inside: the group would wrap it
+            if limit is not None:
+                tg.start_soon(watch)
+            try:
                 outcome = await self.executor.play(attempt, stop)
+            except Exception as exc:  # noqa: BLE001 - raised again below, as it came
+                failure = exc
+            finally:
                 tg.cancel_scope.cancel()
-        except WorkerLostError as exc:
+        if isinstance(failure, WorkerLostError):
             return HarnessResult(status=RunStatus.FAILED, run_id=attempt.run_id, provider=attempt.provider or "",
-                                 error=exc.to_info())
+                                 error=failure.to_info())
+        if failure is not None:
+            raise failure
         if timed_out and outcome.status is not RunStatus.SUCCESS:
             message = (f"the agent did not finish within the task's agent timeout ({limit:g} s) and was "
                        "interrupted; raise the timeout (task.toml's [agent] timeout_sec) or make the task smaller")

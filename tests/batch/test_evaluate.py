@@ -22,6 +22,7 @@ from harness_core.batch import Batch, BatchTask, BatchUpdate, TaskFileError, Tas
 from harness_core.batch.results import Verification
 from harness_core.batch.verifier import Verdict, run_verifier
 from harness_core.capabilities import Capability, ProviderInfo
+from harness_core.executor import Executor, TaskAttempt, WorkerLostError
 from harness_core.plugins import PluginHost, reset_host
 from harness_core.provider import hookimpl
 from harness_core.redaction import RunSecrets
@@ -424,3 +425,35 @@ def test_a_verifier_that_must_write_a_reward_and_writes_none_gives_no_verdict(tm
     assert (written.reward, written.verified, written.verification.verdict) == (1.0, True, True)
     plain = judge("exit 0")
     assert (plain.reward, plain.verified, plain.verification.verdict) == (1.0, True, True)
+
+
+class _LosesItsFirstWorker(Executor):
+    """Plays here, but its first play ends as a lost worker (a killed Ray worker, say)."""
+
+    name: ClassVar[str] = "loses-first"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.plays = 0
+
+    def bind(self, play_here: Any) -> None:
+        self.play_here = play_here
+
+    async def play(self, attempt: TaskAttempt, interrupted: anyio.Event) -> Any:
+        self.plays += 1
+        if self.plays == 1:
+            raise WorkerLostError("the worker went away")
+        return await self.play_here(attempt, interrupted)
+
+
+@pytest.mark.parametrize("agent_timeout", [None, 60.0])
+def test_a_lost_worker_is_retried_with_or_without_an_agent_timeout(host: PluginHost,
+                                                                   agent_timeout: float | None) -> None:
+    """An executor's WorkerLostError is a retryable failed try, whether the try ran under a task's agent timeout
+    (its own task group) or not: the retry plays the cell to its end."""
+    (task,) = tasks_of([{"id": "lost", "scenario": RIGHT}])
+    executor = _LosesItsFirstWorker()
+    batch = Batch([dataclasses.replace(task, agent_timeout=agent_timeout)], offline=True, executor=executor,
+                  retry=1, retry_backoff=0.01, host=host)
+    (result,) = play(batch)
+    assert (result.status, result.attempts, executor.plays) == ("success", 2, 2), result

@@ -310,7 +310,7 @@ def test_the_runs_list_shows_a_change_said_while_it_was_fetching(tab: Tab, viewe
     corpus.run("cancel", run_id)
     assert corpus.wait_status(run_id, "interrupted") == "interrupted"
     ended = (corpus.runs_dir / f"{run_id}.jsonl").stat().st_mtime * 1000
-    page.wait_for_function(f"window.__runsAt.some(t => t > {ended})")  # told of the end, the old answer not back
+    page.wait_for_function(f"() => window.__runsAt.some(t => t > {ended})")  # told of the end, the old answer not back
     holding[0] = False
     for route, answer in held:
         route.fulfill(response=answer)
@@ -324,12 +324,13 @@ def test_the_runs_list_catches_up_when_its_stream_comes_back(tab: Tab, viewer: V
     page = tab.page
     page.add_init_script(_COUNT_RUNS_EVENTS)
     open_page(tab, viewer, "/")
-    page.wait_for_function("window.__sources.length === 1 && window.__sources[0].readyState === 1")
+    page.wait_for_function("() => window.__sources.length === 1 && window.__sources[0].readyState === 1")
+    # (a function, not an expression: Playwright evaluates an expression with eval, which the page's CSP forbids)
     page.evaluate("window.__deaf = true")
     run_id = corpus.background("-p", "claude", "--scenario", "say", "come and go unseen")
     assert corpus.wait_status(run_id, "success") == "success"
     ended = (corpus.runs_dir / f"{run_id}.jsonl").stat().st_mtime * 1000
-    page.wait_for_function(f"window.__runsAt.some(t => t > {ended})")  # the stream said it; the page missed it
+    page.wait_for_function(f"() => window.__runsAt.some(t => t > {ended})")  # the stream said it; the page missed it
     assert page.locator(f"tr.run[data-run='{run_id}']").count() == 0
     page.evaluate("window.__deaf = false; window.__sources[0].dispatchEvent(new Event('open'))")  # it came back
     expect(page.locator(f"tr.run[data-run='{run_id}']")).to_have_attribute("data-status", "success")
