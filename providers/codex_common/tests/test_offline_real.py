@@ -108,7 +108,12 @@ def codex_exec(backend: ResponsesBackend, ws: Path) -> list[str]:
 
 
 def codex_env(home: Path) -> dict[str, str]:
-    return {"CODEX_HOME": str(home), **offline_env()}
+    """codex's environment, with a TMPDIR of its own beside the workspace, as the providers give it (with
+    bubblewrap on the host codex's sandbox mounts a fresh directory over its TMPDIR: tox's, which holds the test's
+    workspace, would hide it)."""
+    tmp = home.parent / "codex-tmp"
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    return {"CODEX_HOME": str(home), "TMPDIR": str(tmp), **offline_env()}
 
 
 def completed(lines: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
