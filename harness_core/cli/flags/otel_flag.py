@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from importlib import metadata
-from typing import Any
 
 import click
 
@@ -66,7 +65,7 @@ def _turn_on(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     os.environ[ENV_OTEL] = "1"  # before the plugin host loads the plugins: the observer reads it when it loads
 
 
-OTEL_OPTION: Any = click.option(
+OTEL_OPTION = click.option(
     "--otel", is_flag=True, expose_value=False, is_eager=True, callback=_turn_on,
     help="Export the run as OpenTelemetry GenAI spans and metrics over OTLP (needs harness-otel; configured by the "
          "OTEL_* variables, e.g. OTEL_EXPORTER_OTLP_ENDPOINT). Same as HARNESS_OTEL=1 or config `otel = true`. "
