@@ -3,8 +3,8 @@ env), started here on 127.0.0.1 with its own working directory, taking OTLP/HTTP
 --offline --otel`, a two-turn `harness chat --offline --otel` and an offline `harness batch --otel` export to it from
 a subprocess, as a user's would; the trace is then queried back over Phoenix's REST API (`/v1/projects/P/spans`)
 and checked against the run's own result. With the real Claude Code installed (`.tools`, scripts/install-clis.sh),
-the issue's acceptance too: `harness run --offline --otel -p claude` gives one `invoke_agent` span with four
-`execute_tool` children and 600 input tokens.
+the issue's acceptance too: `harness run --offline --otel -p claude` (and `-p codex-appserver`, `-p gemini`) gives
+one `invoke_agent` span with four `execute_tool` children and 600 input tokens.
 
 Without Phoenix installed these tests skip, unless HARNESS_REQUIRE_OTLP_RECEIVER=1 (the `otel` tox env) makes that
 a failure.
@@ -141,7 +141,7 @@ def _usage_matches(span: dict[str, Any], result: dict[str, Any]) -> None:
     assert attributes["gen_ai.usage.cache_read.input_tokens"] == usage["cached_input_tokens"]
 
 
-_GENAI_PROVIDER = {"claude": "anthropic"}
+_GENAI_PROVIDER = {"claude": "anthropic", "codex-appserver": "openai", "gemini": "gcp.gemini"}
 """`gen_ai.provider.name` of the providers these tests run, where it is not the provider's own name."""
 
 
@@ -220,22 +220,30 @@ def test_an_offline_batch_arrives_as_one_invoke_workflow_span_over_its_runs(phoe
     assert all(len(_children(spans, run)) == 4 for run in runs)
 
 
-def test_acceptance_real_claude_code_offline(phoenix: str, tmp_path: Path) -> None:
-    """The issue's acceptance: the real Claude Code on the scripted Messages backend (`--offline -p claude`)."""
-    try:
-        import harness_claude  # noqa: F401
-    except ImportError:
-        _require("harness-claude is not installed")
+_REAL = {"claude": ("harness_claude", "claude"), "codex-appserver": ("harness_codex_appserver", "codex"),
+         "gemini": ("harness_acp", "gemini")}
+"""The acceptance's agents: (provider package, CLI in .tools/bin)."""
+
+
+@pytest.mark.parametrize("provider", list(_REAL))
+def test_acceptance_real_agents_offline(provider: str, phoenix: str, tmp_path: Path) -> None:
+    """The issue's acceptance: the real Claude Code, codex app-server and Gemini CLI on their scripted model backends
+    (`harness run --offline --otel -p PROVIDER`): one `invoke_agent` span, four `execute_tool` children, 600 input
+    tokens."""
+    package, cli = _REAL[provider]
+    if importlib.util.find_spec(package) is None:
+        _require(f"{package} is not installed")
     tools = Path(os.environ.get("HARNESS_TOOLS_DIR") or _REPO / ".tools")
-    if not (tools / "bin" / "claude").exists():
+    if not (tools / "bin" / cli).exists():
         if os.environ.get("HARNESS_REQUIRE_REAL_CLIS") == "1":
-            pytest.fail(f"the real claude is not in {tools}/bin: run scripts/install-clis.sh")
-        pytest.skip(f"the real claude is not in {tools}/bin (scripts/install-clis.sh)")
-    lines = _harness(phoenix, "claude", tmp_path, "run", "--offline", "--otel", "-p", "claude",
+            pytest.fail(f"the real {cli} is not in {tools}/bin: run scripts/install-clis.sh")
+        pytest.skip(f"the real {cli} is not in {tools}/bin (scripts/install-clis.sh)")
+    project = f"real-{provider}"
+    lines = _harness(phoenix, project, tmp_path, "run", "--offline", "--otel", "-p", provider,
                      "--runs-dir", str(tmp_path / "runs"),
                      env={"HARNESS_TOOLS_DIR": str(tools), "PATH": f"{tools / 'bin'}{os.pathsep}{os.environ['PATH']}"})
     (result,) = _results(lines)
-    spans = _spans(phoenix, "claude", 5)
-    agent = _one_run(spans, result, "claude", 4)
+    spans = _spans(phoenix, project, 5)
+    agent = _one_run(spans, result, provider, 4)
     assert agent["attributes"]["gen_ai.usage.input_tokens"] == 600
     assert agent["attributes"]["harness.cli.version"]
