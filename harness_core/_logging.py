@@ -3,11 +3,6 @@
 Layer: core utility. Knows nothing of runs or providers. As a library, Harness never configures logging (a
 `NullHandler` on `harness`); only the `harness` CLI does. Usage and why: docs/process-ownership.md
 (logging).
-
-structlog is imported on the first record that passes its logger's level, not before: importing it costs ~200 ms of
-CPU (its `__init__` loads `structlog.dev`, which loads rich and pygments when they are installed), paid by every
-`harness` process that otherwise logs nothing (measured, py3.11). The level check is structlog's own
-`filter_by_level`, made first, so what a record passes or drops is unchanged.
 """
 
 from __future__ import annotations
@@ -71,6 +66,10 @@ _NAMED_LEVELS = frozenset({logging.DEBUG, logging.INFO, logging.WARNING, logging
 """The levels structlog's `log(level, ...)` knows by name."""
 
 
+# structlog is imported by the first record that passes its logger's level, not before: importing it costs ~200 ms of
+# CPU (its `__init__` loads `structlog.dev`, which loads rich and pygments when installed), paid by every `harness`
+# process that otherwise logs nothing (measured, py3.11). The level test is structlog's own `filter_by_level`, made
+# first, so what a record passes or drops is unchanged.
 def _structlog() -> Any:
     """structlog's stdlib `BoundLogger` class, imported now (the first record that passes a level)."""
     global _structlog_class, _structlog_dir
