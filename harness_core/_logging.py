@@ -14,9 +14,6 @@ from collections.abc import Mapping, MutableMapping
 from types import FrameType
 from typing import Any
 
-import structlog
-from structlog.stdlib import BoundLogger
-
 __all__ = ["ROOT_LOGGER", "BoundLogger", "fields_of", "get_logger", "logger_name"]
 
 ROOT_LOGGER = "harness"
@@ -40,16 +37,17 @@ def _to_record(_logger: Any, _method: str, event_dict: MutableMapping[str, Any])
     return (message,), kwargs
 
 
-_STRUCTLOG_DIR = os.path.dirname(structlog.__file__)
 _OLD_STACKLEVEL = sys.version_info < (3, 11)  # before 3.11, logging's own frames count towards stacklevel
 
 
 def _stacklevel(method: str) -> int:
     """The `stacklevel` that makes the record name the code that called `log.warning(...)` (its pathname,
-    line and function), not structlog's internals. Only paid for records that pass the level filter."""
+    line and function), not structlog's internals nor `BoundLogger` here. Only paid for records that pass the level
+    filter."""
     frame: FrameType | None = sys._getframe(2)  # the structlog frame that called this processor
     level = 1  # counts frames from the one that calls the `logging` method
-    while frame is not None and frame.f_code.co_filename.startswith(_STRUCTLOG_DIR):
+    while frame is not None and (frame.f_code.co_filename.startswith(_structlog_dir)
+                                 or frame.f_code.co_filename == __file__):
         frame = frame.f_back
         level += 1
     return level - 1 + (1 if _OLD_STACKLEVEL and method == "exception" else 0)
@@ -61,7 +59,108 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-_PROCESSORS: list[Any] = [structlog.stdlib.filter_by_level, _to_record]
+_structlog_dir = "\0"  # no file's name starts with it; structlog's directory once it is imported
+_structlog_class: Any = None  # `structlog.stdlib.BoundLogger`, once a record passes
+_PROCESSORS: list[Any] = []  # structlog's `filter_by_level`, then `_to_record`, once a record passes
+_NAMED_LEVELS = frozenset({logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL})
+"""The levels structlog's `log(level, ...)` knows by name."""
+
+
+# structlog is imported by the first record that passes its logger's level, not before: importing it costs ~200 ms of
+# CPU (its `__init__` loads `structlog.dev`, which loads rich and pygments when installed), paid by every `harness`
+# process that otherwise logs nothing (measured, py3.11). The level test is structlog's own `filter_by_level`, made
+# first, so what a record passes or drops is unchanged.
+def _structlog() -> Any:
+    """structlog's stdlib `BoundLogger` class, imported now (the first record that passes a level)."""
+    global _structlog_class, _structlog_dir
+    if _structlog_class is None:
+        import structlog
+        from structlog.stdlib import BoundLogger as StructlogBoundLogger, filter_by_level
+
+        _PROCESSORS[:] = [filter_by_level, _to_record]
+        _structlog_dir = os.path.dirname(structlog.__file__)
+        _structlog_class = StructlogBoundLogger
+    return _structlog_class
+
+
+class BoundLogger:
+    """A structlog stdlib `BoundLogger` over `logging.getLogger(name)`, with its context, built on the first record
+    that passes the logger's level (structlog's `filter_by_level` test, made here first): a record below the level
+    returns None, as structlog's dropped records do, without importing structlog. Everything else is structlog's."""
+
+    __slots__ = ("_context", "_logger", "_structlog_logger")
+
+    def __init__(self, logger: logging.Logger, context: dict[str, Any]) -> None:
+        self._logger = logger
+        self._context = context
+        self._structlog_logger: Any = None
+
+    def _passes(self, level: int) -> bool:
+        logger = self._logger
+        return not logger.disabled and level >= logger.getEffectiveLevel()
+
+    def _built(self) -> Any:
+        if self._structlog_logger is None:
+            self._structlog_logger = _structlog()(self._logger, _PROCESSORS, self._context)
+        return self._structlog_logger
+
+    def bind(self, **new_values: Any) -> BoundLogger:
+        """A new logger with `new_values` added to this one's context."""
+        return BoundLogger(self._logger, {**self._context, **new_values})
+
+    def unbind(self, *keys: str) -> BoundLogger:
+        """A new logger without `keys` in its context (KeyError: one is not there)."""
+        bound = self.bind()
+        for key in keys:
+            del bound._context[key]
+        return bound
+
+    def try_unbind(self, *keys: str) -> BoundLogger:
+        """Like `unbind`, missing keys ignored."""
+        bound = self.bind()
+        for key in keys:
+            bound._context.pop(key, None)
+        return bound
+
+    def new(self, **new_values: Any) -> BoundLogger:
+        """This logger's context cleared (as structlog does, in place), then `new_values` bound."""
+        self._context.clear()
+        return self.bind(**new_values)
+
+    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._built().debug(event, *args, **kw) if self._passes(logging.DEBUG) else None
+
+    def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._built().info(event, *args, **kw) if self._passes(logging.INFO) else None
+
+    def warning(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._built().warning(event, *args, **kw) if self._passes(logging.WARNING) else None
+
+    warn = warning
+
+    def error(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._built().error(event, *args, **kw) if self._passes(logging.ERROR) else None
+
+    def critical(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._built().critical(event, *args, **kw) if self._passes(logging.CRITICAL) else None
+
+    def fatal(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._built().fatal(event, *args, **kw) if self._passes(logging.CRITICAL) else None
+
+    def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._built().exception(event, *args, **kw) if self._passes(logging.ERROR) else None
+
+    def log(self, level: int, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        """`level` as a number; one structlog does not name raises its KeyError."""
+        if level in _NAMED_LEVELS and not self._passes(level):
+            return None
+        return self._built().log(level, event, *args, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        """The rest of structlog's stdlib `BoundLogger` (`name`, `isEnabledFor`, `setLevel`, ...)."""
+        if name.startswith("__") or name in BoundLogger.__slots__:
+            raise AttributeError(name)
+        return getattr(self._built(), name)
 
 
 def logger_name(module: str) -> str:
@@ -80,11 +179,7 @@ def logger_name(module: str) -> str:
 def get_logger(name: str, **initial: Any) -> BoundLogger:
     """A structlog logger writing to the standard-library logger `logger_name(name)`; silent unless the
     application configures `logging` (a `harness` logger or the root logger with a handler and a level)."""
-    logger: BoundLogger = structlog.wrap_logger(
-        logging.getLogger(logger_name(name)), processors=_PROCESSORS, wrapper_class=BoundLogger,
-        context_class=dict, cache_logger_on_first_use=True,
-    )
-    return logger.bind(**initial) if initial else logger
+    return BoundLogger(logging.getLogger(logger_name(name)), dict(initial))
 
 
 def fields_of(record: logging.LogRecord) -> Mapping[str, Any]:

@@ -7,7 +7,6 @@ Layer: façade support (imported by `harness_core/__init__.py`); knows only modu
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -34,17 +33,22 @@ MOVED: dict[str, str] = {
     "harness_core.toolbridge": "harness_core.tools.bridge",  # also `python -m` (an MCP config written before)
 }
 """Old module (or package: its submodules move with it) → new module."""
+_OLD = tuple(MOVED)  # every import asks `new_name` first: one C call turns the others away
 
 
 def new_name(old: str) -> str | None:
     """Where module `old` lives now (None: it did not move)."""
+    if not old.startswith(_OLD):
+        return None
     for before, after in MOVED.items():
         if old == before or old.startswith(before + "."):
             return after + old[len(before):]
     return None
 
 
-class _Alias(importlib.abc.Loader):
+# The loader and the finder are the protocols the import system calls, not subclasses of `importlib.abc`'s: that
+# module loads importlib.resources and tempfile (~10-20 ms of CPU) in every process that imports harness_core.
+class _Alias:
     def __init__(self, new: str) -> None:
         self.new = new
         self.spec: importlib.machinery.ModuleSpec | None = None
@@ -68,13 +72,13 @@ class _Alias(importlib.abc.Loader):
                        f"runpy.run_module({self.new!r}, run_name='__main__', alter_sys=True)\n", fullname, "exec")
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
+class _MovedFinder:
     def find_spec(self, fullname: str, path: object = None,
                   target: object = None) -> importlib.machinery.ModuleSpec | None:
         new = new_name(fullname)
         if new is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Alias(new))
+        return importlib.machinery.ModuleSpec(fullname, _Alias(new))  # type: ignore[arg-type]  # a Loader by protocol
 
 
 def install() -> None:

@@ -48,7 +48,9 @@ __all__ = [
     "parse_event",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+# defer_build: each model's validator and serializer are built when it is first used, not at import: a run uses a
+# handful of the event types (and no EVENT_ADAPTER unless it reads a log back), every process imports them all.
 
 
 class ToolKind(str, enum.Enum):
@@ -409,7 +411,7 @@ HarnessEvent = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent)
+EVENT_ADAPTER: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent, config=ConfigDict(defer_build=True))
 
 
 def parse_event(line: str | bytes) -> HarnessEvent:

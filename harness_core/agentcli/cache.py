@@ -1,8 +1,8 @@
 """The versions `probe_cli` has read, kept per binary: in this process, and (for the `harness` CLI) on disk.
 
 Layer: core support (a helper of `agentcli.version`). Knows file paths, stat keys and a small JSON file; nothing of
-providers or runs. Imports nothing heavy (the CLI turns the disk cache on before any command runs). What the
-file holds and why a bad one is harmless: docs/providers.md (finding the agent's CLI).
+providers or runs. The CLI turns the disk cache on before any command runs (`cache_switch`, which this module
+reads). What the file holds and why a bad one is harmless: docs/providers.md (finding the agent's CLI).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness_core._logging import get_logger
+from harness_core.agentcli.cache_switch import disk_cache_on, use_disk_cache
 from harness_core.files.private import make_private_dirs
 
 __all__ = ["cached_probe", "clear_probe_cache", "remember_probe", "use_disk_cache"]
@@ -25,17 +27,6 @@ _probe_data: dict[str, dict[str, Any]] = {}
 _CACHE_FILE = "cli-versions.json"
 _CACHE_ENTRIES = 32  # the newest kept: a handful of CLIs, a few upgrades each
 _CACHE_MAX_BYTES = 64 * 1024
-
-
-_disk_cache = [False]
-"""Whether `probe_cli` keeps versions on disk too: the `harness` CLI turns it on (`use_disk_cache`), a library
-caller's process keeps them in memory only (a library writes nothing under the user's home by itself)."""
-
-
-def use_disk_cache(enabled: bool = True) -> None:
-    """Keep the versions `probe_cli` reads in `$XDG_CACHE_HOME/harness/cli-versions.json` too, for the next
-    processes (the `harness` CLI does; each of its commands is a short-lived process)."""
-    _disk_cache[0] = enabled
 
 
 def clear_probe_cache() -> None:
@@ -52,7 +43,7 @@ def clear_probe_cache() -> None:
 def _cache_path() -> Path | None:
     """`$XDG_CACHE_HOME/harness/cli-versions.json` (default `~/.cache/harness/`); None when the disk cache is
     off or there is no home to put it in."""
-    if not _disk_cache[0]:
+    if not disk_cache_on():
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
     try:
@@ -159,8 +150,6 @@ def _write_entry(key: str, entry: dict[str, Any]) -> None:
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:  # a read-only home, a full disk: the next process probes again
-        from harness_core._logging import get_logger  # only now: this module stays light for the CLI's start
-
         get_logger(__name__).debug("cli_version_cache_unwritable", path=str(target), error=str(exc))
     finally:
         if tmp is not None:

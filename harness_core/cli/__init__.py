@@ -26,7 +26,7 @@ import signal
 import click
 
 from harness_core import __version__
-from harness_core.agentcli.cache import use_disk_cache
+from harness_core.agentcli.cache_switch import use_disk_cache
 from harness_core.cli.batch import commands as batch_commands
 from harness_core.cli.chat import commands as chat_commands
 from harness_core.cli.complete import completion

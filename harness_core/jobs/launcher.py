@@ -34,10 +34,11 @@ _READY_DEADLINE = 120.0
 """How long the starter waits for the worker to open its run (a slow CLI probe, a cold disk)."""
 
 
+# These models are built when a background run is launched or served (defer_build), not by every foreground run.
 class OfflinePlan(BaseModel):
     """`harness run --offline` settings for the worker (see `harness run --help`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     scenario: str
     explicit_cwd: bool = False
@@ -47,7 +48,7 @@ class OfflinePlan(BaseModel):
 class JobPlan(BaseModel):
     """Everything a worker needs to play one run. Sent over a pipe, never written to a file."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     spec: AgentRunSpec
     run_id: str
@@ -62,7 +63,7 @@ class JobPlan(BaseModel):
 class Launched(BaseModel):
     """A background run that has started: its id, its log, and (offline, temporary) its workspace."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     run_id: str
     log: Path

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 import harness_core.agentcli.cache as probe_cache
+import harness_core.agentcli.cache_switch as cache_switch
 import harness_core.agentcli.version as clis
 from harness_core.errors import CliVersionUnsupportedError
 
@@ -23,7 +24,7 @@ KW = {"install_hint": "npm i -g fake", "option_name": "fake_bin", "minimum": "1.
 def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    monkeypatch.setattr(probe_cache, "_disk_cache", [True])  # what `harness` (cli.main) turns on
+    monkeypatch.setattr(cache_switch, "_disk_cache", [True])  # what `harness` (cli.main) turns on
     probe_cache._version_cache.clear()
     return home
 
@@ -174,7 +175,7 @@ async def test_a_library_caller_writes_no_cache_file(tmp_path: Path, cache_home:
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the `harness` CLI keeps versions on disk; a program using the Python API writes nothing under the
     user's home by itself (it keeps them in memory)."""
-    monkeypatch.setattr(probe_cache, "_disk_cache", [False])
+    monkeypatch.setattr(cache_switch, "_disk_cache", [False])
     counter = tmp_path / "count"
     exe = _fake(tmp_path / "fake", counter)
     assert await _probe(exe) == "1.2.3" and await _probe(exe) == "1.2.3"

@@ -53,7 +53,7 @@ def test_the_cli_check_fails_on_another_private_module(tmp_path: Path, where: st
 
 
 CLI = CORE / "cli"
-_LIGHT_TOP = {"__future__", "click", "harness_core.__version__", "harness_core.agentcli.cache"}
+_LIGHT_TOP = {"__future__", "click", "harness_core.__version__", "harness_core.agentcli.cache_switch"}
 """What a start-up module of the CLI (loaded by `harness --help`) imports at its top besides the standard library
 and the CLI's other start-up modules."""
 

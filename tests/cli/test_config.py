@@ -563,7 +563,7 @@ class _EntryPoint:
 def otel_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     """harness-otel as if installed (its entry point listed; the host here loads no entry point), `HARNESS_OTEL`
     unset (restored after the test, which a run may set)."""
-    monkeypatch.setattr("harness_core.cli.flags.otel_flag.metadata.entry_points", lambda group: [_EntryPoint()])
+    monkeypatch.setattr("harness_core.cli.flags.otel_plugin.metadata.entry_points", lambda group: [_EntryPoint()])
     monkeypatch.setenv("HARNESS_OTEL", "")
 
 
@@ -595,7 +595,7 @@ def test_otel_is_off_by_default_and_a_file_without_the_plugin_only_warns(tmp_pat
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    monkeypatch.setattr("harness_core.cli.flags.otel_flag.metadata.entry_points", lambda group: [])
+    monkeypatch.setattr("harness_core.cli.flags.otel_plugin.metadata.entry_points", lambda group: [])
     monkeypatch.setenv("HARNESS_OTEL", "")
     assert "otel = false" in invoke("config").stdout
     user = user_file(tmp_path, "otel = true\n")

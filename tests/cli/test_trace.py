@@ -46,7 +46,7 @@ def test_trace_of_a_log_without_its_start_says_so(runs_dir: Path) -> None:
 
 
 def test_otel_without_the_observer_installed_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness_core.cli.flags.otel_flag.metadata.entry_points", lambda group: [])
+    monkeypatch.setattr("harness_core.cli.flags.otel_plugin.metadata.entry_points", lambda group: [])
     monkeypatch.delenv("HARNESS_OTEL", raising=False)
     shown = CliRunner().invoke(cli, ["run", "--otel", "hi"])
     assert shown.exit_code == 2 and "needs the harness-otel plugin" in shown.output
@@ -84,7 +84,7 @@ def test_trace_ends_a_dead_run_at_its_last_event_and_a_live_one_now(host: Plugin
 ])
 def test_otel_with_the_observer_turned_off_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, variable: str,
                                                              value: str, said: str) -> None:
-    monkeypatch.setattr("harness_core.cli.flags.otel_flag.metadata.entry_points", lambda group: [_Otel()])
+    monkeypatch.setattr("harness_core.cli.flags.otel_plugin.metadata.entry_points", lambda group: [_Otel()])
     monkeypatch.setenv("HARNESS_OTEL", "")
     monkeypatch.setenv(variable, value)
     shown = CliRunner().invoke(cli, ["run", "--otel", "hi"])
@@ -93,7 +93,7 @@ def test_otel_with_the_observer_turned_off_is_a_usage_error(monkeypatch: pytest.
 
 
 def test_otel_with_the_sdk_disabled_warns(host: PluginHost, runs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness_core.cli.flags.otel_flag.metadata.entry_points", lambda group: [_Otel()])
+    monkeypatch.setattr("harness_core.cli.flags.otel_plugin.metadata.entry_points", lambda group: [_Otel()])
     monkeypatch.setenv("HARNESS_OTEL", "")
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     shown = CliRunner().invoke(cli, ["run", "--otel", "-p", "scripted", "--runs-dir", str(runs_dir), "hi"])

@@ -116,3 +116,24 @@ def test_records_name_the_code_that_logged_not_structlog(method: str) -> None:
     assert (record.pathname, record.lineno, record.funcName) == (
         __file__, line, "test_records_name_the_code_that_logged_not_structlog")
     assert record.getMessage() == "hello run_id=r1 n=1"
+
+
+def test_structlog_is_imported_by_the_first_record_that_passes_its_level() -> None:
+    """A process that logs nothing at its level does not pay for importing structlog (and rich, which it loads)."""
+    script = """
+import logging, sys
+from harness_core._logging import get_logger
+log = get_logger("harness.test.lazy", run_id="r1").bind(n=1)
+log.debug("dropped"); log.info("dropped"); log.log(logging.INFO, "dropped")  # the level: root's WARNING
+assert "structlog" not in sys.modules
+seen = []
+handler = logging.Handler()
+handler.emit = seen.append
+logging.getLogger("harness.test.lazy").addHandler(handler)
+log.warning("kept", k="v")
+assert "structlog" in sys.modules
+assert [r.getMessage() for r in seen] == ["kept run_id=r1 n=1 k=v"], seen
+assert log.name == "harness.test.lazy"
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

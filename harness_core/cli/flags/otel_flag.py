@@ -8,7 +8,6 @@ Layer: CLI base (flags; start-up: click and the standard library). Knows those v
 from __future__ import annotations
 
 import os
-from importlib import metadata
 
 import click
 
@@ -23,7 +22,9 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 def _installed() -> bool:
-    return any(ep.name == _PLUGIN for ep in metadata.entry_points(group="harness"))
+    from harness_core.cli.flags import otel_plugin
+
+    return otel_plugin.installed(_PLUGIN)
 
 
 def otel_from_config(value: object, source: str) -> None:

@@ -49,11 +49,12 @@ class ConfigError(HarnessError):
     names_fields = True  # the file's keys are the spec's fields
 
 
+# The file models are built when a file is read (defer_build), not by every command of a machine that has none.
 class ProviderTable(BaseModel):
     """A `[providers.NAME]` table: the provider's `model`, and its options (any other key, checked against the
     provider's options model by `settings.checks`)."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
 
     model: str | None = Field(default=None, min_length=1)
 
@@ -64,7 +65,7 @@ class ProviderTable(BaseModel):
 class McpServerTable(BaseModel):
     """An `[mcp_servers.NAME]` table: an `McpServer` without its name (checked as one when the file is read)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     transport: Literal["stdio", "http", "sse"] | None = None
     command: str | None = Field(default=None, min_length=1)
@@ -78,7 +79,7 @@ class McpServerTable(BaseModel):
 class ConfigFile(BaseModel):
     """What a configuration file may hold (every key optional, unknown keys refused)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     provider: str | None = Field(default=None, min_length=1)
     model: str | None = Field(default=None, min_length=1)
