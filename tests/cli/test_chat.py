@@ -399,13 +399,21 @@ def test_a_ctrl_c_landing_with_the_tick_pending_comes_out_of_the_prompt_as_ctrl_
 
 # --- on a terminal ----------------------------------------------------------------------------------------
 
+_TERMINAL_ENV = {"TERM": "xterm", "LC_ALL": "C.UTF-8"}
+"""The terminal the tests count prompts on, whatever the caller's. With TERM unset or dumb, or a single-byte locale
+(LC_ALL=C), readline moves the cursor by printing the line again, prompt included (after a paste: one `you> ` more
+than the chat asked for), so a test counting prompts types its next keys before the chat reads them: the terminal's
+line mode takes them (Alt-Enter's ESC then Enter reads as ESC C-j, readline's vi mode) and the test fails or hangs."""
+
+
 class _Terminal:
     """`harness chat` on a pty that is its controlling terminal (so ^C is SIGINT from the line discipline)."""
 
     def __init__(self, tmp_path: Path, runs_dir: Path, *args: str, columns: int | None = None) -> None:
         script = tmp_path / "harness_scripted.py"
         script.write_text(WRAPPER)
-        env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1"}
+        env = {**os.environ, "HARNESS_PROVIDER": "scripted", "HARNESS_RUNS_DIR": str(runs_dir), "NO_COLOR": "1",
+               **_TERMINAL_ENV}
         env.pop("COLUMNS", None)
         self.controller, terminal = pty.openpty()
         if columns is not None:
