@@ -12,7 +12,10 @@ import os
 import sys
 from collections.abc import Mapping, MutableMapping
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger  # what type checkers see: the logger is structlog's to its users
 
 __all__ = ["ROOT_LOGGER", "BoundLogger", "fields_of", "get_logger", "logger_name"]
 
@@ -42,7 +45,7 @@ _OLD_STACKLEVEL = sys.version_info < (3, 11)  # before 3.11, logging's own frame
 
 def _stacklevel(method: str) -> int:
     """The `stacklevel` that makes the record name the code that called `log.warning(...)` (its pathname,
-    line and function), not structlog's internals nor `BoundLogger` here. Only paid for records that pass the level
+    line and function), not structlog's internals nor `_LazyLogger` here. Only paid for records that pass the level
     filter."""
     frame: FrameType | None = sys._getframe(2)  # the structlog frame that called this processor
     level = 1  # counts frames from the one that calls the `logging` method
@@ -83,7 +86,7 @@ def _structlog() -> Any:
     return _structlog_class
 
 
-class BoundLogger:
+class _LazyLogger:
     """A structlog stdlib `BoundLogger` over `logging.getLogger(name)`, with its context, built on the first record
     that passes the logger's level (structlog's `filter_by_level` test, made here first): a record below the level
     returns None, as structlog's dropped records do, without importing structlog. Everything else is structlog's."""
@@ -104,25 +107,25 @@ class BoundLogger:
             self._structlog_logger = _structlog()(self._logger, _PROCESSORS, self._context)
         return self._structlog_logger
 
-    def bind(self, **new_values: Any) -> BoundLogger:
+    def bind(self, **new_values: Any) -> _LazyLogger:
         """A new logger with `new_values` added to this one's context."""
-        return BoundLogger(self._logger, {**self._context, **new_values})
+        return _LazyLogger(self._logger, {**self._context, **new_values})
 
-    def unbind(self, *keys: str) -> BoundLogger:
+    def unbind(self, *keys: str) -> _LazyLogger:
         """A new logger without `keys` in its context (KeyError: one is not there)."""
         bound = self.bind()
         for key in keys:
             del bound._context[key]
         return bound
 
-    def try_unbind(self, *keys: str) -> BoundLogger:
+    def try_unbind(self, *keys: str) -> _LazyLogger:
         """Like `unbind`, missing keys ignored."""
         bound = self.bind()
         for key in keys:
             bound._context.pop(key, None)
         return bound
 
-    def new(self, **new_values: Any) -> BoundLogger:
+    def new(self, **new_values: Any) -> _LazyLogger:
         """This logger's context cleared (as structlog does, in place), then `new_values` bound."""
         self._context.clear()
         return self.bind(**new_values)
@@ -158,9 +161,13 @@ class BoundLogger:
 
     def __getattr__(self, name: str) -> Any:
         """The rest of structlog's stdlib `BoundLogger` (`name`, `isEnabledFor`, `setLevel`, ...)."""
-        if name.startswith("__") or name in BoundLogger.__slots__:
+        if name.startswith("__") or name in _LazyLogger.__slots__:
             raise AttributeError(name)
         return getattr(self._built(), name)
+
+
+if not TYPE_CHECKING:
+    BoundLogger = _LazyLogger  # at run time, for the modules that import the name to annotate with it
 
 
 def logger_name(module: str) -> str:
@@ -179,7 +186,7 @@ def logger_name(module: str) -> str:
 def get_logger(name: str, **initial: Any) -> BoundLogger:
     """A structlog logger writing to the standard-library logger `logger_name(name)`; silent unless the
     application configures `logging` (a `harness` logger or the root logger with a handler and a level)."""
-    return BoundLogger(logging.getLogger(logger_name(name)), dict(initial))
+    return cast("BoundLogger", _LazyLogger(logging.getLogger(logger_name(name)), dict(initial)))
 
 
 def fields_of(record: logging.LogRecord) -> Mapping[str, Any]:

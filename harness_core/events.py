@@ -48,9 +48,10 @@ __all__ = [
     "parse_event",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-# defer_build: each model's validator and serializer are built when it is first used, not at import: a run uses a
-# handful of the event types (and no EVENT_ADAPTER unless it reads a log back), every process imports them all.
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+# Built at import, not deferred (`defer_build`): a deferred event class leaves pydantic-core's inferred serialization
+# (an event inside an `Any` field, `to_jsonable_python`) without a serializer, and pydantic before 2.14 builds
+# deferred models racily across threads; deferring saved ~2% of a run's start-up.
 
 
 class ToolKind(str, enum.Enum):
@@ -411,7 +412,7 @@ HarnessEvent = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent, config=ConfigDict(defer_build=True))
+EVENT_ADAPTER: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent)
 
 
 def parse_event(line: str | bytes) -> HarnessEvent:

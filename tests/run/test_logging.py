@@ -88,7 +88,8 @@ async def test_an_application_that_configures_logging_gets_the_runs_records(
         assert f"run_id={result.run_id}" in record.getMessage()
 
 
-@pytest.mark.parametrize("method", ["debug", "info", "warning", "error", "exception"])
+@pytest.mark.parametrize("method", ["debug", "info", "warning", "warn", "error", "exception", "critical", "fatal",
+                                    "log"])
 def test_records_name_the_code_that_logged_not_structlog(method: str) -> None:
     """Location-based formatters (%(pathname)s:%(lineno)d, Sentry) point at the caller, on every Python."""
     from harness_core._logging import get_logger
@@ -108,7 +109,10 @@ def test_records_name_the_code_that_logged_not_structlog(method: str) -> None:
         try:
             raise ValueError("boom")
         except ValueError:
-            getattr(log, method)("hello", n=1); line = sys._getframe().f_lineno  # noqa: E702
+            if method == "log":
+                log.log(logging.INFO, "hello", n=1); line = sys._getframe().f_lineno  # noqa: E702
+            else:
+                getattr(log, method)("hello", n=1); line = sys._getframe().f_lineno  # noqa: E702
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
@@ -137,3 +141,36 @@ assert log.name == "harness.test.lazy"
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_bound_context_follows_structlogs_rules() -> None:
+    """bind/unbind/try_unbind make new loggers (the original keeps its context); `new` clears in place, as
+    structlog's do; a level structlog does not name raises its KeyError."""
+    from harness_core._logging import get_logger
+
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    logger = logging.getLogger("harness.test.context")
+    handler, old_level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        log = get_logger("harness.test.context", a=1)
+        bound = log.bind(b=2)
+        bound.info("x")
+        bound.unbind("a").info("y")
+        bound.try_unbind("a", "missing").info("z")
+        with pytest.raises(KeyError):
+            bound.unbind("missing")
+        log.info("w")
+        log.new(c=3).info("v")
+        with pytest.raises(KeyError):
+            log.log(25, "between info and warning")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert [r.getMessage() for r in seen] == ["x a=1 b=2", "y b=2", "z b=2", "w a=1", "v c=3"]
