@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness_core import AgentRunSpec, HarnessEvent, RunStatus, run
-from harness_core._logging import fields_of
+from harness_core._logging import fields_of, get_logger
 from harness_core.plugins import PluginHost
 
 # A whole run_sync of the scripted provider that makes the runner log twice over: an on_event callback that
@@ -88,23 +89,31 @@ async def test_an_application_that_configures_logging_gets_the_runs_records(
         assert f"run_id={result.run_id}" in record.getMessage()
 
 
-@pytest.mark.parametrize("method", ["debug", "info", "warning", "warn", "error", "exception", "critical", "fatal",
-                                    "log"])
-def test_records_name_the_code_that_logged_not_structlog(method: str) -> None:
-    """Location-based formatters (%(pathname)s:%(lineno)d, Sentry) point at the caller, on every Python."""
-    from harness_core._logging import get_logger
-
+@contextlib.contextmanager
+def _kept(name: str) -> Iterator[list[logging.LogRecord]]:
+    """The records the standard-library logger `name` gets at DEBUG and above while the block runs."""
     seen: list[logging.LogRecord] = []
 
     class Keep(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             seen.append(record)
 
-    logger = logging.getLogger("harness.test.location")
+    logger = logging.getLogger(name)
     handler, old_level = Keep(), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
     try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
+@pytest.mark.parametrize("method", ["debug", "info", "warning", "warn", "error", "exception", "critical", "fatal",
+                                    "log"])
+def test_records_name_the_code_that_logged_not_structlog(method: str) -> None:
+    """Location-based formatters (%(pathname)s:%(lineno)d, Sentry) point at the caller, on every Python."""
+    with _kept("harness.test.location") as seen:
         log = get_logger("harness.test.location", run_id="r1")
         try:
             raise ValueError("boom")
@@ -113,9 +122,6 @@ def test_records_name_the_code_that_logged_not_structlog(method: str) -> None:
                 log.log(logging.INFO, "hello", n=1); line = sys._getframe().f_lineno  # noqa: E702
             else:
                 getattr(log, method)("hello", n=1); line = sys._getframe().f_lineno  # noqa: E702
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old_level)
     (record,) = seen
     assert (record.pathname, record.lineno, record.funcName) == (
         __file__, line, "test_records_name_the_code_that_logged_not_structlog")
@@ -146,19 +152,7 @@ assert log.name == "harness.test.lazy"
 def test_bound_context_follows_structlogs_rules() -> None:
     """bind/unbind/try_unbind make new loggers (the original keeps its context); `new` clears in place, as
     structlog's do; a level structlog does not name raises its KeyError."""
-    from harness_core._logging import get_logger
-
-    seen: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record)
-
-    logger = logging.getLogger("harness.test.context")
-    handler, old_level = Keep(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
+    with _kept("harness.test.context") as seen:
         log = get_logger("harness.test.context", a=1)
         bound = log.bind(b=2)
         bound.info("x")
@@ -170,7 +164,4 @@ def test_bound_context_follows_structlogs_rules() -> None:
         log.new(c=3).info("v")
         with pytest.raises(KeyError):
             log.log(25, "between info and warning")
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old_level)
     assert [r.getMessage() for r in seen] == ["x a=1 b=2", "y b=2", "z b=2", "w a=1", "v c=3"]
