@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -86,6 +86,16 @@ def _structlog() -> Any:
     return _structlog_class
 
 
+def _level_method(name: str, level: int) -> Callable[..., Any]:
+    """`_LazyLogger.<name>`: structlog's method of that name, for a record at `level` that passes the logger's."""
+
+    def method(self: _LazyLogger, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return getattr(self._built(), name)(event, *args, **kw) if self._passes(level) else None
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
 class _LazyLogger:
     """A structlog stdlib `BoundLogger` over `logging.getLogger(name)`, with its context, built on the first record
     that passes the logger's level (structlog's `filter_by_level` test, made here first): a record below the level
@@ -130,28 +140,13 @@ class _LazyLogger:
         self._context.clear()
         return self.bind(**new_values)
 
-    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        return self._built().debug(event, *args, **kw) if self._passes(logging.DEBUG) else None
-
-    def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        return self._built().info(event, *args, **kw) if self._passes(logging.INFO) else None
-
-    def warning(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        return self._built().warning(event, *args, **kw) if self._passes(logging.WARNING) else None
-
-    warn = warning
-
-    def error(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        return self._built().error(event, *args, **kw) if self._passes(logging.ERROR) else None
-
-    def critical(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        return self._built().critical(event, *args, **kw) if self._passes(logging.CRITICAL) else None
-
-    def fatal(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        return self._built().fatal(event, *args, **kw) if self._passes(logging.CRITICAL) else None
-
-    def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        return self._built().exception(event, *args, **kw) if self._passes(logging.ERROR) else None
+    debug = _level_method("debug", logging.DEBUG)
+    info = _level_method("info", logging.INFO)
+    warning = warn = _level_method("warning", logging.WARNING)
+    error = _level_method("error", logging.ERROR)
+    exception = _level_method("exception", logging.ERROR)
+    critical = _level_method("critical", logging.CRITICAL)
+    fatal = _level_method("fatal", logging.CRITICAL)
 
     def log(self, level: int, event: str | None = None, *args: Any, **kw: Any) -> Any:
         """`level` as a number; one structlog does not name raises its KeyError."""
