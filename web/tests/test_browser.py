@@ -376,7 +376,8 @@ def test_a_chats_turns_link_to_each_other(tab: Tab, viewer: Viewer, corpus: Corp
     assert "hello" in page.locator("pre.prompt-text").inner_text()
     assert page.locator("#head dt:text-is('Session') + dd").inner_text().endswith(", turn 1")
     page.click("#head a[href*='session=']")
-    assert page.locator("tr.run").count() == 2
+    page.wait_for_url("**/?session=*")  # loaded: a count taken before would read the page still coming in
+    expect(page.locator("tr.run")).to_have_count(2)
     assert page.locator(f"tr.run[data-run='{first}'] .turn").inner_text() == "turn 1"
     assert page.locator(f"tr.run[data-run='{second}'] .turn").inner_text() == "turn 2"
 
