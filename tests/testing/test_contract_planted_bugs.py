@@ -12,6 +12,7 @@ import re
 import pytest
 
 import tests.planted_providers as planted
+from harness_core.testing.contract import ProviderContract
 
 pytest_plugins = ["pytester"]
 
@@ -24,6 +25,11 @@ class TestPlantedContract(ProviderContract):
     provider_name = "planted-{bug}"
     extra_plugins = (("planted", planted),)
 '''
+
+_HANG_WITHIN = 3.0
+"""The hanging bugs' `hang_within` (the suite's is 20 s): what they prove is that the watchdog, not `run_deadline`
+(90 s), ends the run and says why; the default's own value is checked by `test_the_suites_bounds_order`."""
+_HANGS = {"swallows-and-hangs", "asks-and-hangs"}
 
 _CLI_SETUP = '''
     def setup_run(self, scenario, workspace, state_dir, *, real, fault=None):
@@ -43,15 +49,14 @@ _CASES: dict[str, tuple[str, str]] = {
                            "the provider emitted after its run returned"),
     "fakes-resume": ("test_resume_of_an_unknown_session_fails",
                      "a provider must not pretend to continue a session its agent does not have"),
-    # With the suite's own bounds (no deadline lowered for the test): it fails after `hang_within`, not the
-    # `run_deadline` of 90 s, and says which scenario hung and what it did last.
+    # It fails after `hang_within`, not the `run_deadline` of 90 s, and says which scenario hung and what it did last.
     "swallows-and-hangs": ("test_api_failure_is_classified and asyncio-fail_500",
-                           r"the provider never returned \(scenario 'fail_500'\): nothing happened for 20 s: no "
+                           r"the provider never returned \(scenario 'fail_500'\): nothing happened for 3 s: no "
                            r"event, no model request; the last sign of the agent was event #\d+ "),
     # An approval no approver answers: the watchdog waits for it no longer than `hang_within` (it once waited for
     # ever, and the test ran into its 120 s deadline).
     "asks-and-hangs": ("test_scenario and asyncio-say",
-                       r"an approval waited 20 s for its decision \(the contract's approver answers at once\)"),
+                       r"an approval waited 3 s for its decision \(the contract's approver answers at once\)"),
     # The message names every variable the event carries, long or short, and where it came from.
     "leaks-spec-env": ("test_scenario and asyncio-say",
                        r"event #\d+ \(provider_raw\) carries the value of the secrets HARNESS_CONTRACT_SECRET \(from "
@@ -79,7 +84,7 @@ _CLI_BUGS = {"ignores-exit-status"}
 
 
 def _run(pytester: pytest.Pytester, bug: str, selection: str, *, cli: bool = False) -> pytest.RunResult:
-    module = _MODULE + (_CLI_SETUP if cli else "")
+    module = _MODULE + (f"    hang_within = {_HANG_WITHIN}\n" if bug in _HANGS else "") + (_CLI_SETUP if cli else "")
     pytester.makepyfile(test_planted=module.format(bug=bug))
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "-k", selection)
 
@@ -112,3 +117,10 @@ def test_the_same_tests_pass_without_the_bug(bug: str, pytester: pytest.Pytester
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors"), (
         result.stdout.str())
+
+
+def test_the_suites_bounds_order() -> None:
+    """The suite's own bounds, which the hanging bugs above lower: a hang is reported (`hang_within`) well before
+    the whole run's deadline, and an approval is waited for no longer than a hang."""
+    assert ProviderContract.hang_within == 20.0
+    assert ProviderContract.hang_within * 2 < ProviderContract.run_deadline

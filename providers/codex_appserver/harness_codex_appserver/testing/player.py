@@ -12,6 +12,7 @@ import mimetypes
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -76,6 +77,8 @@ class TurnServer(Protocol):
 
     def save(self) -> None: ...
 
+    def rollout(self, payload: dict[str, Any]) -> None: ...
+
 
 class TurnPlayer:
     """Plays the server's scenario as the turn `server.turn_id` of `server.thread`."""
@@ -92,6 +95,7 @@ class TurnPlayer:
         thread_id = srv.thread_id
         srv.notify("thread/status/changed", {"threadId": thread_id, "status": {"type": "active", "activeFlags": []}})
         srv.notify("turn/started", {"threadId": thread_id, "turn": shapes.turn(srv.turn_id, "inProgress")})
+        srv.rollout({"type": "task_started", "turn_id": srv.turn_id, "started_at": int(time.time())})
         text = "".join(str(i.get("text", "")) for i in params.get("input") or [])
         self.attachments = [_image(i) for i in params.get("input") or [] if i.get("type") in ("localImage", "image")]
         user = shapes.user_message(text)
@@ -115,6 +119,7 @@ class TurnPlayer:
         except Interrupted:
             status = "interrupted"
         srv.thread["_lastTurn"] = turn_id  # type: ignore[index]
+        srv.rollout({"type": "task_complete", "turn_id": turn_id, "completed_at": int(time.time())})
         srv.save()
         srv.notify("thread/status/changed", {"threadId": thread_id, "status": {"type": "idle"}})
         items = final if status == "completed" else []

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,18 @@ class FakeAppServer:
             "turnId": turn_id,
             "tokenUsage": {"total": dict(self.total), "last": last, "modelContextWindow": 258400},
         }
+
+    def rollout(self, payload: dict[str, Any]) -> None:
+        """Append an `event_msg` with `payload` to the thread's rollout file (none for an ephemeral thread), as
+        codex records a turn's `task_started` and `task_complete`: the provider reads the finished turn there."""
+        path = (self.thread or {}).get("path")
+        if not isinstance(path, str):
+            return
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        record = {"timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()), "type": "event_msg",
+                  "payload": payload}
+        with open(path, "a") as out:
+            out.write(json.dumps(record) + "\n")
 
     def save(self) -> None:
         """Remember the thread and its token total (unless ephemeral), for `thread/resume` in a later run."""
