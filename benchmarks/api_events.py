@@ -265,7 +265,7 @@ CONTENDERS: dict[str, tuple[Callable[..., Timing], str, bool, str | None, str]] 
     "raw-acp": (run_raw, "acp", False, None, "raw: readline + json.loads"),
     "harness-acp": (run_harness, "acp", True, "harness_acp", "harness acp (generic) API, log on"),
     "harness-acp-nolog": (run_harness, "acp", False, "harness_acp", "harness acp (generic) API, log off"),
-    "acp-sdk": (run_acp_sdk, "acp", False, "acp", "ACP Python SDK {v} session_update"),
+    "acp-sdk": (run_acp_sdk, "acp", False, "acp", "agent-client-protocol {v}"),
 }
 
 
