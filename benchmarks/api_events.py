@@ -67,15 +67,6 @@ def _wrapper(directory: Path, name: str, stream: str, env: dict[str, str]) -> Pa
     return path
 
 
-def is_text_delta(stream: str, msg: dict[str, Any]) -> bool:
-    """Whether a parsed line of `stream` is one of its text deltas."""
-    if stream == "codex":
-        return msg.get("method") == "item/agentMessage/delta"
-    if stream == "claude":
-        return msg.get("type") == "stream_event" and msg["event"]["type"] == "content_block_delta"
-    return msg.get("method") == "session/update" and msg["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
-
-
 def run_raw(stream: str, deltas: int, **_: object) -> Timing:
     """The limit: read the stand-in's lines (FLOOD_RAW=1: no handshake) and json.loads each one."""
     env = {**os.environ, "FLOOD_RAW": "1", "FLOOD_DELTAS": str(deltas)}
@@ -86,10 +77,14 @@ def run_raw(stream: str, deltas: int, **_: object) -> Timing:
     loads = json.loads
     seen = lines = 0
     first = 0.0
+    codex, claude = stream == "codex", stream == "claude"  # the test inline: a call per line would cost the limit
     for raw in proc.stdout:
         msg = loads(raw)
         lines += 1
-        if is_text_delta(stream, msg):
+        if (msg.get("method") == "item/agentMessage/delta" if codex
+                else msg.get("type") == "stream_event" and msg["event"]["type"] == "content_block_delta" if claude
+                else msg.get("method") == "session/update"
+                and msg["params"]["update"]["sessionUpdate"] == "agent_message_chunk"):
             if not seen:
                 first = time.perf_counter()
             seen += 1
