@@ -1,12 +1,12 @@
 """Benchmark support: the recorded real transcripts the stand-in floods are built from, and the checks that
 keep them real-shaped.
 
-The floods (`flood_codex.py`, `flood_claude.py`) copy their lines from transcripts recorded from the real CLIs
-(codex-cli 0.169.0 `app-server`, Claude Code 2.1.328 `stream-json` with partial messages), kept in the repo
-under `providers/*/tests/transcripts/shared/`. Only the repeated text delta is generated: 40 characters of
-text per delta (a pool of distinct texts), a distinct UUID per Claude `stream_event`. `shape()` is what
-`providers/*/tests/test_bench_flood.py` compares line for line against the recording: the key order and value types,
-recursively.
+The floods (`flood_codex.py`, `flood_claude.py`, `flood_acp.py`) copy their lines from transcripts recorded from
+the real CLIs (codex-cli 0.169.0 `app-server`, Claude Code 2.1.328 `stream-json` with partial messages, Gemini CLI
+0.61.0 over ACP), kept in the repo under `providers/*/tests/transcripts/`. Only the repeated text delta is
+generated: 40 characters of text per delta (a pool of distinct texts), a distinct UUID per Claude
+`stream_event`. `shape()` is what `providers/*/tests/test_bench_flood.py` compares line for line against the
+recording: the key order and value types, recursively.
 
 Benchmarks only; nothing in the library imports this.
 """
@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CODEX_TRANSCRIPT = ROOT / "providers/codex_appserver/tests/transcripts/shared/transcript-appserver.jsonl"
 CODEX_OUTPUT_TRANSCRIPT = ROOT / "providers/codex_appserver/tests/transcripts/shared/transcript-approval.jsonl"
 CLAUDE_TRANSCRIPT = ROOT / "providers/claude/tests/transcripts/shared/transcript-bash-partial.jsonl"
+GEMINI_TRANSCRIPTS = ROOT / "providers/acp/tests/transcripts/gemini"
+GEMINI_TRANSCRIPT = GEMINI_TRANSCRIPTS / "say.jsonl"
 
 DELTA_CHARS = 40
 _WORDS = (
@@ -38,6 +40,15 @@ _WORDS = (
 
 def codex_messages(path: Path = CODEX_TRANSCRIPT) -> list[tuple[str, dict[str, Any]]]:
     """The recorded app-server messages as (direction, message): "in" is what codex wrote."""
+    return _rpc_messages(path)
+
+
+def acp_messages(path: Path = GEMINI_TRANSCRIPT) -> list[tuple[str, dict[str, Any]]]:
+    """The recorded ACP messages of Gemini CLI 0.61.0 as (direction, message): "in" is what the agent wrote."""
+    return _rpc_messages(path)
+
+
+def _rpc_messages(path: Path) -> list[tuple[str, dict[str, Any]]]:
     out = []
     with path.open(encoding="utf-8") as fh:
         for raw in fh:

@@ -7,8 +7,8 @@
     .venv/bin/python benchmarks/api_events.py --sizes 50 200 --repeats 1 --only harness   # a smoke run
 
 Benchmarks only (outside the library): it drives harness through its public Python API (`open_run`) and the
-SDKs through theirs; it knows the stand-ins (benchmarks/flood_codex.py, flood_claude.py) only by their
-environment interface (FLOOD_DELTAS, FLOOD_OUTPUT_MB, FLOOD_RAW).
+SDKs through theirs; it knows the stand-ins (benchmarks/flood_codex.py, flood_claude.py, flood_acp.py) only by
+their environment interface (FLOOD_DELTAS, FLOOD_OUTPUT_MB, FLOOD_RAW).
 
 Contenders, each in a fresh child interpreter (its own process group, killed at its deadline), interleaved
 (every contender's small and large run, then the next repeat):
@@ -16,12 +16,15 @@ Contenders, each in a fresh child interpreter (its own process group, killed at 
                  `Codex().thread_start().turn().stream()` (pointed at the stand-in with `CodexConfig(codex_bin=)`).
   Claude stream: raw, harness claude run log on / off, claude-agent-sdk `query(include_partial_messages=True)`
                  (`ClaudeAgentOptions(cli_path=)`).
+  ACP stream:    raw, harness generic `acp` provider (`-o command=STAND_IN`) run log on / off, the ACP Python SDK
+                 (agent-client-protocol) `spawn_agent_process` + a `Client` whose `session_update` gets each chunk.
 Each child times its stream from the first text delta to the end of the turn and counts the deltas it saw;
 a count other than FLOOD_DELTAS fails the run. Per-delta cost = median over repeats of
 (t(large) - t(small)) / (large - small). Memory: one command printing 1 GiB in 64 KiB deltas through harness
 codex-appserver (run log on) with a consumer sleeping 1 ms per event; ru_maxrss of the child (the openai-codex
 SDK's is measured the same way, as a reference). Targets (issue 14): codex log on <= 1.5x raw and >= 3x faster
-than openai-codex; claude log on <= 2x raw and >= 2x faster than claude-agent-sdk; peak RSS <= 100 MB.
+than openai-codex; claude log on <= 2x raw and >= 2x faster than claude-agent-sdk; peak RSS <= 100 MB. Issue 31's
+for ACP: log on <= 1.0x raw and >= 3x faster than the ACP SDK.
 """
 
 from __future__ import annotations
@@ -44,9 +47,12 @@ if sys.path and Path(sys.path[0] or ".").resolve() == HERE:
     sys.path.append(str(HERE))  # last: for `_recorded` and `_child`
 from _child import ChildTimedOut, last_line_of_error, run_child  # noqa: E402 - after the path is set
 
-FLOODS = {"codex": HERE / "flood_codex.py", "claude": HERE / "flood_claude.py"}
+FLOODS = {"codex": HERE / "flood_codex.py", "claude": HERE / "flood_claude.py", "acp": HERE / "flood_acp.py"}
 CHILD_DEADLINE = 600.0
-SDKS = {"openai_codex": "openai-codex==0.163.0", "claude_agent_sdk": "claude-agent-sdk==0.2.184"}
+SDKS = {"openai_codex": "openai-codex==0.163.0", "claude_agent_sdk": "claude-agent-sdk==0.2.184",
+        "acp": "agent-client-protocol==0.12.1"}
+# the harness provider each stream runs through, and the option that points it at the stand-in
+HARNESS = {"codex": ("codex-appserver", "codex_bin"), "claude": ("claude", "claude_bin"), "acp": ("acp", "command")}
 Timing = tuple[float, float, int, int]  # (s from the first delta to the end, s in all, deltas seen, events seen)
 
 
@@ -71,11 +77,14 @@ def run_raw(stream: str, deltas: int, **_: object) -> Timing:
     loads = json.loads
     seen = lines = 0
     first = 0.0
+    codex, claude = stream == "codex", stream == "claude"  # the test inline: a call per line would cost the limit
     for raw in proc.stdout:
         msg = loads(raw)
         lines += 1
-        if (msg.get("method") == "item/agentMessage/delta" if stream == "codex"
-                else msg.get("type") == "stream_event" and msg["event"]["type"] == "content_block_delta"):
+        if (msg.get("method") == "item/agentMessage/delta" if codex
+                else msg.get("type") == "stream_event" and msg["event"]["type"] == "content_block_delta" if claude
+                else msg.get("method") == "session/update"
+                and msg["params"]["update"]["sessionUpdate"] == "agent_message_chunk"):
             if not seen:
                 first = time.perf_counter()
             seen += 1
@@ -85,7 +94,7 @@ def run_raw(stream: str, deltas: int, **_: object) -> Timing:
 
 
 def expected_text(deltas: int) -> str:
-    """The whole answer of a flood of `deltas` text deltas (both floods cycle the same texts)."""
+    """The whole answer of a flood of `deltas` text deltas (every flood cycles the same texts)."""
     from _recorded import delta_texts
 
     texts = delta_texts()
@@ -100,7 +109,7 @@ def run_harness(stream: str, deltas: int, run_log: bool = True, output_mb: int =
     from harness_core import open_run
     from harness_core.spec import AgentRunSpec
 
-    provider, option = ("codex-appserver", "codex_bin") if stream == "codex" else ("claude", "claude_bin")
+    provider, option = HARNESS[stream]
     with tempfile.TemporaryDirectory() as tmp:
         binary = _wrapper(Path(tmp), stream, stream, {"FLOOD_DELTAS": str(deltas), "FLOOD_OUTPUT_MB": str(output_mb)})
         spec = AgentRunSpec(prompt="bench", cwd=tmp, provider_options={option: str(binary)})
@@ -187,6 +196,53 @@ def run_claude_sdk(stream: str, deltas: int, sleep: float = 0.0, **_: object) ->
         return anyio.run(main)
 
 
+def run_acp_sdk(stream: str, deltas: int, **_: object) -> Timing:
+    """The ACP Python SDK as a client: spawn the stand-in, initialize, session/new, then one prompt whose
+    `session/update` notifications reach `Client.session_update` (each a validated `SessionNotification`)."""
+    import asyncio
+
+    from acp import PROTOCOL_VERSION, Client, spawn_agent_process, text_block
+    from acp.schema import AgentMessageChunk, TextContentBlock
+
+    class Counting(Client):
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+            self.events = 0
+            self.first = 0.0
+
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            self.events += 1
+            if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
+                if not self.texts:
+                    self.first = time.perf_counter()
+                self.texts.append(update.content.text)
+
+        async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+            raise SystemExit("the stand-in asked for a permission: it never should")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = _wrapper(Path(tmp), "acp", "acp", {"FLOOD_DELTAS": str(deltas)})
+
+        async def main() -> Timing:
+            client = Counting()
+            started = time.perf_counter()
+            async with spawn_agent_process(client, str(binary), cwd=tmp) as (conn, _process):
+                await conn.initialize(protocol_version=PROTOCOL_VERSION)
+                session = await conn.new_session(cwd=tmp, mcp_servers=[])
+                answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("bench")])
+                for _ in range(1000):  # each notification is a task of its own: let those still queued run
+                    if len(client.texts) >= deltas:
+                        break
+                    await asyncio.sleep(0)
+                end = time.perf_counter()
+            assert answer.stop_reason == "end_turn", answer
+            if "".join(client.texts) != expected_text(deltas):
+                raise SystemExit("the chunks' text is not the streamed deltas' text, in order")
+            return end - (client.first or end), end - started, len(client.texts), client.events
+
+        return asyncio.run(main())
+
+
 # name -> (runner, stream, run_log, module that must be importable, label)
 CONTENDERS: dict[str, tuple[Callable[..., Timing], str, bool, str | None, str]] = {
     "raw-codex": (run_raw, "codex", False, None, "raw: readline + json.loads"),
@@ -201,6 +257,10 @@ CONTENDERS: dict[str, tuple[Callable[..., Timing], str, bool, str | None, str]] 
                              "harness claude API, log off"),
     "claude-sdk": (run_claude_sdk, "claude", False, "claude_agent_sdk",
                    "claude-agent-sdk {v} query(partial)"),
+    "raw-acp": (run_raw, "acp", False, None, "raw: readline + json.loads"),
+    "harness-acp": (run_harness, "acp", True, "harness_acp", "harness acp (generic) API, log on"),
+    "harness-acp-nolog": (run_harness, "acp", False, "harness_acp", "harness acp (generic) API, log off"),
+    "acp-sdk": (run_acp_sdk, "acp", False, "acp", "agent-client-protocol {v}"),
 }
 
 
@@ -259,9 +319,10 @@ def row(table: str, name: str, value: float | None, unit: str, reference: float 
             "target": target, "ok": ok, "note": note}
 
 
-# the issue-14 targets: a number bounds value / raw; a string is how many times slower than harness (log on) the SDK is
-TARGETS: dict[str, float | str] = {"harness-codex": 1.5, "harness-claude": 2.0, "codex-sdk": "≥ 3×",
-                                   "claude-sdk": "≥ 2×"}
+# issue 14's targets (31's for ACP): a number bounds value / raw; a string is how many times slower than harness
+# (log on) the SDK is
+TARGETS: dict[str, float | str] = {"harness-codex": 1.5, "harness-claude": 2.0, "harness-acp": 1.0,
+                                   "codex-sdk": "≥ 3×", "claude-sdk": "≥ 2×", "acp-sdk": "≥ 3×"}
 
 
 def shown_name(name: str, versions: dict[str, str | None]) -> str:
@@ -304,7 +365,7 @@ def per_delta_rows(python: str, names: list[str], small: int, large: int, repeat
         note = "samples " + ", ".join(f"{s:.2f}" for s in samples)
         if name.startswith("raw-"):
             rows.append(row(table, label, value, "µs", note=note))
-        elif name in ("harness-codex", "harness-claude"):
+        elif name == f"harness-{stream}":
             limit = float(TARGETS[name])
             ok = None if raw is None else 0 < value / raw <= limit
             rows.append(row(table, label, value, "µs", raw, limit, ok, note))
@@ -345,8 +406,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="one JSON row per figure (bench.py's protocol)")
     parser.add_argument("--sizes", nargs=2, type=int, metavar=("SMALL", "LARGE"))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", choices=["harness", "codex", "claude", "memory"], action="append",
-                        help="harness: no SDKs and no raw; codex/claude: one stream; memory: the memory rows")
+    parser.add_argument("--only", choices=["harness", "codex", "claude", "acp", "memory"], action="append",
+                        help="harness: no SDKs and no raw; codex/claude/acp: one stream; memory: the memory rows")
     parser.add_argument("--contenders", nargs="+", choices=list(CONTENDERS), help="exactly these (no memory rows)")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the children")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -356,7 +417,7 @@ def main() -> int:
         return 0
     only = set(args.only or [])
     small, large = args.sizes or ((2_000, 50_000) if args.quick else (5_000, 200_000))
-    versions = {m: probe(args.python, m) for m in ("harness_codex_appserver", "harness_claude", *SDKS)}
+    versions = {m: probe(args.python, m) for m in ("harness_codex_appserver", "harness_claude", "harness_acp", *SDKS)}
     names = [n for n, (_, stream, _, module, _) in CONTENDERS.items()
              if (not only - {"harness", "memory"} or stream in only)
              and ("harness" not in only or n.startswith("harness-"))]

@@ -21,11 +21,15 @@ BENCH = Path(__file__).resolve().parent.parent
 sys.path.append(str(BENCH))  # last: benchmarks/ must not shadow a stdlib module
 import bench  # noqa: E402
 
-HAVE = {m: importlib.util.find_spec(m) is not None
-        for m in ("harness_codex_appserver", "harness_claude", "openai_codex", "claude_agent_sdk")}
-CONTENDERS = {"raw-codex": None, "raw-claude": None, "harness-codex": "harness_codex_appserver",
+HAVE = {m: importlib.util.find_spec(m) is not None for m in (
+    "harness_codex_appserver", "harness_claude", "harness_acp", "openai_codex", "claude_agent_sdk", "acp")}
+CONTENDERS = {"raw-codex": None, "raw-claude": None, "raw-acp": None, "harness-codex": "harness_codex_appserver",
               "harness-codex-nolog": "harness_codex_appserver", "harness-claude": "harness_claude",
-              "harness-claude-nolog": "harness_claude"}
+              "harness-claude-nolog": "harness_claude", "harness-acp": "harness_acp",
+              "harness-acp-nolog": "harness_acp"}
+LOG_ON = {"codex": ("harness codex-appserver API, log on ÷ raw", 1.5),
+          "claude": ("harness claude API, log on ÷ raw", 2.0),
+          "acp": ("harness acp (generic) API, log on ÷ raw", 1.0)}
 
 
 def _api_events(*args: str) -> list[dict[str, Any]]:
@@ -49,22 +53,22 @@ def test_each_consumer_counts_every_delta(contender: str) -> None:
     assert result["events"] >= 37 and result["seconds"] >= 0 and result["peak_kb"] > 0
 
 
-def test_api_events_rows_at_tiny_sizes() -> None:
-    present = [n for n, m in CONTENDERS.items() if m is None or HAVE[m]]
+@pytest.mark.parametrize("stream", sorted(LOG_ON))
+def test_api_events_rows_at_tiny_sizes(stream: str) -> None:
+    present = [n for n, m in CONTENDERS.items() if n.split("-")[1] == stream and (m is None or HAVE[m])]
     rows = _api_events("--sizes", "50", "200", "--repeats", "1", "--contenders", *present)
     by_name = {r["name"]: r for r in rows}
     assert len(rows) == len(present), rows
     for r in rows:
         assert set(r) >= {"table", "name", "value", "unit", "reference", "ratio", "target", "ok"}
         assert r["value"] is not None, r  # measured, not FAILED
-        assert "50 -> 200 deltas" in r["table"]
+        assert f"per delta, {stream} stream (50 -> 200 deltas" in r["table"]
     targeted = [r for r in rows if r["target"] is not None]
     assert all(isinstance(r["ok"], bool) for r in targeted)
-    for stream, name, limit in (("codex", "harness codex-appserver API, log on ÷ raw", 1.5),
-                                ("claude", "harness claude API, log on ÷ raw", 2.0)):
-        if name in by_name:
-            raw = next(r for r in rows if r["name"].startswith("raw:") and f"{stream} stream" in r["table"])
-            assert by_name[name]["target"] == limit and by_name[name]["reference"] == raw["value"]
+    name, limit = LOG_ON[stream]
+    if name in by_name:
+        raw = next(r for r in rows if r["name"].startswith("raw:"))
+        assert by_name[name]["target"] == limit and by_name[name]["reference"] == raw["value"]
 
 
 @pytest.mark.skipif(HAVE["openai_codex"] and HAVE["claude_agent_sdk"], reason="both SDKs are installed here")
@@ -83,7 +87,8 @@ def test_scrubber_rows_at_small_sizes() -> None:
 
 
 def test_a_missing_sdk_is_a_row_with_the_pip_command() -> None:
-    wanted = [n for n, m in (("codex-sdk", "openai_codex"), ("claude-sdk", "claude_agent_sdk")) if not HAVE[m]]
+    wanted = [n for n, m in (("codex-sdk", "openai_codex"), ("claude-sdk", "claude_agent_sdk"), ("acp-sdk", "acp"))
+              if not HAVE[m]]
     rows = _api_events("--sizes", "50", "200", "--repeats", "1", "--contenders", *wanted)
     assert len(rows) == len(wanted)
     for r in rows:
