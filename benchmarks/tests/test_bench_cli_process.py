@@ -29,6 +29,6 @@ def test_rows_at_tiny_sizes() -> None:
         assert set(r) >= {"table", "name", "value", "unit", "reference", "ratio", "target", "ok"}
         assert r["value"] is not None
     targets = [r for r in rows if r["target"] is not None]
-    assert [r["target"] for r in targets] == ["<= raw + 0.3 s", 2.0]
+    assert [r["target"] for r in targets] == ["<= raw + 0.2 s", 1.5]
     assert all(isinstance(r["ok"], bool) for r in targets)
     assert any(r["name"].startswith("+ plugin host") for r in rows)

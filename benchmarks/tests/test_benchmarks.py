@@ -27,8 +27,8 @@ CONTENDERS = {"raw-codex": None, "raw-claude": None, "raw-acp": None, "harness-c
               "harness-codex-nolog": "harness_codex_appserver", "harness-claude": "harness_claude",
               "harness-claude-nolog": "harness_claude", "harness-acp": "harness_acp",
               "harness-acp-nolog": "harness_acp"}
-LOG_ON = {"codex": ("harness codex-appserver API, log on ÷ raw", 1.5),
-          "claude": ("harness claude API, log on ÷ raw", 2.0),
+LOG_ON = {"codex": ("harness codex-appserver API, log on ÷ raw", 1.0),
+          "claude": ("harness claude API, log on ÷ raw", 1.0),
           "acp": ("harness acp (generic) API, log on ÷ raw", 1.0)}
 
 
