@@ -13,7 +13,7 @@ stand-in, `FLOOD_DELTAS=N`). Contenders, each timed from spawn to exit, alternat
 - harness: `harness run --json --cwd WS -o codex_bin=WRAPPER go` (the console script), its stdout read by
   this process in 1 MiB chunks, counting the `text_delta` lines.
 
-Both must see every delta, or the run fails. Targets (issue 31): at 200,000 deltas harness at most 1.5× the raw
+Both must see every delta, or the run fails. Targets (issue 31): at 200,000 deltas harness at most 1.5 times the raw
 consumer; at 1,000 deltas ≤ 0.2 s more than it. Both run from bytecode as installed packages do: the
 environment's PYTHONDONTWRITEBYTECODE is dropped and .pyc files go to a cache of this benchmark
 (PYTHONPYCACHEPREFIX), warmed first; `-o codex_bin` points at a tiny sh wrapper, as benchmarks/api_events.py does.

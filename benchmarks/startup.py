@@ -1,8 +1,8 @@
 """Start-up time of the `harness` CLI: wall time of `harness --help` next to `python -c pass`.
 
-Budget: `harness --help` under 0.1 s (issue 31). Run: `.venv/bin/python benchmarks/startup.py [-n 20]`. Also reports which
-heavy modules `--help` imported (it should import none of pydantic, anyio, structlog, pluggy, the runner, the
-plugin host or the offline support: `harness_core.cli` imports only click at start-up).
+Budget: `harness --help` under 0.1 s (issue 31). Run: `.venv/bin/python benchmarks/startup.py [-n 20]`. Also
+reports which heavy modules `--help` imported (it should import none of pydantic, anyio, structlog, pluggy, the
+runner, the plugin host or the offline support: `harness_core.cli` imports only click at start-up).
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ _orjson_loads: Callable[[bytes], Any] = orjson.loads
 def loads_line(line: bytes) -> Any:
     """`json.loads` for one line, four times as fast: `orjson.loads`, falling back to `json.loads` for what
     orjson refuses and the standard library reads (NaN, Infinity, a lone surrogate's escape). One difference: an
-    integer past 64 bits is read as a float, the number the JavaScript agent that wrote it holds.
+    integer past 64 bits is read as a float, the number the JavaScript agent that wrote it holds (a line orjson
+    refuses for another reason, NaN, keeps it exact; a JSON-RPC id that large is a float, and unknown).
 
     Raises:
         ValueError: not valid JSON (or not UTF-8).
@@ -42,7 +43,16 @@ def loads_line(line: bytes) -> Any:
     try:
         return _orjson_loads(line)
     except ValueError:
+        return _stdlib_loads(line)
+
+
+def _stdlib_loads(line: bytes) -> Any:
+    """`json.loads` of a line orjson refused; nesting past the interpreter's recursion limit is a ValueError too
+    (orjson stops at 1024 levels, the standard library's recursion at about as many)."""
+    try:
         return json.loads(line.decode())
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deep") from exc
 
 
 async def json_messages(
@@ -106,7 +116,7 @@ class MessageBatches:
     async def _read(self, lines: AsyncIterable[Line], on_other: Callable[[Line], Awaitable[None]]
                     ) -> AsyncGenerator[list[dict[str, Any]], None]:
         take_ready: Callable[[], list[Line]] | None = getattr(lines, "take_ready", None)
-        fast, loads = _orjson_loads, loads_line
+        fast, loads = _orjson_loads, _stdlib_loads
         async for first in lines:
             chunk = (first, *take_ready()) if take_ready is not None else (first,)
             self._chunk = chunk

@@ -424,13 +424,15 @@ def parse_event(line: str | bytes) -> HarnessEvent:
 def event_json(event: HarnessEvent) -> bytes:
     """The event's run-log line (what `harness run --json` prints too), without the newline: pydantic's compiled
     serializer called directly, which skips `model_dump_json`'s argument handling (identical output). A streamed
-    delta, every field a str, int, float or None, is `orjson.dumps` of its fields, four times cheaper and
-    byte-identical (a test compares them); what orjson refuses (a lone surrogate) goes to pydantic."""
+    delta (its six fields: str, int, a float `ts`, None) is `orjson.dumps` of its fields, four times cheaper and
+    byte-identical (a test compares them); anything else, or what orjson refuses (a lone surrogate), is pydantic's."""
     if event.__class__ in _PLAIN_EVENTS:
-        try:
-            return _dumps(event.__dict__)
-        except TypeError:
-            pass
+        fields = event.__dict__
+        if len(fields) == 6 and fields["ts"].__class__ is float:
+            try:
+                return _dumps(fields)
+            except TypeError:
+                pass
     return event.__pydantic_serializer__.to_json(event)
 
 

@@ -169,6 +169,23 @@ async def test_a_chunk_is_one_batch_and_an_odd_line_splits_it_in_place() -> None
 
 
 @pytest.mark.anyio
+async def test_lines_orjson_refuses_are_read_as_the_standard_library_reads_them() -> None:
+    """NaN is read by the fallback in place; a line nested past any reader's depth is an odd line, not a crash of
+    the reader (the JSON-RPC peer's read loop)."""
+    odd: list[Any] = []
+
+    async def other(line: bytes | MessageTooLargeError) -> None:
+        odd.append(line)
+
+    deep = b"[" * 5000 + b"]" * 5000
+    batches: list[list[dict[str, Any]]] = []
+    with anyio.fail_after(DEADLINE):
+        async for batch in MessageBatches(_Chunks([b'{"a":1}', b'{"n":NaN}', deep, b'{"b":2}']), other):
+            batches.append(batch)
+    assert repr(batches) == repr([[{"a": 1}, {"n": math.nan}], [{"b": 2}]]) and odd == [deep]
+
+
+@pytest.mark.anyio
 async def test_lines_without_take_ready_are_batches_of_one() -> None:
     """Any async iterable of lines will do (not only a `LineReader`): each line is then its own batch."""
 
@@ -224,8 +241,8 @@ def test_loads_line_decodes(line: bytes, expected: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", [b'{"a":1} trailing', b'{"a":1}{"b":2}', b"\xff\xfe", b'{"a":', b"", b"nope"],
-    ids=["trailing-garbage", "two-objects", "non-utf8", "truncated", "empty", "word"],
+    "line", [b'{"a":1} trailing', b'{"a":1}{"b":2}', b"\xff\xfe", b'{"a":', b"", b"nope", b"[" * 5000 + b"]" * 5000],
+    ids=["trailing-garbage", "two-objects", "non-utf8", "truncated", "empty", "word", "nested-too-deep"],
 )
 def test_loads_line_rejects_with_value_error(line: bytes) -> None:
     with pytest.raises(ValueError):

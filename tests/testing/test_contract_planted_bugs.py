@@ -12,7 +12,9 @@ import re
 import pytest
 
 import tests.planted_providers as planted
+from harness_core.scripted.scenarios import SCENARIOS
 from harness_core.testing.contract import ProviderContract
+from harness_core.testing.contract._watchdog import Watchdog
 
 pytest_plugins = ["pytester"]
 
@@ -27,9 +29,10 @@ class TestPlantedContract(ProviderContract):
 '''
 
 _HANG_WITHIN = 3.0
-"""The hanging bugs' `hang_within` (the suite's is 20 s): what they prove is that the watchdog, not `run_deadline`
-(90 s), ends the run and says why; the default's own value is checked by `test_the_suites_bounds_order`."""
+"""The hanging bugs' `hang_within` (the suite's is 20 s), and of their clean twins: what they prove is that the
+watchdog, not `run_deadline` (90 s), ends the run and says why; the suite's own bounds are checked below."""
 _HANGS = {"swallows-and-hangs", "asks-and-hangs"}
+_STALL_IDLE_TIMEOUT = 3.0  # the contract's test_stall_is_caught_by_idle_timeout
 
 _CLI_SETUP = '''
     def setup_run(self, scenario, workspace, state_dir, *, real, fault=None):
@@ -83,8 +86,10 @@ _CLI_BUGS = {"ignores-exit-status"}
 """Bugs of a CLI-driving provider: planted in `planted_providers.CliNoBug`, whose clean twin is `cli-none`."""
 
 
-def _run(pytester: pytest.Pytester, bug: str, selection: str, *, cli: bool = False) -> pytest.RunResult:
-    module = _MODULE + (f"    hang_within = {_HANG_WITHIN}\n" if bug in _HANGS else "") + (_CLI_SETUP if cli else "")
+def _run(pytester: pytest.Pytester, bug: str, selection: str, *, cli: bool = False,
+         hang_within: float | None = None) -> pytest.RunResult:
+    module = (_MODULE + (f"    hang_within = {hang_within}\n" if hang_within is not None else "")
+              + (_CLI_SETUP if cli else ""))
     pytester.makepyfile(test_planted=module.format(bug=bug))
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "-k", selection)
 
@@ -93,7 +98,8 @@ def _run(pytester: pytest.Pytester, bug: str, selection: str, *, cli: bool = Fal
 def test_a_planted_bug_fails_the_contract(bug: str, pytester: pytest.Pytester) -> None:
     selection, says = _CASES[bug]
     try:
-        result = _run(pytester, bug, selection, cli=bug in _CLI_BUGS)
+        result = _run(pytester, bug, selection, cli=bug in _CLI_BUGS,
+                      hang_within=_HANG_WITHIN if bug in _HANGS else None)
     finally:
         for child in planted.LEFT_RUNNING:  # what the planted bug left behind, once the suite has seen it
             child.kill()
@@ -113,14 +119,20 @@ def test_the_same_tests_pass_without_the_bug(bug: str, pytester: pytest.Pytester
     """So that a planted bug's failure cannot come from the test itself: the clean provider passes them."""
     selection, _ = _CASES[bug]
     cli = bug in _CLI_BUGS
-    result = _run(pytester, "cli-none" if cli else "none", selection, cli=cli)
+    result = _run(pytester, "cli-none" if cli else "none", selection, cli=cli,
+                  hang_within=_HANG_WITHIN if bug in _HANGS else None)  # the bound its bug ran with
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors"), (
         result.stdout.str())
 
 
-def test_the_suites_bounds_order() -> None:
-    """The suite's own bounds, which the hanging bugs above lower: a hang is reported (`hang_within`) well before
-    the whole run's deadline, and an approval is waited for no longer than a hang."""
-    assert ProviderContract.hang_within == 20.0
-    assert ProviderContract.hang_within * 2 < ProviderContract.run_deadline
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_suites_bounds_report_a_hang_before_the_runs_deadline(name: str) -> None:
+    """The suite's own bounds, which the hanging bugs above lower: with every scenario's longest legitimate pause
+    (a stall cut by the contract's idle timeout), the watchdog's silence and the runner's interrupt grace still end
+    a hung run before `run_deadline`, so the failure says why it hung rather than that the run took too long."""
+    contract = ProviderContract
+    dog = Watchdog(SCENARIOS[name], start_within=contract.start_within, hang_within=contract.hang_within,
+                   idle_timeout=_STALL_IDLE_TIMEOUT)
+    assert dog.quiet_within + contract.interrupt_within < contract.run_deadline
+    assert contract.start_within + contract.interrupt_within < contract.run_deadline

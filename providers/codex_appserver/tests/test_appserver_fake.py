@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,24 @@ async def test_interrupt(
     assert result.error is not None and result.error.details.get("stopped_by") == "provider"  # not a hard stop
     if scenario == "slow_command":  # the running command got its result: cut short by the interrupt
         assert [e.display.status.value for e in events if e.type == "tool_result"] == ["interrupted"]
+    # the fake's rollout ends the turn as codex's does: aborted, never completed
+    assert _rollout_ends(codex_home) == [["task_started", "turn_aborted"]]
+
+
+def _rollout_ends(home: Path) -> list[list[str]]:
+    """Each rollout file's turn records (`task_started`, `task_complete`, `turn_aborted`), in order."""
+    return [[r["payload"]["type"] for r in map(json.loads, path.read_text().splitlines())
+             if r.get("type") == "event_msg"] for path in sorted((home / "sessions").glob("rollout-*.jsonl"))]
+
+
+async def test_the_fakes_rollout_records_a_finished_turn(
+    tmp_path: Path, workspace: Path, codex_home: Path, host: PluginHost
+) -> None:
+    """As codex does, the turn's `task_started` and `task_complete` (the provider reads the finished turn there:
+    without them it waits its full second at the end of every turn); an ephemeral thread has no file."""
+    events = await _collect(_spec(workspace, codex_home, write_fake_codex(tmp_path, scenario="say")), host)
+    assert events[-1].result.status.value == "success"  # type: ignore[union-attr]
+    assert _rollout_ends(codex_home) == [["task_started", "task_complete"]]
 
 
 async def test_a_withdrawn_approval_is_resolved_once_by_the_runner(

@@ -59,10 +59,15 @@ def rollout_path(home: Path, thread_id: str) -> Path | None:
     return None
 
 
+_TURN_ENDS = ("task_complete", "turn_aborted")
+"""How codex records a turn's end in its rollout: finished (also with an error), or aborted (interrupted)."""
+
+
 def turn_finished(records: list[dict[str, Any]]) -> bool:
-    """Whether `records` (from `read_turn`) end their turn: a `task_complete` after the `task_started`."""
+    """Whether `records` (from `read_turn`) end their turn: a `task_complete` (or, for an interrupted turn, a
+    `turn_aborted`) after the `task_started`."""
     return any(r.get("type") == "event_msg" and isinstance(r.get("payload"), dict)
-               and r["payload"].get("type") == "task_complete" for r in records)
+               and r["payload"].get("type") in _TURN_ENDS for r in records)
 
 
 def read_finished_turn(path: Path | None, wait: float = 1.0) -> list[dict[str, Any]]:

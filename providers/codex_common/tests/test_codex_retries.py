@@ -6,6 +6,8 @@ read-only sandbox through each provider, Codex's own prompt lines dropped and pa
 from __future__ import annotations
 
 import json
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -190,3 +192,33 @@ def test_a_turn_not_yet_written_is_read_again_until_it_is(tmp_path: Path) -> Non
     with path.open("a") as fh:
         fh.write(json.dumps({"type": "event_msg", "payload": {"type": "task_complete"}}) + "\n")
     assert turn_finished(read_finished_turn(path, wait=0.2))
+
+
+def test_a_task_complete_written_during_the_wait_ends_it() -> None:
+    """Codex writes its rollout asynchronously: the turn's end may land after `turn/completed`. The read sees it
+    when it lands, not at the end of the wait."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rollout.jsonl"
+        path.write_text(json.dumps({"type": "event_msg", "payload": {"type": "task_started"}}) + "\n")
+
+        def land() -> None:
+            with path.open("a") as fh:
+                fh.write(json.dumps({"type": "event_msg", "payload": {"type": "task_complete"}}) + "\n")
+
+        timer = threading.Timer(0.1, land)
+        started = time.monotonic()
+        timer.start()
+        try:
+            records = read_finished_turn(path, wait=30.0)
+        finally:
+            timer.join()
+        assert turn_finished(records)
+        assert time.monotonic() - started < 10  # read again while waiting, not once at the 30 s give-up
+        assert records[-1]["payload"]["type"] == "task_complete"
+
+
+def test_an_aborted_turn_is_finished() -> None:
+    """An interrupted turn ends in `turn_aborted` (codex writes no `task_complete` for it)."""
+    records = [{"type": "event_msg", "payload": {"type": "task_started"}},
+               {"type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}}]
+    assert turn_finished(records) and not turn_finished(records[:1])

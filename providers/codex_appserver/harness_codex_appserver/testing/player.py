@@ -77,7 +77,9 @@ class TurnServer(Protocol):
 
     def save(self) -> None: ...
 
-    def rollout(self, payload: dict[str, Any]) -> None: ...
+    def rollout_path(self) -> Path | None: ...
+
+    def rollout(self, path: Path | None, payload: dict[str, Any]) -> None: ...
 
 
 class TurnPlayer:
@@ -95,7 +97,8 @@ class TurnPlayer:
         thread_id = srv.thread_id
         srv.notify("thread/status/changed", {"threadId": thread_id, "status": {"type": "active", "activeFlags": []}})
         srv.notify("turn/started", {"threadId": thread_id, "turn": shapes.turn(srv.turn_id, "inProgress")})
-        srv.rollout({"type": "task_started", "turn_id": srv.turn_id, "started_at": int(time.time())})
+        rollout = srv.rollout_path()  # this turn's file, whatever the stdin thread does meanwhile
+        srv.rollout(rollout, {"type": "task_started", "turn_id": srv.turn_id, "started_at": int(time.time())})
         text = "".join(str(i.get("text", "")) for i in params.get("input") or [])
         self.attachments = [_image(i) for i in params.get("input") or [] if i.get("type") in ("localImage", "image")]
         user = shapes.user_message(text)
@@ -119,7 +122,10 @@ class TurnPlayer:
         except Interrupted:
             status = "interrupted"
         srv.thread["_lastTurn"] = turn_id  # type: ignore[index]
-        srv.rollout({"type": "task_complete", "turn_id": turn_id, "completed_at": int(time.time())})
+        # as codex records the turn's end: an interrupted turn is aborted (`turn_aborted`, no `task_complete`)
+        srv.rollout(rollout, {"type": "turn_aborted", "turn_id": turn_id, "reason": "interrupted"}
+                    if status == "interrupted" else
+                    {"type": "task_complete", "turn_id": turn_id, "completed_at": int(time.time())})
         srv.save()
         srv.notify("thread/status/changed", {"threadId": thread_id, "status": {"type": "idle"}})
         items = final if status == "completed" else []

@@ -141,13 +141,18 @@ class FakeAppServer:
             "tokenUsage": {"total": dict(self.total), "last": last, "modelContextWindow": 258400},
         }
 
-    def rollout(self, payload: dict[str, Any]) -> None:
-        """Append an `event_msg` with `payload` to the thread's rollout file (none for an ephemeral thread), as
-        codex records a turn's `task_started` and `task_complete`: the provider reads the finished turn there."""
+    def rollout_path(self) -> Path | None:
+        """The thread's rollout file (None for an ephemeral thread). Unlike codex's, it is not filed under
+        `sessions/YYYY/MM/DD/`, and its records carry only the fields the provider reads."""
         path = (self.thread or {}).get("path")
-        if not isinstance(path, str):
+        return Path(path) if isinstance(path, str) else None
+
+    def rollout(self, path: Path | None, payload: dict[str, Any]) -> None:
+        """Append an `event_msg` with `payload` to the rollout file `path` (nothing for None), as codex records a
+        turn's `task_started` and its end (`task_complete`, or `turn_aborted`): the provider reads the turn there."""
+        if path is None:
             return
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         record = {"timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()), "type": "event_msg",
                   "payload": payload}
         with open(path, "a") as out:
