@@ -121,6 +121,11 @@ class AcpMapper:
         """Tool calls announced and not finished (a cancelled turn leaves some)."""
         return [cid for cid in self.calls if cid not in self.finished_calls]
 
+    def awaited_calls(self) -> list[str]:
+        """Open calls whose last update may still come: not those whose permission the operation refused (an agent
+        need not report a call it never ran; closing one says `declined` either way)."""
+        return [cid for cid in self.open_calls() if cid not in self.declined]
+
     # -- feeding --------------------------------------------------------------------------------------------
 
     def text_delta(self, update: dict[str, Any]) -> TextDelta | None:

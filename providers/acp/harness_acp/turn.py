@@ -87,8 +87,9 @@ def attachment_block(attachment: Attachment) -> dict[str, Any]:
     return {"type": "resource", "resource": resource}
 
 
-TRAILING_UPDATES = 1.0
-"""Seconds a turn that answered with tool calls still open reads on for their last updates."""
+TRAILING_UPDATES = 5.0
+"""Seconds a turn that answered with tool calls still open reads on for their last updates (codex-acp's trailed its
+answer by more than a second on a loaded machine; a turn waits only while a call it ran is open)."""
 
 class PromptTurn:
     """The state of one prompt turn: its context, mapper, pending permission requests, and how it ended."""
@@ -112,7 +113,7 @@ class PromptTurn:
             tg.start_soon(self._watch_stop)
             try:
                 result = await self._prompt()
-                if result.status is not RunStatus.INTERRUPTED and self.mapper.open_calls():
+                if result.status is not RunStatus.INTERRUPTED and self.mapper.awaited_calls():
                     await self._trailing_updates()
                 why = "the turn was interrupted" if result.status is RunStatus.INTERRUPTED else "the turn ended"
                 await self._emit_all(self.mapper.close_open(f"{why} before the tool reported a result"))
@@ -129,7 +130,7 @@ class PromptTurn:
         sends updates and answers apart, as codex-acp does under load). Read on for them, `TRAILING_UPDATES`
         seconds at most; what is still open then is closed as unfinished."""
         with anyio.move_on_after(TRAILING_UPDATES):
-            while self.mapper.open_calls() and not self.conn.closed:
+            while self.mapper.awaited_calls() and not self.conn.closed:
                 self.fed = anyio.Event()
                 await self.fed.wait()
 

@@ -158,3 +158,18 @@ def test_an_agents_lookup_of_its_deferred_tools_shows_as_a_search() -> None:
             "_meta": {"toolName": "tool_search", "provenance": "builtin", "phase": "preparing"}}
     assert tool_details(call, "/ws").kind is ToolKind.SEARCH
     assert tool_details({**call, "_meta": {"toolName": "todo_write"}}, "/ws").kind is ToolKind.UNKNOWN
+
+
+def test_a_declined_call_left_open_is_not_waited_for() -> None:
+    """A turn that answers with a call still open reads on for its last update; not for a call the operation
+    refused (the agent never ran it, and may never report it): closing it says `declined` either way."""
+    from harness_acp.mapping import AcpMapper
+
+    mapper = AcpMapper("/ws")
+    for cid in ("ran", "refused"):
+        mapper.feed({"sessionUpdate": "tool_call", "toolCallId": cid, "title": "Run ls", "kind": "execute",
+                     "status": "pending", "rawInput": {"command": "ls"}})
+    mapper.decline("refused")
+    assert mapper.open_calls() == ["ran", "refused"] and mapper.awaited_calls() == ["ran"]
+    mapper.feed({"sessionUpdate": "tool_call_update", "toolCallId": "ran", "status": "completed"})
+    assert mapper.awaited_calls() == [] and mapper.open_calls() == ["refused"]
