@@ -591,6 +591,21 @@ def test_the_environment_wins_over_otel_in_a_file(tmp_path: Path, monkeypatch: p
     assert os.environ["HARNESS_OTEL"] == "0"
 
 
+@pytest.mark.usefixtures("otel_installed")
+def test_otel_on_under_otel_sdk_disabled_says_no_run_is_traced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`OTEL_SDK_DISABLED=true` turns every OpenTelemetry SDK off, the observer with it: `harness config` says so
+    beside an `otel = true`, rather than show tracing on."""
+    user_file(tmp_path, "otel = true\n")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "TRUE")
+    (line,) = [line for line in invoke("config").stdout.splitlines() if line.startswith("otel = ")]
+    assert line.endswith(", but OTEL_SDK_DISABLED=TRUE keeps it off: runs are not traced"), line
+    assert json.loads(invoke("config", "--json").stdout)["settings"]["otel"]["off_by"] == "OTEL_SDK_DISABLED=TRUE"
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "false")
+    (line,) = [line for line in invoke("config").stdout.splitlines() if line.startswith("otel = ")]
+    assert "keeps it off" not in line
+    assert "off_by" not in json.loads(invoke("config", "--json").stdout)["settings"]["otel"]
+
+
 def test_otel_is_off_by_default_and_a_file_without_the_plugin_only_warns(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     import os

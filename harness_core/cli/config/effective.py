@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from harness_core.cli.exits import harness_command
+from harness_core.cli.flags.otel_flag import sdk_off
 from harness_core.cli.output import dumps
 from harness_core.cli.settings.checks import check_config
 from harness_core.cli.settings.loader import (
@@ -113,12 +114,16 @@ def _as_json(found: Config, settings: dict[str, Value | None]) -> dict[str, Any]
         shown = "inf" if value.value == math.inf else value.value
         return {"value": str(shown) if isinstance(shown, Path) else shown, "source": value.source}
 
+    shown = {key: one(value) for key, value in settings.items()}
+    if shown.get("otel", {}).get("value") is True and (off := sdk_off()) is not None:
+        shown["otel"]["off_by"] = off  # set, yet no run is traced
+
     return {
         "files": [{"scope": f.scope, "path": str(f.path) if f.found or f.scope == "user" else None,
                    "found": f.found, **({"ignored": f.ignored} if f.ignored else {}),
                    **({"searched_from": str(f.path)} if f.scope == "project" and not f.found else {})}
                   for f in found.files],
-        "settings": {key: one(value) for key, value in settings.items()},
+        "settings": shown,
         "providers": {name: {".".join(leaf): {**one(value), "value": _shown(leaf, one(value)["value"])}
                              for leaf, value in table.items()}
                       for name, table in found.providers.items()},
@@ -144,6 +149,8 @@ def _as_text(found: Config, settings: dict[str, Value | None]) -> list[str]:
             rows.append((f"# {key}: not set ({_NOT_SET.get(key, 'none')})", ""))
         else:
             note = " (no idle timeout)" if key == "idle_timeout" and value.value in (math.inf, "inf") else ""
+            if key == "otel" and value.value is True and (off := sdk_off()) is not None:
+                note = f", but {off} keeps it off: runs are not traced"
             rows.append((f"{key} = {_toml(value.value)}", f"# {value.source}{note}"))
     lines.append("")
     lines.extend(_aligned(rows))

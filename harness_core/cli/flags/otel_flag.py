@@ -11,7 +11,7 @@ import os
 
 import click
 
-__all__ = ["ENV_OTEL", "OTEL_OPTION", "otel_from_config"]
+__all__ = ["ENV_OTEL", "OTEL_OPTION", "otel_from_config", "sdk_off"]
 
 ENV_OTEL = "HARNESS_OTEL"
 _PLUGIN = "otel"
@@ -41,6 +41,12 @@ def otel_from_config(value: object, source: str) -> None:
     os.environ[ENV_OTEL] = "1"
 
 
+def sdk_off() -> str | None:
+    """What keeps every OpenTelemetry SDK off, the observer with it (``OTEL_SDK_DISABLED=true``), or None."""
+    value = os.environ.get(_ENV_SDK_DISABLED, "").strip()
+    return f"{_ENV_SDK_DISABLED}={value}" if value.lower() in _TRUE else None
+
+
 def _names(variable: str) -> set[str] | None:
     """The plugin names a `HARNESS_*_PLUGINS` variable lists (as the plugin host splits them), None when unset."""
     value = os.environ.get(variable)
@@ -60,9 +66,10 @@ def _turn_on(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if allowed is not None and _PLUGIN not in allowed:
         raise click.UsageError(f"--otel needs the harness-otel plugin, which {_ENV_LOAD} leaves out (it loads only "
                                f"the plugins it lists): add `{_PLUGIN}` to {_ENV_LOAD}, or drop --otel")
-    if os.environ.get(_ENV_SDK_DISABLED, "").strip().lower() in _TRUE:
-        click.echo(f"harness: warning: --otel: {_ENV_SDK_DISABLED}={os.environ[_ENV_SDK_DISABLED].strip()} turns "
-                   f"OpenTelemetry off, so this run is not traced (unset {_ENV_SDK_DISABLED} to trace it)", err=True)
+    off = sdk_off()
+    if off is not None:
+        click.echo(f"harness: warning: --otel: {off} turns OpenTelemetry off, so this run is not traced (unset "
+                   f"{_ENV_SDK_DISABLED} to trace it)", err=True)
     os.environ[ENV_OTEL] = "1"  # before the plugin host loads the plugins: the observer reads it when it loads
 
 
