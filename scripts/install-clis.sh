@@ -54,7 +54,8 @@ done <<< "$PINNED"
 # acp provider beside `codex`; linked here too so a plain PATH has it)
 bwrap="$(ls "$tools"/codex/node_modules/@openai/codex-linux-*/vendor/*/codex-resources/bwrap 2>/dev/null | head -n 1 || true)"
 if ! command -v bwrap >/dev/null 2>&1 && [ -n "$bwrap" ]; then ln -sf "$bwrap" "$tools/bin/bwrap"; fi
-"$tools/bin/codex" --version
-"$tools/bin/claude" --version
-"$tools/bin/gemini" --version
+for cli in codex claude gemini; do  # the three that print their version at once: each must answer
+  version="$("$tools/bin/$cli" --version)"
+  echo "install-clis: $cli --version: $version"
+done
 echo "install-clis: ready in $tools/bin (add it to PATH)"
